@@ -1,0 +1,451 @@
+"""BPF C for one probe unit: statements in order, each behind a comment
+naming its script line (the loader maps verifier errors back through it).
+Expressions print as C; strings live in char arrays on the BPF stack,
+filled by the statements emitted before their use."""
+from __future__ import annotations
+
+from typing import Optional
+
+from . import ast
+from . import builtins as B
+from . import types as T
+from .check import Analysis, Unit
+from .resources import Field, Resources
+
+
+C_ESCAPES = {ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"}
+
+
+def c_string(data: bytes) -> str:
+    out = []
+    for b in data:
+        ch = chr(b)
+        if b in C_ESCAPES:
+            out.append(C_ESCAPES[b])
+        elif ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= b < 127 and ch != "?":
+            out.append(ch)
+        else:
+            out.append(f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def c_int(value: int) -> str:
+    if value >= 1 << 63:
+        return f"{value}ULL"
+    if value < 0:
+        return f"(-{-value}LL)" if value != -(1 << 63) else "(-9223372036854775807LL - 1)"
+    return f"{value}LL"
+
+
+class FuncGen:
+    """Generates the body of one BPF program."""
+
+    def __init__(self, unit: Unit, analysis: Analysis, res: Resources):
+        self.unit = unit
+        self.analysis = analysis
+        self.res = res
+        self.lines: list[tuple[str, int]] = []   # (text, script line)
+        self.depth = 1
+        self.ntmp = 0
+        self.cur_line = unit.spec.span.line
+
+    # --- output ------------------------------------------------------------
+
+    def line(self, text: str):
+        self.lines.append(("\t" * self.depth + text, self.cur_line))
+
+    def tmp(self, prefix: str = "t") -> str:
+        self.ntmp += 1
+        return f"{prefix}{self.ntmp}"
+
+    def local_bytes(self, size: int) -> str:
+        name = self.tmp()
+        self.line(f"char {name}[{size}];")
+        return name
+
+    def type(self, e) -> T.Type:
+        return self.unit.type(e)
+
+    def event_of(self, call):
+        return next(ev for ev in self.analysis.events if ev.span == call.span and ev is not None
+                    and self._event_for(call) is ev)
+
+    def _event_for(self, call):
+        for ev in self.analysis.events:
+            if ev.span == call.span:
+                return ev
+        return None
+
+    # --- program -------------------------------------------------------------
+
+    def generate(self) -> list:
+        for name, typ in sorted(self.unit.locals.items()):
+            if typ.is_bytes:
+                self.line(f"char v_{name}[{typ.size}] = {{}};")
+            else:
+                self.line(f"{typ.scalar_ctype()} v_{name} = 0;")
+        self.stmt(self.unit.probe.body)
+        self.line("return 0;")
+        return self.lines
+
+    # --- statements ----------------------------------------------------------
+
+    def stmt(self, s: ast.Stmt):
+        if not isinstance(s, ast.Block):
+            self.cur_line = s.span.line
+            self.lines.append(("\t" * self.depth + f"/* {self.res.script}:{s.span.line} */", s.span.line))
+        getattr(self, "stmt_" + type(s).__name__)(s)
+
+    def stmt_Block(self, s: ast.Block):
+        for sub in s.stmts:
+            self.stmt(sub)
+
+    def block(self, s: ast.Stmt):
+        self.depth += 1
+        self.stmt(s)
+        self.depth -= 1
+
+    def stmt_If(self, s: ast.If):
+        cond = self.scalar(s.cond)
+        self.line(f"if ({cond}) {{")
+        self.block(s.then)
+        if s.other is not None:
+            self.line("} else {")
+            self.block(s.other)
+        self.line("}")
+
+    def stmt_Return(self, s):
+        self.line("return 0;")
+
+    def stmt_ExprStmt(self, s: ast.ExprStmt):
+        self.call(s.expr)
+
+    def stmt_Delete(self, s: ast.Delete):
+        m = self.res.map(s.target.name)
+        key = self.key(s.target, m)
+        self.line(f"bpf_map_delete_elem(&{m.cname}, &{key});")
+
+    def stmt_Assign(self, s: ast.Assign):
+        target = s.target
+        if isinstance(target, ast.Dollar):
+            typ = self.unit.locals[target.name]
+            if typ.is_bytes:
+                self.copy_bytes(f"v_{target.name}", typ.size, s.value)
+            else:
+                self.line(f"v_{target.name} = {self.scalar(s.value)};")
+            return
+        m = self.res.map(target.name)
+        if target.is_agg:
+            self.aggregate(target, m, s.value)
+            return
+        val = Field("v", m.keys and m.info.value_type or m.info.value_type)
+        vname = self.tmp("val")
+        if val.type.is_bytes:
+            self.line(f"{m.value_ctype} {vname};")
+            self.line(f"__builtin_memset(&{vname}, 0, sizeof({vname}));")
+            self.copy_bytes(f"{vname}.v", val.type.size, s.value)
+        else:
+            self.line(f"{m.value_ctype} {vname} = {{ .v = {self.scalar(s.value)} }};")
+        key = self.key(target, m)
+        self.line(f"plyc_map_store(&{m.cname}, &{key}, &{vname}, {m.info.index});")
+
+    def aggregate(self, target: ast.MapRef, m, call: ast.Call):
+        func = call.func
+        x = self.scalar(call.args[0]) if func != "count" else None
+        if x is not None and not x.isidentifier():
+            xv = self.tmp("x")
+            self.line(f"{'__s64' if m.info.value_type.signed else '__u64'} {xv} = {x};")
+            x = xv
+        key = self.key(target, m)
+        v = self.tmp("agg")
+        self.line(f"{m.value_ctype} *{v} = plyc_agg_lookup(&{m.cname}, &{key}, {m.info.index});")
+        self.line(f"if ({v}) {{")
+        self.depth += 1
+        if func == "count":
+            self.line(f"*{v} += 1;")
+        elif func == "sum":
+            self.line(f"*{v} += {x};")
+        elif func in ("min", "max"):
+            cmp = "<" if func == "min" else ">"
+            self.line(f"if (!{v}->set || (__s64){x} {cmp} {v}->value) {{")
+            self.line(f"\t{v}->value = {x};")
+            self.line(f"\t{v}->set = 1;")
+            self.line("}")
+        elif func == "avg":
+            self.line(f"{v}->sum += {x};")
+            self.line(f"{v}->count += 1;")
+        elif func == "quantize":
+            signed = "1" if m.info.value_type.signed else "0"
+            self.line(f"{v}->b[plyc_log2_bucket({x}, {signed}) & 63] += 1;")
+        elif func == "lquantize":
+            lo, hi, step = m.info.lq
+            self.line(f"__u32 {v}_i = plyc_lin_bucket({x}, {c_int(lo)}, {c_int(hi)}, {c_int(step)}, "
+                      f"{m.nbuckets});")
+            self.line(f"if ({v}_i < {m.nbuckets})")
+            self.line(f"\t{v}->b[{v}_i] += 1;")
+        self.depth -= 1
+        self.line("}")
+
+    def key(self, ref: ast.MapRef, m) -> str:
+        k = self.tmp("key")
+        if not m.keys:
+            self.line(f"__u32 {k} = 0;")
+            return k
+        # Values first: reading them may emit statements of their own.
+        values = []
+        for f, e in zip(m.keys, ref.keys):
+            values.append(None if f.type.is_bytes and self.direct_read(e) else
+                          (self.bytes(e) if f.type.is_bytes else self.scalar(e)))
+        self.line(f"struct {m.cname}_key {k};")
+        self.line(f"__builtin_memset(&{k}, 0, sizeof({k}));")
+        for f, e, val in zip(m.keys, ref.keys, values):
+            if f.type.is_bytes:
+                if val is None:
+                    self.read_bytes_into(f"{k}.{f.name}", f.type.size, e)
+                else:
+                    self.copy_array(f"{k}.{f.name}", f.type.size, val, self.type(e).size)
+            else:
+                self.line(f"{k}.{f.name} = {val};")
+        return k
+
+    # --- events ---------------------------------------------------------------
+
+    def emit_event(self, call: ast.Call, args: list):
+        ev = self._event_for(call)
+        er = self.res.event(ev)
+        values = []
+        for (typ, e), f in zip(args, er.fields):
+            if isinstance(e, str):
+                values.append(e)
+            elif f.type.is_bytes and self.direct_read(e):
+                values.append(None)
+            elif f.type.is_bytes:
+                values.append(self.bytes(e))
+            else:
+                values.append(self.scalar(e))
+        r = self.tmp("ev")
+        self.line(f"struct {er.cname} *{r} = bpf_ringbuf_reserve(&plyc_events, sizeof(*{r}), 0);")
+        self.line(f"if ({r}) {{")
+        self.depth += 1
+        self.line(f"{r}->id = {ev.id};")
+        for (typ, e), f, val in zip(args, er.fields, values):
+            if f.type.is_bytes:
+                if val is None:
+                    self.read_bytes_into(f"{r}->{f.name}", f.type.size, e)
+                else:
+                    self.copy_array(f"{r}->{f.name}", f.type.size, val, self.type(e).size)
+            else:
+                self.line(f"{r}->{f.name} = {val};")
+        self.line(f"bpf_ringbuf_submit({r}, 0);")
+        self.depth -= 1
+        self.line("} else {")
+        self.line("\tplyc_count_lost();")
+        self.line("}")
+
+    # --- bytes ------------------------------------------------------------------
+
+    def direct_read(self, e) -> bool:
+        """A value read from memory straight into its destination (no copy)."""
+        return isinstance(e, ast.Call) and e.func in ("str", "dyn", "mem") and \
+            self.type(e.args[0]).kind != "str" and \
+            not (isinstance(e.args[0], ast.Dollar) and e.args[0].name.isdigit())
+
+    def read_bytes_into(self, dst: str, size: int, call: ast.Call):
+        size = min(size, self.type(call).size)
+        if call.func == "mem":
+            ptr = self.scalar(call.args[0])
+            fn = "plyc_read_user" if self.type(call.args[0]).user else "plyc_read_any"
+            self.line(f"{fn}({dst}, {size}, (const void *)(unsigned long)({ptr}));")
+        else:
+            self.read_string_into(dst, size, call.args[0])
+
+    def read_string_into(self, dst: str, size: int, arg):
+        typ = self.type(arg)
+        if typ.kind == "dataloc":
+            loc = self.scalar(arg)
+            self.line(f"plyc_read_dataloc({dst}, {size}, ctx, {loc});")
+            return
+        ptr = self.scalar(arg)
+        fn = "bpf_probe_read_user_str" if typ.user else "plyc_read_str"
+        self.line(f"{fn}({dst}, {size}, (const void *)(unsigned long)({ptr}));")
+
+    def copy_array(self, dst: str, dsize: int, src: str, ssize: int):
+        n = min(dsize, ssize)
+        self.line(f"__builtin_memcpy({dst}, {src}, {n});")
+        if dsize > n:
+            self.line(f"__builtin_memset((char *){dst} + {n}, 0, {dsize - n});")
+
+    def copy_bytes(self, dst: str, dsize: int, e):
+        if self.direct_read(e):
+            self.read_bytes_into(dst, dsize, e)
+            return
+        src = self.bytes(e)
+        self.copy_array(dst, dsize, src, self.type(e).size)
+
+    def bytes(self, e) -> str:
+        """The name of a char array holding the value of a string/buffer expression."""
+        typ = self.type(e)
+        if isinstance(e, ast.Str):
+            name = self.tmp()
+            self.line(f"char {name}[{typ.size}] = {c_string(e.value)};")
+            return name
+        if isinstance(e, ast.Name):
+            var = self.unit.provider.var(e.name) or B.variable(e.name)
+            name = self.local_bytes(typ.size)
+            self.line(f"{var.fill}({name}, sizeof({name}));")
+            return name
+        if isinstance(e, ast.Dollar):
+            if e.name in self.unit.locals:
+                return f"v_{e.name}"
+            name = self.tmp()
+            self.line(f"char {name}[{typ.size}] = {c_string(self.analysis_env(e.name).encode())};")
+            return name
+        if isinstance(e, ast.MapRef):
+            m = self.res.map(e.name)
+            key = self.key(e, m)
+            p = self.tmp("p")
+            name = self.local_bytes(typ.size)
+            self.line(f"{m.value_ctype} *{p} = bpf_map_lookup_elem(&{m.cname}, &{key});")
+            self.line(f"if ({p})")
+            self.line(f"\t__builtin_memcpy({name}, {p}->v, {typ.size});")
+            self.line("else")
+            self.line(f"\t__builtin_memset({name}, 0, {typ.size});")
+            return name
+        if isinstance(e, ast.Member):
+            return self.tp_field_bytes(e)
+        if isinstance(e, ast.Call):
+            return self.call(e)
+        if isinstance(e, ast.Ternary):
+            c = self.scalar(e.cond)
+            a, b = self.bytes(e.then), self.bytes(e.other)
+            name = self.local_bytes(typ.size)
+            self.line(f"if ({c})")
+            self.depth += 1
+            self.copy_array(name, typ.size, a, self.type(e.then).size)
+            self.depth -= 1
+            self.line("else")
+            self.depth += 1
+            self.copy_array(name, typ.size, b, self.type(e.other).size)
+            self.depth -= 1
+            return name
+        raise AssertionError(f"no bytes for {type(e).__name__}")
+
+    def analysis_env(self, name: str) -> str:
+        return self.res_env[name]
+
+    # --- scalars -------------------------------------------------------------------
+
+    def scalar(self, e) -> str:
+        """A C expression for an integer value, as __s64/__u64."""
+        return getattr(self, "sc_" + type(e).__name__)(e)
+
+    def sc_Num(self, e: ast.Num) -> str:
+        return c_int(e.value)
+
+    def sc_Name(self, e: ast.Name) -> str:
+        var = self.unit.provider.var(e.name) or B.variable(e.name)
+        typ = self.type(e)
+        if typ.kind == "ctx":
+            return "(__u64)(unsigned long)ctx"
+        return f"(({typ.scalar_ctype()}){var.code})"
+
+    def sc_Dollar(self, e: ast.Dollar) -> str:
+        if e.name in self.unit.locals:
+            return f"v_{e.name}"
+        if e.name == "target":
+            return "((__u64)plyc_params.target)"
+        if e.name.isdigit():
+            return f"plyc_params.arg_num[{int(e.name) - 1}]"
+        return c_int(B.env_number(self.res_env[e.name]))
+
+    def sc_MapRef(self, e: ast.MapRef) -> str:
+        m = self.res.map(e.name)
+        key = self.key(e, m)
+        p = self.tmp("p")
+        typ = self.type(e)
+        self.line(f"{m.value_ctype} *{p} = bpf_map_lookup_elem(&{m.cname}, &{key});")
+        return f"({p} ? ({typ.scalar_ctype()}){p}->v : 0)"
+
+    def sc_Unary(self, e: ast.Unary) -> str:
+        x = self.scalar(e.operand)
+        if e.op == "!":
+            return f"(__s64)!{x}"
+        if e.op == "-":
+            return f"(-(__s64){x})"
+        return f"({self.type(e).scalar_ctype()})~{x}"
+
+    def sc_Binary(self, e: ast.Binary) -> str:
+        lt, rt = self.type(e.left), self.type(e.right)
+        if lt.kind == "str":
+            a, b = self.bytes(e.left), self.bytes(e.right)
+            eq = "==" if e.op == "==" else "!="
+            return f"(__s64)(plyc_strcmp({a}, sizeof({a}), {b}, sizeof({b})) {eq} 0)"
+        a, b = self.scalar(e.left), self.scalar(e.right)
+        typ = self.type(e)
+        if e.op in ("&&", "||"):
+            return f"(__s64)({a} {e.op} {b})"
+        if e.op in ("==", "!=", "<", "<=", ">", ">="):
+            signed = lt.signed and rt.signed
+            ct = "__s64" if signed else "__u64"
+            return f"(__s64)(({ct}){a} {e.op} ({ct}){b})"
+        ct = typ.scalar_ctype()
+        if e.op in ("/", "%") and typ.signed:
+            # BPF has no signed division before v4 of its ISA.
+            fn = "plyc_sdiv" if e.op == "/" else "plyc_smod"
+            return f"{fn}({a}, {b})"
+        if e.op == ">>" and lt.signed:
+            return f"((__s64){a} >> {b})"
+        return f"(({ct}){a} {e.op} ({ct}){b})"
+
+    def sc_Ternary(self, e: ast.Ternary) -> str:
+        c, a, b = self.scalar(e.cond), self.scalar(e.then), self.scalar(e.other)
+        return f"({self.type(e).scalar_ctype()})({c} ? {a} : {b})"
+
+    def sc_Member(self, e: ast.Member) -> str:
+        typ = self.type(e)
+        slot = self.res.slot(self.unit.index, e.field)
+        name = self.tmp("f")
+        ct = T.U32.ctype() if typ.kind == "dataloc" else typ.ctype()
+        self.line(f"{ct} {name} = 0;")
+        self.line(f"bpf_probe_read_kernel(&{name}, sizeof({name}), "
+                  f"(const char *)ctx + plyc_params.tp_off[{slot.slot}]);")
+        return f"(({typ.scalar_ctype()}){name})"
+
+    def tp_field_bytes(self, e: ast.Member) -> str:
+        typ = self.type(e)
+        slot = self.res.slot(self.unit.index, e.field)
+        name = self.local_bytes(typ.size)
+        self.line(f"bpf_probe_read_kernel({name}, sizeof({name}), "
+                  f"(const char *)ctx + plyc_params.tp_off[{slot.slot}]);")
+        return name
+
+    def sc_Index(self, e: ast.Index) -> str:
+        arr = self.bytes(e.obj)
+        idx = B.const_value(e.index)
+        ct = "__s8" if self.type(e).signed else "__u8"
+        return f"((__s64)({ct}){arr}[{idx}])"
+
+    def sc_Cast(self, e: ast.Cast) -> str:
+        typ = self.type(e)
+        x = self.scalar(e.operand)
+        if typ.size == 8:
+            return f"(({typ.scalar_ctype()}){x})"
+        return f"(({typ.scalar_ctype()})({typ.ctype()}){x})"
+
+    def sc_SizeOf(self, e: ast.SizeOf) -> str:
+        t = B.cast_type(e.type)
+        return f"{t.size}ULL"
+
+    def sc_Call(self, e: ast.Call) -> str:
+        return self.call(e)
+
+    def call(self, e: ast.Call) -> Optional[str]:
+        return B.FUNCTIONS[e.func].emit(self, e)
+
+
+def generate(unit: Unit, analysis: Analysis, res: Resources, env: dict) -> list:
+    g = FuncGen(unit, analysis, res)
+    g.res_env = env
+    return g.generate()

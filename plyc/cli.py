@@ -1,0 +1,193 @@
+"""The plyc command line: build, run, check, emit, doctor."""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+from . import __version__, ast, doctor, driver, resources
+from .diag import PlycError
+from .toolchain import ToolchainError, cache_dir
+
+
+def read_script(args) -> tuple[str, str]:
+    if getattr(args, "e", None) is not None:
+        return args.e, "<command-line>"
+    if not args.script:
+        raise SystemExit("plyc: error: give a script file or -e 'TEXT'")
+    path = args.script
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except OSError as err:
+        raise SystemExit(f"plyc: error: cannot read {path}: {err.strerror}")
+    except UnicodeDecodeError:
+        raise SystemExit(f"plyc: error: {path} is not UTF-8 text")
+
+
+def add_script_args(p):
+    p.add_argument("script", nargs="?", help="the .ply script")
+    p.add_argument("-e", metavar="TEXT", help="the script as text (one-liners)")
+
+
+def add_build_args(p):
+    p.add_argument("--strsize", type=int, default=64, help="default bytes read by str() (64)")
+    p.add_argument("--map-entries", type=int, default=resources.DEFAULT_MAP_ENTRIES,
+                   help=f"entries per map ({resources.DEFAULT_MAP_ENTRIES})")
+    p.add_argument("--hist-entries", type=int, default=resources.DEFAULT_HIST_ENTRIES,
+                   help=f"entries per quantize/lquantize map ({resources.DEFAULT_HIST_ENTRIES})")
+    p.add_argument("--buffer-size", type=int, default=resources.DEFAULT_BUFFER,
+                   help="output ring buffer bytes, a power of two (1 MiB)")
+    p.add_argument("--stack-entries", type=int, default=resources.DEFAULT_STACK_ENTRIES,
+                   help=f"distinct stacks kept ({resources.DEFAULT_STACK_ENTRIES})")
+    p.add_argument("--target", default="x86_64", choices=["x86_64"], help="target architecture")
+    p.add_argument("--keep", metavar="DIR", help="keep the generated files in DIR")
+    p.add_argument("--no-strip", action="store_true", help="keep symbols in the tracer")
+
+
+def options(args) -> driver.Options:
+    if args.buffer_size & (args.buffer_size - 1) or args.buffer_size < 4096:
+        raise SystemExit("plyc: error: --buffer-size must be a power of two, at least 4096")
+    for name in ("strsize", "map_entries", "hist_entries", "stack_entries"):
+        if getattr(args, name) < 1:
+            raise SystemExit(f"plyc: error: --{name.replace('_', '-')} must be at least 1")
+    return driver.Options(strsize=args.strsize, map_entries=args.map_entries,
+                          hist_entries=args.hist_entries, buffer_size=args.buffer_size,
+                          stack_entries=args.stack_entries, target=args.target,
+                          verbose=args.verbose, keep_dir=args.keep, strip=not args.no_strip)
+
+
+def cmd_build(args) -> int:
+    source, filename = read_script(args)
+    out = args.output or driver.tracer_name(filename if filename != "<command-line>" else "tracer")
+    driver.build(source, filename, out, options(args))
+    if args.verbose:
+        print(f"plyc: wrote {out} ({os.path.getsize(out)} bytes)")
+    return 0
+
+
+def cmd_run(args) -> int:
+    source, filename = read_script(args)
+    opts = options(args)
+    key = hashlib.sha256(repr((source, os.path.basename(filename), vars(opts), __version__,
+                               sorted((k, v) for k, v in os.environ.items() if k.isupper()))).encode())
+    name = driver.tracer_name(filename if filename != "<command-line>" else "tracer")
+    out = cache_dir() / "run" / key.hexdigest()[:20] / name
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        driver.build(source, filename, str(out), opts)
+    sys.stdout.flush()
+    os.execv(str(out), [name, *args.tracer_args])
+
+
+def cmd_check(args) -> int:
+    source, filename = read_script(args)
+    program = driver.parse(source, filename)
+    driver.analyze(program, source, filename, driver.Options())
+    return 0
+
+
+def dump_ast(node, indent=0) -> str:
+    pad = "  " * indent
+    if isinstance(node, list):
+        return "".join(dump_ast(n, indent) for n in node)
+    fields = []
+    kids = []
+    for name in node.__dataclass_fields__:
+        if name in ("span", "name_span"):
+            continue
+        value = getattr(node, name)
+        if isinstance(value, ast.Node) or (isinstance(value, list) and value and isinstance(value[0], ast.Node)):
+            kids.append((name, value))
+        elif value is not None and value != []:
+            fields.append(f"{name}={value!r}")
+    out = f"{pad}{type(node).__name__} {' '.join(fields)} @{node.span.line}:{node.span.col}\n"
+    for name, value in kids:
+        out += f"{pad}  .{name}:\n" + dump_ast(value, indent + 2)
+    return out
+
+
+def cmd_emit(args) -> int:
+    source, filename = read_script(args)
+    opts = driver.Options(verbose=args.verbose)
+    if args.stage == "ast":
+        sys.stdout.write(dump_ast(driver.parse(source, filename)))
+        return 0
+    if args.stage == "types":
+        program = driver.parse(source, filename)
+        analysis = driver.analyze(program, source, filename, opts)
+        for unit in analysis.units:
+            print(f"probe {unit.spec.provider}:{unit.spec.arg} (line {unit.spec.span.line})")
+            for name, typ in sorted(unit.locals.items()):
+                print(f"  ${name}: {typ}")
+            for node in ast.walk(unit.probe.body):
+                if isinstance(node, ast.Expr) and id(node) in unit.types:
+                    print(f"  {node.span.line}:{node.span.col} {type(node).__name__}: {unit.types[id(node)]}")
+        for info in analysis.maps.values():
+            keys = ", ".join(str(k) for k in info.key_types or [])
+            kind = f"{info.agg}({info.value_type})" if info.is_agg else str(info.value_type)
+            print(f"map {info.name}[{keys}]: {kind}")
+        return 0
+    compiled = driver.compile_source(source, filename, opts)
+    if args.stage == "resources":
+        sys.stdout.write(resources.describe(compiled.resources))
+    else:
+        g = compiled.generated
+        name = compiled.resources.name
+        for fname, text in ((f"{name}.bpf.c", g.bpf_c), (f"{name}.h", g.header), (f"{name}.c", g.loader_c)):
+            print(f"/* ==== {fname} ==== */")
+            sys.stdout.write(text)
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="plyc", description="Compile ply tracing scripts into static tracers.")
+    ap.add_argument("--version", action="version", version=f"plyc {__version__}")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every toolchain command")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("build", help="compile a script into a tracer")
+    add_script_args(p)
+    p.add_argument("-o", "--output", help="the tracer to write (default: the script's name)")
+    add_build_args(p)
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("run", help="build (cached) and run a tracer")
+    add_script_args(p)
+    add_build_args(p)
+    p.add_argument("tracer_args", nargs=argparse.REMAINDER, help="-- then the tracer's own options")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("check", help="report the script's errors, build nothing")
+    add_script_args(p)
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("emit", help="show a stage of the compilation")
+    p.add_argument("--stage", choices=["ast", "types", "resources", "c"], default="c")
+    add_script_args(p)
+    p.set_defaults(func=cmd_emit)
+
+    p = sub.add_parser("doctor", help="what the toolchain has and lacks")
+    p.set_defaults(func=lambda a: doctor.main(a))
+
+    for p in sub.choices.values():
+        p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                       help="print every toolchain command")
+    args = ap.parse_args(argv)
+    if not getattr(args, "command", None):
+        ap.print_help()
+        return 2
+    if getattr(args, "tracer_args", None) and args.tracer_args[0] == "--":
+        args.tracer_args = args.tracer_args[1:]
+    try:
+        return args.func(args)
+    except PlycError as err:
+        print(err.render(), file=sys.stderr)
+        return 1
+    except ToolchainError as err:
+        print(f"plyc: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

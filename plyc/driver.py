@@ -1,0 +1,104 @@
+"""The pipeline, one call per stage:
+
+    parse -> check (desugar, resolve, types) -> resources -> render -> toolchain
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from . import ast, check, parser, render, resources
+from .diag import PlycError, Diagnostic
+from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_error
+
+
+@dataclass
+class Options:
+    env: Optional[dict] = None
+    strsize: int = 64
+    map_entries: int = resources.DEFAULT_MAP_ENTRIES
+    hist_entries: int = resources.DEFAULT_HIST_ENTRIES
+    buffer_size: int = resources.DEFAULT_BUFFER
+    stack_entries: int = resources.DEFAULT_STACK_ENTRIES
+    target: str = "x86_64"
+    verbose: bool = False
+    keep_dir: Optional[str] = None
+    strip: bool = True
+
+
+@dataclass
+class Compiled:
+    program: ast.Program
+    analysis: check.Analysis
+    resources: resources.Resources
+    generated: render.Generated
+    env: dict
+
+
+def tracer_name(path: str) -> str:
+    base = os.path.basename(path)
+    base = re.sub(r"\.(ply|bt)$", "", base)
+    return re.sub(r"[^A-Za-z0-9_]", "_", base) or "tracer"
+
+
+def parse(source: str, filename: str) -> ast.Program:
+    return parser.parse(source, filename)
+
+
+def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> check.Analysis:
+    env = dict(os.environ) if opts.env is None else opts.env
+    try:
+        return check.check(program, env, opts.strsize)
+    except PlycError as err:
+        raise PlycError(err.diags, filename, source) from None
+
+
+def compile_source(source: str, filename: str, opts: Options, name: Optional[str] = None) -> Compiled:
+    program = parse(source, filename)
+    analysis = analyze(program, source, filename, opts)
+    env = dict(os.environ) if opts.env is None else opts.env
+    script = os.path.basename(filename)
+    res = resources.build(analysis, name or tracer_name(filename), script, dict(
+        map_entries=opts.map_entries, hist_entries=opts.hist_entries, buffer_size=opts.buffer_size,
+        stack_entries=opts.stack_entries))
+    not_here = [u for u in analysis.units if not u.provider.runnable_here]
+    if not_here:
+        u = not_here[0]
+        raise PlycError(Diagnostic(f"{u.provider.name} probes are not supported by this version of plyc yet "
+                                   "(they parse and type-check; code generation is still to come)",
+                                   u.spec.span), filename, source)
+    generated = render.render(analysis, res, env)
+    return Compiled(program, analysis, res, generated, env)
+
+
+def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
+    name = tracer_name(out)
+    compiled = compile_source(source, filename, opts, name)
+    tc = Toolchain.detect(opts.target, opts.verbose)
+    workdir = Path(opts.keep_dir) if opts.keep_dir else Path(tempfile.mkdtemp(prefix="plyc-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    gen = compiled.generated
+    try:
+        (workdir / f"{name}.bpf.c").write_text(gen.bpf_c)
+        (workdir / f"{name}.h").write_text(gen.header)
+        (workdir / f"{name}.c").write_text(gen.loader_c)
+        try:
+            tc.compile_bpf(workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir)
+        except ToolchainError as err:
+            located = translate_c_error(str(err), f"{name}.bpf.c",
+                                        render.linemap(gen.bpf_c, compiled.resources.script),
+                                        compiled.resources.script)
+            raise ToolchainError((located + "\n" if located else "") + str(err)) from None
+        embed_object((workdir / f"{name}.bpf.o").read_bytes(), workdir / f"{name}.obj.c")
+        tmp_out = Path(out).with_name(Path(out).name + ".tmp")
+        tc.link_loader(workdir / f"{name}.c", workdir / f"{name}.obj.c", tmp_out, workdir, opts.strip)
+        os.replace(tmp_out, out)
+    finally:
+        if not opts.keep_dir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return compiled

@@ -1,0 +1,84 @@
+"""The loader's side of output events: one C function per printf/print call
+site, with a literal format per conversion so the C compiler checks them."""
+from __future__ import annotations
+
+from . import printf as P
+from .cgen import c_string
+from .resources import EventRes, Resources
+
+
+def type_literal(t) -> str:
+    return f"&(const struct plyc_type){{ {t.rt_kind()}, {t.size}, {int(t.signed)}, {t.width} }}"
+
+
+def conversion(conv: P.Conv, field, typ) -> list:
+    """C statements printing one argument with one printf conversion."""
+    ref = f"e->{field.name}"
+    spec = conv.flags + (conv.width or "")
+    if conv.conv == "v" or (conv.conv == "s" and typ.kind == "stack"):
+        return [f"plyc_print_value(fp, {type_literal(typ)}, &{ref});"]
+    if conv.conv == "s":
+        if typ.kind in ("str", "buf"):
+            n = f"strnlen((const char *){ref}, {typ.size})"
+            if conv.prec is not None:
+                n = f"({n} < {conv.prec} ? {n} : {conv.prec})"
+            return [f'fprintf(fp, "%{spec}.*s", (int){n}, (const char *){ref});']
+        return ["{",
+                "\tchar sym[256];",
+                f'\tfprintf(fp, "%{spec}s", plyc_ksym({ref}, sym, sizeof(sym)));',
+                "}"]
+    prec = f".{conv.prec}" if conv.prec is not None else ""
+    if conv.conv in "di":
+        return [f'fprintf(fp, "%{spec}{prec}lld", (long long){ref});']
+    if conv.conv in "ouxX":
+        return [f'fprintf(fp, "%{spec}{prec}ll{conv.conv}", (unsigned long long){ref});']
+    if conv.conv == "c":
+        return [f'fprintf(fp, "%{spec}c", (int){ref});']
+    if conv.conv == "p":
+        return [f'fprintf(fp, "0x%{spec}llx", (unsigned long long){ref});']
+    raise AssertionError(conv.conv)
+
+
+def printf_body(er: EventRes) -> list:
+    lines = ["FILE *fp = plyc_text_begin();", "", "if (!fp)", "\treturn;"]
+    fields = iter(zip(er.fields, er.event.arg_types))
+    for part in er.event.parts:
+        if isinstance(part, str):
+            lines.append(f"fputs({c_string(part.encode())}, fp);")
+        else:
+            field, typ = next(fields)
+            lines += conversion(part, field, typ)
+    lines.append("plyc_text_end(fp);")
+    return lines
+
+
+def print_body(er: EventRes) -> list:
+    pairs = list(zip(er.fields, er.event.arg_types))
+    lines = ["FILE *fp = plyc_rt.out;", "", "if (plyc_rt.json) {", '\tfputs("{\\"print\\": [", fp);']
+    for i, (f, t) in enumerate(pairs):
+        if i:
+            lines.append('\tfputs(", ", fp);')
+        lines.append(f"\tplyc_json_value(fp, {type_literal(t)}, &e->{f.name});")
+    lines += ['\tfputs("]}\\n", fp);', "\treturn;", "}"]
+    for i, (f, t) in enumerate(pairs):
+        if i:
+            lines.append('fputs(", ", fp);')
+        lines.append(f"plyc_print_value(fp, {type_literal(t)}, &e->{f.name});")
+    lines.append("fputc('\\n', fp);")
+    return lines
+
+
+def event_body(er: EventRes, res: Resources) -> list:
+    kind = er.event.kind
+    if kind == "printf":
+        return printf_body(er)
+    if kind == "print":
+        return print_body(er)
+    if kind == "exit":
+        return ["plyc_request_exit((int)e->a0);"]
+    index = res.maps.index(er.map)
+    if kind == "printmap":
+        return ["(void)e;", f"plyc_map_dump(&maps[{index}]);"]
+    if kind == "clear":
+        return ["(void)e;", f"plyc_map_clear(&maps[{index}]);"]
+    raise AssertionError(kind)

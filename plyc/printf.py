@@ -1,0 +1,66 @@
+"""printf format strings: parsed at compile time, checked against the
+argument types, and turned into one C conversion per argument for the loader."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+CONV = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d+|\*))?"
+                  r"(?P<len>hh|h|ll|l|z|j|t)?(?P<conv>[diouxXcspv%])")
+
+
+@dataclass
+class Conv:
+    text: str          # the conversion as written
+    flags: str
+    width: Optional[str]
+    prec: Optional[str]
+    conv: str          # d i o u x X c s p v
+
+
+class FormatError(Exception):
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.offset = offset
+
+
+def parse(fmt: str) -> list:
+    """Literal strings and Conv objects, in order."""
+    parts: list = []
+    pos = 0
+    lit = ""
+    while pos < len(fmt):
+        i = fmt.find("%", pos)
+        if i < 0:
+            lit += fmt[pos:]
+            break
+        lit += fmt[pos:i]
+        m = CONV.match(fmt, i)
+        if not m:
+            bad = fmt[i:i + 2]
+            raise FormatError(f"invalid conversion '{bad}' in format string", i)
+        if m["conv"] == "%":
+            lit += "%"
+        else:
+            if "*" in (m["width"] or "") or "*" in (m["prec"] or ""):
+                raise FormatError("'*' widths are not supported in formats", i)
+            if lit:
+                parts.append(lit)
+                lit = ""
+            parts.append(Conv(m.group(0), m["flags"], m["width"], m["prec"], m["conv"]))
+        pos = m.end()
+    if lit:
+        parts.append(lit)
+    return parts
+
+
+def accepts(conv: str, typ) -> bool:
+    """Whether a value of `typ` may be printed with this conversion."""
+    if conv == "v":
+        return typ.kind in ("int", "str", "buf", "stack")
+    if conv == "s":
+        return typ.kind in ("str", "buf") or (typ.kind == "int" and typ.fmt == "sym") or typ.kind == "stack"
+    if conv in "diouxXcp":
+        return typ.kind == "int"
+    return False

@@ -1,0 +1,39 @@
+"""interval:N[unit] — a timer on one CPU (cpu-clock perf event on CPU 0)."""
+from __future__ import annotations
+
+import re
+
+from . import Provider, Target, spec_error
+
+UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "m": 60_000_000_000}
+
+
+def parse_period(spec) -> int:
+    arg = spec.arg.replace("_", "")
+    m = re.fullmatch(r"(\d+)(ns|us|ms|s|m)?", arg) or re.fullmatch(r"(?P<u>ns|us|ms|s|m):(\d+)", arg)
+    if not m:
+        raise spec_error(spec, f"interval '{spec.arg}' is not a number with an optional unit",
+                         "e.g. interval:1s, interval:500ms; units: ns us ms s m (default s)")
+    if m.re.pattern.startswith("(?P<u>"):
+        num, unit = int(m.group(2)), m.group(1)
+    else:
+        num, unit = int(m.group(1)), m.group(2) or "s"
+    period = num * UNITS[unit]
+    if period <= 0:
+        raise spec_error(spec, "an interval must be longer than zero")
+    return period
+
+
+def parse(spec) -> Target:
+    return Target(PROVIDER, spec, "PLYC_P_INTERVAL", spec.arg, period_ns=parse_period(spec), cpu=0)
+
+
+PROVIDER = Provider(
+    name="interval",
+    aliases=("i",),
+    parse=parse,
+    section=lambda t: "perf_event",
+    ctx_decl="void *ctx",
+    has_stack=False,
+    doc="a timer on one CPU",
+)

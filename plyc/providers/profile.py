@@ -1,0 +1,27 @@
+"""profile:[C:]Nhz — a timer on every CPU (or CPU C), N times a second."""
+from __future__ import annotations
+
+import re
+
+from . import Provider, Target, spec_error
+
+
+def parse(spec) -> Target:
+    m = re.fullmatch(r"(?:(\d+):)?(\d+)(?:hz)?", spec.arg)
+    if not m:
+        raise spec_error(spec, f"profile '{spec.arg}' is not Nhz or C:Nhz", "e.g. profile:99hz, profile:0:100hz")
+    cpu = int(m.group(1)) if m.group(1) is not None else -1
+    freq = int(m.group(2))
+    if not 1 <= freq <= 1000:
+        raise spec_error(spec, f"profile frequency {freq} is out of range (1 to 1000 hz)")
+    return Target(PROVIDER, spec, "PLYC_P_PROFILE", spec.arg, freq=freq, cpu=cpu)
+
+
+PROVIDER = Provider(
+    name="profile",
+    aliases=(),
+    parse=parse,
+    section=lambda t: "perf_event",
+    ctx_decl="void *ctx",
+    doc="a timer on every CPU",
+)

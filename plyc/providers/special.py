@@ -1,0 +1,19 @@
+"""BEGIN and END: run once, before the probes attach and after they detach.
+Both are raw_tp programs the tracer runs itself with BPF_PROG_TEST_RUN."""
+from __future__ import annotations
+
+from . import Provider, Target, spec_error
+
+
+def _parse(kind):
+    def parse(spec) -> Target:
+        if spec.arg:
+            raise spec_error(spec, f"{spec.provider} takes no argument")
+        return Target(BEGIN if kind == "PLYC_P_BEGIN" else END, spec, kind)
+    return parse
+
+
+BEGIN = Provider(name="BEGIN", aliases=(), parse=_parse("PLYC_P_BEGIN"), section=lambda t: "raw_tp",
+                 ctx_decl="void *ctx", has_stack=False, doc="once, before the probes start")
+END = Provider(name="END", aliases=(), parse=_parse("PLYC_P_END"), section=lambda t: "raw_tp",
+               ctx_decl="void *ctx", has_stack=False, doc="once, after the probes stop")

@@ -1,0 +1,56 @@
+"""tracepoint:group/event — static kernel tracepoints. `data->field` is read
+at an offset the tracer takes from the device's format file at start-up."""
+from __future__ import annotations
+
+import re
+
+from .. import tracefs
+from .. import types as T
+from ..diag import error
+from . import Provider, Target, Var, spec_error
+
+GLOB = re.compile(r"[*?\[]")
+
+
+def parse(spec) -> Target:
+    arg = spec.arg
+    group, sep, event = arg.partition("/")
+    if not sep:
+        group, sep, event = arg.partition(":")
+    if not sep or not group or not event:
+        raise spec_error(spec, f"tracepoint '{arg}' is not group/event",
+                         "e.g. tracepoint:sched/sched_switch")
+    if GLOB.search(group):
+        raise spec_error(spec, "a tracepoint group can't be a glob; only the event can")
+    return Target(PROVIDER, spec, "PLYC_P_TRACEPOINT", f"{group}/{event}",
+                  glob=bool(GLOB.search(event)))
+
+
+def member(target: Target, name: str, span):
+    """Type of data->name on the build machine; the offset comes from the device."""
+    if target.glob:
+        raise error(f"data->{name}: fields can't be read in a tracepoint glob probe "
+                    "(the matched events may lay them out differently)", span)
+    group, event = target.target.split("/", 1)
+    try:
+        fields = tracefs.event_fields(group, event)
+    except tracefs.TracefsError as err:
+        raise error(str(err), target.spec.span) from None
+    if name not in fields:
+        known = ", ".join(f for f in fields if not f.startswith("common_"))
+        raise error(f"tracepoint {group}:{event} has no field '{name}'", span,
+                    f"its fields are: {known}" if known else None)
+    return fields[name]
+
+
+PROVIDER = Provider(
+    name="tracepoint",
+    aliases=("t",),
+    parse=parse,
+    section=lambda t: "tracepoint",
+    ctx_decl="void *ctx",
+    variables=(Var("data", T.Type("ctx", 8, pointee="tracepoint"), "ctx",
+                   doc="the event's fields: data->field"),),
+    member=member,
+    doc="static kernel tracepoints",
+)

@@ -1,0 +1,118 @@
+"""Codegen context (plain data) and rendering of the three generated files:
+NAME.bpf.c, NAME.h and NAME.c. Templates hold file structure only."""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources as ir
+
+import jinja2
+
+from . import __version__
+from . import cgen, printers
+from .check import Analysis
+from .resources import Field, Resources, layout
+
+
+@dataclass
+class Generated:
+    bpf_c: str
+    header: str
+    loader_c: str
+
+
+@functools.lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    loader = jinja2.FileSystemLoader(str(ir.files("plyc").joinpath("templates")))
+    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                              lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+
+
+def c_str_or_null(s: str) -> str:
+    return cgen.c_string(s.encode()) if s else "NULL"
+
+
+def _records(res: Resources) -> list:
+    recs = []
+    for m in res.maps:
+        if m.keys:
+            recs.append(dict(cname=f"{m.cname}_key", fields=m.keys, size=m.key_size))
+        if m.value_ctype.endswith("_val"):
+            f = [Field("v", m.info.value_type)]
+            recs.append(dict(cname=f"{m.cname}_val", fields=f, size=layout(f)))
+        elif m.nbuckets:
+            f = Field("b", None)
+            recs.append(dict(cname=f"{m.cname}_hist", fields=[dict(decl=f"__u64 b[{m.nbuckets}]", name="b",
+                                                                    offset=0)], size=8 * m.nbuckets))
+    for e in res.events:
+        fields = [dict(decl="__u32 id", name="id", offset=0), dict(decl="__u32 pad", name="pad", offset=4)]
+        fields += e.fields
+        recs.append(dict(cname=e.cname, fields=fields, size=e.size))
+    for r in recs:
+        r["fields"] = [f if isinstance(f, dict) else dict(decl=f.decl(), name=f.name, offset=f.offset)
+                       for f in r["fields"]]
+    return recs
+
+
+def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
+    probes = []
+    for p in res.probes:
+        body = cgen.generate(p.unit, analysis, res, env)
+        probes.append(dict(prog=p.prog, section=p.section, line=p.line, spec=p.spec.replace("*/", "*\\/"),
+                           ctx_decl=p.unit.provider.ctx_decl, body=[text for text, _ in body]))
+    maps = [dict(name=m.name, cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
+                 key_ctype=f"struct {m.cname}_key" if m.keys else "__u32", value_ctype=m.value_ctype)
+            for m in res.maps]
+    zero = max([m.value_size for m in res.maps] + [8])
+    return dict(version=__version__, script=res.script, name=res.name, buffer_size=res.buffer_size,
+                nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
+                stack_entries=res.stack_entries, maps=maps, probes=probes)
+
+
+def linemap(bpf_c: str, script: str) -> list:
+    """For each line of the BPF C, the script line it came from (0: none)."""
+    marker = re.compile(r"/\* " + re.escape(script) + r":(\d+)(?: |\*)")
+    out, current = [], 0
+    for text in bpf_c.splitlines():
+        m = marker.search(text)
+        if m:
+            current = int(m.group(1))
+        elif text.startswith("}"):
+            current = 0
+        out.append(current)
+    return out
+
+
+def loader_context(res: Resources, bpf_c: str) -> dict:
+    maps = []
+    for m in res.maps:
+        vt = m.info.value_type
+        maps.append(dict(
+            name=m.name, cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
+            percpu=int(m.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")), nbuckets=m.nbuckets,
+            lq=m.info.lq or (0, 0, 0),
+            key_fields=[dict(kind=f.type.rt_kind(), size=f.type.size, signed=int(f.type.signed),
+                       width=f.type.width, offset=f.offset) for f in m.keys],
+            value=dict(kind=vt.rt_kind() if vt.kind != "dataloc" else "PLYC_K_INT", size=vt.size,
+                       signed=int(vt.signed), width=vt.width)))
+    probes = [dict(prog=p.prog, kind=p.kind, target_c=c_str_or_null(p.target), period_ns=p.period_ns,
+                   freq=p.freq, cpu=p.cpu, line=p.line, spec_c=cgen.c_string(p.spec.encode()))
+              for p in res.probes]
+    events = [dict(id=e.event.id, cname=e.cname, kind=e.event.kind, line=e.event.span.line,
+                   body=printers.event_body(e, res)) for e in res.events]
+    lm = linemap(bpf_c, res.script)
+    rows = [" ".join(f"{n}," for n in lm[i:i + 16]) for i in range(0, len(lm), 16)] or ["0,"]
+    return dict(version=__version__, script=res.script, name=res.name, maps=maps, probes=probes,
+                slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows)
+
+
+def render(analysis: Analysis, res: Resources, env: dict) -> Generated:
+    j = _env()
+    bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(analysis, res, env))
+    guard = re.sub(r"\W", "_", res.name).upper()
+    header = j.get_template("shared.h.j2").render(
+        version=__version__, script=res.script, guard=guard, records=_records(res),
+        nargs_dim=max(1, res.nargs), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize)
+    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c))
+    return Generated(bpf_c, header, loader_c)

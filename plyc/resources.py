@@ -1,0 +1,232 @@
+"""Resources: what the tracer needs to run the BPF object anywhere, the one
+contract between analysis, BPF code generation and the loader: maps with
+their record layouts, output events, run-time parameters, and the probes
+to attach."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import types as T
+from .check import Analysis, Event, MapInfo
+
+# Default sizes; `plyc build --map-entries/--buffer-size/--stack-entries` change them.
+DEFAULT_MAP_ENTRIES = 4096
+DEFAULT_HIST_ENTRIES = 1024      # quantize values are 512 bytes per CPU
+DEFAULT_BUFFER = 1 << 20         # ring buffer bytes
+DEFAULT_STACK_ENTRIES = 4096
+STACK_DEPTH = 127
+
+
+@dataclass
+class Field:
+    """A member of a C record shared by the BPF program and the loader."""
+    name: str
+    type: T.Type
+    offset: int = 0
+
+    def decl(self) -> str:
+        t = self.type
+        if t.kind == "str":
+            return f"char {self.name}[{t.size}]"
+        if t.kind == "buf":
+            return f"__u8 {self.name}[{t.size}]"
+        if t.kind == "stack":
+            return f"__s64 {self.name}"
+        return f"{t.ctype()} {self.name}"
+
+    @property
+    def align(self) -> int:
+        return 1 if self.type.kind in ("str", "buf") else self.type.size
+
+    @property
+    def size(self) -> int:
+        return self.type.size
+
+
+def layout(fields: list, start: int = 0) -> int:
+    """Assign C's natural offsets (the same on every target) and return the
+    record's size; the shared header asserts them with _Static_assert."""
+    off, align = start, 8 if start else 1
+    for f in fields:
+        off = (off + f.align - 1) // f.align * f.align
+        f.offset = off
+        off += f.size
+        align = max(align, f.align)
+    return (off + align - 1) // align * align
+
+
+def record_type(t: T.Type) -> T.Type:
+    """How a value is stored in a record: strings and ints as they are,
+    except that 64-bit pointers stay 64-bit on every target."""
+    if t.kind == "dataloc":
+        return T.U32
+    return t
+
+
+@dataclass
+class MapRes:
+    info: MapInfo
+    cname: str
+    keys: list
+    key_size: int
+    value_ctype: str                 # C type of one BPF value
+    value_size: int
+    bpf_type: str
+    max_entries: int
+    agg: str                         # PLYC_A_*
+    nbuckets: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+
+@dataclass
+class EventRes:
+    event: Event
+    cname: str
+    fields: list
+    size: int
+    map: Optional[MapRes] = None
+
+
+@dataclass
+class TpSlot:
+    """A tracepoint field whose offset the loader reads from the device."""
+    slot: int
+    unit: int
+    tracepoint: str
+    field: str
+    size: int
+    line: int
+
+
+@dataclass
+class ProbeRes:
+    unit: object
+    prog: str                        # BPF function name
+    section: str
+    kind: str                        # PLYC_P_*
+    target: str
+    period_ns: int
+    freq: int
+    cpu: int
+    line: int
+    spec: str
+    glob: bool
+
+
+@dataclass
+class Resources:
+    name: str
+    script: str
+    maps: list
+    events: list
+    probes: list
+    tp_slots: list
+    nargs: int
+    uses_stack: bool
+    buffer_size: int
+    stack_entries: int
+    strsize: int
+
+    def map(self, name: str) -> MapRes:
+        return next(m for m in self.maps if m.name == name)
+
+    def event(self, ev: Event) -> EventRes:
+        return next(e for e in self.events if e.event is ev)
+
+    def slot(self, unit: int, fieldname: str) -> TpSlot:
+        return next(s for s in self.tp_slots if s.unit == unit and s.field == fieldname)
+
+
+AGG_ENUM = {None: "PLYC_A_NONE", "count": "PLYC_A_COUNT", "sum": "PLYC_A_SUM", "min": "PLYC_A_MIN",
+            "max": "PLYC_A_MAX", "avg": "PLYC_A_AVG", "quantize": "PLYC_A_QUANTIZE",
+            "lquantize": "PLYC_A_LQUANTIZE"}
+
+
+def _map_res(info: MapInfo, index: int, opts) -> MapRes:
+    keys = [Field(f"k{i}", record_type(t)) for i, t in enumerate(info.key_types or [])]
+    key_size = layout(keys) if keys else 4
+    agg = info.agg if info.is_agg else None
+    vt = info.value_type or T.S64
+    nbuckets = 0
+    if agg in ("count",):
+        ctype, size = "__u64", 8
+    elif agg == "sum":
+        ctype, size = ("__s64" if vt.signed else "__u64"), 8
+    elif agg in ("min", "max"):
+        ctype, size = "struct plyc_minmax", 16
+    elif agg == "avg":
+        ctype, size = "struct plyc_avg", 16
+    elif agg == "quantize":
+        nbuckets = 64
+        ctype, size = f"struct {info_cname(index)}_hist", 8 * nbuckets
+    elif agg == "lquantize":
+        lo, hi, step = info.lq
+        nbuckets = -(-(hi - lo) // step) + 2
+        ctype, size = f"struct {info_cname(index)}_hist", 8 * nbuckets
+    else:
+        f = Field("v", record_type(vt))
+        size = layout([f])
+        ctype = f"struct {info_cname(index)}_val"
+    if info.is_agg:
+        entries = opts.get("hist_entries", DEFAULT_HIST_ENTRIES) if nbuckets else \
+            opts.get("map_entries", DEFAULT_MAP_ENTRIES)
+        bpf_type = "BPF_MAP_TYPE_PERCPU_HASH"
+    else:
+        entries = opts.get("map_entries", DEFAULT_MAP_ENTRIES)
+        bpf_type = "BPF_MAP_TYPE_HASH"
+    return MapRes(info, info_cname(index), keys, key_size, ctype, size, bpf_type, entries,
+                  AGG_ENUM[agg], nbuckets)
+
+
+def info_cname(index: int) -> str:
+    return f"plyc_m{index}"
+
+
+def build(analysis: Analysis, name: str, script: str, opts: Optional[dict] = None) -> Resources:
+    opts = opts or {}
+    maps = [_map_res(info, i, opts) for i, info in enumerate(analysis.maps.values())]
+    by_name = {m.name: m for m in maps}
+    events = []
+    for ev in analysis.events:
+        fields = [Field(f"a{i}", record_type(t)) for i, t in enumerate(ev.arg_types)]
+        size = layout(fields, start=8)
+        events.append(EventRes(ev, f"plyc_ev{ev.id}", fields, size, by_name.get(ev.map)))
+    probes, slots = [], []
+    for unit in analysis.units:
+        t = unit.target
+        probes.append(ProbeRes(unit, f"plyc_p{unit.index}", t.provider.section(t), t.kind,
+                               t.target, t.period_ns, t.freq, t.cpu, unit.spec.span.line,
+                               f"{unit.spec.provider}:{unit.spec.arg}" if unit.spec.arg
+                               else unit.spec.provider, t.glob))
+        for fname, fld in unit.tp_fields.items():
+            slots.append(TpSlot(len(slots), unit.index, t.target, fname, fld.size, unit.spec.span.line))
+    return Resources(name, script, maps, events, probes, slots, analysis.nargs, analysis.uses_stack,
+                     opts.get("buffer_size", DEFAULT_BUFFER),
+                     opts.get("stack_entries", DEFAULT_STACK_ENTRIES), analysis.strsize)
+
+
+def describe(res: Resources) -> str:
+    """The `plyc emit --stage resources` text: stable, for humans and goldens."""
+    out = [f"tracer {res.name} from {res.script}"]
+    for m in res.maps:
+        keys = ", ".join(f"{f.type}@{f.offset}" for f in m.keys) or "-"
+        out.append(f"map {m.name} ({m.cname}): {m.bpf_type} entries={m.max_entries} "
+                   f"key=[{keys}] size={m.key_size} value={m.value_ctype} size={m.value_size} "
+                   f"agg={m.agg}" + (f" buckets={m.nbuckets}" if m.nbuckets else ""))
+    for e in res.events:
+        args = ", ".join(f"{f.type}@{f.offset}" for f in e.fields) or "-"
+        out.append(f"event {e.event.id} {e.event.kind}: [{args}] size={e.size}"
+                   + (f" map={e.map.name}" if e.map else ""))
+    for p in res.probes:
+        extra = {"PLYC_P_INTERVAL": f" period={p.period_ns}ns", "PLYC_P_PROFILE": f" freq={p.freq}hz cpu={p.cpu}"}
+        out.append(f"probe {p.prog} line {p.line}: {p.spec} -> {p.kind} section={p.section}"
+                   + extra.get(p.kind, ""))
+    for s in res.tp_slots:
+        out.append(f"param tp_off[{s.slot}]: {s.tracepoint} field {s.field} size={s.size}")
+    out.append(f"args={res.nargs} stack={'yes' if res.uses_stack else 'no'} "
+               f"ringbuf={res.buffer_size} strsize={res.strsize}")
+    return "\n".join(out) + "\n"

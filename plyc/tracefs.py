@@ -1,0 +1,95 @@
+"""Tracepoint formats of the build machine, for type-checking `data->field`.
+The tracer reads the device's own format files when it starts, so offsets
+here are never baked into the binary; only names, sizes and types are."""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from typing import Optional
+
+from . import types as T
+
+CANDIDATES = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    ctype: str
+    offset: int
+    size: int
+    signed: bool
+    type: T.Type
+
+
+class TracefsError(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=1)
+def root() -> str:
+    override = os.environ.get("PLYC_TRACEFS")
+    if override:
+        return override
+    for cand in CANDIDATES:
+        if os.path.isdir(os.path.join(cand, "events")):
+            return cand
+    # Not mounted yet (the usual state at boot): mount it where it belongs.
+    if os.geteuid() == 0 and os.path.isdir(CANDIDATES[0]):
+        subprocess.run(["mount", "-t", "tracefs", "tracefs", CANDIDATES[0]],
+                       capture_output=True, check=False)
+        if os.path.isdir(os.path.join(CANDIDATES[0], "events")):
+            return CANDIDATES[0]
+    raise TracefsError("tracefs is not available on the build machine "
+                       "(mount it: mount -t tracefs tracefs /sys/kernel/tracing, or run as root)")
+
+
+FIELD_RE = re.compile(r"field:(?P<decl>[^;]*);\s*offset:(?P<off>\d+);\s*size:(?P<size>\d+);\s*signed:(?P<signed>\d+);")
+
+
+def field_type(group: str, ctype: str, name: str, size: int, signed: bool) -> T.Type:
+    array = re.search(r"\[(\d*)\]$", name)
+    base = ctype.replace("const ", "").replace("volatile ", "").strip()
+    if ctype.startswith("__data_loc"):
+        return T.Type("dataloc", 4, False, pointee="char" if "char" in ctype else "u8")
+    if array:
+        if "char" in base:
+            return T.Str(size)
+        return T.Buf(size)
+    if "*" in base:
+        pointee = base.replace("*", "").strip()
+        # Pointers in syscall arguments point into the caller's memory.
+        return T.Ptr(pointee, user=(group == "syscalls" or "__user" in ctype), size=size)
+    if size not in (1, 2, 4, 8):
+        return T.Buf(size)
+    return T.Int(size, signed)
+
+
+def parse_format(group: str, text: str) -> dict[str, Field]:
+    fields: dict[str, Field] = {}
+    for m in FIELD_RE.finditer(text):
+        decl = m["decl"].strip()
+        dm = re.match(r"(?P<ctype>.*?)\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<arr>\[\d*\])?$", decl)
+        if not dm:
+            continue
+        name = dm["name"]
+        size, signed = int(m["size"]), m["signed"] == "1"
+        ctype = dm["ctype"]
+        typ = field_type(group, ctype, name + (dm["arr"] or ""), size, signed)
+        fields[name] = Field(name, ctype, int(m["off"]), size, signed, typ)
+    return fields
+
+
+@functools.lru_cache(maxsize=None)
+def event_fields(group: str, event: str) -> dict[str, Field]:
+    path = os.path.join(root(), "events", group, event, "format")
+    try:
+        with open(path) as f:
+            return parse_format(group, f.read())
+    except FileNotFoundError:
+        raise TracefsError(f"no tracepoint {group}:{event} on the build machine") from None
+    except PermissionError:
+        raise TracefsError(f"cannot read {path}: permission denied (run as root)") from None

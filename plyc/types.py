@@ -1,0 +1,129 @@
+"""Value types of the ply language, as the checker, the BPF code and the
+runtime see them. Scalars are 64-bit in BPF code; `size` is what a value
+occupies in a map key or event record, and `fmt` is how it prints."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+DEFAULT_STRSIZE = 64
+
+
+@dataclass(frozen=True)
+class Type:
+    kind: str                 # int | str | buf | stack | dataloc | void | ctx | agg
+    size: int = 8
+    signed: bool = False
+    fmt: str = "dec"          # int: dec | hex | time | walltime | sym
+    pointee: Optional[str] = None   # int values that are pointers: what they point to ("char")
+    user: bool = False        # pointer into user memory
+    width: int = 0            # minimum print width (ply pads pid to 5, uid to 4, cpu to 2)
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.kind == "int" and self.pointee is not None
+
+    @property
+    def is_bytes(self) -> bool:
+        """Held in a char array: strings and raw buffers."""
+        return self.kind in ("str", "buf")
+
+    def ctype(self) -> str:
+        """C type of one value of this type in a BPF record field."""
+        if self.kind == "int" or self.kind == "stack":
+            bits = self.size * 8
+            return f"__{'s' if self.signed else 'u'}{bits}"
+        raise ValueError(self.kind)
+
+    def scalar_ctype(self) -> str:
+        """C type of this value while computing (64-bit)."""
+        return "__s64" if self.signed else "__u64"
+
+    def rt_kind(self) -> str:
+        """The runtime's enum plyc_kind name."""
+        if self.kind == "int":
+            return {"dec": "PLYC_K_INT", "hex": "PLYC_K_HEX", "time": "PLYC_K_TIME",
+                    "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM"}[self.fmt]
+        return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "stack": "PLYC_K_STACK"}[self.kind]
+
+    def __str__(self) -> str:
+        if self.kind == "int":
+            if self.pointee:
+                return f"{self.pointee} *"
+            name = f"{'s' if self.signed else 'u'}{self.size * 8}"
+            return name if self.fmt == "dec" else f"{name} ({self.fmt})"
+        if self.kind == "str":
+            return f"char[{self.size}]"
+        if self.kind == "buf":
+            return f"u8[{self.size}]"
+        return self.kind
+
+
+def Int(size: int = 8, signed: bool = True, fmt: str = "dec", width: int = 0) -> Type:
+    return Type("int", size, signed, fmt, width=width)
+
+
+S64 = Int(8, True)
+U64 = Int(8, False)
+S32 = Int(4, True)
+U32 = Int(4, False)
+TIME = Int(8, False, "time")
+WALLTIME = Int(8, False, "walltime")
+SYM = Int(8, False, "sym")
+VOID = Type("void", 0)
+STACK = Type("stack", 8, True)
+
+
+def Str(size: int = DEFAULT_STRSIZE) -> Type:
+    return Type("str", size)
+
+
+def literal_str(data: bytes) -> Type:
+    """ply gives a string literal a size rounded up to 8, so `@["dist"]`
+    prints padded like other keys."""
+    return Type("str", max(8, (len(data) + 1 + 7) // 8 * 8))
+
+
+def Buf(size: int) -> Type:
+    return Type("buf", size)
+
+
+def Ptr(pointee: str, user: bool = False, size: int = 8) -> Type:
+    return Type("int", size, False, "hex", pointee, user)
+
+
+def arith(op: str, a: Type, b: Type) -> Type:
+    """The type of `a op b` for integers: 64-bit, unsigned if either side is,
+    and a duration stays a duration under + - (time - time is a latency)."""
+    signed = a.signed and b.signed
+    fmt = "dec"
+    if op in "+-" and "time" in (a.fmt, b.fmt) or op in "+-" and "walltime" in (a.fmt, b.fmt):
+        fmt = "time"
+        if op == "+" and "walltime" in (a.fmt, b.fmt):
+            fmt = "walltime"
+    elif op in "*/" and a.fmt == "time" and b.fmt == "dec":
+        fmt = "time"
+    if op == "-" and fmt == "time":
+        signed = False
+    return Int(8, signed, fmt)
+
+
+def unify(a: Type, b: Type) -> Optional[Type]:
+    """A type that holds values of both a and b (map keys and values written
+    from several places), or None when they don't mix."""
+    if a == b:
+        return a
+    if a.kind == "int" and b.kind == "int":
+        fmt = a.fmt if a.fmt == b.fmt else "dec"
+        if a.fmt != b.fmt and "dec" in (a.fmt, b.fmt):
+            fmt = b.fmt if a.fmt == "dec" else a.fmt
+        return Type("int", max(a.size, b.size), a.signed and b.signed, fmt,
+                    a.pointee if a.pointee == b.pointee else None, a.user and b.user,
+                    max(a.width, b.width))
+    if a.kind == b.kind and a.kind in ("str", "buf"):
+        return replace(a, size=max(a.size, b.size))
+    return None

@@ -1,0 +1,227 @@
+/* BPF-side runtime of plyc tracers: the kernel ABI types a program needs
+ * (no vmlinux.h), the maps every tracer has, and the helpers that
+ * plyc/builtins.py and plyc/cgen.py emit calls to. Before including it the
+ * generated program defines PLYC_RINGBUF_SIZE, PLYC_NSTATS,
+ * PLYC_ZERO_WORDS and, when it uses stacks, PLYC_STACK_ENTRIES. */
+#ifndef PLYC_BPF_H
+#define PLYC_BPF_H
+
+typedef unsigned char __u8;
+typedef signed char __s8;
+typedef unsigned short __u16;
+typedef short __s16;
+typedef unsigned int __u32;
+typedef int __s32;
+typedef unsigned long long __u64;
+typedef long long __s64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+
+enum bpf_map_type {
+	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_PERCPU_HASH = 5,
+	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_STACK_TRACE = 7,
+	BPF_MAP_TYPE_RINGBUF = 27,
+};
+
+enum {
+	BPF_ANY = 0,
+	BPF_NOEXIST = 1,
+	BPF_EXIST = 2,
+};
+
+#include <bpf/bpf_helpers.h>
+
+#define PLYC_EEXIST 17
+#define PLYC_STACK_DEPTH 127
+
+struct plyc_minmax {
+	__s64 value;
+	__u64 set;
+};
+
+struct plyc_avg {
+	__s64 sum;
+	__u64 count;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, PLYC_RINGBUF_SIZE);
+} plyc_events SEC(".maps");
+
+/* [0]: events lost to a full ring buffer; [1 + i]: updates map i dropped
+ * because it was full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PLYC_NSTATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} plyc_stats SEC(".maps");
+
+#ifdef PLYC_STACK_ENTRIES
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, PLYC_STACK_ENTRIES);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PLYC_STACK_DEPTH * sizeof(__u64));
+} plyc_stacks SEC(".maps");
+#endif
+
+/* The initial value of a new aggregation entry. It lives in .bss, a map,
+ * so it can be handed to bpf_map_update_elem() however large it is. */
+static __u64 plyc_zero[PLYC_ZERO_WORDS];
+
+static __always_inline void plyc_count_stat(__u32 index)
+{
+	__u64 *count = bpf_map_lookup_elem(&plyc_stats, &index);
+
+	if (count)
+		*count += 1;
+}
+
+static __always_inline void plyc_count_lost(void)
+{
+	plyc_count_stat(0);
+}
+
+/* The value of `key` in a per-CPU aggregation, created zeroed if missing.
+ * NULL (and the drop counted) when the map is full. */
+static __always_inline void *plyc_agg_lookup(void *map, const void *key, __u32 map_index)
+{
+	void *value = bpf_map_lookup_elem(map, key);
+	long err;
+
+	if (value)
+		return value;
+	err = bpf_map_update_elem(map, key, plyc_zero, BPF_NOEXIST);
+	if (err && err != -PLYC_EEXIST) {
+		plyc_count_stat(1 + map_index);
+		return 0;
+	}
+	return bpf_map_lookup_elem(map, key);
+}
+
+static __always_inline void plyc_map_store(void *map, const void *key, const void *value,
+					   __u32 map_index)
+{
+	if (bpf_map_update_elem(map, key, value, BPF_ANY))
+		plyc_count_stat(1 + map_index);
+}
+
+static __always_inline void plyc_comm(char *buf, __u32 size)
+{
+	bpf_get_current_comm(buf, size);
+}
+
+/* A string whose pointer may be a kernel or a user address: try the kernel
+ * first, then user memory (what users expect of str(arg1) on a syscall). */
+static __always_inline void plyc_read_str(char *dst, __u32 size, const void *ptr)
+{
+	if (bpf_probe_read_kernel_str(dst, size, ptr) < 0 &&
+	    bpf_probe_read_user_str(dst, size, ptr) < 0)
+		dst[0] = 0;
+}
+
+static __always_inline void plyc_read_any(void *dst, __u32 size, const void *ptr)
+{
+	if (bpf_probe_read_kernel(dst, size, ptr) < 0)
+		bpf_probe_read_user(dst, size, ptr);
+}
+
+static __always_inline void plyc_read_user(void *dst, __u32 size, const void *ptr)
+{
+	bpf_probe_read_user(dst, size, ptr);
+}
+
+/* A __data_loc field: the low 16 bits of its word are the offset of the
+ * data from the start of the record. */
+static __always_inline void plyc_read_dataloc(char *dst, __u32 size, const void *ctx, __u32 loc)
+{
+	if (bpf_probe_read_kernel_str(dst, size, (const char *)ctx + (loc & 0xffff)) < 0)
+		dst[0] = 0;
+}
+
+static __always_inline void plyc_copy_str(char *dst, __u32 dsize, const char *src, __u32 ssize)
+{
+	__u32 n = dsize < ssize ? dsize : ssize;
+
+	for (__u32 i = 0; i < dsize; i++)
+		dst[i] = i < n ? src[i] : 0;
+}
+
+static __always_inline int plyc_strcmp(const char *a, __u32 asize, const char *b, __u32 bsize)
+{
+	__u32 n = asize < bsize ? asize : bsize;
+
+	for (__u32 i = 0; i < n; i++) {
+		unsigned char ca = a[i], cb = b[i];
+
+		if (ca != cb)
+			return ca < cb ? -1 : 1;
+		if (!ca)
+			return 0;
+	}
+	/* One string filled its whole array; the other may go on. The sizes
+	 * are constants once inlined, so these indexes are too. */
+	if (asize > n && a[n])
+		return 1;
+	if (bsize > n && b[n])
+		return -1;
+	return 0;
+}
+
+/* ply's log2 buckets: bucket i holds [2^i, 2^(i+1)), bucket 0 also 0;
+ * for signed arguments bucket 63 counts the negative values. */
+static __always_inline __u32 plyc_log2_bucket(__u64 v, int is_signed)
+{
+	__u32 r = 0;
+
+	if (is_signed && (__s64)v < 0)
+		return 63;
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+}
+
+/* lquantize: [0] below min, [1 + (v - min) / step] inside, [n - 1] at or above max. */
+static __always_inline __u32 plyc_lin_bucket(__s64 v, __s64 min, __s64 max, __s64 step, __u32 n)
+{
+	if (v < min)
+		return 0;
+	if (v >= max)
+		return n - 1;
+	return 1 + (__u32)((__u64)(v - min) / (__u64)step);
+}
+
+/* BPF has no signed division before ISA v4: divide magnitudes. */
+static __always_inline __s64 plyc_sdiv(__s64 a, __s64 b)
+{
+	__u64 ua = a < 0 ? -(__u64)a : (__u64)a, ub = b < 0 ? -(__u64)b : (__u64)b;
+	__u64 q;
+
+	if (!ub)
+		return 0;
+	q = ua / ub;
+	return (a < 0) != (b < 0) ? -(__s64)q : (__s64)q;
+}
+
+static __always_inline __s64 plyc_smod(__s64 a, __s64 b)
+{
+	__u64 ua = a < 0 ? -(__u64)a : (__u64)a, ub = b < 0 ? -(__u64)b : (__u64)b;
+	__u64 r;
+
+	if (!ub)
+		return 0;
+	r = ua % ub;
+	return a < 0 ? -(__s64)r : (__s64)r;
+}
+
+#endif

@@ -1,0 +1,594 @@
+/* plyc_main(): the tracer's life, in libbpf-tools order. Arguments, libbpf
+ * log hook, signals, -c child, open, parameters, load, BEGIN, attach,
+ * release the child, poll, detach, END, drain, dump maps, clean up. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "plyc_loader.h"
+#include "plyc_attach.h"
+
+struct options {
+	const char *cmd;
+	long pid;
+	double duration;
+	int json;
+	const char *outfile;
+	int keep_going;
+	int verbose;
+	const char *btf;
+	char **args;
+	int nargs;
+};
+
+static volatile sig_atomic_t stopping;
+static int exit_code;
+static int exit_requested;
+static const struct plyc_program *P;
+
+/* libbpf's messages: kept for translating a failed load, shown with -v. */
+static char *libbpf_log;
+static size_t libbpf_log_len;
+static int verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[4096];
+	int n;
+	va_list copy;
+
+	va_copy(copy, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, copy);
+	va_end(copy);
+	if (n > 0) {
+		size_t len = (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+		char *grown = realloc(libbpf_log, libbpf_log_len + len + 1);
+
+		if (grown) {
+			memcpy(grown + libbpf_log_len, buf, len);
+			libbpf_log_len += len;
+			grown[libbpf_log_len] = 0;
+			libbpf_log = grown;
+		}
+	}
+	if (verbose || level == LIBBPF_WARN)
+		return verbose ? vfprintf(stderr, fmt, ap) : 0;
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+void plyc_request_exit(int code)
+{
+	if (!exit_requested) {
+		exit_requested = 1;
+		exit_code = code;
+	}
+	stopping = 1;
+}
+
+/* printf output: straight to the output in text mode; in JSON mode
+ * collected and written as one {"printf": "..."} line. */
+static char *text_buf;
+static size_t text_len;
+
+FILE *plyc_text_begin(void)
+{
+	if (plyc_rt.json)
+		return open_memstream(&text_buf, &text_len);
+	return plyc_rt.out;
+}
+
+void plyc_text_end(FILE *fp)
+{
+	if (!plyc_rt.json || !fp)
+		return;
+	fclose(fp);
+	fputs("{\"printf\": ", plyc_rt.out);
+	plyc_json_string(plyc_rt.out, text_buf ? text_buf : "", text_len);
+	fputs("}\n", plyc_rt.out);
+	free(text_buf);
+	text_buf = NULL;
+	text_len = 0;
+}
+
+static void usage(FILE *fp)
+{
+	int i;
+
+	fprintf(fp,
+		"Usage: %s [-c CMD] [-p PID] [-d SECONDS] [-f text|json] [-o FILE] [-k] [-v]\n"
+		"       %*s [--btf FILE] [-h] [--version] [ARG...]\n"
+		"\n"
+		"Tracer built by plyc %s from %s. Probes:\n",
+		P->name, (int)strlen(P->name), "", P->version, P->script);
+	for (i = 0; i < P->nprobes; i++)
+		fprintf(fp, "  %s:%d: %s\n", P->script, P->probes[i].line, P->probes[i].spec);
+	fprintf(fp,
+		"\n"
+		"Options:\n"
+		"  -c CMD       run `sh -c CMD` once the probes are attached; trace until it exits\n"
+		"  -p PID       $target is PID; stop when it exits\n"
+		"  -d SECONDS   stop after this long\n"
+		"  -f FORMAT    text (ply's format, default) or json (one object per line)\n"
+		"  -o FILE      write output to FILE\n"
+		"  -k           keep going when events are lost\n"
+		"  -v           show libbpf's and the loader's diagnostics\n"
+		"  --btf FILE   kernel BTF to use instead of the running kernel's\n"
+		"  ARG...       the script's $1, $2, ...\n"
+		"\n"
+		"Examples:\n"
+		"  %s -d 5            trace for five seconds\n"
+		"  %s -c 'ls /tmp'    trace while a command runs\n",
+		P->name, P->name);
+}
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: error: ", P->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "btf", required_argument, NULL, 'B' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+c:p:d:f:o:kvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->cmd = optarg;
+			break;
+		case 'p':
+			o->pid = strtol(optarg, &end, 10);
+			if (*end || o->pid <= 0)
+				return fail("-p takes a process id, not '%s'", optarg);
+			break;
+		case 'd':
+			o->duration = strtod(optarg, &end);
+			if (*end || o->duration <= 0)
+				return fail("-d takes a number of seconds, not '%s'", optarg);
+			break;
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				o->json = 1;
+			else if (strcmp(optarg, "text"))
+				return fail("-f takes text or json, not '%s'", optarg);
+			break;
+		case 'o':
+			o->outfile = optarg;
+			break;
+		case 'k':
+			o->keep_going = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'B':
+			o->btf = optarg;
+			break;
+		case 'V':
+			printf("%s (plyc %s, from %s)\n", P->name, P->version, P->script);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (o->cmd && o->pid)
+		return fail("-c and -p can't be used together");
+	o->args = argv + optind;
+	o->nargs = argc - optind;
+	if (o->nargs < P->nargs)
+		return fail("the script reads $%d but %d argument%s given", P->nargs, o->nargs,
+			    o->nargs == 1 ? " was" : "s were");
+	return 0;
+}
+
+/* Where plyc_params sits in .rodata, from the object's BTF. */
+static struct bpf_map *params_map(struct bpf_object *obj, size_t *offset)
+{
+	struct bpf_map *map, *rodata = NULL;
+	struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	int id, i;
+
+	bpf_object__for_each_map(map, obj) {
+		const char *name = bpf_map__name(map);
+
+		if (strstr(name, ".rodata") && !strstr(name, ".str")) {
+			rodata = map;
+			break;
+		}
+	}
+	if (!rodata || !btf)
+		return NULL;
+	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+	if (id < 0)
+		return NULL;
+	sec = btf__type_by_id(btf, id);
+	vs = btf_var_secinfos(sec);
+	for (i = 0; i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *var = btf__type_by_id(btf, vs->type);
+
+		if (!strcmp(btf__name_by_offset(btf, var->name_off), "plyc_params")) {
+			*offset = vs->offset;
+			return rodata;
+		}
+	}
+	return NULL;
+}
+
+static int fill_params(char *params, const struct options *o, uint64_t target);
+
+/* libbpf hands out .rodata read-only before load: edit a copy, put it back. */
+static int set_params(struct bpf_object *obj, const struct options *o, uint64_t target)
+{
+	size_t offset = 0, size = 0;
+	struct bpf_map *map = params_map(obj, &offset);
+	const void *image = map ? bpf_map__initial_value(map, &size) : NULL;
+	char *copy;
+	int err;
+
+	if (!image || offset + P->params_size > size)
+		return fail("the BPF object has no parameters (was it built by this plyc?)");
+	copy = malloc(size);
+	if (!copy)
+		return fail("out of memory");
+	memcpy(copy, image, size);
+	err = fill_params(copy + offset, o, target);
+	if (!err && bpf_map__set_initial_value(map, copy, size))
+		err = fail("cannot set the BPF program's parameters: %s", strerror(errno));
+	free(copy);
+	return err;
+}
+
+static int fill_params(char *params, const struct options *o, uint64_t target)
+{
+	int i;
+
+	memcpy(params + P->off_target, &target, sizeof(target));
+	for (i = 0; i < P->nargs; i++) {
+		int64_t num = strtoll(o->args[i], NULL, 0);
+
+		memcpy(params + P->off_arg_num + i * sizeof(int64_t), &num, sizeof(num));
+		strncpy(params + P->off_arg_str + i * P->arg_str_size, o->args[i], P->arg_str_size - 1);
+	}
+	for (i = 0; i < P->nslots; i++) {
+		const struct plyc_tpslot *s = &P->slots[i];
+		const struct plyc_probe *pr = &P->probes[s->probe];
+		char group[256], *event;
+		uint32_t off, size;
+		int err;
+
+		snprintf(group, sizeof(group), "%s", pr->target);
+		event = strchr(group, '/');
+		*event++ = 0;
+		err = plyc_tp_field(group, event, s->field, &off, &size);
+		if (err == -ENOSYS)
+			return fail("%s:%d: %s: tracefs is not available (mount it on /sys/kernel/tracing)",
+				    P->script, pr->line, pr->spec);
+		if (err == -ENOENT && plyc_tp_exists(group, event))
+			return fail("%s:%d: %s: no such tracepoint on this kernel", P->script, pr->line, pr->spec);
+		if (err)
+			return fail("%s:%d: %s: this kernel's tracepoint has no field '%s'",
+				    P->script, pr->line, pr->spec, s->field);
+		if (size != s->size)
+			return fail("%s:%d: %s: field '%s' is %u bytes on this kernel, %u where the tracer was built",
+				    P->script, pr->line, pr->spec, s->field, size, s->size);
+		memcpy(params + P->off_tp_off + i * sizeof(uint32_t), &off, sizeof(off));
+	}
+	return 0;
+}
+
+/* A verifier rejection, told in the script's terms: the probe, the script
+ * line of the last instruction it looked at, and the verifier's reason. */
+static void explain_load_failure(int err)
+{
+	const char *log = libbpf_log ? libbpf_log : "";
+	const char *prog = NULL, *p;
+	int cline = 0, sline = 0, i;
+	char reason[512] = "";
+
+	/* "; source @ NAME.bpf.c:LINE" lines carry the C line. */
+	for (p = log; (p = strstr(p, ".bpf.c:")); p++)
+		cline = atoi(p + 7);
+	if (cline > 0 && cline <= P->nlines)
+		sline = P->linemap[cline - 1];
+	for (i = 0; i < P->nprobes; i++) {
+		char needle[128];
+
+		snprintf(needle, sizeof(needle), "prog '%s'", P->probes[i].prog);
+		if (strstr(log, needle))
+			prog = P->probes[i].spec;
+	}
+	/* The verifier's reason is the last non-empty line before "processed". */
+	p = strstr(log, "processed ");
+	if (!p)
+		p = strstr(log, "-- END PROG LOAD LOG --");
+	if (p) {
+		const char *end = p, *start;
+
+		while (end > log && (end[-1] == '\n' || end[-1] == ' '))
+			end--;
+		start = end;
+		while (start > log && start[-1] != '\n')
+			start--;
+		snprintf(reason, sizeof(reason), "%.*s", (int)(end - start), start);
+	}
+	if (err == -EPERM || err == -EACCES) {
+		if (!reason[0]) {
+			fail("permission denied loading BPF programs: run as root (needs CAP_BPF and CAP_PERFMON)");
+			return;
+		}
+	}
+	if (sline)
+		fprintf(stderr, "%s:%d: error: the kernel rejected the probe%s%s: %s\n", P->script, sline,
+			prog ? " " : "", prog ? prog : "", reason[0] ? reason : strerror(-err));
+	else
+		fail("loading the BPF programs failed: %s%s%s", strerror(-err), reason[0] ? ": " : "", reason);
+	if (!verbose)
+		fprintf(stderr, "%s: run with -v for the verifier's full log\n", P->name);
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	return P->handle_event(data, size);
+}
+
+static uint64_t stat_sum(int fd, uint32_t index)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *vals, sum = 0;
+	int i;
+
+	if (fd < 0 || ncpus <= 0)
+		return 0;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (vals && bpf_map_lookup_elem(fd, &index, vals) == 0) {
+		for (i = 0; i < ncpus; i++)
+			sum += vals[i];
+	}
+	free(vals);
+	return sum;
+}
+
+static int run_once(struct bpf_object *obj, enum plyc_probe_kind kind)
+{
+	int i;
+
+	for (i = 0; i < P->nprobes; i++) {
+		struct bpf_program *prog;
+		LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+		if (P->probes[i].kind != kind)
+			continue;
+		prog = bpf_object__find_program_by_name(obj, P->probes[i].prog);
+		if (!prog || bpf_prog_test_run_opts(bpf_program__fd(prog), &opts))
+			return fail("%s:%d: cannot run %s: %s", P->script, P->probes[i].line,
+				    P->probes[i].spec, strerror(errno));
+	}
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int plyc_main(const struct plyc_program *prog, int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct bpf_object *obj = NULL;
+	struct ring_buffer *rb = NULL;
+	struct plyc_links links = { 0 };
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	uint64_t target = 0, lost = 0, reported_lost = 0;
+	int err, i, stats_fd = -1, status = 0, failed = 0;
+	double deadline = 0;
+
+	P = prog;
+	if (parse_args(argc, argv, &o))
+		return 1;
+	verbose = o.verbose;
+	plyc_rt_init();
+	plyc_rt.json = o.json;
+	if (o.outfile) {
+		plyc_rt.out = fopen(o.outfile, "w");
+		if (!plyc_rt.out)
+			return fail("cannot open %s: %s", o.outfile, strerror(errno));
+	}
+	libbpf_set_print(libbpf_print);
+
+	if (geteuid() != 0)
+		return fail("tracing needs root (CAP_BPF and CAP_PERFMON); run it with sudo");
+	if (o.btf && access(o.btf, R_OK))
+		return fail("--btf %s: %s", o.btf, strerror(errno));
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (o.cmd) {
+		int pid = plyc_child_start(o.cmd);
+
+		if (pid < 0)
+			return fail("cannot start -c command: %s", strerror(-pid));
+		target = (uint64_t)pid;
+	} else if (o.pid) {
+		if (kill((pid_t)o.pid, 0) && errno == ESRCH)
+			return fail("-p %ld: no such process", o.pid);
+		target = (uint64_t)o.pid;
+	}
+
+	open_opts.object_name = prog->name;
+	open_opts.btf_custom_path = o.btf;
+	obj = bpf_object__open_mem(prog->obj, prog->obj_size, &open_opts);
+	if (!obj) {
+		failed = fail("cannot open the BPF object: %s", strerror(errno));
+		goto cleanup;
+	}
+	if (set_params(obj, &o, target)) {
+		failed = 1;
+		goto cleanup;
+	}
+	/* Check every attach target before the (slow) load. */
+	if (plyc_check_targets(prog)) {
+		failed = 1;
+		goto cleanup;
+	}
+	err = bpf_object__load(obj);
+	if (err) {
+		explain_load_failure(err);
+		failed = 1;
+		goto cleanup;
+	}
+
+	for (i = 0; i < prog->nmaps; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, prog->map_cnames[i]);
+
+		prog->maps[i].fd = m ? bpf_map__fd(m) : -1;
+	}
+	{
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, "plyc_stacks");
+
+		plyc_rt.stack_fd = m ? bpf_map__fd(m) : -1;
+		m = bpf_object__find_map_by_name(obj, "plyc_stats");
+		stats_fd = m ? bpf_map__fd(m) : -1;
+		m = bpf_object__find_map_by_name(obj, "plyc_events");
+		rb = m ? ring_buffer__new(bpf_map__fd(m), handle_event, NULL, NULL) : NULL;
+		if (!rb) {
+			failed = fail("cannot set up the output ring buffer: %s", strerror(errno));
+			goto cleanup;
+		}
+	}
+
+	if (run_once(obj, PLYC_P_BEGIN)) {
+		failed = 1;
+		goto cleanup;
+	}
+	ring_buffer__consume(rb);
+	fflush(plyc_rt.out);
+
+	if (plyc_attach_all(prog, obj, &links)) {
+		failed = 1;
+		goto cleanup;
+	}
+	if (o.verbose)
+		fprintf(stderr, "%s: %d probe%s attached\n", prog->name, links.n, links.n == 1 ? "" : "s");
+
+	if (o.cmd && plyc_child_release()) {
+		failed = fail("cannot start -c command: %s", strerror(errno));
+		goto cleanup;
+	}
+	if (o.duration > 0)
+		deadline = now() + o.duration;
+
+	while (!stopping) {
+		err = ring_buffer__poll(rb, 100);
+		if (err < 0 && err != -EINTR) {
+			failed = fail("reading events failed: %s", strerror(-err));
+			break;
+		}
+		fflush(plyc_rt.out);
+		if (stopping)
+			break;
+		if (deadline && now() >= deadline)
+			break;
+		if (o.cmd && plyc_child_reap(&status))
+			break;
+		if (o.pid && kill((pid_t)o.pid, 0) && errno == ESRCH)
+			break;
+		lost = stat_sum(stats_fd, 0);
+		if (lost > reported_lost) {
+			fprintf(stderr, "%s: warning: %" PRIu64 " event%s lost (output buffer full)%s\n",
+				prog->name, lost - reported_lost, lost - reported_lost == 1 ? "" : "s",
+				o.keep_going ? "" : "; stopping (-k keeps going)");
+			reported_lost = lost;
+			if (!o.keep_going) {
+				failed = 1;
+				break;
+			}
+		}
+	}
+
+	/* Stop the probes first so END sees the final state. */
+	plyc_detach_all(&links);
+	ring_buffer__consume(rb);
+	if (run_once(obj, PLYC_P_END))
+		failed = 1;
+	ring_buffer__consume(rb);
+	fflush(plyc_rt.out);
+	for (i = 0; i < prog->nmaps; i++)
+		plyc_map_dump(&prog->maps[i]);
+	fflush(plyc_rt.out);
+
+	lost = stat_sum(stats_fd, 0);
+	if (lost > reported_lost) {
+		fprintf(stderr, "%s: warning: %" PRIu64 " event%s lost (output buffer full)\n",
+			prog->name, lost - reported_lost, lost - reported_lost == 1 ? "" : "s");
+		if (!o.keep_going)
+			failed = 1;
+	}
+	for (i = 0; i < prog->nmaps; i++) {
+		uint64_t dropped = stat_sum(stats_fd, 1 + (uint32_t)i);
+
+		if (dropped) {
+			fprintf(stderr, "%s: warning: map %s was full: %" PRIu64 " update%s dropped "
+				"(rebuild with a larger --map-entries)\n", prog->name, prog->maps[i].name,
+				dropped, dropped == 1 ? "" : "s");
+			failed = 1;
+		}
+	}
+
+cleanup:
+	plyc_detach_all(&links);
+	plyc_child_kill();
+	ring_buffer__free(rb);
+	bpf_object__close(obj);
+	if (plyc_rt.out && plyc_rt.out != stdout)
+		fclose(plyc_rt.out);
+	free(libbpf_log);
+	if (failed)
+		return 1;
+	return exit_requested ? exit_code : 0;
+}

@@ -1,0 +1,20 @@
+/* Attaching probes by kind: tracepoints (globs expanded on the device),
+ * interval and profile timers (perf events). */
+#ifndef PLYC_ATTACH_H
+#define PLYC_ATTACH_H
+
+#include <bpf/libbpf.h>
+
+#include "plyc_loader.h"
+
+struct plyc_links {
+	struct bpf_link **v;
+	int n, cap;
+};
+
+/* Every probe's target exists on this device (before the load). */
+int plyc_check_targets(const struct plyc_program *prog);
+int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links);
+void plyc_detach_all(struct plyc_links *links);
+
+#endif

@@ -1,0 +1,89 @@
+/* plyc tracer loader: what a generated NAME.c hands to plyc_main(). The
+ * generated file holds only tables (maps, probes, event printers); the
+ * order of work (args, open, parameters, load, attach, poll, END, dump,
+ * clean-up) is plyc_main()'s, in loader.c. */
+#ifndef PLYC_LOADER_H
+#define PLYC_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "plyc_rt.h"
+
+enum plyc_probe_kind {
+	PLYC_P_BEGIN,
+	PLYC_P_END,
+	PLYC_P_TRACEPOINT,
+	PLYC_P_INTERVAL,
+	PLYC_P_PROFILE,
+	PLYC_P_KPROBE,
+	PLYC_P_KRETPROBE,
+	PLYC_P_UPROBE,
+	PLYC_P_URETPROBE,
+	PLYC_P_USDT,
+};
+
+struct plyc_probe {
+	const char *prog;          /* BPF program (function) name */
+	enum plyc_probe_kind kind;
+	const char *target;        /* tracepoint group/event (glob on event allowed) */
+	uint64_t period_ns;        /* interval */
+	uint32_t freq;             /* profile */
+	int cpu;                   /* profile/interval CPU, -1 for all */
+	int line;                  /* script line of the spec */
+	const char *spec;          /* as written */
+};
+
+/* A tracepoint field whose offset is read from the device's format file. */
+struct plyc_tpslot {
+	int probe;
+	const char *field;
+	uint32_t size;
+};
+
+struct plyc_program {
+	const char *name;
+	const char *script;
+	const char *version;
+	const unsigned char *obj;
+	size_t obj_size;
+	struct plyc_map *maps;
+	const char *const *map_cnames;
+	int nmaps;
+	const struct plyc_probe *probes;
+	int nprobes;
+	const struct plyc_tpslot *slots;
+	int nslots;
+	const uint16_t *linemap;   /* script line of each line of NAME.bpf.c */
+	int nlines;
+	int nargs;                 /* highest $N the script reads */
+	size_t params_size, off_target, off_arg_num, off_arg_str, arg_str_size, off_tp_off;
+	int (*handle_event)(const void *data, size_t size);
+};
+
+int plyc_main(const struct plyc_program *prog, int argc, char **argv);
+
+/* Called by generated event printers. */
+void plyc_request_exit(int code);
+FILE *plyc_text_begin(void);
+void plyc_text_end(FILE *fp);
+
+/* tracefs.c */
+const char *plyc_tracefs(void);
+/* Offset and size of a field in group/event's format; 0, or -errno. */
+int plyc_tp_field(const char *group, const char *event, const char *field,
+		  uint32_t *offset, uint32_t *size);
+int plyc_tp_exists(const char *group, const char *event);
+/* Calls fn for every event of group matching the glob; returns the count
+ * of matches or -errno. */
+int plyc_tp_glob(const char *group, const char *glob,
+		 int (*fn)(const char *group, const char *event, void *arg), void *arg);
+
+/* child.c: the -c CMD process, started stopped and released once attached. */
+int plyc_child_start(const char *cmd);   /* pid, or -errno */
+int plyc_child_release(void);
+int plyc_child_reap(int *status);        /* 1 if it has exited */
+void plyc_child_kill(void);
+
+#endif

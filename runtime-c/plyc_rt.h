@@ -1,0 +1,185 @@
+/* plyc tracer runtime: the interface between a generated loader and the
+ * hand-written C it links. The generated loader describes its maps and
+ * events with the tables below; everything generic (formatting, map dumps,
+ * symbols, JSON) lives in runtime-c/ and is compiled once per tracer.
+ */
+#ifndef PLYC_RT_H
+#define PLYC_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* How a value is printed by default (print(), %v, map keys and values). */
+enum plyc_kind {
+	PLYC_K_INT,      /* integer of `size` bytes, signed if `is_signed` */
+	PLYC_K_HEX,      /* pointer-like integer, printed <hex> as ply prints pointers */
+	PLYC_K_STR,      /* char[size], NUL-terminated or full */
+	PLYC_K_TIME,     /* u64 nanoseconds, printed as a duration */
+	PLYC_K_WALLTIME, /* u64 CLOCK_MONOTONIC ns, printed HH:MM:SS.nnnnnnnnn local */
+	PLYC_K_SYM,      /* kernel address, printed sym+off */
+	PLYC_K_STACK,    /* s64 id in the stack map, printed one frame a line */
+	PLYC_K_MEM,      /* size bytes, printed as a hex dump */
+};
+
+struct plyc_type {
+	enum plyc_kind kind;
+	uint32_t size;
+	uint8_t is_signed;
+	uint8_t width;     /* PLYC_K_INT: minimum width, right-aligned, 0 for none.
+			    * ply pads pid/kpid to 5, uid/gid to 4, cpu to 2. */
+};
+
+/* One member of a packed record (map key, event payload). */
+struct plyc_field {
+	struct plyc_type type;
+	uint32_t offset;
+};
+
+enum plyc_agg {
+	PLYC_A_NONE,      /* plain map: value is `value` as is */
+	PLYC_A_COUNT,     /* u64 */
+	PLYC_A_SUM,       /* s64 or u64 per value.is_signed */
+	PLYC_A_MIN,       /* struct plyc_minmax */
+	PLYC_A_MAX,       /* struct plyc_minmax */
+	PLYC_A_AVG,       /* struct plyc_avg */
+	PLYC_A_QUANTIZE,  /* u64 buckets[64]; signed args: bucket 63 counts < 0 */
+	PLYC_A_LQUANTIZE, /* u64 buckets[nbuckets]: [0] < min, [last] >= max */
+};
+
+/* BPF-side value layouts of the aggregations that need more than one word.
+ * Per-CPU maps hand these out once per CPU; a CPU that never stored has
+ * `set == 0`. */
+struct plyc_minmax {
+	int64_t value;
+	uint64_t set;
+};
+
+struct plyc_avg {
+	int64_t sum;
+	uint64_t count;
+};
+
+#define PLYC_QUANTIZE_BUCKETS 64
+
+struct plyc_map {
+	const char *name;          /* as printed: "@", "@name", "rx" */
+	enum plyc_agg agg;
+	uint32_t nkeys;
+	const struct plyc_field *keys;
+	uint32_t key_size;         /* bytes of the BPF key */
+	struct plyc_type value;    /* the aggregated argument's / plain value's type */
+	uint32_t value_size;       /* bytes of one BPF value (one CPU's for per-CPU maps) */
+	int percpu;
+	int64_t lq_min, lq_max, lq_step;
+	uint32_t nbuckets;         /* quantize/lquantize */
+	int fd;                    /* filled in by the loader after load */
+};
+
+/* Process-wide output state, set up by the loader's main(). */
+struct plyc_rt {
+	FILE *out;
+	int json;                  /* -f json */
+	int utf8;                  /* draw histogram bars with Unicode blocks */
+	int stack_fd;              /* stack map, or -1 */
+	int64_t mono_to_real_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
+};
+
+extern struct plyc_rt plyc_rt;
+
+/* Call first: out = stdout (unless already set), utf8 from LC_ALL /
+ * LC_CTYPE / LANG (ASCII when PLYC_ASCII is set to anything but "0"),
+ * mono_to_real_ns from the clocks. Leaves json and stack_fd alone. */
+void plyc_rt_init(void);
+
+/* Default format of one value, no trailing newline. */
+void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data);
+/* The same value as one JSON value. */
+void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data);
+/* A JSON string literal, with escapes. */
+void plyc_json_string(FILE *fp, const char *s, size_t maxlen);
+
+/* ply's duration format of `time` values: "   0ns", "1.02us", "12.3ms",
+ * " 512us", "1.05 s", "  17 M", ... Returns snprintf's result. */
+int plyc_fmt_duration(char *buf, size_t len, int64_t ns);
+void plyc_print_duration(FILE *fp, int64_t ns);
+
+/* Dump one map in ply's layout (or one JSON line): blank line, "NAME:",
+ * one line per entry sorted by value then key. Prints nothing for an empty
+ * map. Returns the number of entries, or a negative errno. */
+int plyc_map_dump(const struct plyc_map *m);
+/* Delete every entry. Returns 0 or a negative errno. */
+int plyc_map_clear(const struct plyc_map *m);
+
+/* The BPF-free halves of plyc_map_dump, for the loader's print(@map)
+ * and for unit tests. An entry's value is one merged value of
+ * m->value_size bytes (the layout of one CPU's value). */
+struct plyc_entry {
+	const void *key;
+	const void *value;
+};
+
+/* Sort ents (by value then key, as ply does) and print them to fp as
+ * plyc_map_dump does: ply's text, or one JSON line if plyc_rt.json.
+ * Prints nothing when n == 0. */
+void plyc_map_print(FILE *fp, const struct plyc_map *m,
+		    struct plyc_entry *ents, size_t n);
+
+/* Merge the per-CPU values of one key (ncpus values, each padded to a
+ * multiple of 8 bytes, as bpf_map_lookup_elem returns them) into dst. */
+void plyc_map_merge(const struct plyc_map *m, void *dst,
+		    const void *percpu, int ncpus);
+
+/* Kernel symbol for addr as ply prints it: "sym" at the symbol's own
+ * address, else "sym+off" with a decimal offset, or "<ffffffff81234567>"
+ * when unknown, into buf (PLYC_KSYM_LEN is always enough).
+ * /proc/kallsyms is read the first time a symbol is needed. */
+#define PLYC_KSYM_LEN 600
+const char *plyc_ksym(uint64_t addr, char *buf, size_t len);
+
+/* (Re)load the symbol cache from a kallsyms-format file. Only text
+ * symbols (t/T) are kept. Returns the number of symbols, or a negative
+ * errno (-EPERM when every address reads as 0: no CAP_SYSLOG). */
+int plyc_ksyms_load(const char *path);
+
+/* Kernel stacks: the BPF stack map (plyc_rt.stack_fd) must have values of
+ * PLYC_STACK_DEPTH u64 instruction pointers. */
+#define PLYC_STACK_DEPTH 127
+
+/* Read stack `id` into ips (zero-filled past the last frame).
+ * Returns 0 or a negative errno. */
+int plyc_stack_read(int64_t id, uint64_t ips[PLYC_STACK_DEPTH]);
+/* ply's layout: a newline, then "\tsym+off\n" per frame up to the first 0
+ * or n frames. */
+void plyc_print_frames(FILE *fp, const uint64_t *ips, size_t n);
+/* plyc_stack_read + plyc_print_frames; "<STACKID%d>" if it can't be read. */
+void plyc_print_stack(FILE *fp, int64_t stack_id);
+
+/* Unaligned-safe loads of a `size`-byte integer (1, 2, 4 or 8) as found in
+ * packed records; plyc_load_int sign-extends. */
+static inline uint64_t plyc_load_uint(const void *p, uint32_t size)
+{
+	uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64 = 0;
+
+	switch (size) {
+	case 1: memcpy(&u8, p, 1); return u8;
+	case 2: memcpy(&u16, p, 2); return u16;
+	case 4: memcpy(&u32, p, 4); return u32;
+	default: memcpy(&u64, p, size < 8 ? size : 8); return u64;
+	}
+}
+
+static inline int64_t plyc_load_int(const void *p, uint32_t size)
+{
+	int8_t s8; int16_t s16; int32_t s32; int64_t s64 = 0;
+
+	switch (size) {
+	case 1: memcpy(&s8, p, 1); return s8;
+	case 2: memcpy(&s16, p, 2); return s16;
+	case 4: memcpy(&s32, p, 4); return s32;
+	default: memcpy(&s64, p, size < 8 ? size : 8); return s64;
+	}
+}
+
+#endif

@@ -1,0 +1,463 @@
+"""The tracer's output runtime (runtime-c/) against ply's formats.
+
+tests/c/test_format.c drives the runtime and writes what it printed for
+each case to OUTDIR/<case>.txt; the expected text below was worked out
+from ply's source (src/libply/type.c, built-in/aggregation.c,
+built-in/proc.c, aux/kallsyms.c, libply.c), not from plyc's output.
+docs/output.md describes the formats.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNTIME = ROOT / "runtime-c"
+SOURCES = ["format.c", "json.c", "ksyms.c", "mapdump.c"]
+CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"]
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    """Build and run the C driver once; return {case: text}."""
+    if not shutil.which("gcc"):
+        pytest.skip("gcc not installed")
+    tmp = tmp_path_factory.mktemp("runtime_c")
+    exe = tmp / "test_format"
+    subprocess.run(
+        ["gcc", *CFLAGS, f"-I{RUNTIME}", str(ROOT / "tests/c/test_format.c"),
+         *[str(RUNTIME / s) for s in SOURCES],
+         "-lbpf", "-lelf", "-lz", "-o", str(exe)],
+        check=True, capture_output=True, text=True)
+    # The driver sets its own locale variables and TZ where it needs them.
+    subprocess.run([str(exe), str(tmp)], check=True, timeout=60)
+    return {p.stem: p.read_text(encoding="utf-8") for p in tmp.glob("*.txt")}
+
+
+# --- helpers to spell out histogram rows -------------------------------
+
+def ubar(blocks, partial=""):
+    """ply's Unicode bar: full blocks, an optional partial block, padded to
+    32 columns between ┤ and │."""
+    used = blocks + (1 if partial else 0)
+    return "┤" + "█" * blocks + partial + " " * (32 - used) + "│"
+
+
+def abar(n):
+    """ply's ASCII bar: n '#' in 32 columns between | and |."""
+    return "|" + "#" * n + " " * (32 - n) + "|"
+
+
+def row(label, count, bar):
+    """One bucket row: tab, label, tab, count in 8 columns, space, bar."""
+    return f"\t{label}\t{count:>8} {bar}\n"
+
+
+GAP = "\t...\n"
+
+
+# --- scalar values -------------------------------------------------------
+
+def test_ints(out):
+    assert out["ints"] == (
+        "-5\n"
+        "250\n"
+        "-300\n"
+        "65000\n"
+        "-70000\n"
+        "4000000000\n"
+        "-9223372036854775808\n"
+        "18446744073709551615\n"
+        "4294897296\n"          # -70000 as u32
+        "-1\n"                  # UINT64_MAX as s64
+        "   42\n"               # pid: %5u
+        " 3\n"                  # cpu: %2u
+        "12345\n"               # u64 at an odd offset
+    )
+
+
+def test_strings(out):
+    assert out["strings"] == (
+        "[bash           ]\n"           # char[16]: %-15s
+        "[abcdefghijklmnop]\n"          # full, no NUL: all 16, no more
+        "[dist   ]\n"                   # char[8] literal: %-7s
+        "[               ]\n"           # empty comm
+        # not printable: ply's hex dump on lines of its own
+        "[\n000:  61 62 01 00 00 00 00 00" + " " * 27 + "ab......\n]\n"
+    )
+
+
+def test_durations(out):
+    assert out["durations"].splitlines() == [
+        "[   0ns]", "[   1ns]", "[ 999ns]",
+        "[1.00us]", "[1.02us]", "[1.50us]", "[9.99us]", "[10.0us]",
+        "[12.3us]", "[ 123us]", "[ 999us]",
+        "[1.00ms]", "[4.00ms]", "[45.6ms]", "[ 999ms]",
+        "[1.05 s]", "[12.3 s]", "[ 999 s]",
+        "[  16 M]", "[ 120 M]", "[  27 H]", "[ 100 D]", "[   3 Y]",
+        "[  -5ns]",
+    ]
+
+
+def test_walltime(out):
+    assert out["walltime"] == "22:13:20.123456789\n1700000000123456789\n"
+    assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{9}\n", out["walltime_now"])
+
+
+def test_hex_and_mem(out):
+    assert out["hex"] == (
+        "<ffff888012345678>\n"
+        "[\n"
+        "000:  30 31 32 33 34 35 36 37  38 39 61 62 63 64 65 66"
+        "   01234567 89abcdef\n"
+        "010:  58 59 5a 0a" + " " * 40 + "XYZ.\n"
+        "]\n"
+        "[\n"
+        "000:  30 31 32 33 34 35 36 37" + " " * 27 + "01234567\n"
+        "]\n"
+    )
+
+
+def test_syms(out):
+    assert out["syms"] == (
+        "loaded 5\n"
+        "vfs_read\n"
+        "vfs_read+16\n"         # ply 2.x: decimal offsets
+        "vfs_write+5\n"
+        "vfs_write+3856\n"      # data symbols are not candidates
+        "_stext\n"              # first name of an address wins
+        "_stext+4\n"
+        "mod_fn+1\n"
+        "<0000000000001000>\n"  # below every symbol
+        "vfs_read+16\n"
+    )
+    assert out["syms_restricted"] == "loaded -1\n<ffffffff81001010>\n"
+
+
+def test_stacks(out):
+    assert out["stack_frames"] == "\n\tvfs_read+16\n\tvfs_write\n\tmod_fn+1\n"
+    assert out["stack_unreadable"] == "<STACKID7>\n[]\n"
+
+
+# --- map dumps --------------------------------------------------------------
+
+def test_count_int_keys(out):
+    # by value, then by key (signed)
+    assert out["count_int_keys"] == (
+        "\n@:\n"
+        "{ 5 }: 1\n"
+        "{ -1 }: 2\n"
+        "{ 3 }: 10\n"
+        "{ 7 }: 10\n"
+    )
+
+
+def test_empty_map_prints_nothing(out):
+    assert out["empty_map"] == ""
+    assert out["empty_map_json"] == ""
+
+
+def test_count_str_keys(out):
+    assert out["count_str_keys"] == (
+        "\n@calls:\n"
+        "{ ls              }: 1\n"
+        "{ bash            }: 5\n"
+        "{ sshd            }: 5\n"
+    )
+
+
+def test_sum_tuple_keys(out):
+    assert out["sum_tuple_keys"] == (
+        "\n@bytes:\n"
+        "{ zsh            ,     7 }: -4\n"
+        "{ bash           ,    20 }: 30\n"
+        "{ bash           ,   100 }: 30\n"
+    )
+
+
+def test_min_max_avg(out):
+    assert out["min"] == "\n@lo:\n{ 3 }: -40\n{ 1 }: -3\n{ 2 }: 12\n"
+    assert out["max_time"] == (
+        "\n@hi:\n{ 3 }:    7ns\n{ 1 }: 1.50us\n{ 2 }: 2.00ms\n")
+    # integer average, truncated toward zero: 10/4, -9/2, 300/3
+    assert out["avg"] == "\n@mean:\n{ 2 }: -4\n{ 1 }: 2\n{ 3 }: 100\n"
+
+
+def test_no_key(out):
+    assert out["no_key"] == "\n@total: 42\n"
+
+
+def test_plain_map(out):
+    assert out["plain_map"] == "\nrx:\n{ 2 }: 1.02us\n{ 4294901761 }: 1.50us\n"
+
+
+# --- histograms ----------------------------------------------------------------
+
+def quantize_unsigned(bar):
+    """@size[u32] = quantize(x): two keys; key 2 sorts first because ply
+    compares histograms bucket by bucket from the lowest (1 < 3)."""
+    return (
+        "\n@size:\n"
+        "{ 2 }: \n"
+        + row("[   0,    1]", 1, bar(2, 1))
+        + GAP
+        + row("[  1M,   2M)", 1, bar(2, 1))
+        + "\n"
+        "{ 1 }: \n"
+        + row("[   0,    1]", 3, bar(14, 3))
+        + row("[   2,    3]", 1, bar(14, 1))
+        + GAP
+        + row("[  16,   31]", 2, bar(14, 2))
+        + GAP
+        + row("[ 512,   1k)", 1, bar(14, 1))
+        + row("[  1k,   2k)", 7, bar(14, 7))
+        + "\n"
+    )
+
+
+# Bars per (total, count), from ply's arithmetic:
+# Unicode w = (int)(count/total * 256 + 0.5) eighths; ASCII (count/total * 32 + 0.5).
+UTF8_BARS = {
+    (2, 1): ubar(16),           # w = 128
+    (14, 3): ubar(6, "▉"),      # w = 55: 6 full + 7/8
+    (14, 1): ubar(2, "▎"),      # w = 18: 2 full + 2/8
+    (14, 2): ubar(4, "▋"),      # w = 37: 4 full + 5/8
+    (14, 7): ubar(16),          # w = 128
+    (4, 2): ubar(16),
+    (4, 1): ubar(8),            # w = 64
+    (9, 1): ubar(3, "▌"),       # w = 28: 3 full + 4/8
+    (9, 5): ubar(17, "▊"),      # w = 142: 17 full + 6/8
+    (9, 3): ubar(10, "▋"),      # w = 85: 10 full + 5/8
+    (8, 1): ubar(4),            # w = 32
+    (8, 2): ubar(8),
+    (8, 4): ubar(16),
+}
+ASCII_BARS = {
+    (2, 1): abar(16), (14, 3): abar(7), (14, 1): abar(2), (14, 2): abar(5),
+    (14, 7): abar(16), (4, 2): abar(16), (4, 1): abar(8),
+    (9, 1): abar(4), (9, 5): abar(18), (9, 3): abar(11),
+    (8, 1): abar(4), (8, 2): abar(8), (8, 4): abar(16),
+}
+
+
+def utf8(total, count):
+    return UTF8_BARS[(total, count)]
+
+
+def ascii_(total, count):
+    return ASCII_BARS[(total, count)]
+
+
+def test_quantize_unsigned(out):
+    assert out["quantize_unsigned_utf8"] == quantize_unsigned(utf8)
+    assert out["quantize_unsigned_ascii"] == quantize_unsigned(ascii_)
+
+
+def quantize_signed(bar):
+    """@["dist"] = quantize(retval) with negative values."""
+    return (
+        "\n@:\n"
+        "{ dist    }: \n"
+        + row("         < 0", 2, bar(4, 2))
+        + GAP                                   # bucket [0, 1] is empty
+        + row("[   4,    7]", 1, bar(4, 1))
+        + row("[   8,   15]", 1, bar(4, 1))
+        + "\n"
+    )
+
+
+def test_quantize_signed(out):
+    assert out["quantize_signed_utf8"] == quantize_signed(utf8)
+    assert out["quantize_signed_ascii"] == quantize_signed(ascii_)
+    assert out["quantize_signed_adjacent"] == (
+        "\n@:\n"
+        "{ dist    }: \n"
+        + row("         < 0", 1, utf8(4, 1))
+        + row("[   0,    1]", 1, utf8(4, 1))
+        + row("[   2,    3]", 2, utf8(4, 2))
+        + "\n"
+    )
+
+
+def quantize_time(bar):
+    """@lat = quantize(time - start): durations as closed bounds; no key."""
+    return (
+        "\n@lat:\n"
+        + row("[   0ns,    1ns]", 1, bar(9, 1))
+        + GAP
+        + row("[1.02us, 2.04us]", 5, bar(9, 5))
+        + GAP
+        + row("[1.04ms, 2.09ms]", 3, bar(9, 3))
+        + "\n"
+    )
+
+
+def test_quantize_time(out):
+    assert out["quantize_time_utf8"] == quantize_time(utf8)
+    assert out["quantize_time_ascii"] == quantize_time(ascii_)
+
+
+def lquantize(bar):
+    """@lin[pid] = lquantize(x, 0, 100, 10)."""
+    return (
+        "\n@lin:\n"
+        "{  1234 }: \n"
+        + row("         < 0", 1, bar(8, 1))
+        + row("[   0,    9]", 2, bar(8, 2))
+        + GAP
+        + row("[  20,   29]", 4, bar(8, 4))
+        + GAP
+        + row("      >= 100", 1, bar(8, 1))
+        + "\n"
+    )
+
+
+def test_lquantize(out):
+    assert out["lquantize_utf8"] == lquantize(utf8)
+    assert out["lquantize_ascii"] == lquantize(ascii_)
+
+
+# --- JSON -------------------------------------------------------------------------
+
+def test_json_map_dumps(out):
+    assert out["count_int_keys_json"] == (
+        '{"map": "@", "entries": [{"key": [5], "value": 1}, '
+        '{"key": [-1], "value": 2}, {"key": [3], "value": 10}, '
+        '{"key": [7], "value": 10}]}\n')
+    assert out["sum_tuple_keys_json"] == (
+        '{"map": "@bytes", "entries": [{"key": ["zsh", 7], "value": -4}, '
+        '{"key": ["bash", 20], "value": 30}, '
+        '{"key": ["bash", 100], "value": 30}]}\n')
+    assert out["min_json"] == (
+        '{"map": "@lo", "entries": [{"key": [3], "value": -40}, '
+        '{"key": [1], "value": -3}, {"key": [2], "value": 12}]}\n')
+    assert out["max_time_json"] == (
+        '{"map": "@hi", "entries": [{"key": [3], "value": 7}, '
+        '{"key": [1], "value": 1500}, {"key": [2], "value": 2000000}]}\n')
+    assert out["avg_json"] == (
+        '{"map": "@mean", "entries": [{"key": [2], "value": -4}, '
+        '{"key": [1], "value": 2}, {"key": [3], "value": 100}]}\n')
+    assert out["no_key_json"] == (
+        '{"map": "@total", "entries": [{"key": [], "value": 42}]}\n')
+
+
+def test_json_histograms(out):
+    assert out["quantize_unsigned_json"] == (
+        '{"map": "@size", "entries": ['
+        '{"key": [2], "value": {"buckets": ['
+        '{"lo": 0, "hi": 1, "count": 1}, '
+        '{"lo": 1048576, "hi": 2097151, "count": 1}]}}, '
+        '{"key": [1], "value": {"buckets": ['
+        '{"lo": 0, "hi": 1, "count": 3}, '
+        '{"lo": 2, "hi": 3, "count": 1}, '
+        '{"lo": 16, "hi": 31, "count": 2}, '
+        '{"lo": 512, "hi": 1023, "count": 1}, '
+        '{"lo": 1024, "hi": 2047, "count": 7}]}}]}\n')
+    assert out["quantize_signed_json"] == (
+        '{"map": "@", "entries": [{"key": ["dist"], "value": {"buckets": ['
+        '{"lo": -9223372036854775808, "hi": -1, "count": 2}, '
+        '{"lo": 4, "hi": 7, "count": 1}, '
+        '{"lo": 8, "hi": 15, "count": 1}]}}]}\n')
+    assert out["quantize_time_json"] == (
+        '{"map": "@lat", "entries": [{"key": [], "value": {"buckets": ['
+        '{"lo": 0, "hi": 1, "count": 1}, '
+        '{"lo": 1024, "hi": 2047, "count": 5}, '
+        '{"lo": 1048576, "hi": 2097151, "count": 3}]}}]}\n')
+    assert out["lquantize_json"] == (
+        '{"map": "@lin", "entries": [{"key": [1234], "value": {"buckets": ['
+        '{"lo": -9223372036854775808, "hi": -1, "count": 1}, '
+        '{"lo": 0, "hi": 9, "count": 2}, '
+        '{"lo": 20, "hi": 29, "count": 4}, '
+        '{"lo": 100, "hi": 9223372036854775807, "count": 1}]}}]}\n')
+
+
+def test_json_lines_parse(out):
+    import json
+    for name, text in out.items():
+        if name.endswith("_json") and text:
+            assert json.loads(text)["map"].startswith("@")
+
+
+def test_json_values(out):
+    assert out["json_values"] == (
+        '"a\\"b\\\\c\\nd\\u0001é\\u00ff"\n'   # escapes; valid UTF-8 kept
+        '"abcdefghijklmnop"\n'               # full char[16], no NUL
+        '"dead000f"\n'                       # mem
+        '"0xffff888012345678"\n'             # pointer
+        '"vfs_read+16"\n'                    # sym
+        '1500\n'                             # time: ns
+        '-70000\n'
+        '-1\n'
+        '18446744073709551615\n'
+        '"tab\\t"\n'                         # maxlen stops the string
+    )
+
+
+# --- per-CPU merging, init, real maps ------------------------------------------------
+
+def test_merge(out):
+    assert out["merge"] == (
+        "count 6\n"
+        "min -5 set 1\n"        # the CPU that never stored is ignored
+        "max 3 set 1\n"
+        "umax -5\n"             # unsigned compare: -5 is 2^64-5
+        "unset 0 set 0\n"
+        "avg 6/3\n"
+        "buckets 1 5 3 0\n"
+        "plain 9\n"
+    )
+
+
+def test_init(out):
+    assert out["init"] == (
+        "utf8 1\n"      # LANG=en_US.UTF-8
+        "utf8 0\n"      # LANG=C
+        "utf8 0\n"      # nothing set
+        "utf8 1\n"      # LC_ALL=C.UTF-8 beats LANG=C
+        "utf8 1\n"      # empty LC_ALL is skipped; LANG=sv_SE.utf8
+        "utf8 0\n"      # LC_ALL=C beats LANG=en_US.UTF-8
+        "utf8 1\n"      # LC_CTYPE=en_US.UTF-8 beats LANG=C
+        "utf8 0\n"      # PLYC_ASCII=1
+        "utf8 1\n"      # PLYC_ASCII=0
+        "out is stdout 1\n"
+        "stack_fd -1\n"
+    )
+
+
+def test_bpf_maps(out):
+    text = out["bpf"]
+    if text.startswith("SKIP"):
+        pytest.skip(text.strip())
+    ncpus = int(re.search(r"min over (\d+) cpus", text).group(1))
+    low = [7 * k - (ncpus - 1) for k in (1, 2, 3)]
+    assert text == (
+        "\n@:\n{ 1 }: 11\n{ 2 }: 21\n{ 3 }: 31\n"
+        "dumped 3\n"
+        f"\n@lo:\n{{ 1 }}: {low[0]}\n{{ 2 }}: {low[1]}\n{{ 3 }}: {low[2]}\n"
+        f"dumped 3 min over {ncpus} cpus\n"
+        "cleared 0\n"
+        "dumped 0\n"
+    )
+
+
+# --- portability: the runtime must build for the device too --------------------------
+
+@pytest.mark.parametrize("cc", ["aarch64-linux-gnu-gcc",
+                                "arm-linux-gnueabihf-gcc"])
+def test_cross_compiles(cc, tmp_path):
+    if not shutil.which(cc):
+        pytest.skip(f"{cc} not installed")
+    # Only libbpf's headers from the host: they are arch-independent; the
+    # kernel and libc headers come from the cross toolchain.
+    inc = tmp_path / "include"
+    inc.mkdir()
+    os.symlink("/usr/include/bpf", inc / "bpf")
+    for src in SOURCES + ["../tests/c/test_format.c"]:
+        subprocess.run(
+            [cc, *CFLAGS, f"-I{RUNTIME}", f"-I{inc}", "-c",
+             str(RUNTIME / src), "-o", str(tmp_path / "x.o")],
+            check=True)
