@@ -1,0 +1,33 @@
+# plyc: the two commands of the README are `make demo` and `make test`.
+PYTHON ?= python3
+PLYC = $(PYTHON) -m plyc
+OUT = out
+
+.PHONY: setup demo test test-fast examples clean
+
+setup:
+	@sh scripts/setup.sh
+
+# The main job: build an example tracer and run it on this machine.
+demo: setup
+	@mkdir -p $(OUT)
+	$(PLYC) build examples/syscall-count.ply -o $(OUT)/syscall-count
+	@ls -l $(OUT)/syscall-count
+	$(OUT)/syscall-count -c 'ls -R /usr/share/doc > /dev/null; cat /etc/os-release > /dev/null'
+
+test: setup
+	$(PYTHON) -m pytest -q -ra
+
+# Without the tests that load BPF (for machines where you are not root).
+test-fast: setup
+	$(PYTHON) -m pytest -q -ra -m "not bpf"
+
+examples: setup
+	@mkdir -p $(OUT)
+	@for f in examples/*.ply; do \
+		n=$$(basename $$f .ply); echo "build $$f"; \
+		$(PLYC) build $$f -o $(OUT)/$$n || exit 1; \
+	done
+
+clean:
+	rm -rf $(OUT) .pytest_cache

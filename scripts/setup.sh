@@ -1,0 +1,36 @@
+#!/bin/sh
+# Installs what plyc needs to build and test tracers on Debian 12, as root.
+# Idempotent: does nothing that is already done.
+set -eu
+
+APT_PACKAGES="clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev linux-libc-dev pkg-config
+bpftool gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
+python3 python3-pip"
+PY_PACKAGES="lark[interegular]>=1.1 jinja2>=3.0 pytest>=7 hypothesis>=6"
+
+missing=""
+for p in $APT_PACKAGES; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "setup: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if ! $PY -c 'import lark, jinja2, pytest, hypothesis, interegular' 2>/dev/null; then
+	echo "setup: installing Python packages"
+	# Debian's python3 is externally managed; pyenv's and venvs are not.
+	$PY -m pip install -q $PY_PACKAGES 2>/dev/null ||
+		$PY -m pip install -q --break-system-packages $PY_PACKAGES
+fi
+
+# tracefs is not mounted at boot on some machines; plyc and its tracers
+# mount it themselves when they can, this just saves them the trouble.
+if [ ! -d /sys/kernel/tracing/events ] && [ -d /sys/kernel/tracing ]; then
+	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
+fi
+echo "setup: ok"

@@ -1,0 +1,25 @@
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "bpf" in item.keywords and os.geteuid() != 0:
+            item.add_marker(pytest.mark.skip(reason="loads BPF: needs root"))
+
+
+@pytest.fixture(scope="session")
+def workload(tmp_path_factory) -> str:
+    """The deterministic workload program (tests/helpers/workload.c)."""
+    out = tmp_path_factory.mktemp("workload") / "workload"
+    subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(out),
+                    str(ROOT / "tests/helpers/workload.c")], check=True)
+    return str(out)

@@ -1,0 +1,96 @@
+/* Deterministic workloads for the runtime tests: each does an exact number
+ * of system calls, so a tracer's counts can be compared exactly.
+ *
+ *   workload getppid N [CPUS]   N getppid() calls on each of CPUS CPUs (default 1)
+ *   workload open PATH N        N failed-or-not openat() of PATH
+ *   workload read N SIZE        N read()s of SIZE bytes from /dev/zero
+ *   workload sleep MS           nanosleep
+ *   workload spin MS            busy loop (for profile)
+ *   workload write TEXT         write TEXT to stdout (one write(2))
+ *   workload exit CODE          exit with CODE
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	long i, n;
+
+	prctl(PR_SET_NAME, "plyc-work");
+	if (argc < 3)
+		return 2;
+	if (!strcmp(argv[1], "getppid")) {
+		int cpus = argc > 3 ? atoi(argv[3]) : 1, c;
+
+		n = atol(argv[2]);
+		for (c = 0; c < cpus; c++) {
+			if (fork() == 0) {
+				pin(c % (int)sysconf(_SC_NPROCESSORS_ONLN));
+				for (i = 0; i < n; i++)
+					syscall(SYS_getppid);
+				_exit(0);
+			}
+		}
+		while (wait(NULL) > 0)
+			;
+	} else if (!strcmp(argv[1], "open")) {
+		n = atol(argv[3]);
+		for (i = 0; i < n; i++) {
+			int fd = open(argv[2], O_RDONLY);
+
+			if (fd >= 0)
+				close(fd);
+		}
+	} else if (!strcmp(argv[1], "read")) {
+		int fd = open("/dev/zero", O_RDONLY);
+		size_t size = (size_t)atol(argv[3]);
+		char *buf = malloc(size ? size : 1);
+
+		n = atol(argv[2]);
+		for (i = 0; i < n; i++)
+			if (read(fd, buf, size) < 0)
+				return 1;
+	} else if (!strcmp(argv[1], "sleep")) {
+		usleep((useconds_t)atol(argv[2]) * 1000);
+	} else if (!strcmp(argv[1], "spin")) {
+		double end = now() + atol(argv[2]) / 1000.0;
+		volatile unsigned long x = 0;
+
+		while (now() < end)
+			x++;
+	} else if (!strcmp(argv[1], "write")) {
+		if (write(1, argv[2], strlen(argv[2])) < 0)
+			return 1;
+	} else if (!strcmp(argv[1], "exit")) {
+		return atoi(argv[2]);
+	} else {
+		return 2;
+	}
+	return 0;
+}

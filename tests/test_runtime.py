@@ -1,0 +1,83 @@
+"""Runtime tests: each tests/runtime/*.test file is a script, the tracer's
+arguments, and what it must print, run against this machine's kernel.
+
+Sections of a .test file (each starts with a line `=== NAME`):
+  script     the ply script (required)
+  args       the tracer's arguments, shell words; {workload} is the
+             deterministic workload program (tests/helpers/workload.c)
+  stdout     exactly what the tracer must print (trailing blank lines aside)
+  stdout-re  a regular expression the whole stdout must match (re.DOTALL)
+  stderr-re  a regular expression that must be found in stderr
+  exit       the expected exit status (default 0)
+  build      extra `plyc build` options
+  env        NAME=VALUE lines for the build (compile-time $NAME)
+  timeout    seconds (default 30)
+  requires   a path that must exist on this machine (else skipped, saying why)
+"""
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = sorted((ROOT / "tests" / "runtime").glob("*.test"))
+
+
+def parse_case(path: Path) -> dict:
+    sections, name = {}, None
+    for line in path.read_text().splitlines(keepends=True):
+        m = re.match(r"=== ([a-z-]+)\s*$", line)
+        if m:
+            name = m.group(1)
+            sections[name] = ""
+        elif name is not None:
+            sections[name] += line
+    assert "script" in sections, f"{path.name}: no === script section"
+    return sections
+
+
+def build_tracer(case: dict, path: Path, tmp: Path) -> Path:
+    script = tmp / (path.stem.replace("-", "_") + ".ply")
+    script.write_text(case["script"])
+    out = tmp / path.stem.replace("-", "_")
+    env = dict(os.environ)
+    for line in case.get("env", "").splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            env[k.strip()] = v.strip()
+    cmd = [sys.executable, "-m", "plyc", "build", str(script), "-o", str(out),
+           *shlex.split(case.get("build", ""))]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert proc.returncode == 0, f"build failed:\n{proc.stderr}"
+    return out
+
+
+@pytest.mark.bpf
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_runtime(path, tmp_path, workload):
+    case = parse_case(path)
+    req = case.get("requires", "").strip()
+    if req and not os.path.exists(req):
+        pytest.skip(f"this machine has no {req}")
+    tracer = build_tracer(case, path, tmp_path)
+    args = shlex.split(case.get("args", "").strip().replace("{workload}", workload))
+    timeout = float(case.get("timeout", "30").strip())
+    proc = subprocess.run([str(tracer), *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=tmp_path, env={**os.environ, "LANG": "C.UTF-8"})
+    detail = f"\n--- stdout:\n{proc.stdout}\n--- stderr:\n{proc.stderr}"
+    want_exit = int(case.get("exit", "0").strip())
+    assert proc.returncode == want_exit, f"exit {proc.returncode}, expected {want_exit}{detail}"
+    if "stdout" in case:
+        assert proc.stdout.rstrip("\n") == case["stdout"].rstrip("\n"), f"stdout differs{detail}"
+    if "stdout-re" in case:
+        pattern = case["stdout-re"].rstrip("\n")
+        assert re.fullmatch(pattern, proc.stdout, re.DOTALL), f"stdout does not match /{pattern}/{detail}"
+    if "stderr-re" in case:
+        pattern = case["stderr-re"].strip()
+        assert re.search(pattern, proc.stderr), f"stderr lacks /{pattern}/{detail}"
+    assert "stdout" in case or "stdout-re" in case or "stderr-re" in case or "exit" in case, \
+        "a runtime test must check something"
