@@ -47,7 +47,8 @@ class Field:
 def layout(fields: list, start: int = 0) -> int:
     """Assign C's natural offsets (the same on every target) and return the
     record's size; the shared header asserts them with _Static_assert."""
-    off, align = start, 8 if start else 1
+    # Event records start after their `__u32 id, pad` header (align 4).
+    off, align = start, 4 if start else 1
     for f in fields:
         off = (off + f.align - 1) // f.align * f.align
         f.offset = off

@@ -17,9 +17,8 @@ from typing import Optional
 
 from .diag import PlycError, Diagnostic
 
-WARNINGS = ["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-Wno-unused-variable",
-            "-Wno-unused-function", "-Wno-missing-field-initializers"]
-BPF_WARNINGS = ["-Wall", "-Werror", "-Wno-unused-variable", "-Wno-unused-function"]
+WARNINGS = ["-Wall", "-Wextra", "-Werror"]
+BPF_WARNINGS = ["-Wall", "-Werror"]
 
 ARCH_DEFINE = {"x86_64": "x86", "aarch64": "arm64", "armhf": "arm"}
 

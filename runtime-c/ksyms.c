@@ -228,8 +228,14 @@ void plyc_print_frames(FILE *fp, const uint64_t *ips, size_t n)
 
 void plyc_print_stack(FILE *fp, int64_t stack_id)
 {
-	uint64_t ips[PLYC_STACK_DEPTH];
+	uint64_t ips[PLYC_STACK_DEPTH] = { 0 };
 
+	/* A negative id is bpf_get_stackid()'s error: no kernel stack there
+	 * (a sample taken in user mode). It prints as an empty stack. */
+	if (stack_id < 0) {
+		plyc_print_frames(fp, ips, PLYC_STACK_DEPTH);
+		return;
+	}
 	if (plyc_stack_read(stack_id, ips)) {
 		fprintf(fp, "<STACKID%" PRId64 ">", stack_id);
 		return;
