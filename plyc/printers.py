@@ -69,6 +69,10 @@ def print_body(er: EventRes) -> list:
 
 
 def event_body(er: EventRes, res: Resources) -> list:
+    return ["(void)e;"] + _event_body(er, res)
+
+
+def _event_body(er: EventRes, res: Resources) -> list:
     kind = er.event.kind
     if kind == "printf":
         return printf_body(er)
@@ -78,7 +82,7 @@ def event_body(er: EventRes, res: Resources) -> list:
         return ["plyc_request_exit((int)e->a0);"]
     index = res.maps.index(er.map)
     if kind == "printmap":
-        return ["(void)e;", f"plyc_map_dump(&maps[{index}]);"]
+        return [f"plyc_map_dump(&maps[{index}]);"]
     if kind == "clear":
-        return ["(void)e;", f"plyc_map_clear(&maps[{index}]);"]
+        return [f"plyc_map_clear(&maps[{index}]);"]
     raise AssertionError(kind)

@@ -13,14 +13,11 @@
 
 static const struct plyc_program *P;
 
-static int probe_error(const struct plyc_probe *pr, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int probe_error(const struct plyc_probe *pr, const char *fmt, ...)
+int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s:%d: error: %s: ", P->script, pr->line, pr->spec);
+	fprintf(stderr, "%s:%d: error: %s: ", prog->script, pr->line, pr->spec);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -80,15 +77,15 @@ int plyc_check_targets(const struct plyc_program *prog)
 		case PLYC_P_TRACEPOINT:
 			split(pr->target, group, sizeof(group), &event);
 			if (!plyc_tracefs()) {
-				err = probe_error(pr, "tracefs is not available (mount it on /sys/kernel/tracing)");
+				err = plyc_probe_error(P, pr, "tracefs is not available (mount it on /sys/kernel/tracing)");
 				break;
 			}
 			if (has_glob(event)) {
 				n = plyc_tp_glob(group, event, count_match, NULL);
 				if (n <= 0)
-					err = probe_error(pr, "no tracepoint on this kernel matches %s", pr->target);
+					err = plyc_probe_error(P, pr, "no tracepoint on this kernel matches %s", pr->target);
 			} else if (plyc_tp_exists(group, event)) {
-				err = probe_error(pr, "no such tracepoint on this kernel");
+				err = plyc_probe_error(P, pr, "no such tracepoint on this kernel");
 			}
 			break;
 		case PLYC_P_KPROBE:
@@ -96,7 +93,7 @@ int plyc_check_targets(const struct plyc_program *prog)
 		case PLYC_P_UPROBE:
 		case PLYC_P_URETPROBE:
 		case PLYC_P_USDT:
-			err = probe_error(pr, "this provider is not supported by this version of plyc yet");
+			err = plyc_probe_error(P, pr, "this provider is not supported by this version of plyc yet");
 			break;
 		default:
 			break;
@@ -117,7 +114,7 @@ static int attach_tp(const char *group, const char *event, void *arg)
 	struct bpf_link *link = bpf_program__attach_tracepoint(c->prog, group, event);
 
 	if (!link)
-		return probe_error(c->pr, "cannot attach to %s:%s: %s", group, event, strerror(errno));
+		return plyc_probe_error(P, c->pr, "cannot attach to %s:%s: %s", group, event, strerror(errno));
 	return add_link(c->links, link);
 }
 
@@ -152,21 +149,21 @@ static int attach_timer(const struct plyc_probe *pr, struct bpf_program *prog, s
 			/* Possible but offline CPUs can't be opened: skip them. */
 			if (errno == ENODEV || errno == EINVAL)
 				continue;
-			return probe_error(pr, "cannot open a timer on CPU %d: %s", cpu, strerror(errno));
+			return plyc_probe_error(P, pr, "cannot open a timer on CPU %d: %s", cpu, strerror(errno));
 		}
 		link = bpf_program__attach_perf_event(prog, fd);
 		if (!link) {
 			int err = errno;
 
 			close(fd);
-			return probe_error(pr, "cannot attach to the timer on CPU %d: %s", cpu, strerror(err));
+			return plyc_probe_error(P, pr, "cannot attach to the timer on CPU %d: %s", cpu, strerror(err));
 		}
 		if (add_link(links, link))
 			return -1;
 		attached++;
 	}
 	if (!attached)
-		return probe_error(pr, pr->cpu >= 0 ? "CPU %d is not online" : "no CPU is online", pr->cpu);
+		return plyc_probe_error(P, pr, pr->cpu >= 0 ? "CPU %d is not online" : "no CPU is online", pr->cpu);
 	return 0;
 }
 
@@ -182,7 +179,7 @@ int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, str
 		const char *event;
 
 		if (!bp)
-			return probe_error(pr, "program %s is missing from the BPF object", pr->prog);
+			return plyc_probe_error(P, pr, "program %s is missing from the BPF object", pr->prog);
 		switch (pr->kind) {
 		case PLYC_P_BEGIN:
 		case PLYC_P_END:
@@ -205,7 +202,7 @@ int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, str
 				return -1;
 			break;
 		default:
-			return probe_error(pr, "this provider is not supported by this version of plyc yet");
+			return plyc_probe_error(P, pr, "this provider is not supported by this version of plyc yet");
 		}
 	}
 	return 0;

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,6 +77,13 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stopping = 1;
+}
+
+/* Nothing to do but interrupt the poll, so a finished -c child is noticed
+ * at once rather than at the next poll timeout. */
+static void on_child(int sig)
+{
+	(void)sig;
 }
 
 void plyc_request_exit(int code)
@@ -301,16 +310,14 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 		*event++ = 0;
 		err = plyc_tp_field(group, event, s->field, &off, &size);
 		if (err == -ENOSYS)
-			return fail("%s:%d: %s: tracefs is not available (mount it on /sys/kernel/tracing)",
-				    P->script, pr->line, pr->spec);
+			return -plyc_probe_error(P, pr, "tracefs is not available (mount it on /sys/kernel/tracing)");
 		if (err == -ENOENT && plyc_tp_exists(group, event))
-			return fail("%s:%d: %s: no such tracepoint on this kernel", P->script, pr->line, pr->spec);
+			return -plyc_probe_error(P, pr, "no such tracepoint on this kernel");
 		if (err)
-			return fail("%s:%d: %s: this kernel's tracepoint has no field '%s'",
-				    P->script, pr->line, pr->spec, s->field);
+			return -plyc_probe_error(P, pr, "this kernel's tracepoint has no field '%s'", s->field);
 		if (size != s->size)
-			return fail("%s:%d: %s: field '%s' is %u bytes on this kernel, %u where the tracer was built",
-				    P->script, pr->line, pr->spec, s->field, size, s->size);
+			return -plyc_probe_error(P, pr, "field '%s' is %u bytes on this kernel, %u where the tracer was built",
+						 s->field, size, s->size);
 		memcpy(params + P->off_tp_off + i * sizeof(uint32_t), &off, sizeof(off));
 	}
 	return 0;
@@ -407,6 +414,18 @@ static int run_once(struct bpf_object *obj, enum plyc_probe_kind kind)
 	return 0;
 }
 
+/* A process to watch for -p: a pidfd polls readable once it has exited,
+ * zombie or not; without pidfds (before 5.3), fall back to kill(pid, 0). */
+static int target_gone(long pid, int pidfd)
+{
+	if (pidfd >= 0) {
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+		return poll(&pfd, 1, 0) > 0;
+	}
+	return kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -423,8 +442,8 @@ int plyc_main(const struct plyc_program *prog, int argc, char **argv)
 	struct plyc_links links = { 0 };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	uint64_t target = 0, lost = 0, reported_lost = 0;
-	int err, i, stats_fd = -1, status = 0, failed = 0;
-	double deadline = 0;
+	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1;
+	double deadline = 0, next_lost_report = 0;
 
 	P = prog;
 	if (parse_args(argc, argv, &o))
@@ -444,9 +463,15 @@ int plyc_main(const struct plyc_program *prog, int argc, char **argv)
 	if (o.btf && access(o.btf, R_OK))
 		return fail("--btf %s: %s", o.btf, strerror(errno));
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sa.sa_handler = on_child;
+		sigaction(SIGCHLD, &sa, NULL);
+		signal(SIGPIPE, SIG_IGN);
+	}
 
 	if (o.cmd) {
 		int pid = plyc_child_start(o.cmd);
@@ -458,6 +483,9 @@ int plyc_main(const struct plyc_program *prog, int argc, char **argv)
 		if (kill((pid_t)o.pid, 0) && errno == ESRCH)
 			return fail("-p %ld: no such process", o.pid);
 		target = (uint64_t)o.pid;
+#ifdef SYS_pidfd_open
+		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o.pid, 0);
+#endif
 	}
 
 	open_opts.object_name = prog->name;
@@ -536,10 +564,12 @@ int plyc_main(const struct plyc_program *prog, int argc, char **argv)
 			break;
 		if (o.cmd && plyc_child_reap(&status))
 			break;
-		if (o.pid && kill((pid_t)o.pid, 0) && errno == ESRCH)
+		if (o.pid && target_gone(o.pid, pidfd))
 			break;
 		lost = stat_sum(stats_fd, 0);
-		if (lost > reported_lost) {
+		/* With -k, say it at most once a second. */
+		if (lost > reported_lost && (!o.keep_going || now() >= next_lost_report)) {
+			next_lost_report = now() + 1;
 			fprintf(stderr, "%s: warning: %" PRIu64 " event%s lost (output buffer full)%s\n",
 				prog->name, lost - reported_lost, lost - reported_lost == 1 ? "" : "s",
 				o.keep_going ? "" : "; stopping (-k keeps going)");
@@ -581,6 +611,8 @@ int plyc_main(const struct plyc_program *prog, int argc, char **argv)
 	}
 
 cleanup:
+	if (pidfd >= 0)
+		close(pidfd);
 	plyc_detach_all(&links);
 	plyc_child_kill();
 	ring_buffer__free(rb);

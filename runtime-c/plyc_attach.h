@@ -16,5 +16,8 @@ struct plyc_links {
 int plyc_check_targets(const struct plyc_program *prog);
 int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links);
 void plyc_detach_all(struct plyc_links *links);
+/* "script:LINE: error: SPEC: message" on stderr; returns -1. */
+int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #endif

@@ -1,0 +1,174 @@
+"""The tracer's command line and its failures on the device: -p, -o, -f,
+signals, not being root, lost events, full maps, and a device that lacks a
+tracepoint or lays its fields out differently from the build machine."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.bpf
+
+
+def build(tmp_path, script, *opts, env=None, name="t"):
+    src = tmp_path / f"{name}.ply"
+    src.write_text(script)
+    out = tmp_path / name
+    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out), *opts],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return str(out)
+
+
+def run(tracer, *args, timeout=30, **kw):
+    return subprocess.run([tracer, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+COUNT = 'tracepoint:syscalls/sys_enter_getppid / comm == "plyc-work" / { @[comm] = count(); }\n'
+
+
+def test_p_pid_stops_when_the_process_exits(tmp_path, workload):
+    tracer = build(tmp_path, "tracepoint:syscalls/sys_enter_getppid / pid == $target / { @n = count(); }\n"
+                   "END { printf(\"target %d\\n\", $target); }\n")
+    proc = subprocess.Popen([workload, "sleep", "1500"])
+    start = time.monotonic()
+    out = run(tracer, "-p", str(proc.pid))
+    proc.wait()
+    assert out.returncode == 0, out.stderr
+    assert f"target {proc.pid}" in out.stdout
+    assert time.monotonic() - start < 5
+
+
+def test_p_missing_process(tmp_path):
+    tracer = build(tmp_path, COUNT)
+    out = run(tracer, "-p", "999999")
+    assert out.returncode == 1
+    assert "no such process" in out.stderr and out.stdout == ""
+
+
+def test_o_writes_the_output_to_a_file(tmp_path, workload):
+    tracer = build(tmp_path, COUNT)
+    dest = tmp_path / "out.txt"
+    out = run(tracer, "-o", str(dest), "-c", f"{workload} getppid 7")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ""
+    assert dest.read_text() == "\n@:\n{ plyc-work       }: 7\n"
+
+
+def test_sigterm_runs_end_and_dumps_maps(tmp_path):
+    tracer = build(tmp_path, "interval:10ms { @ticks = count(); }\nEND { printf(\"bye\\n\"); }\n")
+    proc = subprocess.Popen([tracer], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=10)
+    assert proc.returncode == 0, stderr
+    assert stdout.startswith("bye\n\n@ticks: ")
+
+
+def test_not_root_is_a_clear_error(tmp_path):
+    tracer = build(tmp_path, COUNT)
+    os.chmod(tmp_path, 0o755)
+    out = run("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", tracer, "-d", "1")
+    assert out.returncode == 1
+    assert "needs root" in out.stderr
+    assert out.stdout == ""
+
+
+def test_lost_events_are_reported_and_stop_the_run(tmp_path, workload):
+    script = ('tracepoint:syscalls/sys_enter_getppid / comm == "plyc-work" / '
+              '{ printf("%s %d %d %d\\n", comm, pid, kpid, cpu); }\n')
+    tracer = build(tmp_path, script, "--buffer-size", "4096")
+    out = run(tracer, "-c", f"{workload} getppid 200000")
+    assert out.returncode == 1
+    assert "lost (output buffer full); stopping (-k keeps going)" in out.stderr
+    # -k accepts the loss: the run goes on to the end and succeeds.
+    kept = run(tracer, "-k", "-c", f"{workload} getppid 200000")
+    assert kept.returncode == 0, kept.stderr
+    assert "lost" in kept.stderr and "stopping" not in kept.stderr
+
+
+def test_a_full_map_is_reported(tmp_path, workload):
+    script = 'tracepoint:syscalls/sys_enter_read / comm == "plyc-work" / { @[data->count] = count(); }\n'
+    tracer = build(tmp_path, script, "--map-entries", "2")
+    out = run(tracer, "-c", f"{workload} read 1 1; {workload} read 1 2; {workload} read 1 3")
+    assert out.returncode == 1
+    assert "map @ was full: 1 update dropped" in out.stderr
+    assert out.stdout == "\n@:\n{ 1 }: 1\n{ 2 }: 1\n"
+
+
+def fake_tracefs(tmp_path, fields):
+    root = tmp_path / "tracefs"
+    ev = root / "events" / "plyctest" / "fake_event"
+    ev.mkdir(parents=True)
+    (ev / "format").write_text("name: fake_event\nID: 1\nformat:\n" + "".join(
+        f"\tfield:{decl};\toffset:{off};\tsize:{size};\tsigned:0;\n" for decl, off, size in fields))
+    return root
+
+
+def test_a_tracepoint_missing_on_the_device(tmp_path):
+    root = fake_tracefs(tmp_path, [("unsigned short common_type", 0, 2), ("int value", 8, 4)])
+    env = dict(os.environ, PLYC_TRACEFS=str(root))
+    tracer = build(tmp_path, "BEGIN { }\n\ntracepoint:plyctest/fake_event { @[data->value] = count(); }\n",
+                   env=env)
+    out = run(tracer, "-d", "1")
+    assert out.returncode == 1
+    assert out.stderr.startswith("t.ply:3: error: tracepoint:plyctest/fake_event: no such tracepoint on this kernel")
+
+
+def test_tracepoint_layout_comes_from_the_device(tmp_path, workload):
+    """Build against a format file with other offsets than this kernel's:
+    the tracer still reads the right field, because it takes offsets from
+    the device when it starts."""
+    real = Path("/sys/kernel/tracing/events/syscalls/sys_enter_read/format").read_text()
+    root = tmp_path / "tracefs"
+    ev = root / "events" / "syscalls" / "sys_enter_read"
+    ev.mkdir(parents=True)
+    ev.joinpath("format").write_text(real.replace("offset:32;", "offset:48;").replace("offset:24;", "offset:40;"))
+    env = dict(os.environ, PLYC_TRACEFS=str(root))
+    tracer = build(tmp_path, 'tracepoint:syscalls/sys_enter_read / comm == "plyc-work" / '
+                   '{ @[data->count] = count(); }\n', env=env)
+    out = run(tracer, "-c", f"{workload} read 3 100")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "\n@:\n{ 100 }: 3\n"
+
+
+def test_field_size_mismatch_on_the_device(tmp_path):
+    real = Path("/sys/kernel/tracing/events/syscalls/sys_enter_read/format").read_text()
+    root = tmp_path / "tracefs"
+    ev = root / "events" / "syscalls" / "sys_enter_read"
+    ev.mkdir(parents=True)
+    ev.joinpath("format").write_text(real.replace("size_t count;\toffset:32;\tsize:8;",
+                                                  "size_t count;\toffset:32;\tsize:4;"))
+    env = dict(os.environ, PLYC_TRACEFS=str(root))
+    tracer = build(tmp_path, "tracepoint:syscalls/sys_enter_read { @[data->count] = count(); }\n", env=env)
+    out = run(tracer, "-d", "1")
+    assert out.returncode == 1
+    assert "field 'count' is 8 bytes on this kernel, 4 where the tracer was built" in out.stderr
+
+
+def test_help_and_version(tmp_path):
+    tracer = build(tmp_path, COUNT)
+    h = run(tracer, "-h")
+    assert h.returncode == 0 and "t.ply:1: tracepoint:syscalls/sys_enter_getppid" in h.stdout
+    v = run(tracer, "--version")
+    assert v.returncode == 0 and v.stdout.startswith("t (plyc ")
+    bad = run(tracer, "-x")
+    assert bad.returncode == 1 and "Usage:" in bad.stderr
+
+
+def test_plyc_run_builds_and_runs(tmp_path, workload):
+    src = tmp_path / "r.ply"
+    src.write_text(COUNT)
+    env = dict(os.environ, PLYC_CACHE=str(tmp_path / "cache"))
+    for _ in range(2):   # the second run comes from the cache
+        out = subprocess.run([sys.executable, "-m", "plyc", "run", str(src), "--", "-c", f"{workload} getppid 3"],
+                             capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == "\n@:\n{ plyc-work       }: 3\n"
+    assert len(list((tmp_path / "cache" / "run").iterdir())) == 1
