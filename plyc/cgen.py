@@ -403,7 +403,35 @@ class FuncGen:
         c, a, b = self.scalar(e.cond), self.scalar(e.then), self.scalar(e.other)
         return f"({self.type(e).scalar_ctype()})({c} ? {a} : {b})"
 
+    def is_tp_field(self, e: ast.Member) -> bool:
+        t = self.type(e.obj)
+        return t.kind == "ctx" and t.pointee == "tracepoint"
+
+    def lvalue(self, e) -> str:
+        """A C lvalue naming a kernel object's member, for CO-RE reads. It
+        reads nothing itself: only the pointers on the way are loaded."""
+        if isinstance(e, ast.Index):
+            return f"({self.lvalue(e.obj)})[{B.const_value(e.index)}]"
+        objt = self.type(e.obj)
+        if objt.kind == "struct":
+            return f"({self.lvalue(e.obj)}).{e.field}"
+        ptr = self.scalar(e.obj)
+        return f"(({objt.pointee} *)(unsigned long)({ptr}))->{e.field}"
+
+    def core_scalar(self, e) -> str:
+        typ = self.type(e)
+        lv = self.lvalue(e)
+        name = self.tmp("k")
+        # Read as many bytes as the device's kernel has for this member.
+        self.line(f"__u64 {name} = 0;")
+        self.line(f"bpf_core_read(&{name}, bpf_core_field_size({lv}), &{lv});")
+        if typ.signed and typ.size < 8:
+            return f"((__s64)(__s{typ.size * 8}){name})"
+        return f"(({typ.scalar_ctype()}){name})"
+
     def sc_Member(self, e: ast.Member) -> str:
+        if not self.is_tp_field(e):
+            return self.core_scalar(e)
         typ = self.type(e)
         slot = self.res.slot(self.unit.index, e.field)
         name = self.tmp("f")
@@ -415,6 +443,11 @@ class FuncGen:
 
     def tp_field_bytes(self, e: ast.Member) -> str:
         typ = self.type(e)
+        if not self.is_tp_field(e):
+            name = self.local_bytes(typ.size)
+            lv = self.lvalue(e)
+            self.line(f"bpf_core_read({name}, sizeof({name}), &{lv});")
+            return name
         slot = self.res.slot(self.unit.index, e.field)
         name = self.local_bytes(typ.size)
         self.line(f"bpf_probe_read_kernel({name}, sizeof({name}), "
@@ -422,6 +455,8 @@ class FuncGen:
         return name
 
     def sc_Index(self, e: ast.Index) -> str:
+        if self.type(e.obj).btf:
+            return self.core_scalar(e)
         arr = self.bytes(e.obj)
         idx = B.const_value(e.index)
         ct = "__s8" if self.type(e).signed else "__u8"
@@ -436,6 +471,9 @@ class FuncGen:
 
     def sc_SizeOf(self, e: ast.SizeOf) -> str:
         t = B.cast_type(e.type)
+        if t is None:
+            # The size on the device's kernel, by CO-RE.
+            return f"((__u64)bpf_core_type_size({' '.join(w for w in e.type.words if w != 'const')}))"
         return f"{t.size}ULL"
 
     def sc_Call(self, e: ast.Call) -> str:

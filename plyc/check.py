@@ -5,14 +5,16 @@ events (printf/print/exit ...) with their argument types."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from . import ast
 from . import builtins as B
 from . import providers
 from . import types as T
+from .btf import BTFError
 from .diag import Collector, PlycError
+from .kernel_types import KernelTypes
 
 AGG_FUNCS = ("count", "sum", "min", "max", "avg", "quantize", "lquantize")
 
@@ -69,6 +71,7 @@ class Analysis:
     nargs: int = 0                 # highest $N used
     uses_target: bool = False
     strsize: int = T.DEFAULT_STRSIZE
+    ktypes: Optional[KernelTypes] = None
 
     @property
     def uses_stack(self) -> bool:
@@ -89,8 +92,9 @@ def assigned_locals(node) -> set:
 
 
 class Checker:
-    def __init__(self, program: ast.Program, env: dict, strsize: int):
+    def __init__(self, program: ast.Program, env: dict, strsize: int, btf_path: Optional[str] = None):
         self.program = program
+        self.ktypes = KernelTypes(btf_path)
         self.env = env
         self.strsize = strsize
         self.diag = Collector()
@@ -128,7 +132,7 @@ class Checker:
                 self.diag.error(f"map '{info.name}' is read but never assigned", info.span)
         self.diag.check()
         return Analysis(self.program, units, self.maps, self.event_order, self.nargs,
-                        self.uses_target, self.strsize)
+                        self.uses_target, self.strsize, self.ktypes)
 
     def make_units(self) -> list:
         units = []
@@ -197,7 +201,8 @@ class Checker:
         if not isinstance(e, ast.Call):
             self.err("this expression does nothing; did you mean to assign it or print it?", e.span)
         if e.func in AGG_FUNCS:
-            self.err(f"{e.func}() must be assigned to an @map, e.g. @[comm] = {e.func}(...);", e.span)
+            arg = "" if e.func == "count" else "x"
+            self.err(f"{e.func}() must be assigned to an @map, e.g. @[comm] = {e.func}({arg});", e.span)
         self.expr(e, statement=True)
 
     def stmt_Delete(self, s: ast.Delete):
@@ -262,7 +267,8 @@ class Checker:
                 self.err(f"{func}() needs an integer, got {typ}", value.args[0].span)
             typ = T.Int(8, typ.signed, typ.fmt)
             if func == "lquantize":
-                lo, hi, step = (self.const_int(a) for a in value.args[1:])
+                lo, hi, step = (self.const_int(a, "lquantize()'s min, max and step must be constant integers")
+                                for a in value.args[1:])
                 if step <= 0 or hi <= lo:
                     self.err("lquantize(x, min, max, step) needs min < max and step > 0", value.span)
                 if (hi - lo) // step > 1000:
@@ -311,10 +317,10 @@ class Checker:
                      "compare strings with strcmp(a, b) == 0 or a == b")
         return typ
 
-    def const_int(self, e: ast.Expr) -> int:
+    def const_int(self, e: ast.Expr, what: str = "expected a constant integer") -> int:
         val = B.const_value(e)
         if val is None:
-            self.err("expected a constant integer", e.span)
+            self.err(what, e.span, "only numbers, and + - * of numbers, are known at compile time")
         self.unit.types[id(e)] = T.S64
         return val
 
@@ -426,47 +432,102 @@ class Checker:
             return fld.type
         if objt.kind == "ctx":
             self.err(f"'{self.unit.provider.name}' register access is not supported yet", e.span)
-        self.err("member access through kernel types needs the kernel's BTF and is not supported yet",
-                 e.span)
+        return self.kernel_member(e, objt)
+
+    def kernel_member(self, e: ast.Member, objt: T.Type) -> T.Type:
+        """obj->field / obj.field through a kernel type, from BTF."""
+        if objt.kind == "struct":
+            if e.arrow:
+                self.err(f"{objt.pointee} is not a pointer: use '.{e.field}'", e.span)
+        elif objt.is_pointer:
+            if not e.arrow:
+                self.err(f"{objt.pointee} * is a pointer: use '->{e.field}'", e.span)
+            if not objt.btf and objt.pointee.split()[0] in ("struct", "union"):
+                objt = self.kernel(lambda k: k.pointer_to(k.lookup(tuple(objt.pointee.split()[:2])) or 0),
+                                   e.span)
+            if not objt.btf:
+                self.err(f"can't access '{e.field}' through a {objt}", e.span,
+                         "cast it to a kernel type first, e.g. ((struct file *)arg0)->f_flags")
+        else:
+            self.err(f"a value of type {objt} has no members", e.span,
+                     "cast it to a kernel type first, e.g. ((struct file *)arg0)->f_flags")
+        found = self.kernel(lambda k: k.member(objt.btf, e.field), e.span)
+        if found is None:
+            members = self.kernel(lambda k: k.members_of(T.Type("struct", btf=objt.btf)), e.span)
+            self.err(f"{objt.pointee} has no member '{e.field}'", e.span,
+                     "its members include: " + ", ".join(members) if members else None)
+        return found[1]
+
+    def kernel(self, fn, span):
+        """Run a BTF query, turning its failures into diagnostics."""
+        try:
+            return fn(self.ktypes)
+        except (BTFError, TypeError) as err:
+            self.err(str(err), span)
 
     def expr_Index(self, e: ast.Index) -> T.Type:
         objt = self.expr(e.obj)
-        idx = self.const_int(e.index)
+        idx = self.const_int(e.index, "an index must be a constant integer")
         if objt.kind not in ("buf", "str"):
             self.err(f"can't index a value of type {objt}", e.span)
+        if objt.kind == "buf" and objt.btf:
+            elem = self.kernel(lambda k: k.element_type(objt), e.span)
+            if not 0 <= idx < objt.size // max(1, elem.size):
+                self.err(f"index {idx} is out of bounds for {objt.pointee}[{objt.size // max(1, elem.size)}]",
+                         e.index.span)
+            return elem
         if not 0 <= idx < objt.size:
             self.err(f"index {idx} is out of bounds for {objt}", e.index.span)
         return T.Int(1, objt.kind == "str")
 
     def expr_Cast(self, e: ast.Cast) -> T.Type:
         src = self.expr(e.operand)
-        dst = B.cast_type(e.type)
-        if dst is None:
-            self.err(f"casts to '{e.type}' are not supported yet (needs kernel BTF)", e.type.span)
+        dst = B.cast_type(e.type) or self.kernel_cast(e.type)
         if not src.is_int and src.kind != "dataloc":
             self.err(f"can't cast {src} to {e.type}", e.span)
         if dst.is_pointer and src.user:
-            dst = T.Ptr(dst.pointee, user=True)
+            dst = replace(dst, user=True)
         return dst
+
+    def kernel_cast(self, tn: ast.TypeName) -> T.Type:
+        words = tuple(w for w in tn.words if w not in ("const", "volatile"))
+        if words[0] not in ("struct", "union", "enum"):
+            self.err(f"unknown type '{tn}'", tn.span)
+        tid = self.kernel(lambda k: k.lookup(words), tn.span)
+        if tid is None:
+            self.err(f"the kernel has no type '{' '.join(words)}'", tn.span,
+                     f"types come from the kernel's BTF ({self.ktypes.path or '/sys/kernel/btf/vmlinux'})")
+        if words[0] == "enum" and not tn.pointers:
+            return self.kernel(lambda k: k.value_type(tid), tn.span)
+        if tn.pointers != 1:
+            self.err(f"casts to '{tn}' are not supported: cast to one pointer to a kernel type", tn.span)
+        return self.kernel(lambda k: k.pointer_to(tid), tn.span)
 
     def expr_SizeOf(self, e: ast.SizeOf) -> T.Type:
         if B.cast_type(e.type) is None:
-            self.err(f"sizeof({e.type}) needs kernel BTF and is not supported yet", e.span)
+            words = tuple(w for w in e.type.words if w not in ("const", "volatile"))
+            if e.type.pointers or words[0] not in ("struct", "union", "enum"):
+                self.err(f"sizeof({e.type}) is not supported", e.span)
+            if self.kernel(lambda k: k.lookup(words), e.span) is None:
+                self.err(f"the kernel has no type '{' '.join(words)}'", e.type.span)
         return T.U64
 
     def call(self, e: ast.Call, statement: bool) -> T.Type:
         func = B.FUNCTIONS.get(e.func)
         if func is None:
             if e.func in AGG_FUNCS:
-                self.err(f"{e.func}() must be assigned to an @map, e.g. @[comm] = {e.func}(...);", e.span)
+                arg = "" if e.func == "count" else "x"
+                self.err(f"{e.func}() must be assigned to an @map, e.g. @[comm] = {e.func}({arg});", e.span)
             if self.unit.provider.var(e.func) or B.variable(e.func):
                 self.err(f"'{e.func}' is a variable, not a function", e.name_span)
             self.err(f"unknown function '{e.func}'", e.name_span,
                      f"functions are: {', '.join(sorted(B.FUNCTIONS))}")
         lo, hi = func.arity
         if not lo <= len(e.args) <= hi:
-            want = str(lo) if lo == hi else (f"{lo} to {hi}" if hi < 99 else f"at least {lo}")
-            self.err(f"{e.func}() takes {want} argument{'s' if hi != 1 else ''}, got {len(e.args)}", e.span)
+            want = str(lo) if lo == hi else (f"at least {lo}" if hi >= B.MANY else
+                                             f"{lo} or {hi}" if hi == lo + 1 else f"{lo} to {hi}")
+            plural = "" if want in ("1", "at least 1") else "s"
+            self.err(f"{e.func}() takes {want} argument{plural}, got {len(e.args)}", e.span)
         typ = func.check(self, e)
         if typ.kind == "void" and not statement:
             self.err(f"{e.func}() has no value", e.span)
@@ -493,6 +554,7 @@ class _Bail(Exception):
     """Stop checking the current statement (its error is already recorded)."""
 
 
-def check(program: ast.Program, env: Optional[dict] = None, strsize: int = T.DEFAULT_STRSIZE) -> Analysis:
+def check(program: ast.Program, env: Optional[dict] = None, strsize: int = T.DEFAULT_STRSIZE,
+          btf_path: Optional[str] = None) -> Analysis:
     desugar(program)
-    return Checker(program, dict(os.environ) if env is None else env, strsize).run()
+    return Checker(program, dict(os.environ) if env is None else env, strsize, btf_path).run()

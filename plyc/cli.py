@@ -43,6 +43,8 @@ def add_build_args(p):
     p.add_argument("--stack-entries", type=int, default=resources.DEFAULT_STACK_ENTRIES,
                    help=f"distinct stacks kept ({resources.DEFAULT_STACK_ENTRIES})")
     p.add_argument("--target", default="x86_64", choices=["x86_64"], help="target architecture")
+    p.add_argument("--btf", metavar="FILE", help="the target kernel's BTF, for kernel types in casts "
+                   "(default: /sys/kernel/btf/vmlinux)")
     p.add_argument("--keep", metavar="DIR", help="keep the generated files in DIR")
     p.add_argument("--no-strip", action="store_true", help="keep symbols in the tracer")
 
@@ -56,7 +58,7 @@ def options(args) -> driver.Options:
     return driver.Options(strsize=args.strsize, map_entries=args.map_entries,
                           hist_entries=args.hist_entries, buffer_size=args.buffer_size,
                           stack_entries=args.stack_entries, target=args.target,
-                          verbose=args.verbose, keep_dir=args.keep, strip=not args.no_strip)
+                          verbose=args.verbose, keep_dir=args.keep, strip=not args.no_strip, btf=args.btf)
 
 
 def cmd_build(args) -> int:
@@ -85,7 +87,7 @@ def cmd_run(args) -> int:
 def cmd_check(args) -> int:
     source, filename = read_script(args)
     program = driver.parse(source, filename)
-    driver.analyze(program, source, filename, driver.Options())
+    driver.analyze(program, source, filename, driver.Options(btf=args.btf))
     return 0
 
 
@@ -162,6 +164,7 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("check", help="report the script's errors, build nothing")
     add_script_args(p)
+    p.add_argument("--btf", metavar="FILE", help="the target kernel's BTF")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("emit", help="show a stage of the compilation")

@@ -29,6 +29,7 @@ class Options:
     verbose: bool = False
     keep_dir: Optional[str] = None
     strip: bool = True
+    btf: Optional[str] = None        # kernel BTF for typing kernel types (default: this machine's)
 
 
 @dataclass
@@ -53,7 +54,7 @@ def parse(source: str, filename: str) -> ast.Program:
 def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> check.Analysis:
     env = dict(os.environ) if opts.env is None else opts.env
     try:
-        return check.check(program, env, opts.strsize)
+        return check.check(program, env, opts.strsize, opts.btf)
     except PlycError as err:
         raise PlycError(err.diags, filename, source) from None
 

@@ -67,7 +67,8 @@ def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
     zero = max([m.value_size for m in res.maps] + [8])
     return dict(version=__version__, script=res.script, name=res.name, buffer_size=res.buffer_size,
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
-                stack_entries=res.stack_entries, maps=maps, probes=probes)
+                stack_entries=res.stack_entries, maps=maps, probes=probes,
+                kernel_types=analysis.ktypes.definitions() if analysis.ktypes and analysis.ktypes.uses else [])
 
 
 def linemap(bpf_c: str, script: str) -> list:

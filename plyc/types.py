@@ -18,6 +18,7 @@ class Type:
     pointee: Optional[str] = None   # int values that are pointers: what they point to ("char")
     user: bool = False        # pointer into user memory
     width: int = 0            # minimum print width (ply pads pid to 5, uid to 4, cpu to 2)
+    btf: int = 0              # kernel type (BTF id): a pointer's target, a struct, an array
 
     @property
     def is_int(self) -> bool:

@@ -6,7 +6,8 @@ Sections of a .test file (each starts with a line `=== NAME`):
   args       the tracer's arguments, shell words; {workload} is the
              deterministic workload program (tests/helpers/workload.c)
   stdout     exactly what the tracer must print (trailing blank lines aside)
-  stdout-re  a regular expression the whole stdout must match (re.DOTALL)
+  stdout-re  a regular expression the whole stdout must match (re.DOTALL;
+             trailing blank lines aside)
   stderr-re  a regular expression that must be found in stderr
   exit       the expected exit status (default 0)
   build      extra `plyc build` options
@@ -75,7 +76,8 @@ def test_runtime(path, tmp_path, workload):
         assert proc.stdout.rstrip("\n") == case["stdout"].rstrip("\n"), f"stdout differs{detail}"
     if "stdout-re" in case:
         pattern = case["stdout-re"].rstrip("\n")
-        assert re.fullmatch(pattern, proc.stdout, re.DOTALL), f"stdout does not match /{pattern}/{detail}"
+        assert re.fullmatch(pattern, proc.stdout.rstrip("\n"), re.DOTALL), \
+            f"stdout does not match /{pattern}/{detail}"
     if "stderr-re" in case:
         pattern = case["stderr-re"].strip()
         assert re.search(pattern, proc.stderr), f"stderr lacks /{pattern}/{detail}"

@@ -34,6 +34,7 @@ enum {
 };
 
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 
 #define PLYC_EEXIST 17
 #define PLYC_STACK_DEPTH 127

@@ -8,14 +8,17 @@
  *   workload spin MS            busy loop (for profile)
  *   workload write TEXT         write TEXT to stdout (one write(2))
  *   workload exit CODE          exit with CODE
+ *   workload udp N SIZE         N UDP datagrams of SIZE bytes to 127.0.0.1:9
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -87,6 +90,16 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "write")) {
 		if (write(1, argv[2], strlen(argv[2])) < 0)
 			return 1;
+	} else if (!strcmp(argv[1], "udp")) {
+		struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
+		int fd = socket(AF_INET, SOCK_DGRAM, 0);
+		size_t size = argc > 3 ? (size_t)atol(argv[3]) : 1;
+		char *buf = calloc(1, size ? size : 1);
+
+		to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		n = atol(argv[2]);
+		for (i = 0; i < n; i++)
+			sendto(fd, buf, size, 0, (struct sockaddr *)&to, sizeof(to));
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
 	} else {

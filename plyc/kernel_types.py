@@ -1,0 +1,184 @@
+"""Kernel types for casts and member access, from BTF. The checker asks here
+for the type of `((struct file *)p)->f_path.dentry`; code generation asks
+for the C definitions to emit. Those definitions hold only the members a
+script touches and carry preserve_access_index, so every read is a CO-RE
+relocation that the device's kernel resolves when the tracer loads."""
+from __future__ import annotations
+
+from typing import Optional
+
+from . import btf as B
+from . import types as T
+
+
+class KernelTypes:
+    def __init__(self, path: Optional[str] = None):
+        self.path = path
+        self._btf: Optional[B.BTF] = None
+        # Named struct/union id -> accessed member tree: {member index: subtree or None}
+        self.uses: dict[int, dict] = {}
+
+    @property
+    def btf(self) -> B.BTF:
+        if self._btf is None:
+            self._btf = B.load(self.path)
+        return self._btf
+
+    # --- types ----------------------------------------------------------------
+
+    def lookup(self, words: tuple) -> Optional[int]:
+        """The BTF id of `struct X`, `union X` or `enum X`."""
+        kinds = {"struct": (B.STRUCT,), "union": (B.UNION,), "enum": (B.ENUM, B.ENUM64)}
+        for kind in kinds.get(words[0], ()):
+            tid = self.btf.find(kind, words[1])
+            if tid is not None:
+                return tid
+        return None
+
+    def pointer_to(self, tid: int) -> T.Type:
+        b = self.btf
+        target = b.strip(tid)
+        name = b.type_name(target)
+        if b[target].kind in (B.STRUCT, B.UNION):
+            self.use(target)
+        return T.Type("int", 8, False, "hex", pointee=name, btf=target)
+
+    def value_type(self, tid: int) -> T.Type:
+        """The plyc type of a value of BTF type `tid`."""
+        b = self.btf
+        t = b[b.strip(tid)]
+        if t.kind == B.INT:
+            if t.name in ("char", "signed char", "unsigned char") and t.size == 1:
+                return T.Int(1, t.signed)
+            return T.Int(t.size, t.signed)
+        if t.kind in (B.ENUM, B.ENUM64):
+            return T.Int(t.size, t.signed)
+        if t.kind == B.PTR:
+            target = b[b.strip(t.type)]
+            if target.kind == B.INT and target.size == 1:
+                return T.Ptr("char")
+            if target.kind in (B.STRUCT, B.UNION) and target.name:
+                return self.pointer_to(target.id)
+            return T.Ptr(b.type_name(t.type))
+        if t.kind == B.ARRAY:
+            elem = b[b.strip(t.type)]
+            size = b.size(t.id)
+            if elem.kind == B.INT and elem.size == 1:
+                return T.Str(size)
+            return T.Type("buf", size, pointee=b.type_name(t.type), btf=t.id)
+        if t.kind in (B.STRUCT, B.UNION):
+            if t.name:
+                self.use(t.id)
+            return T.Type("struct", t.size, pointee=b.type_name(t.id), btf=t.id)
+        raise TypeError(f"values of type {b.type_name(tid)} are not supported")
+
+    def element_type(self, array: T.Type) -> T.Type:
+        b = self.btf
+        return self.value_type(b[array.btf].type)
+
+    # --- members ----------------------------------------------------------------
+
+    def member(self, owner: int, name: str):
+        """(path of member indexes, member type) of owner.name, or None.
+        Records the access so the member is emitted in the local definition."""
+        b = self.btf
+        path = b.find_member(owner, name)
+        if path is None:
+            return None
+        if path[-1].bitfield_size:
+            raise TypeError(f"'{name}' is a bitfield, which can't be read yet")
+        # Record the access in the owner's tree, through anonymous members.
+        container = b.strip(owner)
+        tree = self.use(container)
+        for i, m in enumerate(path):
+            index = next(j for j, x in enumerate(b[container].members) if x is m)
+            if i == len(path) - 1:
+                tree.setdefault(index, None)
+            else:
+                if tree.get(index) is None:
+                    tree[index] = {}
+                tree = tree[index]
+                container = b.strip(m.type)
+        return path, self.value_type(path[-1].type)
+
+    def use(self, tid: int) -> dict:
+        return self.uses.setdefault(tid, {})
+
+    def members_of(self, t: T.Type) -> list:
+        b = self.btf
+        st = b[t.btf]
+        return [m.name for m in st.members if m.name][:12]
+
+    # --- C definitions ------------------------------------------------------------
+
+    def definitions(self) -> list:
+        """C lines defining every struct/union the script touches, innermost
+        first (a member held by value needs its type complete)."""
+        b = self.btf
+        done: set = set()
+        out: list = []
+
+        def deps(tid: int, tree: dict, acc: list):
+            t = b[tid]
+            for index, sub in sorted(tree.items()):
+                m = t.members[index]
+                mt = b[b.strip(m.type)]
+                while mt.kind == B.ARRAY:
+                    mt = b[b.strip(mt.type)]
+                if not m.name and sub is not None:
+                    deps(mt.id, sub, acc)
+                elif mt.kind in (B.STRUCT, B.UNION) and mt.name:
+                    acc.append(mt.id)
+
+        def emit(tid: int):
+            if tid in done:
+                return
+            done.add(tid)
+            acc: list = []
+            deps(tid, self.uses.get(tid, {}), acc)
+            for d in acc:
+                emit(d)
+            t = b[tid]
+            kw = "struct" if t.kind == B.STRUCT else "union"
+            out.append(f"{kw} {t.name} {{")
+            out.extend(self._members(tid, self.uses.get(tid, {}), 1))
+            out.append("} __attribute__((preserve_access_index));")
+            out.append("")
+
+        for tid in sorted(self.uses):
+            emit(tid)
+        return out
+
+    def _members(self, tid: int, tree: dict, depth: int) -> list:
+        b = self.btf
+        t = b[tid]
+        pad = "\t" * depth
+        lines = []
+        for index, sub in sorted(tree.items()):
+            m = t.members[index]
+            if not m.name:
+                inner = b[b.strip(m.type)]
+                kw = "struct" if inner.kind == B.STRUCT else "union"
+                lines.append(f"{pad}{kw} {{")
+                lines.extend(self._members(inner.id, sub or {}, depth + 1))
+                lines.append(f"{pad}}};")
+            else:
+                lines.append(f"{pad}{self.c_decl(m.type, m.name)};")
+        return lines
+
+    def c_decl(self, tid: int, name: str) -> str:
+        """A member declaration whose kind CO-RE can match against the
+        kernel's: ints by size, pointers as void *, arrays, records by name."""
+        b = self.btf
+        t = b[b.strip(tid)]
+        if t.kind == B.ARRAY:
+            return self.c_decl(t.type, f"{name}[{t.nelems}]")
+        if t.kind == B.PTR:
+            return f"void *{name}"
+        if t.kind in (B.INT, B.ENUM, B.ENUM64):
+            if t.size in (1, 2, 4, 8):
+                return f"__{'s' if t.signed else 'u'}{t.size * 8} {name}"
+            return f"__u8 {name}[{t.size}]"
+        if t.kind in (B.STRUCT, B.UNION) and t.name:
+            return f"{'struct' if t.kind == B.STRUCT else 'union'} {t.name} {name}"
+        return f"__u8 {name}[{t.size}]"
