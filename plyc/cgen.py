@@ -349,7 +349,11 @@ class FuncGen:
         typ = self.type(e)
         if typ.kind == "ctx":
             return "(__u64)(unsigned long)ctx"
-        return f"(({typ.scalar_ctype()}){var.code})"
+        code = var.code.replace("{unit}", str(self.unit.index))
+        if typ.size < 8:
+            # Narrow values (an int retval) are sign- or zero-extended from their size.
+            return f"(({typ.scalar_ctype()})({typ.ctype()}){code})"
+        return f"(({typ.scalar_ctype()}){code})"
 
     def sc_Dollar(self, e: ast.Dollar) -> str:
         if e.name in self.unit.locals:
@@ -415,8 +419,11 @@ class FuncGen:
         objt = self.type(e.obj)
         if objt.kind == "struct":
             return f"({self.lvalue(e.obj)}).{e.field}"
-        ptr = self.scalar(e.obj)
-        return f"(({objt.pointee} *)(unsigned long)({ptr}))->{e.field}"
+        # The pointer goes into a variable first: everything inside a CO-RE
+        # access expression is relocated, and its computation must not be.
+        base = self.tmp("b")
+        self.line(f"__u64 {base} = {self.scalar(e.obj)};")
+        return f"(({objt.pointee} *)(unsigned long){base})->{e.field}"
 
     def core_scalar(self, e) -> str:
         typ = self.type(e)

@@ -346,6 +346,10 @@ class Checker:
             note = (f"'{e.name}' is a variable of {', '.join(other)} probes" if other
                     else f"variables here: {', '.join(known)}")
             self.err(f"unknown variable '{e.name}'", e.span, note)
+        if self.unit.provider.typed is not None and var in self.unit.provider.variables:
+            better = self.unit.provider.typed(self.unit.target, e.name, self.ktypes)
+            if better is not None:
+                return better
         if var.name == "stack":
             if not self.unit.provider.has_stack:
                 self.err(f"{self.unit.provider.name} probes have no kernel stack", e.span)
@@ -402,7 +406,8 @@ class Checker:
             return T.S32
         for side, typ in ((e.left, lt), (e.right, rt)):
             if not typ.is_int:
-                hint = "compare strings with strcmp(a, b) or ==" if typ.kind == "str" else None
+                hint = "compare strings with strcmp(a, b) or ==" \
+                    if typ.kind == "str" and e.op in ("==", "!=", "<", "<=", ">", ">=") else None
                 self.err(f"operator '{e.op}' needs integers, got {typ}", side.span, hint)
         if e.op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||"):
             return T.S32

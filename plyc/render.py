@@ -98,7 +98,8 @@ def loader_context(res: Resources, bpf_c: str) -> dict:
             value=dict(kind=vt.rt_kind() if vt.kind != "dataloc" else "PLYC_K_INT", size=vt.size,
                        signed=int(vt.signed), width=vt.width)))
     probes = [dict(prog=p.prog, kind=p.kind, target_c=c_str_or_null(p.target), period_ns=p.period_ns,
-                   freq=p.freq, cpu=p.cpu, line=p.line, spec_c=cgen.c_string(p.spec.encode()))
+                   freq=p.freq, cpu=p.cpu, line=p.line, spec_c=cgen.c_string(p.spec.encode()),
+                   offset=p.unit.target.extra.get("offset", 0))
               for p in res.probes]
     events = [dict(id=e.event.id, cname=e.cname, kind=e.event.kind, line=e.event.span.line,
                    body=printers.event_body(e, res)) for e in res.events]
@@ -114,6 +115,7 @@ def render(analysis: Analysis, res: Resources, env: dict) -> Generated:
     guard = re.sub(r"\W", "_", res.name).upper()
     header = j.get_template("shared.h.j2").render(
         version=__version__, script=res.script, guard=guard, records=_records(res),
-        nargs_dim=max(1, res.nargs), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize)
+        nargs_dim=max(1, res.nargs), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
+        nprobes=max(1, len(res.probes)))
     loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c))
     return Generated(bpf_c, header, loader_c)

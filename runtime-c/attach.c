@@ -9,9 +9,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+
 #include "plyc_attach.h"
+#include "plyc_kfuncs.h"
 
 static const struct plyc_program *P;
+
+/* Per probe: the kernel functions a kprobe target resolved to. */
+static struct plyc_kfuncs *resolved;
+static int use_multi;
 
 int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
 {
@@ -62,11 +70,93 @@ static int count_match(const char *group, const char *event, void *arg)
 	return 0;
 }
 
+static int is_address(const char *target)
+{
+	return !strncmp(target, "0x", 2);
+}
+
+static int resolve_kprobe(int i)
+{
+	const struct plyc_probe *pr = &P->probes[i];
+	int err;
+
+	if (plyc_tracefs()) {
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/kprobe_events", plyc_tracefs());
+		if (access(path, F_OK))
+			return plyc_probe_error(P, pr, "this kernel has no kprobes (built without CONFIG_KPROBES)");
+	}
+	if (is_address(pr->target))
+		return 0;
+	if (!plyc_tracefs() && access("/proc/kallsyms", R_OK))
+		return plyc_probe_error(P, pr, "cannot list the kernel's functions (no tracefs, no /proc/kallsyms)");
+	err = plyc_kfuncs_resolve(pr->target, has_glob(pr->target), &resolved[i]);
+	if (err == -ENOENT)
+		return plyc_probe_error(P, pr, has_glob(pr->target) ?
+					"no kernel function on this device matches %s" :
+					"no kernel function %s on this device (or it can't be probed)", pr->target);
+	if (err)
+		return plyc_probe_error(P, pr, "cannot list the kernel's functions: %s", strerror(-err));
+	return 0;
+}
+
+int plyc_probe_wrapped(int probe)
+{
+	return resolved ? resolved[probe].wrapped : 0;
+}
+
+/* Whether this kernel attaches one program to many functions at once
+ * (kprobe.multi, 5.18+ with CONFIG_FPROBE): load a two-instruction
+ * program and try. */
+static int kprobe_multi_works(const char *sym)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_KPROBE_MULTI);
+	LIBBPF_OPTS(bpf_link_create_opts, lopts);
+	int prog, link;
+
+	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &popts);
+	if (prog < 0)
+		return 0;
+	lopts.kprobe_multi.syms = &sym;
+	lopts.kprobe_multi.cnt = 1;
+	link = bpf_link_create(prog, 0, BPF_TRACE_KPROBE_MULTI, &lopts);
+	close(prog);
+	if (link < 0)
+		return 0;
+	close(link);
+	return 1;
+}
+
+int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *obj)
+{
+	int i;
+
+	for (i = 0; i < prog->nprobes; i++) {
+		struct bpf_program *bp = bpf_object__find_program_by_name(obj, prog->probes[i].prog);
+
+		if (!bp || !resolved || resolved[i].n < 2)
+			continue;
+		if (use_multi < 0 || (use_multi == 0 && !(use_multi = kprobe_multi_works(resolved[i].names[0]) ? 1 : -1)))
+			continue;
+		if (use_multi > 0)
+			bpf_program__set_expected_attach_type(bp, BPF_TRACE_KPROBE_MULTI);
+	}
+	return 0;
+}
+
 int plyc_check_targets(const struct plyc_program *prog)
 {
 	int i, err = 0;
 
 	P = prog;
+	resolved = calloc((size_t)prog->nprobes, sizeof(*resolved));
+	if (!resolved)
+		return -1;
 	for (i = 0; i < prog->nprobes; i++) {
 		const struct plyc_probe *pr = &prog->probes[i];
 		char group[256];
@@ -90,6 +180,9 @@ int plyc_check_targets(const struct plyc_program *prog)
 			break;
 		case PLYC_P_KPROBE:
 		case PLYC_P_KRETPROBE:
+			if (resolve_kprobe(i))
+				err = -1;
+			break;
 		case PLYC_P_UPROBE:
 		case PLYC_P_URETPROBE:
 		case PLYC_P_USDT:
@@ -167,6 +260,62 @@ static int attach_timer(const struct plyc_probe *pr, struct bpf_program *prog, s
 	return 0;
 }
 
+static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links)
+{
+	const struct plyc_probe *pr = &P->probes[i];
+	struct plyc_kfuncs *k = &resolved[i];
+	int ret = pr->kind == PLYC_P_KRETPROBE, attached = 0, failed = 0;
+	struct bpf_link *link;
+	size_t j;
+
+	if (is_address(pr->target)) {
+		LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = ret,
+			    .offset = (size_t)strtoull(pr->target, NULL, 16));
+
+		link = bpf_program__attach_kprobe_opts(bp, NULL, &opts);
+		if (!link)
+			return plyc_probe_error(P, pr, "cannot attach: %s", strerror(errno));
+		return add_link(links, link);
+	}
+	if (k->n > 1 && use_multi > 0) {
+		LIBBPF_OPTS(bpf_kprobe_multi_opts, opts, .syms = (const char **)k->names, .cnt = k->n,
+			    .retprobe = ret);
+
+		link = bpf_program__attach_kprobe_multi_opts(bp, NULL, &opts);
+		if (!link)
+			return plyc_probe_error(P, pr, "cannot attach to the %zu matching functions: %s",
+						k->n, strerror(errno));
+		if (P->verbose)
+			fprintf(stderr, "%s:%d: %s: %zu functions (kprobe.multi)\n", P->script, pr->line,
+				pr->spec, k->n);
+		return add_link(links, link);
+	}
+	for (j = 0; j < k->n; j++) {
+		LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = ret, .offset = pr->offset);
+
+		link = bpf_program__attach_kprobe_opts(bp, k->names[j], &opts);
+		if (!link) {
+			/* One function of a glob that can't be probed is not fatal. */
+			if (k->n == 1)
+				return plyc_probe_error(P, pr, "cannot attach to %s: %s", k->names[j],
+							strerror(errno));
+			if (failed++ < 5)
+				fprintf(stderr, "%s:%d: warning: %s: cannot attach to %s: %s\n", P->script,
+					pr->line, pr->spec, k->names[j], strerror(errno));
+			continue;
+		}
+		if (add_link(links, link))
+			return -1;
+		attached++;
+	}
+	if (k->n > 1 && (failed || P->verbose))
+		fprintf(stderr, "%s:%d: %s: attached to %d of %zu functions\n", P->script, pr->line,
+			pr->spec, attached, k->n);
+	if (!attached)
+		return plyc_probe_error(P, pr, "could not attach to any matching function");
+	return 0;
+}
+
 int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links)
 {
 	int i;
@@ -201,6 +350,11 @@ int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, str
 			if (attach_timer(pr, bp, links))
 				return -1;
 			break;
+		case PLYC_P_KPROBE:
+		case PLYC_P_KRETPROBE:
+			if (attach_kprobe(i, bp, links))
+				return -1;
+			break;
 		default:
 			return plyc_probe_error(P, pr, "this provider is not supported by this version of plyc yet");
 		}
@@ -212,6 +366,12 @@ void plyc_detach_all(struct plyc_links *links)
 {
 	int i;
 
+	if (resolved && P) {
+		for (i = 0; i < P->nprobes; i++)
+			plyc_kfuncs_free(&resolved[i]);
+		free(resolved);
+		resolved = NULL;
+	}
 	for (i = 0; i < links->n; i++)
 		bpf_link__destroy(links->v[i]);
 	free(links->v);

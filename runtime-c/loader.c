@@ -298,6 +298,11 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 		memcpy(params + P->off_arg_num + i * sizeof(int64_t), &num, sizeof(num));
 		strncpy(params + P->off_arg_str + i * P->arg_str_size, o->args[i], P->arg_str_size - 1);
 	}
+	for (i = 0; i < P->nprobes; i++) {
+		uint8_t wrapped = (uint8_t)plyc_probe_wrapped(i);
+
+		memcpy(params + P->off_kwrap + i, &wrapped, 1);
+	}
 	for (i = 0; i < P->nslots; i++) {
 		const struct plyc_tpslot *s = &P->slots[i];
 		const struct plyc_probe *pr = &P->probes[s->probe];
@@ -434,7 +439,7 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int plyc_main(const struct plyc_program *prog, int argc, char **argv)
+int plyc_main(struct plyc_program *prog, int argc, char **argv)
 {
 	struct options o = { 0 };
 	struct bpf_object *obj = NULL;
@@ -449,6 +454,7 @@ int plyc_main(const struct plyc_program *prog, int argc, char **argv)
 	if (parse_args(argc, argv, &o))
 		return 1;
 	verbose = o.verbose;
+	prog->verbose = o.verbose;
 	plyc_rt_init();
 	plyc_rt.json = o.json;
 	if (o.outfile) {
@@ -495,12 +501,9 @@ int plyc_main(const struct plyc_program *prog, int argc, char **argv)
 		failed = fail("cannot open the BPF object: %s", strerror(errno));
 		goto cleanup;
 	}
-	if (set_params(obj, &o, target)) {
-		failed = 1;
-		goto cleanup;
-	}
-	/* Check every attach target before the (slow) load. */
-	if (plyc_check_targets(prog)) {
+	/* Resolve every attach target before the (slow) load: kprobe targets
+	 * decide parameters (syscall wrappers) and program types (kprobe.multi). */
+	if (plyc_check_targets(prog) || set_params(obj, &o, target) || plyc_prepare_programs(prog, obj)) {
 		failed = 1;
 		goto cleanup;
 	}

@@ -12,8 +12,13 @@ struct plyc_links {
 	int n, cap;
 };
 
-/* Every probe's target exists on this device (before the load). */
+/* Every probe's target exists on this device; kprobe targets are
+ * resolved to this kernel's functions (before the load). */
 int plyc_check_targets(const struct plyc_program *prog);
+/* Whether probe i resolved to syscall wrappers (for plyc_params.kwrap). */
+int plyc_probe_wrapped(int probe);
+/* Program settings that depend on the device (kprobe.multi), before load. */
+int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *obj);
 int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links);
 void plyc_detach_all(struct plyc_links *links);
 /* "script:LINE: error: SPEC: message" on stderr; returns -1. */

@@ -33,6 +33,7 @@ struct plyc_probe {
 	int cpu;                   /* profile/interval CPU, -1 for all */
 	int line;                  /* script line of the spec */
 	const char *spec;          /* as written */
+	uint64_t offset;           /* kprobe sym+offset */
 };
 
 /* A tracepoint field whose offset is read from the device's format file. */
@@ -58,11 +59,12 @@ struct plyc_program {
 	const uint16_t *linemap;   /* script line of each line of NAME.bpf.c */
 	int nlines;
 	int nargs;                 /* highest $N the script reads */
-	size_t params_size, off_target, off_arg_num, off_arg_str, arg_str_size, off_tp_off;
+	size_t params_size, off_target, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_kwrap;
+	int verbose;               /* set by plyc_main from -v */
 	int (*handle_event)(const void *data, size_t size);
 };
 
-int plyc_main(const struct plyc_program *prog, int argc, char **argv);
+int plyc_main(struct plyc_program *prog, int argc, char **argv);
 
 /* Called by generated event printers. */
 void plyc_request_exit(int code);

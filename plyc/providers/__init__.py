@@ -46,6 +46,8 @@ class Provider:
     variables: tuple[Var, ...] = ()
     # data->field / regs->field access: (target, field name, span) -> (type, C code)
     member: Optional[Callable] = None
+    # (target, variable name, KernelTypes) -> a better type for a variable, or None
+    typed: Optional[Callable] = None
     has_stack: bool = True
     runnable_here: bool = True       # codegen exists; False: parses and checks only
     doc: str = ""

@@ -1,14 +1,20 @@
-"""kprobe / kretprobe — kernel function entry and return. Parsed and
-type-checked here; code generation and attachment come with the function
-probe work (this machine's kernel has no kprobes)."""
+"""kprobe / kretprobe — kernel function entry and return. The target is
+resolved on the device when the tracer starts (globs, and the syscall
+spellings of every kernel era: SyS_read, sys_read, __x64_sys_read); the
+arguments are typed from the build kernel's BTF prototype where known."""
 from __future__ import annotations
 
 import re
 
+from .. import btf as B
 from .. import types as T
 from . import Provider, Target, Var, spec_error
 
-ARGS = tuple(Var(f"arg{i}", T.U64, f"PT_REGS_PARM{i + 1}(ctx)") for i in range(10))
+# A syscall named in any era's spelling, and the name of the syscall itself.
+SYSCALL = re.compile(r"^(?:SyS_|sys_|__se_sys_|__do_sys_|__(?:x64|ia32|arm64|arm|s390x|riscv)_sys_)(\w+)$")
+
+ARGS = tuple(Var(f"arg{i}", T.U64, f"plyc_kprobe_arg(ctx, {i}, plyc_params.kwrap[{{unit}}])",
+                 doc="argument, per the calling convention") for i in range(10))
 
 
 def parse_kind(kind):
@@ -16,23 +22,65 @@ def parse_kind(kind):
         arg = spec.arg
         if not re.fullmatch(r"(0x[0-9a-fA-F]+|[A-Za-z0-9_.*?\[\]\-!^]+(\+(0x[0-9a-fA-F]+|\d+))?)", arg):
             raise spec_error(spec, f"'{arg}' is not a kernel symbol, glob, sym+offset or 0xADDR")
-        if kind == "PLYC_P_KRETPROBE" and "+" in arg:
-            raise spec_error(spec, "a kretprobe can't take an offset")
+        if kind == "PLYC_P_KRETPROBE" and ("+" in arg or arg.startswith("0x")):
+            raise spec_error(spec, "a kretprobe takes a function name or glob, not an offset or address")
         prov = KPROBE if kind == "PLYC_P_KPROBE" else KRETPROBE
-        return Target(prov, spec, kind, arg, glob=bool(re.search(r"[*?\[]", arg)))
+        sym, _, off = arg.partition("+")
+        t = Target(prov, spec, kind, sym, glob=bool(re.search(r"[*?\[]", sym)))
+        t.extra["offset"] = int(off, 0) if off else 0
+        return t
     return parse
+
+
+def prototype(ktypes, target: Target):
+    """The BTF prototype (FUNC_PROTO type) of the probed function, if known:
+    for a syscall in any spelling, its typed implementation."""
+    if target.glob or target.target.startswith("0x") or target.extra.get("offset"):
+        return None
+    name = target.target
+    m = SYSCALL.match(name)
+    candidates = [f"__do_sys_{m.group(1)}", f"__se_sys_{m.group(1)}", f"sys_{m.group(1)}"] if m else [name]
+    try:
+        b = ktypes.btf
+    except B.BTFError:
+        return None
+    for cand in candidates:
+        fid = b.find(B.FUNC, cand)
+        if fid is not None:
+            proto = b[b[fid].type]
+            # A wrapper taking struct pt_regs * says nothing about the syscall.
+            if m and len(proto.members) == 1 and "pt_regs" in b.type_name(proto.members[0][1]):
+                continue
+            return proto
+    return None
+
+
+def typed(target: Target, name: str, ktypes):
+    """arg0..argN and retval typed from the prototype (None: untyped)."""
+    proto = prototype(ktypes, target)
+    if proto is None:
+        return None
+    try:
+        if name == "retval" and proto.type:
+            return ktypes.value_type(proto.type)
+        if name.startswith("arg") and name[3:].isdigit() and int(name[3:]) < len(proto.members):
+            t = ktypes.value_type(proto.members[int(name[3:])][1])
+            return t if t.kind == "int" else None
+    except TypeError:
+        return None
+    return None
 
 
 KPROBE = Provider(
     name="kprobe", aliases=("k",), parse=parse_kind("PLYC_P_KPROBE"),
     section=lambda t: "kprobe", ctx_decl="struct pt_regs *ctx",
-    variables=ARGS + (Var("caller", T.SYM, "PT_REGS_IP(ctx)"),
+    variables=ARGS + (Var("caller", T.SYM, "PLYC_IP(ctx)", doc="where the probe hit, as sym+off"),
                       Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
-    runnable_here=False, doc="kernel function entry")
+    typed=typed, doc="kernel function entry")
 
 KRETPROBE = Provider(
     name="kretprobe", aliases=("kr",), parse=parse_kind("PLYC_P_KRETPROBE"),
     section=lambda t: "kretprobe", ctx_decl="struct pt_regs *ctx",
-    variables=(Var("retval", T.S64, "PT_REGS_RC(ctx)"),
+    variables=(Var("retval", T.S64, "PLYC_RET(ctx)", doc="the return value"),
                Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
-    runnable_here=False, doc="kernel function return")
+    typed=typed, doc="kernel function return")

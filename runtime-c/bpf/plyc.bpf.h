@@ -36,6 +36,60 @@ enum {
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
+/* The saved registers of a kprobe, with the kernel's member names; CO-RE
+ * relocates each access to the device's layout (and pointer size). */
+#if defined(__TARGET_ARCH_x86)
+struct pt_regs {
+	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+} __attribute__((preserve_access_index));
+#define PLYC_ARG0(r) ((r)->di)
+#define PLYC_ARG1(r) ((r)->si)
+#define PLYC_ARG2(r) ((r)->dx)
+#define PLYC_ARG3(r) ((r)->cx)
+#define PLYC_ARG4(r) ((r)->r8)
+#define PLYC_ARG5(r) ((r)->r9)
+#define PLYC_NREGARGS 6
+#define PLYC_WORD 8
+/* Arguments past the sixth are on the stack, above the return address. */
+#define PLYC_STACK_ARG(r, n) ((r)->sp + 8 * ((n) - PLYC_NREGARGS + 1))
+#define PLYC_RET(r) ((r)->ax)
+#define PLYC_IP(r) ((r)->ip)
+#elif defined(__TARGET_ARCH_arm64)
+struct pt_regs {
+	__u64 regs[31];
+	__u64 sp;
+	__u64 pc;
+	__u64 pstate;
+} __attribute__((preserve_access_index));
+#define PLYC_ARG0(r) ((r)->regs[0])
+#define PLYC_ARG1(r) ((r)->regs[1])
+#define PLYC_ARG2(r) ((r)->regs[2])
+#define PLYC_ARG3(r) ((r)->regs[3])
+#define PLYC_ARG4(r) ((r)->regs[4])
+#define PLYC_ARG5(r) ((r)->regs[5])
+#define PLYC_ARG6(r) ((r)->regs[6])
+#define PLYC_ARG7(r) ((r)->regs[7])
+#define PLYC_NREGARGS 8
+#define PLYC_WORD 8
+#define PLYC_STACK_ARG(r, n) ((r)->sp + 8 * ((n) - PLYC_NREGARGS))
+#define PLYC_RET(r) ((r)->regs[0])
+#define PLYC_IP(r) ((r)->pc)
+#elif defined(__TARGET_ARCH_arm)
+struct pt_regs {
+	unsigned long uregs[18];
+} __attribute__((preserve_access_index));
+#define PLYC_ARG0(r) ((r)->uregs[0])
+#define PLYC_ARG1(r) ((r)->uregs[1])
+#define PLYC_ARG2(r) ((r)->uregs[2])
+#define PLYC_ARG3(r) ((r)->uregs[3])
+#define PLYC_NREGARGS 4
+#define PLYC_WORD 4
+#define PLYC_STACK_ARG(r, n) ((r)->uregs[13] + 4 * ((n) - PLYC_NREGARGS))
+#define PLYC_RET(r) ((r)->uregs[0])
+#define PLYC_IP(r) ((r)->uregs[15])
+#endif
+
 #define PLYC_EEXIST 17
 #define PLYC_STACK_DEPTH 127
 
@@ -200,6 +254,58 @@ static __always_inline __u32 plyc_lin_bucket(__s64 v, __s64 min, __s64 max, __s6
 	if (v >= max)
 		return n - 1;
 	return 1 + (__u32)((__u64)(v - min) / (__u64)step);
+}
+
+/* Argument n of a probed function: a register, or a word read from the
+ * stack. `wrapped`: the function is a syscall wrapper (__x64_sys_read and
+ * friends) whose only argument is the user's saved registers, so the
+ * syscall's own arguments are read from there. */
+static __always_inline __u64 plyc_reg_arg(struct pt_regs *r, int n)
+{
+	switch (n) {
+	case 0: return PLYC_ARG0(r);
+	case 1: return PLYC_ARG1(r);
+	case 2: return PLYC_ARG2(r);
+	case 3: return PLYC_ARG3(r);
+#if PLYC_NREGARGS > 4
+	case 4: return PLYC_ARG4(r);
+	case 5: return PLYC_ARG5(r);
+#endif
+#if PLYC_NREGARGS > 6
+	case 6: return PLYC_ARG6(r);
+	case 7: return PLYC_ARG7(r);
+#endif
+	}
+	return 0;
+}
+
+static __always_inline __u64 plyc_core_reg_arg(struct pt_regs *r, int n)
+{
+	__u64 v = 0;
+
+	switch (n) {
+	case 0: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG0(r)), &PLYC_ARG0(r)); break;
+	case 1: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG1(r)), &PLYC_ARG1(r)); break;
+	case 2: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG2(r)), &PLYC_ARG2(r)); break;
+	case 3: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG3(r)), &PLYC_ARG3(r)); break;
+#if PLYC_NREGARGS > 4
+	case 4: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG4(r)), &PLYC_ARG4(r)); break;
+	case 5: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG5(r)), &PLYC_ARG5(r)); break;
+#endif
+	}
+	return v;
+}
+
+static __always_inline __u64 plyc_kprobe_arg(struct pt_regs *ctx, int n, int wrapped)
+{
+	__u64 v = 0;
+
+	if (wrapped)
+		return plyc_core_reg_arg((struct pt_regs *)plyc_reg_arg(ctx, 0), n);
+	if (n < PLYC_NREGARGS)
+		return plyc_reg_arg(ctx, n);
+	bpf_probe_read_kernel(&v, PLYC_WORD, (const void *)PLYC_STACK_ARG(ctx, n));
+	return v;
 }
 
 /* BPF has no signed division before ISA v4: divide magnitudes. */
