@@ -252,6 +252,8 @@ def check_print(chk, call):
     types = []
     for a in call.args:
         if isinstance(a, ast.MapRef) and not a.keys and a.is_agg:
+            if len(call.args) == 1:
+                chk.err(f"no map named {a.name}", a.span)
             chk.err("print() of a map takes that map alone: print(@name)", a.span)
         typ = chk.expr(a)
         if typ.kind not in ("int", "str", "buf", "stack"):
@@ -282,7 +284,7 @@ def check_printf(chk, call):
     args = call.args[1:]
     if len(convs) != len(args):
         chk.err(f"the format has {len(convs)} conversion{'s' if len(convs) != 1 else ''} "
-                f"but {len(args)} argument{'s' if len(args) != 1 else ''} follow", call.span)
+                f"but {len(args)} argument{'s follow' if len(args) != 1 else ' follows'}", call.span)
     types = []
     for conv, a in zip(convs, args):
         typ = chk.expr(a)

@@ -22,10 +22,13 @@ class Diagnostic:
         else:
             sp = self.span
             text = f"{filename}:{sp.line}:{sp.col}: {self.severity}: {self.message}"
-            lines = source.splitlines() if source is not None else []
+            # Lines end at '\n' only, as the lexer counts them (not at the
+            # form feeds or U+2028 that str.splitlines also splits at).
+            lines = source.split("\n") if source is not None else []
             if 0 < sp.line <= len(lines):
-                src = lines[sp.line - 1].expandtabs(8)
-                raw = lines[sp.line - 1]
+                raw = lines[sp.line - 1].rstrip("\r")
+                # Unprintable characters show as blanks, so the caret lines up.
+                src = "".join(c if c.isprintable() else " " for c in raw.expandtabs(8))
                 # Column in the tab-expanded line, so the caret lines up.
                 col = len(raw[: sp.col - 1].expandtabs(8))
                 if sp.end_line == sp.line and sp.end_col > sp.col:
@@ -64,7 +67,9 @@ class Collector:
         self.diags: list[Diagnostic] = []
 
     def error(self, message: str, span: Optional[Span] = None, note: Optional[str] = None):
-        self.diags.append(Diagnostic(message, span, note=note))
+        diag = Diagnostic(message, span, note=note)
+        if diag not in self.diags:   # the same mistake found by two passes is said once
+            self.diags.append(diag)
 
     def check(self):
         if self.diags:

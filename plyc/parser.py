@@ -3,9 +3,12 @@ lark's exceptions turned into located, named diagnostics."""
 from __future__ import annotations
 
 import functools
+import re
+from copy import copy
 from importlib import resources
+from typing import Optional
 
-from lark import Lark, Token, Transformer, Tree, v_args
+from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import ast
@@ -22,15 +25,29 @@ TOKEN_NAMES = {
     "BEGIN": "BEGIN", "END": "END", "PRED_END": "'/' closing the predicate",
     "AGGNAME": "an @map", "DOLLAR": "a $variable", "COLON": "':'", "QMARK": "'?'",
     "SLASH": "'/'", "IF": "'if'", "ELSE": "'else'", "RETURN": "'return'",
-    "DELETE": "'delete'", "MULOP": "an operator", "ADDOP": "an operator",
+    "DELETE": "'delete'", "STAR": "'*'", "DIVOP": "an operator", "ADDOP": "an operator",
+    "BOR": "'|'", "BXOR": "'^'", "BAND": "'&'", "SIZEOF": "'sizeof'",
 }
+
+# Deeper expressions or statements than this are refused: the later stages
+# walk the tree recursively, and no real script comes near it.
+MAX_DEPTH = 100
+
+
+class _PostLex:
+    """Lets UNTERMINATED_COMMENT (used by no rule) through in every lexer
+    state, so the parser stops on it and it is reported as such."""
+    always_accept = ("UNTERMINATED_COMMENT",)
+
+    def process(self, stream):
+        return stream
 
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
     grammar = resources.files("plyc").joinpath("grammar.lark").read_text()
     return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
-                maybe_placeholders=True, strict=True)
+                maybe_placeholders=True, strict=True, postlex=_PostLex())
 
 
 def _span(meta_or_token) -> ast.Span:
@@ -41,6 +58,7 @@ def _span(meta_or_token) -> ast.Span:
 
 
 def parse_int(text: str) -> int:
+    """The value of an integer literal; ValueError if it has a bad digit."""
     t = text.replace("_", "")
     if t[:2] in ("0x", "0X"):
         return int(t[2:], 16)
@@ -51,7 +69,36 @@ def parse_int(text: str) -> int:
     return int(t)
 
 
+def bad_int(text: str, span: ast.Span) -> Diagnostic:
+    """Why an integer literal that parse_int refused is wrong."""
+    t = text.replace("_", "")
+    if t[:2].lower() == "0x":
+        kind, digits, body = "hexadecimal", "0123456789abcdefABCDEF", t[2:]
+    elif t[:2].lower() == "0b":
+        kind, digits, body = "binary", "01", t[2:]
+    elif len(t) > 1 and t[0] == "0" and t.isdigit():
+        kind, digits, body = "octal", "01234567", t[1:]
+    else:
+        kind, digits, body = "decimal", "0123456789", t
+    if not body:
+        return Diagnostic(f"{kind} constant '{text}' has no digits", span)
+    bad = next((c for c in body if c not in digits), body[0])
+    if kind == "octal":
+        return Diagnostic(f"invalid digit '{bad}' in octal constant '{text}'", span,
+                          note="a number that starts with 0 is octal; drop the leading 0 for decimal")
+    if bad.isdigit() or kind == "hexadecimal" or kind == "binary":
+        return Diagnostic(f"invalid digit '{bad}' in {kind} constant '{text}'", span)
+    return Diagnostic(f"invalid suffix '{body[body.index(bad):]}' on integer constant '{text}'", span,
+                      note="integers have no suffixes; units go in probe arguments (interval:500ms)")
+
+
 def unescape(body: str, span: ast.Span) -> bytes:
+    """The bytes of a string literal's body; `span` is the whole literal's
+    (one line: a STRING token never holds a newline)."""
+    def at(i: int, width: int) -> ast.Span:
+        col = span.col + 1 + i
+        return ast.Span(span.line, col, span.line, col + width)
+
     out = bytearray()
     i = 0
     while i < len(body):
@@ -67,19 +114,21 @@ def unescape(body: str, span: ast.Span) -> bytes:
                     body[i + 2 + len(digits)] in "0123456789abcdefABCDEF":
                 digits += body[i + 2 + len(digits)]
             if not digits:
-                raise PlycError(Diagnostic("\\x used with no following hex digits", span))
+                raise PlycError(Diagnostic("\\x used with no following hex digits", at(i, 2),
+                                           note="write a byte as \\xNN, e.g. \\x1b"))
             out.append(int(digits, 16))
             i += 2 + len(digits)
         elif nxt in STRING_ESCAPES:
             out += STRING_ESCAPES[nxt]
             i += 2
         else:
-            raise PlycError(Diagnostic(f"unknown escape sequence '\\{nxt}' in string", span))
+            raise PlycError(Diagnostic(f"unknown escape sequence '\\{nxt}' in string", at(i, 2),
+                                       note="escapes are \\n \\t \\r \\0 \\a \\b \\f \\v \\\\ \\\" \\' \\xNN"))
     return bytes(out)
 
 
 @v_args(meta=True)
-class ToAst(Transformer):
+class ToAst(Transformer_NonRecursive):
     def start(self, meta, probes):
         return ast.Program(probes, span=_span(meta))
 
@@ -167,7 +216,12 @@ class ToAst(Transformer):
         return ast.Index(member, index, span=_span(meta))
 
     def number(self, meta, children):
-        return ast.Num(parse_int(str(children[0])), span=_span(meta))
+        text = str(children[0])
+        try:
+            value = parse_int(text)
+        except ValueError:
+            raise PlycError(bad_int(text, _span(meta))) from None
+        return ast.Num(value, span=_span(meta))
 
     def string(self, meta, tokens):
         sp = _span(meta)
@@ -208,11 +262,109 @@ def _describe(tok: Token) -> str:
     return f"'{tok}'"
 
 
+# Terminals that continue an expression, reported together as "an operator".
+OPERATORS = {"OROR", "ANDAND", "BOR", "BXOR", "BAND", "EQOP", "RELOP", "SHIFTOP", "ADDOP",
+             "STAR", "DIVOP", "QMARK", "ARROW", "DOT", "LSQB"}
+# Terminals that start an expression, reported together as "an expression".
+EXPR_START = {"NUMBER", "STRING", "NAME", "DOLLAR", "AGGNAME", "LPAR", "UNOP", "ADDOP", "STAR",
+              "SIZEOF"}
+STATEMENT_TREES = {"expr_stmt", "assign", "aug_assign", "return_stmt", "delete_stmt", "empty_stmt",
+                   "block", "if_only", "if_else"}
+
+
 def _expected(expected) -> str:
-    names = sorted({TOKEN_NAMES.get(e, f"'{e}'" if len(e) < 3 else e.lower()) for e in expected})
-    if len(names) > 6:
+    expected = set(expected)
+    names = set()
+    if len(expected & EXPR_START) >= 4:
+        expected -= EXPR_START
+        names.add("an expression")
+    if len(expected & OPERATORS) >= 3:
+        expected -= OPERATORS
+        names.add("an operator")
+    names |= {TOKEN_NAMES.get(e, f"'{e}'" if len(e) < 3 else e.lower()) for e in expected}
+    if not names or len(names) > 5:
         return ""
-    return ", expected " + " or ".join(names)
+    return ", expected " + " or ".join(sorted(names))
+
+
+def _accepts(err) -> set:
+    """The terminals the parser could have taken where it stopped: exact,
+    unlike LALR's `expected`, whose merged states list spurious lookaheads."""
+    ip = getattr(err, "interactive_parser", None)
+    if ip is None:
+        return set(getattr(err, "expected", ()) or ())
+    try:
+        return {t for t in ip.accepts() if t != "$END"} | ({"$END"} if _accepts_end(ip) else set())
+    except Exception:  # the exact set is a nicety; fall back to LALR's
+        return set(getattr(err, "expected", ()) or ())
+
+
+def _accepts_end(ip) -> bool:
+    state = ip.parser_state.copy(deepcopy_values=False)
+    conf = copy(state.parse_conf)
+    conf.callbacks = {}
+    state.parse_conf = conf
+    try:
+        state.feed_token(Token("$END", ""), True)
+    except UnexpectedInput:
+        return False
+    return True
+
+
+def _end_of(item) -> Optional[ast.Span]:
+    """A one-column span just after a parsed item (Token or Tree)."""
+    if isinstance(item, Token):
+        line, col = item.end_line, item.end_column
+    elif isinstance(item, Tree) and not getattr(item.meta, "empty", True):
+        line, col = item.meta.end_line, item.meta.end_column
+    else:
+        return None
+    if line is None or col is None:
+        return None
+    return ast.Span(line, col, line, col + 1)
+
+
+def _is_tree(item, *names) -> bool:
+    return isinstance(item, Tree) and item.data in names
+
+
+def _open_brace(stack) -> Optional[Token]:
+    """The innermost '{' not yet closed."""
+    for item in reversed(stack):
+        if isinstance(item, Token) and item.type == "LBRACE":
+            return item
+    return None
+
+
+def _in_predicate(stack) -> bool:
+    """Between a predicate's opening '/' and its closing one."""
+    for i in range(len(stack) - 1, 0, -1):
+        item = stack[i]
+        if isinstance(item, Token) and item.type == "SLASH" and _is_tree(stack[i - 1], "specs"):
+            return True
+        if _is_tree(item, "specs", "predicate", "probe") or \
+                (isinstance(item, Token) and item.type == "LBRACE"):
+            return False
+    return False
+
+
+def _eof_span(source: str) -> ast.Span:
+    """Just after the last token: the end of the last line that is not blank."""
+    lines = source.rstrip().split("\n")
+    return ast.Span(len(lines), len(lines[-1]) + 1, len(lines), len(lines[-1]) + 1)
+
+
+# How each provider is written, for "needs an argument".
+PROBE_EXAMPLES = {
+    "kprobe": "kprobe:vfs_read", "k": "k:vfs_read", "kretprobe": "kretprobe:vfs_read",
+    "kr": "kr:vfs_read", "tracepoint": "tracepoint:sched/sched_switch", "t": "t:sched/sched_switch",
+    "uprobe": "uprobe:/bin/bash:readline", "u": "u:/bin/bash:readline",
+    "uretprobe": "uretprobe:/bin/bash:readline", "ur": "ur:/bin/bash:readline",
+    "usdt": "usdt:/path/to/binary:provider:name", "interval": "interval:1s", "i": "i:1s",
+    "profile": "profile:99hz",
+}
+PREDICATE_NOTE = "a predicate is written / expression / right before the probe's '{'"
+BODY_NOTE = "a probe is provider:argument then '{ statements }' or one statement"
 
 
 def _syntax_error(err: UnexpectedInput, source: str) -> Diagnostic:
@@ -220,39 +372,126 @@ def _syntax_error(err: UnexpectedInput, source: str) -> Diagnostic:
         ch = source[err.pos_in_stream] if err.pos_in_stream < len(source) else ""
         span = ast.Span(err.line, err.column, err.line, err.column + 1)
         if ch == '"':
-            return Diagnostic("unterminated string", span)
-        if ch == "/" and source[err.pos_in_stream:err.pos_in_stream + 2] == "/*":
-            return Diagnostic("unterminated comment", span)
+            return Diagnostic("unterminated string", span,
+                              note="a string ends with '\"' on the line where it starts")
+        if ch == "'":
+            return Diagnostic("unexpected character \"'\"", span,
+                              note="strings are written in double quotes: \"text\"")
+        if ch == "$":
+            return Diagnostic("'$' must be followed by a name or a number", span,
+                              note="e.g. $x (scratch variable or environment), $target, $1")
+        if not ch.isprintable() or ch.isspace():
+            return Diagnostic(f"unexpected character U+{ord(ch):04X}", span)
         return Diagnostic(f"unexpected character '{ch}'", span)
     if isinstance(err, UnexpectedEOF):
-        lines = source.rstrip().splitlines() or [""]
-        span = ast.Span(len(lines), len(lines[-1]) + 1, len(lines), len(lines[-1]) + 1)
-        return Diagnostic("unexpected end of input" + _expected(err.expected), span)
+        return Diagnostic("unexpected end of input" + _expected(err.expected), _eof_span(source))
     assert isinstance(err, UnexpectedToken)
     tok = err.token
+    state = getattr(err, "state", None)
+    stack = list(state.value_stack) if state is not None else []
+    acc = _accepts(err)
+    if tok.type == "UNTERMINATED_COMMENT":
+        return Diagnostic("unterminated comment",
+                          ast.Span(tok.line, tok.column, tok.line, tok.column + 2),
+                          note="a comment that starts with '/*' ends with '*/'")
+    # Right after the specs (or the predicate), where the probe's body belongs.
+    body_next = bool(stack) and (_is_tree(stack[-1], "specs", "spec", "predicate") or (
+        isinstance(stack[-1], Token) and stack[-1].type in ("SPEC", "BEGIN", "END")))
     if tok.type == "$END":
-        lines = source.rstrip().splitlines() or [""]
-        span = ast.Span(len(lines), len(lines[-1]) + 1, len(lines), len(lines[-1]) + 1)
-        if "RBRACE" in err.expected:
-            return Diagnostic("unexpected end of input, expected '}' (unclosed block)", span)
-        return Diagnostic("unexpected end of input" + _expected(err.expected), span)
+        span = _eof_span(source)
+        if not stack:
+            return Diagnostic("the script has no probes", None,
+                              note='a probe is provider:argument { statements }, e.g. '
+                                   'BEGIN { printf("hello\\n"); }')
+        brace = _open_brace(stack)
+        if "RBRACE" in acc and brace is not None:
+            return Diagnostic("unexpected end of input, expected '}'", span,
+                              note=f"the '{{' at line {brace.line}, column {brace.column} is not closed")
+        if body_next:
+            return Diagnostic("unexpected end of input, expected the probe's body", span, note=BODY_NOTE)
+        if _in_predicate(stack):
+            return Diagnostic("unexpected end of input in a predicate", span, note=PREDICATE_NOTE)
+        return Diagnostic("unexpected end of input" + _expected(acc), span)
     span = ast.Span(tok.line, tok.column, tok.end_line or tok.line,
                     tok.end_column or tok.column + len(str(tok)))
-    exp = set(err.expected)
-    if exp <= {"SPEC", "BEGIN", "END"}:
-        if tok.type == "NAME" or tok.type == "BEGIN" or tok.type == "END":
+    if acc and acc <= {"SPEC", "BEGIN", "END", "$END"}:
+        if tok.type == "RBRACE":
+            return Diagnostic("unmatched '}'", span)
+        if tok.type == "NAME" and str(tok) in PROBE_EXAMPLES:
+            return Diagnostic(f"a {tok} probe needs an argument after ':'", span,
+                              note=f"e.g. {PROBE_EXAMPLES[str(tok)]}")
+        if tok.type in ("NAME", "BEGIN", "END"):
             return Diagnostic(f"expected a probe like 'provider:argument', BEGIN or END, got {_describe(tok)}",
                               span, note="a probe is written provider:argument, e.g. tracepoint:sched/sched_switch")
         return Diagnostic(f"expected a probe, got {_describe(tok)}", span)
-    if "SEMICOLON" in exp and tok.type in ("RBRACE", "NAME", "AGGNAME", "DOLLAR", "IF", "RETURN"):
-        # Point just after the previous token, where the ';' belongs.
-        return Diagnostic(f"missing ';' before {_describe(tok)}", span)
-    if tok.type == "EQUAL":
+    brace = _open_brace(stack)
+    if brace is not None and tok.column == 1 and \
+            re.match(r"(BEGIN|END)\b|[A-Za-z_][A-Za-z0-9_]*:\S", source.split("\n")[tok.line - 1]):
+        # A probe starts at the beginning of a line while a block is still open.
+        return Diagnostic("expected '}' before the next probe", span,
+                          note=f"the '{{' at line {brace.line}, column {brace.column} is not closed")
+    if body_next:
+        return Diagnostic(f"expected the probe's body, got {_describe(tok)}", span, note=BODY_NOTE)
+    # `k:vfs read {` or `k:a k:b {`: a NAME taken as a braceless probe's body.
+    prev = stack[-1] if stack else None
+    if _is_tree(prev, "name"):
+        prev = prev.children[0]
+    if isinstance(prev, Token) and prev.type == "NAME" and len(stack) >= 2 and \
+            (_is_tree(stack[-2], "specs", "spec", "predicate") or
+             (isinstance(stack[-2], Token) and stack[-2].type in ("SPEC", "BEGIN", "END"))):
+        if tok.type == "COLON" and tok.start_pos == prev.end_pos:
+            return Diagnostic("missing ',' between two probes that share a body",
+                              ast.Span(prev.line, prev.column, prev.line, prev.column + 1),
+                              note="write probes that share a body as SPEC, SPEC { ... }")
+        if tok.type == "LBRACE":
+            return Diagnostic(f"unexpected '{{': '{prev}' after the probe was taken as its body", span,
+                              note="a probe's argument ends at the first blank; remove the blank if "
+                                   f"'{prev}' belongs to it")
+    if _in_predicate(stack):
+        if tok.type == "LBRACE" and "PRED_END" in acc:
+            return Diagnostic("the predicate has no closing '/' before '{'", span, note=PREDICATE_NOTE)
+        return Diagnostic(f"unexpected {_describe(tok)} in a predicate" + _expected(acc - {"PRED_END"}),
+                          span, note=PREDICATE_NOTE)
+    if tok.type in ("EQUAL", "AUGOP") and tok.type not in acc:
+        op = str(tok)
+        if tok.type == "EQUAL" and stack and isinstance(stack[-1], Token) and stack[-1].type in OPERATORS \
+                and stack[-1].end_pos == tok.start_pos:
+            # `a += 1` where `+=` could not be a token: lexed as `+` then `=`.
+            op = str(stack[-1]) + "="
+            stack = stack[:-1]
+        prev = stack[-1] if stack else None
+        if _is_tree(prev, "name"):
+            prev = prev.children[0]
+        before = stack[-2] if len(stack) > 1 else None
+        at_start = (isinstance(before, Token) and before.type in ("LBRACE", "SEMICOLON", "RBRACE",
+                                                                  "RPAR", "ELSE")) \
+            or _is_tree(before, "specs", "spec", "predicate", *STATEMENT_TREES) \
+            or (isinstance(before, Tree) and str(before.data).startswith("__block")) \
+            or (isinstance(before, Token) and before.type in ("SPEC", "BEGIN", "END"))
+        if isinstance(prev, Token) and prev.type == "NAME" and at_start:
+            return Diagnostic(f"can't assign to '{prev}': it is not a map or a $variable",
+                              ast.Span(prev.line, prev.column, prev.line, prev.end_column),
+                              note=f"write {prev}[key] {op} ... for a plain map, "
+                                   f"@{prev} = ... for an aggregation, ${prev} {op} ... for a scratch variable")
         return Diagnostic("cannot assign to this expression: only @maps, maps and $variables can be assigned",
                           span)
-    if tok.type == "PRED_END" or (tok.type == "MULOP" and str(tok) == "/"):
-        return Diagnostic(f"unexpected '/'" + _expected(exp), span)
-    return Diagnostic(f"unexpected {_describe(tok)}" + _expected(exp), span)
+    if "SEMICOLON" in acc and tok.type in ("RBRACE", "NAME", "AGGNAME", "DOLLAR", "IF", "ELSE", "RETURN",
+                                           "DELETE", "NUMBER", "STRING", "LBRACE"):
+        # Point just after the previous token, where the ';' belongs.
+        where = _end_of(stack[-1]) if stack else None
+        return Diagnostic(f"missing ';' before {_describe(tok)}", where or span)
+    return Diagnostic(f"unexpected {_describe(tok)}" + _expected(acc), span)
+
+
+def _too_deep(program: ast.Program) -> Optional[ast.Node]:
+    """The first node nested deeper than MAX_DEPTH, found without recursion."""
+    todo = [(program, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            return node
+        todo.extend((child, depth + 1) for child in ast.children(node))
+    return None
 
 
 def parse(source: str, filename: str = "<script>") -> ast.Program:
@@ -263,13 +502,15 @@ def parse(source: str, filename: str = "<script>") -> ast.Program:
     try:
         program = ToAst().transform(tree)
     except PlycError as err:
-        err.filename, err.source = filename, source
-        raise
+        raise PlycError(err.diags, filename, source) from None
     except Exception as err:  # lark wraps transformer errors
         inner = getattr(err, "orig_exc", None)
         if isinstance(inner, PlycError):
-            inner.filename, inner.source = filename, source
             raise PlycError(inner.diags, filename, source) from None
         raise
+    deep = _too_deep(program)
+    if deep is not None:
+        raise PlycError(Diagnostic(f"the script nests more than {MAX_DEPTH} levels deep here", deep.span,
+                                   note="split the expression with $variables"), filename, source)
     program.filename = filename
     return program

@@ -68,6 +68,7 @@ def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
     return dict(version=__version__, script=res.script, name=res.name, buffer_size=res.buffer_size,
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
                 stack_entries=res.stack_entries, maps=maps, probes=probes,
+                uses_usdt=any(p.kind == "PLYC_P_USDT" for p in res.probes),
                 kernel_types=analysis.ktypes.definitions() if analysis.ktypes and analysis.ktypes.uses else [])
 
 
@@ -99,7 +100,9 @@ def loader_context(res: Resources, bpf_c: str) -> dict:
                        signed=int(vt.signed), width=vt.width)))
     probes = [dict(prog=p.prog, kind=p.kind, target_c=c_str_or_null(p.target), period_ns=p.period_ns,
                    freq=p.freq, cpu=p.cpu, line=p.line, spec_c=cgen.c_string(p.spec.encode()),
-                   offset=p.unit.target.extra.get("offset", 0))
+                   offset=p.unit.target.extra.get("offset", 0),
+                   path_c=c_str_or_null(p.unit.target.extra.get("path", "")),
+                   usdt_c=c_str_or_null(p.unit.target.extra.get("usdt_provider", "")))
               for p in res.probes]
     events = [dict(id=e.event.id, cname=e.cname, kind=e.event.kind, line=e.event.span.line,
                    body=printers.event_body(e, res)) for e in res.events]

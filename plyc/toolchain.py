@@ -76,7 +76,8 @@ class Toolchain:
     def compile_bpf(self, src: Path, out: Path, include: Path):
         rt = runtime_dir()
         self.run([self.clang, "-target", "bpf", f"-D__TARGET_ARCH_{ARCH_DEFINE[self.target]}",
-                  "-O2", "-g", *BPF_WARNINGS, "-I", rt / "bpf", "-I", include, "-c", src, "-o", out],
+                  "-O2", "-g", *BPF_WARNINGS, "-I", rt / "bpf", "-I", rt / "bpf" / "include", "-I", include,
+                  "-c", src, "-o", out],
                  "compiling the BPF program")
 
     def runtime_lib(self) -> Path:

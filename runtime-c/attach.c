@@ -1,6 +1,7 @@
 /* Attaching each probe kind; every failure names the probe and its line. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -14,12 +15,15 @@
 
 #include "plyc_attach.h"
 #include "plyc_kfuncs.h"
+#include "plyc_uprobes.h"
 
 static const struct plyc_program *P;
 
 /* Per probe: the kernel functions a kprobe target resolved to. */
 static struct plyc_kfuncs *resolved;
 static int use_multi;
+/* Per probe: the binary a uprobe/usdt target resolved to. */
+static char (*binaries)[PATH_MAX];
 
 int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
 {
@@ -101,6 +105,18 @@ static int resolve_kprobe(int i)
 	return 0;
 }
 
+static int resolve_binary(int i)
+{
+	const struct plyc_probe *pr = &P->probes[i];
+	int err = plyc_resolve_binary(pr->path, binaries[i], sizeof(binaries[i]));
+
+	if (err == -ENOENT && !strchr(pr->path, '/'))
+		return plyc_probe_error(P, pr, "no library or program '%s' on this device", pr->path);
+	if (err)
+		return plyc_probe_error(P, pr, "%s: %s", pr->path, strerror(-err));
+	return 0;
+}
+
 int plyc_probe_wrapped(int probe)
 {
 	return resolved ? resolved[probe].wrapped : 0;
@@ -155,7 +171,8 @@ int plyc_check_targets(const struct plyc_program *prog)
 
 	P = prog;
 	resolved = calloc((size_t)prog->nprobes, sizeof(*resolved));
-	if (!resolved)
+	binaries = calloc((size_t)prog->nprobes, sizeof(*binaries));
+	if (!resolved || !binaries)
 		return -1;
 	for (i = 0; i < prog->nprobes; i++) {
 		const struct plyc_probe *pr = &prog->probes[i];
@@ -186,7 +203,8 @@ int plyc_check_targets(const struct plyc_program *prog)
 		case PLYC_P_UPROBE:
 		case PLYC_P_URETPROBE:
 		case PLYC_P_USDT:
-			err = plyc_probe_error(P, pr, "this provider is not supported by this version of plyc yet");
+			if (resolve_binary(i))
+				err = -1;
 			break;
 		default:
 			break;
@@ -316,6 +334,55 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 	return 0;
 }
 
+static int attach_uprobe(int i, struct bpf_program *bp, struct plyc_links *links)
+{
+	const struct plyc_probe *pr = &P->probes[i];
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = pr->kind == PLYC_P_URETPROBE);
+	size_t offset = pr->offset;
+	struct bpf_link *link;
+
+	if (is_address(pr->target)) {
+		long off = plyc_vaddr_to_offset(binaries[i], strtoull(pr->target, NULL, 16));
+
+		if (off < 0)
+			return plyc_probe_error(P, pr, "%s is not an address of code in %s", pr->target, binaries[i]);
+		offset = (size_t)off;
+	} else {
+		opts.func_name = pr->target;
+	}
+	link = bpf_program__attach_uprobe_opts(bp, (pid_t)P->target_pid, binaries[i], offset, &opts);
+	if (!link) {
+		if (errno == ENOENT && opts.func_name)
+			return plyc_probe_error(P, pr, "no function %s in %s", pr->target, binaries[i]);
+		return plyc_probe_error(P, pr, "cannot attach to %s in %s: %s", pr->target, binaries[i],
+					strerror(errno));
+	}
+	return add_link(links, link);
+}
+
+static int attach_usdt(int i, struct bpf_program *bp, struct plyc_links *links)
+{
+	const struct plyc_probe *pr = &P->probes[i];
+	char provider[256];
+	struct bpf_link *link;
+	int err;
+
+	if (pr->usdt_provider) {
+		snprintf(provider, sizeof(provider), "%s", pr->usdt_provider);
+	} else if ((err = plyc_usdt_provider(binaries[i], pr->target, provider, sizeof(provider)))) {
+		if (err == -EEXIST)
+			return plyc_probe_error(P, pr, "several providers in %s have a probe %s: name one "
+						"(usdt:PATH:provider:name)", binaries[i], pr->target);
+		return plyc_probe_error(P, pr, "no USDT probe %s in %s", pr->target, binaries[i]);
+	}
+	link = bpf_program__attach_usdt(bp, (pid_t)P->target_pid, binaries[i], provider, pr->target, NULL);
+	if (!link)
+		return plyc_probe_error(P, pr, errno == ENOENT ? "no USDT probe %s:%s in %s" :
+					"cannot attach to %s:%s in %s: %s", provider, pr->target, binaries[i],
+					strerror(errno));
+	return add_link(links, link);
+}
+
 int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links)
 {
 	int i;
@@ -355,6 +422,15 @@ int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, str
 			if (attach_kprobe(i, bp, links))
 				return -1;
 			break;
+		case PLYC_P_UPROBE:
+		case PLYC_P_URETPROBE:
+			if (attach_uprobe(i, bp, links))
+				return -1;
+			break;
+		case PLYC_P_USDT:
+			if (attach_usdt(i, bp, links))
+				return -1;
+			break;
 		default:
 			return plyc_probe_error(P, pr, "this provider is not supported by this version of plyc yet");
 		}
@@ -371,6 +447,8 @@ void plyc_detach_all(struct plyc_links *links)
 			plyc_kfuncs_free(&resolved[i]);
 		free(resolved);
 		resolved = NULL;
+		free(binaries);
+		binaries = NULL;
 	}
 	for (i = 0; i < links->n; i++)
 		bpf_link__destroy(links->v[i]);

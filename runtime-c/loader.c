@@ -455,6 +455,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		return 1;
 	verbose = o.verbose;
 	prog->verbose = o.verbose;
+	prog->target_pid = o.pid ? o.pid : -1;
 	plyc_rt_init();
 	plyc_rt.json = o.json;
 	if (o.outfile) {

@@ -33,7 +33,9 @@ struct plyc_probe {
 	int cpu;                   /* profile/interval CPU, -1 for all */
 	int line;                  /* script line of the spec */
 	const char *spec;          /* as written */
-	uint64_t offset;           /* kprobe sym+offset */
+	uint64_t offset;           /* kprobe/uprobe sym+offset */
+	const char *path;          /* uprobe/usdt binary or library, as written */
+	const char *usdt_provider; /* usdt provider, or NULL */
 };
 
 /* A tracepoint field whose offset is read from the device's format file. */
@@ -61,6 +63,7 @@ struct plyc_program {
 	int nargs;                 /* highest $N the script reads */
 	size_t params_size, off_target, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_kwrap;
 	int verbose;               /* set by plyc_main from -v */
+	long target_pid;           /* -p PID, for uprobes; -1 for every process */
 	int (*handle_event)(const void *data, size_t size);
 };
 

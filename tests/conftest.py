@@ -23,3 +23,12 @@ def workload(tmp_path_factory) -> str:
     subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(out),
                     str(ROOT / "tests/helpers/workload.c")], check=True)
     return str(out)
+
+
+@pytest.fixture(scope="session")
+def usdt_prog(tmp_path_factory) -> str:
+    """A program with USDT probes (tests/helpers/usdt_prog.c)."""
+    out = tmp_path_factory.mktemp("usdt") / "usdt_prog"
+    subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(out),
+                    str(ROOT / "tests/helpers/usdt_prog.c")], check=True)
+    return str(out)

@@ -4,7 +4,9 @@ arguments, and what it must print, run against this machine's kernel.
 Sections of a .test file (each starts with a line `=== NAME`):
   script     the ply script (required)
   args       the tracer's arguments, shell words; {workload} is the
-             deterministic workload program (tests/helpers/workload.c)
+             deterministic workload program (tests/helpers/workload.c),
+             {usdt} a program with USDT probes (tests/helpers/usdt_prog.c);
+             both may appear in the script too
   stdout     exactly what the tracer must print (trailing blank lines aside)
   stdout-re  a regular expression the whole stdout must match (re.DOTALL;
              trailing blank lines aside)
@@ -41,9 +43,9 @@ def parse_case(path: Path) -> dict:
     return sections
 
 
-def build_tracer(case: dict, path: Path, tmp: Path) -> Path:
+def build_tracer(case: dict, path: Path, tmp: Path, subst) -> Path:
     script = tmp / (path.stem.replace("-", "_") + ".ply")
-    script.write_text(case["script"])
+    script.write_text(subst(case["script"]))
     out = tmp / path.stem.replace("-", "_")
     env = dict(os.environ)
     for line in case.get("env", "").splitlines():
@@ -59,13 +61,17 @@ def build_tracer(case: dict, path: Path, tmp: Path) -> Path:
 
 @pytest.mark.bpf
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
-def test_runtime(path, tmp_path, workload):
+def test_runtime(path, tmp_path, workload, usdt_prog):
     case = parse_case(path)
     req = case.get("requires", "").strip()
     if req and not os.path.exists(req):
         pytest.skip(f"this machine has no {req}")
-    tracer = build_tracer(case, path, tmp_path)
-    args = shlex.split(case.get("args", "").strip().replace("{workload}", workload))
+
+    def subst(text):
+        return text.replace("{workload}", workload).replace("{usdt}", usdt_prog)
+
+    tracer = build_tracer(case, path, tmp_path, subst)
+    args = shlex.split(subst(case.get("args", "").strip()))
     timeout = float(case.get("timeout", "30").strip())
     proc = subprocess.run([str(tracer), *args], capture_output=True, text=True, timeout=timeout,
                           cwd=tmp_path, env={**os.environ, "LANG": "C.UTF-8"})

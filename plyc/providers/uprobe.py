@@ -1,32 +1,60 @@
-"""uprobe / uretprobe / usdt — user-space probes. Parsed and type-checked;
-code generation comes with the function probe work."""
+"""uprobe / uretprobe / usdt — user-space probes. `PATH:sym[+off]`,
+`PATH:0xADDR`, or a library by short name (`c:malloc` is libc's malloc, as
+in argdist); usdt is `PATH:[provider:]name`. Paths and libraries are
+resolved on the device when the tracer starts."""
 from __future__ import annotations
+
+import re
 
 from .. import types as T
 from . import Provider, Target, Var, spec_error
 
-ARGS = tuple(Var(f"arg{i}", T.U64, f"PT_REGS_PARM{i + 1}(ctx)") for i in range(10))
+# Arguments of user functions point into user memory.
+USER_ARG = T.Type("int", 8, False, user=True)
+
+ARGS = tuple(Var(f"arg{i}", USER_ARG, f"plyc_kprobe_arg(ctx, {i}, 0)", doc="argument") for i in range(10))
 
 
 def parse_kind(kind):
     def parse(spec) -> Target:
+        if kind == "PLYC_P_USDT":
+            parts = spec.arg.split(":")
+            if len(parts) not in (2, 3) or not all(parts):
+                raise spec_error(spec, f"'{spec.arg}' is not PATH:[provider:]name",
+                                 "e.g. usdt:/usr/bin/python3:python:function__entry")
+            t = Target(USDT, spec, kind, parts[-1])
+            t.extra.update(path=parts[0], usdt_provider=parts[1] if len(parts) == 3 else "",
+                           usdt_name=parts[-1])
+            return t
         path, sep, sym = spec.arg.rpartition(":")
         if not sep or not path or not sym:
             raise spec_error(spec, f"'{spec.arg}' is not PATH:symbol",
-                             "e.g. uprobe:/bin/bash:readline, uprobe:c:malloc, usdt:/path:provider:name")
-        prov = {"PLYC_P_UPROBE": UPROBE, "PLYC_P_URETPROBE": URETPROBE, "PLYC_P_USDT": USDT}[kind]
-        return Target(prov, spec, kind, spec.arg)
+                             "e.g. uprobe:/bin/bash:readline, uprobe:c:malloc, uprobe:/bin/ls:0x4a20")
+        sym, _, off = sym.partition("+")
+        if not re.fullmatch(r"0x[0-9a-fA-F]+|[A-Za-z_.$@][\w.$@]*", sym) or \
+                (off and not re.fullmatch(r"0x[0-9a-fA-F]+|\d+", off)):
+            raise spec_error(spec, f"'{sym}{'+' + off if off else ''}' is not a symbol, sym+offset or 0xADDR")
+        if kind == "PLYC_P_URETPROBE" and (off or sym.startswith("0x")):
+            raise spec_error(spec, "a uretprobe takes a function name, not an offset or address")
+        prov = UPROBE if kind == "PLYC_P_UPROBE" else URETPROBE
+        t = Target(prov, spec, kind, sym)
+        t.extra.update(path=path, offset=int(off, 0) if off else 0)
+        return t
     return parse
 
 
 UPROBE = Provider(name="uprobe", aliases=("u",), parse=parse_kind("PLYC_P_UPROBE"),
                   section=lambda t: "uprobe", ctx_decl="struct pt_regs *ctx",
-                  variables=ARGS + (Var("caller", T.SYM, "PT_REGS_IP(ctx)"),),
-                  runnable_here=False, doc="user function entry")
+                  variables=ARGS + (Var("caller", T.Int(8, False, "hex"), "PLYC_IP(ctx)"),
+                                    Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
+                  doc="user function entry")
 URETPROBE = Provider(name="uretprobe", aliases=("ur",), parse=parse_kind("PLYC_P_URETPROBE"),
                      section=lambda t: "uretprobe", ctx_decl="struct pt_regs *ctx",
-                     variables=(Var("retval", T.S64, "PT_REGS_RC(ctx)"),),
-                     runnable_here=False, doc="user function return")
+                     variables=(Var("retval", T.S64, "PLYC_RET(ctx)"),
+                                Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
+                     doc="user function return")
 USDT = Provider(name="usdt", aliases=(), parse=parse_kind("PLYC_P_USDT"),
                 section=lambda t: "usdt", ctx_decl="struct pt_regs *ctx",
-                variables=ARGS, runnable_here=False, doc="user static tracepoint")
+                variables=tuple(Var(f"arg{i}", USER_ARG, f"plyc_usdt_arg(ctx, {i})", doc="argument")
+                                for i in range(10)),
+                doc="user static tracepoint")

@@ -17,6 +17,9 @@ typedef long long __s64;
 typedef __u16 __be16;
 typedef __u32 __be32;
 typedef __u32 __wsum;
+typedef _Bool bool;
+#define true 1
+#define false 0
 
 enum bpf_map_type {
 	BPF_MAP_TYPE_HASH = 1,
@@ -88,6 +91,16 @@ struct pt_regs {
 #define PLYC_STACK_ARG(r, n) ((r)->uregs[13] + 4 * ((n) - PLYC_NREGARGS))
 #define PLYC_RET(r) ((r)->uregs[0])
 #define PLYC_IP(r) ((r)->uregs[15])
+#endif
+
+#ifdef PLYC_USDT
+/* libbpf's USDT support. Its bpf_tracing.h names registers as the kernel
+ * does (our pt_regs above) when it believes vmlinux.h was included. */
+#define __VMLINUX_H__
+#if defined(__TARGET_ARCH_arm64)
+#define user_pt_regs pt_regs
+#endif
+#include <bpf/usdt.bpf.h>
 #endif
 
 #define PLYC_EEXIST 17
@@ -307,6 +320,17 @@ static __always_inline __u64 plyc_kprobe_arg(struct pt_regs *ctx, int n, int wra
 	bpf_probe_read_kernel(&v, PLYC_WORD, (const void *)PLYC_STACK_ARG(ctx, n));
 	return v;
 }
+
+#ifdef PLYC_USDT
+/* USDT argument n, fetched as libbpf's USDT spec for this probe site says. */
+static __always_inline __u64 plyc_usdt_arg(struct pt_regs *ctx, int n)
+{
+	long v = 0;
+
+	bpf_usdt_arg(ctx, n, &v);
+	return (__u64)v;
+}
+#endif
 
 /* BPF has no signed division before ISA v4: divide magnitudes. */
 static __always_inline __s64 plyc_sdiv(__s64 a, __s64 b)

@@ -1,0 +1,17 @@
+/* User-space probe targets. */
+#ifndef PLYC_UPROBES_H
+#define PLYC_UPROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The file a uprobe's PATH means on this device: a path, a library short
+ * name (c -> libc.so.6) or a program on $PATH. 0 or -errno. */
+int plyc_resolve_binary(const char *name, char *out, size_t len);
+/* The file offset of an executable virtual address, or -errno. */
+long plyc_vaddr_to_offset(const char *path, uint64_t vaddr);
+
+/* The provider of USDT probe `name` in path (0, -ENOENT or -EEXIST). */
+int plyc_usdt_provider(const char *path, const char *name, char *out, size_t len);
+
+#endif
