@@ -437,6 +437,9 @@ class FuncGen:
         return f"(({typ.scalar_ctype()}){name})"
 
     def sc_Member(self, e: ast.Member) -> str:
+        objt = self.type(e.obj)
+        if objt.kind == "ctx" and objt.pointee == "regs":
+            return f"((__u64)PLYC_REG(ctx, {e.field}))"
         if not self.is_tp_field(e):
             return self.core_scalar(e)
         typ = self.type(e)

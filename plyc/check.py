@@ -18,6 +18,14 @@ from .kernel_types import KernelTypes
 
 AGG_FUNCS = ("count", "sum", "min", "max", "avg", "quantize", "lquantize")
 
+# The saved registers `regs->NAME` reads, by target (the kernel's names).
+REGS = {
+    "x86_64": ("r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx",
+               "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss"),
+    "aarch64": ("sp", "pc", "pstate") + tuple(f"x{i}" for i in range(31)),
+    "armhf": tuple(f"r{i}" for i in range(16)) + ("sp", "lr", "pc", "cpsr"),
+}
+
 
 @dataclass
 class MapInfo:
@@ -92,8 +100,10 @@ def assigned_locals(node) -> set:
 
 
 class Checker:
-    def __init__(self, program: ast.Program, env: dict, strsize: int, btf_path: Optional[str] = None):
+    def __init__(self, program: ast.Program, env: dict, strsize: int, btf_path: Optional[str] = None,
+                 arch: str = "x86_64"):
         self.program = program
+        self.arch = arch
         self.ktypes = KernelTypes(btf_path)
         self.env = env
         self.strsize = strsize
@@ -435,8 +445,13 @@ class Checker:
                 self.err(d.message, d.span, d.note)
             self.unit.tp_fields[e.field] = fld
             return fld.type
-        if objt.kind == "ctx":
-            self.err(f"'{self.unit.provider.name}' register access is not supported yet", e.span)
+        if objt.kind == "ctx" and objt.pointee == "regs":
+            if not e.arrow:
+                self.err(f"use 'regs->{e.field}'", e.span)
+            names = REGS[self.arch]
+            if e.field not in names:
+                self.err(f"{self.arch} has no register '{e.field}'", e.span, f"registers: {', '.join(names)}")
+            return T.U64
         return self.kernel_member(e, objt)
 
     def kernel_member(self, e: ast.Member, objt: T.Type) -> T.Type:
@@ -560,6 +575,6 @@ class _Bail(Exception):
 
 
 def check(program: ast.Program, env: Optional[dict] = None, strsize: int = T.DEFAULT_STRSIZE,
-          btf_path: Optional[str] = None) -> Analysis:
+          btf_path: Optional[str] = None, arch: str = "x86_64") -> Analysis:
     desugar(program)
-    return Checker(program, dict(os.environ) if env is None else env, strsize, btf_path).run()
+    return Checker(program, dict(os.environ) if env is None else env, strsize, btf_path, arch).run()

@@ -172,3 +172,14 @@ def test_plyc_run_builds_and_runs(tmp_path, workload):
         assert out.returncode == 0, out.stderr
         assert out.stdout == "\n@:\n{ plyc-work       }: 3\n"
     assert len(list((tmp_path / "cache" / "run").iterdir())) == 1
+
+
+def test_p_pid_limits_uprobes_to_that_process(tmp_path, workload):
+    tracer = build(tmp_path, "uprobe:c:malloc / comm == \"plyc-work\" / { @[arg0] = count(); }\n")
+    mine = subprocess.Popen([workload, "delay", "1000", "read", "1", "111"])
+    other = subprocess.Popen([workload, "delay", "1000", "read", "1", "222"])
+    out = run(tracer, "-p", str(mine.pid))
+    mine.wait()
+    other.wait()
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "\n@:\n{ 111 }: 1\n"

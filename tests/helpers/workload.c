@@ -8,6 +8,7 @@
  *   workload spin MS            busy loop (for profile)
  *   workload write TEXT         write TEXT to stdout (one write(2))
  *   workload exit CODE          exit with CODE
+ *   workload delay MS MODE...   sleep MS first, then do MODE (to attach to it with -p)
  *   workload udp N SIZE         N UDP datagrams of SIZE bytes to 127.0.0.1:9
  */
 #define _GNU_SOURCE
@@ -46,6 +47,11 @@ int main(int argc, char **argv)
 	long i, n;
 
 	prctl(PR_SET_NAME, "plyc-work");
+	while (argc > 3 && !strcmp(argv[1], "delay")) {
+		usleep((useconds_t)atol(argv[2]) * 1000);
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 3)
 		return 2;
 	if (!strcmp(argv[1], "getppid")) {
