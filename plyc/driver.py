@@ -54,7 +54,7 @@ def parse(source: str, filename: str) -> ast.Program:
 def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> check.Analysis:
     env = dict(os.environ) if opts.env is None else opts.env
     try:
-        return check.check(program, env, opts.strsize, opts.btf)
+        return check.check(program, env, opts.strsize, opts.btf, opts.target)
     except PlycError as err:
         raise PlycError(err.diags, filename, source) from None
 
