@@ -24,6 +24,8 @@ VARIABLES = (
     Var("time", T.TIME, "bpf_ktime_get_ns()", doc="ns since boot, printed as a duration"),
     Var("walltime", T.WALLTIME, "bpf_ktime_get_ns()", doc="printed as local time of day"),
     Var("stack", T.STACK, "bpf_get_stackid(ctx, &plyc_stacks, 0)", doc="kernel stack"),
+    # The tracer's -p PID, not $target's -c child (for `plyc argdist`'s filters).
+    Var("_pidfilter", T.U32, "plyc_params.pid_filter", doc="-p PID, or 0"),
 )
 
 
@@ -302,6 +304,11 @@ def emit_printf(g, call):
     return None
 
 
+def check_argdist_report(chk, call):
+    chk.event(call, "report")
+    return T.VOID
+
+
 MANY = 99
 
 FUNCTIONS = {f.name: f for f in (
@@ -315,4 +322,5 @@ FUNCTIONS = {f.name: f for f in (
     Func("clear", (1, 1), check_clear, emit_map_event, "empty a map"),
     Func("print", (1, MANY), check_print, emit_print, "print values, or dump a map"),
     Func("printf", (1, MANY), check_printf, emit_printf, "formatted output"),
+    Func("_argdist_report", (0, 0), check_argdist_report, emit_map_event, "argdist's periodic report"),
 )}

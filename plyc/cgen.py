@@ -179,6 +179,8 @@ class FuncGen:
         elif func == "quantize":
             signed = "1" if m.info.value_type.signed else "0"
             self.line(f"{v}->b[plyc_log2_bucket({x}, {signed}) & 63] += 1;")
+        elif func == "_log2":
+            self.line(f"{v}->b[plyc_bcc_log2_bucket({x}) & 63] += 1;")
         elif func == "lquantize":
             lo, hi, step = m.info.lq
             self.line(f"__u32 {v}_i = plyc_lin_bucket({x}, {c_int(lo)}, {c_int(hi)}, {c_int(step)}, "

@@ -16,7 +16,8 @@ from .btf import BTFError
 from .diag import Collector, PlycError
 from .kernel_types import KernelTypes
 
-AGG_FUNCS = ("count", "sum", "min", "max", "avg", "quantize", "lquantize")
+AGG_FUNCS = ("count", "sum", "min", "max", "avg", "quantize", "lquantize",
+             "_log2")   # _log2: bcc's log2 histogram, for `plyc argdist`
 
 # The saved registers `regs->NAME` reads, by target (the kernel's names).
 REGS = {

@@ -145,6 +145,11 @@ def cmd_emit(args) -> int:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "argdist":
+        # bcc argdist's own command line, as is.
+        from . import argdist
+        return argdist.main(argv[1:])
     ap = argparse.ArgumentParser(prog="plyc", description="Compile ply tracing scripts into static tracers.")
     ap.add_argument("--version", action="version", version=f"plyc {__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every toolchain command")
@@ -171,6 +176,9 @@ def main(argv=None) -> int:
     p.add_argument("--stage", choices=["ast", "types", "resources", "c"], default="c")
     add_script_args(p)
     p.set_defaults(func=cmd_emit)
+
+    sub.add_parser("argdist", help="bcc argdist's command line, compiled into a tracer "
+                   "(plyc argdist -h)", add_help=False)
 
     p = sub.add_parser("doctor", help="what the toolchain has and lacks")
     p.set_defaults(func=lambda a: doctor.main(a))

@@ -30,6 +30,7 @@ class Options:
     keep_dir: Optional[str] = None
     strip: bool = True
     btf: Optional[str] = None        # kernel BTF for typing kernel types (default: this machine's)
+    argdist: Optional[object] = None  # plyc argdist: what its report shows (argdist.Report)
 
 
 @dataclass
@@ -73,7 +74,7 @@ def compile_source(source: str, filename: str, opts: Options, name: Optional[str
         raise PlycError(Diagnostic(f"{u.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    u.spec.span), filename, source)
-    generated = render.render(analysis, res, env)
+    generated = render.render(analysis, res, env, opts.argdist)
     return Compiled(program, analysis, res, generated, env)
 
 

@@ -86,7 +86,19 @@ def linemap(bpf_c: str, script: str) -> list:
     return out
 
 
-def loader_context(res: Resources, bpf_c: str) -> dict:
+def argdist_context(res: Resources, argdist) -> dict:
+    names = [m.name for m in res.maps]
+    dflt = {"": "PLYC_AD_NONE", "calls": "PLYC_AD_CALLS", "retval": "PLYC_AD_RETVAL"}
+    specs = [dict(map=names.index(sp.map), hist=int(sp.kind == "hist"),
+                  header=cgen.c_string(sp.header.encode()),
+                  key_names=[cgen.c_string(k.encode()) for k in sp.key_names], dflt=dflt[sp.default])
+             for sp in argdist.specs]
+    return dict(specs=specs, count=argdist.count or 0, top=argdist.top or 0,
+                cumulative=int(argdist.cumulative), duration=float(argdist.duration or 0),
+                interval=argdist.interval)
+
+
+def loader_context(res: Resources, bpf_c: str, argdist=None) -> dict:
     maps = []
     for m in res.maps:
         vt = m.info.value_type
@@ -109,10 +121,12 @@ def loader_context(res: Resources, bpf_c: str) -> dict:
     lm = linemap(bpf_c, res.script)
     rows = [" ".join(f"{n}," for n in lm[i:i + 16]) for i in range(0, len(lm), 16)] or ["0,"]
     return dict(version=__version__, script=res.script, name=res.name, maps=maps, probes=probes,
-                slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows)
+                slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows,
+                argdist=argdist_context(res, argdist) if argdist else None,
+                default_pid=argdist.default_pid or 0 if argdist else 0)
 
 
-def render(analysis: Analysis, res: Resources, env: dict) -> Generated:
+def render(analysis: Analysis, res: Resources, env: dict, argdist=None) -> Generated:
     j = _env()
     bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(analysis, res, env))
     guard = re.sub(r"\W", "_", res.name).upper()
@@ -120,5 +134,5 @@ def render(analysis: Analysis, res: Resources, env: dict) -> Generated:
         version=__version__, script=res.script, guard=guard, records=_records(res),
         nargs_dim=max(1, res.nargs), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
-    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c))
+    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, argdist))
     return Generated(bpf_c, header, loader_c)

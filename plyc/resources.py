@@ -144,7 +144,9 @@ class Resources:
 
 AGG_ENUM = {None: "PLYC_A_NONE", "count": "PLYC_A_COUNT", "sum": "PLYC_A_SUM", "min": "PLYC_A_MIN",
             "max": "PLYC_A_MAX", "avg": "PLYC_A_AVG", "quantize": "PLYC_A_QUANTIZE",
-            "lquantize": "PLYC_A_LQUANTIZE"}
+            "lquantize": "PLYC_A_LQUANTIZE",
+            # bcc's buckets (0, then [2^(i-1), 2^i)) merge like quantize's.
+            "_log2": "PLYC_A_QUANTIZE"}
 
 
 def _map_res(info: MapInfo, index: int, opts) -> MapRes:
@@ -161,7 +163,7 @@ def _map_res(info: MapInfo, index: int, opts) -> MapRes:
         ctype, size = "struct plyc_minmax", 16
     elif agg == "avg":
         ctype, size = "struct plyc_avg", 16
-    elif agg == "quantize":
+    elif agg in ("quantize", "_log2"):
         nbuckets = 64
         ctype, size = f"struct {info_cname(index)}_hist", 8 * nbuckets
     elif agg == "lquantize":

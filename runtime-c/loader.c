@@ -292,6 +292,11 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 	int i;
 
 	memcpy(params + P->off_target, &target, sizeof(target));
+	{
+		uint64_t pid_filter = o->pid > 0 ? (uint64_t)o->pid : 0;
+
+		memcpy(params + P->off_pid_filter, &pid_filter, sizeof(pid_filter));
+	}
 	for (i = 0; i < P->nargs; i++) {
 		int64_t num = strtoll(o->args[i], NULL, 0);
 
@@ -453,6 +458,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	P = prog;
 	if (parse_args(argc, argv, &o))
 		return 1;
+	if (!o.pid && !o.cmd && prog->default_pid > 0)
+		o.pid = prog->default_pid;
 	verbose = o.verbose;
 	prog->verbose = o.verbose;
 	prog->target_pid = o.pid ? o.pid : -1;
@@ -592,7 +599,11 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		failed = 1;
 	ring_buffer__consume(rb);
 	fflush(plyc_rt.out);
-	for (i = 0; i < prog->nmaps; i++)
+	/* argdist tracers report instead of dumping maps: once more for the
+	 * time since the last report, unless a report ended the run (-n, -d). */
+	if (prog->argdist && !exit_requested)
+		plyc_argdist_report(prog->maps, prog->argdist);
+	for (i = 0; i < prog->nmaps && !prog->argdist; i++)
 		plyc_map_dump(&prog->maps[i]);
 	fflush(plyc_rt.out);
 

@@ -656,8 +656,7 @@ static int is_zero(const void *p, size_t n)
 	return 1;
 }
 
-/* Read every key and its merged value into two arrays of n records. */
-static int collect(const struct plyc_map *m, char **keysp, char **valsp,
+int plyc_map_collect(const struct plyc_map *m, char **keysp, char **valsp,
 		   size_t *np)
 {
 	size_t ks = m->key_size, vs = m->value_size, cap = 0, n = 0, max;
@@ -754,7 +753,7 @@ int plyc_map_dump(const struct plyc_map *m)
 	if (m->fd < 0)
 		return -EBADF;
 
-	err = collect(m, &keys, &vals, &n);
+	err = plyc_map_collect(m, &keys, &vals, &n);
 	if (err)
 		return err;
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "plyc_rt.h"
+#include "plyc_argdist.h"
 
 enum plyc_probe_kind {
 	PLYC_P_BEGIN,
@@ -61,10 +62,12 @@ struct plyc_program {
 	const uint16_t *linemap;   /* script line of each line of NAME.bpf.c */
 	int nlines;
 	int nargs;                 /* highest $N the script reads */
-	size_t params_size, off_target, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_kwrap;
+	size_t params_size, off_target, off_pid_filter, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_kwrap;
 	int verbose;               /* set by plyc_main from -v */
 	long target_pid;           /* -p PID, for uprobes; -1 for every process */
 	int (*handle_event)(const void *data, size_t size);
+	const struct plyc_argdist *argdist;   /* argdist tracers report their own way */
+	long default_pid;          /* -p built in (argdist -p): the default for -p */
 };
 
 int plyc_main(struct plyc_program *prog, int argc, char **argv);

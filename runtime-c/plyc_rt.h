@@ -111,6 +111,9 @@ void plyc_print_duration(FILE *fp, int64_t ns);
 int plyc_map_dump(const struct plyc_map *m);
 /* Delete every entry. Returns 0 or a negative errno. */
 int plyc_map_clear(const struct plyc_map *m);
+/* Every key and its merged value, into two malloc'd arrays of *n records
+ * (key_size and value_size bytes each). 0 or a negative errno. */
+int plyc_map_collect(const struct plyc_map *m, char **keys, char **vals, size_t *n);
 
 /* The BPF-free halves of plyc_map_dump, for the loader's print(@map)
  * and for unit tests. An entry's value is one merged value of

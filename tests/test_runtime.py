@@ -2,7 +2,8 @@
 arguments, and what it must print, run against this machine's kernel.
 
 Sections of a .test file (each starts with a line `=== NAME`):
-  script     the ply script (required)
+  script     the ply script (required, unless argdist is given)
+  argdist    instead of a script: `plyc argdist` options (shell words)
   args       the tracer's arguments, shell words; {workload} is the
              deterministic workload program (tests/helpers/workload.c),
              {usdt} a program with USDT probes (tests/helpers/usdt_prog.c);
@@ -39,14 +40,20 @@ def parse_case(path: Path) -> dict:
             sections[name] = ""
         elif name is not None:
             sections[name] += line
-    assert "script" in sections, f"{path.name}: no === script section"
+    assert "script" in sections or "argdist" in sections, f"{path.name}: no === script section"
     return sections
 
 
 def build_tracer(case: dict, path: Path, tmp: Path, subst) -> Path:
+    out = tmp / path.stem.replace("-", "_")
+    if "argdist" in case:
+        cmd = [sys.executable, "-m", "plyc", "argdist", *shlex.split(subst(case["argdist"].strip())),
+               "-o", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert proc.returncode == 0, f"argdist build failed:\n{proc.stderr}"
+        return out
     script = tmp / (path.stem.replace("-", "_") + ".ply")
     script.write_text(subst(case["script"]))
-    out = tmp / path.stem.replace("-", "_")
     env = dict(os.environ)
     for line in case.get("env", "").splitlines():
         if "=" in line:

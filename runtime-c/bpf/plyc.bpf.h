@@ -319,6 +319,16 @@ static __always_inline __u32 plyc_log2_bucket(__u64 v, int is_signed)
 	return r;
 }
 
+/* bcc's log2 buckets (argdist's histograms): 0 for 0, else log2(v) + 1. */
+static __always_inline __u32 plyc_bcc_log2_bucket(__u64 v)
+{
+	__u32 b = plyc_log2_bucket(v, 0);
+
+	if (!v)
+		return 0;
+	return b < 63 ? b + 1 : 63;
+}
+
 /* lquantize: [0] below min, [1 + (v - min) / step] inside, [n - 1] at or above max. */
 static __always_inline __u32 plyc_lin_bucket(__s64 v, __s64 min, __s64 max, __s64 step, __u32 n)
 {

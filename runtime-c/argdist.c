@@ -1,0 +1,171 @@
+/* bcc argdist's report: every interval, "[HH:MM:SS]", then per specifier a
+ * frequency table (COUNT EVENT, ascending, -T top N) or a log2 histogram
+ * in bcc's print_log2_hist layout. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plyc_argdist.h"
+#include "plyc_loader.h"
+
+#define STARS_MAX 40
+
+/* bcc's _stars: `width` columns for val_max, '+' when a value overflows. */
+static void stars(FILE *fp, uint64_t val, uint64_t val_max, int width)
+{
+	int i, n = 0;
+
+	for (i = 0; i < width; i++) {
+		if ((double)i > (double)width * (double)val / (double)val_max - 1)
+			break;
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		fputc(val > val_max && i == n - 1 ? '+' : '*', fp);
+	fprintf(fp, "%*s", width - n, "");
+}
+
+void plyc_argdist_print_log2(FILE *fp, const uint64_t *vals, int n, const char *label)
+{
+	int i, idx_max = -1, width;
+	uint64_t val_max = 0;
+	int wide;
+
+	for (i = 0; i < n; i++) {
+		if (vals[i] > 0)
+			idx_max = i;
+		if (vals[i] > val_max)
+			val_max = vals[i];
+	}
+	wide = idx_max > 32;
+	width = wide ? STARS_MAX / 2 : STARS_MAX;
+	if (idx_max > 0)
+		fprintf(fp, wide ? "               %-29s : count     distribution\n"
+				 : "     %-19s : count     distribution\n", label);
+	for (i = 1; i <= idx_max; i++) {
+		uint64_t low = (1ULL << i) >> 1, high = (1ULL << i) - 1;
+
+		if (i == 64)
+			high = UINT64_MAX;
+		if (low == high)
+			low--;
+		fprintf(fp, wide ? "%20" PRIu64 " -> %-20" PRIu64 " : %-8" PRIu64 " |"
+				 : "%10" PRIu64 " -> %-10" PRIu64 " : %-8" PRIu64 " |", low, high, vals[i]);
+		stars(fp, vals[i], val_max, width);
+		fputs("|\n", fp);
+	}
+}
+
+static void print_key_value(FILE *fp, const struct plyc_field *f, const char *key)
+{
+	const char *p = key + f->offset;
+
+	if (f->type.kind == PLYC_K_STR) {
+		fprintf(fp, "%.*s", (int)strnlen(p, f->type.size), p);
+		return;
+	}
+	if (f->type.is_signed)
+		fprintf(fp, "%" PRId64, plyc_load_int(p, f->type.size));
+	else
+		fprintf(fp, "%" PRIu64, plyc_load_uint(p, f->type.size));
+}
+
+struct freq_entry {
+	const char *key;
+	uint64_t count;
+};
+
+static const struct plyc_map *sort_map;
+
+static int by_count(const void *a, const void *b)
+{
+	const struct freq_entry *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? -1 : 1;
+	return memcmp(x->key, y->key, sort_map->key_size);
+}
+
+static void report_freq(FILE *fp, const struct plyc_map *m, const struct plyc_argdist_spec *s, int top)
+{
+	char *keys = NULL, *vals = NULL;
+	struct freq_entry *ents;
+	size_t n = 0, i, first = 0;
+	int k;
+
+	fprintf(fp, "%s\n\t%-10s %s\n", s->header, "COUNT", "EVENT");
+	if (plyc_map_collect(m, &keys, &vals, &n) || !n)
+		goto out;
+	ents = calloc(n, sizeof(*ents));
+	if (!ents)
+		goto out;
+	for (i = 0; i < n; i++) {
+		ents[i].key = keys + i * m->key_size;
+		memcpy(&ents[i].count, vals + i * m->value_size, sizeof(uint64_t));
+	}
+	sort_map = m;
+	qsort(ents, n, sizeof(*ents), by_count);
+	if (top > 0 && (size_t)top < n)
+		first = n - (size_t)top;
+	for (i = first; i < n; i++) {
+		fprintf(fp, "\t%-10" PRIu64 " ", ents[i].count);
+		if (s->dflt == PLYC_AD_CALLS) {
+			fputs("total calls", fp);
+		} else {
+			for (k = 0; k < (int)m->nkeys; k++) {
+				fprintf(fp, "%s%s = ", k ? ", " : "", s->key_names[k]);
+				print_key_value(fp, &m->keys[k], ents[i].key);
+			}
+		}
+		fputc('\n', fp);
+	}
+	free(ents);
+out:
+	free(keys);
+	free(vals);
+}
+
+static void report_hist(FILE *fp, const struct plyc_map *m, const struct plyc_argdist_spec *s)
+{
+	char *keys = NULL, *vals = NULL;
+	size_t n = 0;
+
+	if (plyc_map_collect(m, &keys, &vals, &n) == 0 && n)
+		plyc_argdist_print_log2(fp, (const uint64_t *)vals, (int)(m->value_size / 8), s->header);
+	free(keys);
+	free(vals);
+}
+
+void plyc_argdist_report(struct plyc_map *maps, const struct plyc_argdist *a)
+{
+	static int reports;
+	char stamp[16];
+	time_t t = time(NULL);
+	FILE *fp = plyc_rt.out;
+	int i;
+
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&t));
+	fprintf(fp, "[%s]\n", stamp);
+	for (i = 0; i < a->nspecs; i++) {
+		const struct plyc_argdist_spec *s = &a->specs[i];
+		struct plyc_map *m = &maps[s->map];
+
+		if (s->hist)
+			report_hist(fp, m, s);
+		else
+			report_freq(fp, m, s, a->top);
+		if (!a->cumulative)
+			plyc_map_clear(m);
+	}
+	fflush(fp);
+	reports++;
+	if (a->count > 0 && reports >= a->count)
+		plyc_request_exit(0);
+	/* -d: the report that ends the duration is the last one. */
+	if (a->duration > 0 && reports * (double)a->interval >= a->duration - 1e-9)
+		plyc_request_exit(0);
+}
