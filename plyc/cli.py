@@ -12,6 +12,20 @@ from .diag import PlycError
 from .toolchain import ToolchainError, cache_dir
 
 
+TARGETS = ["x86_64", "aarch64", "armhf"]
+
+
+def default_target() -> str:
+    from .toolchain import HOST_TARGET
+    return HOST_TARGET.get(os.uname().machine, "x86_64")
+
+
+def cmd_sysroot(args) -> int:
+    from . import sysroot
+    print(sysroot.prepare(args.target, args.verbose))
+    return 0
+
+
 def read_script(args) -> tuple[str, str]:
     if getattr(args, "e", None) is not None:
         return args.e, "<command-line>"
@@ -42,7 +56,10 @@ def add_build_args(p):
                    help="output ring buffer bytes, a power of two (1 MiB)")
     p.add_argument("--stack-entries", type=int, default=resources.DEFAULT_STACK_ENTRIES,
                    help=f"distinct stacks kept ({resources.DEFAULT_STACK_ENTRIES})")
-    p.add_argument("--target", default="x86_64", choices=["x86_64"], help="target architecture")
+    p.add_argument("--target", default=default_target(), choices=TARGETS,
+                   help="the architecture the tracer runs on (default: this machine's)")
+    p.add_argument("--sysroot", metavar="DIR", help="the target's libraries (libbpf, libelf, zlib); "
+                   "default $SYSROOT, $SDKTARGETSYSROOT, or a Debian sysroot plyc prepares")
     p.add_argument("--btf", metavar="FILE", help="the target kernel's BTF, for kernel types in casts "
                    "(default: /sys/kernel/btf/vmlinux)")
     p.add_argument("--keep", metavar="DIR", help="keep the generated files in DIR")
@@ -58,7 +75,8 @@ def options(args) -> driver.Options:
     return driver.Options(strsize=args.strsize, map_entries=args.map_entries,
                           hist_entries=args.hist_entries, buffer_size=args.buffer_size,
                           stack_entries=args.stack_entries, target=args.target,
-                          verbose=args.verbose, keep_dir=args.keep, strip=not args.no_strip, btf=args.btf)
+                          verbose=args.verbose, keep_dir=args.keep, strip=not args.no_strip, btf=args.btf,
+                          sysroot=args.sysroot)
 
 
 def cmd_build(args) -> int:
@@ -181,7 +199,12 @@ def main(argv=None) -> int:
                    "(plyc argdist -h)", add_help=False)
 
     p = sub.add_parser("doctor", help="what the toolchain has and lacks")
+    p.add_argument("--target", default=default_target(), choices=TARGETS)
     p.set_defaults(func=lambda a: doctor.main(a))
+
+    p = sub.add_parser("sysroot", help="prepare a Debian sysroot (libbpf, libelf, zlib) for a target")
+    p.add_argument("--target", required=True, choices=[t for t in TARGETS])
+    p.set_defaults(func=cmd_sysroot)
 
     for p in sub.choices.values():
         p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,

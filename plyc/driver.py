@@ -31,6 +31,7 @@ class Options:
     strip: bool = True
     btf: Optional[str] = None        # kernel BTF for typing kernel types (default: this machine's)
     argdist: Optional[object] = None  # plyc argdist: what its report shows (argdist.Report)
+    sysroot: Optional[str] = None     # the target's libraries (cross builds)
 
 
 @dataclass
@@ -81,7 +82,7 @@ def compile_source(source: str, filename: str, opts: Options, name: Optional[str
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
     name = tracer_name(out)
     compiled = compile_source(source, filename, opts, name)
-    tc = Toolchain.detect(opts.target, opts.verbose)
+    tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot)
     workdir = Path(opts.keep_dir) if opts.keep_dir else Path(tempfile.mkdtemp(prefix="plyc-"))
     workdir.mkdir(parents=True, exist_ok=True)
     gen = compiled.generated

@@ -46,23 +46,79 @@ def find_clang() -> Optional[str]:
     return None
 
 
+HOST_TARGET = {"x86_64": "x86_64", "aarch64": "aarch64", "armv7l": "armhf", "armv8l": "armhf"}
+TRIPLET = {"aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf", "x86_64": "x86_64-linux-gnu"}
+LIBS = ["-lbpf", "-lelf", "-lz"]
+
+
 @dataclass
 class Toolchain:
+    """The compilers and flags for one target, found the way users' build
+    environments say: $CC/$CFLAGS/$LDFLAGS (a Yocto SDK's environment),
+    else $CROSS_COMPILE (kernel style), else the Debian cross compiler;
+    libraries from --sysroot, $SYSROOT or $SDKTARGETSYSROOT (through
+    pkg-config --static when it knows them), else plyc's Debian sysroot."""
     target: str = "x86_64"
     verbose: bool = False
     clang: str = ""
     cc: list = field(default_factory=list)
     cflags: list = field(default_factory=list)
     ldflags: list = field(default_factory=list)
+    libs: list = field(default_factory=lambda: list(LIBS))
+    ar: str = "ar"
 
     @classmethod
-    def detect(cls, target: str = "x86_64", verbose: bool = False) -> "Toolchain":
+    def detect(cls, target: str = "x86_64", verbose: bool = False, sysroot: Optional[str] = None) -> "Toolchain":
         clang = find_clang()
         if not clang:
             raise ToolchainError("clang is not installed (needed to compile BPF); run `plyc doctor`")
-        cc = shlex.split(os.environ.get("CC", "")) or [shutil.which("gcc") or shutil.which("cc") or "cc"]
-        return cls(target, verbose, clang, cc, shlex.split(os.environ.get("CFLAGS", "")),
-                   shlex.split(os.environ.get("LDFLAGS", "")))
+        native = HOST_TARGET.get(os.uname().machine) == target
+        env_cc = shlex.split(os.environ.get("CC", ""))
+        if env_cc:
+            cc = env_cc
+        elif os.environ.get("CROSS_COMPILE"):
+            cc = [os.environ["CROSS_COMPILE"] + "gcc"]
+        elif native:
+            cc = [shutil.which("gcc") or shutil.which("cc") or "cc"]
+        else:
+            cc = [f"{TRIPLET[target]}-gcc"]
+        if not shutil.which(cc[0]):
+            hint = {"aarch64": "apt-get install gcc-aarch64-linux-gnu",
+                    "armhf": "apt-get install gcc-arm-linux-gnueabihf"}.get(target, "apt-get install gcc")
+            raise ToolchainError(f"no C compiler for {target}: {cc[0]} is not installed ({hint}; "
+                                 "or set $CC or $CROSS_COMPILE)")
+        tc = cls(target, verbose, clang, cc, shlex.split(os.environ.get("CFLAGS", "")),
+                 shlex.split(os.environ.get("LDFLAGS", "")))
+        tc.ar = os.environ.get("AR") or (cc[0][:-3] + "ar" if cc[0].endswith("gcc") else "ar")
+        sysroot = sysroot or os.environ.get("SYSROOT") or os.environ.get("SDKTARGETSYSROOT")
+        if sysroot:
+            tc.use_sysroot(Path(sysroot), explicit=True)
+        elif not native:
+            from . import sysroot as debian_sysroot
+            tc.use_sysroot(debian_sysroot.prepare(target, verbose), explicit=False)
+        return tc
+
+    def use_sysroot(self, root: Path, explicit: bool):
+        if not root.is_dir():
+            raise ToolchainError(f"sysroot {root} does not exist")
+        if explicit and "--sysroot" not in " ".join(self.cc + self.cflags):
+            self.cflags.append(f"--sysroot={root}")
+            self.ldflags.append(f"--sysroot={root}")
+        triplet = TRIPLET[self.target]
+        pcdirs = [root / "usr/lib" / triplet / "pkgconfig", root / "usr/lib/pkgconfig",
+                  root / "usr/lib64/pkgconfig", root / "usr/share/pkgconfig"]
+        env = dict(os.environ, PKG_CONFIG_SYSROOT_DIR=str(root),
+                   PKG_CONFIG_LIBDIR=":".join(str(d) for d in pcdirs))
+        pc = shutil.which("pkg-config")
+        proc = subprocess.run([pc, "--static", "--cflags", "--libs", "libbpf"], capture_output=True,
+                              text=True, env=env) if pc else None
+        if proc and proc.returncode == 0 and "-lbpf" in proc.stdout:
+            flags = shlex.split(proc.stdout)
+            self.cflags += [f for f in flags if f.startswith("-I")]
+            self.libs = [f for f in flags if not f.startswith("-I")]
+        else:
+            self.cflags += [f"-I{root / 'usr/include'}"]
+            self.libs = [f"-L{root / 'usr/lib' / triplet}", f"-L{root / 'usr/lib'}", *LIBS]
 
     def run(self, cmd: list, what: str, cwd: Optional[Path] = None) -> subprocess.CompletedProcess:
         if self.verbose:
@@ -101,8 +157,7 @@ class Toolchain:
             self.run([*self.cc, "-O2", "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-c", src, "-o", obj],
                      f"compiling the tracer runtime ({src.name})")
             objs.append(obj)
-        ar = shutil.which((self.cc[0][:-3] + "ar") if self.cc[0].endswith("gcc") else "ar") or "ar"
-        self.run([ar, "rcs", tmp / "libplycrt.a", *objs], "archiving the tracer runtime")
+        self.run([self.ar, "rcs", tmp / "libplycrt.a", *objs], "archiving the tracer runtime")
         try:
             os.rename(tmp, lib_dir)
         except OSError:
@@ -114,7 +169,7 @@ class Toolchain:
         lib = self.runtime_lib()
         self.run([*self.cc, "-O2", "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-I", include,
                   loader_c, obj_c, lib, "-static", *(["-s"] if strip else []), *self.ldflags,
-                  "-lbpf", "-lelf", "-lz", "-o", out], "linking the tracer")
+                  *self.libs, "-o", out], "linking the tracer")
 
 
 def embed_object(obj: bytes, out: Path):

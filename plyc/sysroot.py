@@ -1,0 +1,74 @@
+"""A Debian sysroot with the target's static libbpf, libelf and zlib, for
+cross-building tracers. apt gets a private state for the foreign
+architecture (its own lists, cache and an empty dpkg status), so the
+machine's own apt configuration and packages are never touched; the
+packages are downloaded and unpacked, not installed."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from .toolchain import ToolchainError, cache_dir
+
+DEBIAN_ARCH = {"aarch64": "arm64", "armhf": "armhf", "x86_64": "amd64"}
+TRIPLET = {"aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf", "x86_64": "x86_64-linux-gnu"}
+PACKAGES = ("libbpf-dev", "libelf-dev", "zlib1g-dev", "libzstd-dev")
+
+
+def path(target: str) -> Path:
+    return cache_dir() / "sysroot" / target
+
+
+def ready(target: str) -> bool:
+    lib = path(target) / "root" / "usr" / "lib" / TRIPLET[target]
+    return all((lib / f).exists() for f in ("libbpf.a", "libelf.a", "libz.a"))
+
+
+def prepare(target: str, verbose: bool = False) -> Path:
+    """The sysroot for `target`, downloading it the first time."""
+    if target not in DEBIAN_ARCH:
+        raise ToolchainError(f"unknown target '{target}'")
+    base = path(target)
+    root = base / "root"
+    if ready(target):
+        return root
+    if not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
+        raise ToolchainError("preparing a sysroot needs apt-get and dpkg-deb (a Debian-based machine); "
+                             "or give one with --sysroot/$SYSROOT")
+    arch = DEBIAN_ARCH[target]
+    state = base / "apt"
+    for d in ("lists/partial", "cache/archives/partial", "debs"):
+        (state / d).mkdir(parents=True, exist_ok=True)
+    (state / "status").touch()
+    opts = ["-o", f"APT::Architecture={arch}", "-o", f"APT::Architectures::={arch}",
+            "-o", f"Dir::State::Lists={state / 'lists'}", "-o", f"Dir::State::status={state / 'status'}",
+            "-o", f"Dir::Cache={state / 'cache'}", "-o", "APT::Sandbox::User=root", "-q"]
+
+    def run(cmd, cwd=None, check=True):
+        if verbose:
+            print("+ " + " ".join(map(str, cmd)), flush=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+        if proc.returncode != 0 and check:
+            raise ToolchainError(f"preparing the {target} sysroot failed:\n+ {' '.join(map(str, cmd))}\n"
+                                 f"{(proc.stderr or proc.stdout).strip()}")
+        return proc
+
+    # One index of a mirror failing its size check (seen for bookworm-security's
+    # armhf list) fails `update` as a whole; the others are still there, and
+    # the download below says whether what we need was in them.
+    upd = run(["apt-get", *opts, "update"], check=False)
+    if upd.returncode != 0 and not list((state / "lists").glob("*_Packages*")):
+        raise ToolchainError(f"preparing the {target} sysroot failed: apt-get update:\n{upd.stderr.strip()}")
+    run(["apt-get", *opts, "download", *(f"{p}:{arch}" for p in PACKAGES)], cwd=state / "debs")
+    tmp = base / "root.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for deb in sorted((state / "debs").glob("*.deb")):
+        run(["dpkg-deb", "-x", str(deb), str(tmp)])
+    shutil.rmtree(root, ignore_errors=True)
+    os.rename(tmp, root)
+    if not ready(target):
+        raise ToolchainError(f"the {target} sysroot at {root} lacks libbpf.a, libelf.a or libz.a")
+    return root
