@@ -197,8 +197,7 @@ class BTF:
 
 @functools.lru_cache(maxsize=4)
 def _load(path: str, mtime: float) -> BTF:
-    with open(path, "rb") as f:
-        return BTF(f.read(), path)
+    return BTF(raw_btf(path), path)
 
 
 def load(path: Optional[str] = None) -> BTF:
@@ -210,3 +209,122 @@ def load(path: Optional[str] = None) -> BTF:
         raise BTFError(f"no kernel BTF at {path}: give the target kernel's BTF with --btf FILE") from None
     except PermissionError:
         raise BTFError(f"cannot read {path}: permission denied") from None
+
+
+# --- getting raw BTF out of what users have -----------------------------------
+
+ELF_MAGIC = b"\x7fELF"
+BTF_MAGICS = (b"\x9f\xeb\x01\x00", b"\xeb\x9f\x00\x01")
+
+
+def _elf_section(data: bytes, wanted: str) -> Optional[bytes]:
+    """The contents of section `wanted` of an ELF image, or None."""
+    cls64 = data[4] == 2
+    e = "<" if data[5] == 1 else ">"
+    if cls64:
+        shoff, = struct.unpack_from(e + "Q", data, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from(e + "HHH", data, 0x3A)
+    else:
+        shoff, = struct.unpack_from(e + "I", data, 0x20)
+        shentsize, shnum, shstrndx = struct.unpack_from(e + "HHH", data, 0x2E)
+
+    def header(i):
+        off = shoff + i * shentsize
+        if cls64:
+            name, _, _, _, offset, size = struct.unpack_from(e + "IIQQQQ", data, off)
+        else:
+            name, _, _, _, offset, size = struct.unpack_from(e + "IIIIII", data, off)
+        return name, offset, size
+
+    _, str_off, _ = header(shstrndx)
+    for i in range(shnum):
+        name, offset, size = header(i)
+        end = data.find(b"\0", str_off + name)
+        if data[str_off + name:end].decode("ascii", "replace") == wanted:
+            return data[offset:offset + size]
+    return None
+
+
+def _find_embedded(data: bytes) -> Optional[bytes]:
+    """A BTF blob inside a kernel image: its magic, then a header whose
+    lengths say where it ends."""
+    for magic in BTF_MAGICS:
+        pos = data.find(magic)
+        while pos >= 0:
+            e = "<" if magic == BTF_MAGICS[0] else ">"
+            if pos + 24 <= len(data):
+                hdr_len, type_off, type_len, str_off, str_len = struct.unpack_from(e + "IIIII", data, pos + 4)
+                end = pos + hdr_len + max(type_off + type_len, str_off + str_len)
+                if hdr_len == 24 and type_off == 0 and str_off == type_len and end <= len(data) and type_len > 1000:
+                    return data[pos:end]
+            pos = data.find(magic, pos + 1)
+    return None
+
+
+def _decompress(data: bytes) -> Optional[bytes]:
+    import gzip
+    import lzma
+    import subprocess
+    for magic, fn in ((b"\x1f\x8b\x08", gzip.decompress), (b"\xfd7zXZ\x00", lzma.decompress)):
+        pos = data.find(magic)
+        if pos >= 0:
+            try:
+                return fn(data[pos:])
+            except (OSError, EOFError, lzma.LZMAError):
+                try:   # trailing bytes after the stream
+                    return lzma.LZMADecompressor().decompress(data[pos:]) if fn is lzma.decompress else \
+                        gzip.GzipFile(fileobj=__import__("io").BytesIO(data[pos:])).read()
+                except Exception:
+                    pass
+    pos = data.find(b"\x28\xb5\x2f\xfd")
+    if pos >= 0:
+        proc = subprocess.run(["zstd", "-dc"], input=data[pos:], capture_output=True)
+        if proc.stdout:
+            return proc.stdout
+    return None
+
+
+def raw_btf(path: str, workdir: Optional[str] = None) -> bytes:
+    """Kernel BTF from a BTF file (a copy of /sys/kernel/btf/vmlinux), a
+    vmlinux (its .BTF section, or BTF made from its DWARF by pahole), or a
+    kernel image (vmlinuz, Image) that carries BTF."""
+    import shutil
+    import subprocess
+    import tempfile
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as err:
+        raise BTFError(f"cannot read {path}: {err.strerror}") from None
+    if data[:4] in BTF_MAGICS:
+        return data
+    if data[:4] == ELF_MAGIC:
+        sec = _elf_section(data, ".BTF")
+        if sec:
+            return sec
+        if _elf_section(data, ".debug_info") is not None:
+            if not shutil.which("pahole"):
+                raise BTFError(f"{path} has DWARF but no BTF: making BTF from it needs pahole "
+                               "(apt-get install dwarves)")
+            with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+                out = os.path.join(tmp, "vmlinux.btf")
+                proc = subprocess.run(["pahole", f"--btf_encode_detached={out}", path],
+                                      capture_output=True, text=True)
+                if proc.returncode != 0 or not os.path.exists(out):
+                    raise BTFError(f"pahole could not make BTF from {path}: {proc.stderr.strip()}")
+                with open(out, "rb") as f:
+                    return f.read()
+    found = _find_embedded(data)
+    if found:
+        return found
+    inner = _decompress(data)
+    if inner:
+        if inner[:4] == ELF_MAGIC:
+            sec = _elf_section(inner, ".BTF")
+            if sec:
+                return sec
+        found = _find_embedded(inner)
+        if found:
+            return found
+    raise BTFError(f"no BTF in {path}: give the kernel's /sys/kernel/btf/vmlinux, its vmlinux, or an image "
+                   "built with CONFIG_DEBUG_INFO_BTF")

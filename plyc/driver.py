@@ -97,7 +97,18 @@ def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
                                         render.linemap(gen.bpf_c, compiled.resources.script),
                                         compiled.resources.script)
             raise ToolchainError((located + "\n" if located else "") + str(err)) from None
-        embed_object((workdir / f"{name}.bpf.o").read_bytes(), workdir / f"{name}.obj.c")
+        btf = b""
+        if opts.btf:
+            # For devices whose kernel has no BTF: the part of the target
+            # kernel's BTF this program needs goes into the tracer.
+            from .btf import BTFError, raw_btf
+            from .toolchain import min_core_btf
+            try:
+                (workdir / "kernel.btf").write_bytes(raw_btf(opts.btf, str(workdir)))
+            except BTFError as err:
+                raise ToolchainError(str(err)) from None
+            btf = min_core_btf(tc, workdir / "kernel.btf", workdir / f"{name}.bpf.o", workdir / "min.btf")
+        embed_object((workdir / f"{name}.bpf.o").read_bytes(), workdir / f"{name}.obj.c", btf)
         tmp_out = Path(out).with_name(Path(out).name + ".tmp")
         tc.link_loader(workdir / f"{name}.c", workdir / f"{name}.obj.c", tmp_out, workdir, opts.strip)
         os.replace(tmp_out, out)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -368,6 +369,11 @@ static void explain_load_failure(int err)
 			start--;
 		snprintf(reason, sizeof(reason), "%.*s", (int)(end - start), start);
 	}
+	if (strstr(log, "kernel BTF") || strstr(log, "vmlinux BTF")) {
+		fail("this kernel has no BTF, which these probes need (CO-RE): rebuild the tracer with "
+		     "`plyc build --btf FILE` (the target kernel's BTF, vmlinux or image), or run it with --btf FILE");
+		return;
+	}
 	if (err == -EPERM || err == -EACCES) {
 		if (!reason[0]) {
 			fail("permission denied loading BPF programs: run as root (needs CAP_BPF and CAP_PERFMON)");
@@ -424,6 +430,34 @@ static int run_once(struct bpf_object *obj, enum plyc_probe_kind kind)
 	return 0;
 }
 
+/* The kernel BTF built into the tracer, as a file libbpf can open, when
+ * this kernel has none of its own (or PLYC_IGNORE_KERNEL_BTF is set, to
+ * test exactly that). NULL: use the kernel's. */
+static const char *embedded_btf(const struct plyc_program *prog, char *path, size_t len)
+{
+	size_t done = 0;
+	int fd;
+
+	if (!prog->btf_size || (!access("/sys/kernel/btf/vmlinux", R_OK) && !getenv("PLYC_IGNORE_KERNEL_BTF")))
+		return NULL;
+	fd = memfd_create("plyc-btf", 0);
+	if (fd < 0)
+		return NULL;
+	while (done < prog->btf_size) {
+		ssize_t n = write(fd, prog->btf + done, prog->btf_size - done);
+
+		if (n <= 0) {
+			close(fd);
+			return NULL;
+		}
+		done += (size_t)n;
+	}
+	snprintf(path, len, "/proc/self/fd/%d", fd);
+	if (verbose)
+		fprintf(stderr, "%s: using the kernel BTF built into the tracer (%zu bytes)\n", P->name, prog->btf_size);
+	return path;
+}
+
 /* A process to watch for -p: a pidfd polls readable once it has exited,
  * zombie or not; without pidfds (before 5.3), fall back to kill(pid, 0). */
 static int target_gone(long pid, int pidfd)
@@ -454,6 +488,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	uint64_t target = 0, lost = 0, reported_lost = 0;
 	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1;
 	double deadline = 0, next_lost_report = 0;
+	char btf_path[64];
 
 	P = prog;
 	if (parse_args(argc, argv, &o))
@@ -503,7 +538,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	}
 
 	open_opts.object_name = prog->name;
-	open_opts.btf_custom_path = o.btf;
+	open_opts.btf_custom_path = o.btf ? o.btf : embedded_btf(prog, btf_path, sizeof(btf_path));
 	obj = bpf_object__open_mem(prog->obj, prog->obj_size, &open_opts);
 	if (!obj) {
 		failed = fail("cannot open the BPF object: %s", strerror(errno));

@@ -52,6 +52,8 @@ struct plyc_program {
 	const char *version;
 	const unsigned char *obj;
 	size_t obj_size;
+	const unsigned char *btf;  /* kernel BTF built in (plyc build --btf), for kernels without */
+	size_t btf_size;
 	struct plyc_map *maps;
 	const char *const *map_cnames;
 	int nmaps;
