@@ -42,8 +42,9 @@ def c_int(value: int) -> str:
 class FuncGen:
     """Generates the body of one BPF program."""
 
-    def __init__(self, unit: Unit, analysis: Analysis, res: Resources):
+    def __init__(self, unit: Unit, analysis: Analysis, res: Resources, fentry: Optional[dict] = None):
         self.unit = unit
+        self.fentry = fentry      # generating the fentry/fexit twin of a kprobe
         self.analysis = analysis
         self.res = res
         self.lines: list[tuple[str, int]] = []   # (text, script line)
@@ -352,6 +353,10 @@ class FuncGen:
         if typ.kind == "ctx":
             return "(__u64)(unsigned long)ctx"
         code = var.code.replace("{unit}", str(self.unit.index))
+        if self.fentry and e.name.startswith("arg") and e.name[3:].isdigit():
+            code = f"plyc_fentry_arg(ctx, {e.name[3:]}, {int(self.fentry['wrapped'])})"
+        elif self.fentry and e.name == "retval":
+            code = f"ctx[{self.fentry['nargs']}]"
         if typ.size < 8:
             # Narrow values (an int retval) are sign- or zero-extended from their size.
             return f"(({typ.scalar_ctype()})({typ.ctype()}){code})"
@@ -495,7 +500,7 @@ class FuncGen:
         return B.FUNCTIONS[e.func].emit(self, e)
 
 
-def generate(unit: Unit, analysis: Analysis, res: Resources, env: dict) -> list:
-    g = FuncGen(unit, analysis, res)
+def generate(unit: Unit, analysis: Analysis, res: Resources, env: dict, fentry: Optional[dict] = None) -> list:
+    g = FuncGen(unit, analysis, res, fentry)
     g.res_env = env
     return g.generate()

@@ -62,6 +62,7 @@ class Unit:
     locals: dict = field(default_factory=dict)    # $x -> Type
     tp_fields: dict = field(default_factory=dict) # field name -> tracefs.Field
     uses_stack: bool = False
+    uses_regs: bool = False                        # caller/regs: needs the kprobe's pt_regs
 
     @property
     def provider(self) -> providers.Provider:
@@ -81,6 +82,7 @@ class Analysis:
     uses_target: bool = False
     strsize: int = T.DEFAULT_STRSIZE
     ktypes: Optional[KernelTypes] = None
+    arch: str = "x86_64"
 
     @property
     def uses_stack(self) -> bool:
@@ -143,7 +145,7 @@ class Checker:
                 self.diag.error(f"map '{info.name}' is read but never assigned", info.span)
         self.diag.check()
         return Analysis(self.program, units, self.maps, self.event_order, self.nargs,
-                        self.uses_target, self.strsize, self.ktypes)
+                        self.uses_target, self.strsize, self.ktypes, self.arch)
 
     def make_units(self) -> list:
         units = []
@@ -171,6 +173,7 @@ class Checker:
         unit.types = {}
         unit.tp_fields = {}
         unit.uses_stack = False
+        unit.uses_regs = False
         self.scratch_names = assigned_locals(unit.probe.body)
         self.defined = set()
         if not self.final:
@@ -259,8 +262,8 @@ class Checker:
 
     def agg_assign(self, target: ast.MapRef, value: ast.Expr):
         if not isinstance(value, ast.Call) or value.func not in AGG_FUNCS:
-            self.err(f"@maps hold aggregations: assign {'/'.join(f + '()' for f in AGG_FUNCS)}, "
-                     f"or drop the '@' for a plain map", value.span)
+            public = "/".join(f + "()" for f in AGG_FUNCS if not f.startswith("_"))   # _f: internal
+            self.err(f"@maps hold aggregations: assign {public}, or drop the '@' for a plain map", value.span)
         info = self.map_ref(target, writing=True)
         func = value.func
         if info.agg is not None and info.agg != func:
@@ -352,11 +355,14 @@ class Checker:
     def expr_Name(self, e: ast.Name) -> T.Type:
         var = self.unit.provider.var(e.name) or B.variable(e.name)
         if var is None:
-            known = sorted({v.name for v in self.unit.provider.variables} | {v.name for v in B.VARIABLES})
+            known = sorted(n for n in {v.name for v in self.unit.provider.variables} | {v.name for v in B.VARIABLES}
+                           if not n.startswith("_"))   # _names are internal (argdist's lowering)
             other = [p.name for p in providers.REGISTRY if p.var(e.name)]
             note = (f"'{e.name}' is a variable of {', '.join(other)} probes" if other
                     else f"variables here: {', '.join(known)}")
             self.err(f"unknown variable '{e.name}'", e.span, note)
+        if var.name in ("caller", "regs"):
+            self.unit.uses_regs = True
         if self.unit.provider.typed is not None and var in self.unit.provider.variables:
             better = self.unit.provider.typed(self.unit.target, e.name, self.ktypes)
             if better is not None:
@@ -541,8 +547,8 @@ class Checker:
                 self.err(f"{e.func}() must be assigned to an @map, e.g. @[comm] = {e.func}({arg});", e.span)
             if self.unit.provider.var(e.func) or B.variable(e.func):
                 self.err(f"'{e.func}' is a variable, not a function", e.name_span)
-            self.err(f"unknown function '{e.func}'", e.name_span,
-                     f"functions are: {', '.join(sorted(B.FUNCTIONS))}")
+            public = sorted(f for f in B.FUNCTIONS if not f.startswith("_"))   # _f: internal
+            self.err(f"unknown function '{e.func}'", e.name_span, f"functions are: {', '.join(public)}")
         lo, hi = func.arity
         if not lo <= len(e.args) <= hi:
             want = str(lo) if lo == hi else (f"at least {lo}" if hi >= B.MANY else

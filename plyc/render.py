@@ -61,6 +61,13 @@ def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
         body = cgen.generate(p.unit, analysis, res, env)
         probes.append(dict(prog=p.prog, section=p.section, line=p.line, spec=p.spec.replace("*/", "*\\/"),
                            ctx_decl=p.unit.provider.ctx_decl, body=[text for text, _ in body]))
+        if p.fentry:
+            # The same probe as fentry/fexit; the tracer loads one of the two.
+            body = cgen.generate(p.unit, analysis, res, env, p.fentry)
+            probes.append(dict(prog=p.prog + "_f", section="fexit" if p.kind == "PLYC_P_KRETPROBE" else "fentry",
+                               line=p.line, spec=p.spec.replace("*/", "*\\/") + " as " +
+                               ("fexit" if p.kind == "PLYC_P_KRETPROBE" else "fentry") + ":" + p.fentry["func"],
+                               ctx_decl="__u64 *ctx", body=[text for text, _ in body]))
     maps = [dict(name=m.name, cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
                  key_ctype=f"struct {m.cname}_key" if m.keys else "__u32", value_ctype=m.value_ctype)
             for m in res.maps]
@@ -114,7 +121,10 @@ def loader_context(res: Resources, bpf_c: str, argdist=None) -> dict:
                    freq=p.freq, cpu=p.cpu, line=p.line, spec_c=cgen.c_string(p.spec.encode()),
                    offset=p.unit.target.extra.get("offset", 0),
                    path_c=c_str_or_null(p.unit.target.extra.get("path", "")),
-                   usdt_c=c_str_or_null(p.unit.target.extra.get("usdt_provider", "")))
+                   usdt_c=c_str_or_null(p.unit.target.extra.get("usdt_provider", "")),
+                   fentry_prog=cgen.c_string((p.prog + "_f").encode()) if p.fentry else "NULL",
+                   fentry_func=c_str_or_null(p.fentry["func"]) if p.fentry else "NULL",
+                   fentry_nargs=p.fentry["nargs"] if p.fentry else 0)
               for p in res.probes]
     events = [dict(id=e.event.id, cname=e.cname, kind=e.event.kind, line=e.event.span.line,
                    body=printers.event_body(e, res)) for e in res.events]

@@ -116,6 +116,7 @@ class ProbeRes:
     line: int
     spec: str
     glob: bool
+    fentry: Optional[dict] = None    # run as fentry/fexit where the device allows (plan)
 
 
 @dataclass
@@ -201,10 +202,13 @@ def build(analysis: Analysis, name: str, script: str, opts: Optional[dict] = Non
     probes, slots = [], []
     for unit in analysis.units:
         t = unit.target
+        fentry = None
+        if t.provider.fentry and not unit.uses_regs and opts.get("fentry", True):
+            fentry = t.provider.fentry(t, analysis.ktypes, analysis.arch)
         probes.append(ProbeRes(unit, f"plyc_p{unit.index}", t.provider.section(t), t.kind,
                                t.target, t.period_ns, t.freq, t.cpu, unit.spec.span.line,
                                f"{unit.spec.provider}:{unit.spec.arg}" if unit.spec.arg
-                               else unit.spec.provider, t.glob))
+                               else unit.spec.provider, t.glob, fentry))
         for fname, fld in unit.tp_fields.items():
             slots.append(TpSlot(len(slots), unit.index, t.target, fname, fld.size, unit.spec.span.line))
     return Resources(name, script, maps, events, probes, slots, analysis.nargs, analysis.uses_stack,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <linux/bpf.h>
 
 #include "plyc_attach.h"
@@ -24,6 +25,8 @@ static struct plyc_kfuncs *resolved;
 static int use_multi;
 /* Per probe: the binary a uprobe/usdt target resolved to. */
 static char (*binaries)[PATH_MAX];
+/* Per probe: runs as its fentry/fexit twin. */
+static char *as_fentry;
 
 int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
 {
@@ -84,13 +87,6 @@ static int resolve_kprobe(int i)
 	const struct plyc_probe *pr = &P->probes[i];
 	int err;
 
-	if (plyc_tracefs()) {
-		char path[512];
-
-		snprintf(path, sizeof(path), "%s/kprobe_events", plyc_tracefs());
-		if (access(path, F_OK))
-			return plyc_probe_error(P, pr, "this kernel has no kprobes (built without CONFIG_KPROBES)");
-	}
 	if (is_address(pr->target))
 		return 0;
 	if (!plyc_tracefs() && access("/proc/kallsyms", R_OK))
@@ -148,10 +144,90 @@ static int kprobe_multi_works(const char *sym)
 	return 1;
 }
 
+/* Whether an fentry (or fexit) program can attach to BTF function id on
+ * this kernel: BTF alone doesn't say (arm64 got trampolines in 6.0, 32-bit
+ * ARM has none), so load a two-instruction one and attach it. */
+static int fentry_works(int func_id, int fexit)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
+		    .attach_btf_id = (__u32)func_id);
+	int prog, link;
+
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &opts);
+	if (prog < 0)
+		return 0;
+	link = bpf_raw_tracepoint_open(NULL, prog);
+	close(prog);
+	if (link < 0)
+		return 0;
+	close(link);
+	return 1;
+}
+
+/* Run probe i as its fentry/fexit twin? Only where the device resolved the
+ * function the twin was built for, with the same number of arguments in
+ * its BTF, and fentry works there. PLYC_NO_FENTRY=1 keeps kprobes (to
+ * compare them). */
+static int use_fentry(const struct plyc_probe *pr, const struct plyc_kfuncs *k, struct btf **vmlinux)
+{
+	const struct btf_type *fn, *proto;
+	int id;
+
+	if (!pr->fentry_prog || getenv("PLYC_NO_FENTRY") || k->n != 1 || strcmp(k->names[0], pr->fentry_func))
+		return 0;
+	if (!*vmlinux && !(*vmlinux = btf__load_vmlinux_btf()))
+		return 0;
+	id = btf__find_by_name_kind(*vmlinux, pr->fentry_func, BTF_KIND_FUNC);
+	if (id < 0)
+		return 0;
+	fn = btf__type_by_id(*vmlinux, id);
+	proto = btf__type_by_id(*vmlinux, fn->type);
+	if (!proto || btf_vlen(proto) != pr->fentry_nargs)
+		return 0;
+	return fentry_works(id, pr->kind == PLYC_P_KRETPROBE);
+}
+
 int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *obj)
 {
+	struct btf *vmlinux = NULL;
 	int i;
 
+	as_fentry = calloc((size_t)prog->nprobes, 1);
+	if (!as_fentry)
+		return -1;
+	for (i = 0; i < prog->nprobes; i++) {
+		const struct plyc_probe *pr = &prog->probes[i];
+		struct bpf_program *kp, *fp;
+
+		if (!pr->fentry_prog)
+			continue;
+		kp = bpf_object__find_program_by_name(obj, pr->prog);
+		fp = bpf_object__find_program_by_name(obj, pr->fentry_prog);
+		if (kp && fp && use_fentry(pr, &resolved[i], &vmlinux) &&
+		    !bpf_program__set_attach_target(fp, 0, pr->fentry_func)) {
+			bpf_program__set_autoload(kp, false);
+			as_fentry[i] = 1;
+		} else if (fp) {
+			bpf_program__set_autoload(fp, false);
+		}
+	}
+	btf__free(vmlinux);
+	for (i = 0; i < prog->nprobes; i++) {
+		const struct plyc_probe *pr = &prog->probes[i];
+		char path[512];
+
+		/* A kprobe that can't run as fentry needs kprobes. */
+		if ((pr->kind == PLYC_P_KPROBE || pr->kind == PLYC_P_KRETPROBE) && !as_fentry[i] && plyc_tracefs()) {
+			snprintf(path, sizeof(path), "%s/kprobe_events", plyc_tracefs());
+			if (access(path, F_OK))
+				return plyc_probe_error(P, pr, "this kernel has no kprobes (built without CONFIG_KPROBES)%s",
+							pr->fentry_prog ? ", and fentry can't attach here" : "");
+		}
+	}
 	for (i = 0; i < prog->nprobes; i++) {
 		struct bpf_program *bp = bpf_object__find_program_by_name(obj, prog->probes[i].prog);
 
@@ -419,6 +495,20 @@ int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, str
 			break;
 		case PLYC_P_KPROBE:
 		case PLYC_P_KRETPROBE:
+			if (as_fentry && as_fentry[i]) {
+				struct bpf_program *fp = bpf_object__find_program_by_name(obj, pr->fentry_prog);
+				struct bpf_link *link = fp ? bpf_program__attach_trace(fp) : NULL;
+
+				if (!link)
+					return plyc_probe_error(P, pr, "cannot attach to %s: %s", pr->fentry_func,
+								strerror(errno));
+				if (P->verbose)
+					fprintf(stderr, "%s:%d: %s: running as %s\n", P->script, pr->line, pr->spec,
+						pr->kind == PLYC_P_KRETPROBE ? "fexit" : "fentry");
+				if (add_link(links, link))
+					return -1;
+				break;
+			}
 			if (attach_kprobe(i, bp, links))
 				return -1;
 			break;
@@ -449,6 +539,8 @@ void plyc_detach_all(struct plyc_links *links)
 		resolved = NULL;
 		free(binaries);
 		binaries = NULL;
+		free(as_fentry);
+		as_fentry = NULL;
 	}
 	for (i = 0; i < links->n; i++)
 		bpf_link__destroy(links->v[i]);

@@ -37,6 +37,9 @@ struct plyc_probe {
 	uint64_t offset;           /* kprobe/uprobe sym+offset */
 	const char *path;          /* uprobe/usdt binary or library, as written */
 	const char *usdt_provider; /* usdt provider, or NULL */
+	const char *fentry_prog;   /* the kprobe's fentry/fexit twin, or NULL */
+	const char *fentry_func;   /* ... built for this function */
+	int fentry_nargs;          /* ... with this many arguments */
 };
 
 /* A tracepoint field whose offset is read from the device's format file. */

@@ -48,6 +48,8 @@ class Provider:
     member: Optional[Callable] = None
     # (target, variable name, KernelTypes) -> a better type for a variable, or None
     typed: Optional[Callable] = None
+    # (target, KernelTypes, arch) -> how it can run as fentry/fexit, or None
+    fentry: Optional[Callable] = None
     has_stack: bool = True
     runnable_here: bool = True       # codegen exists; False: parses and checks only
     doc: str = ""

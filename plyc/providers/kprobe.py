@@ -71,16 +71,44 @@ def typed(target: Target, name: str, ktypes):
     return None
 
 
+WRAPPER_PREFIX = {"x86_64": "__x64_sys_", "aarch64": "__arm64_sys_"}
+
+
+def fentry_plan(target: Target, ktypes, arch: str):
+    """How this probe can run as fentry/fexit: the function it attaches to
+    on the build kernel, its argument count and whether it is a syscall
+    wrapper. None when it can't (globs, offsets, addresses, no BTF). The
+    tracer uses the plan only if the device resolves the same function
+    with the same prototype, else the kprobe."""
+    if target.glob or target.target.startswith("0x") or target.extra.get("offset"):
+        return None
+    try:
+        b = ktypes.btf
+    except B.BTFError:
+        return None
+    names = [target.target]
+    m = SYSCALL.match(target.target)
+    if m and arch in WRAPPER_PREFIX:
+        names.insert(0, WRAPPER_PREFIX[arch] + m.group(1))
+    for name in names:
+        fid = b.find(B.FUNC, name)
+        if fid is not None:
+            proto = b[b[fid].type]
+            wrapped = name.startswith(tuple(WRAPPER_PREFIX.values()))
+            return dict(func=name, nargs=len(proto.members), wrapped=wrapped)
+    return None
+
+
 KPROBE = Provider(
     name="kprobe", aliases=("k",), parse=parse_kind("PLYC_P_KPROBE"),
     section=lambda t: "kprobe", ctx_decl="struct pt_regs *ctx",
     variables=ARGS + (Var("caller", T.SYM, "PLYC_IP(ctx)", doc="where the probe hit, as sym+off"),
                       Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
-    typed=typed, doc="kernel function entry")
+    typed=typed, fentry=fentry_plan, doc="kernel function entry")
 
 KRETPROBE = Provider(
     name="kretprobe", aliases=("kr",), parse=parse_kind("PLYC_P_KRETPROBE"),
     section=lambda t: "kretprobe", ctx_decl="struct pt_regs *ctx",
     variables=(Var("retval", T.S64, "PLYC_RET(ctx)", doc="the return value"),
                Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
-    typed=typed, doc="kernel function return")
+    typed=typed, fentry=fentry_plan, doc="kernel function return")

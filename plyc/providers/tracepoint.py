@@ -22,6 +22,10 @@ def parse(spec) -> Target:
                          "e.g. tracepoint:sched/sched_switch")
     if GLOB.search(group):
         raise spec_error(spec, "a tracepoint group can't be a glob; only the event can")
+    # Names as tracefs has them (which also keeps `..` out of the format path).
+    if not re.fullmatch(r"\w+", group) or not re.fullmatch(r"[\w*?\[\]!^-]+", event):
+        raise spec_error(spec, f"tracepoint '{arg}' is not group/event",
+                         "e.g. tracepoint:sched/sched_switch")
     return Target(PROVIDER, spec, "PLYC_P_TRACEPOINT", f"{group}/{event}",
                   glob=bool(GLOB.search(event)))
 

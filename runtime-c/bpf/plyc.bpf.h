@@ -391,6 +391,15 @@ static __always_inline __u64 plyc_kprobe_arg(struct pt_regs *ctx, int n, int wra
 	return v;
 }
 
+/* Argument n in an fentry/fexit program: the traced function's arguments
+ * are the context's words (a syscall wrapper's first is the user's regs). */
+static __always_inline __u64 plyc_fentry_arg(__u64 *ctx, int n, int wrapped)
+{
+	if (wrapped)
+		return plyc_core_reg_arg((struct pt_regs *)ctx[0], n);
+	return ctx[n];
+}
+
 #ifdef PLYC_USDT
 /* USDT argument n, fetched as libbpf's USDT spec for this probe site says. */
 static __always_inline __u64 plyc_usdt_arg(struct pt_regs *ctx, int n)
