@@ -17,18 +17,20 @@ class Diagnostic:
     note: Optional[str] = None
 
     def render(self, filename: str, source: Optional[str]) -> str:
+        return self.render_lines(filename, source_lines(source))
+
+    def render_lines(self, filename: str, lines: list) -> str:
         if self.span is None or self.span.line <= 0:
             text = f"{filename}: {self.severity}: {self.message}"
         else:
             sp = self.span
             text = f"{filename}:{sp.line}:{sp.col}: {self.severity}: {self.message}"
-            # Lines end at '\n' only, as the lexer counts them (not at the
-            # form feeds or U+2028 that str.splitlines also splits at).
-            lines = source.split("\n") if source is not None else []
             if 0 < sp.line <= len(lines):
                 raw = lines[sp.line - 1].rstrip("\r")
-                # Unprintable characters show as blanks, so the caret lines up.
-                src = "".join(c if c.isprintable() else " " for c in raw.expandtabs(8))
+                src = raw.expandtabs(8)
+                if not src.isprintable():
+                    # Unprintable characters show as blanks, so the caret lines up.
+                    src = "".join(c if c.isprintable() else " " for c in src)
                 # Column in the tab-expanded line, so the caret lines up.
                 col = len(raw[: sp.col - 1].expandtabs(8))
                 if sp.end_line == sp.line and sp.end_col > sp.col:
@@ -39,6 +41,16 @@ class Diagnostic:
         if self.note:
             text += f"\nnote: {self.note}"
         return text
+
+
+def source_lines(source: Optional[str]) -> list:
+    """The lines of a script as the lexer counts them: ending at '\n' only
+    (not at the form feeds or U+2028 where str.splitlines also splits)."""
+    return source.split("\n") if source is not None else []
+
+
+# Like a C compiler's error limit: past this many, the rest are only counted.
+MAX_SHOWN = 20
 
 
 class PlycError(Exception):
@@ -53,7 +65,12 @@ class PlycError(Exception):
         super().__init__(self.render())
 
     def render(self) -> str:
-        return "\n".join(d.render(self.filename, self.source) for d in self.diags)
+        lines = source_lines(self.source)
+        text = "\n".join(d.render_lines(self.filename, lines) for d in self.diags[:MAX_SHOWN])
+        hidden = len(self.diags) - MAX_SHOWN
+        if hidden > 0:
+            text += f"\n{self.filename}: {hidden} more error{'s' if hidden != 1 else ''} not shown"
+        return text
 
 
 def error(message: str, span: Optional[Span] = None, note: Optional[str] = None) -> PlycError:
@@ -65,11 +82,13 @@ class Collector:
 
     def __init__(self):
         self.diags: list[Diagnostic] = []
+        self._seen: set = set()
 
     def error(self, message: str, span: Optional[Span] = None, note: Optional[str] = None):
-        diag = Diagnostic(message, span, note=note)
-        if diag not in self.diags:   # the same mistake found by two passes is said once
-            self.diags.append(diag)
+        # The same mistake found twice (say, by both checker passes) is said once.
+        if (message, span, note) not in self._seen:
+            self._seen.add((message, span, note))
+            self.diags.append(Diagnostic(message, span, note=note))
 
     def check(self):
         if self.diags:

@@ -38,8 +38,16 @@ def parse(fmt: str) -> list:
         lit += fmt[pos:i]
         m = CONV.match(fmt, i)
         if not m:
-            bad = fmt[i:i + 2]
-            raise FormatError(f"invalid conversion '{bad}' in format string", i)
+            if i + 1 == len(fmt):
+                raise FormatError("the format ends with a lone '%'; write %% for a percent sign", i)
+            # Up to the conversion letter (or the first character that can't be in one).
+            end = i + 1
+            while end < len(fmt) and fmt[end] in "-+ #0123456789.*hljzt":
+                end += 1
+            bad = fmt[i:end + 1]
+            shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in bad)
+            hint = "" if bad[-1].isalpha() else "; write %% for a percent sign"
+            raise FormatError(f"invalid conversion '{shown}' in format string{hint}", i)
         if m["conv"] == "%":
             lit += "%"
         else:

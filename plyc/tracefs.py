@@ -89,7 +89,9 @@ def event_fields(group: str, event: str) -> dict[str, Field]:
     try:
         with open(path) as f:
             return parse_format(group, f.read())
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         raise TracefsError(f"no tracepoint {group}:{event} on the build machine") from None
     except PermissionError:
         raise TracefsError(f"cannot read {path}: permission denied (run as root)") from None
+    except OSError as err:
+        raise TracefsError(f"cannot read {path}: {err.strerror}") from None

@@ -25,8 +25,8 @@ static struct plyc_kfuncs *resolved;
 static int use_multi;
 /* Per probe: the binary a uprobe/usdt target resolved to. */
 static char (*binaries)[PATH_MAX];
-/* Per probe: runs as its fentry/fexit twin. */
-static char *as_fentry;
+/* Per probe: runs as its fentry/fexit twin; attaches with kprobe.multi. */
+static char *as_fentry, *as_multi;
 
 int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
 {
@@ -197,7 +197,8 @@ int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *ob
 	int i;
 
 	as_fentry = calloc((size_t)prog->nprobes, 1);
-	if (!as_fentry)
+	as_multi = calloc((size_t)prog->nprobes, 1);
+	if (!as_fentry || !as_multi)
 		return -1;
 	for (i = 0; i < prog->nprobes; i++) {
 		const struct plyc_probe *pr = &prog->probes[i];
@@ -230,13 +231,22 @@ int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *ob
 	}
 	for (i = 0; i < prog->nprobes; i++) {
 		struct bpf_program *bp = bpf_object__find_program_by_name(obj, prog->probes[i].prog);
+		size_t j;
 
 		if (!bp || !resolved || resolved[i].n < 2)
 			continue;
-		if (use_multi < 0 || (use_multi == 0 && !(use_multi = kprobe_multi_works(resolved[i].names[0]) ? 1 : -1)))
+		/* kprobe.multi attaches through ftrace: every function must be
+		 * ftrace-able, or the whole attachment fails. */
+		for (j = 0; j < resolved[i].n && plyc_kfunc_ftraceable(resolved[i].names[j]); j++)
+			;
+		if (j < resolved[i].n)
 			continue;
-		if (use_multi > 0)
+		if (use_multi == 0)
+			use_multi = kprobe_multi_works(resolved[i].names[0]) ? 1 : -1;
+		if (use_multi > 0) {
 			bpf_program__set_expected_attach_type(bp, BPF_TRACE_KPROBE_MULTI);
+			as_multi[i] = 1;
+		}
 	}
 	return 0;
 }
@@ -371,7 +381,7 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 			return plyc_probe_error(P, pr, "cannot attach: %s", strerror(errno));
 		return add_link(links, link);
 	}
-	if (k->n > 1 && use_multi > 0) {
+	if (as_multi && as_multi[i]) {
 		LIBBPF_OPTS(bpf_kprobe_multi_opts, opts, .syms = (const char **)k->names, .cnt = k->n,
 			    .retprobe = ret);
 
@@ -541,6 +551,8 @@ void plyc_detach_all(struct plyc_links *links)
 		binaries = NULL;
 		free(as_fentry);
 		as_fentry = NULL;
+		free(as_multi);
+		as_multi = NULL;
 	}
 	for (i = 0; i < links->n; i++)
 		bpf_link__destroy(links->v[i]);

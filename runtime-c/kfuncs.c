@@ -1,6 +1,8 @@
-/* The device's traceable kernel functions, for kprobe targets: from
- * tracefs' available_filter_functions (what kprobes can attach to), else
- * /proc/kallsyms. Syscalls are found in whatever spelling this kernel
+/* The device's kernel functions, for kprobe targets: tracefs'
+ * available_filter_functions (the ftrace-able ones, which globs match and
+ * kprobe.multi needs), and /proc/kallsyms' text symbols (kprobes attach to
+ * more than ftrace does: an exact name, or a glob nothing ftrace-able
+ * matches, is looked up there too). Syscalls are found in whatever spelling this kernel
  * uses: __x64_sys_read (wrappers taking the user's registers, 4.17+),
  * sys_read, SyS_read. */
 #define _GNU_SOURCE
@@ -14,55 +16,53 @@
 #include "plyc_kfuncs.h"
 #include "plyc_loader.h"
 
-static char **names;
-static size_t nnames;
+struct list {
+	char **names;
+	size_t n, cap;
+	int loaded;
+};
+
+static struct list ftrace_fns, text_syms;
 
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int add(const char *name, size_t len, size_t *cap)
+static int add(struct list *l, const char *name, size_t len)
 {
-	if (nnames == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4096;
-		char **grown = realloc(names, ncap * sizeof(*names));
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 4096;
+		char **grown = realloc(l->names, ncap * sizeof(*l->names));
 
 		if (!grown)
 			return -ENOMEM;
-		names = grown;
-		*cap = ncap;
+		l->names = grown;
+		l->cap = ncap;
 	}
-	names[nnames] = strndup(name, len);
-	return names[nnames++] ? 0 : -ENOMEM;
+	l->names[l->n] = strndup(name, len);
+	return l->names[l->n++] ? 0 : -ENOMEM;
 }
 
-static int load(void)
+/* One name a line: "name [module]" (available_filter_functions), or
+ * "ffffffff81234567 T name [module]" (kallsyms, text symbols only). */
+static int load(struct list *l, const char *path, int kallsyms)
 {
-	char path[PATH_MAX], line[512];
-	const char *root = plyc_tracefs();
-	size_t cap = 0, i, j;
-	FILE *fp = NULL;
-	int kallsyms = 0;
+	char line[512];
+	size_t i, j;
+	FILE *fp;
 
-	if (names)
+	if (l->loaded)
 		return 0;
-	if (root) {
-		snprintf(path, sizeof(path), "%s/available_filter_functions", root);
-		fp = fopen(path, "re");
-	}
-	if (!fp) {
-		fp = fopen("/proc/kallsyms", "re");
-		kallsyms = 1;
-	}
+	l->loaded = 1;
+	fp = fopen(path, "re");
 	if (!fp)
-		return -errno;
+		return 0;
 	while (fgets(line, sizeof(line), fp)) {
 		char *name = line;
 		size_t len;
 
 		if (kallsyms) {
-			/* "ffffffff81234567 T name [module]" */
 			char *type = strchr(line, ' ');
 
 			if (!type || (type[1] != 't' && type[1] != 'T'))
@@ -70,29 +70,50 @@ static int load(void)
 			name = type + 3;
 		}
 		len = strcspn(name, " \t\n");
-		if (len && add(name, len, &cap)) {
+		/* Compiler-made parts of functions can't be probed by name. */
+		if (!len || memchr(name, '.', len) || !strncmp(name, "__pfx_", 6))
+			continue;
+		if (add(l, name, len)) {
 			fclose(fp);
 			return -ENOMEM;
 		}
 	}
 	fclose(fp);
-	qsort(names, nnames, sizeof(*names), by_name);
+	qsort(l->names, l->n, sizeof(*l->names), by_name);
 	/* Static functions of the same name appear once per file: keep one. */
-	for (i = j = 0; i < nnames; i++) {
-		if (j && !strcmp(names[j - 1], names[i]))
-			free(names[i]);
+	for (i = j = 0; i < l->n; i++) {
+		if (j && !strcmp(l->names[j - 1], l->names[i]))
+			free(l->names[i]);
 		else
-			names[j++] = names[i];
+			l->names[j++] = l->names[i];
 	}
-	nnames = j;
+	l->n = j;
 	return 0;
+}
+
+static int load_all(void)
+{
+	char path[PATH_MAX];
+	const char *root = plyc_tracefs();
+	int err = 0;
+
+	if (root) {
+		snprintf(path, sizeof(path), "%s/available_filter_functions", root);
+		err = load(&ftrace_fns, path, 0);
+	}
+	return err ? err : load(&text_syms, "/proc/kallsyms", 1);
+}
+
+static int in(const struct list *l, const char *name)
+{
+	return l->n && bsearch(&name, l->names, l->n, sizeof(*l->names), by_name) != NULL;
 }
 
 int plyc_kfunc_exists(const char *name)
 {
-	if (load())
+	if (load_all())
 		return 0;
-	return bsearch(&name, names, nnames, sizeof(*names), by_name) != NULL;
+	return in(&ftrace_fns, name) || in(&text_syms, name);
 }
 
 static int wrapper_prefix(const char *name)
@@ -128,7 +149,7 @@ static const char *const spellings[] = {
 #elif defined(__aarch64__)
 	"__arm64_sys_",
 #endif
-	"sys_", "SyS_", "__se_sys_",
+	"sys_", "SyS_", "__se_sys_", "__do_sys_",
 };
 
 static int add_match(struct plyc_kfuncs *out, const char *name)
@@ -142,14 +163,24 @@ static int add_match(struct plyc_kfuncs *out, const char *name)
 	return out->names[out->n++] ? 0 : -ENOMEM;
 }
 
-static int match_glob(const char *glob, struct plyc_kfuncs *out)
+static int match_list(const struct list *l, const char *glob, struct plyc_kfuncs *out)
 {
 	size_t i;
 
-	for (i = 0; i < nnames; i++)
-		if (fnmatch(glob, names[i], 0) == 0 && add_match(out, names[i]))
+	for (i = 0; i < l->n; i++)
+		if (fnmatch(glob, l->names[i], 0) == 0 && add_match(out, l->names[i]))
 			return -ENOMEM;
 	return 0;
+}
+
+/* ftrace-able functions first; kallsyms only if none of those match. */
+static int match_glob(const char *glob, struct plyc_kfuncs *out)
+{
+	int err = match_list(&ftrace_fns, glob, out);
+
+	if (!err && !out->n)
+		err = match_list(&text_syms, glob, out);
+	return err;
 }
 
 int plyc_kfuncs_resolve(const char *target, int glob, struct plyc_kfuncs *out)
@@ -157,7 +188,7 @@ int plyc_kfuncs_resolve(const char *target, int glob, struct plyc_kfuncs *out)
 	const char *sc = syscall_of(target);
 	char buf[512];
 	size_t i;
-	int err = load();
+	int err = load_all();
 
 	memset(out, 0, sizeof(*out));
 	if (err)
@@ -193,6 +224,11 @@ done:
 	/* A glob of syscalls counts as wrapped if its matches are wrappers. */
 	out->wrapped = out->n && wrapper_prefix(out->names[0]);
 	return err;
+}
+
+int plyc_kfunc_ftraceable(const char *name)
+{
+	return !load_all() && in(&ftrace_fns, name);
 }
 
 void plyc_kfuncs_free(struct plyc_kfuncs *k)

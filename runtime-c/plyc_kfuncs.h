@@ -11,6 +11,8 @@ struct plyc_kfuncs {
 };
 
 int plyc_kfunc_exists(const char *name);
+/* Listed in available_filter_functions (what kprobe.multi attaches to). */
+int plyc_kfunc_ftraceable(const char *name);
 /* The functions a kprobe target means on this device: an exact name (or
  * the syscall it names, in this kernel's spelling) or a glob. 0, -ENOENT
  * when nothing matches, or another -errno. */

@@ -1,0 +1,132 @@
+"""Runtime tests in stock Debian kernels under qemu (tests/vm/lab.py), for
+what this machine's kernel can't run: kprobes, kretprobes, fentry, and
+other architectures. Each tests/vm/cases/*.test file has the sections of
+tests/runtime/*.test (see tests/test_runtime.py), plus:
+
+  kernels    the kernels to run in (default: 6.1 6.12)
+  arch       x86_64 (default), arm64 or armhf: the tracer is cross-built
+  run-env    NAME=VALUE lines for the tracer's environment in the guest
+  command    instead of args: a shell command line, {tracer} being the tracer
+
+All the cases of one (arch, kernel) run in one boot: the tracers and a
+static build of the workload are copied in, a script runs each case and
+frames its output."""
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "vm"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import lab  # noqa: E402
+from test_runtime import parse_case  # noqa: E402
+
+CASES = sorted((ROOT / "tests" / "vm" / "cases").glob("*.test"))
+TARGET = {"x86_64": "x86_64", "arm64": "aarch64", "armhf": "armhf"}
+CROSS_GCC = {"x86_64": "gcc", "arm64": "aarch64-linux-gnu-gcc", "armhf": "arm-linux-gnueabihf-gcc"}
+MARK = "@@@plyc-case"
+
+
+def case_runs():
+    runs = []
+    for path in CASES:
+        case = parse_case(path)
+        arch = case.get("arch", "x86_64").strip()
+        for kernel in case.get("kernels", "6.1 6.12").split():
+            runs.append((arch, kernel, path))
+    return runs
+
+
+RUNS = case_runs()
+
+
+def build_batch(arch: str, kernel: str, tmp: Path):
+    """Build every tracer of this (arch, kernel) and the script running them."""
+    files, script = [], ["#!/bin/sh", "cd /lab"]
+    workload = tmp / "workload"
+    subprocess.run([CROSS_GCC[arch], "-static", "-O2", "-o", str(workload),
+                    str(ROOT / "tests/helpers/workload.c")], check=True)
+    files.append(str(workload))
+    errors = {}
+    for a, k, path in RUNS:
+        if (a, k) != (arch, kernel):
+            continue
+        case = parse_case(path)
+        name = path.stem.replace("-", "_")
+        src = tmp / f"{name}.ply"
+        src.write_text(case["script"].replace("{workload}", "./workload"))
+        out = tmp / name
+        proc = subprocess.run([sys.executable, "-m", "plyc", "build", "--target", TARGET[arch], str(src),
+                               "-o", str(out), *shlex.split(case.get("build", ""))],
+                              capture_output=True, text=True, cwd=ROOT, timeout=300)
+        if proc.returncode != 0:
+            errors[path.stem] = proc.stderr
+            continue
+        files.append(str(out))
+        env = " ".join(shlex.quote(line.strip()) for line in case.get("run-env", "").splitlines() if "=" in line)
+        args = case.get("args", "").strip().replace("{workload}", "./workload")
+        command = f"{env} ./{name} {args}"
+        if "command" in case:
+            command = case["command"].strip().replace("{workload}", "./workload").replace("{tracer}",
+                                                                                      f"{env} ./{name}")
+        script += [f"{command} > out.{name} 2> err.{name}; rc=$?",
+                   f"echo '{MARK} {path.stem} '$rc; cat out.{name}; echo '{MARK}-err'; cat err.{name}",
+                   f"echo '{MARK}-end'"]
+    runner = tmp / "run-all.sh"
+    runner.write_text("\n".join(script) + "\n")
+    runner.chmod(0o755)
+    files.append(str(runner))
+    return files, errors
+
+
+def parse_results(stdout: str) -> dict:
+    results = {}
+    pattern = re.compile(rf"^{MARK} (\S+) (\d+)\n(.*?)^{MARK}-err\n(.*?)^{MARK}-end$", re.S | re.M)
+    for m in pattern.finditer(stdout):
+        results[m.group(1)] = (int(m.group(2)), m.group(3), m.group(4))
+    return results
+
+
+_batches: dict = {}
+
+
+def batch(arch: str, kernel: str, tmp_path_factory):
+    key = (arch, kernel)
+    if key not in _batches:
+        tmp = tmp_path_factory.mktemp(f"vm-{arch}-{kernel}")
+        files, errors = build_batch(arch, kernel, tmp)
+        res = lab.run(["./run-all.sh"], files=files, arch=arch, kernel=kernel, timeout=600,
+                      memory="1024M" if arch != "x86_64" else "512M")
+        _batches[key] = (parse_results(res.stdout.decode(errors="replace")), errors, res)
+    return _batches[key]
+
+
+@pytest.mark.vm
+@pytest.mark.parametrize("arch,kernel,path", RUNS, ids=[f"{a}-{k}-{p.stem}" for a, k, p in RUNS])
+def test_in_vm(arch, kernel, path, tmp_path_factory):
+    if not shutil.which(lab.ARCHES[arch].qemu):
+        pytest.skip(f"qemu for {arch} is not installed (scripts/setup.sh installs it)")
+    results, errors, res = batch(arch, kernel, tmp_path_factory)
+    assert path.stem not in errors, f"build failed:\n{errors.get(path.stem)}"
+    assert path.stem in results, (f"the guest did not run the case:\n{res.stdout[-3000:]!r}\n"
+                                  f"{res.stderr[-2000:]!r}\n{res.console[-3000:]}")
+    rc, stdout, stderr = results[path.stem]
+    case = parse_case(path)
+    detail = f"\n--- stdout:\n{stdout}\n--- stderr:\n{stderr}"
+    want = int(case.get("exit", "0").strip())
+    assert rc == want, f"exit {rc}, expected {want}{detail}"
+    if "stdout" in case:
+        assert stdout.rstrip("\n") == case["stdout"].rstrip("\n"), f"stdout differs{detail}"
+    if "stdout-re" in case:
+        pattern = case["stdout-re"].rstrip("\n")
+        assert re.fullmatch(pattern, stdout.rstrip("\n"), re.DOTALL), f"stdout does not match /{pattern}/{detail}"
+    if "stderr-re" in case:
+        for pattern in case["stderr-re"].strip().splitlines():
+            assert re.search(pattern, stderr), f"stderr lacks /{pattern}/{detail}"

@@ -1,0 +1,725 @@
+"""A qemu lab: run a command as root under a stock Debian kernel.
+
+This machine's kernel has no kprobes and refuses fentry, so tests of those
+run inside a stock Debian kernel booted under qemu's TCG (the nested /dev/kvm
+cannot run one).  Facts behind the choices here: /work/shared/LAB.md.
+
+    k = kernel("x86_64", "6.1")       # downloads once, then cached
+    r = run(["uname", "-r"], files=[], kernel="6.1")
+    r.stdout, r.stderr, r.status, r.console
+
+The guest is a busybox initramfs.  Its /init mounts the usual filesystems,
+runs the command in /lab (where the given files are copied) and hands back
+stdout, stderr and the exit status apart, byte for byte.  Nothing is
+installed on this machine: kernels and busybox are fetched with
+`apt-get download` into a cache folder ($PLYC_VM_CACHE, default
+~/.cache/plyc/vm) and unpacked there.
+
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import functools
+import gzip
+import json
+import lzma
+import os
+import re
+import shlex
+import shutil
+import stat
+import struct
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator, Optional, Union
+
+# The guest's working directory: files given to run() land here.
+GUEST_DIR = "/lab"
+
+
+class LabError(RuntimeError):
+    """The lab could not run the command (no kernel, qemu failed, guest died)."""
+
+
+class LabTimeout(LabError):
+    """The guest did not finish in time and was killed."""
+
+    def __init__(self, message: str, result: "Result"):
+        super().__init__(message)
+        self.result = result  # what came out before the kill
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    arch: str
+    version: str        # what was asked for: "6.1", "6.12"
+    package: str        # Debian package, e.g. linux-image-6.1.0-57-amd64
+    package_version: str
+    release: str        # `uname -r` in the guest
+    image: Path         # what qemu's -kernel boots
+    vmlinuz: Path       # the kernel as packaged
+    vmlinux: Optional[Path]  # uncompressed ELF with .BTF, where the arch has one
+    btf: Optional[Path]  # the kernel's BTF: a file `bpftool btf dump file` reads
+
+
+@dataclasses.dataclass
+class Result:
+    stdout: bytes
+    stderr: bytes
+    status: int         # the command's exit status, 0..255
+    console: str        # the kernel console, for diagnosis
+    seconds: float = 0.0  # wall time of qemu: boot + command + poweroff
+
+
+@dataclasses.dataclass(frozen=True)
+class Arch:
+    """What differs between guest architectures."""
+    name: str
+    deb_arch: str       # Debian architecture of the guest's packages
+    flavour: str        # Debian kernel flavour (linux-image-<flavour>)
+    qemu: str
+    qemu_package: str   # the Debian package that has `qemu`
+    machine: tuple      # qemu arguments that choose machine and cpu
+    console: str        # kernel console device
+    # How results come back.  "ports": stdout, stderr and status each on a
+    # serial port of their own, plus isa-debug-exit (x86).  "framed": the
+    # one UART of arm's virt machine carries them, framed, after the command.
+    transport: str
+    append: tuple = ()  # extra kernel command line
+    firmware: str = ""  # qemu -bios, used when present
+
+
+ARCHES = {
+    "x86_64": Arch(
+        name="x86_64", deb_arch="amd64", flavour="amd64",
+        qemu="qemu-system-x86_64", qemu_package="qemu-system-x86",
+        # -cpu max gives TCG every feature it emulates; 2 vCPUs exercise
+        # per-CPU maps without slowing the boot much.
+        machine=("-accel", "tcg", "-cpu", "max", "-smp", "2"),
+        console="ttyS0", transport="ports",
+        # TCG's TSC follows the host clock, so it is reliable; trusting it
+        # and skipping the timer check saves calibration time in each boot.
+        append=("tsc=reliable", "no_timer_check"),
+        firmware="/usr/share/qemu/qboot.rom",
+    ),
+    "arm64": Arch(
+        name="arm64", deb_arch="arm64", flavour="arm64",
+        qemu="qemu-system-aarch64", qemu_package="qemu-system-arm",
+        # cortex-a57 rather than max: max turns on pointer authentication,
+        # which TCG emulates slowly.
+        machine=("-accel", "tcg", "-M", "virt", "-cpu", "cortex-a57", "-smp", "2"),
+        console="ttyAMA0", transport="framed",
+    ),
+    # 32-bit arm: the armmp kernel is a zImage qemu boots as is.  Debian
+    # builds it without BTF (Kernel.btf is None): see LAB.md for --btf.
+    "armhf": Arch(
+        name="armhf", deb_arch="armhf", flavour="armmp",
+        qemu="qemu-system-arm", qemu_package="qemu-system-arm",
+        machine=("-accel", "tcg", "-M", "virt", "-cpu", "cortex-a15", "-smp", "2"),
+        console="ttyAMA0", transport="framed",
+    ),
+}
+
+# Kernel versions -> the Debian meta-package whose dependency is the current
+# kernel.  The ABI number in the real package name changes with Debian
+# updates and old .debs vanish, so the name is resolved each time.
+META_PACKAGES = {
+    "6.1": "linux-image-{flavour}",       # bookworm's own kernel
+    "6.12": "linux-image-6.12-{flavour}",  # linux-6.12 for bookworm (security suite)
+}
+
+
+def cache_dir() -> Path:
+    d = os.environ.get("PLYC_VM_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "plyc", "vm")
+    return _mkdir(Path(d))
+
+
+def _mkdir(p: Path) -> Path:
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+@contextlib.contextmanager
+def _cache_lock(name: str) -> Iterator[None]:
+    """Serialise a fetch so concurrent runs never see half a download.
+
+    One lock per thing fetched: flock locks taken twice in one process
+    through two opens would wait for each other.
+    """
+    with open(_mkdir(cache_dir() / "locks") / name, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _arch(name: str) -> Arch:
+    try:
+        return ARCHES[name]
+    except KeyError:
+        raise LabError(f"arch {name!r} is not supported (have: {', '.join(ARCHES)})")
+
+
+# ---------------------------------------------------------------- apt
+
+@functools.lru_cache(maxsize=None)
+def _host_deb_arch() -> str:
+    return subprocess.run(["dpkg", "--print-architecture"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def _foreign(arch: Arch) -> bool:
+    return arch.deb_arch != _host_deb_arch()
+
+
+def _apt_state(arch: Arch) -> Path:
+    return cache_dir() / "apt" / arch.deb_arch
+
+
+def _apt_options(arch: Arch) -> list:
+    """apt options for fetching `arch`'s packages.
+
+    The host's own architecture uses the system's apt state.  A foreign one
+    gets a private state (own lists, empty dpkg status, own cache), so the
+    system's apt is never touched: adding a foreign architecture to it has
+    broken `apt-get update` here before (LAB.md).
+    """
+    # Running as root, apt would drop to the _apt user and warn that it
+    # cannot write into our cache: downloading as root is what we want.
+    opts = ["-o", "APT::Sandbox::User=root"]
+    if _foreign(arch):
+        s = _apt_state(arch)
+        opts += ["-o", f"APT::Architecture={arch.deb_arch}",
+                 "-o", f"APT::Architectures::={arch.deb_arch}",
+                 "-o", f"Dir::State::Lists={s / 'lists'}",
+                 "-o", f"Dir::State::status={s / 'status'}",
+                 "-o", f"Dir::Cache={s / 'cache'}"]
+    return opts
+
+
+def _apt_update(arch: Arch, force: bool = False) -> None:
+    """Fill (or refresh) a foreign arch's private package lists."""
+    if not _foreign(arch):
+        return  # the system's lists are the machine setup's business
+    s = _apt_state(arch)
+    if not force and any((s / "lists").glob("*_Packages*")):
+        return
+    with _cache_lock(f"apt-{arch.deb_arch}"):
+        _mkdir(s / "lists" / "partial")
+        _mkdir(s / "cache" / "archives" / "partial")
+        (s / "status").touch()
+        r = subprocess.run(["apt-get", *_apt_options(arch), "update", "-q"],
+                           capture_output=True, text=True)
+        if not any((s / "lists").glob("*_Packages*")):
+            raise LabError(f"apt-get update for {arch.deb_arch} failed:\n{r.stderr}")
+
+
+# Per process: apt-cache parses every package list on each call (Debian's
+# container images keep no pkgcache.bin), 1-3 s a time on this machine.
+_apt_memo: dict = {}
+
+
+def _apt_show(arch: Arch, *packages: str) -> dict:
+    """Candidate Version and Depends of each known package, in one apt-cache call."""
+    wanted = [p for p in packages if (arch.name, p) not in _apt_memo]
+    if wanted:
+        out = subprocess.run(["apt-cache", *_apt_options(arch), "show",
+                              "--no-all-versions", *wanted],
+                             capture_output=True, text=True).stdout
+        for p in wanted:
+            _apt_memo[(arch.name, p)] = None
+        for stanza in out.split("\n\n"):
+            fields = dict(re.findall(r"^(Package|Version|Depends): (.*)$", stanza, re.M))
+            if fields.get("Package") in wanted:
+                _apt_memo[(arch.name, fields["Package"])] = fields
+    return {p: _apt_memo[(arch.name, p)] for p in packages if _apt_memo[(arch.name, p)]}
+
+
+def _apt_candidate(arch: Arch, package: str) -> Optional[str]:
+    """The version apt would download of `package`, or None if it knows none."""
+    info = _apt_show(arch, package).get(package)
+    return info["Version"] if info else None
+
+
+def _apt_depends(arch: Arch, meta: str) -> tuple:
+    """The package that meta-package `meta` depends on, and its version
+    (None, None if apt knows no such package)."""
+    info = _apt_show(arch, meta).get(meta)
+    if not info or not info.get("Depends"):
+        return None, None
+    m = re.match(r"(\S+)(?: \(= ([^)]+)\))?", info["Depends"])
+    package, version = m.group(1), m.group(2)
+    return package, version or _apt_candidate(arch, package)
+
+
+def _apt_download(arch: Arch, package: str, version: str, into: Path) -> Path:
+    """Download one .deb into `into` and return its path."""
+    r = subprocess.run(["apt-get", *_apt_options(arch), "download", "-q",
+                        f"{package}={version}"], cwd=into,
+                       capture_output=True, text=True)
+    debs = list(into.glob("*.deb"))
+    if r.returncode != 0 or len(debs) != 1:
+        hint = "" if _foreign(arch) else " (is the apt list current? run `apt-get update`)"
+        raise LabError(f"apt-get download {package}={version} failed{hint}:\n{r.stderr}")
+    return debs[0]
+
+
+def _extract(deb: Path, into: Path, *members: str) -> None:
+    """Unpack the given members (tar wildcards) of a .deb's data into `into`.
+
+    Like `dpkg-deb -x`, limited to what the lab uses: a kernel package's
+    modules are hundreds of MB the initramfs never needs.
+    """
+    _mkdir(into)
+    data = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)],
+                            stdout=subprocess.PIPE)
+    r = subprocess.run(["tar", "-x", "-C", str(into), "--wildcards", *members],
+                       stdin=data.stdout, capture_output=True, text=True)
+    data.stdout.close()
+    if data.wait() != 0 or r.returncode != 0:
+        raise LabError(f"cannot extract {members} from {deb}: {r.stderr}")
+
+
+def _fetch_package(arch: Arch, package: str, version: str, dest: Path,
+                   members: tuple, finish=None) -> None:
+    """Download `package` and unpack `members` into `dest`, atomically.
+
+    The work happens in a scratch folder renamed to `dest` at the end, so a
+    killed fetch leaves nothing that looks complete.  `finish(folder)` runs
+    before the rename (e.g. to decompress the kernel).
+    """
+    with _cache_lock(f"{arch.deb_arch}-{dest.name}"):
+        if dest.exists():  # another process fetched it meanwhile
+            return
+        tmp = Path(tempfile.mkdtemp(prefix=".fetch-", dir=_mkdir(dest.parent)))
+        try:
+            deb = _apt_download(arch, package, version, tmp)
+            _extract(deb, tmp / "root", *members)
+            deb.unlink()  # up to 110 MB we no longer need
+            if finish:
+                finish(tmp / "root")
+            os.rename(tmp / "root", dest)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- kernel
+
+def _vmlinux_from_bzimage(bz: bytes) -> bytes:
+    """The uncompressed ELF kernel inside an x86 bzImage.
+
+    Booting the ELF through its PVH entry saves ~5 s of in-guest
+    decompression under TCG.  The boot header says exactly where the
+    compressed payload is (payload_offset/payload_length, counted from the
+    end of the real-mode setup); the build appends the 4-byte uncompressed
+    size to it, which decompressors would take for a second stream.
+    """
+    if bz[0x202:0x206] != b"HdrS":
+        raise LabError("vmlinuz is not an x86 bzImage")
+    setup_sects = bz[0x1F1] or 4
+    offset, length = struct.unpack_from("<II", bz, 0x248)
+    start = (setup_sects + 1) * 512 + offset
+    payload = bz[start:start + length - 4]
+    if payload.startswith(b"\xfd7zXZ\x00"):          # Debian 6.1: XZ
+        elf = lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(payload)
+    elif payload.startswith(b"\x28\xb5\x2f\xfd"):     # Debian 6.12: ZSTD
+        elf = _unzstd(payload)
+    elif payload.startswith(b"\x1f\x8b"):
+        elf = gzip.decompress(payload)
+    else:
+        raise LabError(f"unknown kernel compression (magic {payload[:6].hex()})")
+    if not elf.startswith(b"\x7fELF"):
+        raise LabError("decompressed kernel is not an ELF file")
+    return elf
+
+
+def _unzstd(data: bytes) -> bytes:
+    """Python has no zstd before 3.14: use the module if present, else the tool."""
+    try:
+        import zstandard  # python3-zstandard, optional
+        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    except ImportError:
+        pass
+    if not shutil.which("zstd"):
+        raise LabError("a ZSTD kernel needs the `zstd` command (apt-get install zstd)")
+    r = subprocess.run(["zstd", "-d", "-c", "-q"], input=data, capture_output=True)
+    if r.returncode != 0:
+        raise LabError(f"zstd failed: {r.stderr.decode(errors='replace')}")
+    return r.stdout
+
+
+BTF_MAGIC = b"\x9f\xeb\x01\x00"  # magic 0xeb9f little-endian, version 1, flags 0
+
+
+def _btf_from_image(image: bytes) -> bytes:
+    """The kernel's BTF (.BTF section) cut out of a raw kernel Image.
+
+    arm's Image is not ELF, but the BTF blob lies in it unchanged: find its
+    header and take hdr_len + the farther end of the type and string parts.
+    The magic can occur by chance, so take the largest header that holds
+    together (24-byte header, parts inside the image, strings start with NUL).
+    """
+    best = b""
+    at = image.find(BTF_MAGIC)
+    while at >= 0:
+        hdr_len, type_off, type_len, str_off, str_len = struct.unpack_from(
+            "<5I", image, at + 4)
+        size = hdr_len + max(type_off + type_len, str_off + str_len)
+        if (hdr_len == 24 and str_len and at + size <= len(image)
+                and image[at + hdr_len + str_off] == 0 and size > len(best)):
+            best = image[at:at + size]
+        at = image.find(BTF_MAGIC, at + 1)
+    if not best:
+        raise LabError("no BTF found in the kernel image")
+    return best
+
+
+def _prepare_kernel(arch: Arch, root: Path) -> None:
+    """Make a freshly unpacked kernel bootable fast and give it a BTF file.
+
+    Writes kernel.json, whose presence marks the folder complete.
+    """
+    vmlinuz = next((root / "boot").glob("vmlinuz-*"))
+    info = {"release": vmlinuz.name[len("vmlinuz-"):],
+            "vmlinuz": f"boot/{vmlinuz.name}", "image": f"boot/{vmlinuz.name}",
+            "vmlinux": None, "btf": None}
+    data = vmlinuz.read_bytes()
+    if arch.name == "x86_64":
+        (root / "vmlinux").write_bytes(_vmlinux_from_bzimage(data))
+        info["vmlinux"] = info["image"] = info["btf"] = "vmlinux"
+    elif arch.name == "arm64":
+        if data.startswith(b"\x1f\x8b"):  # some builds gzip the Image
+            data = gzip.decompress(data)
+            (root / "Image").write_bytes(data)
+            info["image"] = "Image"
+        (root / "vmlinux.btf").write_bytes(_btf_from_image(data))
+        info["btf"] = "vmlinux.btf"
+    (root / "kernel.json").write_text(json.dumps(info, indent=1) + "\n")
+
+
+def _kernel_from_dir(arch: Arch, version: str, d: Path) -> Kernel:
+    info = json.loads((d / "kernel.json").read_text())
+    package, _, pversion = d.name.partition("_")
+    return Kernel(arch=arch.name, version=version, package=package,
+                  package_version=pversion.replace("%3a", ":"),
+                  release=info["release"], image=d / info["image"],
+                  vmlinuz=d / info["vmlinuz"],
+                  vmlinux=d / info["vmlinux"] if info["vmlinux"] else None,
+                  btf=d / info["btf"] if info["btf"] else None)
+
+
+def _kernels_dir(arch: Arch, version: str) -> Path:
+    return cache_dir() / "kernels" / arch.name / version
+
+
+def kernel(arch: str = "x86_64", version: str = "6.1") -> Kernel:
+    """The current Debian kernel `version` for `arch`, downloaded once and cached."""
+    return _resolve_kernel(arch, version)
+
+
+def _resolve_kernel(arch: str, version: str) -> Kernel:
+    # run() has a parameter named `kernel`, hence this second name.
+    a = _arch(arch)
+    if version not in META_PACKAGES:
+        raise LabError(f"kernel {version!r} unknown (have: {', '.join(META_PACKAGES)})")
+    try:
+        return _find_kernel(a, version)
+    except LabError:
+        if not _foreign(a):
+            raise
+    # A foreign arch's private lists are only fetched once: when they no
+    # longer lead to a kernel (old .debs vanish), refresh them and retry.
+    _apt_update(a, force=True)
+    _apt_memo.clear()
+    return _find_kernel(a, version)
+
+
+def _find_kernel(a: Arch, version: str) -> Kernel:
+    meta = META_PACKAGES[version].format(flavour=a.flavour)
+    base = _kernels_dir(a, version)
+    _apt_update(a)
+    _apt_show(a, meta, "busybox-static")  # run() needs both: one apt-cache call
+    package, pversion = _apt_depends(a, meta)
+    if not package or not pversion:
+        # Offline or no apt lists: an already cached kernel still serves.
+        cached = sorted(base.glob("*/kernel.json"), key=lambda p: p.stat().st_mtime)
+        if cached:
+            return _kernel_from_dir(a, version, cached[-1].parent)
+        update = (f"the lab's own {a.deb_arch} lists in {_apt_state(a)} were just "
+                  f"refreshed" if _foreign(a) else "run `apt-get update`")
+        raise LabError(f"Debian kernel {version} for {a.name} not found: apt knows no "
+                       f"{meta} with a dependency ({update}). If it is still missing, "
+                       f"the configured Debian sources do not offer it.")
+    d = base / f"{package}_{pversion.replace(':', '%3a')}"
+    if not (d / "kernel.json").exists():
+        _fetch_package(a, package, pversion, d, ("./boot/*",),
+                       finish=lambda root: _prepare_kernel(a, root))
+    return _kernel_from_dir(a, version, d)
+
+
+# ---------------------------------------------------------------- busybox
+
+def busybox(arch: str = "x86_64") -> Path:
+    """A static busybox for `arch`, from Debian's busybox-static, cached.
+
+    Fetched rather than taken from this machine so that every arch works the
+    same way and the host needs no busybox of its own.
+    """
+    a = _arch(arch)
+    base = cache_dir() / "busybox" / a.deb_arch
+    _apt_update(a)
+    pversion = _apt_candidate(a, "busybox-static")
+    if pversion is None:
+        cached = sorted(base.glob("*/bin/busybox"), key=lambda p: p.stat().st_mtime)
+        if cached:
+            return cached[-1]
+        raise LabError("busybox-static not found by apt (run `apt-get update`)")
+    d = base / pversion.replace(":", "%3a")
+    if not (d / "bin" / "busybox").exists():
+        _fetch_package(a, "busybox-static", pversion, d, ("./bin/busybox",))
+    return d / "bin" / "busybox"
+
+
+# ---------------------------------------------------------------- initramfs
+
+def _cpio_newc(entries: list) -> bytes:
+    """An uncompressed newc cpio archive, as the kernel unpacks for initramfs.
+
+    Written here rather than with cpio(1) so that device nodes (/dev/console)
+    need no mknod privilege and nothing but Python is needed.  Uncompressed
+    because gunzip inside a TCG guest costs more than copying the bytes.
+    `entries`: (name, mode, data, rdev_major, rdev_minor).
+    """
+    out = bytearray()
+
+    def add(name: str, mode: int, data: bytes, rmaj: int, rmin: int, ino: int):
+        fields = [ino, mode, 0, 0, 1, 0, len(data), 0, 0, rmaj, rmin,
+                  len(name) + 1, 0]
+        out.extend(b"070701" + b"".join(b"%08X" % f for f in fields))
+        out.extend(name.encode() + b"\0")
+        out.extend(b"\0" * (-len(out) % 4))
+        out.extend(data)
+        out.extend(b"\0" * (-len(out) % 4))
+
+    for ino, (name, mode, data, rmaj, rmin) in enumerate(entries, start=1):
+        add(name, mode, data, rmaj, rmin, ino)
+    add("TRAILER!!!", 0, b"", 0, 0, 0)
+    return bytes(out)
+
+
+_INIT_SETUP = r"""#!/bin/busybox sh
+/bin/busybox mount -t proc proc /proc
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tracefs tracefs /sys/kernel/tracing
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t bpf bpf /sys/fs/bpf
+mount -t tmpfs tmpfs /tmp
+echo 0 > /proc/sys/kernel/kptr_restrict
+cd {guest_dir}
+set -- {command}
+"""
+
+# x86: stdout, stderr and the status each get a serial port: ttyS1, ttyS2,
+# ttyS3 (ttyS0 is the kernel console), so the streams stay apart without
+# framing and come back even if the guest is killed.  The ports are set raw
+# so the tty layer neither turns \n into \r\n nor echoes; `stty` sets
+# attributes with TCSADRAIN, so running it again after the command waits
+# until every byte has left the UART before qemu is told to exit.  The
+# status goes both as text on ttyS3 (exact 0..255) and to isa-debug-exit,
+# whose exit code (N<<1)|1 loses bit 7 to the 8-bit process status but
+# confirms the rest.
+_INIT_PORTS = r"""
+for t in ttyS1 ttyS2 ttyS3; do stty -F /dev/$t raw -echo || echo "lab: stty $t failed"; done
+( "$@" ) >/dev/ttyS1 2>/dev/ttyS2 </dev/null
+st=$?
+cd /
+stty -F /dev/ttyS1 raw; stty -F /dev/ttyS2 raw
+echo "$st" >/dev/ttyS3
+stty -F /dev/ttyS3 raw
+printf "$(printf '\\%03o' "$st")" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
+echo "lab: isa-debug-exit did not stop qemu"
+poweroff -f
+"""
+
+# arm's virt machine has one UART, which is also the kernel console.  The
+# command's output goes to files; afterwards the console is quietened
+# (dmesg -n 1) and set raw, and each stream is sent after a header giving
+# its length, so the host cuts it out exactly.  poweroff then exits qemu.
+FRAME = b"\n@@plyc-lab "
+_INIT_FRAMED = r"""
+( "$@" ) >/tmp/lab.stdout 2>/tmp/lab.stderr </dev/null
+st=$?
+cd /
+dmesg -n 1
+stty -F /dev/{console} raw -echo
+{{
+  printf '\n@@plyc-lab stdout %d\n' "$(wc -c </tmp/lab.stdout)"; cat /tmp/lab.stdout
+  printf '\n@@plyc-lab stderr %d\n' "$(wc -c </tmp/lab.stderr)"; cat /tmp/lab.stderr
+  printf '\n@@plyc-lab status %d\n' "$st"
+}} >/dev/{console}
+stty -F /dev/{console} raw
+poweroff -f
+"""
+
+
+def _init_script(arch: Arch, command: list) -> str:
+    setup = _INIT_SETUP.format(guest_dir=GUEST_DIR,
+                               command=" ".join(shlex.quote(c) for c in command))
+    if arch.transport == "ports":
+        return setup + _INIT_PORTS
+    return setup + _INIT_FRAMED.format(console=arch.console)
+
+
+def _initramfs(arch: Arch, command: list, files: list) -> bytes:
+    bb = busybox(arch.name).read_bytes()
+    d = stat.S_IFDIR | 0o755
+    entries = [(p, d, b"", 0, 0) for p in
+               ("bin", "sbin", "usr", "usr/bin", "usr/sbin", "dev", "proc", "sys",
+                "tmp", "root", "etc", GUEST_DIR.lstrip("/"))]
+    # The kernel opens /dev/console for init's stdio before devtmpfs is up.
+    entries.append(("dev/console", stat.S_IFCHR | 0o600, b"", 5, 1))
+    entries.append(("bin/busybox", stat.S_IFREG | 0o755, bb, 0, 0))
+    entries.append(("init", stat.S_IFREG | 0o755,
+                    _init_script(arch, command).encode(), 0, 0))
+    seen = set()
+    for f in files:
+        p = Path(f)
+        if p.name in seen:
+            raise LabError(f"two files named {p.name!r}: the guest directory is flat")
+        seen.add(p.name)
+        mode = stat.S_IMODE(p.stat().st_mode)
+        entries.append((f"{GUEST_DIR.lstrip('/')}/{p.name}", stat.S_IFREG | mode,
+                        p.read_bytes(), 0, 0))
+    return _cpio_newc(entries)
+
+
+# ---------------------------------------------------------------- run
+
+def _firmware(arch: Arch) -> list:
+    """qboot instead of SeaBIOS where qemu ships it: ~1 s less per boot."""
+    if arch.firmware and os.path.exists(arch.firmware):
+        return ["-bios", arch.firmware]
+    return []
+
+
+def _qemu_command(arch: Arch, k: Kernel, memory: str, tmp: Path) -> list:
+    ports = ("console", "stdout", "stderr", "status") if arch.transport == "ports" \
+        else ("console",)
+    serial = [a for name in ports for a in ("-serial", f"file:{tmp / (name + '.log')}")]
+    exit_device = (["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+                   if arch.transport == "ports" else [])
+    return [arch.qemu, *arch.machine, *_firmware(arch), "-m", memory, "-nographic",
+            "-no-reboot", "-nodefaults",
+            "-kernel", str(k.image), "-initrd", str(tmp / "initrd.cpio"),
+            # panic=-1 reboots at once on a panic, which -no-reboot turns into
+            # a qemu exit without a status from the guest.
+            "-append", " ".join((f"console={arch.console}", *arch.append,
+                                 "panic=-1 oops=panic quiet loglevel=3")),
+            *serial, *exit_device]
+
+
+def run(command: list, files: list = (), arch: str = "x86_64",
+        kernel: Union[str, Kernel] = "6.1", timeout: float = 120,
+        memory: str = "256M") -> Result:
+    """Boot `kernel`, run `command` as root in the guest's /lab (where `files`
+    are copied), and return its stdout, stderr and exit status.
+
+    Raises LabTimeout if the guest is not done after `timeout` seconds, and
+    LabError if the guest died without reporting a status (e.g. a panic).
+    """
+    a = _arch(arch)
+    if not command:
+        raise LabError("no command to run")
+    if not shutil.which(a.qemu):
+        raise LabError(f"{a.qemu} not found (apt-get install {a.qemu_package})")
+    k = kernel if isinstance(kernel, Kernel) else _resolve_kernel(arch, kernel)
+    if k.arch != a.name:
+        raise LabError(f"kernel {k.release} is for {k.arch}, not {a.name}")
+    with tempfile.TemporaryDirectory(prefix="plyc-vm-") as tmpdir:
+        tmp = Path(tmpdir)
+        (tmp / "initrd.cpio").write_bytes(_initramfs(a, list(command), list(files)))
+        start = time.monotonic()
+        proc = subprocess.Popen(_qemu_command(a, k, memory, tmp), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            qemu_out, _ = proc.communicate(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            qemu_out, _ = proc.communicate()
+            timed_out = True
+        seconds = time.monotonic() - start
+
+        def read(name: str) -> bytes:
+            p = tmp / (name + ".log")
+            return p.read_bytes() if p.exists() else b""
+
+        if a.transport == "ports":
+            result = Result(stdout=read("stdout"), stderr=read("stderr"), status=-1,
+                            console=read("console").decode(errors="replace"),
+                            seconds=seconds)
+            status_text = read("status")
+        else:
+            result, status_text = _unframe(read("console"), seconds)
+        if timed_out:
+            raise LabTimeout(f"guest timed out after {timeout:g} s running "
+                             f"{shlex.join(command)}; console tail:\n"
+                             f"{_tail(result.console)}", result)
+        result.status = _decode_status(a, proc.returncode, status_text, result,
+                                       qemu_out.decode(errors="replace"))
+        return result
+
+
+def _unframe(console: bytes, seconds: float) -> tuple:
+    """Cut the framed stdout, stderr and status out of a single console log."""
+    result = Result(stdout=b"", stderr=b"", status=-1, seconds=seconds,
+                    console=console.decode(errors="replace"))
+    at = console.find(FRAME + b"stdout ")
+    if at < 0:
+        return result, b""
+    result.console = console[:at].decode(errors="replace")
+    streams = {}
+    for name in ("stdout", "stderr"):
+        m = re.compile(re.escape(FRAME) + name.encode() + rb" (\d+)\n").match(console, at)
+        if not m:
+            return result, b""
+        size = int(m.group(1))
+        streams[name] = console[m.end():m.end() + size]
+        at = m.end() + size
+    m = re.compile(re.escape(FRAME) + rb"status (\d+)\n").match(console, at)
+    result.stdout, result.stderr = streams["stdout"], streams["stderr"]
+    return result, m.group(1) if m else b""
+
+
+def _decode_status(arch: Arch, rc: int, text: bytes, result: Result, qemu_out: str) -> int:
+    """The command's status from the guest's report and qemu's exit code."""
+    def died(why: str) -> LabError:
+        return LabError(f"{why} (qemu exit {rc}) {qemu_out.strip()}\n"
+                        f"console tail:\n{_tail(result.console)}")
+
+    try:
+        status = int(text.decode().strip())
+    except ValueError:
+        raise died("guest ended without reporting a status (panic? see console)")
+    if arch.transport == "ports":
+        # isa-debug-exit: (N<<1)|1, cut to 8 bits by the process status.
+        if rc % 2 == 0 or (rc >> 1) & 0x7F != status & 0x7F:
+            raise died(f"guest status {status} disagrees with qemu's exit code")
+    elif rc != 0:
+        raise died("qemu failed")
+    return status
+
+
+def _tail(text: str, lines: int = 30) -> str:
+    return "\n".join(text.splitlines()[-lines:])
