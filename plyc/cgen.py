@@ -186,6 +186,9 @@ class FuncGen:
             lo, hi, step = m.info.lq
             self.line(f"__u32 {v}_i = plyc_lin_bucket({x}, {c_int(lo)}, {c_int(hi)}, {c_int(step)}, "
                       f"{m.nbuckets});")
+            # clang can prove the bound and drop the check; the verifier
+            # can't follow the division and needs it.
+            self.line(f"asm volatile(\"\" : \"+r\"({v}_i));")
             self.line(f"if ({v}_i < {m.nbuckets})")
             self.line(f"\t{v}->b[{v}_i] += 1;")
         self.depth -= 1
@@ -396,7 +399,8 @@ class FuncGen:
         a, b = self.scalar(e.left), self.scalar(e.right)
         typ = self.type(e)
         if e.op in ("&&", "||"):
-            return f"(__s64)({a} {e.op} {b})"
+            # Comparisons with 0 keep clang quiet about constant operands.
+            return f"(__s64)(({a}) != 0 {e.op} ({b}) != 0)"
         if e.op in ("==", "!=", "<", "<=", ">", ">="):
             signed = lt.signed and rt.signed
             ct = "__s64" if signed else "__u64"
@@ -452,10 +456,12 @@ class FuncGen:
         typ = self.type(e)
         slot = self.res.slot(self.unit.index, e.field)
         name = self.tmp("f")
-        ct = T.U32.ctype() if typ.kind == "dataloc" else typ.ctype()
-        self.line(f"{ct} {name} = 0;")
-        self.line(f"bpf_probe_read_kernel(&{name}, sizeof({name}), "
-                  f"(const char *)ctx + plyc_params.tp_off[{slot.slot}]);")
+        # Read the field at the size the device's format gives it (syscall
+        # arguments are word-sized: 8 bytes here, 4 on 32-bit devices), then
+        # take its declared C type's size and sign.
+        size = 4 if typ.kind == "dataloc" else typ.size
+        self.line(f"__u64 {name} = plyc_tp_int(ctx, plyc_params.tp_off[{slot.slot}], "
+                  f"plyc_params.tp_size[{slot.slot}], {size}, {int(typ.signed)});")
         return f"(({typ.scalar_ctype()}){name})"
 
     def tp_field_bytes(self, e: ast.Member) -> str:

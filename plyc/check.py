@@ -391,7 +391,7 @@ class Checker:
             self.err(f"${name} is not set: no environment variable {name} and no assignment to ${name}",
                      e.span)
         value = self.env[name]
-        return T.S64 if B.env_number(value) is not None else T.Str(len(value.encode()) + 1)
+        return T.S64 if B.env_number(value) is not None else T.literal_str(value.encode())
 
     def expr_MapRef(self, e: ast.MapRef) -> T.Type:
         if e.is_agg:

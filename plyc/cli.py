@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from . import __version__, ast, doctor, driver, resources
+from . import types as T
 from .diag import PlycError
 from .toolchain import ToolchainError, cache_dir
 
@@ -47,7 +48,8 @@ def add_script_args(p):
 
 
 def add_build_args(p):
-    p.add_argument("--strsize", type=int, default=64, help="default bytes read by str() (64)")
+    p.add_argument("--strsize", type=int, default=T.DEFAULT_STRSIZE,
+                   help=f"default bytes read by str() ({T.DEFAULT_STRSIZE}, as ply)")
     p.add_argument("--map-entries", type=int, default=resources.DEFAULT_MAP_ENTRIES,
                    help=f"entries per map ({resources.DEFAULT_MAP_ENTRIES})")
     p.add_argument("--hist-entries", type=int, default=resources.DEFAULT_HIST_ENTRIES,

@@ -20,7 +20,7 @@ from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_erro
 @dataclass
 class Options:
     env: Optional[dict] = None
-    strsize: int = 64
+    strsize: int = 128
     map_entries: int = resources.DEFAULT_MAP_ENTRIES
     hist_entries: int = resources.DEFAULT_HIST_ENTRIES
     buffer_size: int = resources.DEFAULT_BUFFER

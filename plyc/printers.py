@@ -14,7 +14,11 @@ def type_literal(t) -> str:
 def conversion(conv: P.Conv, field, typ) -> list:
     """C statements printing one argument with one printf conversion."""
     ref = f"e->{field.name}"
-    spec = conv.flags + (conv.width or "")
+    flags = conv.flags
+    # C ignores '0' with a precision or '-'; say so to no one (gcc would).
+    if "0" in flags and (conv.prec is not None or "-" in flags or conv.conv in "sc"):
+        flags = flags.replace("0", "")
+    spec = flags + (conv.width or "")
     if conv.conv == "v" or (conv.conv == "s" and typ.kind == "stack"):
         return [f"plyc_print_value(fp, {type_literal(typ)}, &{ref});"]
     if conv.conv == "s":

@@ -101,6 +101,7 @@ class TpSlot:
     field: str
     size: int
     line: int
+    is_int: int = 0                  # integers adapt to the device's size; others must match
 
 
 @dataclass
@@ -210,7 +211,8 @@ def build(analysis: Analysis, name: str, script: str, opts: Optional[dict] = Non
                                f"{unit.spec.provider}:{unit.spec.arg}" if unit.spec.arg
                                else unit.spec.provider, t.glob, fentry))
         for fname, fld in unit.tp_fields.items():
-            slots.append(TpSlot(len(slots), unit.index, t.target, fname, fld.size, unit.spec.span.line))
+            slots.append(TpSlot(len(slots), unit.index, t.target, fname, fld.size, unit.spec.span.line,
+                                int(fld.type.kind in ("int", "dataloc"))))
     return Resources(name, script, maps, events, probes, slots, analysis.nargs, analysis.uses_stack,
                      opts.get("buffer_size", DEFAULT_BUFFER),
                      opts.get("stack_entries", DEFAULT_STACK_ENTRIES), analysis.strsize)

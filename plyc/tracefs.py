@@ -50,9 +50,25 @@ def root() -> str:
 FIELD_RE = re.compile(r"field:(?P<decl>[^;]*);\s*offset:(?P<off>\d+);\s*size:(?P<size>\d+);\s*signed:(?P<signed>\d+);")
 
 
+# Declared C integer types: a field's value is one of these, whatever size
+# its slot has (syscall arguments sit in word-sized slots).
+C_INTS = {
+    "char": (1, True), "signed char": (1, True), "unsigned char": (1, False), "bool": (1, False),
+    "short": (2, True), "unsigned short": (2, False), "int": (4, True), "unsigned int": (4, False),
+    "unsigned": (4, False), "long": (8, True), "unsigned long": (8, False), "long long": (8, True),
+    "unsigned long long": (8, False), "s8": (1, True), "u8": (1, False), "s16": (2, True), "u16": (2, False),
+    "s32": (4, True), "u32": (4, False), "s64": (8, True), "u64": (8, False), "pid_t": (4, True),
+    "uid_t": (4, False), "gid_t": (4, False), "umode_t": (2, False), "size_t": (8, False),
+    "ssize_t": (8, True), "loff_t": (8, True), "off_t": (8, True), "gfp_t": (4, False),
+    "key_serial_t": (4, True), "clockid_t": (4, True), "qid_t": (4, False), "rwf_t": (4, True),
+    "aio_context_t": (8, False), "key_t": (4, True), "mqd_t": (4, True), "timer_t": (4, True),
+}
+
+
 def field_type(group: str, ctype: str, name: str, size: int, signed: bool) -> T.Type:
     array = re.search(r"\[(\d*)\]$", name)
-    base = ctype.replace("const ", "").replace("volatile ", "").strip()
+    base = re.sub(r"\b(const|volatile|__user)\b", "", ctype).strip()
+    base = re.sub(r"\s+", " ", base)
     if ctype.startswith("__data_loc"):
         return T.Type("dataloc", 4, False, pointee="char" if "char" in ctype else "u8")
     if array:
@@ -62,7 +78,11 @@ def field_type(group: str, ctype: str, name: str, size: int, signed: bool) -> T.
     if "*" in base:
         pointee = base.replace("*", "").strip()
         # Pointers in syscall arguments point into the caller's memory.
-        return T.Ptr(pointee, user=(group == "syscalls" or "__user" in ctype), size=size)
+        return T.Ptr(pointee, user=(group == "syscalls" or "__user" in ctype), size=8)
+    key = base.lstrip("_") if base.lstrip("_") in C_INTS else base
+    if key in C_INTS:
+        csize, csigned = C_INTS[key]
+        return T.Int(csize, csigned)
     if size not in (1, 2, 4, 8):
         return T.Buf(size)
     return T.Int(size, signed)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional
 
-DEFAULT_STRSIZE = 64
+DEFAULT_STRSIZE = 128      # ply's string size
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,9 @@ S64 = Int(8, True)
 U64 = Int(8, False)
 S32 = Int(4, True)
 U32 = Int(4, False)
-TIME = Int(8, False, "time")
-WALLTIME = Int(8, False, "walltime")
+# Signed, as ply's: `time - t < 0` means what it says.
+TIME = Int(8, True, "time")
+WALLTIME = Int(8, True, "walltime")
 SYM = Int(8, False, "sym")
 VOID = Type("void", 0)
 STACK = Type("stack", 8, True)
@@ -108,8 +109,6 @@ def arith(op: str, a: Type, b: Type) -> Type:
             fmt = "walltime"
     elif op in "*/" and a.fmt == "time" and b.fmt == "dec":
         fmt = "time"
-    if op == "-" and fmt == "time":
-        signed = False
     return Int(8, signed, fmt)
 
 

@@ -31,6 +31,12 @@ int plyc_child_start(const char *cmd)
 		return err;
 	}
 	if (child == 0) {
+		/* The command gets default signal handling, not the tracer's
+		 * (an ignored SIGPIPE would survive the exec). */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
 		close(fds[1]);
 		/* EOF without a byte means the tracer gave up: don't run. */
 		if (read(fds[0], &c, 1) != 1)

@@ -326,10 +326,11 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 			return -plyc_probe_error(P, pr, "no such tracepoint on this kernel");
 		if (err)
 			return -plyc_probe_error(P, pr, "this kernel's tracepoint has no field '%s'", s->field);
-		if (size != s->size)
+		if (s->is_int ? (size == 0 || size > 8) : size != s->size)
 			return -plyc_probe_error(P, pr, "field '%s' is %u bytes on this kernel, %u where the tracer was built",
 						 s->field, size, s->size);
 		memcpy(params + P->off_tp_off + i * sizeof(uint32_t), &off, sizeof(off));
+		memcpy(params + P->off_tp_size + i * sizeof(uint32_t), &size, sizeof(size));
 	}
 	return 0;
 }
@@ -590,7 +591,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	if (o.verbose)
 		fprintf(stderr, "%s: %d probe%s attached\n", prog->name, links.n, links.n == 1 ? "" : "s");
 
-	if (o.cmd && plyc_child_release()) {
+	/* exit() in BEGIN, or a signal while attaching: the command never runs. */
+	if (o.cmd && !stopping && plyc_child_release()) {
 		failed = fail("cannot start -c command: %s", strerror(errno));
 		goto cleanup;
 	}

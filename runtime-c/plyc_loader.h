@@ -47,6 +47,7 @@ struct plyc_tpslot {
 	int probe;
 	const char *field;
 	uint32_t size;
+	int is_int;                /* an integer: read at whatever size the device has */
 };
 
 struct plyc_program {
@@ -67,7 +68,7 @@ struct plyc_program {
 	const uint16_t *linemap;   /* script line of each line of NAME.bpf.c */
 	int nlines;
 	int nargs;                 /* highest $N the script reads */
-	size_t params_size, off_target, off_pid_filter, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_kwrap;
+	size_t params_size, off_target, off_pid_filter, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_tp_size, off_kwrap;
 	int verbose;               /* set by plyc_main from -v */
 	long target_pid;           /* -p PID, for uprobes; -1 for every process */
 	int (*handle_event)(const void *data, size_t size);

@@ -31,6 +31,9 @@ const char *plyc_tracefs(void)
 
 	if (found)
 		return found;
+	/* Where tracefs is mounted somewhere unusual (and for tests). */
+	if (getenv("PLYC_TRACEFS") && has_events(getenv("PLYC_TRACEFS")))
+		return found = getenv("PLYC_TRACEFS");
 	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
 		if (has_events(candidates[i]))
 			return found = candidates[i];
@@ -67,11 +70,11 @@ static int line_names(const char *line, const char *field)
 	end = strchr(decl, ';');
 	if (!end)
 		return 0;
-	for (const char *b = decl; b < end; b++) {
-		if (*b == '[') {
-			end = b;
-			break;
-		}
+	/* An array's size follows its name ("char comm[16]"); the brackets
+	 * of "__data_loc char[] name" come before it. */
+	if (end > decl && end[-1] == ']') {
+		while (end > decl && *end != '[')
+			end--;
 	}
 	start = end;
 	while (start > decl && (start[-1] == '_' || (start[-1] >= '0' && start[-1] <= '9') ||

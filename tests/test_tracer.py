@@ -138,7 +138,9 @@ def test_tracepoint_layout_comes_from_the_device(tmp_path, workload):
     assert out.stdout == "\n@:\n{ 100 }: 3\n"
 
 
-def test_field_size_mismatch_on_the_device(tmp_path):
+def test_integer_fields_take_the_device_size(tmp_path, workload):
+    """Syscall arguments sit in word-sized slots (4 bytes on 32-bit devices):
+    an integer field is read at the size the device's format gives it."""
     real = Path("/sys/kernel/tracing/events/syscalls/sys_enter_read/format").read_text()
     root = tmp_path / "tracefs"
     ev = root / "events" / "syscalls" / "sys_enter_read"
@@ -146,10 +148,26 @@ def test_field_size_mismatch_on_the_device(tmp_path):
     ev.joinpath("format").write_text(real.replace("size_t count;\toffset:32;\tsize:8;",
                                                   "size_t count;\toffset:32;\tsize:4;"))
     env = dict(os.environ, PLYC_TRACEFS=str(root))
-    tracer = build(tmp_path, "tracepoint:syscalls/sys_enter_read { @[data->count] = count(); }\n", env=env)
-    out = run(tracer, "-d", "1")
+    tracer = build(tmp_path, 'tracepoint:syscalls/sys_enter_read / comm == "plyc-work" / '
+                   '{ @[data->count] = count(); }\n', env=env)
+    out = run(tracer, "-c", f"{workload} read 2 300")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "\n@:\n{ 300 }: 2\n"
+
+
+def test_other_fields_must_have_the_built_size(tmp_path):
+    real = Path("/sys/kernel/tracing/events/sched/sched_switch/format").read_text()
+    root = tmp_path / "tracefs"
+    ev = root / "events" / "sched" / "sched_switch"
+    ev.mkdir(parents=True)
+    ev.joinpath("format").write_text(real.replace("char prev_comm[16];\toffset:8;\tsize:16;",
+                                                  "char prev_comm[16];\toffset:8;\tsize:24;"))
+    env = dict(os.environ, PLYC_TRACEFS=str(root))
+    tracer = build(tmp_path, "tracepoint:sched/sched_switch { @[data->prev_comm] = count(); }\n")
+    tracer_env = dict(os.environ, PLYC_TRACEFS=str(root))
+    out = run(tracer, "-d", "1", env=tracer_env)
     assert out.returncode == 1
-    assert "field 'count' is 8 bytes on this kernel, 4 where the tracer was built" in out.stderr
+    assert "field 'prev_comm' is 24 bytes on this kernel, 16 where the tracer was built" in out.stderr
 
 
 def test_help_and_version(tmp_path):

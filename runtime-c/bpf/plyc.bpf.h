@@ -39,13 +39,14 @@ enum {
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
-/* The saved registers of a kprobe, with the kernel's member names; CO-RE
- * relocates each access to the device's layout (and pointer size). */
+/* The saved registers of a kprobe, laid out as each architecture's ABI
+ * fixes them (the user-visible struct pt_regs), with the kernel's member
+ * names. They need no CO-RE, so kprobes run on kernels without BTF. */
 #if defined(__TARGET_ARCH_x86)
 struct pt_regs {
-	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
-	unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
-} __attribute__((preserve_access_index));
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	__u64 ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
 #define PLYC_ARG0(r) ((r)->di)
 #define PLYC_ARG1(r) ((r)->si)
 #define PLYC_ARG2(r) ((r)->dx)
@@ -66,7 +67,7 @@ struct pt_regs {
 	__u64 sp;
 	__u64 pc;
 	__u64 pstate;
-} __attribute__((preserve_access_index));
+};
 #define PLYC_ARG0(r) ((r)->regs[0])
 #define PLYC_ARG1(r) ((r)->regs[1])
 #define PLYC_ARG2(r) ((r)->regs[2])
@@ -118,8 +119,8 @@ struct pt_regs {
 #define PLYC_REG(r, name) PLYC_REG_##name(r)
 #elif defined(__TARGET_ARCH_arm)
 struct pt_regs {
-	unsigned long uregs[18];
-} __attribute__((preserve_access_index));
+	__u32 uregs[18];
+};
 #define PLYC_ARG0(r) ((r)->uregs[0])
 #define PLYC_ARG1(r) ((r)->uregs[1])
 #define PLYC_ARG2(r) ((r)->uregs[2])
@@ -127,7 +128,8 @@ struct pt_regs {
 #define PLYC_NREGARGS 4
 #define PLYC_WORD 4
 #define PLYC_STACK_ARG(r, n) ((r)->uregs[13] + 4 * ((n) - PLYC_NREGARGS))
-#define PLYC_RET(r) ((r)->uregs[0])
+/* A 32-bit register holds a signed value: retval must be negative when it is. */
+#define PLYC_RET(r) ((__u64)(__s64)(__s32)(r)->uregs[0])
 #define PLYC_IP(r) ((r)->uregs[15])
 /* regs->r0..r15, sp, lr, pc, cpsr */
 #define PLYC_REG_sp(r) ((r)->uregs[13])
@@ -265,6 +267,27 @@ static __always_inline void plyc_read_user(void *dst, __u32 size, const void *pt
 	bpf_probe_read_user(dst, size, ptr);
 }
 
+/* An integer tracepoint field: `size` bytes on the device (little-endian),
+ * as a value of `bytes` bytes, sign-extended if signed. */
+static __always_inline __u64 plyc_tp_int(const void *ctx, __u32 off, __u32 size, __u32 bytes, int is_signed)
+{
+	__u64 v = 0;
+	__u32 n = size < bytes ? size : bytes;
+	int shift;
+
+	if (n > 8)
+		n = 8;
+	if (n == 0)
+		return 0;
+	bpf_probe_read_kernel(&v, n, (const char *)ctx + off);
+	shift = 64 - 8 * (int)n;
+	if (shift <= 0 || shift >= 64)
+		return v;
+	if (is_signed)
+		return (__u64)(((__s64)(v << shift)) >> shift);
+	return v;
+}
+
 /* A __data_loc field: the low 16 bits of its word are the offset of the
  * data from the start of the record. */
 static __always_inline void plyc_read_dataloc(char *dst, __u32 size, const void *ctx, __u32 loc)
@@ -362,18 +385,19 @@ static __always_inline __u64 plyc_reg_arg(struct pt_regs *r, int n)
 	return 0;
 }
 
+/* Argument n from registers saved in kernel memory (not the context). */
 static __always_inline __u64 plyc_core_reg_arg(struct pt_regs *r, int n)
 {
 	__u64 v = 0;
 
 	switch (n) {
-	case 0: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG0(r)), &PLYC_ARG0(r)); break;
-	case 1: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG1(r)), &PLYC_ARG1(r)); break;
-	case 2: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG2(r)), &PLYC_ARG2(r)); break;
-	case 3: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG3(r)), &PLYC_ARG3(r)); break;
+	case 0: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG0(r)), &PLYC_ARG0(r)); break;
+	case 1: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG1(r)), &PLYC_ARG1(r)); break;
+	case 2: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG2(r)), &PLYC_ARG2(r)); break;
+	case 3: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG3(r)), &PLYC_ARG3(r)); break;
 #if PLYC_NREGARGS > 4
-	case 4: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG4(r)), &PLYC_ARG4(r)); break;
-	case 5: bpf_core_read(&v, bpf_core_field_size(PLYC_ARG5(r)), &PLYC_ARG5(r)); break;
+	case 4: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG4(r)), &PLYC_ARG4(r)); break;
+	case 5: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG5(r)), &PLYC_ARG5(r)); break;
 #endif
 	}
 	return v;
