@@ -60,14 +60,15 @@ def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
     for p in res.probes:
         body = cgen.generate(p.unit, analysis, res, env)
         probes.append(dict(prog=p.prog, section=p.section, line=p.line, spec=p.spec.replace("*/", "*\\/"),
-                           ctx_decl=p.unit.provider.ctx_decl, body=[text for text, _ in body]))
+                           ctx_decl=p.unit.provider.ctx_decl, body=[text for text, _ in body],
+                           stoppable=p.kind not in ("PLYC_P_BEGIN", "PLYC_P_END")))
         if p.fentry:
             # The same probe as fentry/fexit; the tracer loads one of the two.
             body = cgen.generate(p.unit, analysis, res, env, p.fentry)
             probes.append(dict(prog=p.prog + "_f", section="fexit" if p.kind == "PLYC_P_KRETPROBE" else "fentry",
                                line=p.line, spec=p.spec.replace("*/", "*\\/") + " as " +
                                ("fexit" if p.kind == "PLYC_P_KRETPROBE" else "fentry") + ":" + p.fentry["func"],
-                               ctx_decl="__u64 *ctx", body=[text for text, _ in body]))
+                               ctx_decl="__u64 *ctx", body=[text for text, _ in body], stoppable=True))
     maps = [dict(name=m.name, cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
                  key_ctype=f"struct {m.cname}_key" if m.keys else "__u32", value_ctype=m.value_ctype)
             for m in res.maps]

@@ -1,6 +1,7 @@
 /* Attaching each probe kind; every failure names the probe and its line. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <linux/perf_event.h>
@@ -536,6 +537,45 @@ int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, str
 		}
 	}
 	return 0;
+}
+
+/* Detaching is slow for many probes (the kernel takes ~80 ms for each
+ * tracepoint perf event). By then the probes are stopped and everything is
+ * printed, so a child of ours does it while the tracer exits: our own
+ * references are dropped without detaching, the child's are the last. */
+void plyc_detach_in_background(struct plyc_links *links)
+{
+	pid_t pid;
+	int i;
+
+	if (links->n < 32) {
+		plyc_detach_all(links);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		/* Holding the caller's pipes open would make it wait for us. */
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		setsid();
+		plyc_detach_all(links);
+		_exit(0);
+	}
+	if (pid < 0) {
+		plyc_detach_all(links);
+		return;
+	}
+	for (i = 0; i < links->n; i++) {
+		bpf_link__disconnect(links->v[i]);
+		bpf_link__destroy(links->v[i]);
+	}
+	links->n = 0;
+	plyc_detach_all(links);
 }
 
 void plyc_detach_all(struct plyc_links *links)

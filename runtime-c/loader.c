@@ -229,10 +229,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* Where plyc_params sits in .rodata, from the object's BTF. */
-static struct bpf_map *params_map(struct bpf_object *obj, size_t *offset)
+/* The map holding global variable `var` of data section `secname`
+ * (".rodata", ".bss") and the variable's offset in it, from the BTF. */
+static struct bpf_map *global_var(struct bpf_object *obj, const char *secname, const char *var,
+				  size_t *offset)
 {
-	struct bpf_map *map, *rodata = NULL;
+	struct bpf_map *map, *found = NULL;
 	struct btf *btf = bpf_object__btf(obj);
 	const struct btf_var_secinfo *vs;
 	const struct btf_type *sec;
@@ -240,28 +242,50 @@ static struct bpf_map *params_map(struct bpf_object *obj, size_t *offset)
 
 	bpf_object__for_each_map(map, obj) {
 		const char *name = bpf_map__name(map);
+		const char *dot = strrchr(name, '.');
 
-		if (strstr(name, ".rodata") && !strstr(name, ".str")) {
-			rodata = map;
+		if (dot && !strcmp(dot, secname)) {
+			found = map;
 			break;
 		}
 	}
-	if (!rodata || !btf)
+	if (!found || !btf)
 		return NULL;
-	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+	id = btf__find_by_name_kind(btf, secname, BTF_KIND_DATASEC);
 	if (id < 0)
 		return NULL;
 	sec = btf__type_by_id(btf, id);
 	vs = btf_var_secinfos(sec);
 	for (i = 0; i < btf_vlen(sec); i++, vs++) {
-		const struct btf_type *var = btf__type_by_id(btf, vs->type);
+		const struct btf_type *v = btf__type_by_id(btf, vs->type);
 
-		if (!strcmp(btf__name_by_offset(btf, var->name_off), "plyc_params")) {
+		if (!strcmp(btf__name_by_offset(btf, v->name_off), var)) {
 			*offset = vs->offset;
-			return rodata;
+			return found;
 		}
 	}
 	return NULL;
+}
+
+/* Tell every probe to stop counting (plyc_stopped in .bss), so END and the
+ * dump see the final state at once; detaching hundreds of tracepoints
+ * takes the kernel seconds, and comes after. */
+static void stop_probes(struct bpf_object *obj)
+{
+	size_t offset = 0, size;
+	struct bpf_map *bss = global_var(obj, ".bss", "plyc_stopped", &offset);
+	uint32_t key = 0, one = 1;
+	char *value;
+
+	if (!bss)
+		return;
+	size = bpf_map__value_size(bss);
+	value = calloc(1, size);
+	if (value && offset + sizeof(one) <= size && !bpf_map_lookup_elem(bpf_map__fd(bss), &key, value)) {
+		memcpy(value + offset, &one, sizeof(one));
+		bpf_map_update_elem(bpf_map__fd(bss), &key, value, 0);
+	}
+	free(value);
 }
 
 static int fill_params(char *params, const struct options *o, uint64_t target);
@@ -270,7 +294,7 @@ static int fill_params(char *params, const struct options *o, uint64_t target);
 static int set_params(struct bpf_object *obj, const struct options *o, uint64_t target)
 {
 	size_t offset = 0, size = 0;
-	struct bpf_map *map = params_map(obj, &offset);
+	struct bpf_map *map = global_var(obj, ".rodata", "plyc_params", &offset);
 	const void *image = map ? bpf_map__initial_value(map, &size) : NULL;
 	char *copy;
 	int err;
@@ -630,7 +654,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	}
 
 	/* Stop the probes first so END sees the final state. */
-	plyc_detach_all(&links);
+	stop_probes(obj);
 	ring_buffer__consume(rb);
 	if (run_once(obj, PLYC_P_END))
 		failed = 1;
@@ -643,6 +667,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	for (i = 0; i < prog->nmaps && !prog->argdist; i++)
 		plyc_map_dump(&prog->maps[i]);
 	fflush(plyc_rt.out);
+	plyc_detach_in_background(&links);
 
 	lost = stat_sum(stats_fd, 0);
 	if (lost > reported_lost) {

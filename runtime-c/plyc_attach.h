@@ -21,6 +21,9 @@ int plyc_probe_wrapped(int probe);
 int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *obj);
 int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links);
 void plyc_detach_all(struct plyc_links *links);
+/* The same, in a child process the tracer doesn't wait for, when there are
+ * many links (their probes must already be stopped). */
+void plyc_detach_in_background(struct plyc_links *links);
 /* "script:LINE: error: SPEC: message" on stderr; returns -1. */
 int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

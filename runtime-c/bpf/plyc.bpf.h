@@ -201,6 +201,10 @@ struct {
 } plyc_stacks SEC(".maps");
 #endif
 
+/* Set by the tracer when it stops: probes do nothing from then on, so END
+ * and the final dump see a still picture. */
+volatile __u32 plyc_stopped;
+
 /* The initial value of a new aggregation entry. It lives in .bss, a map,
  * so it can be handed to bpf_map_update_elem() however large it is. */
 static __u64 plyc_zero[PLYC_ZERO_WORDS];
