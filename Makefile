@@ -3,7 +3,7 @@ PYTHON ?= python3
 PLYC = $(PYTHON) -m plyc
 OUT = out
 
-.PHONY: setup demo test test-fast examples clean
+.PHONY: setup demo test test-fast vm-test examples bench clean
 
 setup:
 	@sh scripts/setup.sh
@@ -18,9 +18,15 @@ demo: setup
 test: setup
 	$(PYTHON) -m pytest -q -ra
 
-# Without the tests that load BPF (for machines where you are not root).
+# Without the tests that load BPF (for machines where you are not root)
+# or boot kernels in qemu.
 test-fast: setup
-	$(PYTHON) -m pytest -q -ra -m "not bpf"
+	$(PYTHON) -m pytest -q -ra -m "not bpf and not vm"
+
+# Only the tests in qemu guests: kprobe/kretprobe/fentry on Debian's 6.1 and
+# 6.12 kernels, and cross-built tracers on arm64 (make test runs them too).
+vm-test: setup
+	$(PYTHON) -m pytest -q -ra -m vm
 
 examples: setup
 	@mkdir -p $(OUT)
@@ -28,6 +34,9 @@ examples: setup
 		n=$$(basename $$f .ply); echo "build $$f"; \
 		$(PLYC) build $$f -o $(OUT)/$$n || exit 1; \
 	done
+
+bench: setup
+	$(PYTHON) bench/run.py
 
 clean:
 	rm -rf $(OUT) .pytest_cache
