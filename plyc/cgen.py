@@ -62,8 +62,10 @@ class FuncGen:
         return f"{prefix}{self.ntmp}"
 
     def local_bytes(self, size: int) -> str:
+        # Zeroed: string reads stop at the NUL, and what follows it ends up
+        # in keys and output too.
         name = self.tmp()
-        self.line(f"char {name}[{size}];")
+        self.line(f"char {name}[{size}] = {{}};")
         return name
 
     def type(self, e) -> T.Type:

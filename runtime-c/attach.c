@@ -401,6 +401,9 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 		link = bpf_program__attach_kprobe_opts(bp, k->names[j], &opts);
 		if (!link) {
 			/* One function of a glob that can't be probed is not fatal. */
+			if (k->n == 1 && errno == EILSEQ)
+				return plyc_probe_error(P, pr, "%s+%llu is not the start of an instruction",
+							k->names[j], (unsigned long long)pr->offset);
 			if (k->n == 1)
 				return plyc_probe_error(P, pr, "cannot attach to %s: %s", k->names[j],
 							strerror(errno));

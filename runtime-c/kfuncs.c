@@ -70,8 +70,9 @@ static int load(struct list *l, const char *path, int kallsyms)
 			name = type + 3;
 		}
 		len = strcspn(name, " \t\n");
-		/* Compiler-made parts of functions can't be probed by name. */
-		if (!len || memchr(name, '.', len) || !strncmp(name, "__pfx_", 6))
+		/* Padding before functions is no function; clones made by the
+		 * compiler (name.constprop.0) are kept for exact names only. */
+		if (!len || !strncmp(name, "__pfx_", 6))
 			continue;
 		if (add(l, name, len)) {
 			fclose(fp);
@@ -168,7 +169,21 @@ static int match_list(const struct list *l, const char *glob, struct plyc_kfuncs
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
-		if (fnmatch(glob, l->names[i], 0) == 0 && add_match(out, l->names[i]))
+		if (!strchr(l->names[i], '.') && fnmatch(glob, l->names[i], 0) == 0 &&
+		    add_match(out, l->names[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+/* A function the compiler only kept as clones (name.constprop.0,
+ * name.isra.0, ...): every clone is that function. */
+static int match_clones(const char *name, struct plyc_kfuncs *out)
+{
+	size_t i, len = strlen(name);
+
+	for (i = 0; i < text_syms.n; i++)
+		if (!strncmp(text_syms.names[i], name, len) && text_syms.names[i][len] == '.' &&
+		    add_match(out, text_syms.names[i]))
 			return -ENOMEM;
 	return 0;
 }
@@ -194,9 +209,13 @@ int plyc_kfuncs_resolve(const char *target, int glob, struct plyc_kfuncs *out)
 	if (err)
 		return err;
 	if (!glob) {
-		if (plyc_kfunc_exists(target) || !sc) {
+		if (plyc_kfunc_exists(target)) {
 			out->wrapped = wrapper_prefix(target);
-			return plyc_kfunc_exists(target) ? add_match(out, target) : -ENOENT;
+			return add_match(out, target);
+		}
+		if (!sc) {
+			err = match_clones(target, out);
+			return err ? err : out->n ? 0 : -ENOENT;
 		}
 		for (i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
 			snprintf(buf, sizeof(buf), "%s%s", spellings[i], sc);

@@ -40,7 +40,7 @@ def parse_case(path: Path) -> dict:
             sections[name] = ""
         elif name is not None:
             sections[name] += line
-    assert "script" in sections or "argdist" in sections, f"{path.name}: no === script section"
+    assert sections.keys() & {"script", "argdist", "example"}, f"{path.name}: no === script section"
     return sections
 
 

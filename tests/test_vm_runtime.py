@@ -7,6 +7,7 @@ tests/runtime/*.test (see tests/test_runtime.py), plus:
   arch       x86_64 (default), arm64 or armhf: the tracer is cross-built
   run-env    NAME=VALUE lines for the tracer's environment in the guest
   command    instead of args: a shell command line, {tracer} being the tracer
+  example    instead of script: a file of examples/ to run as it is
 
 All the cases of one (arch, kernel) run in one boot: the tracers and a
 static build of the workload are copied in, a script runs each case and
@@ -61,7 +62,8 @@ def build_batch(arch: str, kernel: str, tmp: Path):
         case = parse_case(path)
         name = path.stem.replace("-", "_")
         src = tmp / f"{name}.ply"
-        src.write_text(case["script"].replace("{workload}", "./workload"))
+        text = (ROOT / "examples" / case["example"].strip()).read_text() if "example" in case else case["script"]
+        src.write_text(text.replace("{workload}", "./workload"))
         out = tmp / name
         proc = subprocess.run([sys.executable, "-m", "plyc", "build", "--target", TARGET[arch], str(src),
                                "-o", str(out), *shlex.split(case.get("build", ""))],

@@ -248,6 +248,9 @@ static __always_inline void plyc_map_store(void *map, const void *key, const voi
 
 static __always_inline void plyc_comm(char *buf, __u32 size)
 {
+	/* Older kernels copy the name without zeroing the rest, and a key
+	 * must not depend on whatever was on the stack. */
+	__builtin_memset(buf, 0, size);
 	bpf_get_current_comm(buf, size);
 }
 
@@ -415,7 +418,7 @@ static __always_inline __u64 plyc_kprobe_arg(struct pt_regs *ctx, int n, int wra
 		return plyc_core_reg_arg((struct pt_regs *)plyc_reg_arg(ctx, 0), n);
 	if (n < PLYC_NREGARGS)
 		return plyc_reg_arg(ctx, n);
-	bpf_probe_read_kernel(&v, PLYC_WORD, (const void *)PLYC_STACK_ARG(ctx, n));
+	bpf_probe_read_kernel(&v, PLYC_WORD, (const void *)(unsigned long)PLYC_STACK_ARG(ctx, n));
 	return v;
 }
 
