@@ -6,6 +6,8 @@ tests/runtime/*.test (see tests/test_runtime.py), plus:
   kernels    the kernels to run in (default: 6.1 6.12)
   arch       x86_64 (default), arm64 or armhf: the tracer is cross-built
   run-env    NAME=VALUE lines for the tracer's environment in the guest
+  build      plyc build options; {kernel-btf} is the guest kernel's BTF (made
+             from its -dbg package where the kernel has none)
   command    instead of args: a shell command line, {tracer} being the tracer
   example    instead of script: a file of examples/ to run as it is
 
@@ -65,8 +67,12 @@ def build_batch(arch: str, kernel: str, tmp: Path):
         text = (ROOT / "examples" / case["example"].strip()).read_text() if "example" in case else case["script"]
         src.write_text(text.replace("{workload}", "./workload"))
         out = tmp / name
+        build_opts = case.get("build", "")
+        if "{kernel-btf}" in build_opts:
+            # The guest kernel's BTF, for --btf: its own, or made for it.
+            build_opts = build_opts.replace("{kernel-btf}", str(lab.debug_btf(lab.kernel(arch, kernel))))
         proc = subprocess.run([sys.executable, "-m", "plyc", "build", "--target", TARGET[arch], str(src),
-                               "-o", str(out), *shlex.split(case.get("build", ""))],
+                               "-o", str(out), *shlex.split(build_opts)],
                               capture_output=True, text=True, cwd=ROOT, timeout=300)
         if proc.returncode != 0:
             errors[path.stem] = proc.stderr

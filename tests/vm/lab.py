@@ -465,6 +465,35 @@ def _find_kernel(a: Arch, version: str) -> Kernel:
     return _kernel_from_dir(a, version, d)
 
 
+def debug_btf(k: Kernel) -> Path:
+    """BTF for a kernel built without it (Debian's armmp), made by pahole
+    from the vmlinux of its -dbg package (a 600 MB download, once); cached.
+    This is the file a user gives `plyc build --btf` for such a device."""
+    if k.btf:
+        return k.btf
+    out = cache_dir() / "debug-btf" / f"{k.package}_{k.package_version.replace(':', '%3a')}.btf"
+    if out.exists():
+        return out
+    a = _arch(k.arch)
+    with _cache_lock(f"{a.deb_arch}-dbg-{k.package}"):
+        if out.exists():
+            return out
+        tmp = Path(tempfile.mkdtemp(prefix=".dbg-", dir=_mkdir(out.parent)))
+        try:
+            deb = _apt_download(a, k.package + "-dbg", k.package_version, tmp)
+            _extract(deb, tmp / "root", "./usr/lib/debug/boot/vmlinux-*")
+            deb.unlink()
+            vmlinux = next((tmp / "root/usr/lib/debug/boot").glob("vmlinux-*"))
+            r = subprocess.run(["pahole", f"--btf_encode_detached={tmp / 'k.btf'}", str(vmlinux)],
+                               capture_output=True, text=True)
+            if r.returncode != 0 or not (tmp / "k.btf").exists():
+                raise LabError(f"pahole could not make BTF for {k.package}: {r.stderr}")
+            os.rename(tmp / "k.btf", out)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 # ---------------------------------------------------------------- busybox
 
 def busybox(arch: str = "x86_64") -> Path:
