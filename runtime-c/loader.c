@@ -495,6 +495,25 @@ static int target_gone(long pid, int pidfd)
 	return kill((pid_t)pid, 0) && errno == ESRCH;
 }
 
+/* With -v and kernel.bpf_stats_enabled=1: what each probe cost per event. */
+static void report_costs(struct bpf_object *obj)
+{
+	struct bpf_program *bp;
+
+	bpf_object__for_each_program(bp, obj) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+		int fd = bpf_program__fd(bp);
+
+		memset(&info, 0, sizeof(info));
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+			continue;
+		fprintf(stderr, "%s: %s (%s): %llu runs, %.0f ns each\n", P->name, bpf_program__name(bp),
+			bpf_program__section_name(bp), (unsigned long long)info.run_cnt,
+			(double)info.run_time_ns / (double)info.run_cnt);
+	}
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -660,6 +679,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		failed = 1;
 	ring_buffer__consume(rb);
 	fflush(plyc_rt.out);
+	if (o.verbose)
+		report_costs(obj);
 	/* argdist tracers report instead of dumping maps: once more for the
 	 * time since the last report, unless a report ended the run (-n, -d). */
 	if (prog->argdist && !exit_requested)

@@ -8,6 +8,7 @@
  *   workload spin MS            busy loop (for profile)
  *   workload write TEXT         write TEXT to stdout (one write(2))
  *   workload exit CODE          exit with CODE
+ * With WORKLOAD_TIME set, the time MODE took is printed to stderr in ns.
  *   workload delay MS MODE...   sleep MS first, then do MODE (to attach to it with -p)
  *   workload udp N SIZE         N UDP datagrams of SIZE bytes to 127.0.0.1:9
  */
@@ -42,7 +43,19 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static int run(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+	double start = now();
+	int rc = run(argc, argv);
+
+	if (getenv("WORKLOAD_TIME"))
+		fprintf(stderr, "%.0f\n", (now() - start) * 1e9);
+	return rc;
+}
+
+static int run(int argc, char **argv)
 {
 	long i, n;
 
