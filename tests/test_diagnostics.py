@@ -352,7 +352,7 @@ BEGIN { printf("%d\n", $PLYC_TEST_UNSET); }
                        ^~~~~~~~~~~~~~~~
 '''),
     ('env-string-printed-as-int', 'BEGIN { printf("%d\\n", $NAME); }', r'''
-t.ply:1:24: error: '%d' can't print a value of type char[4]
+t.ply:1:24: error: '%d' can't print a value of type char[8]
 BEGIN { printf("%d\n", $NAME); }
                        ^~~~~
 note: use %v for any value's default format
@@ -671,7 +671,7 @@ def test_environment_values_are_typed_at_compile_time():
     program = driver.parse(src, "t.ply")
     driver.analyze(program, src, "t.ply", driver.Options(env={"NUM": "42"}))
     assert diagnose(src, env={"NUM": "forty-two"}) == (
-        "t.ply:1:24: error: '%d' can't print a value of type char[10]\n"
+        "t.ply:1:24: error: '%d' can't print a value of type char[16]\n"
         'BEGIN { printf("%d\\n", $NUM); }\n'
         "                       ^~~~\n"
         "note: use %v for any value's default format")
