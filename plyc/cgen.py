@@ -202,50 +202,48 @@ class FuncGen:
             self.line(f"__u32 {k} = 0;")
             return k
         # Values first: reading them may emit statements of their own.
-        values = []
-        for f, e in zip(m.keys, ref.keys):
-            values.append(None if f.type.is_bytes and self.direct_read(e) else
-                          (self.bytes(e) if f.type.is_bytes else self.scalar(e)))
+        values = self.field_values(m.keys, ref.keys)
         self.line(f"struct {m.cname}_key {k};")
         self.line(f"__builtin_memset(&{k}, 0, sizeof({k}));")
-        for f, e, val in zip(m.keys, ref.keys, values):
+        self.fill_fields(f"{k}.", m.keys, ref.keys, values)
+        return k
+
+    def field_values(self, fields: list, exprs: list) -> list:
+        """C for each record field's value: a scalar, an array's name, or
+        None where the field is read from memory straight into its place."""
+        values = []
+        for f, e in zip(fields, exprs):
+            if isinstance(e, str):
+                values.append(e)
+            elif f.type.is_bytes and self.direct_read(e):
+                values.append(None)
+            else:
+                values.append(self.bytes(e) if f.type.is_bytes else self.scalar(e))
+        return values
+
+    def fill_fields(self, prefix: str, fields: list, exprs: list, values: list):
+        for f, e, val in zip(fields, exprs, values):
             if f.type.is_bytes:
                 if val is None:
-                    self.read_bytes_into(f"{k}.{f.name}", f.type.size, e)
+                    self.read_bytes_into(f"{prefix}{f.name}", f.type.size, e)
                 else:
-                    self.copy_array(f"{k}.{f.name}", f.type.size, val, self.type(e).size)
+                    self.copy_array(f"{prefix}{f.name}", f.type.size, val, self.type(e).size)
             else:
-                self.line(f"{k}.{f.name} = {val};")
-        return k
+                self.line(f"{prefix}{f.name} = {val};")
 
     # --- events ---------------------------------------------------------------
 
     def emit_event(self, call: ast.Call, args: list):
         ev = self._event_for(call)
         er = self.res.event(ev)
-        values = []
-        for (typ, e), f in zip(args, er.fields):
-            if isinstance(e, str):
-                values.append(e)
-            elif f.type.is_bytes and self.direct_read(e):
-                values.append(None)
-            elif f.type.is_bytes:
-                values.append(self.bytes(e))
-            else:
-                values.append(self.scalar(e))
+        exprs = [e for _, e in args]
+        values = self.field_values(er.fields, exprs)
         r = self.tmp("ev")
         self.line(f"struct {er.cname} *{r} = bpf_ringbuf_reserve(&plyc_events, sizeof(*{r}), 0);")
         self.line(f"if ({r}) {{")
         self.depth += 1
         self.line(f"{r}->id = {ev.id};")
-        for (typ, e), f, val in zip(args, er.fields, values):
-            if f.type.is_bytes:
-                if val is None:
-                    self.read_bytes_into(f"{r}->{f.name}", f.type.size, e)
-                else:
-                    self.copy_array(f"{r}->{f.name}", f.type.size, val, self.type(e).size)
-            else:
-                self.line(f"{r}->{f.name} = {val};")
+        self.fill_fields(f"{r}->", er.fields, exprs, values)
         self.line(f"bpf_ringbuf_submit({r}, 0);")
         self.depth -= 1
         self.line("} else {")

@@ -16,19 +16,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="loads BPF: needs root"))
 
 
+def build_helper(tmp_path_factory, name: str) -> str:
+    out = tmp_path_factory.mktemp(name) / name
+    subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(out),
+                    str(ROOT / "tests" / "helpers" / f"{name}.c")], check=True)
+    return str(out)
+
+
 @pytest.fixture(scope="session")
 def workload(tmp_path_factory) -> str:
     """The deterministic workload program (tests/helpers/workload.c)."""
-    out = tmp_path_factory.mktemp("workload") / "workload"
-    subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(out),
-                    str(ROOT / "tests/helpers/workload.c")], check=True)
-    return str(out)
+    return build_helper(tmp_path_factory, "workload")
 
 
 @pytest.fixture(scope="session")
 def usdt_prog(tmp_path_factory) -> str:
     """A program with USDT probes (tests/helpers/usdt_prog.c)."""
-    out = tmp_path_factory.mktemp("usdt") / "usdt_prog"
-    subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(out),
-                    str(ROOT / "tests/helpers/usdt_prog.c")], check=True)
-    return str(out)
+    return build_helper(tmp_path_factory, "usdt_prog")

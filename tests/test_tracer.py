@@ -121,16 +121,22 @@ def test_a_tracepoint_missing_on_the_device(tmp_path):
     assert out.stderr.startswith("t.ply:3: error: tracepoint:plyctest/fake_event: no such tracepoint on this kernel")
 
 
+def edited_format(tmp_path, event: str, old: str, new: str) -> dict:
+    """An environment whose tracefs (PLYC_TRACEFS) has this machine's format
+    of `event` with `old` replaced by `new`."""
+    real = Path(f"/sys/kernel/tracing/events/{event}/format").read_text()
+    assert old in real, f"{event}'s format has changed: no {old!r}"
+    ev = tmp_path / "tracefs" / "events" / event
+    ev.mkdir(parents=True)
+    ev.joinpath("format").write_text(real.replace(old, new))
+    return dict(os.environ, PLYC_TRACEFS=str(tmp_path / "tracefs"))
+
+
 def test_tracepoint_layout_comes_from_the_device(tmp_path, workload):
     """Build against a format file with other offsets than this kernel's:
     the tracer still reads the right field, because it takes offsets from
     the device when it starts."""
-    real = Path("/sys/kernel/tracing/events/syscalls/sys_enter_read/format").read_text()
-    root = tmp_path / "tracefs"
-    ev = root / "events" / "syscalls" / "sys_enter_read"
-    ev.mkdir(parents=True)
-    ev.joinpath("format").write_text(real.replace("offset:32;", "offset:48;").replace("offset:24;", "offset:40;"))
-    env = dict(os.environ, PLYC_TRACEFS=str(root))
+    env = edited_format(tmp_path, "syscalls/sys_enter_read", "size_t count;\toffset:32;", "size_t count;\toffset:48;")
     tracer = build(tmp_path, 'tracepoint:syscalls/sys_enter_read / comm == "plyc-work" / '
                    '{ @[data->count] = count(); }\n', env=env)
     out = run(tracer, "-c", f"{workload} read 3 100")
@@ -141,31 +147,20 @@ def test_tracepoint_layout_comes_from_the_device(tmp_path, workload):
 def test_integer_fields_take_the_device_size(tmp_path, workload):
     """Syscall arguments sit in word-sized slots (4 bytes on 32-bit devices):
     an integer field is read at the size the device's format gives it."""
-    real = Path("/sys/kernel/tracing/events/syscalls/sys_enter_read/format").read_text()
-    root = tmp_path / "tracefs"
-    ev = root / "events" / "syscalls" / "sys_enter_read"
-    ev.mkdir(parents=True)
-    ev.joinpath("format").write_text(real.replace("size_t count;\toffset:32;\tsize:8;",
-                                                  "size_t count;\toffset:32;\tsize:4;"))
-    env = dict(os.environ, PLYC_TRACEFS=str(root))
+    env = edited_format(tmp_path, "syscalls/sys_enter_read", "size_t count;\toffset:32;\tsize:8;",
+                        "size_t count;\toffset:32;\tsize:4;")
     tracer = build(tmp_path, 'tracepoint:syscalls/sys_enter_read / comm == "plyc-work" / '
-                   '{ @[data->count] = count(); }\n', env=env)
-    out = run(tracer, "-c", f"{workload} read 2 300")
+                   '{ @[data->count] = count(); }\n')
+    out = run(tracer, "-c", f"{workload} read 2 300", env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout == "\n@:\n{ 300 }: 2\n"
 
 
 def test_other_fields_must_have_the_built_size(tmp_path):
-    real = Path("/sys/kernel/tracing/events/sched/sched_switch/format").read_text()
-    root = tmp_path / "tracefs"
-    ev = root / "events" / "sched" / "sched_switch"
-    ev.mkdir(parents=True)
-    ev.joinpath("format").write_text(real.replace("char prev_comm[16];\toffset:8;\tsize:16;",
-                                                  "char prev_comm[16];\toffset:8;\tsize:24;"))
-    env = dict(os.environ, PLYC_TRACEFS=str(root))
+    env = edited_format(tmp_path, "sched/sched_switch", "char prev_comm[16];\toffset:8;\tsize:16;",
+                        "char prev_comm[16];\toffset:8;\tsize:24;")
     tracer = build(tmp_path, "tracepoint:sched/sched_switch { @[data->prev_comm] = count(); }\n")
-    tracer_env = dict(os.environ, PLYC_TRACEFS=str(root))
-    out = run(tracer, "-d", "1", env=tracer_env)
+    out = run(tracer, "-d", "1", env=env)
     assert out.returncode == 1
     assert "field 'prev_comm' is 24 bytes on this kernel, 16 where the tracer was built" in out.stderr
 

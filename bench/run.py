@@ -1,0 +1,707 @@
+#!/usr/bin/env python3
+"""plyc's benchmarks: the same five jobs done by a plyc tracer, by bpftrace
+and by a hand-written libbpf tool (the reference, bench/reference/), measured
+side by side on this machine. Needs root. See bench/README.md for what each
+figure is and how it is taken.
+
+    bench/run.py            the full run (about 10 minutes on 2 cores)
+    bench/run.py --quick    a smoke run of a few seconds per workload
+    bench/run.py --smoke    build everything, run each tool once on one workload
+
+The tables go to stdout, the same figures as JSON to bench/results/latest.json
+(--out FILE elsewhere)."""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+TOOLS = ("plyc", "reference", "bpftrace")
+STATS = "/proc/sys/kernel/bpf_stats_enabled"
+
+# name: (what it does, load generator mode, BPF programs that must run
+# before the tool counts as attached, the event that triggers them)
+WORKLOADS = {
+    "count": ("@[comm] = count() on syscalls/sys_enter_getppid", "getppid", 1, "getppid"),
+    "quantize": ("@ = quantize(data->count) on syscalls/sys_enter_read", "read", 1, "read"),
+    "latency": ("enter/exit getppid latency through a map keyed by thread, quantized",
+                "getppid", 2, "getppid"),
+    "printf": ('printf("%s %d\\n", comm, pid) on syscalls/sys_enter_getppid', "getppid", 1, "getppid"),
+    "profile": ("@[stack] = count() at 99 Hz on every CPU", "getppid", 1, None),
+}
+
+# How much of each: runs of every measurement, system calls per load run,
+# plyc builds timed (cold and warm), the total rates of the printf loss
+# sweep (two loads, one on each CPU, each for sweep_s seconds; then both at
+# full speed).
+PROFILES = {
+    "full": dict(reps=5, n=1_000_000, build_reps=3, rates=[50e3, 100e3, 200e3, 400e3, 600e3, 800e3, 1000e3, 1200e3],
+                 sweep_s=0.5, parallel_builds=False, cross=True),
+    "quick": dict(reps=1, n=300_000, build_reps=1, rates=[200e3, 800e3], sweep_s=0.3, parallel_builds=False, cross=True),
+    "smoke": dict(reps=1, n=200_000, build_reps=1, rates=[], sweep_s=0.3, parallel_builds=True, cross=False),
+}
+
+
+def log(msg: str):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run(cmd, **kw) -> subprocess.CompletedProcess:
+    kw.setdefault("check", True)
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    try:
+        return subprocess.run([str(c) for c in cmd], **kw)
+    except subprocess.CalledProcessError as e:
+        sys.exit(f"bench: {' '.join(map(str, cmd))} failed:\n{e.stderr or e.stdout}")
+
+
+# ---------------------------------------------------------------------------
+# Setting up: peers, the load generator, the reference tools, plyc's tracers
+
+def ensure_peers(tools):
+    if os.geteuid() != 0:
+        sys.exit("bench: needs root (loads BPF programs)")
+    if "bpftrace" in tools and not shutil.which("bpftrace"):
+        log("bench: installing bpftrace (Debian's package)")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        if subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "bpftrace"],
+                          env=env, capture_output=True).returncode:
+            run(["apt-get", "update", "-qq"], env=env)
+            run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "bpftrace"], env=env)
+    for tool in ("bpftool", "clang", "gcc", "llvm-strip"):
+        if not shutil.which(tool):
+            sys.exit(f"bench: {tool} is missing (run `make setup`)")
+    if not os.path.isdir("/sys/kernel/tracing/events"):
+        subprocess.run(["mount", "-t", "tracefs", "tracefs", "/sys/kernel/tracing"], capture_output=True)
+
+
+def build_reference(name: str, out: Path) -> float:
+    """NAME.bpf.c -> NAME.bpf.o -> NAME.skel.h -> NAME (static, stripped), as
+    libbpf-tools does it. Returns the seconds it took."""
+    src = BENCH / "reference"
+    t0 = time.monotonic()
+    obj = out / f"{name}.bpf.o"
+    run(["clang", "-target", "bpf", "-D__TARGET_ARCH_x86", "-O2", "-g", "-Wall", "-Werror",
+         "-I", out, "-I", src, "-c", src / f"{name}.bpf.c", "-o", obj])
+    run(["llvm-strip", "-g", obj])
+    skel = run(["bpftool", "gen", "skeleton", obj, "name", f"{name}_bpf"]).stdout
+    (out / f"{name}.skel.h").write_text(skel)
+    run(["gcc", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-static", "-s", "-I", out, "-I", src,
+         src / f"{name}.c", "-lbpf", "-lelf", "-lz", "-o", out / name])
+    return time.monotonic() - t0
+
+
+def plyc_targets() -> list:
+    """The targets `plyc build --target` offers (x86_64 only, for now)."""
+    helptext = run([sys.executable, "-m", "plyc", "build", "--help"], cwd=ROOT).stdout
+    m = re.search(r"--target \{([^}]*)\}", helptext)
+    return m.group(1).split(",") if m else ["x86_64"]
+
+
+def plyc_build(script: Path, out: Path, cache: Path, target: str = "x86_64") -> float:
+    env = dict(os.environ, PLYC_CACHE=str(cache))
+    t0 = time.monotonic()
+    run([sys.executable, "-m", "plyc", "build", script, "-o", out, "--target", target], cwd=ROOT, env=env)
+    return time.monotonic() - t0
+
+
+def cross_build(script: Path, out: Path, cache: Path, target: str):
+    """A tracer for another architecture, for its size only; a failure
+    leaves that cell of the table empty."""
+    env = dict(os.environ, PLYC_CACHE=str(cache))
+    if out.exists():
+        out.unlink()
+    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(script), "-o", str(out), "--target", target],
+                          cwd=ROOT, env=env, capture_output=True, text=True)
+    if proc.returncode:
+        log(f"bench: plyc build --target {target} {script.name} failed (its size is left out): "
+            f"{(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+
+
+def build_all(build: Path, workloads: list, cfg: dict) -> dict:
+    """Builds everything; returns build times and sizes by workload."""
+    build.mkdir(parents=True, exist_ok=True)
+    ref, tracers = build / "reference", build / "plyc"
+    ref.mkdir(exist_ok=True)
+    tracers.mkdir(exist_ok=True)
+    for prog in ("load", "launch"):
+        run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o", build / prog, BENCH / f"{prog}.c"])
+    (ref / "vmlinux.h").write_text(
+        run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "c"]).stdout)
+
+    info = {w: {"build_cold_s": [], "build_warm_s": [], "size": {}} for w in WORKLOADS}
+    targets = plyc_targets() if cfg["cross"] else ["x86_64"]
+    with tempfile.TemporaryDirectory(prefix="plyc-cache-") as tmpd:
+        # plyc: cold (an empty PLYC_CACHE: the C runtime is compiled too),
+        # then warm (the same cache again); one build at a time, so that
+        # nothing else shares the CPUs.
+        warm = Path(tmpd) / "warm"
+        for w in workloads:
+            script = BENCH / "workloads" / f"{w}.ply"
+            for r in range(cfg["build_reps"]):
+                cache = Path(tmpd) / f"cache-{w}-{r}"
+                info[w]["build_cold_s"].append(plyc_build(script, tracers / w, cache))
+                info[w]["build_warm_s"].append(plyc_build(script, tracers / w, cache))
+                if not warm.exists():
+                    cache.rename(warm)
+        # The rest, two at a time: plyc's other workloads (built even when
+        # not measured: the smoke run checks that they build), any cross
+        # targets (for their sizes), and the references (timed alone,
+        # except in the smoke run).
+        jobs = [lambda w=w: plyc_build(BENCH / "workloads" / f"{w}.ply", tracers / w, warm)
+                for w in WORKLOADS if w not in workloads]
+        jobs += [lambda w=w, t=t: cross_build(BENCH / "workloads" / f"{w}.ply", tracers / f"{w}.{t}", warm, t)
+                 for w in workloads for t in targets if t != "x86_64"]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = [pool.submit(j) for j in jobs]
+            if cfg["parallel_builds"]:
+                ref_times = dict(zip(WORKLOADS, pool.map(lambda w: build_reference(w, ref), WORKLOADS)))
+            for f in futures:
+                f.result()
+    if not cfg["parallel_builds"]:
+        ref_times = {w: build_reference(w, ref) for w in WORKLOADS}
+    for w in WORKLOADS:
+        info[w]["reference_build_s"] = ref_times[w]
+        info[w]["size"]["reference"] = {"x86_64": os.path.getsize(ref / w)}
+        files = {t: tracers / (w if t == "x86_64" else f"{w}.{t}") for t in targets}
+        info[w]["size"]["plyc"] = {t: os.path.getsize(f) for t, f in files.items() if f.exists()}
+
+    bt = shutil.which("bpftrace")
+    if bt:
+        libs = 0
+        for line in run(["ldd", bt]).stdout.splitlines():
+            m = re.search(r"=> (/\S+)", line)
+            if m:
+                libs += os.path.getsize(os.path.realpath(m.group(1)))
+        for w in WORKLOADS:
+            info[w]["size"]["bpftrace"] = {"x86_64": os.path.getsize(bt)}
+            info[w]["size"]["bpftrace_with_libs"] = {"x86_64": os.path.getsize(bt) + libs}
+    return info
+
+
+# ---------------------------------------------------------------------------
+# Watching a tool's BPF programs
+
+def set_stats(on: bool):
+    with open(STATS, "w") as f:
+        f.write("1" if on else "0")
+
+
+def prog_stats(pid: int) -> dict:
+    """{prog_id: (run_time_ns, run_cnt)} of the BPF programs that process
+    holds open, from /proc/PID/fdinfo (the kernel's bpf_stats figures)."""
+    out = {}
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return out
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:bpf-prog":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                info = dict(line.split(":", 1) for line in f if ":" in line)
+            out[int(info["prog_id"])] = (int(info["run_time_ns"]), int(info["run_cnt"]))
+        except (OSError, KeyError, ValueError):
+            continue
+    return out
+
+
+def foreign_attachments() -> list:
+    """BPF programs other processes have on tracepoints or perf events now
+    (only ours run during a measurement, so any are someone else's): they
+    slow every system call when on syscalls/*, so the run is noted."""
+    proc = subprocess.run(["bpftool", "perf", "show", "-j"], capture_output=True, text=True)
+    try:
+        entries = json.loads(proc.stdout or "[]")
+    except ValueError:
+        return []
+    return sorted({f"{e.get('pid')}:{e.get('tracepoint') or e.get('fd_type')}" for e in entries})
+
+
+def stats_delta(a: dict, b: dict) -> tuple:
+    ns = sum(b[i][0] - a[i][0] for i in b if i in a)
+    cnt = sum(b[i][1] - a[i][1] for i in b if i in a)
+    return ns, cnt
+
+
+class Tool:
+    """One run of one tool on one workload."""
+    serial = 0
+    live = set()        # started and not yet waited for: killed if the harness fails
+
+    def __init__(self, tool: str, workload: str, build: Path, tmp: Path):
+        self.tool, self.workload = tool, workload
+        if tool == "plyc":
+            self.cmd = [build / "plyc" / workload, "-k"]
+        elif tool == "reference":
+            self.cmd = [build / "reference" / workload]
+        else:
+            self.cmd = [shutil.which("bpftrace"), BENCH / "workloads" / f"{workload}.bt"]
+        self.out_path = tmp / f"{tool}-{workload}.out"
+        self.err_path = tmp / f"{tool}-{workload}.err"
+        Tool.serial += 1
+        self.info_path = tmp / f"{tool}-{workload}-{Tool.serial}.info"
+        self.launch = build / "launch"
+        self.proc = None
+        self.status = None
+
+    def start(self, extra=()):
+        """Starts the tool under bench/launch.c, which reports its peak RSS."""
+        self.out = open(self.out_path, "w")
+        self.err = open(self.err_path, "w")
+        if self.info_path.exists():
+            self.info_path.unlink()
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen([str(c) for c in [self.launch, self.info_path, *self.cmd, *extra]],
+                                     stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
+        Tool.live.add(self)
+        self.pid = None
+        while self.pid is None and time.monotonic() - self.t0 < 10:
+            m = re.search(r"pid (\d+)", self.info_path.read_text() if self.info_path.exists() else "")
+            if m:
+                self.pid = int(m.group(1))
+            elif self.proc.poll() is not None:
+                break
+            else:
+                time.sleep(0.0002)
+        if self.pid is None:
+            self.kill()
+            raise RuntimeError(f"{self.tool}: launch failed")
+
+    def kill(self):
+        """The harness is failing: make sure neither the tool nor its
+        launcher is left behind."""
+        for pid in (self.pid, self.proc.pid):
+            if pid:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        self.proc.wait()
+        Tool.live.discard(self)
+
+    def wait_attached(self, nprogs: int, trigger, timeout=120.0) -> float:
+        """Seconds from exec until nprogs of the tool's programs have run."""
+        set_stats(True)
+        while time.monotonic() - self.t0 < timeout:
+            if trigger:
+                trigger()
+            stats = prog_stats(self.pid)
+            if sum(1 for _, cnt in stats.values() if cnt > 0) >= nprogs:
+                return time.monotonic() - self.t0
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.001)
+        self.stop()
+        raise RuntimeError(f"{self.tool} {self.workload}: never attached (exit {self.status}): "
+                           f"{self.err_path.read_text()[-2000:]}")
+
+    def stop(self, sig=signal.SIGINT, timeout=60.0):
+        if self.proc.poll() is None:
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+        self.wait(timeout)
+
+    def wait(self, timeout=60.0):
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            for pid in (self.pid, self.proc.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.proc.wait()
+        self.t_end = time.monotonic()
+        Tool.live.discard(self)
+        info = self.info_path.read_text()
+        m = re.search(r"maxrss (\d+)", info)
+        self.rss_kb = int(m.group(1)) if m else None
+        m = re.search(r"cpu_us (\d+)", info)
+        self.cpu_s = int(m.group(1)) / 1e6 if m else None
+        m = re.search(r"status (\d+)", info)
+        self.status = int(m.group(1)) if m else self.proc.returncode
+        self.out.close()
+        self.err.close()
+
+    def lost_reported(self) -> int:
+        text = self.err_path.read_text(errors="replace")
+        return sum(int(m.group(1) or m.group(2))
+                   for m in re.finditer(r"(\d+) events? lost|Lost (\d+) events", text))
+
+    def delivered(self) -> int:
+        with open(self.out_path, "rb") as f:
+            return sum(1 for line in f if line.startswith(b"bench-load "))
+
+
+def load(build: Path, *args) -> float:
+    """Runs the load generator; the seconds its loop took."""
+    return float(run([build / "load", *args]).stdout.strip())
+
+
+def triggers():
+    zero = os.open("/dev/zero", os.O_RDONLY)
+    return {"getppid": os.getppid, "read": lambda: os.read(zero, 1), None: None}
+
+
+# ---------------------------------------------------------------------------
+# The measurements
+
+def measure_run(tool: str, w: str, build: Path, tmp: Path, cfg: dict, trig: dict) -> dict:
+    """One traced run: start-up to attached, slowdown (bpf_stats off), then
+    in-kernel cost per event (bpf_stats on), peak RSS, printf delivery."""
+    _, mode, nprogs, trigger = WORKLOADS[w]
+    n = str(cfg["n"])
+    t = Tool(tool, w, build, tmp)
+    set_stats(True)
+    t.start()
+    try:
+        attach = t.wait_attached(nprogs, trig[trigger])
+        time.sleep(0.2)
+        set_stats(False)
+        traced = load(build, mode, n)
+        set_stats(True)
+        a = prog_stats(t.pid)
+        # profile fires ~200 times a second whatever the load: run longer
+        # for a few hundred samples.
+        traced2 = load(build, mode, str(cfg["n"] * (4 if w == "profile" else 1)))
+        b = prog_stats(t.pid)
+    finally:
+        set_stats(True)
+        t.stop()
+    ns, cnt = stats_delta(a, b)
+    r = {"attach_s": attach, "traced_s": traced, "cost_ns": ns / cnt if cnt else None, "events": cnt,
+         "rss_kb": t.rss_kb, "cpu_s": t.cpu_s, "exit": t.status}
+    if w == "count":
+        m = re.search(rb"bench-load[\s\]}]*:\s*(\d+)", t.out_path.read_bytes())
+        r["counted"] = int(m.group(1)) if m else None
+        r["expected"] = 2 * cfg["n"]
+    if w == "printf":
+        generated = 2 * cfg["n"]     # (printf's loads are both n calls)
+        got = t.delivered()
+        r.update(delivered=got, generated=generated, lost=generated - got,
+                 lost_reported=t.lost_reported(), delivered_per_s=got / (traced + traced2),
+                 cpu_per_line_us=t.cpu_s / got * 1e6 if got and t.cpu_s is not None else None)
+    return r
+
+
+def measure_short(tool: str, w: str, build: Path, tmp: Path) -> dict:
+    """`TOOL -c 'load getppid 10000'`: exec to exit, wall time and peak RSS."""
+    t = Tool(tool, w, build, tmp)
+    t.start(["-c", f"{build / 'load'} getppid 10000"])
+    t.wait(timeout=120)
+    return {"wall_s": time.monotonic() - t.t0, "rss_kb": t.rss_kb,
+            "exit": t.status}
+
+
+def measure_sweep(tool: str, build: Path, tmp: Path, cfg: dict, trig: dict) -> list:
+    """printf under loads on both CPUs at once, paced at each total rate of
+    cfg["rates"] (half on each CPU), then both as fast as they go: the
+    events lost at each level (generated minus lines delivered). The tool
+    starts afresh for each level."""
+    out = []
+    for rate in [*cfg["rates"], 0]:
+        n = max(10_000, int(rate / 2 * cfg["sweep_s"])) if rate else cfg["n"] // 2
+        args = ["rate", str(n), str(rate / 2)] if rate else ["getppid", str(n)]
+        t = Tool(tool, "printf", build, tmp)
+        t.start()
+        try:
+            t.wait_attached(1, trig["getppid"])
+            loads = [subprocess.Popen([str(build / "load"), *args], stdout=subprocess.PIPE, text=True,
+                                      env=dict(os.environ, BENCH_CPU=str(cpu))) for cpu in (0, 1)]
+            secs = max(float(p.communicate()[0]) for p in loads)
+        finally:
+            t.stop()
+        got = t.delivered()
+        out.append({"rate": rate, "offered_per_s": 2 * n / secs, "generated": 2 * n, "delivered": got,
+                    "lost": 2 * n - got, "lost_reported": t.lost_reported()})
+    return out
+
+
+def summary(values: list) -> dict:
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "runs": values}
+
+
+def ratio(a, b):
+    if a is None or b is None or not b:
+        return None
+    return a / b
+
+
+# ---------------------------------------------------------------------------
+# Output
+
+METRICS = [
+    # key, label, unit scale, format
+    ("cost_ns", "in-kernel cost per event (ns)", 1, "{:.0f}"),
+    ("slowdown", "slowdown of the load (traced/untraced)", 1, "{:.2f}x"),
+    ("attach_ms", "start-up: exec to probes attached (ms)", 1, "{:.1f}"),
+    ("short_wall_ms", "short run, -c: exec to exit (ms)", 1, "{:.0f}"),
+    ("rss_mb", "peak RSS while tracing (MB)", 1, "{:.1f}"),
+    ("short_rss_mb", "peak RSS of the short run (MB)", 1, "{:.1f}"),
+    ("size_mb", "tracer size, stripped, x86_64 (MB)", 1, "{:.2f}"),
+    ("build_cold_s", "build, cold cache (s)", 1, "{:.2f}"),
+    ("build_warm_s", "build, warm cache (s)", 1, "{:.2f}"),
+    ("delivered_per_s", "printf lines delivered (k/s)", 1e-3, "{:.0f}"),
+    ("lost", "printf events lost (of 2N)", 1, "{:.0f}"),
+    ("cpu_per_line_us", "printf: tracer CPU per line (us)", 1, "{:.2f}"),
+    ("cpu_ms", "tracer CPU time, user+sys, whole run (ms)", 1, "{:.0f}"),
+]
+
+
+def fmt(spec, scale, s):
+    if s is None:
+        return "-"
+    med = spec.format(s["median"] * scale)
+    if len(s["runs"]) > 1 and s["min"] != s["max"]:
+        return f"{med} [{spec.format(s['min'] * scale)}-{spec.format(s['max'] * scale)}]"
+    return med
+
+
+def print_tables(res: dict):
+    for w, wr in res["workloads"].items():
+        print(f"\n== {w}: {WORKLOADS[w][0]}")
+        print(f"   median [min-max] of {res['meta']['reps']} run(s); load: {WORKLOADS[w][1]} x {res['meta']['n']:,}"
+              f" on CPU 0, untraced {fmt('{:.3f}', 1, wr['untraced_s'])} s")
+        rows = [("", *TOOLS, "plyc/ref", "plyc/bpftrace")]
+        for key, label, scale, spec in METRICS:
+            m = wr["metrics"].get(key)
+            if not m or all(m.get(t) is None for t in TOOLS):
+                continue
+            cells = [fmt(spec, scale, m.get(t)) for t in TOOLS]
+            if key == "size_mb" and wr["metrics"].get("size_with_libs_mb", {}).get("bpftrace"):
+                cells[2] += f" ({fmt(spec, scale, wr['metrics']['size_with_libs_mb']['bpftrace'])} w/ libs)"
+            rr = wr["ratios"].get(key, {})
+            rows.append((label, *cells, *("-" if rr.get(k) is None else f"{rr[k]:.2f}"
+                                          for k in ("plyc/reference", "plyc/bpftrace"))))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            print("  " + "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
+        by_target = (wr.get("sizes_by_target") or {}).get("plyc") or {}
+        if len(by_target) > 1:
+            print("   plyc tracer size by target (MB): "
+                  + ", ".join(f"{t} {v / 1e6:.2f}" for t, v in by_target.items()))
+        if wr.get("count_check"):
+            print("   exact count of the load's calls: " + ", ".join(
+                f"{t} {'ok' if all(c == e for c, e in v) else 'WRONG ' + str(v)}"
+                for t, v in wr["count_check"].items()))
+        if wr.get("sweep"):
+            print("   printf, loads on both CPUs at a paced total rate (what they managed): events lost / generated")
+            for tool in TOOLS:
+                cells = []
+                for s in wr["sweep"].get(tool, []):
+                    cells.append(f"{sweep_label(s)}: {s['lost']}/{s['generated']}")
+                print(f"     {tool:9}  " + ", ".join(cells))
+            print(f"   first level with losses: "
+                  + ", ".join(f"{t} {sweep_label(v)}" if v else f"{t} none"
+                              for t, v in wr["loss_threshold"].items()))
+    print("\n== goals")
+    for g in res["goals"]:
+        print(f"  [{'met' if g['met'] else 'MISSED' if g['met'] is False else '?'}] {g['goal']}: {g['detail']}")
+
+
+def sweep_label(s: dict) -> str:
+    if s["rate"]:
+        return f"{s['rate'] / 1e3:.0f}k/s (got {s['offered_per_s'] / 1e3:.0f}k)"
+    return f"max (got {s['offered_per_s'] / 1e3:.0f}k/s)"
+
+
+def goals(res: dict) -> list:
+    out = []
+    for w, wr in res["workloads"].items():
+        m, rr = wr["metrics"], wr["ratios"]
+        c = rr.get("cost_ns", {})
+        if c.get("plyc/reference") is not None:
+            below = c.get("plyc/bpftrace")
+            out.append({"goal": f"{w}: in-kernel cost within 5% of the reference and below bpftrace",
+                        "met": c["plyc/reference"] <= 1.05 and (below is None or below < 1),
+                        "detail": f"plyc/reference {c['plyc/reference']:.2f}, plyc/bpftrace "
+                                  + (f"{below:.2f}" if below is not None else "-")})
+        a = rr.get("attach_ms", {}).get("plyc/bpftrace")
+        if a is not None:
+            out.append({"goal": f"{w}: start-up to attached at most 1/20 of bpftrace's", "met": a <= 0.05,
+                        "detail": f"plyc/bpftrace {a:.3f}"})
+        r = rr.get("rss_mb", {}).get("plyc/bpftrace")
+        if r is not None:
+            out.append({"goal": f"{w}: peak RSS at most 1/10 of bpftrace's", "met": r <= 0.1,
+                        "detail": f"plyc/bpftrace {r:.3f}"})
+        if wr.get("sweep") and wr["sweep"].get("plyc") and wr["sweep"].get("reference"):
+            # Level by level: plyc must lose nothing where the reference
+            # lost nothing at the same or a higher rate than plyc was offered.
+            bad = [s for s, r in zip(wr["sweep"]["plyc"], wr["sweep"]["reference"])
+                   if s["lost"] and not r["lost"] and s["offered_per_s"] <= 1.05 * r["offered_per_s"]]
+            first = next((s for s in wr["sweep"]["reference"] if s["lost"]), None)
+            out.append({"goal": f"{w}: no lost printf events below the reference's loss threshold",
+                        "met": not bad,
+                        "detail": (f"reference first loses at {sweep_label(first)}" if first else "reference never lost")
+                                  + (f"; plyc lost at {', '.join(sweep_label(s) for s in bad)}" if bad else "")})
+    return out
+
+
+# ---------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="one run of each, small loads")
+    ap.add_argument("--smoke", action="store_true", help="build everything; run each tool once on `count`")
+    ap.add_argument("--reps", type=int, help="runs of each measurement (default 5; --quick 1)")
+    ap.add_argument("-n", type=int, help="system calls per load run (default 1,000,000)")
+    ap.add_argument("--workloads", help="comma-separated subset of " + ",".join(WORKLOADS))
+    ap.add_argument("--tools", help="comma-separated subset of " + ",".join(TOOLS))
+    ap.add_argument("--build-dir", default=str(BENCH / "build"))
+    ap.add_argument("--no-build", action="store_true",
+                    help="reuse the tools (and build figures) of an earlier run's --build-dir")
+    ap.add_argument("--out", default=str(BENCH / "results" / "latest.json"))
+    args = ap.parse_args(argv)
+
+    cfg = dict(PROFILES["smoke" if args.smoke else "quick" if args.quick else "full"])
+    if args.reps:
+        cfg["reps"] = args.reps
+    if args.n:
+        cfg["n"] = args.n
+    workloads = (args.workloads.split(",") if args.workloads else ["count"] if args.smoke else list(WORKLOADS))
+    tools = args.tools.split(",") if args.tools else list(TOOLS)
+    for w in workloads:
+        if w not in WORKLOADS:
+            sys.exit(f"bench: no workload {w!r}")
+    for t in tools:
+        if t not in TOOLS:
+            sys.exit(f"bench: no tool {t!r}")
+
+    started = time.monotonic()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # so that `finally` cleans up
+    ensure_peers(tools)
+    build = Path(args.build_dir)
+    log(f"bench: building into {build}")
+    if args.no_build and (build / "info.json").exists():
+        binfo = json.loads((build / "info.json").read_text())
+    else:
+        binfo = build_all(build, workloads, cfg)
+        (build / "info.json").write_text(json.dumps(binfo))
+    log(f"bench: built in {time.monotonic() - started:.1f} s")
+    trig = triggers()
+
+    with open(STATS) as f:
+        stats_was = f.read().strip()
+    raw = {w: {"untraced": [], "runs": {t: [] for t in tools}, "short": {t: [] for t in tools}} for w in workloads}
+    sweep = {}
+    noted = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="plyc-bench-") as tmpd:
+            tmp = Path(tmpd)
+            for rep in range(cfg["reps"]):
+                for w in workloads:
+                    foreign = foreign_attachments()
+                    if foreign:
+                        noted.append({"rep": rep + 1, "workload": w, "attachments": foreign})
+                        log(f"bench: note: other BPF programs attached: {len(foreign)} "
+                            f"({', '.join(foreign[:4])}{', ...' if len(foreign) > 4 else ''})")
+                    set_stats(False)
+                    raw[w]["untraced"].append(load(build, WORKLOADS[w][1], str(cfg["n"])))
+                    # Rotate the order, so no tool always goes first.
+                    order = tools[rep % len(tools):] + tools[:rep % len(tools)]
+                    for tool in order:
+                        log(f"bench: run {rep + 1}/{cfg['reps']} {w} {tool}")
+                        raw[w]["runs"][tool].append(measure_run(tool, w, build, tmp, cfg, trig))
+                        raw[w]["short"][tool].append(measure_short(tool, w, build, tmp))
+            if "printf" in workloads and not args.smoke:
+                for tool in tools:
+                    log(f"bench: printf sweep {tool}")
+                    sweep[tool] = measure_sweep(tool, build, tmp, cfg, trig)
+    finally:
+        for t in list(Tool.live):
+            t.kill()
+        set_stats(stats_was == "1")
+
+    res = {"meta": {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+        "kernel": platform.release(),
+        "bpftrace": run(["bpftrace", "--version"]).stdout.strip() if shutil.which("bpftrace") else None,
+        "plyc": run([sys.executable, "-m", "plyc", "--version"], cwd=ROOT).stdout.strip(),
+        "profile": "smoke" if args.smoke else "quick" if args.quick else "full",
+        "reps": cfg["reps"], "n": cfg["n"], "build_reps": cfg["build_reps"],
+        "tools": tools, "workloads": workloads,
+    }, "workloads": {}}
+    for w in workloads:
+        runs, short = raw[w]["runs"], raw[w]["short"]
+        untraced = raw[w]["untraced"]
+        metrics = {k: {} for k, *_ in METRICS}
+        metrics["size_with_libs_mb"] = {}
+        for tool in tools:
+            rs = runs[tool]
+            metrics["cost_ns"][tool] = summary([r["cost_ns"] for r in rs])
+            metrics["slowdown"][tool] = summary([r["traced_s"] / untraced[i] for i, r in enumerate(rs)])
+            metrics["attach_ms"][tool] = summary([r["attach_s"] * 1e3 for r in rs])
+            metrics["rss_mb"][tool] = summary([r["rss_kb"] / 1024 for r in rs if r["rss_kb"]])
+            metrics["short_wall_ms"][tool] = summary([s["wall_s"] * 1e3 for s in short[tool]])
+            metrics["short_rss_mb"][tool] = summary([s["rss_kb"] / 1024 for s in short[tool] if s["rss_kb"]])
+            size = binfo[w]["size"].get(tool, {}).get("x86_64")
+            metrics["size_mb"][tool] = summary([size / 1e6]) if size else None
+            metrics["cpu_ms"][tool] = summary([r["cpu_s"] * 1e3 for r in rs if r["cpu_s"] is not None])
+            if w == "printf":
+                metrics["cpu_per_line_us"][tool] = summary([r["cpu_per_line_us"] for r in rs])
+                metrics["delivered_per_s"][tool] = summary([r["delivered_per_s"] for r in rs])
+                metrics["lost"][tool] = summary([r["lost"] for r in rs])
+        with_libs = binfo[w]["size"].get("bpftrace_with_libs", {}).get("x86_64")
+        metrics["size_with_libs_mb"]["bpftrace"] = summary([with_libs / 1e6]) if with_libs else None
+        metrics["build_cold_s"]["plyc"] = summary(binfo[w]["build_cold_s"])
+        metrics["build_warm_s"]["plyc"] = summary(binfo[w]["build_warm_s"])
+        metrics["build_cold_s"]["reference"] = summary([binfo[w]["reference_build_s"]])
+        ratios = {}
+        for key, m in metrics.items():
+            p = (m.get("plyc") or {}).get("median")
+            ratios[key] = {"plyc/reference": ratio(p, (m.get("reference") or {}).get("median")),
+                           "plyc/bpftrace": ratio(p, (m.get("bpftrace") or {}).get("median"))}
+        checks = {t: [(r.get("counted"), r.get("expected")) for r in runs[t]] for t in tools} if w == "count" else None
+        res["workloads"][w] = {
+            "what": WORKLOADS[w][0], "untraced_s": summary(untraced), "metrics": metrics, "ratios": ratios,
+            "sizes_by_target": {t: binfo[w]["size"].get(t) for t in (*tools, "bpftrace_with_libs")},
+            "runs": runs, "short_runs": short,
+        }
+        if checks:
+            res["workloads"][w]["count_check"] = checks
+        if w == "printf" and sweep:
+            res["workloads"][w]["sweep"] = sweep
+            res["workloads"][w]["loss_threshold"] = {
+                t: next((s for s in sweep[t] if s["lost"] > 0), None) for t in sweep}
+    res["meta"]["foreign_attachments"] = noted
+    res["goals"] = goals(res)
+    res["meta"]["elapsed_s"] = time.monotonic() - started
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmpout = out.with_suffix(".json.tmp")
+    tmpout.write_text(json.dumps(res, indent=1) + "\n")
+    os.replace(tmpout, out)
+    print_tables(res)
+    if noted:
+        print(f"\nnote: other processes had BPF programs attached during {len(noted)} of the measurements "
+              f"(see meta.foreign_attachments): those figures are noisier")
+    print(f"\n(results in {out}; {res['meta']['elapsed_s']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
