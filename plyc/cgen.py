@@ -64,8 +64,9 @@ class FuncGen:
     def local_bytes(self, size: int) -> str:
         # Zeroed: string reads stop at the NUL, and what follows it ends up
         # in keys and output too.
+        # 8-aligned, so copies into keys and records move words, not bytes.
         name = self.tmp()
-        self.line(f"char {name}[{size}] = {{}};")
+        self.line(f"char {name}[{size}] __attribute__((aligned(8))) = {{}};")
         return name
 
     def type(self, e) -> T.Type:

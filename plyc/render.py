@@ -47,7 +47,7 @@ def _records(res: Resources) -> list:
                                                                     offset=0)], size=8 * m.nbuckets))
     for e in res.events:
         fields = [dict(decl="__u32 id", name="id", offset=0), dict(decl="__u32 pad", name="pad", offset=4)]
-        fields += e.fields
+        fields += sorted(e.fields, key=lambda f: f.offset)
         recs.append(dict(cname=e.cname, fields=fields, size=e.size))
     for r in recs:
         r["fields"] = [f if isinstance(f, dict) else dict(decl=f.decl(), name=f.name, offset=f.offset)
@@ -73,7 +73,9 @@ def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
                  key_ctype=f"struct {m.cname}_key" if m.keys else "__u32", value_ctype=m.value_ctype)
             for m in res.maps]
     zero = max([m.value_size for m in res.maps] + [8])
-    return dict(version=__version__, script=res.script, name=res.name, buffer_size=res.buffer_size,
+    # A script that prints nothing gets the smallest ring buffer there is.
+    buffer_size = res.buffer_size if res.events else 4096
+    return dict(version=__version__, script=res.script, name=res.name, buffer_size=buffer_size,
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
                 stack_entries=res.stack_entries, maps=maps, probes=probes,
                 uses_usdt=any(p.kind == "PLYC_P_USDT" for p in res.probes),

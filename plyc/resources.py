@@ -176,7 +176,11 @@ def _map_res(info: MapInfo, index: int, opts) -> MapRes:
         f = Field("v", record_type(vt))
         size = layout([f])
         ctype = f"struct {info_cname(index)}_val"
-    if info.is_agg:
+    if info.is_agg and not keys:
+        # One value: a one-slot per-CPU array, whose lookup the verifier
+        # inlines and which allocates nothing per key.
+        entries, bpf_type = 1, "BPF_MAP_TYPE_PERCPU_ARRAY"
+    elif info.is_agg:
         entries = opts.get("hist_entries", DEFAULT_HIST_ENTRIES) if nbuckets else \
             opts.get("map_entries", DEFAULT_MAP_ENTRIES)
         bpf_type = "BPF_MAP_TYPE_PERCPU_HASH"
@@ -198,7 +202,8 @@ def build(analysis: Analysis, name: str, script: str, opts: Optional[dict] = Non
     events = []
     for ev in analysis.events:
         fields = [Field(f"a{i}", record_type(t)) for i, t in enumerate(ev.arg_types)]
-        size = layout(fields, start=8)
+        # Widest first: no padding, so more records fit in the ring buffer.
+        size = layout(sorted(fields, key=lambda f: -f.align), start=8)
         events.append(EventRes(ev, f"plyc_ev{ev.id}", fields, size, by_name.get(ev.map)))
     probes, slots = [], []
     for unit in analysis.units:

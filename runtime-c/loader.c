@@ -531,7 +531,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	uint64_t target = 0, lost = 0, reported_lost = 0;
 	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1;
-	double deadline = 0, next_lost_report = 0;
+	double deadline = 0, next_lost_report = 0, next_lost_check = 0;
 	char btf_path[64];
 
 	P = prog;
@@ -657,6 +657,10 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 			break;
 		if (o.pid && target_gone(o.pid, pidfd))
 			break;
+		/* A syscall: not after every poll, at most ten times a second. */
+		if (now() < next_lost_check)
+			continue;
+		next_lost_check = now() + 0.1;
 		lost = stat_sum(stats_fd, 0);
 		/* With -k, say it at most once a second. */
 		if (lost > reported_lost && (!o.keep_going || now() >= next_lost_report)) {
