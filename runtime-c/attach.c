@@ -424,6 +424,21 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 	return 0;
 }
 
+/* The fentry/fexit twin chosen for probe i before load. */
+static int attach_fentry(int i, struct bpf_object *obj, struct plyc_links *links)
+{
+	const struct plyc_probe *pr = &P->probes[i];
+	struct bpf_program *fp = bpf_object__find_program_by_name(obj, pr->fentry_prog);
+	struct bpf_link *link = fp ? bpf_program__attach_trace(fp) : NULL;
+
+	if (!link)
+		return plyc_probe_error(P, pr, "cannot attach to %s: %s", pr->fentry_func, strerror(errno));
+	if (P->verbose)
+		fprintf(stderr, "%s:%d: %s: running as %s\n", P->script, pr->line, pr->spec,
+			pr->kind == PLYC_P_KRETPROBE ? "fexit" : "fentry");
+	return add_link(links, link);
+}
+
 static int attach_uprobe(int i, struct bpf_program *bp, struct plyc_links *links)
 {
 	const struct plyc_probe *pr = &P->probes[i];
@@ -509,21 +524,7 @@ int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, str
 			break;
 		case PLYC_P_KPROBE:
 		case PLYC_P_KRETPROBE:
-			if (as_fentry && as_fentry[i]) {
-				struct bpf_program *fp = bpf_object__find_program_by_name(obj, pr->fentry_prog);
-				struct bpf_link *link = fp ? bpf_program__attach_trace(fp) : NULL;
-
-				if (!link)
-					return plyc_probe_error(P, pr, "cannot attach to %s: %s", pr->fentry_func,
-								strerror(errno));
-				if (P->verbose)
-					fprintf(stderr, "%s:%d: %s: running as %s\n", P->script, pr->line, pr->spec,
-						pr->kind == PLYC_P_KRETPROBE ? "fexit" : "fentry");
-				if (add_link(links, link))
-					return -1;
-				break;
-			}
-			if (attach_kprobe(i, bp, links))
+			if (as_fentry && as_fentry[i] ? attach_fentry(i, obj, links) : attach_kprobe(i, bp, links))
 				return -1;
 			break;
 		case PLYC_P_UPROBE:

@@ -10,6 +10,7 @@ tests/runtime/*.test (see tests/test_runtime.py), plus:
              from its -dbg package where the kernel has none)
   command    instead of args: a shell command line, {tracer} being the tracer
   example    instead of script: a file of examples/ to run as it is
+  argdist    instead of script: `plyc argdist` options (x86_64 guests)
 
 All the cases of one (arch, kernel) run in one boot: the tracers and a
 static build of the workload are copied in, a script runs each case and
@@ -64,15 +65,20 @@ def build_batch(arch: str, kernel: str, tmp: Path):
         case = parse_case(path)
         name = path.stem.replace("-", "_")
         src = tmp / f"{name}.ply"
-        text = (ROOT / "examples" / case["example"].strip()).read_text() if "example" in case else case["script"]
-        src.write_text(text.replace("{workload}", "./workload"))
         out = tmp / name
         build_opts = case.get("build", "")
         if "{kernel-btf}" in build_opts:
             # The guest kernel's BTF, for --btf: its own, or made for it.
             build_opts = build_opts.replace("{kernel-btf}", str(lab.debug_btf(lab.kernel(arch, kernel))))
-        proc = subprocess.run([sys.executable, "-m", "plyc", "build", "--target", TARGET[arch], str(src),
-                               "-o", str(out), *shlex.split(build_opts)],
+        if "argdist" in case:
+            cmd = [sys.executable, "-m", "plyc", "argdist", *shlex.split(case["argdist"].strip()), "-o", str(out)]
+        else:
+            text = (ROOT / "examples" / case["example"].strip()).read_text() if "example" in case \
+                else case["script"]
+            src.write_text(text.replace("{workload}", "./workload"))
+            cmd = [sys.executable, "-m", "plyc", "build", "--target", TARGET[arch], str(src),
+                   "-o", str(out), *shlex.split(build_opts)]
+        proc = subprocess.run(cmd,
                               capture_output=True, text=True, cwd=ROOT, timeout=300)
         if proc.returncode != 0:
             errors[path.stem] = proc.stderr
