@@ -42,8 +42,10 @@ def c_int(value: int) -> str:
 class FuncGen:
     """Generates the body of one BPF program."""
 
-    def __init__(self, unit: Unit, analysis: Analysis, res: Resources, fentry: Optional[dict] = None):
+    def __init__(self, unit: Unit, analysis: Analysis, res: Resources, env: dict,
+                 fentry: Optional[dict] = None):
         self.unit = unit
+        self.env = env            # compile-time $NAME values
         self.fentry = fentry      # generating the fentry/fexit twin of a kprobe
         self.analysis = analysis
         self.res = res
@@ -73,14 +75,8 @@ class FuncGen:
         return self.unit.type(e)
 
     def event_of(self, call):
-        return next(ev for ev in self.analysis.events if ev.span == call.span and ev is not None
-                    and self._event_for(call) is ev)
-
-    def _event_for(self, call):
-        for ev in self.analysis.events:
-            if ev.span == call.span:
-                return ev
-        return None
+        """The output event of a printf/print/... call site."""
+        return self.analysis.event_of[id(call)]
 
     # --- program -------------------------------------------------------------
 
@@ -235,7 +231,7 @@ class FuncGen:
     # --- events ---------------------------------------------------------------
 
     def emit_event(self, call: ast.Call, args: list):
-        ev = self._event_for(call)
+        ev = self.event_of(call)
         er = self.res.event(ev)
         exprs = [e for _, e in args]
         values = self.field_values(er.fields, exprs)
@@ -307,7 +303,7 @@ class FuncGen:
             if e.name in self.unit.locals:
                 return f"v_{e.name}"
             name = self.tmp()
-            self.line(f"char {name}[{typ.size}] = {c_string(self.analysis_env(e.name).encode())};")
+            self.line(f"char {name}[{typ.size}] = {c_string(self.env[e.name].encode())};")
             return name
         if isinstance(e, ast.MapRef):
             m = self.res.map(e.name)
@@ -338,9 +334,6 @@ class FuncGen:
             self.depth -= 1
             return name
         raise AssertionError(f"no bytes for {type(e).__name__}")
-
-    def analysis_env(self, name: str) -> str:
-        return self.res_env[name]
 
     # --- scalars -------------------------------------------------------------------
 
@@ -373,7 +366,7 @@ class FuncGen:
             return "((__u64)plyc_params.target)"
         if e.name.isdigit():
             return f"plyc_params.arg_num[{int(e.name) - 1}]"
-        return c_int(B.env_number(self.res_env[e.name]))
+        return c_int(B.env_number(self.env[e.name]))
 
     def sc_MapRef(self, e: ast.MapRef) -> str:
         m = self.res.map(e.name)
@@ -508,6 +501,4 @@ class FuncGen:
 
 
 def generate(unit: Unit, analysis: Analysis, res: Resources, env: dict, fentry: Optional[dict] = None) -> list:
-    g = FuncGen(unit, analysis, res, fentry)
-    g.res_env = env
-    return g.generate()
+    return FuncGen(unit, analysis, res, env, fentry).generate()

@@ -83,6 +83,7 @@ class Analysis:
     strsize: int = T.DEFAULT_STRSIZE
     ktypes: Optional[KernelTypes] = None
     arch: str = "x86_64"
+    event_of: dict = field(default_factory=dict)   # id(call) -> its Event
 
     @property
     def uses_stack(self) -> bool:
@@ -145,7 +146,7 @@ class Checker:
                 self.diag.error(f"map '{info.name}' is read but never assigned", info.span)
         self.diag.check()
         return Analysis(self.program, units, self.maps, self.event_order, self.nargs,
-                        self.uses_target, self.strsize, self.ktypes, self.arch)
+                        self.uses_target, self.strsize, self.ktypes, self.arch, self.events)
 
     def make_units(self) -> list:
         units = []
@@ -220,9 +221,7 @@ class Checker:
         self.expr(e, statement=True)
 
     def stmt_Delete(self, s: ast.Delete):
-        info = self.map_ref(s.target, writing=False)
-        if not info.is_agg:
-            info.written = info.written or False
+        self.map_ref(s.target, writing=False)
 
     def stmt_Assign(self, s: ast.Assign):
         target = s.target

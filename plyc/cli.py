@@ -5,7 +5,6 @@ import argparse
 import hashlib
 import os
 import sys
-from pathlib import Path
 
 from . import __version__, ast, doctor, driver, resources
 from . import types as T

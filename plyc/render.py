@@ -42,7 +42,6 @@ def _records(res: Resources) -> list:
             f = [Field("v", m.info.value_type)]
             recs.append(dict(cname=f"{m.cname}_val", fields=f, size=layout(f)))
         elif m.nbuckets:
-            f = Field("b", None)
             recs.append(dict(cname=f"{m.cname}_hist", fields=[dict(decl=f"__u64 b[{m.nbuckets}]", name="b",
                                                                     offset=0)], size=8 * m.nbuckets))
     for e in res.events:

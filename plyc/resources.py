@@ -4,7 +4,7 @@ their record layouts, output events, run-time parameters, and the probes
 to attach."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from . import types as T

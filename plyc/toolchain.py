@@ -15,7 +15,6 @@ from importlib import resources as ir
 from pathlib import Path
 from typing import Optional
 
-from .diag import PlycError, Diagnostic
 
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
 BPF_WARNINGS = ["-Wall", "-Werror"]

@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
-from typing import Optional
 
 from . import types as T
 

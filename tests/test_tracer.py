@@ -2,7 +2,6 @@
 signals, not being root, lost events, full maps, and a device that lacks a
 tracepoint or lays its fields out differently from the build machine."""
 import os
-import shutil
 import signal
 import subprocess
 import sys

@@ -15,7 +15,6 @@ tests/runtime/*.test (see tests/test_runtime.py), plus:
 All the cases of one (arch, kernel) run in one boot: the tracers and a
 static build of the workload are copied in, a script runs each case and
 frames its output."""
-import os
 import re
 import shlex
 import shutil
