@@ -64,9 +64,9 @@ class FuncGen:
         return f"{prefix}{self.ntmp}"
 
     def local_bytes(self, size: int) -> str:
-        # Zeroed: string reads stop at the NUL, and what follows it ends up
-        # in keys and output too.
         # 8-aligned, so copies into keys and records move words, not bytes.
+        # Zeroed: string reads (and 6.1's bpf_get_current_comm) stop at the
+        # NUL, and what follows it ends up in keys and output too.
         name = self.tmp()
         self.line(f"char {name}[{size}] __attribute__((aligned(8))) = {{}};")
         return name

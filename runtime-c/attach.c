@@ -119,25 +119,21 @@ int plyc_probe_wrapped(int probe)
 	return resolved ? resolved[probe].wrapped : 0;
 }
 
-/* Whether this kernel attaches one program to many functions at once
- * (kprobe.multi, 5.18+ with CONFIG_FPROBE): load a two-instruction
- * program and try. */
-static int kprobe_multi_works(const char *sym)
+/* A program that returns 0: enough to ask this kernel whether it loads and
+ * attaches a kind of program, which its version alone doesn't say. */
+static int load_trivial(enum bpf_prog_type type, const struct bpf_prog_load_opts *opts)
 {
-	struct bpf_insn insns[] = {
+	static const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_KPROBE_MULTI);
-	LIBBPF_OPTS(bpf_link_create_opts, lopts);
-	int prog, link;
 
-	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &popts);
-	if (prog < 0)
-		return 0;
-	lopts.kprobe_multi.syms = &sym;
-	lopts.kprobe_multi.cnt = 1;
-	link = bpf_link_create(prog, 0, BPF_TRACE_KPROBE_MULTI, &lopts);
+	return bpf_prog_load(type, NULL, "GPL", insns, 2, opts);
+}
+
+/* Whether attaching a trivial program gave a link; closes both. */
+static int attached(int prog, int link)
+{
 	close(prog);
 	if (link < 0)
 		return 0;
@@ -145,28 +141,33 @@ static int kprobe_multi_works(const char *sym)
 	return 1;
 }
 
-/* Whether an fentry (or fexit) program can attach to BTF function id on
- * this kernel: BTF alone doesn't say (arm64 got trampolines in 6.0, 32-bit
- * ARM has none), so load a two-instruction one and attach it. */
-static int fentry_works(int func_id, int fexit)
+/* Whether this kernel attaches one program to many functions at once
+ * (kprobe.multi, 5.18+ with CONFIG_FPROBE). */
+static int kprobe_multi_works(const char *sym)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
-		    .attach_btf_id = (__u32)func_id);
-	int prog, link;
+	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_KPROBE_MULTI);
+	LIBBPF_OPTS(bpf_link_create_opts, lopts);
+	int prog = load_trivial(BPF_PROG_TYPE_KPROBE, &popts);
 
-	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &opts);
 	if (prog < 0)
 		return 0;
-	link = bpf_raw_tracepoint_open(NULL, prog);
-	close(prog);
-	if (link < 0)
+	lopts.kprobe_multi.syms = &sym;
+	lopts.kprobe_multi.cnt = 1;
+	return attached(prog, bpf_link_create(prog, 0, BPF_TRACE_KPROBE_MULTI, &lopts));
+}
+
+/* Whether an fentry (or fexit) program can attach to BTF function id on
+ * this kernel: BTF alone doesn't say (arm64 got trampolines in 6.0, 32-bit
+ * ARM has none). */
+static int fentry_works(int func_id, int fexit)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
+		    .attach_btf_id = (__u32)func_id);
+	int prog = load_trivial(BPF_PROG_TYPE_TRACING, &opts);
+
+	if (prog < 0)
 		return 0;
-	close(link);
-	return 1;
+	return attached(prog, bpf_raw_tracepoint_open(NULL, prog));
 }
 
 /* Run probe i as its fentry/fexit twin? Only where the device resolved the

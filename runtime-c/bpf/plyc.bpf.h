@@ -246,11 +246,10 @@ static __always_inline void plyc_map_store(void *map, const void *key, const voi
 		plyc_count_stat(1 + map_index);
 }
 
+/* buf comes zeroed (cgen's local_bytes): older kernels copy the name
+ * without zeroing the rest. */
 static __always_inline void plyc_comm(char *buf, __u32 size)
 {
-	/* Older kernels copy the name without zeroing the rest, and a key
-	 * must not depend on whatever was on the stack. */
-	__builtin_memset(buf, 0, size);
 	bpf_get_current_comm(buf, size);
 }
 
