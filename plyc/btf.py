@@ -60,8 +60,11 @@ class BTF:
         base = hdr_len
         self.strings = data[base + str_off: base + str_off + str_len]
         self.types: list[Optional[BType]] = [BType(0, 0, "void")]
-        self._parse(data[base + type_off: base + type_off + type_len])
+        self._enums: list = []       # (type id, offset, count) of each enum's values
+        self._type_data = data[base + type_off: base + type_off + type_len]
+        self._parse(self._type_data)
         self._by_name: Optional[dict] = None
+        self._enumerators: Optional[dict] = None
 
     def _str(self, off: int) -> str:
         end = self.strings.find(b"\0", off)
@@ -99,12 +102,11 @@ class BTF:
                     else:
                         mems.append(Member(self._str(m_name) if m_name else "", m_type, m_off, 0))
                 t.members = tuple(mems)
-            elif kind == ENUM:
+            elif kind in (ENUM, ENUM64):
                 t.size, t.signed = size_type, bool(kflag)
-                pos += 8 * vlen
-            elif kind == ENUM64:
-                t.size, t.signed = size_type, bool(kflag)
-                pos += 12 * vlen
+                # Enumerators are decoded when first asked for (enumerator()).
+                self._enums.append((t.id, pos, vlen))
+                pos += (8 if kind == ENUM else 12) * vlen
             elif kind == FWD:
                 pass
             elif kind == FUNC_PROTO:
@@ -143,6 +145,25 @@ class BTF:
 
     def find(self, kind: int, name: str) -> Optional[int]:
         return self._index().get((kind, name))
+
+    def enumerator(self, name: str) -> Optional[tuple]:
+        """(value, enum type id) of the enumeration constant `name`, or None."""
+        if self._enumerators is None:
+            idx: dict = {}
+            buf, e = self._type_data, self.e
+            for tid, pos, vlen in self._enums:
+                t = self.types[tid]
+                for i in range(vlen):
+                    if t.kind == ENUM:
+                        v_name, value = struct.unpack_from(e + ("Ii" if t.signed else "II"), buf, pos + 8 * i)
+                    else:
+                        v_name, lo, hi = struct.unpack_from(e + "III", buf, pos + 12 * i)
+                        value = hi << 32 | lo
+                        if t.signed and value >> 63:
+                            value -= 1 << 64
+                    idx.setdefault(self._str(v_name), (value, tid))
+            self._enumerators = idx
+        return self._enumerators.get(name)
 
     def __getitem__(self, tid: int) -> BType:
         return self.types[tid]

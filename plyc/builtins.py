@@ -185,6 +185,29 @@ def emit_uptr(g, call):
     return g.scalar(call.args[0])
 
 
+# _uread(addr, size, signed): an integer of `size` bytes read from user
+# memory at addr (plyc argdist's reads through user-space struct types,
+# whose offsets and sizes come from the target's C headers).
+def check_uread(chk, call):
+    typ = chk.expr(call.args[0])
+    if not typ.is_int:
+        chk.err(f"_uread() needs an address, got {typ}", call.args[0].span)
+    size = chk.const_int(call.args[1])
+    signed = chk.const_int(call.args[2])
+    if size not in (1, 2, 4, 8):
+        chk.err("_uread() reads 1, 2, 4 or 8 bytes", call.args[1].span)
+    return T.Int(size, bool(signed))
+
+
+def emit_uread(g, call):
+    typ = g.type(call)
+    ptr = g.scalar(call.args[0])
+    name = g.tmp("u")
+    g.line(f"{typ.ctype()} {name} = 0;")
+    g.line(f"plyc_read_user(&{name}, sizeof({name}), (const void *)(unsigned long)({ptr}));")
+    return f"(({typ.scalar_ctype()}){name})"
+
+
 def check_ksym(chk, call):
     typ = chk.expr(call.args[0])
     if not typ.is_int:
@@ -323,4 +346,5 @@ FUNCTIONS = {f.name: f for f in (
     Func("print", (1, MANY), check_print, emit_print, "print values, or dump a map"),
     Func("printf", (1, MANY), check_printf, emit_printf, "formatted output"),
     Func("_argdist_report", (0, 0), check_argdist_report, emit_map_event, "argdist's periodic report"),
+    Func("_uread", (3, 3), check_uread, emit_uread, "argdist's read of user memory"),
 )}

@@ -6,7 +6,7 @@ set -eu
 APT_PACKAGES="clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev linux-libc-dev pkg-config
 bpftool qemu-system-x86 qemu-system-arm gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
 python3 python3-pip systemtap-sdt-dev qemu-user-static file binutils dwarves zstd"
-PY_PACKAGES="lark[interegular]>=1.1 jinja2>=3.0 pytest>=7 hypothesis>=6"
+PY_PACKAGES="lark[interegular]>=1.1 jinja2>=3.0 pycparser>=2.21 pytest>=7 hypothesis>=6"
 
 missing=""
 for p in $APT_PACKAGES; do
@@ -21,7 +21,7 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! $PY -c 'import lark, jinja2, pytest, hypothesis, interegular' 2>/dev/null; then
+if ! $PY -c 'import lark, jinja2, pycparser, pytest, hypothesis, interegular' 2>/dev/null; then
 	echo "setup: installing Python packages"
 	# Debian's python3 is externally managed; pyenv's and venvs are not.
 	$PY -m pip install -q $PY_PACKAGES 2>/dev/null ||

@@ -1,39 +1,60 @@
-"""plyc argdist: specifier parsing (argdist's errors), lowering to ply, and
-that argdist's own examples build."""
+"""plyc argdist: specifier parsing (argdist's errors, shown under the
+specifier), lowering to ply (names, constants, user-space types), errors the
+checker finds mapped back into the specifier, and builds of argdist's examples.
+bcc's documented command lines are in tests/test_argdist_corpus.py."""
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
-from plyc.argdist import build_report, parser
+from plyc.argdist import lower_args, parse_args, render_spec_error
+from plyc.argdist.ctypes import ABIS, CType, Headers, evaluate
+from plyc.argdist.cparse import parse_expr
 from plyc.argdist.spec import SpecError, parse
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def lower(*argv):
-    return build_report(parser().parse_args([*argv, "-o", "x"]))[0]
+    return lower_args(parse_args([*argv, "-o", "x"]))[0].script
 
 
-@pytest.mark.parametrize("spec,message", [
-    ("p:c", "at least the probe type, library, and function signature must be specified"),
-    ("p:c:f():a:b:c:d", "extraneous ':'-separated parts detected"),
-    ("x:c:malloc()", "probe type must be 'p', 'r', 't', or 'u' but got 'x'"),
-    ("p:c:malloc", "function signature 'malloc' has an invalid format"),
-    ("p:c:malloc(size_t size)::size", "no expr types specified"),
-    ("p:c:malloc(size_t size):u64:", "no exprs specified"),
-    ("p:c:malloc(size_t size):u64,u64:size", "mismatched # of exprs and types (1 exprs, 2 types)"),
-    ("p:c:malloc(size_t size):u64:$entry(size)", "$entry() and $latency are only available in return probes (r)"),
-    ("r:c:malloc(size_t size):u64:$entry(nope)", "$entry(nope): no such param"),
-    ("p:c:malloc(size_t size):u64:$retval", "$retval is only available in return probes (r)"),
-    ("p:c:malloc(size)", "parameter 'size' must be written 'type name'"),
-    ("t::sched_switch()", "a tracepoint needs its category: t:category:event"),
+def refusal(*argv) -> str:
+    """How plyc argdist refuses a command line, as printed."""
+    with pytest.raises(SpecError) as err:
+        lower(*argv)
+    return render_spec_error(err.value)
+
+
+def cli(*argv, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "plyc", "argdist", *argv], capture_output=True, text=True,
+                          cwd=cwd, timeout=180)
+
+
+# --- argdist's reasons, under the specifier -------------------------------------------
+
+@pytest.mark.parametrize("spec,message,caret", [
+    ("p:c", "at least the probe type, library, and function signature must be specified", "^~~"),
+    ("p:c:f():a:b:c:d", "extraneous ':'-separated parts detected", "             ^~"),
+    ("x:c:malloc()", "probe type must be 'p', 'r', 't', or 'u' but got 'x'", "^"),
+    ("p:c:malloc", "function signature 'malloc' has an invalid format", "    ^~~~~~"),
+    ("p:c:malloc(size_t size)::size", "no expr types specified", "                       ^"),
+    ("p:c:malloc(size_t size):u64:", "no exprs specified", "                           ^"),
+    ("p:c:malloc(size_t size):u64,u64:size", "mismatched # of exprs and types (1 exprs, 2 types)",
+     "                        ^~~~~~~~~~~~"),
+    ("p:c:malloc(size)", "parameter 'size' must be written 'type name'", "           ^~~~"),
+    ("t::sched_switch()", "a tracepoint needs its category: t:category:event", " ^~~~~~~~~~~~~~~~"),
+    ("p:c:write():int:$PID;write per process", "';' is not argdist's label separator: a label comes after '#'",
+     "                    ^"),
 ])
-def test_specifier_errors(spec, message):
+def test_specifier_errors(spec, message, caret):
     with pytest.raises(SpecError) as err:
         parse(spec, "freq")
-    assert str(err.value) == f"error parsing probe '{spec}': {message}"
+    assert err.value.message == message
+    text = render_spec_error(err.value).splitlines()
+    assert text[1:3] == [spec, caret]
 
 
 def test_histogram_specific_errors():
@@ -43,66 +64,325 @@ def test_histogram_specific_errors():
         parse("p:c:malloc(size_t size)", "hist")
 
 
-def test_parameter_in_return_probe_needs_entry():
-    with pytest.raises(SpecError, match=r"'size' is a parameter: in a return probe, read it with \$entry\(size\)"):
-        lower("-C", "r:c:malloc(size_t size):u64:size")
+@pytest.mark.parametrize("spec,rendered", [
+    ("p:c:malloc(size_t size):u64:$entry(size)", """\
+plyc argdist: -C #1:29: error: $entry() and $latency are only available in return probes (r)
+p:c:malloc(size_t size):u64:$entry(size)
+                            ^~~~~~~~~~~~"""),
+    ("r:c:malloc(size_t size):u64:$entry(nope)", """\
+plyc argdist: -C #1:36: error: $entry(nope): no such param
+r:c:malloc(size_t size):u64:$entry(nope)
+                                   ^~~~
+note: the parameters are the signature's: r:lib:func(type name, ...)"""),
+    ("p:c:malloc(size_t size):u64:$retval", """\
+plyc argdist: -C #1:29: error: $retval is only available in return probes (r)
+p:c:malloc(size_t size):u64:$retval
+                            ^~~~~~~"""),
+    ("r:c:malloc(size_t size):u64:size", """\
+plyc argdist: -C #1:29: error: 'size' is a parameter: in a return probe, read it with $entry(size)
+r:c:malloc(size_t size):u64:size
+                            ^~~~"""),
+    ("p:c:malloc(size_t size):u64:$FOO", """\
+plyc argdist: -C #1:29: error: unknown alias '$FOO' (known: $retval, $entry(param), $latency, $PID, $TID, \
+$UID, $GID, $CPU, $COMM)
+p:c:malloc(size_t size):u64:$FOO
+                            ^~~~"""),
+    ("p:c:malloc(size_t size):u64:size:size > 10 && foo(size)", """\
+plyc argdist: -C #1:47: error: unknown function 'foo'
+p:c:malloc(size_t size):u64:size:size > 10 && foo(size)
+                                              ^~~
+note: argdist's expressions may call $entry(param) and STRCMP("literal", expr)"""),
+    ("p:c:malloc(size_t size):u64:size:size = 16", """\
+plyc argdist: -C #1:34: error: an assignment is not supported in argdist expressions
+p:c:malloc(size_t size):u64:size:size = 16
+                                 ^~~~~~~~~"""),
+    ("u:pthread:pthread_start():u64:arg0", """\
+plyc argdist: -C #1:31: error: USDT arguments are arg1 to arg10 (argdist counts from 1), not arg0
+u:pthread:pthread_start():u64:arg0
+                              ^~~~"""),
+    ("p:c:nanosleep(struct timespec *req):long:req->tv_nsecs", """\
+plyc argdist: -C #1:47: error: struct timespec has no member 'tv_nsecs'
+p:c:nanosleep(struct timespec *req):long:req->tv_nsecs
+                                              ^~~~~~~~
+note: its members are: tv_sec, tv_nsec"""),
+    ("t:irq:irq_handler_entry():int:irqq", """\
+plyc argdist: -C #1:31: error: 'irqq' is not a field of irq:irq_handler_entry nor a constant plyc can find
+t:irq:irq_handler_entry():int:irqq
+                              ^~~~
+note: its fields are: irq, name"""),
+    ("p:c:malloc(size_t size):u64:(blah_t)size", """\
+plyc argdist: -C #1:30: error: unknown type 'blah_t'
+p:c:malloc(size_t size):u64:(blah_t)size
+                             ^~~~~~"""),
+])
+def test_expression_errors_point_into_the_specifier(spec, rendered):
+    assert refusal("-C", spec) == rendered
 
 
-def test_unknown_alias():
-    with pytest.raises(SpecError, match=r"unknown alias '\$FOO'"):
-        lower("-C", "p:c:malloc(size_t size):u64:$FOO")
+def test_errors_name_the_option_and_specifier():
+    text = refusal("-C", "p:c:malloc(size_t size):size_t:size", "-H", "p:c:free(void *p):u64:p",
+                   "p:c:free(void *p):u64:$COMM")
+    assert text.splitlines() == [
+        "plyc argdist: -H #2:19: error: $COMM is a string: its type must be char*",
+        "p:c:free(void *p):u64:$COMM",
+        "                  ^~~"]
 
+
+def test_every_specifier_refused_is_said():
+    text = refusal("-C", "p:c", "-H", "p:c:malloc(size_t size):u64:size", "x:c:f()")
+    assert [ln for ln in text.splitlines() if ln.startswith("plyc")] == [
+        "plyc argdist: -C #1:1: error: at least the probe type, library, and function signature must be specified",
+        "plyc argdist: -H #2:1: error: probe type must be 'p', 'r', 't', or 'u' but got 'x'"]
+
+
+def test_string_of_comm_must_be_typed_char_pointer():
+    assert refusal("-C", "r::__vfs_read():u32:$COMM:$latency > 100000") == """\
+plyc argdist: -C #1:17: error: $COMM is a string: its type must be char*
+r::__vfs_read():u32:$COMM:$latency > 100000
+                ^~~"""
+
+
+def test_checker_errors_are_shown_under_the_specifier(tmp_path):
+    """An error the checker finds in the lowered script points at the part
+    of the specifier it came from, never at argdist.ply."""
+    proc = cli("-C", "t:irq:irq_handler_entry():int:args->irqq", "-o", str(tmp_path / "t"))
+    assert proc.returncode == 1
+    assert proc.stderr == """\
+plyc argdist: -C #1:37: error: tracepoint irq:irq_handler_entry has no field 'irqq'
+t:irq:irq_handler_entry():int:args->irqq
+                                    ^~~~
+note: its fields are: irq, name
+"""
+    proc = cli("-C", "p::vfs_read(struct file *file):u32:file->f_nope", "-o", str(tmp_path / "t"))
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[:3] == [
+        "plyc argdist: -C #1:42: error: struct file has no member 'f_nope'",
+        "p::vfs_read(struct file *file):u32:file->f_nope",
+        "                                         ^~~~~~"]
+    assert "argdist.ply" not in proc.stderr
+
+
+def test_unrecognized_arguments_as_argdist(tmp_path):
+    proc = cli("-i", "10", "-c", "1", "-H", "r:c:read()", "-o", str(tmp_path / "t"))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == "plyc argdist: error: unrecognized arguments: 1"
+
+
+# --- lowering -----------------------------------------------------------------------
 
 def test_label_and_defaults():
     s = parse("p::vfs_read()#reads", "freq")
-    assert (s.label, s.default_expr, s.types, s.exprs) == ("reads", True, ["u64"], ["1"])
+    assert (s.label, s.default_expr, [t.text for t in s.types], [e.text for e in s.exprs]) == \
+        ("reads", True, ["u64"], ["1"])
     r = parse("r:c:malloc()", "freq")
-    assert (r.types, r.exprs) == (["int"], ["$retval"])
+    assert ([t.text for t in r.types], [e.text for e in r.exprs]) == (["int"], ["$retval"])
 
 
 def test_lowering_of_entry_values_and_filters():
     text = lower("-H", "r::__kmalloc(size_t size):u64:$latency/$entry(size):$entry(size) > 16#ns per byte")
-    assert "kprobe:__kmalloc\n{\n\te0_size[kpid] = (u64)arg0;\n\te0__lat[kpid] = time;\n\te0__seen[kpid] = 1;\n}" in text
+    assert "kprobe:__kmalloc\n{\n\te0_size[kpid] = arg0;\n\te0__lat[kpid] = time;\n\te0__seen[kpid] = 1;\n}" in text
     assert "kretprobe:__kmalloc / e0__seen[kpid] /" in text
-    assert "@s0 = _log2((time - e0__lat[kpid])/e0_size[kpid]);" in text
+    assert "@s0 = _log2((u64)(((time - e0__lat[kpid]) / (u64)e0_size[kpid])));" in text
+    assert "if ((_pidfilter == 0 || pid == _pidfilter) && (((u64)e0_size[kpid] > 16)))" in text
     assert "delete e0__seen[kpid];" in text
 
 
 def test_lowering_of_struct_params_strings_and_aliases():
-    text = lower("-C", "p::vfs_read(struct file *file, char __user *buf):char*:file->f_path.dentry->d_name.name:"
-                 "$PID != 1 && STRCMP(\"bash\", $COMM)", "-t", "42")
-    assert "@s0[str(((struct file *)arg0)->f_path.dentry->d_name.name, 80)] = count();" in text
-    assert "pid != 1 && (strcmp(\"bash\", str(comm, 80)) == 0)" in text
+    text = lower("-C", "p::vfs_read(struct file *file, char __user *buf):char*,char*:"
+                 "file->f_path.dentry->d_name.name,buf:$PID != 1 && STRCMP(\"bash\", $COMM)", "-t", "42")
+    assert "@s0[str(((struct file *)arg0)->f_path.dentry->d_name.name, 80), str(uptr(((char *)arg1)), 80)]" \
+        " = count();" in text
+    assert "((pid != 1) && (strcmp(\"bash\", str(comm, 80)) == 0))" in text
     assert "kpid == 42" in text
 
 
+def test_tracepoint_fields_bare_or_through_args():
+    bare = lower("-H", "t:syscalls:sys_enter_read():u64:count:count > 10 && fd == 0")
+    assert "tracepoint:syscalls/sys_enter_read / (_pidfilter == 0 || pid == _pidfilter) && " \
+           "(((data->count > 10) && (data->fd == 0))) /" in bare
+    assert "@s0 = _log2((u64)(data->count));" in bare
+    assert lower("-H", "t:syscalls:sys_enter_read():u64:args->count:args->count > 10 && args->fd == 0") == bare
+
+
+def test_usdt_arguments_count_from_one():
+    assert "@s0[(u64)(arg1)] = count();" in lower("-C", "u:pthread:pthread_start():u64:arg2")
+
+
+def test_kernel_constants_from_btf():
+    """Enumerators of the kernel's BTF; GFP flags from its ___GFP_*_BIT ones."""
+    from plyc import btf
+    b = btf.load(None)
+    text = lower("-C", "t:syscalls:sys_enter_read():u64:count:count == TASK_COMM_LEN")
+    assert f"(data->count == {b.enumerator('TASK_COMM_LEN')[0]})" in text
+    if b.enumerator("___GFP_HIGH_BIT") is None:
+        pytest.skip("this kernel has no ___GFP_*_BIT enumerators (before 6.10)")
+    atomic = (1 << b.enumerator("___GFP_HIGH_BIT")[0]) | (1 << b.enumerator("___GFP_KSWAPD_RECLAIM_BIT")[0])
+    text = lower("-C", "p::__kmalloc(size_t size, gfp_t flags):size_t:size:flags&GFP_ATOMIC")
+    assert f"(((u32)arg1 & {atomic}))" in text
+
+
+def test_uapi_constants_from_an_include_header():
+    text = lower("-I", "linux/fcntl.h", "-C", "t:syscalls:sys_enter_openat():int:flags:"
+                 "(flags & O_ACCMODE) == O_RDONLY")
+    assert "(((data->flags & 3) == 0))" in text
+    msg = refusal("-C", "t:syscalls:sys_enter_openat():int:flags:flags & O_ACCMODE")
+    assert msg.splitlines()[-1].startswith("note: it is defined in the kernel's UAPI header ")
+
+
+def test_kernel_macros_from_kernel_headers(tmp_path):
+    """With kernel headers (--kernel-headers), -I headers and argdist's own
+    automatic ones (linux/slab.h for a specifier that says 'alloc') give
+    macros, which win over what BTF has."""
+    tree = tmp_path / "linux"
+    (tree / "include" / "linux").mkdir(parents=True)
+    (tree / "arch" / "x86" / "include").mkdir(parents=True)
+    (tree / "include" / "linux" / "kconfig.h").write_text("#define __PLYC_KCONFIG 1\n")
+    (tree / "include" / "linux" / "gfp_test.h").write_text(textwrap.dedent("""\
+        #ifndef __KERNEL__
+        #error kernel headers are read as the kernel reads them
+        #endif
+        #define BIT(n) (1UL << (n))
+        #define __force
+        typedef unsigned int gfp_t;
+        #define ___GFP_TEST BIT(7)
+        #define GFP_TEST ((__force gfp_t)___GFP_TEST | 0x1)
+        """))
+    (tree / "include" / "linux" / "slab.h").write_text("#define GFP_ATOMIC 0x999\n")
+    text = lower("--kernel-headers", str(tree), "-I", "linux/gfp_test.h", "-C",
+                 "p::__kmalloc(size_t size, gfp_t flags):size_t:size:(flags & GFP_TEST) && (flags & GFP_ATOMIC)")
+    assert "(((u32)arg1 & 129) && ((u32)arg1 & 2457))" in text
+
+
+def test_user_constants_from_the_c_library():
+    text = lower("-C", "p:c:open(char *path, int flags):int:flags:flags & O_CREAT && flags != AF_INET")
+    assert "uprobe:c:open / (((s32)arg1 & 64) && ((s32)arg1 != 2)) /" in text
+    assert "@s0[(s32)arg1] = count();" in text
+
+
+def test_user_struct_members_are_user_memory_reads():
+    text = lower("-H", "p:c:nanosleep(struct timespec *req):long:req->tv_nsec")
+    assert "@s0 = _log2((s64)(_uread((arg0 + 8), 8, 1)));" in text
+    # A member of a member, an array element, a pointer followed.
+    text = lower("-C", "p:c:fwrite(const void *p, size_t n, size_t m, FILE *f):int,char*,s8:"
+                 "f->_fileno,f->_IO_read_ptr,f->_shortbuf[0]")
+    assert "(s32)(_uread((arg3 + 112), 4, 1)), str(uptr(_uread((arg3 + 8), 8, 0)), 80), " \
+           "(s8)(_uread((arg3 + 131), 1, 1))" in text
+
+
+def test_user_struct_layouts_follow_the_target():
+    """struct timespec on armhf: 32-bit time_t and long."""
+    text = lower("--target", "armhf", "-H", "p:c:nanosleep(struct timespec *req):long:req->tv_nsec")
+    assert "@s0 = _log2((s32)(_uread((arg0 + 4), 4, 1)));" in text
+
+
+def test_user_types_from_an_include_header(tmp_path):
+    hdr = tmp_path / "app.h"
+    hdr.write_text("#include <stdint.h>\nstruct req { char tag; uint64_t id; char name[12]; };\n#define REQ_MAGIC (3 << 4)\n")
+    text = lower("-I", str(hdr), "-C",
+                 "p:/usr/bin/app:handle(struct req *r):u64,char*:r->id,r->name:r->tag == REQ_MAGIC")
+    assert "uprobe:/usr/bin/app:handle / (_uread(arg0, 1, 1) == 48) /" in text
+    assert "@s0[(u64)(_uread((arg0 + 8), 8, 0)), str(uptr((arg0 + 16)), 12)] = count();" in text
+
+
+SIZES_C = r"""
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <dirent.h>
+#include <time.h>
+#define T(t) printf("T|%s|%zu|%zu\n", #t, sizeof(t), _Alignof(t));
+#define M(t, m) printf("M|%s|%s|%zu\n", #t, #m, offsetof(t, m));
+int main(void)
+{
+    T(struct timespec) T(struct epoll_event) T(struct stat) T(FILE) T(struct sigaction)
+    T(pthread_attr_t) T(struct sockaddr_in6) T(struct dirent) T(struct tm)
+    M(struct epoll_event, data) M(struct stat, st_size) M(FILE, _fileno) M(struct sigaction, sa_flags)
+    M(struct sockaddr_in6, sin6_scope_id) M(struct dirent, d_name) M(struct tm, tm_zone)
+    return 0;
+}
+"""
+
+
+def test_layouts_match_the_c_compiler(tmp_path):
+    """Struct sizes, alignments and offsets plyc computes from pycparser's
+    parse are those gcc computes (packed epoll_event, FILE, sigaction)."""
+    src = tmp_path / "sizes.c"
+    src.write_text(SIZES_C)
+    subprocess.run(["gcc", "-o", str(tmp_path / "sizes"), str(src)], check=True)
+    want = subprocess.run([str(tmp_path / "sizes")], capture_output=True, text=True, check=True).stdout
+    from plyc.argdist.lower import Context
+    dom = Context("x86_64").user()
+    got = []
+    for line in want.splitlines():
+        kind, name, *rest = line.split("|")
+        lay = dom.layout(CType("record", key=name) if " " in name else dom.named(name))
+        if kind == "T":
+            got.append(f"T|{name}|{lay.size}|{lay.align}")
+        else:
+            got.append(f"M|{name}|{rest[0]}|{lay.find(rest[0], dom.headers)[0]}")
+    assert "\n".join(got) + "\n" == want
+
+
+@pytest.mark.parametrize("expr,value", [
+    ("(1 << 5) | 0x800", 2080), ("~0U", 0xFFFFFFFF), ("-1", -1), ("(unsigned char)300", 44),
+    ("1 ? 2 : 3", 2), ("'A' + 1", 66), ("010", 8), ("sizeof(long) * 2", 16), ("7 / -2", -3),
+])
+def test_constant_expressions(expr, value):
+    h = Headers(ABIS["x86_64"])
+    p = parse_expr(expr, set())
+    assert evaluate(p.node, h.abi, lambda n: None, lambda t: h.complete(h.resolve(t))) == value
+
+
+# --- builds -------------------------------------------------------------------------
+
 ARGDIST_EXAMPLES = [
-    ["-H", "p::__kmalloc(u64 size):u64:size"],
-    ["-C", "p:c:malloc(size_t size):size_t:size:size==16"],
-    ["-C", "r:c:gets():char*:(char*)$retval#snooped strings"],
-    ["-H", "r::__kmalloc(size_t size):u64:$latency/$entry(size)#ns per byte"],
-    ["-C", "r::__vfs_read(struct file *file, char *buf, size_t count):int:$retval:$retval < 0"],
-    ["-C", "p:c:write(int fd):int:fd", "-T", "5"],
-    ["-H", "t:block:block_rq_complete():u32:args->nr_sector"],
-    ["-C", "t:irq:irq_handler_entry():int:args->irq"],
-    ["-C", "p::vfs_read(struct file *file):char*:file->f_path.dentry->d_name.name"],
-    ["-H", "p:c:write(int fd, const void *buf, size_t count):size_t:count:fd==1"],
     ["-C", "p:c:malloc(size_t size):size_t:size", "-C", "r:c:malloc()", "-z", "32", "-c"],
+    ["-C", "p:c:nanosleep(struct timespec *req):s64,u64:req->tv_sec,req->tv_nsec"],
+    ["-C", "t:syscalls:sys_enter_openat():char*:filename:flags & O_CREAT", "-I", "linux/fcntl.h"],
 ]
 
 
 @pytest.mark.parametrize("argv", ARGDIST_EXAMPLES, ids=[" ".join(a)[:40] for a in ARGDIST_EXAMPLES])
 def test_argdist_examples_build(argv, tmp_path):
     out = tmp_path / "t"
-    proc = subprocess.run([sys.executable, "-m", "plyc", "argdist", *argv, "-o", str(out)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = cli(*argv, "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes()[:4] == b"\x7fELF"
 
 
 def test_cli_error_is_argdist_quality(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "plyc", "argdist", "-C", "p:c:malloc", "-o", str(tmp_path / "t")],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = cli("-C", "p:c:malloc", "-o", str(tmp_path / "t"))
     assert proc.returncode == 1
-    assert proc.stderr == ("plyc argdist: error: error parsing probe 'p:c:malloc': "
-                           "function signature 'malloc' has an invalid format\n")
+    assert proc.stderr == ("plyc argdist: -C #1:5: error: function signature 'malloc' has an invalid format\n"
+                           "p:c:malloc\n"
+                           "    ^~~~~~\n")
+
+
+def test_missing_include_header_is_a_warning_when_unused(tmp_path):
+    proc = cli("-I", "kernel/sched/sched.h", "-C", "p::__account_cfs_rq_runtime(struct cfs_rq *cfs_rq):s64:"
+               "cfs_rq->runtime_remaining", "-o", str(tmp_path / "t"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ("plyc argdist: warning: -I kernel/sched/sched.h: no such header (nothing in the "
+                           "specifiers needed it: kernel types come from BTF)\n")
+
+
+@pytest.mark.bpf
+def test_versioned_libc_function_latency(tmp_path, workload):
+    """glibc exports clock_nanosleep twice (@GLIBC_2.2.5 and the default
+    @@GLIBC_2.17): argdist's return probe on it builds, attaches to the
+    default version and sees every call."""
+    out = tmp_path / "t"
+    spec = 'r:c:clock_nanosleep():u64:$latency>0:STRCMP("plyc-work", $COMM)#sleeps'
+    proc = subprocess.run([sys.executable, "-m", "plyc", "argdist", "-C", spec, "-o", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run([str(out), "-c", f"{workload} waits 4"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == ""
+    assert run.stdout.split("\n")[1:] == ["sleeps", "\tCOUNT      EVENT", "\t4          $latency>0 = 1", ""]

@@ -2,20 +2,25 @@
 
 The specifiers lower to a ply script (plyc/argdist/lower.py), which is
 compiled like any other; the tracer prints argdist's report every interval
-instead of ply's map dump at exit."""
+instead of ply's map dump at exit. Errors, whether found in a specifier or
+later by the checker in the lowered script, are shown under the specifier
+the user typed: `-H #2:14: error: ...`, the specifier, a caret."""
 from __future__ import annotations
 
 import argparse
 import hashlib
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
 from .. import __version__, driver
-from ..diag import PlycError
+from ..ast import Span
+from ..diag import Diagnostic, PlycError
 from ..toolchain import ToolchainError, cache_dir
-from .lower import lower
+from .ctypes import CTypeError
+from .lower import Context, Lowered, SpecErrors, lower
 from .spec import SpecError, parse
 
 EXAMPLES = """examples:
@@ -28,10 +33,12 @@ plyc argdist -C 'r:c:gets():char*:(char*)$retval#snooped strings' -o gets
         Snoop on the strings gets() returns
 plyc argdist -H 'r::__kmalloc(size_t size):u64:$latency/$entry(size)#ns per byte' -o kmalloc-ns
         Nanoseconds per byte of __kmalloc(), as a histogram
-plyc argdist -C 't:syscalls:sys_enter_openat():char*:args->filename' -o opens
-        Files opened, counted
-plyc argdist -H 't:block:block_rq_complete():u32:args->nr_sector' -o sectors
-        Histogram of sectors per completed block request
+plyc argdist -C 'p::__kmalloc(size_t size, gfp_t flags):size_t:size:flags&GFP_ATOMIC' -o atomic
+        Sizes of the allocations that have GFP_ATOMIC (a kernel constant)
+plyc argdist -C 't:syscalls:sys_enter_openat():char*:filename' -o opens
+        Files opened, counted (tracepoint fields by name, or as args->field)
+plyc argdist -H 'p:c:nanosleep(struct timespec *req):long:req->tv_nsec' -o sleeps
+        Histogram of nanosleep() requests (struct timespec from the C library's headers)
 plyc argdist -C 'p:c:write(int fd):int:fd' -T 5 -i 5 -n 3 -o writes
         The 5 file descriptors most written to, every 5 s, three times
 """
@@ -49,6 +56,7 @@ class Report:
 
 
 def parser() -> argparse.ArgumentParser:
+    from ..cli import TARGETS, default_target
     ap = argparse.ArgumentParser(
         prog="plyc argdist", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES,
         description="Build a tracer that displays a summary of a function's parameter values "
@@ -70,41 +78,169 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("-C", "--count", nargs="+", action="extend", dest="countspecifier",
                     metavar="specifier", help="probe specifier to capture count of")
     ap.add_argument("-I", "--include", nargs="+", action="extend", metavar="header",
-                    help="accepted for compatibility: kernel types come from the kernel's BTF")
+                    help="headers whose types (user probes) and constants (all probes) the specifiers "
+                         "use: a path, or a name on the include path")
     ap.add_argument("-o", "--output", help="the tracer to write")
     ap.add_argument("--run", action="store_true", help="build (cached) and run the tracer at once")
     ap.add_argument("--btf", metavar="FILE", help="the target kernel's BTF, for struct types")
-    ap.add_argument("tracer_args", nargs=argparse.REMAINDER, help="with --run: -- then tracer options")
+    ap.add_argument("--target", default=default_target(), choices=TARGETS, help="the architecture to build for")
+    ap.add_argument("--sysroot", metavar="DIR", help="the target's libraries and C headers (as plyc build)")
+    ap.add_argument("--kernel-headers", metavar="DIR", help="the target kernel's headers (a build tree or "
+                    "Debian's /usr/src/linux-headers-VERSION), to read -I headers with")
     return ap
 
 
+def parse_args(argv: list):
+    """argdist's options; after `--`, the tracer's own (with --run)."""
+    argv = list(argv)
+    tracer_args: list = []
+    if "--" in argv:
+        k = argv.index("--")
+        argv, tracer_args = argv[:k], argv[k + 1:]
+    args = parser().parse_args(argv)
+    args.tracer_args = tracer_args
+    return args
+
+
 def build_report(args) -> tuple:
-    specs = [parse(s, "freq") for s in (args.countspecifier or [])]
-    specs += [parse(s, "hist") for s in (args.histspecifier or [])]
+    """The lowered script and the report's description, for parsed args."""
+    lowered, report = lower_args(args)
+    return lowered.script, report
+
+
+def lower_args(args) -> tuple:
+    specs, errors = [], []
+    for option, dest, kind in (("-C", "countspecifier", "freq"), ("-H", "histspecifier", "hist")):
+        for n, raw in enumerate(getattr(args, dest) or [], 1):
+            try:
+                specs.append(parse(raw, kind, option, n))
+            except SpecError as err:
+                errors.append(err)
+    if errors:
+        raise errors[0] if len(errors) == 1 else SpecErrors(errors)
     if not specs:
         raise SpecError("at least one specifier is required (-C or -H)")
     for name in ("interval", "string_size"):
         if getattr(args, name) < 1:
             raise SpecError(f"-{'i' if name == 'interval' else 'z'} must be at least 1")
-    lowered = lower(specs, interval=args.interval, strsize=args.string_size, tid=args.tid)
+    ctx = Context(getattr(args, "target", "x86_64"), getattr(args, "sysroot", None), args.btf,
+                  tuple(args.include or ()), getattr(args, "kernel_headers", None),
+                  bool(getattr(args, "verbose", False)), " ".join(s.raw for s in specs))
+    if ctx.kernel_headers:
+        try:
+            ctx.tree()
+        except CTypeError as err:
+            raise SpecError(str(err), note=err.note) from None
+    lowered = lower(specs, interval=args.interval, strsize=args.string_size, tid=args.tid, ctx=ctx)
+    try:
+        missing = ctx.missing_includes()
+    except CTypeError as err:
+        raise SpecError(str(err), note=err.note) from None
+    lowered.warnings = [f"-I {h}: no such header (nothing in the specifiers needed it: kernel types come "
+                        "from BTF)" for h in missing]
     report = Report(lowered.specs, args.count, args.top, args.cumulative, args.duration, args.pid,
                     args.interval)
-    return lowered.script, report
+    return lowered, report
+
+
+# --- errors, shown under the specifier -------------------------------------------------
+
+def render_at(spec, start: Optional[int], end: Optional[int], message: str, note: Optional[str] = None) -> str:
+    """`plyc argdist: -H #2:14: error: message`, the specifier, a caret
+    under [start, end)."""
+    if spec is None:
+        text = f"plyc argdist: error: {message}"
+        return text + (f"\nnote: {note}" if note else "")
+    raw = spec.raw
+    if start is None or start < 0:
+        start, end = 0, len(raw)
+    start = min(start, len(raw))
+    end = max(start + 1, min(end if end is not None else start + 1, len(raw)))
+    line = raw.count("\n", 0, start) + 1
+    lines = raw.split("\n")
+    line_start = raw.rfind("\n", 0, start) + 1
+    col = start - line_start + 1
+    end_col = min(end, line_start + len(lines[line - 1])) - line_start + 1
+    d = Diagnostic(message, Span(line, col, line, max(end_col, col + 1)), note=note)
+    text = d.render_lines(spec.name, lines)
+    # One-line specifiers need no line number: "-H #2:14:", not "-H #2:1:14:".
+    if len(lines) == 1:
+        text = text.replace(f"{spec.name}:1:{col}:", f"{spec.name}:{col}:", 1)
+    return "plyc argdist: " + text
+
+
+def render_spec_error(err: SpecError) -> str:
+    errs = err.errors if isinstance(err, SpecErrors) else [err]
+    return "\n".join(render_at(e.spec, e.start, e.end, e.message, e.note) for e in errs)
+
+
+def offset_of(script: str, line: int, col: int) -> int:
+    lines = script.split("\n")
+    return sum(len(ln) + 1 for ln in lines[:line - 1]) + col - 1
+
+
+# Notes of the checker that speak of ply, not of argdist's specifiers.
+PLY_NOTES = ("variables here:", "is a variable of")
+
+
+def render_plyc_error(err: PlycError, lowered: Lowered) -> str:
+    """A checker error in the lowered script, shown under the specifier
+    (and the part of it) that the offending piece came from."""
+    out = []
+    specs = lowered.spec_list if lowered is not None else []
+    for d in err.diags:
+        region = None
+        if d.span is not None and d.span.line > 0:
+            begin = offset_of(lowered.script, d.span.line, d.span.col)
+            end = offset_of(lowered.script, d.span.end_line, d.span.end_col) if d.span.end_line else begin + 1
+            region = lowered.origin(begin, end, tuple(re.findall(r"'(\w+)'", d.message)))
+        note = d.note if d.note and not any(p in d.note for p in PLY_NOTES) else None
+        if region is None or region.spec >= len(specs):
+            out.append(f"plyc argdist: error: {d.message}" + (f"\nnote: {note}" if note else "") +
+                       "\nnote: in the script the specifiers lowered to (run with -v to see it)")
+            continue
+        out.append(render_at(specs[region.spec], region.start, region.stop, d.message, note))
+    return "\n".join(out)
+
+
+def locate_lines(message: str, lowered: Optional[Lowered]) -> str:
+    """`argdist.ply:LINE:` (a compiler error mapped to the lowered script's
+    line) as the specifier that line came from."""
+    if lowered is None:
+        return message
+
+    def spec_of(m):
+        line = int(m.group(1))
+        begin = offset_of(lowered.script, line, 1)
+        end = begin + len(lowered.script.split("\n")[line - 1]) if line <= lowered.script.count("\n") + 1 else begin
+        for r in lowered.regions:
+            if r.begin < end and begin < r.end and r.spec < len(lowered.spec_list):
+                return f"{lowered.spec_list[r.spec].name}:"
+        return m.group(0)
+    return re.sub(r"argdist\.ply:(\d+):", spec_of, message)
 
 
 def main(argv) -> int:
-    args = parser().parse_args(argv)
+    args = parse_args(argv)
     if not args.output and not args.run:
         print("plyc argdist: error: give -o OUT (or --run)", file=sys.stderr)
         return 2
+    if args.tracer_args and not args.run:
+        print("plyc argdist: error: arguments after '--' are the tracer's, for --run", file=sys.stderr)
+        return 2
+    lowered = None
     try:
-        script, report = build_report(args)
-        opts = driver.Options(strsize=args.string_size, verbose=False, btf=args.btf, argdist=report)
+        lowered, report = lower_args(args)
+        script = lowered.script
+        for w in lowered.warnings:
+            print(f"plyc argdist: warning: {w}", file=sys.stderr)
+        opts = driver.Options(strsize=args.string_size, verbose=False, btf=args.btf, argdist=report,
+                              target=args.target, sysroot=args.sysroot)
         if args.verbose:
             print(script)
         out = args.output
         if not out:
-            key = hashlib.sha256(repr((script, vars(report), __version__)).encode()).hexdigest()[:20]
+            key = hashlib.sha256(repr((script, vars(report), args.target, __version__)).encode()).hexdigest()[:20]
             out = str(cache_dir() / "run" / key / "argdist")
             os.makedirs(os.path.dirname(out), exist_ok=True)
         if not (args.run and not args.output and os.path.exists(out)):
@@ -112,18 +248,15 @@ def main(argv) -> int:
             if args.verbose:
                 print(compiled.generated.bpf_c)
     except SpecError as err:
-        print(f"plyc argdist: error: {err}", file=sys.stderr)
+        print(render_spec_error(err), file=sys.stderr)
         return 1
     except PlycError as err:
-        print(err.render(), file=sys.stderr)
-        print("plyc argdist: error: the specifiers above lowered to a script plyc can't compile "
-              "(run with -v to see it)", file=sys.stderr)
+        print(render_plyc_error(err, lowered), file=sys.stderr)
         return 1
     except ToolchainError as err:
-        print(f"plyc argdist: error: {err}", file=sys.stderr)
+        print(f"plyc argdist: error: {locate_lines(str(err), lowered)}", file=sys.stderr)
         return 1
     if args.run:
-        extra = args.tracer_args[1:] if args.tracer_args[:1] == ["--"] else args.tracer_args
         sys.stdout.flush()
-        os.execv(out, [os.path.basename(out), *extra])
+        os.execv(out, [os.path.basename(out), *args.tracer_args])
     return 0
