@@ -136,7 +136,7 @@ static void usage(FILE *fp)
 	fprintf(fp,
 		"\n"
 		"Options:\n"
-		"  -c CMD       run `sh -c CMD` once the probes are attached; trace until it exits\n"
+		"  -c CMD       run CMD once the probes are attached; trace until it exits\n"
 		"  -p PID       $target is PID; stop when it exits\n"
 		"  -d SECONDS   stop after this long\n"
 		"  -f FORMAT    text (ply's format, default) or json (one object per line)\n"
@@ -567,10 +567,10 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	}
 
 	if (o.cmd) {
-		int pid = plyc_child_start(o.cmd);
+		int pid = plyc_child_start(prog->name, o.cmd);
 
 		if (pid < 0)
-			return fail("cannot start -c command: %s", strerror(-pid));
+			return 1;
 		target = (uint64_t)pid;
 	} else if (o.pid) {
 		if (kill((pid_t)o.pid, 0) && errno == ESRCH)
@@ -634,9 +634,10 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	if (o.verbose)
 		fprintf(stderr, "%s: %d probe%s attached\n", prog->name, links.n, links.n == 1 ? "" : "s");
 
-	/* exit() in BEGIN, or a signal while attaching: the command never runs. */
+	/* exit() in BEGIN, or a signal while attaching: the command never runs.
+	 * One that cannot run (its exec failed) ends the run with no output. */
 	if (o.cmd && !stopping && plyc_child_release()) {
-		failed = fail("cannot start -c command: %s", strerror(errno));
+		failed = 1;
 		goto cleanup;
 	}
 	if (o.duration > 0)
@@ -678,6 +679,10 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 
 	/* Stop the probes first so END sees the final state. */
 	stop_probes(obj);
+	/* What is left of the command's group goes before END and the dump,
+	 * so that nothing of it writes among them. */
+	if (o.cmd)
+		plyc_child_kill();
 	ring_buffer__consume(rb);
 	if (run_once(obj, PLYC_P_END))
 		failed = 1;

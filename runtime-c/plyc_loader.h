@@ -94,10 +94,11 @@ int plyc_tp_exists(const char *group, const char *event);
 int plyc_tp_glob(const char *group, const char *glob,
 		 int (*fn)(const char *group, const char *event, void *arg), void *arg);
 
-/* child.c: the -c CMD process, started stopped and released once attached. */
-int plyc_child_start(const char *cmd);   /* pid, or -errno */
-int plyc_child_release(void);
+/* child.c: the -c CMD process, started held in a process group of its own
+ * and released once attached. Failures are told on stderr, as NAME: error. */
+int plyc_child_start(const char *name, const char *cmd);   /* pid, or -1 */
+int plyc_child_release(void);            /* 0 once the command runs, or -1 */
 int plyc_child_reap(int *status);        /* 1 if it has exited */
-void plyc_child_kill(void);
+void plyc_child_kill(void);              /* its whole group; also at exit() */
 
 #endif

@@ -212,3 +212,185 @@ def test_embedded_btf_serves_a_kernel_without_btf(tmp_path, workload):
     ids = re.findall(r"struct sk_buff: found target candidate \[(\d+)\]", out.stderr)
     assert ids and int(ids[0]) < 100, out.stderr
     assert out.stdout == "\n@:\n{ 1, lo              }: 5\n"
+
+
+# -c CMD: plain words are exec'd directly, shell syntax runs under /bin/sh -c,
+# and the command's process group never outlives the tracer.
+
+GETPPID_TARGET = 'tracepoint:syscalls/sys_enter_getppid / pid == $target / { @[comm] = count(); }\n'
+
+
+@pytest.fixture
+def getppids(tmp_path):
+    """A program making N getppid() calls itself (the workload forks first)."""
+    src = tmp_path / "getppids.c"
+    src.write_text("#include <stdlib.h>\n#include <sys/syscall.h>\n#include <unistd.h>\n"
+                   "int main(int argc, char **argv)\n{\n\tlong n = argc > 1 ? atol(argv[1]) : 1;\n\n"
+                   "\twhile (n-- > 0)\n\t\tsyscall(SYS_getppid);\n\treturn 0;\n}\n")
+    out = tmp_path / "bin" / "getppids"
+    out.parent.mkdir()
+    subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(out), str(src)], check=True)
+    return out
+
+
+def test_c_words_are_execd_so_target_counts_are_exact(tmp_path, getppids):
+    tracer = build(tmp_path, GETPPID_TARGET)
+    out = run(tracer, "-c", f"{getppids} 5")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "\n@:\n{ getppids        }: 5\n"
+    # A bare name is looked up in PATH, as execvp does.
+    env = dict(os.environ, PATH=f"{getppids.parent}:{os.environ['PATH']}")
+    out = run(tracer, "-c", "getppids  7", env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "\n@:\n{ getppids        }: 7\n"
+
+
+@pytest.mark.skipif(os.path.realpath("/bin/sh") != "/usr/bin/dash", reason="/bin/sh is not dash")
+def test_c_shell_syntax_makes_target_the_shell(tmp_path, getppids):
+    """Documented: with shell syntax $target is the shell, and dash forks the
+    command rather than exec'ing it, so only dash's own getppid is seen."""
+    tracer = build(tmp_path, GETPPID_TARGET)
+    out = run(tracer, "-c", f"{getppids} 5; {getppids} 2")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "\n@:\n{ sh              }: 1\n"
+
+
+def test_c_command_that_cannot_run(tmp_path):
+    tracer = build(tmp_path, GETPPID_TARGET + 'END { printf("END\\n"); }\n')
+    (tmp_path / "data.txt").write_text("not a program\n")
+    (tmp_path / "badinterp").write_text("#!/nonexistent/interpreter\n")
+    (tmp_path / "badinterp").chmod(0o755)
+    cases = [
+        ("plyc-no-such-command 1", "cannot run 'plyc-no-such-command': command not found in PATH"),
+        ("./nonexistent", "cannot run './nonexistent': No such file or directory"),
+        ("./data.txt", "cannot run './data.txt': Permission denied"),
+        (str(tmp_path), f"cannot run '{tmp_path}': Is a directory"),
+        # Found, but its exec fails in the child after the release: told the same way.
+        ("./badinterp x", "cannot run './badinterp': No such file or directory (its interpreter or loader?)"),
+    ]
+    for cmd, why in cases:
+        out = run(tracer, "-v", "-c", cmd, cwd=tmp_path)
+        assert out.returncode == 1, (cmd, out.stderr)
+        assert f"t: error: {why}\n" in out.stderr, (cmd, out.stderr)
+        assert out.stdout == "", cmd   # no END, no map dump
+        if "badinterp" not in cmd:     # told before anything is loaded
+            assert "attached" not in out.stderr, (cmd, out.stderr)
+
+
+def processes_with(token: str) -> list:
+    """The command lines of live (not zombie) processes with token in their argv."""
+    found = []
+    for d in Path("/proc").iterdir():
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+            state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in argv and state != "Z":
+            found.append(b" ".join(argv).decode(errors="replace"))
+    return found
+
+
+def sleep_token() -> str:
+    """A sleep duration no other process of this machine is likely to use."""
+    return f"3{os.getpid() % 1000:03d}{time.monotonic_ns() % 1000:03d}"
+
+
+@pytest.mark.parametrize("shape", ["words", "shell-background", "ignores-sigterm"])
+def test_c_group_is_killed_when_tracing_stops_first(tmp_path, shape):
+    tracer = build(tmp_path, 'END { printf("END\\n"); }\n')
+    a, b = sleep_token(), sleep_token() + "1"
+    cmd = {"words": f"sleep {a}",
+           "shell-background": f"sleep {a} & sleep {b}",
+           # Only SIGKILL, after the grace period, ends this one.
+           "ignores-sigterm": f"trap '' TERM; sleep {a}"}[shape]
+    start = time.monotonic()
+    # capture_output: a leftover holding the pipes would also hang run().
+    out = run(tracer, "-d", "0.5", "-c", cmd, timeout=20)
+    took = time.monotonic() - start
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "END\n"
+    assert processes_with(a) == [] and processes_with(b) == []
+    assert took < (2.5 if shape == "ignores-sigterm" else 1.8), took
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "exit"])
+def test_c_group_is_killed_when_the_tracer_is_stopped(tmp_path, how):
+    script = 'END { printf("END\\n"); }\n'
+    if how == "exit":
+        script += 'interval:300ms { exit(4); }\n'
+    tracer = build(tmp_path, script)
+    a, b = sleep_token(), sleep_token() + "1"
+    proc = subprocess.Popen([tracer, "-c", f"sleep {a} & exec sleep {b}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while not (processes_with(a) and processes_with(b)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert processes_with(a) and processes_with(b), "the command never ran"
+    if how != "exit":
+        proc.send_signal(getattr(signal, how))
+    stdout, stderr = proc.communicate(timeout=10)
+    assert proc.returncode == (4 if how == "exit" else 0), stderr
+    assert stdout == "END\n"
+    assert processes_with(a) == [] and processes_with(b) == []
+
+
+def test_c_child_never_outlives_a_failed_attach(tmp_path):
+    root = fake_tracefs(tmp_path, [("unsigned short common_type", 0, 2), ("int value", 8, 4)])
+    env = dict(os.environ, PLYC_TRACEFS=str(root))
+    tracer = build(tmp_path, "tracepoint:plyctest/fake_event { @[data->value] = count(); }\n", env=env)
+    a = sleep_token()
+    out = run(tracer, "-c", f"sleep {a}", env=env)   # the tracepoint is only in the fake tracefs
+    assert out.returncode == 1
+    assert out.stderr.startswith("t.ply:1: error: tracepoint:plyctest/fake_event: "), out.stderr
+    # The child was held, never exec'd: nothing runs sleep, and no copy of the tracer is left.
+    assert processes_with(a) == [] and processes_with(tracer) == []
+
+
+def test_c_command_gets_the_terminal(tmp_path):
+    """On a terminal the command's group is made the foreground one: it can
+    read the terminal (not stopped by SIGTTIN in its own group), Ctrl-C goes
+    to it, and Ctrl-Z stops the command and the tracer together until both
+    are continued."""
+    import fcntl
+    import pty
+    import termios
+    tracer = build(tmp_path, 'END { printf("END\\n"); }\n')
+    a = sleep_token()
+
+    def session(cmd):
+        master, slave = pty.openpty()
+
+        def controlling_tty():
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        proc = subprocess.Popen([tracer, "-c", cmd], stdin=slave, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, preexec_fn=controlling_tty)
+        os.close(slave)
+        return master, proc
+
+    master, proc = session("head -n 1")
+    os.write(master, b"from the terminal\n")
+    stdout, stderr = proc.communicate(timeout=10)
+    os.close(master)
+    assert proc.returncode == 0, stderr
+    assert stdout == "from the terminal\nEND\n"
+
+    master, proc = session(f"sleep {a}")
+    deadline = time.monotonic() + 10
+    while not processes_with(a) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.write(master, b"\x1a")   # Ctrl-Z: the tracer stops with the command
+    pid, status = 0, 0
+    while pid == 0 and time.monotonic() < deadline:
+        pid, status = os.waitpid(proc.pid, os.WUNTRACED | os.WNOHANG)
+        time.sleep(0.02)
+    assert pid == proc.pid and os.WIFSTOPPED(status), "the tracer did not stop with its command"
+    os.kill(proc.pid, signal.SIGCONT)
+    time.sleep(0.2)
+    os.write(master, b"\x03")   # Ctrl-C reaches the (continued) command
+    stdout, stderr = proc.communicate(timeout=10)
+    os.close(master)
+    assert proc.returncode == 0, stderr
+    assert stdout == "END\n"
+    assert processes_with(a) == []
