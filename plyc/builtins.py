@@ -23,7 +23,7 @@ VARIABLES = (
     Var("cpu", T.Int(4, False, width=2), "bpf_get_smp_processor_id()"),
     Var("time", T.TIME, "bpf_ktime_get_ns()", doc="ns since boot, printed as a duration"),
     Var("walltime", T.WALLTIME, "bpf_ktime_get_ns()", doc="printed as local time of day"),
-    Var("stack", T.STACK, "bpf_get_stackid(ctx, &plyc_stacks, 0)", doc="kernel stack"),
+    Var("stack", T.STACK, "plyc_stackid(ctx)", doc="kernel stack"),
     # The tracer's -p PID, not $target's -c child (for `plyc argdist`'s filters).
     Var("_pidfilter", T.U32, "plyc_params.pid_filter", doc="-p PID, or 0"),
 )

@@ -24,8 +24,10 @@ static const struct plyc_program *P;
 /* Per probe: the kernel functions a kprobe target resolved to. */
 static struct plyc_kfuncs *resolved;
 static int use_multi;
-/* Per probe: the binary a uprobe/usdt target resolved to. */
+/* Per probe: the binary a uprobe/usdt target resolved to, and a uprobe's
+ * function's offset in it. */
 static char (*binaries)[PATH_MAX];
+static uint64_t *uoffsets;
 /* Per probe: runs as its fentry/fexit twin; attaches with kprobe.multi. */
 static char *as_fentry, *as_multi;
 
@@ -93,13 +95,64 @@ static int resolve_kprobe(int i)
 	if (!plyc_tracefs() && access("/proc/kallsyms", R_OK))
 		return plyc_probe_error(P, pr, "cannot list the kernel's functions (no tracefs, no /proc/kallsyms)");
 	err = plyc_kfuncs_resolve(pr->target, has_glob(pr->target), &resolved[i]);
-	if (err == -ENOENT)
-		return plyc_probe_error(P, pr, has_glob(pr->target) ?
-					"no kernel function on this device matches %s" :
-					"no kernel function %s on this device (or it can't be probed)", pr->target);
+	if (err == -ENOENT && has_glob(pr->target))
+		return plyc_probe_error(P, pr, "no kernel function on this device matches %s", pr->target);
+	if (err == -ENOENT) {
+		char near[512];
+
+		plyc_kfunc_near(pr->target, near, sizeof(near));
+		return plyc_probe_error(P, pr, "no kernel function %s on this device%s%s", pr->target,
+					near[0] ? "; near: " : "", near);
+	}
 	if (err)
 		return plyc_probe_error(P, pr, "cannot list the kernel's functions: %s", strerror(-err));
 	return 0;
+}
+
+/* An errno from libbpf, which has codes of its own (4000 and up). */
+static const char *errstr(int err)
+{
+	static char buf[256];
+
+	if (err < 0)
+		err = -err;
+	if (err >= 4000 && err < 4100 && !libbpf_strerror(err, buf, sizeof(buf)))
+		return buf;
+	return strerror(err);
+}
+
+/* A uprobe's function, by name (and version), to its offset in the file:
+ * libbpf 1.1 refuses a name that several versions of the function share. */
+static int resolve_ufunc(int i)
+{
+	const struct plyc_probe *pr = &P->probes[i];
+	const char *bin = binaries[i], *at = strchr(pr->target, '@');
+	int len = at ? (int)(at - pr->target) : (int)strlen(pr->target);
+	char versions[1024];
+	int err = plyc_uprobe_offset(bin, pr->target, &uoffsets[i], versions, sizeof(versions));
+
+	switch (err) {
+	case 0:
+		return 0;
+	case -ENOENT:
+		return plyc_probe_error(P, pr, "no function %.*s in %s", len, pr->target, bin);
+	case -ENOMSG:
+		if (at)
+			return plyc_probe_error(P, pr, "%s has no %sversion %s of %.*s (it has %s)", bin,
+						at[1] == '@' ? "default " : "", at[1] == '@' ? at + 2 : at + 1, len,
+						pr->target, versions);
+		return plyc_probe_error(P, pr, "%s has no default version of %.*s, only %s: name one", bin,
+					len, pr->target, versions);
+	case -EEXIST:
+		/* Local functions of one name in several files have no version. */
+		if (!strchr(versions, '@'))
+			return plyc_probe_error(P, pr, "%s has several functions named %.*s: give the "
+						"address of one (PATH:0xADDR)", bin, len, pr->target);
+		return plyc_probe_error(P, pr, "%s has several functions named %.*s (%s)%s", bin, len,
+					pr->target, versions, at ? "" : ": name one as NAME@VERSION");
+	default:
+		return plyc_probe_error(P, pr, "cannot read the symbols of %s: %s", bin, errstr(err));
+	}
 }
 
 static int resolve_binary(int i)
@@ -111,6 +164,8 @@ static int resolve_binary(int i)
 		return plyc_probe_error(P, pr, "no library or program '%s' on this device", pr->path);
 	if (err)
 		return plyc_probe_error(P, pr, "%s: %s", pr->path, strerror(-err));
+	if ((pr->kind == PLYC_P_UPROBE || pr->kind == PLYC_P_URETPROBE) && !is_address(pr->target))
+		return resolve_ufunc(i);
 	return 0;
 }
 
@@ -260,7 +315,8 @@ int plyc_check_targets(const struct plyc_program *prog)
 	P = prog;
 	resolved = calloc((size_t)prog->nprobes, sizeof(*resolved));
 	binaries = calloc((size_t)prog->nprobes, sizeof(*binaries));
-	if (!resolved || !binaries)
+	uoffsets = calloc((size_t)prog->nprobes, sizeof(*uoffsets));
+	if (!resolved || !binaries || !uoffsets)
 		return -1;
 	for (i = 0; i < prog->nprobes; i++) {
 		const struct plyc_probe *pr = &prog->probes[i];
@@ -313,7 +369,7 @@ static int attach_tp(const char *group, const char *event, void *arg)
 	struct bpf_link *link = bpf_program__attach_tracepoint(c->prog, group, event);
 
 	if (!link)
-		return plyc_probe_error(P, c->pr, "cannot attach to %s:%s: %s", group, event, strerror(errno));
+		return plyc_probe_error(P, c->pr, "cannot attach to %s:%s: %s", group, event, errstr(errno));
 	return add_link(c->links, link);
 }
 
@@ -348,14 +404,14 @@ static int attach_timer(const struct plyc_probe *pr, struct bpf_program *prog, s
 			/* Possible but offline CPUs can't be opened: skip them. */
 			if (errno == ENODEV || errno == EINVAL)
 				continue;
-			return plyc_probe_error(P, pr, "cannot open a timer on CPU %d: %s", cpu, strerror(errno));
+			return plyc_probe_error(P, pr, "cannot open a timer on CPU %d: %s", cpu, errstr(errno));
 		}
 		link = bpf_program__attach_perf_event(prog, fd);
 		if (!link) {
 			int err = errno;
 
 			close(fd);
-			return plyc_probe_error(P, pr, "cannot attach to the timer on CPU %d: %s", cpu, strerror(err));
+			return plyc_probe_error(P, pr, "cannot attach to the timer on CPU %d: %s", cpu, errstr(err));
 		}
 		if (add_link(links, link))
 			return -1;
@@ -364,6 +420,24 @@ static int attach_timer(const struct plyc_probe *pr, struct bpf_program *prog, s
 	if (!attached)
 		return plyc_probe_error(P, pr, pr->cpu >= 0 ? "CPU %d is not online" : "no CPU is online", pr->cpu);
 	return 0;
+}
+
+/* A kprobe on one function failed. A symbol that isn't among the
+ * functions ftrace lists is most likely not traceable at all (notrace, on
+ * the kprobe blacklist, or a local copy of an inline function, like 6.1's
+ * dev_queue_xmit): say so, with the traceable functions of a near name. */
+static int kprobe_refused(const struct plyc_probe *pr, const char *func, int err)
+{
+	char near[512];
+
+	if ((err != EINVAL && err != ENOENT && err != EOPNOTSUPP) || plyc_kfunc_ftraceable(func) ||
+	    !plyc_kfunc_in_kallsyms(func))
+		return plyc_probe_error(P, pr, "cannot attach to %s: %s", func, errstr(err));
+	plyc_kfunc_near(func, near, sizeof(near));
+	return plyc_probe_error(P, pr, "%s is not a traceable function on this device (%s)%s%s", func,
+				plyc_kfunc_blacklisted(func) ? "it is on the kernel's kprobe blacklist" :
+				"a notrace symbol: the kernel refused a kprobe on it",
+				near[0] ? "; near: " : "", near);
 }
 
 static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links)
@@ -380,7 +454,7 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 
 		link = bpf_program__attach_kprobe_opts(bp, NULL, &opts);
 		if (!link)
-			return plyc_probe_error(P, pr, "cannot attach: %s", strerror(errno));
+			return plyc_probe_error(P, pr, "cannot attach: %s", errstr(errno));
 		return add_link(links, link);
 	}
 	if (as_multi && as_multi[i]) {
@@ -390,7 +464,7 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 		link = bpf_program__attach_kprobe_multi_opts(bp, NULL, &opts);
 		if (!link)
 			return plyc_probe_error(P, pr, "cannot attach to the %zu matching functions: %s",
-						k->n, strerror(errno));
+						k->n, errstr(errno));
 		if (P->verbose)
 			fprintf(stderr, "%s:%d: %s: %zu functions (kprobe.multi)\n", P->script, pr->line,
 				pr->spec, k->n);
@@ -406,11 +480,10 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 				return plyc_probe_error(P, pr, "%s+%llu is not the start of an instruction",
 							k->names[j], (unsigned long long)pr->offset);
 			if (k->n == 1)
-				return plyc_probe_error(P, pr, "cannot attach to %s: %s", k->names[j],
-							strerror(errno));
+				return kprobe_refused(pr, k->names[j], errno);
 			if (failed++ < 5)
 				fprintf(stderr, "%s:%d: warning: %s: cannot attach to %s: %s\n", P->script,
-					pr->line, pr->spec, k->names[j], strerror(errno));
+					pr->line, pr->spec, k->names[j], errstr(errno));
 			continue;
 		}
 		if (add_link(links, link))
@@ -433,7 +506,7 @@ static int attach_fentry(int i, struct bpf_object *obj, struct plyc_links *links
 	struct bpf_link *link = fp ? bpf_program__attach_trace(fp) : NULL;
 
 	if (!link)
-		return plyc_probe_error(P, pr, "cannot attach to %s: %s", pr->fentry_func, strerror(errno));
+		return plyc_probe_error(P, pr, "cannot attach to %s: %s", pr->fentry_func, errstr(errno));
 	if (P->verbose)
 		fprintf(stderr, "%s:%d: %s: running as %s\n", P->script, pr->line, pr->spec,
 			pr->kind == PLYC_P_KRETPROBE ? "fexit" : "fentry");
@@ -454,15 +527,12 @@ static int attach_uprobe(int i, struct bpf_program *bp, struct plyc_links *links
 			return plyc_probe_error(P, pr, "%s is not an address of code in %s", pr->target, binaries[i]);
 		offset = (size_t)off;
 	} else {
-		opts.func_name = pr->target;
+		offset += uoffsets[i];
 	}
 	link = bpf_program__attach_uprobe_opts(bp, (pid_t)P->target_pid, binaries[i], offset, &opts);
-	if (!link) {
-		if (errno == ENOENT && opts.func_name)
-			return plyc_probe_error(P, pr, "no function %s in %s", pr->target, binaries[i]);
+	if (!link)
 		return plyc_probe_error(P, pr, "cannot attach to %s in %s: %s", pr->target, binaries[i],
-					strerror(errno));
-	}
+					errstr(errno));
 	return add_link(links, link);
 }
 
@@ -485,7 +555,7 @@ static int attach_usdt(int i, struct bpf_program *bp, struct plyc_links *links)
 	if (!link)
 		return plyc_probe_error(P, pr, errno == ENOENT ? "no USDT probe %s:%s in %s" :
 					"cannot attach to %s:%s in %s: %s", provider, pr->target, binaries[i],
-					strerror(errno));
+					errstr(errno));
 	return add_link(links, link);
 }
 
@@ -594,6 +664,8 @@ void plyc_detach_all(struct plyc_links *links)
 		resolved = NULL;
 		free(binaries);
 		binaries = NULL;
+		free(uoffsets);
+		uoffsets = NULL;
 		free(as_fentry);
 		as_fentry = NULL;
 		free(as_multi);

@@ -245,6 +245,115 @@ done:
 	return err;
 }
 
+int plyc_kfunc_in_kallsyms(const char *name)
+{
+	return !load_all() && in(&text_syms, name);
+}
+
+/* On the kernel's kprobe blacklist (debugfs' kprobes/blacklist, lines of
+ * "0xstart-0xend name"): functions a kprobe must never stop in. */
+int plyc_kfunc_blacklisted(const char *name)
+{
+	char line[512];
+	int found = 0;
+	FILE *fp = fopen("/sys/kernel/debug/kprobes/blacklist", "re");
+
+	if (!fp)
+		return 0;
+	while (!found && fgets(line, sizeof(line), fp)) {
+		char *sym = strpbrk(line, " \t");
+
+		if (!sym)
+			continue;
+		sym += strspn(sym, " \t");
+		sym[strcspn(sym, " \t\n")] = 0;
+		found = !strcmp(sym, name);
+	}
+	fclose(fp);
+	return found;
+}
+
+/* Levenshtein distance of a and b, or more than max when it exceeds it. */
+static size_t distance(const char *a, const char *b, size_t max)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, row[256];
+
+	if (lb >= sizeof(row) / sizeof(row[0]) || (la > lb ? la - lb : lb - la) > max)
+		return max + 1;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0], best;
+
+		row[0] = i;
+		best = row[0];
+		for (j = 1; j <= lb; j++) {
+			size_t up = row[j], v = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < v)
+				v = up + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			diag = up;
+			row[j] = v;
+			if (v < best)
+				best = v;
+		}
+		if (best > max)
+			return max + 1;
+	}
+	return row[lb];
+}
+
+/* How near a traceable function's name is to a wanted one (lower is
+ * nearer), or 0 when it is not near: the name inside a longer one
+ * (__dev_queue_xmit, dev_queue_xmit_nit), or a small edit distance. */
+static size_t nearness(const char *want, const char *name)
+{
+	size_t lw = strlen(want), ln = strlen(name), d;
+	size_t max = lw < 6 ? 1 : 2;
+
+	if (!strcmp(want, name) || strchr(name, '.'))
+		return 0;
+	if (ln > lw && ln - lw <= 12 && strstr(name, want))
+		return 1 + (ln - lw);
+	d = distance(want, name, max);
+	return d <= max ? d : 0;
+}
+
+#define NEAR_MAX 4
+
+size_t plyc_kfunc_near(const char *name, char *out, size_t len)
+{
+	const struct list *l;
+	const char *best[NEAR_MAX];
+	size_t score[NEAR_MAX], n = 0, i, j, used = 0;
+
+	out[0] = 0;
+	if (load_all())
+		return 0;
+	/* Only what can be traced is worth suggesting. */
+	l = ftrace_fns.n ? &ftrace_fns : &text_syms;
+	for (i = 0; i < l->n; i++) {
+		size_t s = nearness(name, l->names[i]);
+
+		if (!s || (n == NEAR_MAX && s >= score[n - 1]))
+			continue;
+		if (n < NEAR_MAX)
+			n++;
+		/* Insert in order of nearness, then of name (the list is sorted). */
+		for (j = n - 1; j > 0 && score[j - 1] > s; j--) {
+			score[j] = score[j - 1];
+			best[j] = best[j - 1];
+		}
+		score[j] = s;
+		best[j] = l->names[i];
+	}
+	for (i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", best[i]);
+	return n;
+}
+
 int plyc_kfunc_ftraceable(const char *name)
 {
 	return !load_all() && in(&ftrace_fns, name);

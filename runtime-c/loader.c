@@ -706,16 +706,9 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		if (!o.keep_going)
 			failed = 1;
 	}
-	for (i = 0; i < prog->nmaps; i++) {
-		uint64_t dropped = stat_sum(stats_fd, 1 + (uint32_t)i);
-
-		if (dropped) {
-			fprintf(stderr, "%s: warning: map %s was full: %" PRIu64 " update%s dropped "
-				"(rebuild with a larger --map-entries)\n", prog->name, prog->maps[i].name,
-				dropped, dropped == 1 ? "" : "s");
-			failed = 1;
-		}
-	}
+	/* Map updates the kernel refused, by reason (docs/output.md). */
+	if (plyc_report_refusals(prog->name, stats_fd, prog->maps, prog->nmaps, o.keep_going))
+		failed = 1;
 
 cleanup:
 	if (pidfd >= 0)

@@ -844,3 +844,68 @@ out:
 	free(keys);
 	return err;
 }
+
+/* One counter of the per-CPU stats map, summed over the CPUs; 0 when the
+ * BPF object has no such slot. */
+static uint64_t stat_total(int fd, uint32_t index)
+{
+	int ncpus = libbpf_num_possible_cpus(), i;
+	uint64_t *vals, sum = 0;
+
+	if (fd < 0 || ncpus <= 0)
+		return 0;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (vals && bpf_map_lookup_elem(fd, &index, vals) == 0)
+		for (i = 0; i < ncpus; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+static const char *plural(uint64_t n, const char *s)
+{
+	return n == 1 ? "" : s;
+}
+
+int plyc_report_refusals(const char *name, int stats_fd, const struct plyc_map *maps, int nmaps,
+			 int keep_going)
+{
+	uint64_t n;
+	int i, failed = 0;
+
+	for (i = 0; i < nmaps; i++) {
+		const char *map = maps[i].name;
+
+		n = stat_total(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_FULL, 1 + i));
+		if (n) {
+			fprintf(stderr, "%s: warning: map %s was full: %" PRIu64 " update%s dropped "
+				"(rebuild with a larger --map-entries)\n", name, map, n, plural(n, "s"));
+			failed = 1;
+		}
+		n = stat_total(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_BUSY, 1 + i));
+		if (n) {
+			fprintf(stderr, "%s: warning: map %s was busy: %" PRIu64 " update%s refused by the "
+				"kernel (a probe ran while another held the map on the same CPU)%s\n", name, map,
+				n, plural(n, "s"), keep_going ? "" : "; the counts are short (-k ignores this)");
+			failed |= !keep_going;
+		}
+		n = stat_total(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_OTHER, 1 + i));
+		if (n) {
+			fprintf(stderr, "%s: warning: map %s: %" PRIu64 " update%s refused by the kernel%s\n",
+				name, map, n, plural(n, "s"),
+				keep_going ? "" : "; the counts are short (-k ignores this)");
+			failed |= !keep_going;
+		}
+	}
+	n = stat_total(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_BUSY, 0));
+	if (n)
+		fprintf(stderr, "%s: warning: %" PRIu64 " stack%s not recorded: another stack had %s slot in "
+			"the stack map (counted under an empty stack; a larger --stack-entries makes this "
+			"rarer)\n", name, n, plural(n, "s"), n == 1 ? "its" : "their");
+	n = stat_total(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_OTHER, 0));
+	if (n)
+		fprintf(stderr, "%s: warning: %" PRIu64 " stack%s not recorded: the stack map was full "
+			"(counted under an empty stack; rebuild with a larger --stack-entries)\n", name, n,
+			plural(n, "s"));
+	return failed;
+}

@@ -17,6 +17,14 @@ int plyc_kfunc_ftraceable(const char *name);
  * the syscall it names, in this kernel's spelling) or a glob. 0, -ENOENT
  * when nothing matches, or another -errno. */
 int plyc_kfuncs_resolve(const char *target, int glob, struct plyc_kfuncs *out);
+/* In /proc/kallsyms' text symbols (a kprobe may still refuse it). */
+int plyc_kfunc_in_kallsyms(const char *name);
+/* On the kernel's kprobe blacklist (debugfs kprobes/blacklist). */
+int plyc_kfunc_blacklisted(const char *name);
+/* Up to four traceable functions whose names are near `name` (it inside a
+ * longer name, or a small edit distance), nearest first, as "a, b, c" in
+ * out; returns how many. */
+size_t plyc_kfunc_near(const char *name, char *out, size_t len);
 void plyc_kfuncs_free(struct plyc_kfuncs *k);
 
 #endif

@@ -134,6 +134,28 @@ void plyc_map_print(FILE *fp, const struct plyc_map *m,
 void plyc_map_merge(const struct plyc_map *m, void *dst,
 		    const void *percpu, int ncpus);
 
+/* The BPF side's per-CPU stats array (plyc_stats in plyc.bpf.h): rows of
+ * 1 + nmaps counters. Row FULL: [0] events lost to a full ring buffer,
+ * [1 + i] updates map i dropped because it was full (-E2BIG, -ENOMEM).
+ * Row BUSY: [0] stacks that collided with another in the stack map
+ * (-EEXIST), [1 + i] updates of map i the kernel refused because the map
+ * was in use on that CPU (-EBUSY). Row OTHER: [0] stacks not stored for
+ * another reason (a full stack map), [1 + i] updates refused otherwise. */
+enum { PLYC_STAT_ROW_FULL, PLYC_STAT_ROW_BUSY, PLYC_STAT_ROW_OTHER, PLYC_STAT_ROWS };
+
+static inline uint32_t plyc_stat_index(int nmaps, int row, int slot)
+{
+	return (uint32_t)(row * (1 + nmaps) + slot);
+}
+
+/* Tell on stderr ("NAME: warning: ...") what the probes could not store,
+ * by reason, from the stats map. Returns 1 when it makes the run fail:
+ * a full map always; a busy or otherwise refused update unless
+ * keep_going (-k); stack collisions never (the event is counted, its
+ * stack is not known). */
+int plyc_report_refusals(const char *name, int stats_fd, const struct plyc_map *maps, int nmaps,
+			 int keep_going);
+
 /* Kernel symbol for addr as ply prints it: "sym" at the symbol's own
  * address, else "sym+off" with a decimal offset, or "<ffffffff81234567>"
  * when unknown, into buf (PLYC_KSYM_LEN is always enough).

@@ -11,6 +11,14 @@ int plyc_resolve_binary(const char *name, char *out, size_t len);
 /* The file offset of an executable virtual address, or -errno. */
 long plyc_vaddr_to_offset(const char *path, uint64_t vaddr);
 
+/* The file offset of function `sym` in path: `name` means its default
+ * version (name@@V, or the unversioned one), `name@V` or `name@@V` that
+ * version. 0; -ENOENT (no such function); -ENOMSG (the function is there,
+ * but not in that version, or only in old versions: msg lists them);
+ * -EEXIST (several functions of that name at different addresses: msg
+ * lists their versions); or another -errno. */
+int plyc_uprobe_offset(const char *path, const char *sym, uint64_t *offset, char *msg, size_t msglen);
+
 /* The provider of USDT probe `name` in path (0, -ENOENT or -EEXIST). */
 int plyc_usdt_provider(const char *path, const char *name, char *out, size_t len);
 

@@ -202,3 +202,263 @@ out:
 	close(fd);
 	return found > 0 ? 0 : found < 0 ? found : -ENOENT;
 }
+
+/* A function symbol of an ELF file, with its symbol version: from
+ * .dynsym, through .gnu.version and .gnu.version_d; from .symtab, where
+ * the static linker spells versions into names (name@V, name@@V). */
+struct fsym {
+	char *name;         /* without the version */
+	char *version;      /* "" when unversioned */
+	int hidden;         /* a non-default version (name@V, not name@@V) */
+	int rank;           /* binding: 2 global, 1 weak, 0 local */
+	uint64_t offset;    /* in the file */
+};
+
+struct fsyms {
+	struct fsym *v;
+	size_t n, cap;
+};
+
+static void fsyms_free(struct fsyms *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->v[i].name);
+		free(s->v[i].version);
+	}
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+static int fsyms_add(struct fsyms *s, const char *name, size_t len, const char *version, int hidden,
+		     int rank, uint64_t offset)
+{
+	struct fsym *f;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct fsym *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	f = &s->v[s->n];
+	f->name = strndup(name, len);
+	f->version = strdup(version);
+	if (!f->name || !f->version) {
+		free(f->name);
+		free(f->version);
+		return -ENOMEM;
+	}
+	f->hidden = hidden;
+	f->rank = rank;
+	f->offset = offset;
+	s->n++;
+	return 0;
+}
+
+/* The name of version index ndx in .gnu.version_d, or NULL. */
+static const char *verdef_name(Elf *elf, Elf_Scn *verdef, size_t strtab, unsigned ndx)
+{
+	Elf_Data *data = verdef ? elf_getdata(verdef, NULL) : NULL;
+	size_t off = 0;
+	GElf_Verdef vd;
+	GElf_Verdaux va;
+
+	if (!data)
+		return NULL;
+	for (;;) {
+		if (!gelf_getverdef(data, (int)off, &vd))
+			return NULL;
+		if (vd.vd_ndx == ndx && vd.vd_cnt && gelf_getverdaux(data, (int)(off + vd.vd_aux), &va))
+			return elf_strptr(elf, strtab, va.vda_name);
+		if (!vd.vd_next)
+			return NULL;
+		off += vd.vd_next;
+	}
+}
+
+/* The file offset of a virtual address in section shndx, or through the
+ * program headers when the symbol's section doesn't say. */
+static int64_t sym_file_offset(Elf *elf, size_t shndx, uint64_t value)
+{
+	Elf_Scn *scn = shndx && shndx < SHN_LORESERVE ? elf_getscn(elf, shndx) : NULL;
+	GElf_Shdr sh;
+	size_t i, n;
+
+	if (scn && gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && value >= sh.sh_addr &&
+	    value < sh.sh_addr + sh.sh_size)
+		return (int64_t)(value - sh.sh_addr + sh.sh_offset);
+	if (elf_getphdrnum(elf, &n))
+		return -1;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && value >= ph.p_vaddr &&
+		    value < ph.p_vaddr + ph.p_filesz)
+			return (int64_t)(value - ph.p_vaddr + ph.p_offset);
+	}
+	return -1;
+}
+
+/* Every defined function in symbol table scn named `name` (before any
+ * @VERSION), into out. */
+static int read_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, Elf_Scn *versym, Elf_Scn *verdef,
+		     size_t verdef_strtab, const char *name, struct fsyms *out)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *vdata = versym ? elf_getdata(versym, NULL) : NULL;
+	size_t i, n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0, len = strlen(name);
+	int err;
+
+	if (!data)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const char *sname, *ver = "";
+		GElf_Sym sym;
+		int type, bind, hidden = 0;
+		int64_t off;
+
+		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		sname = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!sname || strncmp(sname, name, len) || (sname[len] && sname[len] != '@'))
+			continue;
+		if (sname[len] == '@') {
+			/* .symtab: name@VERSION (hidden) or name@@VERSION */
+			hidden = sname[len + 1] != '@';
+			ver = sname + len + (hidden ? 1 : 2);
+		} else if (vdata) {
+			GElf_Versym vs;
+
+			if (gelf_getversym(vdata, (int)i, &vs) && (vs & 0x7fff) > 1) {
+				const char *v = verdef_name(elf, verdef, verdef_strtab, vs & 0x7fff);
+
+				hidden = (vs & 0x8000) != 0;
+				ver = v ? v : "";
+			}
+		}
+		off = sym_file_offset(elf, sym.st_shndx, sym.st_value);
+		if (off < 0)
+			continue;
+		bind = GELF_ST_BIND(sym.st_info);
+		err = fsyms_add(out, sname, len, ver, hidden, bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0,
+				(uint64_t)off);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void list_versions(const struct fsyms *s, const char *name, char *msg, size_t len)
+{
+	size_t i, j, used = 0;
+
+	for (i = 0; i < s->n && used < len; i++) {
+		for (j = 0; j < i; j++)
+			if (!strcmp(s->v[j].version, s->v[i].version) && s->v[j].hidden == s->v[i].hidden)
+				break;
+		if (j < i)
+			continue;
+		used += (size_t)snprintf(msg + used, len - used, "%s%s%s%s", used ? ", " : "", name,
+					 !s->v[i].version[0] ? "" : s->v[i].hidden ? "@" : "@@",
+					 s->v[i].version);
+	}
+}
+
+int plyc_uprobe_offset(const char *path, const char *spec, uint64_t *offset, char *msg, size_t msglen)
+{
+	char name[512];
+	const char *version = NULL, *at = strchr(spec, '@');
+	struct fsyms all = { 0 }, match = { 0 };
+	Elf_Scn *scn = NULL, *versym = NULL, *verdef = NULL;
+	size_t i, verdef_strtab = 0;
+	Elf *elf = NULL;
+	int err = 0, fd, best_rank = 0;
+	long best = -1;
+
+	msg[0] = 0;
+	snprintf(name, sizeof(name), "%.*s", at ? (int)(at - spec) : (int)strlen(spec), spec);
+	if (at)
+		version = at[1] == '@' ? at + 2 : at + 1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_GNU_versym) {
+			versym = scn;
+		} else if (sh.sh_type == SHT_GNU_verdef) {
+			verdef = scn;
+			verdef_strtab = sh.sh_link;
+		}
+	}
+	while (!err && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+			continue;
+		err = read_syms(elf, scn, &sh, sh.sh_type == SHT_DYNSYM ? versym : NULL, verdef, verdef_strtab,
+				name, &all);
+	}
+	if (err)
+		goto out;
+	/* Wanted: the version asked for, else the default one (or none). */
+	for (i = 0; i < all.n && !err; i++) {
+		const struct fsym *f = &all.v[i];
+
+		if (version ? !strcmp(f->version, version) && !(f->hidden && at[1] == '@') : !f->hidden)
+			err = fsyms_add(&match, f->name, strlen(f->name), f->version, f->hidden, f->rank,
+					f->offset);
+	}
+	if (err)
+		goto out;
+	if (!match.n) {
+		if (all.n) {
+			list_versions(&all, name, msg, msglen);
+			err = -ENOMSG;   /* there, but not in that version */
+		} else {
+			err = -ENOENT;
+		}
+		goto out;
+	}
+	/* Aliases (a symbol in both tables, names of one function) agree; a
+	 * global definition wins over weak ones, a weak one over local ones. */
+	for (i = 0; i < match.n; i++)
+		if (match.v[i].rank > best_rank)
+			best_rank = match.v[i].rank;
+	for (i = 0; i < match.n; i++) {
+		if (match.v[i].rank != best_rank)
+			continue;
+		if (best < 0) {
+			best = (long)i;
+		} else if (match.v[i].offset != match.v[best].offset) {
+			list_versions(&match, name, msg, msglen);
+			err = -EEXIST;
+			goto out;
+		}
+	}
+	*offset = match.v[best].offset;
+out:
+	fsyms_free(&match);
+	fsyms_free(&all);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}

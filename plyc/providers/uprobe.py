@@ -1,7 +1,9 @@
 """uprobe / uretprobe / usdt — user-space probes. `PATH:sym[+off]`,
 `PATH:0xADDR`, or a library by short name (`c:malloc` is libc's malloc, as
-in argdist); usdt is `PATH:[provider:]name`. Paths and libraries are
-resolved on the device when the tracer starts."""
+in argdist); `sym@VERSION` (or `sym@@VERSION`) is one version of a symbol
+that a library exports in several, a plain `sym` its default version;
+usdt is `PATH:[provider:]name`. Paths, libraries and symbols are resolved
+on the device when the tracer starts."""
 from __future__ import annotations
 
 import re
@@ -31,9 +33,11 @@ def parse_kind(kind):
             raise spec_error(spec, f"'{spec.arg}' is not PATH:symbol",
                              "e.g. uprobe:/bin/bash:readline, uprobe:c:malloc, uprobe:/bin/ls:0x4a20")
         sym, _, off = sym.partition("+")
-        if not re.fullmatch(r"0x[0-9a-fA-F]+|[A-Za-z_.$@][\w.$@]*", sym) or \
+        if not re.fullmatch(r"0x[0-9a-fA-F]+|[A-Za-z_.$][\w.$]*(@@?[\w.]+)?", sym) or \
                 (off and not re.fullmatch(r"0x[0-9a-fA-F]+|\d+", off)):
-            raise spec_error(spec, f"'{sym}{'+' + off if off else ''}' is not a symbol, sym+offset or 0xADDR")
+            raise spec_error(spec, f"'{sym}{'+' + off if off else ''}' is not a symbol, sym+offset or 0xADDR",
+                             "a symbol version is written sym@VERSION, e.g. uprobe:c:clock_nanosleep@GLIBC_2.2.5"
+                             if "@" in sym else None)
         if kind == "PLYC_P_URETPROBE" and (off or sym.startswith("0x")):
             raise spec_error(spec, "a uretprobe takes a function name, not an offset or address")
         prov = UPROBE if kind == "PLYC_P_UPROBE" else URETPROBE

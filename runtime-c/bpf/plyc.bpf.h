@@ -165,6 +165,9 @@ struct pt_regs {
 #include <bpf/usdt.bpf.h>
 #endif
 
+#define PLYC_E2BIG 7
+#define PLYC_ENOMEM 12
+#define PLYC_EBUSY 16
 #define PLYC_EEXIST 17
 #define PLYC_STACK_DEPTH 127
 
@@ -183,11 +186,25 @@ struct {
 	__uint(max_entries, PLYC_RINGBUF_SIZE);
 } plyc_events SEC(".maps");
 
-/* [0]: events lost to a full ring buffer; [1 + i]: updates map i dropped
- * because it was full. */
+/* Per-CPU counts of what a probe could not do, PLYC_NSTATS (1 + maps)
+ * slots a row (the loader reads them by the same layout, plyc_rt.h):
+ * row 0, slot 0: events lost to a full ring buffer; slot 1 + i: updates of
+ * map i dropped because it was full (-E2BIG, -ENOMEM). Row 1: the kernel
+ * refused an update because the map was busy (-EBUSY: its bucket lock was
+ * held on this CPU, by a probe that this one interrupted); slot 0: stacks
+ * that collided with another in the stack map (-EEXIST). Row 2: updates
+ * refused for any other reason; slot 0: stacks not stored for another
+ * reason (a full stack map). */
+#define PLYC_STAT_ROWS 3
+#define PLYC_STAT_LOST 0
+#define PLYC_STAT_FULL(i) (1 + (i))
+#define PLYC_STAT_BUSY(i) (PLYC_NSTATS + 1 + (i))
+#define PLYC_STAT_OTHER(i) (2 * PLYC_NSTATS + 1 + (i))
+#define PLYC_STAT_STACK_COLLISION PLYC_NSTATS
+#define PLYC_STAT_STACK_OTHER (2 * PLYC_NSTATS)
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PLYC_NSTATS);
+	__uint(max_entries, PLYC_STAT_ROWS * PLYC_NSTATS);
 	__type(key, __u32);
 	__type(value, __u64);
 } plyc_stats SEC(".maps");
@@ -219,21 +236,37 @@ static __always_inline void plyc_count_stat(__u32 index)
 
 static __always_inline void plyc_count_lost(void)
 {
-	plyc_count_stat(0);
+	plyc_count_stat(PLYC_STAT_LOST);
 }
 
-/* The value of `key` in a per-CPU aggregation, created zeroed if missing.
- * NULL (and the drop counted) when the map is full. */
+/* A refused map update, counted by its reason. */
+static __always_inline void plyc_count_refusal(int err, __u32 map_index)
+{
+	if (err == -PLYC_E2BIG || err == -PLYC_ENOMEM)
+		plyc_count_stat(PLYC_STAT_FULL(map_index));
+	else if (err == -PLYC_EBUSY)
+		plyc_count_stat(PLYC_STAT_BUSY(map_index));
+	else
+		plyc_count_stat(PLYC_STAT_OTHER(map_index));
+}
+
+/* The value of `key` in a per-CPU aggregation, created zeroed if missing:
+ * only a new key updates the map, every later event adds in place. NULL
+ * (and the reason counted) when the kernel refuses the new key.
+ * Update errors are compared as ints: before 6.4 the verifier turns the
+ * helper into a direct call of the map's update, which returns an int, so
+ * -EEXIST reaches the program zero-extended (4294967279). */
 static __always_inline void *plyc_agg_lookup(void *map, const void *key, __u32 map_index)
 {
 	void *value = bpf_map_lookup_elem(map, key);
-	long err;
+	int err;
 
 	if (value)
 		return value;
-	err = bpf_map_update_elem(map, key, plyc_zero, BPF_NOEXIST);
+	err = (int)bpf_map_update_elem(map, key, plyc_zero, BPF_NOEXIST);
+	/* -EEXIST: a probe on another CPU created it meanwhile. */
 	if (err && err != -PLYC_EEXIST) {
-		plyc_count_stat(1 + map_index);
+		plyc_count_refusal(err, map_index);
 		return 0;
 	}
 	return bpf_map_lookup_elem(map, key);
@@ -242,9 +275,30 @@ static __always_inline void *plyc_agg_lookup(void *map, const void *key, __u32 m
 static __always_inline void plyc_map_store(void *map, const void *key, const void *value,
 					   __u32 map_index)
 {
-	if (bpf_map_update_elem(map, key, value, BPF_ANY))
-		plyc_count_stat(1 + map_index);
+	int err = (int)bpf_map_update_elem(map, key, value, BPF_ANY);
+
+	if (err)
+		plyc_count_refusal(err, map_index);
 }
+
+#ifdef PLYC_STACK_ENTRIES
+/* `stack`: the id of the current kernel stack in plyc_stacks, or a negative
+ * errno. A stack that hashes to a slot another stack holds is not stored
+ * (-EEXIST: replacing it, BPF_F_REUSE_STACKID, would make the keys already
+ * counted under that id print the wrong stack), nor one when the map has
+ * no room (-ENOMEM): both are counted for the tracer to tell. -EFAULT is
+ * no kernel stack at all (a sample taken in user mode). */
+static __always_inline __s64 plyc_stackid(void *ctx)
+{
+	long id = bpf_get_stackid(ctx, &plyc_stacks, 0);
+
+	if (id == -PLYC_EEXIST)
+		plyc_count_stat(PLYC_STAT_STACK_COLLISION);
+	else if (id == -PLYC_ENOMEM)
+		plyc_count_stat(PLYC_STAT_STACK_OTHER);
+	return id;
+}
+#endif
 
 /* buf comes zeroed (cgen's local_bytes): older kernels copy the name
  * without zeroing the rest. */

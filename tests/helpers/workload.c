@@ -11,9 +11,15 @@
  * With WORKLOAD_TIME set, the time MODE took is printed to stderr in ns.
  *   workload delay MS MODE...   sleep MS first, then do MODE (to attach to it with -p)
  *   workload udp N SIZE         N UDP datagrams of SIZE bytes to 127.0.0.1:9
+ *   workload waits N            N clock_nanosleep() of 1us, N pthread_cond_wait()
+ *                               (each woken by a helper thread that never waits
+ *                               on a condition itself) and N pthread_cond_timedwait()
+ *                               that time out at once (glibc exports all three
+ *                               in two symbol versions)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -44,6 +50,51 @@ static double now(void)
 }
 
 static int run(int argc, char **argv);
+
+/* workload waits: the helper signals round r once the main thread waits in
+ * it (it can only take the mutex then), so every pthread_cond_wait() call
+ * returns by a signal, exactly once a round. */
+static pthread_mutex_t wait_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wait_cond = PTHREAD_COND_INITIALIZER;
+static volatile long wait_round;
+static long wait_rounds;
+
+static void *waker(void *arg)
+{
+	long r;
+
+	(void)arg;
+	for (r = 1; r <= wait_rounds; r++) {
+		while (__atomic_load_n(&wait_round, __ATOMIC_ACQUIRE) != r)
+			sched_yield();
+		pthread_mutex_lock(&wait_lock);
+		pthread_cond_signal(&wait_cond);
+		pthread_mutex_unlock(&wait_lock);
+	}
+	return NULL;
+}
+
+static int waits(long n)
+{
+	struct timespec us = { 0, 1000 }, past = { 0, 0 };
+	pthread_t helper;
+	long i;
+
+	for (i = 0; i < n; i++)
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &us, NULL);
+	wait_rounds = n;
+	if (pthread_create(&helper, NULL, waker, NULL))
+		return 1;
+	pthread_mutex_lock(&wait_lock);
+	for (i = 1; i <= n; i++) {
+		__atomic_store_n(&wait_round, i, __ATOMIC_RELEASE);
+		pthread_cond_wait(&wait_cond, &wait_lock);
+	}
+	for (i = 0; i < n; i++)
+		pthread_cond_timedwait(&wait_cond, &wait_lock, &past);
+	pthread_mutex_unlock(&wait_lock);
+	return pthread_join(helper, NULL) != 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -119,6 +170,8 @@ static int run(int argc, char **argv)
 		n = atol(argv[2]);
 		for (i = 0; i < n; i++)
 			sendto(fd, buf, size, 0, (struct sockaddr *)&to, sizeof(to));
+	} else if (!strcmp(argv[1], "waits")) {
+		return waits(atol(argv[2]));
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
 	} else {
