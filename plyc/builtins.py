@@ -29,7 +29,12 @@ VARIABLES = (
 )
 
 
+# Other names published ply scripts use for a variable.
+ALIASES = {"kstack": "stack"}
+
+
 def variable(name: str) -> Optional[Var]:
+    name = ALIASES.get(name, name)
     for v in VARIABLES:
         if v.name == name:
             return v

@@ -1,7 +1,8 @@
 """BPF C for one probe unit: statements in order, each behind a comment
 naming its script line (the loader maps verifier errors back through it).
-Expressions print as C; strings live in char arrays on the BPF stack,
-filled by the statements emitted before their use."""
+Expressions print as C; strings, buffers and records live in temporaries
+filled by the statements emitted before their use: small ones on the BPF
+stack, the rest in the probe's per-CPU scratch slot (see Scope)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -39,6 +40,102 @@ def c_int(value: int) -> str:
     return f"{value}LL"
 
 
+# Where temporaries live. The BPF stack is 512 bytes, and clang needs part
+# of it for spills and for the locals of inlined helpers, so a program keeps
+# on its stack only temporaries of at most STACK_TEMP_MAX bytes (comm, an
+# integer key, a (comm, pid) key), STACK_TEMP_BUDGET bytes of them in all.
+# Everything else (strings read from memory, buffers, large keys and values)
+# goes to the probe's own slot of the per-CPU array plyc_scratch
+# (docs/design.md: "Temporaries").
+STACK_TEMP_MAX = 32
+STACK_TEMP_BUDGET = 160
+SCRATCH = "scratch"                 # the C pointer to the probe's slot
+WORDS = "__attribute__((aligned(8)))"
+# Probe kinds whose program can be preempted, and so can start again on
+# the same CPU (another task hitting the same uprobe) before it ends: their
+# scratch slot has a busy flag. The other kinds never nest with themselves
+# on a CPU (docs/design.md).
+PREEMPTIBLE = ("PLYC_P_UPROBE", "PLYC_P_URETPROBE", "PLYC_P_USDT")
+RETURN = "\0return"                 # placeholder for `return 0;`, see finish()
+# BPF programs can't call memcpy/memset: clang inlines them, in at most 128
+# stores of the width the alignment allows. Larger ones are split.
+MAX_STORES = 128
+
+
+def words(size: int) -> int:
+    return (size + 7) // 8 * 8
+
+
+def alignment(offset: int, base: int = 8) -> int:
+    """What clang knows of the alignment of `offset` bytes into an object
+    aligned to `base` (at most 8)."""
+    a = min(base, 8)
+    while offset % a:
+        a //= 2
+    return a
+
+
+def offset_ptr(ptr: str, off: int, align: int, const: bool = False) -> str:
+    """`ptr` + `off` bytes, with the alignment clang can't see through the
+    arithmetic (it would copy bytes one by one)."""
+    p = f"(const char *){ptr} + {off}" if const else f"(char *){ptr} + {off}"
+    return f"__builtin_assume_aligned({p}, {align})" if align > 1 else p
+
+
+def copy_stmts(dst: str, dsize: int, src: str, ssize: int, offset: int = 0, base: int = 8) -> list:
+    """Copy an 8-aligned array into `dst` (at `offset` in an object aligned
+    to `base`), zero-padded."""
+    n = min(dsize, ssize)
+    stmts = mem_calls("memcpy", dst, src, n, alignment(offset, base))
+    if dsize > n:
+        tail = alignment(offset + n, base)
+        stmts += mem_calls("memset", offset_ptr(dst, n, tail), None, dsize - n, tail)
+    return stmts
+
+
+def mem_calls(fn: str, dst: str, src: Optional[str], n: int, align: int = 8) -> list:
+    """__builtin_memcpy (src, 8-aligned) or __builtin_memset (src None) of
+    n bytes at dst (`align`-aligned), split so that clang inlines each piece."""
+    chunk = MAX_STORES * align
+    out = []
+    for off in range(0, n, chunk):
+        if off and src is None:
+            out.append('asm volatile("" ::: "memory");\t/* or clang merges the memsets back */')
+        d = offset_ptr(dst, off, align) if off else dst
+        arg = "0" if src is None else (offset_ptr(src, off, 8, True) if off else src)
+        out.append(f"__builtin_{fn}({d}, {arg}, {min(chunk, n - off)});")
+    return out
+
+
+class Scope:
+    """The scratch temporaries of one statement: its own, and those of the
+    statements nested in it, which never live at the same time as one
+    another and so share memory (a union). The root holds the $locals."""
+
+    def __init__(self, line: int = 0):
+        self.line = line
+        self.members: list = []     # (declaration, size)
+        self.nested: list = []      # Scopes
+
+    def size(self) -> int:
+        """An upper bound of the C struct's size (every member 8-aligned)."""
+        return sum(words(n) for _, n in self.members) + max([s.size() for s in self.nested] + [0])
+
+    def decls(self, depth: int) -> list:
+        ind = "\t" * depth
+        out = [f"{ind}{d};" for d, _ in self.members]
+        if len(self.nested) == 1:
+            out += self.nested[0].decls(depth)
+        elif self.nested:
+            out.append(f"{ind}union {{")
+            for sub in self.nested:
+                out.append(f"{ind}\tstruct {{\t/* line {sub.line} */")
+                out += sub.decls(depth + 2)
+                out.append(f"{ind}\t}};")
+            out.append(f"{ind}}};")
+        return out
+
+
 class FuncGen:
     """Generates the body of one BPF program."""
 
@@ -53,6 +150,10 @@ class FuncGen:
         self.depth = 1
         self.ntmp = 0
         self.cur_line = unit.spec.span.line
+        self.stack_used = 0                     # bytes of named temporaries on the stack
+        self.root = self.scope = Scope(self.cur_line)
+        self.uses_scratch = False
+        self.local_ref: dict = {}               # $name of a string/buffer -> its C lvalue
 
     # --- output ------------------------------------------------------------
 
@@ -63,13 +164,76 @@ class FuncGen:
         self.ntmp += 1
         return f"{prefix}{self.ntmp}"
 
-    def local_bytes(self, size: int) -> str:
-        # 8-aligned, so copies into keys and records move words, not bytes.
-        # Zeroed: string reads (and 6.1's bpf_get_current_comm) stop at the
-        # NUL, and what follows it ends up in keys and output too.
+    def place(self, name: str, decl: str, size: int) -> Optional[str]:
+        """Where a new temporary `decl` (declaring `name`, 8-aligned) lives:
+        None for the stack, where the caller declares it; else its lvalue
+        in the scratch slot."""
+        if size <= STACK_TEMP_MAX and self.stack_used + words(size) <= STACK_TEMP_BUDGET:
+            self.stack_used += words(size)
+            return None
+        self.scope.members.append((decl, size))
+        self.uses_scratch = True
+        return f"{SCRATCH}->{name}"
+
+    def record(self, prefix: str, ctype: str, size: int) -> str:
+        """A new temporary of a record type, zeroed (padding included: keys
+        are compared as bytes)."""
+        name = self.tmp(prefix)
+        ref = self.place(name, f"{ctype} {name} {WORDS}", size)
+        if ref is None:
+            ref = name
+            self.line(f"{ctype} {name} {WORDS};")
+        if size <= MAX_STORES * 8:
+            self.line(f"__builtin_memset(&{ref}, 0, sizeof({ref}));")
+        else:
+            self.lines_of(mem_calls("memset", f"&{ref}", None, size))
+        return ref
+
+    def array(self, name: str, size: int, zero: bool = True) -> str:
+        """A char array, zeroed unless the caller fills all of it.
+        8-aligned, so copies into keys and records move words, not bytes.
+        Zeroed: string reads (and 6.1's bpf_get_current_comm) stop at the
+        NUL, and what follows it ends up in keys and output too."""
+        ref = self.place(name, f"char {name}[{size}] {WORDS}", size)
+        if ref is None:
+            self.line(f"char {name}[{size}] {WORDS}{' = {}' if zero else ''};")
+            return name
+        if zero and size <= MAX_STORES * 8:
+            self.line(f"__builtin_memset({ref}, 0, sizeof({ref}));")
+        elif zero:
+            self.lines_of(mem_calls("memset", ref, None, size))
+        return ref
+
+    def local_bytes(self, size: int, zero: bool = True) -> str:
+        return self.array(self.tmp(), size, zero)
+
+    def literal_bytes(self, data: bytes, size: int) -> str:
+        """A char array holding a string constant, NUL-padded to `size`."""
         name = self.tmp()
-        self.line(f"char {name}[{size}] __attribute__((aligned(8))) = {{}};")
-        return name
+        data = (data + b"\0" * size)[:size]
+        ref = self.place(name, f"char {name}[{size}] {WORDS}", size)
+        if ref is None:
+            # C zero-fills what the initializer leaves.
+            init = c_string(data.rstrip(b"\0"))
+            self.line(f"char {name}[{size}] {WORDS} = {init};")
+            return name
+        self.line(f"__builtin_memcpy({ref}, {c_string(data)}, {size});")
+        return ref
+
+    def ret(self):
+        self.line(RETURN)
+
+    def lines_of(self, stmts: list):
+        for st in stmts:
+            self.line(st)
+
+    def if_else(self, cond: str, then: list, other: list):
+        """if (cond) then; else other; (lists of C statements)."""
+        if len(then) == 1 and len(other) == 1:
+            self.lines_of([f"if ({cond})", "\t" + then[0], "else", "\t" + other[0]])
+        else:
+            self.lines_of([f"if ({cond}) {{"] + ["\t" + st for st in then] + ["} else {"] +
+                          ["\t" + st for st in other] + ["}"])
 
     def type(self, e) -> T.Type:
         return self.unit.type(e)
@@ -80,23 +244,73 @@ class FuncGen:
 
     # --- program -------------------------------------------------------------
 
-    def generate(self) -> list:
+    def generate(self) -> "FuncGen":
         for name, typ in sorted(self.unit.locals.items()):
             if typ.is_bytes:
-                self.line(f"char v_{name}[{typ.size}] = {{}};")
+                self.local_ref[name] = self.array(f"v_{name}", typ.size)
             else:
                 self.line(f"{typ.scalar_ctype()} v_{name} = 0;")
         self.stmt(self.unit.probe.body)
-        self.line("return 0;")
-        return self.lines
+        self.ret()
+        return self
+
+    @property
+    def guarded(self) -> bool:
+        return self.uses_scratch and self.unit.target.kind in PREEMPTIBLE
+
+    def scratch_decls(self) -> list:
+        """The members of this program's scratch struct."""
+        busy = [f"\t__u32 busy;\t/* claimed by a run of {self.unit.spec.provider} on this CPU */"] \
+            if self.guarded else []
+        return busy + self.root.decls(1)
+
+    def scratch_size(self) -> int:
+        return self.root.size() + (8 if self.guarded else 0)
+
+    def finish(self, struct: Optional[str] = None, slot: int = 0) -> list:
+        """The program's lines: the scratch slot looked up first when it has
+        one (struct: its C type, slot: its index in plyc_scratch)."""
+        head, release = [], []
+        line = self.unit.spec.span.line
+        if self.uses_scratch:
+            head = [f"__u32 slot = {slot};",
+                    f"struct {struct} *{SCRATCH} = bpf_map_lookup_elem(&plyc_scratch, &slot);",
+                    ""]
+            if self.guarded:
+                head += [f"if (!{SCRATCH})", "\treturn 0;",
+                         f"if ({SCRATCH}->busy) {{",
+                         "\t/* this probe, preempted in another task, holds the slot */",
+                         "\tplyc_count_lost();", "\treturn 0;", "}",
+                         f"{SCRATCH}->busy = 1;"]
+                release = [f"{SCRATCH}->busy = 0;"]
+            else:
+                head += [f"if (!{SCRATCH})", "\treturn 0;"]
+        out = [("\t" + text if text else "", line) for text in head]
+        for text, n in self.lines:
+            if text.endswith(RETURN):
+                ind = text[:-len(RETURN)]
+                out += [(ind + r, n) for r in release] + [(ind + "return 0;", n)]
+            else:
+                out.append((text, n))
+        return out
 
     # --- statements ----------------------------------------------------------
 
     def stmt(self, s: ast.Stmt):
-        if not isinstance(s, ast.Block):
-            self.cur_line = s.span.line
-            self.lines.append(("\t" * self.depth + f"/* {self.res.script}:{s.span.line} */", s.span.line))
+        if isinstance(s, ast.Block):
+            self.stmt_Block(s)
+            return
+        self.cur_line = s.span.line
+        self.lines.append(("\t" * self.depth + f"/* {self.res.script}:{s.span.line} */", s.span.line))
+        start = len(self.lines)
+        # This statement's scratch temporaries are dead once it is done:
+        # they share memory with those of its siblings.
+        outer, self.scope = self.scope, Scope(s.span.line)
         getattr(self, "stmt_" + type(s).__name__)(s)
+        if self.scope.members or self.scope.nested:
+            outer.nested.append(self.scope)
+            self.lines.insert(start, ("\t" * self.depth + f"plyc_scratch_fence({SCRATCH});", s.span.line))
+        self.scope = outer
 
     def stmt_Block(self, s: ast.Block):
         for sub in s.stmts:
@@ -117,7 +331,7 @@ class FuncGen:
         self.line("}")
 
     def stmt_Return(self, s):
-        self.line("return 0;")
+        self.ret()
 
     def stmt_ExprStmt(self, s: ast.ExprStmt):
         self.call(s.expr)
@@ -132,7 +346,7 @@ class FuncGen:
         if isinstance(target, ast.Dollar):
             typ = self.unit.locals[target.name]
             if typ.is_bytes:
-                self.copy_bytes(f"v_{target.name}", typ.size, s.value)
+                self.copy_bytes(self.local_ref[target.name], typ.size, s.value)
             else:
                 self.line(f"v_{target.name} = {self.scalar(s.value)};")
             return
@@ -140,14 +354,19 @@ class FuncGen:
         if target.is_agg:
             self.aggregate(target, m, s.value)
             return
-        val = Field("v", m.keys and m.info.value_type or m.info.value_type)
-        vname = self.tmp("val")
+        val = Field("v", m.info.value_type)
         if val.type.is_bytes:
-            self.line(f"{m.value_ctype} {vname};")
-            self.line(f"__builtin_memset(&{vname}, 0, sizeof({vname}));")
+            vname = self.record("val", m.value_ctype, m.value_size)
             self.copy_bytes(f"{vname}.v", val.type.size, s.value)
         else:
-            self.line(f"{m.value_ctype} {vname} = {{ .v = {self.scalar(s.value)} }};")
+            x = self.scalar(s.value)
+            vname = self.tmp("val")
+            ref = self.place(vname, f"{m.value_ctype} {vname}", m.value_size)
+            if ref is None:
+                self.line(f"{m.value_ctype} {vname} = {{ .v = {x} }};")
+            else:
+                vname = ref
+                self.line(f"{vname}.v = {x};")
         key = self.key(target, m)
         self.line(f"plyc_map_store(&{m.cname}, &{key}, &{vname}, {m.info.index});")
 
@@ -194,15 +413,18 @@ class FuncGen:
         self.line("}")
 
     def key(self, ref: ast.MapRef, m) -> str:
-        k = self.tmp("key")
         if not m.keys:
-            self.line(f"__u32 {k} = 0;")
-            return k
+            k = self.tmp("key")
+            ref = self.place(k, f"__u32 {k}", 4)
+            if ref is None:
+                self.line(f"__u32 {k} = 0;")
+                return k
+            self.line(f"{ref} = 0;")
+            return ref
         # Values first: reading them may emit statements of their own.
         values = self.field_values(m.keys, ref.keys)
-        self.line(f"struct {m.cname}_key {k};")
-        self.line(f"__builtin_memset(&{k}, 0, sizeof({k}));")
-        self.fill_fields(f"{k}.", m.keys, ref.keys, values)
+        k = self.record("key", f"struct {m.cname}_key", m.key_size)
+        self.fill_fields(f"{k}.", m.keys, ref.keys, values, 8)
         return k
 
     def field_values(self, fields: list, exprs: list) -> list:
@@ -218,13 +440,15 @@ class FuncGen:
                 values.append(self.bytes(e) if f.type.is_bytes else self.scalar(e))
         return values
 
-    def fill_fields(self, prefix: str, fields: list, exprs: list, values: list):
+    def fill_fields(self, prefix: str, fields: list, exprs: list, values: list, base: int):
+        """Fill a record's fields; `base`: the record's known alignment."""
         for f, e, val in zip(fields, exprs, values):
             if f.type.is_bytes:
                 if val is None:
                     self.read_bytes_into(f"{prefix}{f.name}", f.type.size, e)
                 else:
-                    self.copy_array(f"{prefix}{f.name}", f.type.size, val, self.type(e).size)
+                    self.copy_array(f"{prefix}{f.name}", f.type.size, val, self.type(e).size,
+                                    f.offset, base)
             else:
                 self.line(f"{prefix}{f.name} = {val};")
 
@@ -235,12 +459,17 @@ class FuncGen:
         er = self.res.event(ev)
         exprs = [e for _, e in args]
         values = self.field_values(er.fields, exprs)
+        if self.scope.members:
+            # Addressed afresh below: clang keeps no address from above alive
+            # across the reservation.
+            self.line(f"plyc_scratch_fence({SCRATCH});")
         r = self.tmp("ev")
         self.line(f"struct {er.cname} *{r} = bpf_ringbuf_reserve(&plyc_events, sizeof(*{r}), 0);")
         self.line(f"if ({r}) {{")
         self.depth += 1
         self.line(f"{r}->id = {ev.id};")
-        self.fill_fields(f"{r}->", er.fields, exprs, values)
+        # As clang knows it: the record type's own alignment.
+        self.fill_fields(f"{r}->", er.fields, exprs, values, max([4] + [f.align for f in er.fields]))
         self.line(f"bpf_ringbuf_submit({r}, 0);")
         self.depth -= 1
         self.line("} else {")
@@ -274,11 +503,8 @@ class FuncGen:
         fn = "bpf_probe_read_user_str" if typ.user else "plyc_read_str"
         self.line(f"{fn}({dst}, {size}, (const void *)(unsigned long)({ptr}));")
 
-    def copy_array(self, dst: str, dsize: int, src: str, ssize: int):
-        n = min(dsize, ssize)
-        self.line(f"__builtin_memcpy({dst}, {src}, {n});")
-        if dsize > n:
-            self.line(f"__builtin_memset((char *){dst} + {n}, 0, {dsize - n});")
+    def copy_array(self, dst: str, dsize: int, src: str, ssize: int, offset: int = 0, base: int = 8):
+        self.lines_of(copy_stmts(dst, dsize, src, ssize, offset, base))
 
     def copy_bytes(self, dst: str, dsize: int, e):
         if self.direct_read(e):
@@ -291,9 +517,7 @@ class FuncGen:
         """The name of a char array holding the value of a string/buffer expression."""
         typ = self.type(e)
         if isinstance(e, ast.Str):
-            name = self.tmp()
-            self.line(f"char {name}[{typ.size}] = {c_string(e.value)};")
-            return name
+            return self.literal_bytes(e.value, typ.size)
         if isinstance(e, ast.Name):
             var = self.unit.provider.var(e.name) or B.variable(e.name)
             name = self.local_bytes(typ.size)
@@ -301,20 +525,18 @@ class FuncGen:
             return name
         if isinstance(e, ast.Dollar):
             if e.name in self.unit.locals:
-                return f"v_{e.name}"
-            name = self.tmp()
-            self.line(f"char {name}[{typ.size}] = {c_string(self.env[e.name].encode())};")
-            return name
+                return self.local_ref[e.name]
+            return self.literal_bytes(self.env[e.name].encode(), typ.size)
         if isinstance(e, ast.MapRef):
             m = self.res.map(e.name)
             key = self.key(e, m)
             p = self.tmp("p")
-            name = self.local_bytes(typ.size)
+            name = self.local_bytes(typ.size, zero=False)
             self.line(f"{m.value_ctype} *{p} = bpf_map_lookup_elem(&{m.cname}, &{key});")
-            self.line(f"if ({p})")
-            self.line(f"\t__builtin_memcpy({name}, {p}->v, {typ.size});")
-            self.line("else")
-            self.line(f"\t__builtin_memset({name}, 0, {typ.size});")
+            # The kernel keeps map values 8-aligned: copy words, not the
+            # bytes a char array's alignment would make clang copy.
+            self.if_else(p, mem_calls("memcpy", name, f"__builtin_assume_aligned({p}->v, 8)", typ.size),
+                         mem_calls("memset", name, None, typ.size))
             return name
         if isinstance(e, ast.Member):
             return self.tp_field_bytes(e)
@@ -323,15 +545,9 @@ class FuncGen:
         if isinstance(e, ast.Ternary):
             c = self.scalar(e.cond)
             a, b = self.bytes(e.then), self.bytes(e.other)
-            name = self.local_bytes(typ.size)
-            self.line(f"if ({c})")
-            self.depth += 1
-            self.copy_array(name, typ.size, a, self.type(e.then).size)
-            self.depth -= 1
-            self.line("else")
-            self.depth += 1
-            self.copy_array(name, typ.size, b, self.type(e.other).size)
-            self.depth -= 1
+            name = self.local_bytes(typ.size, zero=False)
+            self.if_else(c, copy_stmts(name, typ.size, a, self.type(e.then).size),
+                         copy_stmts(name, typ.size, b, self.type(e.other).size))
             return name
         raise AssertionError(f"no bytes for {type(e).__name__}")
 
@@ -434,8 +650,13 @@ class FuncGen:
         typ = self.type(e)
         lv = self.lvalue(e)
         name = self.tmp("k")
+        ref = self.place(name, f"__u64 {name}", 8)
+        if ref is None:
+            self.line(f"__u64 {name} = 0;")
+        else:
+            name = ref
+            self.line(f"{name} = 0;")
         # Read as many bytes as the device's kernel has for this member.
-        self.line(f"__u64 {name} = 0;")
         self.line(f"bpf_core_read(&{name}, bpf_core_field_size({lv}), &{lv});")
         if typ.signed and typ.size < 8:
             return f"((__s64)(__s{typ.size * 8}){name})"
@@ -461,12 +682,12 @@ class FuncGen:
     def tp_field_bytes(self, e: ast.Member) -> str:
         typ = self.type(e)
         if not self.is_tp_field(e):
-            name = self.local_bytes(typ.size)
+            name = self.local_bytes(typ.size, zero=False)   # read whole, zeroed on failure
             lv = self.lvalue(e)
             self.line(f"bpf_core_read({name}, sizeof({name}), &{lv});")
             return name
         slot = self.res.slot(self.unit.index, e.field)
-        name = self.local_bytes(typ.size)
+        name = self.local_bytes(typ.size, zero=False)   # read whole, zeroed on failure
         self.line(f"bpf_probe_read_kernel({name}, sizeof({name}), "
                   f"(const char *)ctx + plyc_params.tp_off[{slot.slot}]);")
         return name
@@ -500,5 +721,7 @@ class FuncGen:
         return B.FUNCTIONS[e.func].emit(self, e)
 
 
-def generate(unit: Unit, analysis: Analysis, res: Resources, env: dict, fentry: Optional[dict] = None) -> list:
+def generate(unit: Unit, analysis: Analysis, res: Resources, env: dict, fentry: Optional[dict] = None) -> FuncGen:
+    """The program of one unit; its finish() gives the lines once the
+    scratch slot is known."""
     return FuncGen(unit, analysis, res, env, fentry).generate()

@@ -12,7 +12,12 @@ import jinja2
 from . import __version__
 from . import cgen, printers
 from .check import Analysis
+from .diag import Diagnostic, PlycError
 from .resources import Field, Resources, layout
+
+
+# The kernel's limit on one value of a per-CPU array (PCPU_MIN_UNIT_SIZE).
+SCRATCH_SLOT_MAX = 32768
 
 
 @dataclass
@@ -54,16 +59,42 @@ def _records(res: Resources) -> list:
     return recs
 
 
+def scratch_slot_limit(res: Resources, p, size: int):
+    """A per-CPU array's value is at most 32 KiB (the kernel's
+    PCPU_MIN_UNIT_SIZE): a probe whose temporaries need more can't load."""
+    if size > SCRATCH_SLOT_MAX:
+        raise PlycError(Diagnostic(
+            f"this probe needs {size} bytes of temporaries (strings, buffers, keys) at once, more than "
+            f"the {SCRATCH_SLOT_MAX} a BPF per-CPU slot holds", p.unit.spec.span,
+            note="use shorter strings (str(p, N), --strsize N), or fewer $variables holding them"), res.script)
+
+
 def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
     probes = []
+    # Each probe with temporaries too large for the BPF stack has a slot of
+    # its own in the per-CPU array plyc_scratch (cgen.STACK_TEMP_MAX).
+    scratch = []
     for p in res.probes:
-        body = cgen.generate(p.unit, analysis, res, env)
+        gens = [cgen.generate(p.unit, analysis, res, env)]
+        if p.fentry:
+            gens.append(cgen.generate(p.unit, analysis, res, env, p.fentry))
+        struct, slot = f"{p.prog}_scratch", len(scratch)
+        if any(g.uses_scratch for g in gens):
+            # A kprobe and its fentry twin (one of which loads) share the slot
+            # and, temporaries being the same, the struct.
+            decls = [g.scratch_decls() for g in gens if g.uses_scratch]
+            assert all(d == decls[0] for d in decls), "twins with different temporaries"
+            size = max(g.scratch_size() for g in gens)
+            scratch_slot_limit(res, p, size)
+            scratch.append(dict(struct=struct, member=p.prog.replace("plyc_", ""), decls=decls[0],
+                                line=p.line, spec=p.spec.replace("*/", "*\\/")))
+        body = gens[0].finish(struct, slot)
         probes.append(dict(prog=p.prog, section=p.section, line=p.line, spec=p.spec.replace("*/", "*\\/"),
                            ctx_decl=p.unit.provider.ctx_decl, body=[text for text, _ in body],
                            stoppable=p.kind not in ("PLYC_P_BEGIN", "PLYC_P_END")))
         if p.fentry:
             # The same probe as fentry/fexit; the tracer loads one of the two.
-            body = cgen.generate(p.unit, analysis, res, env, p.fentry)
+            body = gens[1].finish(struct, slot)
             probes.append(dict(prog=p.prog + "_f", section="fexit" if p.kind == "PLYC_P_KRETPROBE" else "fentry",
                                line=p.line, spec=p.spec.replace("*/", "*\\/") + " as " +
                                ("fexit" if p.kind == "PLYC_P_KRETPROBE" else "fentry") + ":" + p.fentry["func"],
@@ -76,7 +107,7 @@ def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
     buffer_size = res.buffer_size if res.events else 4096
     return dict(version=__version__, script=res.script, name=res.name, buffer_size=buffer_size,
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
-                stack_entries=res.stack_entries, maps=maps, probes=probes,
+                stack_entries=res.stack_entries, maps=maps, probes=probes, scratch=scratch,
                 uses_usdt=any(p.kind == "PLYC_P_USDT" for p in res.probes),
                 kernel_types=analysis.ktypes.definitions() if analysis.ktypes and analysis.ktypes.uses else [])
 

@@ -125,7 +125,7 @@ class Toolchain:
         proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd)
         if proc.returncode != 0:
             raise ToolchainError(f"{what} failed:\n+ {shlex.join(str(c) for c in cmd)}\n"
-                                 f"{(proc.stderr or proc.stdout).rstrip()}")
+                                 f"{once_each((proc.stderr or proc.stdout).rstrip())}")
         return proc
 
     def compile_bpf(self, src: Path, out: Path, include: Path):
@@ -199,12 +199,34 @@ def min_core_btf(tc: "Toolchain", kernel_btf: Path, obj: Path, out: Path) -> byt
     return out.read_bytes()
 
 
+DIAG_HEAD = re.compile(r"^(?:\S+:\d+:\d+: )?(?:fatal error|error|warning): ")
+
+
+def once_each(output: str) -> str:
+    """A compiler's output with every diagnostic shown once. clang's BPF
+    back end reports some errors (a stack overflow) once per instruction
+    involved: each repeat, with its source line, caret and notes, goes."""
+    out, seen, keep = [], set(), True
+    for line in output.splitlines():
+        if DIAG_HEAD.match(line):
+            keep = line not in seen
+            seen.add(line)
+        elif re.match(r"^\d+ (?:errors?|warnings?)( and \d+ \w+)? generated\.$", line):
+            keep = True
+        if keep:
+            out.append(line)
+    return "\n".join(out)
+
+
 def translate_c_error(message: str, bpf_c_name: str, linemap: list, script: str) -> str:
-    """Point compiler errors in generated BPF C at the script line they came from."""
+    """Point compiler errors in generated BPF C at the script line they came
+    from, each once."""
     out = []
     for line in message.splitlines():
         m = re.search(re.escape(bpf_c_name) + r":(\d+):\d+: (error|warning): (.*)", line)
         if m and 0 < int(m.group(1)) <= len(linemap) and linemap[int(m.group(1)) - 1]:
-            out.append(f"{script}:{linemap[int(m.group(1)) - 1]}: error: generated code does not compile: "
-                       f"{m.group(3)} (a plyc bug; please report it with the script)")
+            text = (f"{script}:{linemap[int(m.group(1)) - 1]}: error: generated code does not compile: "
+                    f"{m.group(3)} (a plyc bug; please report it with the script)")
+            if text not in out:
+                out.append(text)
     return "\n".join(out) if out else ""

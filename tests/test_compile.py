@@ -1,5 +1,7 @@
 """Every example builds into a static tracer (clang and the C compiler run
 with -Wall -Werror), and generated code is deterministic."""
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +54,218 @@ def test_generated_c_compiles_with_all_warnings(tmp_path):
     loader = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-I", rt, "-I", keep,
                              "-c", keep / "t.c", "-o", tmp_path / "y.o"], capture_output=True, text=True)
     assert loader.returncode == 0, loader.stderr
+
+
+# --- temporaries too large for the BPF stack (docs/design.md, "Temporaries") ---
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+STRESS = {
+    # The corpus opensnoop's shape, with more strings: kprobe and kretprobe
+    # (each with its fentry/fexit twin).
+    "kprobe-kretprobe": """
+kprobe:do_sys_openat2
+{
+	path[kpid] = str(arg1);
+	who[kpid] = comm;
+	both[kpid, comm] = str(arg1, 200);
+	@[str(arg1), comm] = count();
+}
+
+kretprobe:do_sys_openat2
+{
+	printf("%v %v %v %v %v :%d\\n", pid, comm, path[kpid], who[kpid], both[kpid, who[kpid]], retval);
+	@rets[path[kpid], comm] = count();
+	$p = path[kpid];
+	if ($p == "/etc/passwd") {
+		printf("%s again: %s\\n", $p, both[kpid, comm]);
+	}
+	delete path[kpid];
+	delete who[kpid];
+	delete both[kpid, comm];
+}
+""",
+    "tracepoint": """
+tracepoint:syscalls/sys_enter_openat
+{
+	a[kpid] = str(data->filename);
+	b[kpid] = comm;
+	c[kpid] = "a literal longer than thirty-two bytes";
+	d[kpid, comm] = str(data->filename, 64);
+	e[str(data->filename), comm] = "by file name and comm";
+	f[comm, str(data->filename, 32)] = str(data->filename, 2000);
+	$s = e[a[kpid], b[kpid]];
+	printf("%s|%s|%s|%s|%s|%s|%s\\n", a[kpid], b[kpid], c[kpid], d[kpid, comm],
+	       e[str(data->filename), comm], f[comm, str(data->filename, 32)], $s);
+	printf("%d\\n",
+	       (comm == "a0") + (comm == "a1") + (comm == "a2") + (comm == "a3") + (comm == "a4") +
+	       (comm == "a5") + (comm == "a6") + (comm == "a7") + (comm == "a8") + (comm == "a9") +
+	       (comm == "b0") + (comm == "b1") + (comm == "b2") + (comm == "b3") + (comm == "b4"));
+}
+""",
+    "uprobe": """
+uprobe:c:open
+{
+	upath[kpid] = str(arg0);
+	if (arg1 > 100) {
+		return;
+	}
+	tag[kpid] = "a tag longer than thirty-two bytes";
+}
+
+uretprobe:c:open
+{
+	printf("%s %s %s :%d\\n", comm, upath[kpid], tag[kpid], (int)retval);
+	@[upath[kpid], comm] = count();
+}
+""",
+    "profile-interval-begin-end": """
+BEGIN
+{
+	names[0] = "a name longer than thirty-two bytes";
+}
+
+profile:99hz
+{
+	last[cpu] = comm;
+	@[names[0], last[cpu], comm] = count();
+}
+
+interval:1s
+{
+	printf("%s %s\\n", names[0], last[0]);
+}
+
+END
+{
+	printf("%s\\n", names[0]);
+}
+""",
+    # Many maps with string keys and values, across probes.
+    "many-maps": "\n".join(
+        f"""tracepoint:syscalls/sys_enter_{call}
+{{
+	k{i}[comm, str(data->filename)] = str(data->filename, {48 + 16 * i});
+	v{i}[str(data->filename)] = comm;
+	printf("%s %s %s\\n", k{i}[comm, str(data->filename)], v{i}[str(data->filename)], comm);
+}}
+""" for i, call in enumerate(["openat", "open", "newstat", "newlstat", "access", "chdir"])),
+}
+
+
+def stack_depths(obj: Path) -> dict:
+    """The deepest stack offset each BPF program of an object touches."""
+    out = subprocess.run(["llvm-objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
+                         text=True, check=True).stdout
+    depths, prog, frame_regs = {}, None, set()
+    for line in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(\w+)>:", line)
+        if m and not m.group(1).startswith("LBB"):
+            prog, frame_regs = m.group(1), set()
+            depths[prog] = 0
+            continue
+        if prog is None:
+            continue
+        for n in re.findall(r"r10 - (\d+)", line):
+            depths[prog] = max(depths[prog], int(n))
+        m = re.search(r"\b(r\d+) = r10$", line)
+        if m:
+            frame_regs.add(m.group(1))
+        m = re.search(r"\b(r\d+) \+= -(\d+)$", line)
+        if m and m.group(1) in frame_regs:
+            depths[prog] = max(depths[prog], int(m.group(2)))
+    return depths
+
+
+def check_temporaries(name: str, keep: Path):
+    """Large temporaries are in the scratch slot, not on the stack, and each
+    program leaves most of its 512 stack bytes unused."""
+    bpf_c = (keep / f"{name}.bpf.c").read_text()
+    bodies = bpf_c[bpf_c.index('\nSEC("'):]
+    arrays = re.findall(r"^\t+char \w+\[(\d+)\]", bodies, re.M)
+    assert arrays and all(int(n) <= 32 for n in arrays), arrays
+    if shutil.which("llvm-objdump"):
+        depths = stack_depths(keep / f"{name}.bpf.o")
+        assert depths and max(depths.values()) <= 256, depths
+    return bpf_c
+
+
+@pytest.mark.parametrize("kind", sorted(STRESS))
+def test_large_temporaries_build(kind, tmp_path):
+    src = tmp_path / "stress.ply"
+    src.write_text(STRESS[kind])
+    keep = tmp_path / "gen"
+    proc = plyc("build", src, "-o", tmp_path / "stress", "--keep", keep)
+    assert proc.returncode == 0, proc.stderr
+    bpf_c = check_temporaries("stress", keep)
+    assert "plyc_scratch SEC(\".maps\")" in bpf_c
+    # Only uprobes (preemptible) claim their slot; twins share theirs.
+    assert ("scratch->busy = 1;" in bpf_c) == (kind == "uprobe")
+    if kind == "kprobe-kretprobe":
+        assert bpf_c.count("struct plyc_p1_scratch *scratch") == 2
+
+
+def test_corpus_opensnoop_builds(tmp_path):
+    """ply's own scripts/opensnoop.ply: a 128-byte string from a plain map
+    printed with comm in a kretprobe overflowed the BPF stack."""
+    script = CORPUS / "ply" / "scripts-opensnoop.ply"
+    if not script.exists():
+        pytest.skip(f"no {script} (the shared corpus of published scripts)")
+    keep = tmp_path / "gen"
+    proc = plyc("build", script, "-o", tmp_path / "opensnoop", "--keep", keep)
+    assert proc.returncode == 0, proc.stderr
+    check_temporaries("opensnoop", keep)
+
+
+def test_small_temporaries_stay_on_the_stack():
+    """Hot paths keep their small keys and comm on the stack: no scratch
+    lookup where nothing needs it."""
+    for example in ("syscall-count.ply", "read-latency.ply"):
+        proc = plyc("emit", "--stage", "c", ROOT / "examples" / example)
+        assert proc.returncode == 0, proc.stderr
+        assert "plyc_scratch" not in proc.stdout
+
+
+def test_stress_code_is_deterministic(tmp_path):
+    src = tmp_path / "stress.ply"
+    src.write_text(STRESS["tracepoint"])
+    first, second = plyc("emit", "--stage", "c", src), plyc("emit", "--stage", "c", src)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+
+
+def test_scratch_slot_limit():
+    """A probe whose temporaries outgrow a per-CPU slot (32 KiB) is told so."""
+    body = " ".join(f"${v} = str(data->filename, 4096);" for v in "abcdefghi")
+    proc = plyc("emit", "--stage", "c", "-e", f"tracepoint:syscalls/sys_enter_openat {{ {body} }}")
+    assert proc.returncode == 1
+    assert "needs 36864 bytes of temporaries" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_kstack_is_stack():
+    """kstack, as published ply scripts spell it, compiles as stack does."""
+    kstack = plyc("emit", "--stage", "c", "-e", "kprobe:schedule { @[kstack] = count(); }")
+    stack = plyc("emit", "--stage", "c", "-e", "kprobe:schedule { @[stack] = count(); }")
+    assert kstack.returncode == 0, kstack.stderr
+    assert kstack.stdout == stack.stdout
+
+
+def test_generated_code_errors_are_shown_once():
+    """clang's BPF back end repeats some errors once per instruction: each
+    is shown once, and located on the script once."""
+    from plyc.toolchain import once_each, translate_c_error
+    err = "x.bpf.c:70:3: error: Looks like the BPF stack limit of 512 bytes is exceeded."
+    clang_out = "\n".join(
+        ["x.bpf.c:57:5: error: Looks like the BPF stack limit of 512 bytes is exceeded.",
+         "int plyc_p1(struct pt_regs *ctx)", "    ^",
+         "x.bpf.c:57:5: note: could not determine the original source location for x.bpf.c:0:0"] * 8 +
+        [err, "\t\t__builtin_memcpy(t4, p3->v, 128);", "\t\t^"] + [err] * 7 + ["16 errors generated."])
+    shown = once_each(clang_out)
+    assert shown.count("57:5: error") == 1 and shown.count("70:3: error") == 1
+    assert shown.count("could not determine") == 1 and shown.endswith("16 errors generated.")
+    linemap = [0] * 80
+    linemap[69] = 13
+    located = translate_c_error(clang_out, "x.bpf.c", linemap, "opensnoop.ply")
+    assert located.splitlines() == ["opensnoop.ply:13: error: generated code does not compile: Looks like the BPF "
+                                    "stack limit of 512 bytes is exceeded. (a plyc bug; please report it with the "
+                                    "script)"]
