@@ -11,7 +11,7 @@ from . import ast
 from . import builtins as B
 from . import types as T
 from .check import Analysis, Unit
-from .resources import Field, Resources
+from .resources import TP_DIRECT_SLOTS, Field, Resources
 
 
 C_ESCAPES = {ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"}
@@ -673,10 +673,15 @@ class FuncGen:
         name = self.tmp("f")
         # Read the field at the size the device's format gives it (syscall
         # arguments are word-sized: 8 bytes here, 4 on 32-bit devices), then
-        # take its declared C type's size and sign.
+        # take its declared C type's size and sign: one context load that the
+        # tracer rewrites before load (plyc_tp_int), or past the slots the
+        # placeholders can number, the helper read.
         size = 4 if typ.kind == "dataloc" else typ.size
-        self.line(f"__u64 {name} = plyc_tp_int(ctx, plyc_params.tp_off[{slot.slot}], "
-                  f"plyc_params.tp_size[{slot.slot}], {size}, {int(typ.signed)});")
+        where = f"plyc_params.tp_off[{slot.slot}], plyc_params.tp_size[{slot.slot}], {size}, {int(typ.signed)}"
+        if slot.slot < TP_DIRECT_SLOTS:
+            self.line(f"__u64 {name} = plyc_tp_int(ctx, {slot.slot}, {where});")
+        else:
+            self.line(f"__u64 {name} = plyc_tp_read(ctx, {where});")
         return f"(({typ.scalar_ctype()}){name})"
 
     def tp_field_bytes(self, e: ast.Member) -> str:

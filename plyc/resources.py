@@ -92,6 +92,12 @@ class EventRes:
     map: Optional[MapRes] = None
 
 
+# Integer fields of the first slots are read by one context load that the
+# tracer rewrites before load (PLYC_TP_SLOTS in runtime-c/bpf/plyc.bpf.h: the
+# slot is numbered in a load offset); any further ones by a helper call.
+TP_DIRECT_SLOTS = 0x4000
+
+
 @dataclass
 class TpSlot:
     """A tracepoint field whose offset the loader reads from the device."""
@@ -102,6 +108,8 @@ class TpSlot:
     size: int
     line: int
     is_int: int = 0                  # integers adapt to the device's size; others must match
+    bytes: int = 0                   # integers: the declared C type's size ...
+    signed: int = 0                  # ... and sign
 
 
 @dataclass
@@ -216,8 +224,10 @@ def build(analysis: Analysis, name: str, script: str, opts: Optional[dict] = Non
                                f"{unit.spec.provider}:{unit.spec.arg}" if unit.spec.arg
                                else unit.spec.provider, t.glob, fentry))
         for fname, fld in unit.tp_fields.items():
+            is_int = fld.type.kind in ("int", "dataloc")
             slots.append(TpSlot(len(slots), unit.index, t.target, fname, fld.size, unit.spec.span.line,
-                                int(fld.type.kind in ("int", "dataloc"))))
+                                int(is_int), fld.type.size if is_int else 0,
+                                int(is_int and fld.type.signed)))
     return Resources(name, script, maps, events, probes, slots, analysis.nargs, analysis.uses_stack,
                      opts.get("buffer_size", DEFAULT_BUFFER),
                      opts.get("stack_entries", DEFAULT_STACK_ENTRIES), analysis.strsize)

@@ -333,28 +333,17 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 
 		memcpy(params + P->off_kwrap + i, &wrapped, 1);
 	}
-	for (i = 0; i < P->nslots; i++) {
-		const struct plyc_tpslot *s = &P->slots[i];
-		const struct plyc_probe *pr = &P->probes[s->probe];
-		char group[256], *event;
-		uint32_t off, size;
-		int err;
+	/* Tracepoint fields: their offsets and sizes for the programs that read
+	 * them with a helper; plyc_tp_patch() rewrites the others' loads. */
+	if (P->nslots) {
+		const struct plyc_tploc *loc = plyc_tp_resolve(P);
 
-		snprintf(group, sizeof(group), "%s", pr->target);
-		event = strchr(group, '/');
-		*event++ = 0;
-		err = plyc_tp_field(group, event, s->field, &off, &size);
-		if (err == -ENOSYS)
-			return -plyc_probe_error(P, pr, "tracefs is not available (mount it on /sys/kernel/tracing)");
-		if (err == -ENOENT && plyc_tp_exists(group, event))
-			return -plyc_probe_error(P, pr, "no such tracepoint on this kernel");
-		if (err)
-			return -plyc_probe_error(P, pr, "this kernel's tracepoint has no field '%s'", s->field);
-		if (s->is_int ? (size == 0 || size > 8) : size != s->size)
-			return -plyc_probe_error(P, pr, "field '%s' is %u bytes on this kernel, %u where the tracer was built",
-						 s->field, size, s->size);
-		memcpy(params + P->off_tp_off + i * sizeof(uint32_t), &off, sizeof(off));
-		memcpy(params + P->off_tp_size + i * sizeof(uint32_t), &size, sizeof(size));
+		if (!loc)
+			return 1;
+		for (i = 0; i < P->nslots; i++) {
+			memcpy(params + P->off_tp_off + i * sizeof(uint32_t), &loc[i].off, sizeof(loc[i].off));
+			memcpy(params + P->off_tp_size + i * sizeof(uint32_t), &loc[i].size, sizeof(loc[i].size));
+		}
 	}
 	return 0;
 }
@@ -590,7 +579,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	}
 	/* Resolve every attach target before the (slow) load: kprobe targets
 	 * decide parameters (syscall wrappers) and program types (kprobe.multi). */
-	if (plyc_check_targets(prog) || set_params(obj, &o, target) || plyc_prepare_programs(prog, obj)) {
+	if (plyc_check_targets(prog) || set_params(obj, &o, target) || plyc_tp_patch(prog, obj) ||
+	    plyc_prepare_programs(prog, obj)) {
 		failed = 1;
 		goto cleanup;
 	}

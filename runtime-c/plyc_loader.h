@@ -48,6 +48,8 @@ struct plyc_tpslot {
 	const char *field;
 	uint32_t size;
 	int is_int;                /* an integer: read at whatever size the device has */
+	uint32_t bytes;            /* ... as a value of its declared C type's size */
+	int is_signed;             /* ... and sign */
 };
 
 struct plyc_program {
@@ -93,6 +95,16 @@ int plyc_tp_exists(const char *group, const char *event);
  * of matches or -errno. */
 int plyc_tp_glob(const char *group, const char *glob,
 		 int (*fn)(const char *group, const char *event, void *arg), void *arg);
+
+/* tpfields.c: where each tracepoint slot's field is on the device (from
+ * its format files; NULL once the reason is told), and the programs'
+ * field loads rewritten to match, before load (0, or 1 once told). */
+struct bpf_object;
+struct plyc_tploc {
+	uint32_t off, size;
+};
+const struct plyc_tploc *plyc_tp_resolve(const struct plyc_program *prog);
+int plyc_tp_patch(const struct plyc_program *prog, struct bpf_object *obj);
 
 /* child.c: the -c CMD process, started held in a process group of its own
  * and released once attached. Failures are told on stderr, as NAME: error. */

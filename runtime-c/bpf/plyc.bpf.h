@@ -328,8 +328,9 @@ static __always_inline void plyc_read_user(void *dst, __u32 size, const void *pt
 }
 
 /* An integer tracepoint field: `size` bytes on the device (little-endian),
- * as a value of `bytes` bytes, sign-extended if signed. */
-static __always_inline __u64 plyc_tp_int(const void *ctx, __u32 off, __u32 size, __u32 bytes, int is_signed)
+ * as a value of `bytes` bytes, sign-extended if signed. The slow way, for
+ * fields a direct load can't reach (see plyc_tp_int). */
+static __always_inline __u64 plyc_tp_read(const void *ctx, __u32 off, __u32 size, __u32 bytes, int is_signed)
 {
 	__u64 v = 0;
 	__u32 n = size < bytes ? size : bytes;
@@ -347,6 +348,39 @@ static __always_inline __u64 plyc_tp_int(const void *ctx, __u32 off, __u32 size,
 		return (__u64)(((__s64)(v << shift)) >> shift);
 	return v;
 }
+
+/* Integer tracepoint field `slot` as one load from the context, at the
+ * offset, width and sign of the device's field. The object holds
+ * placeholders that the tracer rewrites before load (runtime-c/tpfields.c),
+ * from the device's format file:
+ *   r = PLYC_TP_SEL(slot) ll           becomes r = 0 (direct) or 1 (helper);
+ *   r = *(u64 *)(ctx + PLYC_TP_LDX + slot)
+ *                                       the field's offset and width;
+ *   r <<= 0; r s>>= 0 (or r >>= 0)      the sign extension of a field narrower
+ *                                       than 8 bytes, else no-ops (ja +0).
+ * The verifier sees a constant selector and drops the path not taken, so a
+ * direct read costs one load (plus a move of the constant). Left as they
+ * are, the selector is non-zero and the helper path reads the field. The
+ * placeholder offset is far beyond any tracepoint context (2 KiB, 8 KiB in
+ * newer kernels). */
+#define PLYC_TP_SEL_HI 0x504c5943u   /* "PLYC" */
+#define PLYC_TP_SEL_LO 0x54500000u   /* "TP", then the slot in 20 bits */
+#define PLYC_TP_LDX 0x4000           /* + slot, below 0x8000 */
+#define PLYC_TP_SLOTS 0x4000
+#define plyc_tp_int(ctx, slot, off, size, bytes, is_signed) ({					\
+	__u64 __v, __sel;									\
+	asm volatile("%0 = %1 ll" : "=r"(__sel)						\
+		     : "i"(((__u64)PLYC_TP_SEL_HI << 32) | (PLYC_TP_SEL_LO | (slot))));		\
+	if (__sel)										\
+		__v = plyc_tp_read(ctx, off, size, bytes, is_signed);				\
+	else if (is_signed)									\
+		asm volatile("%0 = *(u64 *)(%1 + %2)\n\t%0 <<= 0\n\t%0 s>>= 0"			\
+			     : "=r"(__v) : "r"(ctx), "i"(PLYC_TP_LDX + (slot)));			\
+	else											\
+		asm volatile("%0 = *(u64 *)(%1 + %2)\n\t%0 <<= 0\n\t%0 >>= 0"			\
+			     : "=r"(__v) : "r"(ctx), "i"(PLYC_TP_LDX + (slot)));			\
+	__v;											\
+})
 
 /* A __data_loc field: the low 16 bits of its word are the offset of the
  * data from the start of the record. */
