@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from . import ast, check, parser, render, resources
 from .diag import PlycError, Diagnostic
@@ -32,6 +32,9 @@ class Options:
     btf: Optional[str] = None        # kernel BTF for typing kernel types (default: this machine's)
     argdist: Optional[object] = None  # plyc argdist: what its report shows (argdist.Report)
     sysroot: Optional[str] = None     # the target's libraries (cross builds)
+    # For front ends that generate the script: (script line, spec) of a probe
+    # -> (where, text) it came from, for the tracer's messages about it.
+    origin: Optional[Callable[[int, str], Optional[tuple]]] = None
 
 
 @dataclass
@@ -75,7 +78,7 @@ def compile_source(source: str, filename: str, opts: Options, name: Optional[str
         raise PlycError(Diagnostic(f"{u.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    u.spec.span), filename, source)
-    generated = render.render(analysis, res, env, opts.argdist)
+    generated = render.render(analysis, res, env, opts.argdist, opts.origin)
     return Compiled(program, analysis, res, generated, env)
 
 

@@ -138,7 +138,14 @@ def argdist_context(res: Resources, argdist) -> dict:
                 interval=argdist.interval)
 
 
-def loader_context(res: Resources, bpf_c: str, argdist=None) -> dict:
+def probe_where(res: Resources, p, origin=None) -> tuple:
+    """How the tracer names a probe: script:line and the spec as written,
+    or what a front end that generated the script says it came from."""
+    where = origin(p.line, p.spec) if origin else None
+    return where or (f"{res.script}:{p.line}", p.spec)
+
+
+def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dict:
     maps = []
     for m in res.maps:
         vt = m.info.value_type
@@ -151,7 +158,9 @@ def loader_context(res: Resources, bpf_c: str, argdist=None) -> dict:
             value=dict(kind=vt.rt_kind() if vt.kind != "dataloc" else "PLYC_K_INT", size=vt.size,
                        signed=int(vt.signed), width=vt.width)))
     probes = [dict(prog=p.prog, kind=p.kind, target_c=c_str_or_null(p.target), period_ns=p.period_ns,
-                   freq=p.freq, cpu=p.cpu, line=p.line, spec_c=cgen.c_string(p.spec.encode()),
+                   freq=p.freq, cpu=p.cpu, line=p.line,
+                   where_c=cgen.c_string(probe_where(res, p, origin)[0].encode()),
+                   spec_c=cgen.c_string(probe_where(res, p, origin)[1].encode()),
                    offset=p.unit.target.extra.get("offset", 0),
                    path_c=c_str_or_null(p.unit.target.extra.get("path", "")),
                    usdt_c=c_str_or_null(p.unit.target.extra.get("usdt_provider", "")),
@@ -169,7 +178,7 @@ def loader_context(res: Resources, bpf_c: str, argdist=None) -> dict:
                 default_pid=argdist.default_pid or 0 if argdist else 0)
 
 
-def render(analysis: Analysis, res: Resources, env: dict, argdist=None) -> Generated:
+def render(analysis: Analysis, res: Resources, env: dict, argdist=None, origin=None) -> Generated:
     j = _env()
     bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(analysis, res, env))
     guard = re.sub(r"\W", "_", res.name).upper()
@@ -177,5 +186,5 @@ def render(analysis: Analysis, res: Resources, env: dict, argdist=None) -> Gener
         version=__version__, script=res.script, guard=guard, records=_records(res),
         nargs_dim=max(1, res.nargs), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
-    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, argdist))
+    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, argdist, origin))
     return Generated(bpf_c, header, loader_c)

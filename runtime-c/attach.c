@@ -35,7 +35,8 @@ int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *p
 {
 	va_list ap;
 
-	fprintf(stderr, "%s:%d: error: %s: ", prog->script, pr->line, pr->spec);
+	(void)prog;
+	fprintf(stderr, "%s: error: %s: ", pr->where, pr->spec);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -466,8 +467,7 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 			return plyc_probe_error(P, pr, "cannot attach to the %zu matching functions: %s",
 						k->n, errstr(errno));
 		if (P->verbose)
-			fprintf(stderr, "%s:%d: %s: %zu functions (kprobe.multi)\n", P->script, pr->line,
-				pr->spec, k->n);
+			fprintf(stderr, "%s: %s: %zu functions (kprobe.multi)\n", pr->where, pr->spec, k->n);
 		return add_link(links, link);
 	}
 	for (j = 0; j < k->n; j++) {
@@ -482,8 +482,8 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 			if (k->n == 1)
 				return kprobe_refused(pr, k->names[j], errno);
 			if (failed++ < 5)
-				fprintf(stderr, "%s:%d: warning: %s: cannot attach to %s: %s\n", P->script,
-					pr->line, pr->spec, k->names[j], errstr(errno));
+				fprintf(stderr, "%s: warning: %s: cannot attach to %s: %s\n", pr->where,
+					pr->spec, k->names[j], errstr(errno));
 			continue;
 		}
 		if (add_link(links, link))
@@ -491,8 +491,8 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 		attached++;
 	}
 	if (k->n > 1 && (failed || P->verbose))
-		fprintf(stderr, "%s:%d: %s: attached to %d of %zu functions\n", P->script, pr->line,
-			pr->spec, attached, k->n);
+		fprintf(stderr, "%s: %s: attached to %d of %zu functions\n", pr->where, pr->spec,
+			attached, k->n);
 	if (!attached)
 		return plyc_probe_error(P, pr, "could not attach to any matching function");
 	return 0;
@@ -508,7 +508,7 @@ static int attach_fentry(int i, struct bpf_object *obj, struct plyc_links *links
 	if (!link)
 		return plyc_probe_error(P, pr, "cannot attach to %s: %s", pr->fentry_func, errstr(errno));
 	if (P->verbose)
-		fprintf(stderr, "%s:%d: %s: running as %s\n", P->script, pr->line, pr->spec,
+		fprintf(stderr, "%s: %s: running as %s\n", pr->where, pr->spec,
 			pr->kind == PLYC_P_KRETPROBE ? "fexit" : "fentry");
 	return add_link(links, link);
 }

@@ -132,7 +132,7 @@ static void usage(FILE *fp)
 		"Tracer built by plyc %s from %s. Probes:\n",
 		P->name, (int)strlen(P->name), "", P->version, P->script);
 	for (i = 0; i < P->nprobes; i++)
-		fprintf(fp, "  %s:%d: %s\n", P->script, P->probes[i].line, P->probes[i].spec);
+		fprintf(fp, "  %s: %s\n", P->probes[i].where, P->probes[i].spec);
 	fprintf(fp,
 		"\n"
 		"Options:\n"
@@ -438,8 +438,8 @@ static int run_once(struct bpf_object *obj, enum plyc_probe_kind kind)
 			continue;
 		prog = bpf_object__find_program_by_name(obj, P->probes[i].prog);
 		if (!prog || bpf_prog_test_run_opts(bpf_program__fd(prog), &opts))
-			return fail("%s:%d: cannot run %s: %s", P->script, P->probes[i].line,
-				    P->probes[i].spec, strerror(errno));
+			return fail("%s: cannot run %s: %s", P->probes[i].where, P->probes[i].spec,
+				    strerror(errno));
 	}
 	return 0;
 }

@@ -40,6 +40,7 @@ struct plyc_probe {
 	const char *fentry_prog;   /* the kprobe's fentry/fexit twin, or NULL */
 	const char *fentry_func;   /* ... built for this function */
 	int fentry_nargs;          /* ... with this many arguments */
+	const char *where;         /* "script.ply:LINE", or where a front end's probe came from */
 };
 
 /* A tracepoint field whose offset is read from the device's format file. */

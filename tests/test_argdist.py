@@ -386,3 +386,18 @@ def test_versioned_libc_function_latency(tmp_path, workload):
     assert run.returncode == 0, run.stderr
     assert run.stderr == ""
     assert run.stdout.split("\n")[1:] == ["sleeps", "\tCOUNT      EVENT", "\t4          $latency>0 = 1", ""]
+
+
+@pytest.mark.bpf
+def test_device_errors_name_the_specifier(tmp_path):
+    """The tracer's own messages about a probe name the -C/-H it came from,
+    as typed, never a line of the script it was lowered to."""
+    out = tmp_path / "t"
+    proc = cli("-C", "p:c:no_such_function_x()", "-H", "p:c:malloc(size_t size):size_t:size", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    listing = subprocess.run([str(out), "-h"], capture_output=True, text=True).stdout
+    assert "  -C #1: p:c:no_such_function_x()\n  -H #1: p:c:malloc(size_t size):size_t:size\n" in listing
+    run = subprocess.run([str(out), "-d", "1"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert run.stderr.startswith("-C #1: error: p:c:no_such_function_x(): no function no_such_function_x in ")
+    assert "argdist.ply" not in run.stderr

@@ -174,6 +174,20 @@ def render_spec_error(err: SpecError) -> str:
     return "\n".join(render_at(e.spec, e.start, e.end, e.message, e.note) for e in errs)
 
 
+def probe_origin(lowered: Lowered):
+    """The specifier a probe of the lowered script came from, as the tracer
+    names it in its messages: ("-C #1", the specifier as typed), or
+    ("argdist", spec) for the report's own probe."""
+    def origin(line: int, spec: str) -> tuple:
+        begin = offset_of(lowered.script, line, 1)
+        region = lowered.origin(begin, begin + 1)
+        if region is None or region.spec >= len(lowered.spec_list):
+            return "argdist", spec
+        spec = lowered.spec_list[region.spec]
+        return spec.name, spec.raw
+    return origin
+
+
 def offset_of(script: str, line: int, col: int) -> int:
     lines = script.split("\n")
     return sum(len(ln) + 1 for ln in lines[:line - 1]) + col - 1
@@ -235,7 +249,7 @@ def main(argv) -> int:
         for w in lowered.warnings:
             print(f"plyc argdist: warning: {w}", file=sys.stderr)
         opts = driver.Options(strsize=args.string_size, verbose=False, btf=args.btf, argdist=report,
-                              target=args.target, sysroot=args.sysroot)
+                              target=args.target, sysroot=args.sysroot, origin=probe_origin(lowered))
         if args.verbose:
             print(script)
         out = args.output
