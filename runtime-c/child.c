@@ -31,6 +31,7 @@ static pid_t child = -1;  /* the command, until reaped */
 static pid_t group = -1;  /* its process group, until it is empty */
 static int err_fd = -1;   /* the child's errno if its exec failed; EOF once it ran */
 static int tty_fd = -1;   /* our terminal, lent to the group while it runs */
+static pid_t lent_to = -1; /* the group we lent it to */
 
 static int plain_char(unsigned char c)
 {
@@ -154,12 +155,21 @@ static double ms_now(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Whether the terminal is still the one we lent: not after Ctrl-Z and bg,
+ * when the shell has it back (an ignored SIGTTOU would let us take it). */
+static int still_lent(void)
+{
+	return lent_to > 0 && tcgetpgrp(tty_fd) == lent_to;
+}
+
 /* The terminal goes back to the tracer once the command is done with it. */
 static void take_terminal(void)
 {
 	if (tty_fd >= 0) {
-		tcsetpgrp(tty_fd, getpgrp());
+		if (still_lent())
+			tcsetpgrp(tty_fd, getpgrp());
 		tty_fd = -1;
+		lent_to = -1;
 	}
 }
 
@@ -269,6 +279,8 @@ int plyc_child_release(void)
 		signal(SIGTTOU, SIG_IGN);
 		if (tcsetpgrp(tty_fd, group))
 			tty_fd = -1;
+		else
+			lent_to = group;
 	}
 	kill(child, SIGCONT);
 	/* The exec closes the pipe, or the child writes why it failed. */
@@ -288,12 +300,14 @@ int plyc_child_release(void)
 	return 0;
 }
 
-/* Ctrl-Z stopped the command, which has our terminal: stop with it, so
- * the shell that started us gets the terminal back; when continued, lend
- * it again if we were put in the foreground (fg, not bg), and continue. */
+/* Ctrl-Z stopped the command, or SIGTTIN/SIGTTOU did in the background:
+ * stop with it, so the shell that started us sees the job stopped, and
+ * gets the terminal back if the command had it; when continued, lend it
+ * again if we were put in the foreground (fg, not bg), and continue. */
 static void suspend(void)
 {
-	tcsetpgrp(tty_fd, getpgrp());
+	if (still_lent())
+		tcsetpgrp(tty_fd, getpgrp());
 	raise(SIGSTOP);
 	if (tcgetpgrp(tty_fd) == getpgrp())
 		tcsetpgrp(tty_fd, group);

@@ -394,3 +394,86 @@ def test_c_command_gets_the_terminal(tmp_path):
     assert proc.returncode == 0, stderr
     assert stdout == "END\n"
     assert processes_with(a) == []
+
+
+# A job-control shell, enough of one: session leader on the terminal, runs
+# the tracer as a job in the foreground, Ctrl-Z, takes the terminal back, bg;
+# then, for "read", waits for the command (reading the terminal in the
+# background) to stop the job again, and fg. Prints who has the terminal.
+JOB_SHELL = r'''
+import json, os, signal, sys, time
+tracer, cmd, master, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+me = os.getpgrp()
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd, 1)
+    os.execv(tracer, [tracer, "-c", cmd])
+os.setpgid(pid, pid)
+os.tcsetpgrp(0, pid)
+signal.signal(signal.SIGALRM, lambda *a: (os.killpg(pid, signal.SIGKILL), sys.exit(3)))
+signal.alarm(15)
+seen = {}
+
+def lent():   # the tracer lends the terminal to its command's group
+    while os.tcgetpgrp(0) in (me, pid):
+        time.sleep(0.02)
+
+def stopped():
+    _, status = os.waitpid(pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), status
+
+lent()
+os.write(master, b"\x1a")
+stopped()
+os.tcsetpgrp(0, me)
+os.killpg(pid, signal.SIGCONT)      # bg
+if cmd.startswith("head"):
+    stopped()                       # SIGTTIN stopped the command, and the tracer
+    seen["stopped"] = os.tcgetpgrp(0) == me
+    os.tcsetpgrp(0, pid)            # fg
+    os.killpg(pid, signal.SIGCONT)
+    lent()
+    os.write(master, b"from the terminal\n")
+_, status = os.waitpid(pid, 0)
+seen["status"] = os.waitstatus_to_exitcode(status)
+seen["terminal"] = {me: "shell", pid: "tracer"}.get(os.tcgetpgrp(0), "other")
+print(json.dumps(seen))
+'''
+
+
+@pytest.mark.parametrize("cmd", ["sleep 0.5", "head -n 1"])
+def test_c_command_never_takes_the_terminal_from_the_shell(tmp_path, cmd):
+    """Ctrl-Z, then bg: the shell has the terminal back; the tracer must not
+    take it when the command ends, nor when the command, reading the terminal
+    in the background, is stopped by SIGTTIN (tcsetpgrp works for the tracer,
+    which ignores SIGTTOU)."""
+    import fcntl
+    import json
+    import pty
+    import termios
+    tracer = build(tmp_path, 'END { printf("END\\n"); }\n')
+    master, slave = pty.openpty()
+
+    def controlling_tty():
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", JOB_SHELL, tracer, cmd, str(master), str(out)],
+                          stdin=slave, capture_output=True, text=True, timeout=30,
+                          pass_fds=(master,), preexec_fn=controlling_tty)
+    os.close(slave)
+    os.close(master)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    if cmd == "sleep 0.5":
+        # Ended in the background: the terminal stays the shell's.
+        assert seen == {"status": 0, "terminal": "shell"}
+        assert out.read_text() == "END\n"
+    else:
+        # Ended in the foreground, after fg: the tracer takes it back.
+        assert seen == {"stopped": True, "status": 0, "terminal": "tracer"}
+        assert out.read_text() == "from the terminal\nEND\n"
