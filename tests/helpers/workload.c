@@ -51,25 +51,33 @@ static double now(void)
 
 static int run(int argc, char **argv);
 
-/* workload waits: the helper signals round r once the main thread waits in
- * it (it can only take the mutex then), so every pthread_cond_wait() call
- * returns by a signal, exactly once a round. */
+/* workload waits: every pthread_cond_wait() call is one round. The waker
+ * signals the round the main thread waits in, once: it can only take the
+ * mutex while the main thread is inside pthread_cond_wait() (which holds it
+ * otherwise), and it reads the round under the mutex. So each call returns
+ * by the waker's signal, exactly once a round; a spurious wakeup (rare on
+ * Linux) ends its round early, and the waker signals the next one: still
+ * exactly N calls and N returns, and never a deadlock. */
 static pthread_mutex_t wait_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wait_cond = PTHREAD_COND_INITIALIZER;
-static volatile long wait_round;
-static long wait_rounds;
+static long wait_round;   /* the round the main thread waits in; 0 between rounds */
+static int waits_done;
 
 static void *waker(void *arg)
 {
-	long r;
+	long signalled = 0;
+	int done = 0;
 
 	(void)arg;
-	for (r = 1; r <= wait_rounds; r++) {
-		while (__atomic_load_n(&wait_round, __ATOMIC_ACQUIRE) != r)
-			sched_yield();
+	while (!done) {
 		pthread_mutex_lock(&wait_lock);
-		pthread_cond_signal(&wait_cond);
+		done = waits_done;
+		if (wait_round && wait_round != signalled) {
+			signalled = wait_round;
+			pthread_cond_signal(&wait_cond);
+		}
 		pthread_mutex_unlock(&wait_lock);
+		sched_yield();
 	}
 	return NULL;
 }
@@ -82,14 +90,15 @@ static int waits(long n)
 
 	for (i = 0; i < n; i++)
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &us, NULL);
-	wait_rounds = n;
+	pthread_mutex_lock(&wait_lock);
 	if (pthread_create(&helper, NULL, waker, NULL))
 		return 1;
-	pthread_mutex_lock(&wait_lock);
 	for (i = 1; i <= n; i++) {
-		__atomic_store_n(&wait_round, i, __ATOMIC_RELEASE);
+		wait_round = i;
 		pthread_cond_wait(&wait_cond, &wait_lock);
+		wait_round = 0;
 	}
+	waits_done = 1;
 	for (i = 0; i < n; i++)
 		pthread_cond_timedwait(&wait_cond, &wait_lock, &past);
 	pthread_mutex_unlock(&wait_lock);
