@@ -151,6 +151,13 @@ static int resolve_ufunc(int i)
 						"address of one (PATH:0xADDR)", bin, len, pr->target);
 		return plyc_probe_error(P, pr, "%s has several functions named %.*s (%s)%s", bin, len,
 					pr->target, versions, at ? "" : ": name one as NAME@VERSION");
+	case -EOPNOTSUPP:
+		/* Called once, by the dynamic loader: a probe there never fires. */
+		return plyc_probe_error(P, pr, "%.*s in %s is an IFUNC: its address is the resolver that "
+					"picks an implementation when the library is loaded; probe the "
+					"implementation instead: %s%s", len, pr->target, bin,
+					versions[0] ? versions : "its address (PATH:0xADDR, from the "
+					"library's debug symbols)", versions[0] ? " (by name or PATH:0xADDR)" : "");
 	default:
 		return plyc_probe_error(P, pr, "cannot read the symbols of %s: %s", bin, errstr(err));
 	}

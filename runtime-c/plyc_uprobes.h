@@ -16,7 +16,9 @@ long plyc_vaddr_to_offset(const char *path, uint64_t vaddr);
  * version. 0; -ENOENT (no such function); -ENOMSG (the function is there,
  * but not in that version, or only in old versions: msg lists them);
  * -EEXIST (several functions of that name at different addresses: msg
- * lists their versions); or another -errno. */
+ * lists their versions); -EOPNOTSUPP (an IFUNC, whose address is its
+ * resolver's: msg lists the implementations the symbol table names, if
+ * any); or another -errno. */
 int plyc_uprobe_offset(const char *path, const char *sym, uint64_t *offset, char *msg, size_t msglen);
 
 /* The provider of USDT probe `name` in path (0, -ENOENT or -EEXIST). */

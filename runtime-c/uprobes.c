@@ -211,6 +211,7 @@ struct fsym {
 	char *version;      /* "" when unversioned */
 	int hidden;         /* a non-default version (name@V, not name@@V) */
 	int rank;           /* binding: 2 global, 1 weak, 0 local */
+	int ifunc;          /* STT_GNU_IFUNC: the offset is the resolver's */
 	uint64_t offset;    /* in the file */
 };
 
@@ -232,7 +233,7 @@ static void fsyms_free(struct fsyms *s)
 }
 
 static int fsyms_add(struct fsyms *s, const char *name, size_t len, const char *version, int hidden,
-		     int rank, uint64_t offset)
+		     int rank, int ifunc, uint64_t offset)
 {
 	struct fsym *f;
 
@@ -255,6 +256,7 @@ static int fsyms_add(struct fsyms *s, const char *name, size_t len, const char *
 	}
 	f->hidden = hidden;
 	f->rank = rank;
+	f->ifunc = ifunc;
 	f->offset = offset;
 	s->n++;
 	return 0;
@@ -349,7 +351,7 @@ static int read_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, Elf_Scn *versy
 			continue;
 		bind = GELF_ST_BIND(sym.st_info);
 		err = fsyms_add(out, sname, len, ver, hidden, bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0,
-				(uint64_t)off);
+				type == STT_GNU_IFUNC, (uint64_t)off);
 		if (err)
 			return err;
 	}
@@ -369,6 +371,41 @@ static void list_versions(const struct fsyms *s, const char *name, char *msg, si
 		used += (size_t)snprintf(msg + used, len - used, "%s%s%s%s", used ? ", " : "", name,
 					 !s->v[i].version[0] ? "" : s->v[i].hidden ? "@" : "@@",
 					 s->v[i].version);
+	}
+}
+
+/* The functions that may implement IFUNC `name`, as glibc names them
+ * (__strlen_avx2, __strlen_sse2, ...: in .symtab, which stripped
+ * libraries lack), into msg: "" when there are none. */
+static void list_impls(Elf *elf, const char *name, char *msg, size_t len)
+{
+	char prefix[256];
+	Elf_Scn *scn = NULL;
+	size_t used = 0, plen;
+
+	msg[0] = 0;
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "__%s_", name);
+	if (plen >= sizeof(prefix))
+		return;
+	while ((scn = elf_nextscn(elf, scn)) && used < len) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+		GElf_Shdr sh;
+		size_t i, n;
+
+		if (!data || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n && used < len; i++) {
+			const char *sname;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			sname = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (sname && !strncmp(sname, prefix, plen))
+				used += (size_t)snprintf(msg + used, len - used, "%s%s", used ? ", " : "", sname);
+		}
 	}
 }
 
@@ -424,7 +461,7 @@ int plyc_uprobe_offset(const char *path, const char *spec, uint64_t *offset, cha
 
 		if (version ? !strcmp(f->version, version) && !(f->hidden && at[1] == '@') : !f->hidden)
 			err = fsyms_add(&match, f->name, strlen(f->name), f->version, f->hidden, f->rank,
-					f->offset);
+					f->ifunc, f->offset);
 	}
 	if (err)
 		goto out;
@@ -452,6 +489,11 @@ int plyc_uprobe_offset(const char *path, const char *spec, uint64_t *offset, cha
 			err = -EEXIST;
 			goto out;
 		}
+	}
+	if (match.v[best].ifunc) {
+		list_impls(elf, name, msg, msglen);
+		err = -EOPNOTSUPP;
+		goto out;
 	}
 	*offset = match.v[best].offset;
 out:

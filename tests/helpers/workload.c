@@ -16,6 +16,7 @@
  *                               on a condition itself) and N pthread_cond_timedwait()
  *                               that time out at once (glibc exports all three
  *                               in two symbol versions)
+ * plyc_ifunc is an IFUNC, as glibc's string functions are (for uprobe tests).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -50,6 +51,22 @@ static double now(void)
 }
 
 static int run(int argc, char **argv);
+
+/* An IFUNC: the symbol plyc_ifunc is its resolver, which the dynamic loader
+ * calls once; __plyc_ifunc_plain, named as glibc names implementations, is
+ * the function that runs. */
+typedef int plyc_ifunc_fn(int);
+int __plyc_ifunc_plain(int x)
+{
+	return x + 1;
+}
+
+static plyc_ifunc_fn *resolve_plyc_ifunc(void)
+{
+	return __plyc_ifunc_plain;
+}
+
+int plyc_ifunc(int x) __attribute__((ifunc("resolve_plyc_ifunc")));
 
 /* workload waits: every pthread_cond_wait() call is one round. The waker
  * signals the round the main thread waits in, once: it can only take the
