@@ -409,23 +409,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return P->handle_event(data, size);
 }
 
-static uint64_t stat_sum(int fd, uint32_t index)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	uint64_t *vals, sum = 0;
-	int i;
-
-	if (fd < 0 || ncpus <= 0)
-		return 0;
-	vals = calloc((size_t)ncpus, sizeof(*vals));
-	if (vals && bpf_map_lookup_elem(fd, &index, vals) == 0) {
-		for (i = 0; i < ncpus; i++)
-			sum += vals[i];
-	}
-	free(vals);
-	return sum;
-}
-
 static int run_once(struct bpf_object *obj, enum plyc_probe_kind kind)
 {
 	int i;
@@ -652,7 +635,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		if (now() < next_lost_check)
 			continue;
 		next_lost_check = now() + 0.1;
-		lost = stat_sum(stats_fd, 0);
+		lost = plyc_stat_sum(stats_fd, 0);
 		/* With -k, say it at most once a second. */
 		if (lost > reported_lost && (!o.keep_going || now() >= next_lost_report)) {
 			next_lost_report = now() + 1;
@@ -689,7 +672,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	fflush(plyc_rt.out);
 	plyc_detach_in_background(&links);
 
-	lost = stat_sum(stats_fd, 0);
+	lost = plyc_stat_sum(stats_fd, 0);
 	if (lost > reported_lost) {
 		fprintf(stderr, "%s: warning: %" PRIu64 " event%s lost (output buffer full)\n",
 			prog->name, lost - reported_lost, lost - reported_lost == 1 ? "" : "s");

@@ -845,9 +845,7 @@ out:
 	return err;
 }
 
-/* One counter of the per-CPU stats map, summed over the CPUs; 0 when the
- * BPF object has no such slot. */
-static uint64_t stat_total(int fd, uint32_t index)
+uint64_t plyc_stat_sum(int fd, uint32_t index)
 {
 	int ncpus = libbpf_num_possible_cpus(), i;
 	uint64_t *vals, sum = 0;
@@ -876,20 +874,20 @@ int plyc_report_refusals(const char *name, int stats_fd, const struct plyc_map *
 	for (i = 0; i < nmaps; i++) {
 		const char *map = maps[i].name;
 
-		n = stat_total(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_FULL, 1 + i));
+		n = plyc_stat_sum(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_FULL, 1 + i));
 		if (n) {
 			fprintf(stderr, "%s: warning: map %s was full: %" PRIu64 " update%s dropped "
 				"(rebuild with a larger --map-entries)\n", name, map, n, plural(n, "s"));
 			failed = 1;
 		}
-		n = stat_total(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_BUSY, 1 + i));
+		n = plyc_stat_sum(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_BUSY, 1 + i));
 		if (n) {
 			fprintf(stderr, "%s: warning: map %s was busy: %" PRIu64 " update%s refused by the "
 				"kernel (a probe ran while another held the map on the same CPU)%s\n", name, map,
 				n, plural(n, "s"), keep_going ? "" : "; the counts are short (-k ignores this)");
 			failed |= !keep_going;
 		}
-		n = stat_total(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_OTHER, 1 + i));
+		n = plyc_stat_sum(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_OTHER, 1 + i));
 		if (n) {
 			fprintf(stderr, "%s: warning: map %s: %" PRIu64 " update%s refused by the kernel%s\n",
 				name, map, n, plural(n, "s"),
@@ -897,12 +895,12 @@ int plyc_report_refusals(const char *name, int stats_fd, const struct plyc_map *
 			failed |= !keep_going;
 		}
 	}
-	n = stat_total(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_BUSY, 0));
+	n = plyc_stat_sum(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_BUSY, 0));
 	if (n)
 		fprintf(stderr, "%s: warning: %" PRIu64 " stack%s not recorded: another stack had %s slot in "
 			"the stack map (counted under an empty stack; a larger --stack-entries makes this "
 			"rarer)\n", name, n, plural(n, "s"), n == 1 ? "its" : "their");
-	n = stat_total(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_OTHER, 0));
+	n = plyc_stat_sum(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_OTHER, 0));
 	if (n)
 		fprintf(stderr, "%s: warning: %" PRIu64 " stack%s not recorded: the stack map was full "
 			"(counted under an empty stack; rebuild with a larger --stack-entries)\n", name, n,

@@ -148,6 +148,10 @@ static inline uint32_t plyc_stat_index(int nmaps, int row, int slot)
 	return (uint32_t)(row * (1 + nmaps) + slot);
 }
 
+/* One counter of the per-CPU stats map (fd), summed over the CPUs; 0 when
+ * there is no map or no such slot. */
+uint64_t plyc_stat_sum(int fd, uint32_t index);
+
 /* Tell on stderr ("NAME: warning: ...") what the probes could not store,
  * by reason, from the stats map. Returns 1 when it makes the run fail:
  * a full map always; a busy or otherwise refused update unless
