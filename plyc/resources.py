@@ -93,7 +93,7 @@ class EventRes:
 
 
 # Integer fields of the first slots are read by one context load that the
-# tracer rewrites before load (PLYC_TP_SLOTS in runtime-c/bpf/plyc.bpf.h: the
+# tracer rewrites before load (PLYC_TP_SLOTS in runtime-c/plyc_tp.h: the
 # slot is numbered in a load offset); any further ones by a helper call.
 TP_DIRECT_SLOTS = 0x4000
 

@@ -27,13 +27,7 @@
 
 #include "plyc_loader.h"
 #include "plyc_attach.h"
-
-/* As in bpf/plyc.bpf.h. */
-#define PLYC_TP_SEL_HI 0x504c5943u
-#define PLYC_TP_SEL_LO 0x54500000u
-#define PLYC_TP_SEL_MASK 0xfff00000u
-#define PLYC_TP_LDX 0x4000
-#define PLYC_TP_SLOTS 0x4000
+#include "plyc_tp.h"
 /* How far into a tracepoint's context the verifier lets a program load:
  * the kernel's PERF_MAX_TRACE_SIZE, 2048 (8192 in newer kernels). */
 #define TP_CTX_MAX 2048

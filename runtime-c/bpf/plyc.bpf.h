@@ -375,10 +375,7 @@ static __always_inline __u64 plyc_tp_read(const void *ctx, __u32 off, __u32 size
  * are, the selector is non-zero and the helper path reads the field. The
  * placeholder offset is far beyond any tracepoint context (2 KiB, 8 KiB in
  * newer kernels). */
-#define PLYC_TP_SEL_HI 0x504c5943u   /* "PLYC" */
-#define PLYC_TP_SEL_LO 0x54500000u   /* "TP", then the slot in 20 bits */
-#define PLYC_TP_LDX 0x4000           /* + slot, below 0x8000 */
-#define PLYC_TP_SLOTS 0x4000
+#include "../plyc_tp.h"   /* PLYC_TP_SEL_HI, _LO, PLYC_TP_LDX: the tracer's too */
 #define plyc_tp_int(ctx, slot, off, size, bytes, is_signed) ({					\
 	__u64 __v, __sel;									\
 	asm volatile("%0 = %1 ll" : "=r"(__sel)						\
