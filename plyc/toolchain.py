@@ -50,6 +50,29 @@ TRIPLET = {"aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf", "x86_
 LIBS = ["-lbpf", "-lelf", "-lz"]
 
 
+def find_cc(target: str, sysroot: Optional[str] = None) -> tuple:
+    """The C compiler for target as the user's build environment says: $CC
+    (a Yocto SDK's), else $CROSS_COMPILE + gcc (kernel style), else the
+    native gcc, else the Debian cross compiler. Returns (cc argv, $CFLAGS,
+    the sysroot of --sysroot, $SYSROOT or $SDKTARGETSYSROOT, or None);
+    ToolchainError when that compiler is not installed."""
+    cc = shlex.split(os.environ.get("CC", ""))
+    if not cc:
+        if os.environ.get("CROSS_COMPILE"):
+            cc = [os.environ["CROSS_COMPILE"] + "gcc"]
+        elif HOST_TARGET.get(os.uname().machine) == target:
+            cc = [shutil.which("gcc") or shutil.which("cc") or "cc"]
+        else:
+            cc = [f"{TRIPLET[target]}-gcc"]
+    if not shutil.which(cc[0]):
+        hint = {"aarch64": "apt-get install gcc-aarch64-linux-gnu",
+                "armhf": "apt-get install gcc-arm-linux-gnueabihf"}.get(target, "apt-get install gcc")
+        raise ToolchainError(f"no C compiler for {target}: {cc[0]} is not installed ({hint}; "
+                             "or set $CC or $CROSS_COMPILE)")
+    sysroot = sysroot or os.environ.get("SYSROOT") or os.environ.get("SDKTARGETSYSROOT") or None
+    return cc, shlex.split(os.environ.get("CFLAGS", "")), sysroot
+
+
 @dataclass
 class Toolchain:
     """The compilers and flags for one target, found the way users' build
@@ -72,24 +95,9 @@ class Toolchain:
         if not clang:
             raise ToolchainError("clang is not installed (needed to compile BPF); run `plyc doctor`")
         native = HOST_TARGET.get(os.uname().machine) == target
-        env_cc = shlex.split(os.environ.get("CC", ""))
-        if env_cc:
-            cc = env_cc
-        elif os.environ.get("CROSS_COMPILE"):
-            cc = [os.environ["CROSS_COMPILE"] + "gcc"]
-        elif native:
-            cc = [shutil.which("gcc") or shutil.which("cc") or "cc"]
-        else:
-            cc = [f"{TRIPLET[target]}-gcc"]
-        if not shutil.which(cc[0]):
-            hint = {"aarch64": "apt-get install gcc-aarch64-linux-gnu",
-                    "armhf": "apt-get install gcc-arm-linux-gnueabihf"}.get(target, "apt-get install gcc")
-            raise ToolchainError(f"no C compiler for {target}: {cc[0]} is not installed ({hint}; "
-                                 "or set $CC or $CROSS_COMPILE)")
-        tc = cls(target, verbose, clang, cc, shlex.split(os.environ.get("CFLAGS", "")),
-                 shlex.split(os.environ.get("LDFLAGS", "")))
+        cc, cflags, sysroot = find_cc(target, sysroot)
+        tc = cls(target, verbose, clang, cc, cflags, shlex.split(os.environ.get("LDFLAGS", "")))
         tc.ar = os.environ.get("AR") or (cc[0][:-3] + "ar" if cc[0].endswith("gcc") else "ar")
-        sysroot = sysroot or os.environ.get("SYSROOT") or os.environ.get("SDKTARGETSYSROOT")
         if sysroot:
             tc.use_sysroot(Path(sysroot), explicit=True)
         elif not native:

@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
-import shutil
 from dataclasses import dataclass, field
 from typing import Optional
 
 from pycparser import c_ast
 
 from .. import tracefs
-from ..toolchain import HOST_TARGET, TRIPLET
+from ..toolchain import HOST_TARGET, ToolchainError, find_cc
 from .cparse import CSyntaxError, cast_names, char_constant, int_constant, parse_expr, parse_type, type_words
 from .ctypes import (ABIS, GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
                      kernel_flags, kernel_tree, resolve_header)
@@ -156,21 +154,11 @@ class Context:
         $CROSS_COMPILE, the Debian cross compiler; --sysroot), but without
         preparing a sysroot of libraries, which headers don't need."""
         if self._cc is None:
-            native = HOST_TARGET.get(os.uname().machine) == self.target
-            cc = shlex.split(os.environ.get("CC", ""))
-            if not cc:
-                if os.environ.get("CROSS_COMPILE"):
-                    cc = [os.environ["CROSS_COMPILE"] + "gcc"]
-                elif native:
-                    cc = [shutil.which("gcc") or shutil.which("cc") or "cc"]
-                else:
-                    cc = [f"{TRIPLET[self.target]}-gcc"]
-            if not shutil.which(cc[0]):
-                raise CTypeError(f"the target's C headers can't be read: no C compiler for {self.target} "
-                                 f"({cc[0]} is not installed; `plyc doctor --target {self.target}` says how "
-                                 "to get one)")
-            flags = shlex.split(os.environ.get("CFLAGS", ""))
-            sysroot = self.sysroot or os.environ.get("SYSROOT") or os.environ.get("SDKTARGETSYSROOT")
+            try:
+                cc, flags, sysroot = find_cc(self.target, self.sysroot)
+            except ToolchainError as err:
+                raise CTypeError(f"the target's C headers can't be read: {err}; `plyc doctor --target "
+                                 f"{self.target}` says more") from None
             if sysroot and "--sysroot" not in " ".join(cc + flags):
                 flags.append(f"--sysroot={sysroot}")
             self._cc = (cc, [f for f in flags if f.startswith(("-I", "-D", "-U", "--sysroot", "-isystem",
