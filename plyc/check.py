@@ -39,6 +39,23 @@ class MapInfo:
     value_type: Optional[T.Type] = None   # plain value, or the aggregated argument
     lq: Optional[tuple] = None     # lquantize (min, max, step)
     written: bool = False
+    key_names: Optional[list] = None   # a name per key where every use agrees, else None (--metrics labels)
+
+
+def key_name(e) -> Optional[str]:
+    """What a map key is called in --metrics labels: a built-in variable's
+    name (comm, pid, cpu, stack...), $x's x, a member's name (args->filename:
+    filename), or for a function call, its first argument's (str(args->filename));
+    None for anything else (the label is then kI)."""
+    if isinstance(e, ast.Name):
+        return e.name
+    if isinstance(e, ast.Dollar):
+        return e.name.lstrip("$") or None
+    if isinstance(e, ast.Member):
+        return e.field
+    if isinstance(e, ast.Call) and e.args:
+        return key_name(e.args[0])
+    return None
 
 
 @dataclass
@@ -305,6 +322,11 @@ class Checker:
         for k, kt in zip(ref.keys, key_types):
             if kt.kind not in ("int", "str", "buf", "stack"):
                 self.err(f"a value of type {kt} can't be a map key", k.span)
+        names = [key_name(k) for k in ref.keys]
+        if info.key_names is None:
+            info.key_names = names
+        else:
+            info.key_names = [a if a == b else None for a, b in zip(info.key_names, names)]
         if info.key_types is None:
             info.key_types = key_types
         else:

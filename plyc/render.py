@@ -145,11 +145,36 @@ def probe_where(res: Resources, p, origin=None) -> tuple:
     return where or (f"{res.script}:{p.line}", p.spec)
 
 
+def label_names(names: list) -> list:
+    """Prometheus label names for a map's keys (runtime-c/metrics.c): the
+    script's name of each key where it is a valid label name, unique, not
+    reserved (`le`, `__*`, the `kI` of other keys); else kI."""
+    out = []
+    for i, n in enumerate(names):
+        ok = (n and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n) and not n.startswith("__")
+              and n != "le" and not re.fullmatch(r"k\d+", n) and names.count(n) == 1)
+        out.append(n if ok else f"k{i}")
+    return out
+
+
+def _argdist_label(text: str) -> str:
+    """argdist's key expression as a label name: `req->tv_nsec` -> tv_nsec."""
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
+    return words[-1] if len(words) == 1 or "->" in text or "." in text else re.sub(r"\W+", "_", text).strip("_")
+
+
 def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dict:
     maps = []
+    ad_names = {}
+    for sp in (argdist.specs if argdist else []):
+        ad_names[sp.map] = [_argdist_label(k) for k in sp.key_names]
     for m in res.maps:
         vt = m.info.value_type
+        names = ad_names.get(m.name) or m.info.key_names or []
+        if len(names) != len(m.keys):
+            names = [None] * len(m.keys)
         maps.append(dict(
+            key_names=[cgen.c_string(n.encode()) for n in label_names(names)],
             name=m.name, cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
             percpu=int(m.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")), nbuckets=m.nbuckets,
             lq=m.info.lq or (0, 0, 0),

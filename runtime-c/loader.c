@@ -25,6 +25,7 @@
 
 #include "plyc_loader.h"
 #include "plyc_attach.h"
+#include "plyc_metrics.h"
 
 struct options {
 	const char *cmd;
@@ -37,6 +38,8 @@ struct options {
 	const char *btf;
 	char **args;
 	int nargs;
+	const char *metrics;       /* --metrics [ADDR:]PORT */
+	const char *metrics_prefix;
 };
 
 static volatile sig_atomic_t stopping;
@@ -127,10 +130,11 @@ static void usage(FILE *fp)
 
 	fprintf(fp,
 		"Usage: %s [-c CMD] [-p PID] [-d SECONDS] [-f text|json] [-o FILE] [-k] [-v]\n"
+		"       %*s [--metrics [ADDR:]PORT] [--metrics-prefix NAME]\n"
 		"       %*s [--btf FILE] [-h] [--version] [ARG...]\n"
 		"\n"
 		"Tracer built by plyc %s from %s. Probes:\n",
-		P->name, (int)strlen(P->name), "", P->version, P->script);
+		P->name, (int)strlen(P->name), "", (int)strlen(P->name), "", P->version, P->script);
 	for (i = 0; i < P->nprobes; i++)
 		fprintf(fp, "  %s: %s\n", P->probes[i].where, P->probes[i].spec);
 	fprintf(fp,
@@ -144,6 +148,11 @@ static void usage(FILE *fp)
 		"  -k           keep going when events are lost\n"
 		"  -v           show libbpf's and the loader's diagnostics\n"
 		"  --btf FILE   kernel BTF to use instead of the running kernel's\n"
+		"  --metrics [ADDR:]PORT\n"
+		"               serve the aggregations to Prometheus at http://ADDR:PORT/metrics\n"
+		"               while tracing (no ADDR: every IPv4 address; 127.0.0.1:PORT: local)\n"
+		"  --metrics-prefix NAME\n"
+		"               metric names start with NAME_ (default plyc_)\n"
 		"  ARG...       the script's $1, $2, ...\n"
 		"\n"
 		"Examples:\n"
@@ -168,6 +177,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
 		{ "btf", required_argument, NULL, 'B' },
+		{ "metrics", required_argument, NULL, 'M' },
+		{ "metrics-prefix", required_argument, NULL, 'P' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -207,6 +218,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'B':
 			o->btf = optarg;
+			break;
+		case 'M':
+			o->metrics = optarg;
+			break;
+		case 'P':
+			if (!plyc_metrics_prefix_ok(optarg))
+				return fail("--metrics-prefix takes a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), not '%s'",
+					    optarg);
+			o->metrics_prefix = optarg;
 			break;
 		case 'V':
 			printf("%s (plyc %s, from %s)\n", P->name, P->version, P->script);
@@ -505,6 +525,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1;
 	double deadline = 0, next_lost_report = 0, next_lost_check = 0;
 	char btf_path[64];
+	struct plyc_metrics_src msrc = { 0 };
 
 	P = prog;
 	if (parse_args(argc, argv, &o))
@@ -527,6 +548,13 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		return fail("tracing needs root (CAP_BPF and CAP_PERFMON); run it with sudo");
 	if (o.btf && access(o.btf, R_OK))
 		return fail("--btf %s: %s", o.btf, strerror(errno));
+	if (o.metrics) {
+		char why[256], bound[96];
+
+		if (plyc_metrics_listen(o.metrics, why, sizeof(why), bound, sizeof(bound)))
+			return fail("%s", why);
+		fprintf(stderr, "%s: serving metrics at http://%s/metrics\n", prog->name, bound);
+	}
 
 	{
 		struct sigaction sa = { .sa_handler = on_signal };
@@ -616,8 +644,30 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	if (o.duration > 0)
 		deadline = now() + o.duration;
 
+	msrc.tracer = prog->name;
+	msrc.script = prog->script;
+	msrc.version = prog->version;
+	msrc.prefix = o.metrics_prefix ? o.metrics_prefix : "plyc";
+	msrc.maps = prog->maps;
+	msrc.nmaps = prog->nmaps;
+	msrc.argdist = prog->argdist;
+	msrc.stats_fd = stats_fd;
+	msrc.probes_attached = links.n;
+
 	while (!stopping) {
-		err = ring_buffer__poll(rb, 100);
+		if (plyc_metrics_fd() >= 0) {
+			/* the ring buffer's epoll set and the responder's, side by side */
+			struct pollfd pfd[2] = {
+				{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+				{ .fd = plyc_metrics_fd(), .events = POLLIN },
+			};
+
+			err = poll(pfd, 2, 100);
+			err = err < 0 ? -errno : ring_buffer__consume(rb);
+			plyc_metrics_serve(&msrc);
+		} else {
+			err = ring_buffer__poll(rb, 100);
+		}
 		if (err < 0 && err != -EINTR) {
 			failed = fail("reading events failed: %s", strerror(-err));
 			break;
@@ -684,6 +734,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		failed = 1;
 
 cleanup:
+	plyc_metrics_close();
 	if (pidfd >= 0)
 		close(pidfd);
 	plyc_detach_all(&links);

@@ -75,6 +75,7 @@ struct plyc_map {
 	int64_t lq_min, lq_max, lq_step;
 	uint32_t nbuckets;         /* quantize/lquantize */
 	int fd;                    /* filled in by the loader after load */
+	const char *const *key_names;  /* a label name per key (--metrics), or NULL: k0, k1, ... */
 };
 
 /* Process-wide output state, set up by the loader's main(). */
