@@ -398,8 +398,10 @@ class FuncGen:
         elif func == "quantize":
             signed = "1" if m.info.value_type.signed else "0"
             self.line(f"{v}->b[plyc_log2_bucket({x}, {signed}) & 63] += 1;")
+            self.line(f"{v}->s += (__u64)({x});")
         elif func == "_log2":
             self.line(f"{v}->b[plyc_bcc_log2_bucket({x}) & 63] += 1;")
+            self.line(f"{v}->s += (__u64)({x});")
         elif func == "lquantize":
             lo, hi, step = m.info.lq
             self.line(f"__u32 {v}_i = plyc_lin_bucket({x}, {c_int(lo)}, {c_int(hi)}, {c_int(step)}, "
@@ -409,6 +411,7 @@ class FuncGen:
             self.line(f"asm volatile(\"\" : \"+r\"({v}_i));")
             self.line(f"if ({v}_i < {m.nbuckets})")
             self.line(f"\t{v}->b[{v}_i] += 1;")
+            self.line(f"{v}->s += (__u64)({x});")
         self.depth -= 1
         self.line("}")
 

@@ -47,8 +47,12 @@ def _records(res: Resources) -> list:
             f = [Field("v", m.info.value_type)]
             recs.append(dict(cname=f"{m.cname}_val", fields=f, size=layout(f)))
         elif m.nbuckets:
+            # b: the buckets; s: the sum of the values counted (--metrics' exact _sum)
             recs.append(dict(cname=f"{m.cname}_hist", fields=[dict(decl=f"__u64 b[{m.nbuckets}]", name="b",
-                                                                    offset=0)], size=8 * m.nbuckets))
+                                                                    offset=0),
+                                                               dict(decl="__u64 s", name="s",
+                                                                    offset=8 * m.nbuckets)],
+                             size=8 * m.nbuckets + 8))
     for e in res.events:
         fields = [dict(decl="__u32 id", name="id", offset=0), dict(decl="__u32 pad", name="pad", offset=4)]
         fields += sorted(e.fields, key=lambda f: f.offset)

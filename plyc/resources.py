@@ -175,11 +175,11 @@ def _map_res(info: MapInfo, index: int, opts) -> MapRes:
         ctype, size = "struct plyc_avg", 16
     elif agg in ("quantize", "_log2"):
         nbuckets = 64
-        ctype, size = f"struct {info_cname(index)}_hist", 8 * nbuckets
+        ctype, size = f"struct {info_cname(index)}_hist", 8 * nbuckets + 8   # buckets, sum
     elif agg == "lquantize":
         lo, hi, step = info.lq
         nbuckets = -(-(hi - lo) // step) + 2
-        ctype, size = f"struct {info_cname(index)}_hist", 8 * nbuckets
+        ctype, size = f"struct {info_cname(index)}_hist", 8 * nbuckets + 8   # buckets, sum
     else:
         f = Field("v", record_type(vt))
         size = layout([f])

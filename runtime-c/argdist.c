@@ -135,7 +135,7 @@ static void report_hist(FILE *fp, const struct plyc_map *m, const struct plyc_ar
 	size_t n = 0;
 
 	if (plyc_map_collect(m, &keys, &vals, &n) == 0 && n)
-		plyc_argdist_print_log2(fp, (const uint64_t *)vals, (int)(m->value_size / 8), s->header);
+		plyc_argdist_print_log2(fp, (const uint64_t *)vals, (int)(m->nbuckets ? m->nbuckets : m->value_size / 8), s->header);
 	free(keys);
 	free(vals);
 }

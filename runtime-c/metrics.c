@@ -516,6 +516,9 @@ static int collect(const struct plyc_map *m, char **keys, char **vals, size_t *n
 {
 	int err;
 
+	/* PLYC_METRICS_NO_BATCH: the fallback, to measure it (docs/metrics.md) */
+	if (!batch_broken && getenv("PLYC_METRICS_NO_BATCH"))
+		batch_broken = 1;
 	if (!batch_broken) {
 		err = collect_batch(m, keys, vals, n);
 		if (err != -EINVAL && err != -EOPNOTSUPP && err != -ENOTSUP && err != -524 /* ENOTSUPP */)

@@ -9,6 +9,7 @@
  *   workload write TEXT         write TEXT to stdout (one write(2))
  *   workload exit CODE          exit with CODE
  * With WORKLOAD_TIME set, the time MODE took is printed to stderr in ns.
+ * Its comm is plyc-work, or $WORKLOAD_COMM.
  *   workload delay MS MODE...   sleep MS first, then do MODE (to attach to it with -p)
  *   workload udp N SIZE         N UDP datagrams of SIZE bytes to 127.0.0.1:9
  *   workload waits N            N clock_nanosleep() of 1us, N pthread_cond_wait()
@@ -136,7 +137,8 @@ static int run(int argc, char **argv)
 {
 	long i, n;
 
-	prctl(PR_SET_NAME, "plyc-work");
+	/* WORKLOAD_COMM: a name of its own, for tests that run while others do */
+	prctl(PR_SET_NAME, getenv("WORKLOAD_COMM") ? getenv("WORKLOAD_COMM") : "plyc-work");
 	while (argc > 3 && !strcmp(argv[1], "delay")) {
 		usleep((useconds_t)atol(argv[2]) * 1000);
 		argv += 2;

@@ -1,0 +1,449 @@
+"""tracer --metrics: the aggregations served to Prometheus while tracing
+(docs/metrics.md). A real Prometheus (Debian's package) scrapes a tracer and
+its query API gives the exact count; promtool checks the exposition of every
+aggregation kind with awkward keys; bad requests never stop tracing; a scrape
+of 10,000 keys is timed."""
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# The workloads' comm: one that other tests running at the same time don't use.
+os.environ["WORKLOAD_COMM"] = "plyc-metrics"
+
+pytestmark = pytest.mark.bpf
+
+COUNT = ('tracepoint:syscalls/sys_enter_getppid / comm == "plyc-metrics" /\n'
+         '{\n\t@calls[comm] = count();\n\t@q = quantize(pid);\n}\n'
+         # the getppid workload reads 1024 bytes of /sys once (glibc's get_nprocs)
+         'tracepoint:syscalls/sys_enter_read / comm == "plyc-metrics" && data->count != 1024 /\n'
+         '{\n\t@sizes = quantize(data->count);\n}\n')
+
+
+def build(tmp_path, script, *opts, name="t"):
+    src = tmp_path / f"{name}.ply"
+    src.write_text(script)
+    out = tmp_path / name
+    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out), *opts],
+                          capture_output=True, text=True, cwd=ROOT, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    return str(out)
+
+
+class Tracer:
+    """A tracer running with --metrics on 127.0.0.1 (a port it picks)."""
+
+    def __init__(self, path, *args):
+        self.proc = subprocess.Popen([path, "--metrics", "127.0.0.1:0", *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()
+        m = re.search(r"serving metrics at http://127\.0\.0\.1:(\d+)/metrics", line)
+        assert m, line + self.proc.stderr.read()
+        self.port = int(m.group(1))
+        # attached once the listener answers with a probe count
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if re.search(r"^plyc_probes_attached [1-9]", self.scrape(), re.M):
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError("the tracer never attached")
+
+    def scrape(self, accept=None, timeout=10):
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/metrics")
+        if accept:
+            req.add_header("Accept", accept)
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            assert r.status == 200
+            return r.read().decode()
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        out, err = self.proc.communicate(timeout=30)
+        return self.proc.returncode, out, err
+
+
+@pytest.fixture
+def tracers():
+    started = []
+    yield started
+    for t in started:
+        if t.proc.poll() is None:
+            t.proc.kill()
+            t.proc.communicate()
+
+
+def sample(text, name, **labels):
+    """The value of one sample of the text format, or None."""
+    want = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    pat = "^" + re.escape(name) + (r"\{" + re.escape(want) + r"\}" if labels else "") + r" (\S+)$"
+    m = re.search(pat, text, re.M)
+    return float(m.group(1)) if m else None
+
+
+# --- the tracer's side ---------------------------------------------------
+
+def test_help_lists_metrics(tmp_path):
+    tracer = build(tmp_path, COUNT)
+    out = subprocess.run([tracer, "-h"], capture_output=True, text=True)
+    assert out.returncode == 0
+    assert "--metrics [ADDR:]PORT" in out.stdout and "--metrics-prefix NAME" in out.stdout
+
+
+def test_bad_metrics_options(tmp_path):
+    tracer = build(tmp_path, COUNT)
+    for args, msg in ((["--metrics", "nope"], "[ADDR:]PORT"), (["--metrics", "1.2.3:80"], "not an IPv4"),
+                      (["--metrics", "127.0.0.1:0", "--metrics-prefix", "a-b"], "metric name")):
+        out = subprocess.run([tracer, *args, "-d", "1"], capture_output=True, text=True, timeout=30)
+        assert out.returncode == 1 and msg in out.stderr, out.stderr
+
+
+def test_counts_histograms_and_the_exit_dump(tmp_path, workload, tracers):
+    tracer = build(tmp_path, COUNT)
+    t = Tracer(tracer)
+    tracers.append(t)
+    subprocess.run([workload, "getppid", "1234"], check=True)
+    subprocess.run(f"{workload} read 4 1; {workload} read 2 3; {workload} read 1 100", shell=True, check=True)
+    text = t.scrape()
+    assert sample(text, "plyc_calls_total", comm="plyc-metrics") == 1234
+    assert "# TYPE plyc_calls_total counter" in text
+    # cumulative buckets at the bounds integers can't cross, then +Inf, _sum, _count
+    assert sample(text, "plyc_sizes_bucket", le="1.0") == 4
+    assert sample(text, "plyc_sizes_bucket", le="3.0") == 6
+    assert sample(text, "plyc_sizes_bucket", le="63.0") == 6
+    assert sample(text, "plyc_sizes_bucket", le="127.0") == 7
+    assert sample(text, "plyc_sizes_bucket", le="+Inf") == 7
+    assert sample(text, "plyc_sizes_sum") == 4 * 1 + 2 * 3 + 100
+    assert sample(text, "plyc_sizes_count") == 7
+    assert sample(text, "plyc_events_lost_total") == 0
+    assert sample(text, "plyc_map_updates_dropped_total", map="@calls", reason="full") == 0
+    assert re.search(r'^plyc_build_info\{tracer="t",script="t.ply",plyc_version="[^"]+"\} 1$', text, re.M)
+    om = t.scrape(accept="application/openmetrics-text; version=1.0.0")
+    assert om.endswith("# EOF\n")
+    assert "# TYPE plyc_calls counter" in om and 'plyc_calls_total{comm="plyc-metrics"} 1234' in om
+    rc, out, err = t.stop()
+    assert rc == 0, err
+    assert "\n@calls:\n{ plyc-metrics    }: 1234\n" in out
+
+
+def test_prefix(tmp_path, tracers):
+    tracer = build(tmp_path, "interval:10ms { @ = count(); }\n")
+    t = Tracer(tracer, "--metrics-prefix", "dev1")
+    tracers.append(t)
+    text = t.scrape()
+    assert re.search(r"^dev1_at_total \d+$", text, re.M)
+    assert re.search(r"^dev1_events_lost_total 0$", text, re.M)
+    assert "plyc_" not in text.replace("plyc_version", "")
+    t.stop()
+
+
+def test_argdist_tracer(tmp_path, workload, tracers):
+    out = tmp_path / "ad"
+    proc = subprocess.run([sys.executable, "-m", "plyc", "argdist", "-c",
+                           "-C", 't:syscalls:sys_enter_read():u64:count:STRCMP("plyc-metrics", $COMM)',
+                           "-H", 't:syscalls:sys_enter_read():u64:count:STRCMP("plyc-metrics", $COMM)',
+                           "-i", "100", "-o", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    t = Tracer(str(out))
+    tracers.append(t)
+    subprocess.run(f"{workload} read 3 16; {workload} read 2 100", shell=True, check=True)
+    text = t.scrape()
+    counts = {m.group(1): float(m.group(2)) for m in re.finditer(r'^plyc_\w+_total\{count="(\d+)"\} (\S+)$',
+                                                                 text, re.M)}
+    assert counts.get("16") == 3 and counts.get("100") == 2, text
+    # bcc's log2 buckets: [16, 31] and [64, 127]
+    hist = re.search(r"^# TYPE (plyc_\w+) histogram$", text, re.M).group(1)
+    assert sample(text, hist + "_bucket", le="15.0") == 0
+    assert sample(text, hist + "_bucket", le="31.0") == 3
+    assert sample(text, hist + "_bucket", le="127.0") == 5
+    assert sample(text, hist + "_sum") == 3 * 16 + 2 * 100
+    t.stop()
+
+
+# --- promtool and Prometheus --------------------------------------------
+
+def have_prometheus():
+    if shutil.which("prometheus") and shutil.which("promtool"):
+        return True
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "prometheus"],
+                       capture_output=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, timeout=600)
+    return bool(shutil.which("prometheus") and shutil.which("promtool"))
+
+
+needs_prometheus = pytest.mark.skipif(not have_prometheus(),
+                                      reason="Debian's prometheus package (prometheus, promtool) can't be installed")
+
+AWKWARD = r'''tracepoint:syscalls/sys_enter_openat / comm == "plyc-metrics" /
+{
+	@opens[str(data->filename), pid] = count();
+	@bytes[str(data->filename)] = sum(pid);
+	@neg[str(data->filename)] = sum(-1);
+	@lo[comm] = min(pid);
+	@hi[comm] = max(pid);
+	@mean[comm] = avg(pid);
+	@q[str(data->filename)] = quantize(pid);
+	@sq = quantize(-2);
+	@lq[comm] = lquantize(pid % 100, 10, 90, 7);
+	@[comm, kpid] = count();
+	@k[comm, pid + 1, 2] = count();
+	@stk[stack] = count();
+	@t = max(time);
+	plain[pid] = 1;
+}
+'''
+
+
+@needs_prometheus
+def test_promtool_checks_every_kind_and_awkward_keys(tmp_path, workload, tracers):
+    tracer = build(tmp_path, AWKWARD)
+    t = Tracer(tracer)
+    tracers.append(t)
+    d = tmp_path / "names"
+    d.mkdir()
+    names = [b'quote"d', b"back\\slash", b"new\nline", b"bad\xff\xfeutf8", b"tab\tand\x01ctl", "ünï".encode()]
+    for n in names:
+        subprocess.run([workload.encode(), b"open", bytes(d).rstrip(b"/") + b"/" + n, b"2"], check=True)
+    text = t.scrape()
+    check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr + text
+    # label values: \\ \" \n escaped, other control bytes and bad UTF-8 as \xNN
+    base = str(d)
+    for n, shown in ((b'quote"d', 'quote\\"d'), (b"back\\slash", "back\\\\slash"), (b"new\nline", "new\\nline"),
+                     (b"bad", "bad\\\\xff\\\\xfeutf8"), (b"tab", "tab\\\\x09and\\\\x01ctl"), (b"\xc3", "ünï")):
+        assert re.search(r'^plyc_bytes_total\{filename="' + re.escape(base + "/" + shown) + r'"\} \d+$', text, re.M), \
+            (shown, text)
+    assert re.search(r'^plyc_opens_total\{filename="[^"]*ünï",pid="\d+"\} 2$', text, re.M)
+    assert "# TYPE plyc_neg gauge" in text and "# TYPE plyc_mean gauge" in text
+    assert re.search(r'^plyc_at_total\{comm="plyc-metrics",kpid="\d+"\} 2$', text, re.M)
+    assert re.search(r'^plyc_k_total\{comm="plyc-metrics",k1="\d+",k2="2"\} 2$', text, re.M)
+    assert re.search(r'^plyc_sq_bucket\{le="-1.0"\} 12$', text, re.M)
+    assert "plyc_plain" not in text   # plain maps are not exported
+    om = t.scrape(accept="application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
+    assert om.endswith("# EOF\n") and "# TYPE plyc_opens counter" in om
+    rc, out, err = t.stop()
+    assert rc == 0, err
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Prometheus:
+    def __init__(self, tmp_path, target_port):
+        cfg = tmp_path / "prometheus.yml"
+        cfg.write_text("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                       "scrape_configs:\n  - job_name: plyc\n    static_configs:\n"
+                       f"      - targets: ['127.0.0.1:{target_port}']\n")
+        self.port = free_port()
+        self.log = open(tmp_path / "prometheus.log", "w")
+        self.proc = subprocess.Popen(["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                                      f"--web.listen-address=127.0.0.1:{self.port}"],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+
+    def query(self, q):
+        url = f"http://127.0.0.1:{self.port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return json.load(r)["data"]["result"]
+
+    def wait(self, q, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                res = self.query(q)
+                if res:
+                    return res
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise AssertionError(f"Prometheus never had {q}")
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.log.close()
+
+
+@needs_prometheus
+def test_prometheus_scrapes_the_exact_count(tmp_path, workload, tracers):
+    tracer = build(tmp_path, COUNT)
+    t = Tracer(tracer)
+    tracers.append(t)
+    subprocess.run([workload, "getppid", "4321"], check=True)
+    subprocess.run(f"{workload} read 5 1; {workload} read 3 100; {workload} read 2 1500", shell=True, check=True)
+    prom = Prometheus(tmp_path, t.port)
+    try:
+        res = prom.wait('plyc_calls_total{comm="plyc-metrics"}')
+        assert [r["value"][1] for r in res] == ["4321"]
+        assert res[0]["metric"]["job"] == "plyc"
+        # 10 reads: 5 of 1 byte, 3 of 100, 2 of 1500: the median is in [0, 1],
+        # the 0.9 quantile in [1024, 2047]
+        med = float(prom.wait("histogram_quantile(0.5, plyc_sizes_bucket)")[0]["value"][1])
+        p90 = float(prom.wait("histogram_quantile(0.9, plyc_sizes_bucket)")[0]["value"][1])
+        assert 0 <= med <= 1 and 1023 <= p90 <= 2047, (med, p90)
+        avg = float(prom.wait("plyc_sizes_sum / plyc_sizes_count")[0]["value"][1])
+        assert avg == (5 + 300 + 3000) / 10
+        # Prometheus asked for OpenMetrics and parsed it: the target is up
+        with urllib.request.urlopen(f"http://127.0.0.1:{prom.port}/api/v1/targets", timeout=5) as r:
+            targets = json.load(r)["data"]["activeTargets"]
+        assert targets[0]["health"] == "up", targets
+    finally:
+        prom.stop()
+    rc, out, err = t.stop()
+    assert rc == 0, err
+    assert "{ plyc-metrics    }: 4321\n" in out
+
+
+# --- bad requests -------------------------------------------------------
+
+def raw(port, data, timeout=10, read=True, shut=False):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        if data:
+            s.sendall(data)
+        if shut:
+            s.shutdown(socket.SHUT_WR)
+        if not read:
+            return s
+        out = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return out
+            out += chunk
+    finally:
+        if read:
+            s.close()
+
+
+def status(resp):
+    m = re.match(rb"HTTP/1\.1 (\d+) ", resp)
+    return int(m.group(1)) if m else None
+
+
+def test_bad_requests_never_stop_tracing(tmp_path, workload, tracers):
+    tracer = build(tmp_path, COUNT)
+    t = Tracer(tracer)
+    tracers.append(t)
+    p = t.port
+    assert status(raw(p, b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")) == 404
+    assert status(raw(p, b"GET / HTTP/1.0\r\n\r\n")) == 404
+    assert status(raw(p, b"POST /metrics HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc")) == 405
+    assert status(raw(p, b"HEAD /metrics HTTP/1.1\r\n\r\n")) == 405
+    assert status(raw(p, b"GET /metrics HTTP/2.0\r\n\r\n")) == 400
+    assert status(raw(p, b"GET /metrics\r\n\r\n")) == 400
+    assert status(raw(p, b"GET /metrics HTTP/1.1\r\nno colon here\r\n\r\n")) == 400
+    assert status(raw(p, b"GET /metrics?x=1 HTTP/1.1\r\nHost: y\r\n\r\n")) == 200
+    assert status(raw(p, b"GET /metrics HTTP/1.1\r\n" + b"X-Big: " + b"a" * 10000 + b"\r\n\r\n")) == 431
+    assert status(raw(p, b"GET /metrics HTTP/1.1\r\n" + b"X: y\r\n" * 100 + b"\r\n")) == 431
+    assert status(raw(p, b"\x00\xff" * 5000)) == 431
+    rnd = random.Random(14)
+    for i in range(200):
+        junk = bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 600)))
+        if i % 2:
+            junk += b"\r\n\r\n"
+        try:
+            resp = raw(p, junk, timeout=10, shut=True)
+        except OSError:
+            continue
+        assert resp == b"" or status(resp) in (400, 404, 405, 431), resp[:100]
+
+    # slowloris: half a request, one byte at a time; many idle connections
+    # beyond the cap; a reader that never reads a big answer
+    slow = [raw(p, b"GET /metr", read=False) for _ in range(8)]
+    idle = [socket.create_connection(("127.0.0.1", p)) for _ in range(40)]
+    for s in idle:
+        s.settimeout(10)
+    stuck = [raw(p, b"GET /metrics HTTP/1.1\r\n\r\n", read=False) for _ in range(3)]
+    for s in stuck:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    subprocess.run([workload, "getppid", "777"], check=True)
+    for _ in range(3):
+        for s in slow:
+            try:
+                s.send(b"i")
+            except OSError:
+                pass
+        time.sleep(1)
+    # the slow and idle ones time out (5 s for a whole request): a scraper gets in
+    for s in idle:
+        try:
+            s.recv(100)
+        except OSError:
+            pass
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            text = t.scrape(timeout=5)
+            break
+        except OSError:
+            assert time.monotonic() < deadline, "no scrape got through"
+            time.sleep(0.5)
+    assert sample(text, "plyc_calls_total", comm="plyc-metrics") == 777
+    for s in slow + idle + stuck:
+        s.close()
+    # several scrapers at once
+    socks = [raw(p, b"GET /metrics HTTP/1.1\r\n\r\n", read=False) for _ in range(10)]
+    for s in socks:
+        data = b""
+        while True:
+            c = s.recv(65536)
+            if not c:
+                break
+            data += c
+        s.close()
+        assert status(data) == 200 and b"plyc_calls_total" in data
+    subprocess.run([workload, "getppid", "223"], check=True)
+    assert sample(t.scrape(), "plyc_calls_total", comm="plyc-metrics") == 1000
+    rc, out, err = t.stop()
+    assert rc == 0, err
+    assert "{ plyc-metrics    }: 1000\n" in out
+
+
+# --- measured -----------------------------------------------------------
+
+def test_scrape_of_10000_keys_is_under_50ms(tmp_path, workload, tracers):
+    tracer = build(tmp_path, 'tracepoint:syscalls/sys_enter_getppid / comm == "plyc-metrics" /\n'
+                             '{\n\t@[comm, time % 10000] = count();\n}\n', "--map-entries", "16384")
+    t = Tracer(tracer)
+    tracers.append(t)
+    for _ in range(30):
+        subprocess.run([workload, "getppid", "100000"], check=True)
+        text = t.scrape()
+        if text.count("plyc_at_total{") >= 10000:
+            break
+    assert text.count("plyc_at_total{") == 10000
+    # a scraper that never reads its (475 kB) answer holds no one up
+    stuck = raw(t.port, b"GET /metrics HTTP/1.1\r\n\r\n", read=False)
+    stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    times = []
+    for _ in range(15):
+        start = time.perf_counter()
+        body = t.scrape()
+        times.append(time.perf_counter() - start)
+        assert body.count("plyc_at_total{") == 10000
+    med = statistics.median(times)
+    print(f"\nscrape of 10,000 keys: median {med * 1000:.1f} ms, min {min(times) * 1000:.1f} ms, "
+          f"{len(body)} bytes")
+    assert med < 0.050, times
+    stuck.close()
+    rc, out, err = t.stop()
+    assert rc == 0, err
+    assert out.count("{ plyc-metrics   ,") == 10000
