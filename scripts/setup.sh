@@ -18,6 +18,11 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	# prometheus (promtool, and a server for tests/test_metrics.py, which
+	# start their own on 127.0.0.1): the service Debian may start is not used
+	case " $missing " in *" prometheus "*)
+		command -v systemctl >/dev/null && systemctl disable --now prometheus >/dev/null 2>&1 || true ;;
+	esac
 fi
 
 PY=${PYTHON:-python3}
