@@ -24,7 +24,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -50,8 +52,8 @@ WORKLOADS = {
 # full speed).
 PROFILES = {
     "full": dict(reps=5, n=1_000_000, build_reps=3, rates=[50e3, 100e3, 200e3, 400e3, 600e3, 800e3, 1000e3, 1200e3],
-                 sweep_s=0.5, parallel_builds=False, cross=True),
-    "quick": dict(reps=1, n=300_000, build_reps=1, rates=[200e3, 800e3], sweep_s=0.3, parallel_builds=False, cross=True),
+                 sweep_s=0.5, parallel_builds=False, cross=True, scrape_s=10),
+    "quick": dict(reps=1, n=300_000, build_reps=1, rates=[200e3, 800e3], sweep_s=0.3, parallel_builds=False, cross=True, scrape_s=3),
     "smoke": dict(reps=1, n=200_000, build_reps=1, rates=[], sweep_s=0.3, parallel_builds=True, cross=False),
 }
 
@@ -403,6 +405,43 @@ def measure_run(tool: str, w: str, build: Path, tmp: Path, cfg: dict, trig: dict
     return r
 
 
+def measure_scrape(build: Path, tmp: Path, cfg: dict, trig: dict, scrape: bool) -> dict:
+    """plyc's count tracer with --metrics, under a paced load (100k getppid/s
+    for cfg["scrape_s"] seconds): in-kernel ns per event and the tracer's CPU
+    time, with Prometheus-like scrapes of /metrics every second, or none."""
+    rate, secs = 100_000, cfg.get("scrape_s", 10)
+    t = Tool("plyc", "count", build, tmp)
+    t.start(["--metrics", "127.0.0.1:0"])
+    scrapes, stop = [], threading.Event()
+    try:
+        t.wait_attached(1, trig["getppid"])
+        port = int(re.search(r"serving metrics at http://127\.0\.0\.1:(\d+)/", t.err_path.read_text()).group(1))
+
+        def scraper():
+            while not stop.wait(1.0):
+                t0 = time.perf_counter()
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    r.read()
+                scrapes.append(time.perf_counter() - t0)
+
+        set_stats(True)
+        a = prog_stats(t.pid)
+        th = threading.Thread(target=scraper) if scrape else None
+        if th:
+            th.start()
+        load(build, "rate", str(rate * secs), str(rate))
+        stop.set()
+        if th:
+            th.join()
+        b = prog_stats(t.pid)
+    finally:
+        stop.set()
+        t.stop()
+    ns, cnt = stats_delta(a, b)
+    return {"scrape": scrape, "cost_ns": ns / cnt if cnt else None, "events": cnt, "cpu_s": t.cpu_s,
+            "scrapes": len(scrapes), "scrape_ms": statistics.median(scrapes) * 1e3 if scrapes else None}
+
+
 def measure_short(tool: str, w: str, build: Path, tmp: Path) -> dict:
     """`TOOL -c 'load getppid 10000'`: exec to exit, wall time and peak RSS."""
     t = Tool(tool, w, build, tmp)
@@ -480,6 +519,14 @@ def fmt(spec, scale, s):
 
 
 def print_tables(res: dict):
+    ms = res.get("metrics_scrape")
+    if ms:
+        print(f"\n== --metrics: {ms['what']}")
+        for k in ("unscraped", "scraped"):
+            row = ms[k]
+            print(f"   {k:10} in-kernel {fmt('{:.0f}', 1, row['cost_ns'])} ns/event, "
+                  f"tracer CPU {fmt('{:.0f}', 1, row['cpu_ms'])} ms"
+                  + (f", scrape {fmt('{:.2f}', 1, row['scrape_ms'])} ms" if k == "scraped" else ""))
     for w, wr in res["workloads"].items():
         print(f"\n== {w}: {WORKLOADS[w][0]}")
         print(f"   median [min-max] of {res['meta']['reps']} run(s); load: {WORKLOADS[w][1]} x {res['meta']['n']:,}"
@@ -606,6 +653,7 @@ def main(argv=None) -> int:
         stats_was = f.read().strip()
     raw = {w: {"untraced": [], "runs": {t: [] for t in tools}, "short": {t: [] for t in tools}} for w in workloads}
     sweep = {}
+    scrape_runs = []
     noted = []
     try:
         with tempfile.TemporaryDirectory(prefix="plyc-bench-") as tmpd:
@@ -625,6 +673,11 @@ def main(argv=None) -> int:
                         log(f"bench: run {rep + 1}/{cfg['reps']} {w} {tool}")
                         raw[w]["runs"][tool].append(measure_run(tool, w, build, tmp, cfg, trig))
                         raw[w]["short"][tool].append(measure_short(tool, w, build, tmp))
+            if "count" in workloads and "plyc" in tools and not args.smoke:
+                for rep in range(cfg["reps"]):
+                    for scrape in (False, True) if rep % 2 == 0 else (True, False):
+                        log(f"bench: run {rep + 1}/{cfg['reps']} --metrics, scraped every second: {scrape}")
+                        scrape_runs.append(measure_scrape(build, tmp, cfg, trig, scrape))
             if "printf" in workloads and not args.smoke:
                 for tool in tools:
                     log(f"bench: printf sweep {tool}")
@@ -686,6 +739,15 @@ def main(argv=None) -> int:
             res["workloads"][w]["sweep"] = sweep
             res["workloads"][w]["loss_threshold"] = {
                 t: next((s for s in sweep[t] if s["lost"] > 0), None) for t in sweep}
+    if scrape_runs:
+        res["metrics_scrape"] = {
+            "what": "count tracer with --metrics, 100k getppid/s: scraped every second vs never",
+            "runs": scrape_runs,
+            **{("scraped" if sc else "unscraped"): {
+                "cost_ns": summary([r["cost_ns"] for r in scrape_runs if r["scrape"] == sc]),
+                "cpu_ms": summary([r["cpu_s"] * 1e3 for r in scrape_runs if r["scrape"] == sc and r["cpu_s"]]),
+                "scrape_ms": summary([r["scrape_ms"] for r in scrape_runs if r["scrape"] == sc])}
+               for sc in (False, True)}}
     res["meta"]["foreign_attachments"] = noted
     res["goals"] = goals(res)
     res["meta"]["elapsed_s"] = time.monotonic() - started

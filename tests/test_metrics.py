@@ -24,8 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # The workloads' comm: one that other tests running at the same time don't use.
 os.environ["WORKLOAD_COMM"] = "plyc-metrics"
 
-pytestmark = pytest.mark.bpf
-
 COUNT = ('tracepoint:syscalls/sys_enter_getppid / comm == "plyc-metrics" /\n'
          '{\n\t@calls[comm] = count();\n\t@q = quantize(pid);\n}\n'
          # the getppid workload reads 1024 bytes of /sys once (glibc's get_nprocs)
@@ -96,8 +94,101 @@ def sample(text, name, **labels):
     return float(m.group(1)) if m else None
 
 
+# --- the runtime's C, without BPF or sockets (tests/c/test_metrics.c) -----
+
+@pytest.fixture(scope="module")
+def c_out(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("metrics_c")
+    rt = ROOT / "runtime-c"
+    subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2", f"-I{rt}",
+                    str(ROOT / "tests/c/test_metrics.c"),
+                    *[str(rt / f) for f in ("metrics.c", "mapdump.c", "format.c", "ksyms.c", "json.c")],
+                    "-lbpf", "-lelf", "-lz", "-o", str(tmp / "tm")], check=True, capture_output=True, text=True)
+    subprocess.run([str(tmp / "tm"), str(tmp)], check=True, timeout=30)
+    return {p.stem: p.read_bytes().decode("utf-8") for p in tmp.glob("*.txt")}
+
+
+def test_label_values(c_out):
+    assert c_out["label_plain"] == "bash"
+    assert c_out["label_escapes"] == r'a\\b\"c\nd'
+    # bad UTF-8 and control bytes as the text \xNN (its backslash escaped); é passes
+    assert c_out["label_bad_utf8"] == r"x\\xff\\xfey" + "é" + r"\\xe2\\x82"
+    assert c_out["label_controls"] == r"t\\x09u\\x01v\\x7f"
+    # overlong forms, surrogates and code points past U+10FFFF are not UTF-8
+    assert c_out["label_overlong"] == "".join(rf"\\x{b:02x}" for b in b"\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80")
+    assert c_out["label_full"] == "0123456789abcdef"
+
+
+FAMILIES = """\
+# HELP plyc_reads_total @reads: count() in t.ply
+# TYPE plyc_reads_total counter
+plyc_reads_total{comm="ba\\"sh",pid="20"} 7
+plyc_reads_total{comm="z\\\\xffsh",pid="7"} 42
+# HELP plyc_at @: quantize() in t.ply
+# TYPE plyc_at histogram
+plyc_at_bucket{k0="ba\\"sh",k1="20",le="-1.0"} 4
+plyc_at_bucket{k0="ba\\"sh",k1="20",le="1.0"} 6
+plyc_at_bucket{k0="ba\\"sh",k1="20",le="3.0"} 6
+plyc_at_bucket{k0="ba\\"sh",k1="20",le="7.0"} 6
+plyc_at_bucket{k0="ba\\"sh",k1="20",le="15.0"} 7
+plyc_at_bucket{k0="ba\\"sh",k1="20",le="+Inf"} 7
+plyc_at_sum{k0="ba\\"sh",k1="20"} -2
+plyc_at_count{k0="ba\\"sh",k1="20"} 7
+plyc_at_bucket{k0="z\\\\xffsh",k1="7",le="-1.0"} 0
+plyc_at_bucket{k0="z\\\\xffsh",k1="7",le="1.0"} 0
+plyc_at_bucket{k0="z\\\\xffsh",k1="7",le="3.0"} 5
+plyc_at_bucket{k0="z\\\\xffsh",k1="7",le="+Inf"} 5
+plyc_at_sum{k0="z\\\\xffsh",k1="7"} 12
+plyc_at_count{k0="z\\\\xffsh",k1="7"} 5
+# HELP plyc_lin @lin: lquantize() in t.ply
+# TYPE plyc_lin histogram
+plyc_lin_bucket{le="-1.0"} 1
+plyc_lin_bucket{le="9.0"} 1
+plyc_lin_bucket{le="19.0"} 3
+plyc_lin_bucket{le="29.0"} 3
+plyc_lin_bucket{le="39.0"} 3
+plyc_lin_bucket{le="+Inf"} 6
+plyc_lin_sum 150
+plyc_lin_count 6
+# HELP plyc_mean @mean: avg() in t.ply
+# TYPE plyc_mean gauge
+plyc_mean -2.5
+"""
+
+
+def test_families(c_out):
+    """Worked out by hand from tests/c/test_metrics.c's values: a signed
+    quantize with negatives (le=-1), buckets up to the highest non-empty one,
+    the exact sum kept after the buckets, lquantize's linear bounds, avg's
+    exact mean."""
+    assert c_out["families"] == FAMILIES
+    om = FAMILIES
+    for fam, typ, suffix in (("plyc_reads", "counter", "_total"), ("plyc_at", "histogram", ""),
+                             ("plyc_lin", "histogram", ""), ("plyc_mean", "gauge", "")):
+        help_line = re.search(rf"^# HELP {fam}{suffix} .*$", om, re.M).group(0)
+        om = om.replace(f"{help_line}\n# TYPE {fam}{suffix} {typ}\n",
+                        f"# TYPE {fam} {typ}\n{help_line.replace(fam + suffix, fam, 1)}\n")
+    assert c_out["families_om"] == om
+
+
+def test_http_answers(c_out):
+    text = "text/plain; version=0.0.4; charset=utf-8"
+    om = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    assert c_out["get"] == f"HTTP/1.1 200 OK\r\nContent-Type: {text}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    assert c_out["get_om"].startswith(f"HTTP/1.1 200 OK\r\nContent-Type: {om}\r\n")
+    assert c_out["get_lf_only"].startswith("HTTP/1.1 200 OK\r\n")
+    assert c_out["incomplete"] == "incomplete\n"
+    for case, status in (("not_found", "404 Not Found"), ("bad_version", "400 Bad Request"),
+                         ("bad_header", "400 Bad Request"), ("nul_header", "400 Bad Request"),
+                         ("too_big", "431 Request Header Fields Too Large")):
+        assert c_out[case] == (f"HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                               f"Content-Length: {len(status) + 1}\r\nConnection: close\r\n\r\n{status}\n"), case
+    assert c_out["post"].startswith("HTTP/1.1 405 Method Not Allowed\r\n") and "\r\nAllow: GET\r\n" in c_out["post"]
+
+
 # --- the tracer's side ---------------------------------------------------
 
+@pytest.mark.bpf
 def test_help_lists_metrics(tmp_path):
     tracer = build(tmp_path, COUNT)
     out = subprocess.run([tracer, "-h"], capture_output=True, text=True)
@@ -105,6 +196,7 @@ def test_help_lists_metrics(tmp_path):
     assert "--metrics [ADDR:]PORT" in out.stdout and "--metrics-prefix NAME" in out.stdout
 
 
+@pytest.mark.bpf
 def test_bad_metrics_options(tmp_path):
     tracer = build(tmp_path, COUNT)
     for args, msg in ((["--metrics", "nope"], "[ADDR:]PORT"), (["--metrics", "1.2.3:80"], "not an IPv4"),
@@ -113,6 +205,7 @@ def test_bad_metrics_options(tmp_path):
         assert out.returncode == 1 and msg in out.stderr, out.stderr
 
 
+@pytest.mark.bpf
 def test_counts_histograms_and_the_exit_dump(tmp_path, workload, tracers):
     tracer = build(tmp_path, COUNT)
     t = Tracer(tracer)
@@ -141,6 +234,7 @@ def test_counts_histograms_and_the_exit_dump(tmp_path, workload, tracers):
     assert "\n@calls:\n{ plyc-metrics    }: 1234\n" in out
 
 
+@pytest.mark.bpf
 def test_prefix(tmp_path, tracers):
     tracer = build(tmp_path, "interval:10ms { @ = count(); }\n")
     t = Tracer(tracer, "--metrics-prefix", "dev1")
@@ -152,6 +246,7 @@ def test_prefix(tmp_path, tracers):
     t.stop()
 
 
+@pytest.mark.bpf
 def test_argdist_tracer(tmp_path, workload, tracers):
     out = tmp_path / "ad"
     proc = subprocess.run([sys.executable, "-m", "plyc", "argdist", "-c",
@@ -210,6 +305,7 @@ AWKWARD = r'''tracepoint:syscalls/sys_enter_openat / comm == "plyc-metrics" /
 
 
 @needs_prometheus
+@pytest.mark.bpf
 def test_promtool_checks_every_kind_and_awkward_keys(tmp_path, workload, tracers):
     tracer = build(tmp_path, AWKWARD)
     t = Tracer(tracer)
@@ -282,6 +378,7 @@ class Prometheus:
 
 
 @needs_prometheus
+@pytest.mark.bpf
 def test_prometheus_scrapes_the_exact_count(tmp_path, workload, tracers):
     tracer = build(tmp_path, COUNT)
     t = Tracer(tracer)
@@ -338,6 +435,7 @@ def status(resp):
     return int(m.group(1)) if m else None
 
 
+@pytest.mark.bpf
 def test_bad_requests_never_stop_tracing(tmp_path, workload, tracers):
     tracer = build(tmp_path, COUNT)
     t = Tracer(tracer)
@@ -419,6 +517,7 @@ def test_bad_requests_never_stop_tracing(tmp_path, workload, tracers):
 
 # --- measured -----------------------------------------------------------
 
+@pytest.mark.bpf
 def test_scrape_of_10000_keys_is_under_50ms(tmp_path, workload, tracers):
     tracer = build(tmp_path, 'tracepoint:syscalls/sys_enter_getppid / comm == "plyc-metrics" /\n'
                              '{\n\t@[comm, time % 10000] = count();\n}\n', "--map-entries", "16384")
