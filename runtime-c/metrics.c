@@ -58,9 +58,20 @@ static void base_name(char *buf, size_t len, const char *prefix, const char *map
 	size_t n;
 	char *p;
 
+	static const char *const own[] = {
+		"build_info", "probes_attached", "events_lost", "map_updates_dropped", "stacks_not_recorded",
+	};
+	size_t i;
+	int taken = 0;
+
 	if (map[0] == '@')
 		map++;
-	n = (size_t)snprintf(buf, len, "%s%s%s", prefix, *prefix ? "_" : "", *map ? map : "at");
+	/* the tracer's own families keep their names: @events_lost is
+	 * plyc_events_lost_map */
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		taken |= !strcmp(map, own[i]);
+	n = (size_t)snprintf(buf, len, "%s%s%s%s", prefix, *prefix ? "_" : "", *map ? map : "at",
+			     taken ? "_map" : "");
 	if (n >= len)
 		n = len - 1;
 	for (p = buf; *p; p++)

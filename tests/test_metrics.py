@@ -281,8 +281,13 @@ def have_prometheus():
     return bool(shutil.which("prometheus") and shutil.which("promtool"))
 
 
-needs_prometheus = pytest.mark.skipif(not have_prometheus(),
-                                      reason="Debian's prometheus package (prometheus, promtool) can't be installed")
+@pytest.fixture(scope="session")
+def prometheus_pkg():
+    if not have_prometheus():
+        pytest.skip("Debian's prometheus package (prometheus, promtool) can't be installed")
+
+
+needs_prometheus = pytest.mark.usefixtures("prometheus_pkg")
 
 AWKWARD = r'''tracepoint:syscalls/sys_enter_openat / comm == "plyc-metrics" /
 {
