@@ -700,8 +700,10 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		}
 	}
 
-	/* Stop the probes first so END sees the final state. */
+	/* Stop the probes first so END sees the final state. No more scrapes:
+	 * and the background detacher (a fork) must not keep the port. */
 	stop_probes(obj);
+	plyc_metrics_close();
 	/* What is left of the command's group goes before END and the dump,
 	 * so that nothing of it writes among them. */
 	if (o.cmd)
