@@ -551,3 +551,20 @@ def test_scrape_of_10000_keys_is_under_50ms(tmp_path, workload, tracers):
     rc, out, err = t.stop()
     assert rc == 0, err
     assert out.count("{ plyc-metrics   ,") == 10000
+
+
+@pytest.mark.bpf
+def test_the_port_is_free_once_the_tracer_stops(tmp_path, tracers):
+    # 30 tracepoints and 20 more: past 32 links they are detached by a
+    # background child, which must not inherit the listener
+    tracer = build(tmp_path, "tracepoint:syscalls/sys_enter_get* { @[comm] = count(); }\n"
+                             "tracepoint:syscalls/sys_enter_set* { @[comm] = count(); }\n")
+    t = Tracer(tracer)
+    tracers.append(t)
+    assert sample(t.scrape(), "plyc_probes_attached") >= 32
+    rc, out, err = t.stop()
+    assert rc == 0, err
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", t.port))
+        s.listen()
