@@ -294,7 +294,7 @@ static void bucket(FILE *fp, const char *name, const struct plyc_map *m, const c
  * values (integers) can't cross, up to the highest non-empty bucket, then
  * +Inf, _sum when the value keeps one, _count. */
 static void histogram(FILE *fp, const char *name, const struct plyc_metrics_src *src, int index,
-		      const char *key, const char *v)
+		      const char *key, const char *v, int om)
 {
 	const struct plyc_map *m = &src->maps[index];
 	uint32_t nb = m->nbuckets ? m->nbuckets : m->value_size / 8, i, top;
@@ -342,7 +342,11 @@ static void histogram(FILE *fp, const char *name, const struct plyc_metrics_src 
 	fprintf(fp, "%s_bucket", name);
 	labels(fp, m, key, "+Inf");
 	fprintf(fp, " %" PRIu64 "\n", total);
-	if (m->value_size >= 8 * nb + 8) {
+	/* OpenMetrics: a histogram with a negative bucket bound has no _sum
+	 * (it would not be a counter) */
+	if (m->value_size >= 8 * nb + 8 &&
+	    !(om && ((m->agg == PLYC_A_QUANTIZE && sgn && !bcc_buckets(src, index)) ||
+		     (m->agg == PLYC_A_LQUANTIZE && m->lq_min - 1 < 0)))) {
 		fprintf(fp, "%s_sum", name);
 		labels(fp, m, key, NULL);
 		if (sgn)
@@ -395,7 +399,7 @@ void plyc_metrics_family(FILE *fp, const struct plyc_metrics_src *src, int index
 		switch (m->agg) {
 		case PLYC_A_QUANTIZE:
 		case PLYC_A_LQUANTIZE:
-			histogram(fp, name, src, index, key, v);
+			histogram(fp, name, src, index, key, v, om);
 			continue;
 		default:
 			break;

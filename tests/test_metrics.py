@@ -168,6 +168,8 @@ def test_families(c_out):
         help_line = re.search(rf"^# HELP {fam}{suffix} .*$", om, re.M).group(0)
         om = om.replace(f"{help_line}\n# TYPE {fam}{suffix} {typ}\n",
                         f"# TYPE {fam} {typ}\n{help_line.replace(fam + suffix, fam, 1)}\n")
+    # OpenMetrics: no _sum in a histogram with negative bounds
+    om = re.sub(r"^plyc_(at|lin)_sum.*\n", "", om, flags=re.M)
     assert c_out["families_om"] == om
 
 
