@@ -55,7 +55,7 @@ class Tracer:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                if re.search(r"^plyc_probes_attached [1-9]", self.scrape(), re.M):
+                if re.search(r"^\w*probes_attached [1-9]", self.scrape(), re.M):
                     return
             except OSError:
                 pass
@@ -241,6 +241,7 @@ def test_prefix(tmp_path, tracers):
     tracer = build(tmp_path, "interval:10ms { @ = count(); }\n")
     t = Tracer(tracer, "--metrics-prefix", "dev1")
     tracers.append(t)
+    time.sleep(0.3)
     text = t.scrape()
     assert re.search(r"^dev1_at_total \d+$", text, re.M)
     assert re.search(r"^dev1_events_lost_total 0$", text, re.M)
