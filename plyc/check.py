@@ -48,7 +48,7 @@ def key_name(e) -> Optional[str]:
     filename), or for a function call, its first argument's (str(args->filename));
     None for anything else (the label is then kI)."""
     if isinstance(e, ast.Name):
-        return e.name
+        return B.ALIASES.get(e.name, e.name)     # kstack is stack
     if isinstance(e, ast.Dollar):
         return e.name.lstrip("$") or None
     if isinstance(e, ast.Member):
