@@ -238,7 +238,8 @@ def test_counts_histograms_and_the_exit_dump(tmp_path, workload, tracers):
 
 @pytest.mark.bpf
 def test_prefix(tmp_path, tracers):
-    tracer = build(tmp_path, "interval:10ms { @ = count(); }\n")
+    tracer = build(tmp_path, "interval:10ms { @ = count(); }\ninterval:100ms { printf(\"tick\\n\"); }\n"
+                             "END { printf(\"end\\n\"); }\n")
     t = Tracer(tracer, "--metrics-prefix", "dev1")
     tracers.append(t)
     time.sleep(0.3)
@@ -246,7 +247,10 @@ def test_prefix(tmp_path, tracers):
     assert re.search(r"^dev1_at_total \d+$", text, re.M)
     assert re.search(r"^dev1_events_lost_total 0$", text, re.M)
     assert "plyc_" not in text.replace("plyc_version", "")
-    t.stop()
+    # printf output still goes to stdout, END still runs, the maps are dumped
+    rc, out, err = t.stop()
+    assert rc == 0, err
+    assert out.startswith("tick\n") and re.search(r"\nend\n\n@: \d+\n$", out), out
 
 
 @pytest.mark.bpf
