@@ -49,7 +49,9 @@ class Tracer:
                                      stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()
         m = re.search(r"serving metrics at http://127\.0\.0\.1:(\d+)/metrics", line)
-        assert m, line + self.proc.stderr.read()
+        if not m:
+            self.proc.kill()
+            raise AssertionError(line + self.proc.communicate()[1])
         self.port = int(m.group(1))
         # attached once the listener answers with a probe count
         deadline = time.monotonic() + 30
@@ -60,6 +62,8 @@ class Tracer:
             except OSError:
                 pass
             time.sleep(0.1)
+        self.proc.kill()
+        self.proc.communicate()
         raise AssertionError("the tracer never attached")
 
     def scrape(self, accept=None, timeout=10):
