@@ -543,30 +543,13 @@ static int collect(const struct plyc_map *m, char **keys, char **vals, size_t *n
 	return plyc_map_collect(m, keys, vals, n);
 }
 
-static uint64_t stat_total(int fd, uint32_t index, uint64_t *buf, int ncpus)
-{
-	uint64_t sum = 0;
-	int i;
-
-	if (fd < 0 || bpf_map_lookup_elem(fd, &index, buf))
-		return 0;
-	for (i = 0; i < ncpus; i++)
-		sum += buf[i];
-	return sum;
-}
-
 static void tracer_metrics(FILE *fp, const struct plyc_metrics_src *src, int om)
 {
 	static const char *const reasons[] = { "full", "busy", "other" };
-	int ncpus = libbpf_num_possible_cpus(), i, r;
+	int i, r;
 	char name[256];
-	uint64_t *buf = calloc(ncpus > 0 ? (size_t)ncpus : 1, sizeof(uint64_t));
 	const char *p = src->prefix, *us = *src->prefix ? "_" : "";
 
-	if (!buf)
-		return;
-	if (ncpus <= 0)
-		ncpus = 1;
 	snprintf(name, sizeof(name), "%s%sbuild_info", p, us);
 	family_head(fp, name, "", "gauge", "the tracer: its script and the plyc that built it", "", om);
 	fprintf(fp, "%s{tracer=\"", name);
@@ -584,7 +567,7 @@ static void tracer_metrics(FILE *fp, const struct plyc_metrics_src *src, int om)
 	snprintf(name, sizeof(name), "%s%sevents_lost", p, us);
 	family_head(fp, name, "_total", "counter", "events lost: the output ring buffer was full", "", om);
 	fprintf(fp, "%s_total %" PRIu64 "\n", name,
-		stat_total(src->stats_fd, plyc_stat_index(src->nmaps, PLYC_STAT_ROW_FULL, 0), buf, ncpus));
+		plyc_stat_sum(src->stats_fd, plyc_stat_index(src->nmaps, PLYC_STAT_ROW_FULL, 0)));
 
 	snprintf(name, sizeof(name), "%s%smap_updates_dropped", p, us);
 	family_head(fp, name, "_total", "counter",
@@ -594,7 +577,7 @@ static void tracer_metrics(FILE *fp, const struct plyc_metrics_src *src, int om)
 			fprintf(fp, "%s_total{map=\"", name);
 			plyc_metrics_label_value(fp, src->maps[i].name, 256);
 			fprintf(fp, "\",reason=\"%s\"} %" PRIu64 "\n", reasons[r],
-				stat_total(src->stats_fd, plyc_stat_index(src->nmaps, r, 1 + i), buf, ncpus));
+				plyc_stat_sum(src->stats_fd, plyc_stat_index(src->nmaps, r, 1 + i)));
 		}
 	}
 
@@ -602,10 +585,9 @@ static void tracer_metrics(FILE *fp, const struct plyc_metrics_src *src, int om)
 	family_head(fp, name, "_total", "counter",
 		    "stacks counted under an empty stack, by reason (collision, full)", "", om);
 	fprintf(fp, "%s_total{reason=\"collision\"} %" PRIu64 "\n", name,
-		stat_total(src->stats_fd, plyc_stat_index(src->nmaps, PLYC_STAT_ROW_BUSY, 0), buf, ncpus));
+		plyc_stat_sum(src->stats_fd, plyc_stat_index(src->nmaps, PLYC_STAT_ROW_BUSY, 0)));
 	fprintf(fp, "%s_total{reason=\"full\"} %" PRIu64 "\n", name,
-		stat_total(src->stats_fd, plyc_stat_index(src->nmaps, PLYC_STAT_ROW_OTHER, 0), buf, ncpus));
-	free(buf);
+		plyc_stat_sum(src->stats_fd, plyc_stat_index(src->nmaps, PLYC_STAT_ROW_OTHER, 0)));
 }
 
 int plyc_metrics_render(FILE *fp, const struct plyc_metrics_src *src, int om)
