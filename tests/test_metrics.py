@@ -21,8 +21,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# The workloads' comm: one that other tests running at the same time don't use.
-os.environ["WORKLOAD_COMM"] = "plyc-metrics"
+
+
+@pytest.fixture(autouse=True)
+def own_comm(monkeypatch):
+    """The workloads' comm here: one that other tests running at the same
+    time don't use (set per test: the whole session shares os.environ)."""
+    monkeypatch.setenv("WORKLOAD_COMM", "plyc-metrics")
+
 
 COUNT = ('tracepoint:syscalls/sys_enter_getppid / comm == "plyc-metrics" /\n'
          '{\n\t@calls[comm] = count();\n\t@q = quantize(pid);\n}\n'
