@@ -250,25 +250,16 @@ static __always_inline void plyc_count_refusal(int err, __u32 map_index)
 		plyc_count_stat(PLYC_STAT_OTHER(map_index));
 }
 
-/* A new zeroed entry for key, and its value: NULL when the kernel refuses
- * it (*err), or when a probe on another CPU deleted it before the lookup
- * (*err 0 or -EEXIST: a probe on another CPU created it meanwhile, as
- * good as ours). */
-static __always_inline void *plyc_agg_create(void *map, const void *key, int *err)
-{
-	*err = (int)bpf_map_update_elem(map, key, plyc_zero, BPF_NOEXIST);
-	if (*err && *err != -PLYC_EEXIST)
-		return 0;
-	return bpf_map_lookup_elem(map, key);
-}
-
 /* The value of `key` in a per-CPU aggregation, created zeroed if missing:
  * only a new key updates the map, every later event adds in place. NULL
- * (and the reason counted) when the kernel refuses the new key, or when
- * `delete` on another CPU removes it twice between our update and lookup.
- * Update errors are compared as ints: before 6.4 the verifier turns the
- * helper into a direct call of the map's update, which returns an int, so
- * -EEXIST reaches the program zero-extended (4294967279). */
+ * (and the reason counted) when the kernel refuses the new key. -EEXIST
+ * is a probe on another CPU creating it at the same moment, as good as
+ * ours; a NULL lookup after it (or after our own insert) is `delete` on
+ * another CPU removing it meanwhile: the event counts as if it came just
+ * before the delete, so nothing is lost. Update errors are compared as
+ * ints: before 6.4 the verifier turns the helper into a direct call of the
+ * map's update, which returns an int, so -EEXIST reaches the program
+ * zero-extended (4294967279). */
 static __always_inline void *plyc_agg_lookup(void *map, const void *key, __u32 map_index)
 {
 	void *value = bpf_map_lookup_elem(map, key);
@@ -276,12 +267,12 @@ static __always_inline void *plyc_agg_lookup(void *map, const void *key, __u32 m
 
 	if (value)
 		return value;
-	value = plyc_agg_create(map, key, &err);
-	if (!value && (!err || err == -PLYC_EEXIST))
-		value = plyc_agg_create(map, key, &err);   /* deleted meanwhile: once more */
-	if (!value)
-		plyc_count_refusal(err, map_index);   /* 0 or -EEXIST: "refused" */
-	return value;
+	err = (int)bpf_map_update_elem(map, key, plyc_zero, BPF_NOEXIST);
+	if (err && err != -PLYC_EEXIST) {
+		plyc_count_refusal(err, map_index);
+		return 0;
+	}
+	return bpf_map_lookup_elem(map, key);
 }
 
 static __always_inline void plyc_map_store(void *map, const void *key, const void *value,
