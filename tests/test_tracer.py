@@ -415,7 +415,7 @@ if pid == 0:
 os.setpgid(pid, pid)
 os.tcsetpgrp(0, pid)
 signal.signal(signal.SIGALRM, lambda *a: (os.killpg(pid, signal.SIGKILL), sys.exit(3)))
-signal.alarm(15)
+signal.alarm(45)
 seen = {}
 
 def lent():   # the tracer lends the terminal to its command's group
@@ -463,7 +463,7 @@ def test_c_command_never_takes_the_terminal_from_the_shell(tmp_path, cmd):
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-c", JOB_SHELL, tracer, cmd, str(master), str(out)],
-                          stdin=slave, capture_output=True, text=True, timeout=30,
+                          stdin=slave, capture_output=True, text=True, timeout=90,
                           pass_fds=(master,), preexec_fn=controlling_tty)
     os.close(slave)
     os.close(master)
