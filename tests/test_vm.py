@@ -32,7 +32,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-@pytest.mark.parametrize("version", ["6.1", "6.12"])
+@pytest.mark.parametrize("version", ["5.10", "6.1", "6.12"])
 def test_guest_runs_the_debian_kernel(version):
     k = lab.kernel("x86_64", version)
     assert k.release.startswith(version + ".")
@@ -98,10 +98,12 @@ grep -c 'myprobe:' $T/trace
 
 @pytest.mark.skipif(shutil.which("qemu-system-aarch64") is None,
                     reason="qemu-system-aarch64 not installed (apt-get install qemu-system-arm)")
-def test_arm64_guest():
+@pytest.mark.parametrize("version", ["5.10", "6.1"])
+def test_arm64_guest(version):
     # One boot for all of arm64's transport (framed on its single UART):
     # release, streams kept apart and exact, a high status, and kprobes.
-    k = lab.kernel("arm64", "6.1")
+    k = lab.kernel("arm64", version)
+    assert k.release.startswith(version + ".")
     assert k.btf.read_bytes()[:4] == lab.BTF_MAGIC
     script = r"""
 uname -r

@@ -58,7 +58,7 @@ class LabTimeout(LabError):
 @dataclasses.dataclass(frozen=True)
 class Kernel:
     arch: str
-    version: str        # what was asked for: "6.1", "6.12"
+    version: str        # what was asked for: "5.10", "6.1", "6.12"
     package: str        # Debian package, e.g. linux-image-6.1.0-57-amd64
     package_version: str
     release: str        # `uname -r` in the guest
@@ -130,9 +130,25 @@ ARCHES = {
 # kernel.  The ABI number in the real package name changes with Debian
 # updates and old .debs vanish, so the name is resolved each time.
 META_PACKAGES = {
+    "5.10": "linux-image-{flavour}",      # bullseye's own kernel (Debian 11)
     "6.1": "linux-image-{flavour}",       # bookworm's own kernel
     "6.12": "linux-image-6.12-{flavour}",  # linux-6.12 for bookworm (security suite)
 }
+
+# Kernel versions that come from another Debian release than the machine's:
+# their packages are found through a private source list (and private lists,
+# status and cache), never through the machine's own apt sources.
+DISTS = {"5.10": "bullseye"}
+
+# A private dist's suites per Debian architecture ("*": any other).  The
+# bullseye-security pool answers 404 for arm64 files although its index lists
+# them, and has no armhf index here: those take bullseye's main suite only.
+DIST_SUITES = {
+    "bullseye": {"amd64": ("bullseye", "bullseye-security"), "*": ("bullseye",)},
+}
+DIST_URIS = {"bullseye": "http://deb.debian.org/debian",
+             "bullseye-security": "http://deb.debian.org/debian-security"}
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
 
 def cache_dir() -> Path:
@@ -180,46 +196,66 @@ def _foreign(arch: Arch) -> bool:
     return arch.deb_arch != _host_deb_arch()
 
 
-def _apt_state(arch: Arch) -> Path:
-    return cache_dir() / "apt" / arch.deb_arch
+def _private(arch: Arch, dist: str) -> bool:
+    """Whether `arch`'s packages of `dist` ("" = the machine's own release)
+    come through a private apt state."""
+    return bool(dist) or _foreign(arch)
 
 
-def _apt_options(arch: Arch) -> list:
-    """apt options for fetching `arch`'s packages.
+def _apt_state(arch: Arch, dist: str = "") -> Path:
+    return cache_dir() / "apt" / (f"{dist}-{arch.deb_arch}" if dist else arch.deb_arch)
 
-    The host's own architecture uses the system's apt state.  A foreign one
-    gets a private state (own lists, empty dpkg status, own cache), so the
-    system's apt is never touched: adding a foreign architecture to it has
-    broken `apt-get update` here before (LAB.md).
+
+def _apt_options(arch: Arch, dist: str = "") -> list:
+    """apt options for fetching `arch`'s packages of Debian release `dist`.
+
+    The host's own architecture and release use the system's apt state.  A
+    foreign architecture gets a private state (own lists, empty dpkg status,
+    own cache), so the system's apt is never touched: adding a foreign
+    architecture to it has broken `apt-get update` here before (LAB.md).
+    Another release (`dist`, e.g. bullseye) also gets its own source list.
     """
     # Running as root, apt would drop to the _apt user and warn that it
     # cannot write into our cache: downloading as root is what we want.
     opts = ["-o", "APT::Sandbox::User=root"]
-    if _foreign(arch):
-        s = _apt_state(arch)
+    if _private(arch, dist):
+        s = _apt_state(arch, dist)
         opts += ["-o", f"APT::Architecture={arch.deb_arch}",
                  "-o", f"APT::Architectures::={arch.deb_arch}",
                  "-o", f"Dir::State::Lists={s / 'lists'}",
                  "-o", f"Dir::State::status={s / 'status'}",
                  "-o", f"Dir::Cache={s / 'cache'}"]
+    if dist:
+        s = _apt_state(arch, dist)
+        opts += ["-o", f"Dir::Etc::SourceList={s / 'sources.list'}",
+                 "-o", f"Dir::Etc::SourceParts={s / 'sources.list.d'}"]
     return opts
 
 
-def _apt_update(arch: Arch, force: bool = False) -> None:
-    """Fill (or refresh) a foreign arch's private package lists."""
-    if not _foreign(arch):
+def _sources_list(arch: Arch, dist: str) -> str:
+    suites = DIST_SUITES[dist]
+    return "".join(f"deb [signed-by={KEYRING}] {DIST_URIS[suite]} {suite} main\n"
+                   for suite in suites.get(arch.deb_arch, suites["*"]))
+
+
+def _apt_update(arch: Arch, force: bool = False, dist: str = "") -> None:
+    """Fill (or refresh) a private state's package lists."""
+    if not _private(arch, dist):
         return  # the system's lists are the machine setup's business
-    s = _apt_state(arch)
+    s = _apt_state(arch, dist)
     if not force and any((s / "lists").glob("*_Packages*")):
         return
-    with _cache_lock(f"apt-{arch.deb_arch}"):
+    with _cache_lock(f"apt-{s.name}"):
         _mkdir(s / "lists" / "partial")
         _mkdir(s / "cache" / "archives" / "partial")
         (s / "status").touch()
-        r = subprocess.run(["apt-get", *_apt_options(arch), "update", "-q"],
+        if dist:
+            _mkdir(s / "sources.list.d")
+            (s / "sources.list").write_text(_sources_list(arch, dist))
+        r = subprocess.run(["apt-get", *_apt_options(arch, dist), "update", "-q"],
                            capture_output=True, text=True)
         if not any((s / "lists").glob("*_Packages*")):
-            raise LabError(f"apt-get update for {arch.deb_arch} failed:\n{r.stderr}")
+            raise LabError(f"apt-get update for {s.name} failed:\n{r.stderr}")
 
 
 # Per process: apt-cache parses every package list on each call (Debian's
@@ -227,47 +263,49 @@ def _apt_update(arch: Arch, force: bool = False) -> None:
 _apt_memo: dict = {}
 
 
-def _apt_show(arch: Arch, *packages: str) -> dict:
+def _apt_show(arch: Arch, *packages: str, dist: str = "") -> dict:
     """Candidate Version and Depends of each known package, in one apt-cache call."""
-    wanted = [p for p in packages if (arch.name, p) not in _apt_memo]
+    key = (arch.name, dist)
+    wanted = [p for p in packages if (key, p) not in _apt_memo]
     if wanted:
-        out = subprocess.run(["apt-cache", *_apt_options(arch), "show",
+        out = subprocess.run(["apt-cache", *_apt_options(arch, dist), "show",
                               "--no-all-versions", *wanted],
                              capture_output=True, text=True).stdout
         for p in wanted:
-            _apt_memo[(arch.name, p)] = None
+            _apt_memo[(key, p)] = None
         for stanza in out.split("\n\n"):
             fields = dict(re.findall(r"^(Package|Version|Depends): (.*)$", stanza, re.M))
             if fields.get("Package") in wanted:
-                _apt_memo[(arch.name, fields["Package"])] = fields
-    return {p: _apt_memo[(arch.name, p)] for p in packages if _apt_memo[(arch.name, p)]}
+                _apt_memo[(key, fields["Package"])] = fields
+    return {p: _apt_memo[(key, p)] for p in packages if _apt_memo[(key, p)]}
 
 
-def _apt_candidate(arch: Arch, package: str) -> Optional[str]:
+def _apt_candidate(arch: Arch, package: str, dist: str = "") -> Optional[str]:
     """The version apt would download of `package`, or None if it knows none."""
-    info = _apt_show(arch, package).get(package)
+    info = _apt_show(arch, package, dist=dist).get(package)
     return info["Version"] if info else None
 
 
-def _apt_depends(arch: Arch, meta: str) -> tuple:
+def _apt_depends(arch: Arch, meta: str, dist: str = "") -> tuple:
     """The package that meta-package `meta` depends on, and its version
     (None, None if apt knows no such package)."""
-    info = _apt_show(arch, meta).get(meta)
+    info = _apt_show(arch, meta, dist=dist).get(meta)
     if not info or not info.get("Depends"):
         return None, None
     m = re.match(r"(\S+)(?: \(= ([^)]+)\))?", info["Depends"])
     package, version = m.group(1), m.group(2)
-    return package, version or _apt_candidate(arch, package)
+    return package, version or _apt_candidate(arch, package, dist)
 
 
-def _apt_download(arch: Arch, package: str, version: str, into: Path) -> Path:
+def _apt_download(arch: Arch, package: str, version: str, into: Path,
+                  dist: str = "") -> Path:
     """Download one .deb into `into` and return its path."""
-    r = subprocess.run(["apt-get", *_apt_options(arch), "download", "-q",
+    r = subprocess.run(["apt-get", *_apt_options(arch, dist), "download", "-q",
                         f"{package}={version}"], cwd=into,
                        capture_output=True, text=True)
     debs = list(into.glob("*.deb"))
     if r.returncode != 0 or len(debs) != 1:
-        hint = "" if _foreign(arch) else " (is the apt list current? run `apt-get update`)"
+        hint = "" if _private(arch, dist) else " (is the apt list current? run `apt-get update`)"
         raise LabError(f"apt-get download {package}={version} failed{hint}:\n{r.stderr}")
     return debs[0]
 
@@ -289,7 +327,7 @@ def _extract(deb: Path, into: Path, *members: str) -> None:
 
 
 def _fetch_package(arch: Arch, package: str, version: str, dest: Path,
-                   members: tuple, finish=None) -> None:
+                   members: tuple, finish=None, dist: str = "") -> None:
     """Download `package` and unpack `members` into `dest`, atomically.
 
     The work happens in a scratch folder renamed to `dest` at the end, so a
@@ -301,7 +339,7 @@ def _fetch_package(arch: Arch, package: str, version: str, dest: Path,
             return
         tmp = Path(tempfile.mkdtemp(prefix=".fetch-", dir=_mkdir(dest.parent)))
         try:
-            deb = _apt_download(arch, package, version, tmp)
+            deb = _apt_download(arch, package, version, tmp, dist)
             _extract(deb, tmp / "root", *members)
             deb.unlink()  # up to 110 MB we no longer need
             if finish:
@@ -430,38 +468,42 @@ def _resolve_kernel(arch: str, version: str) -> Kernel:
     a = _arch(arch)
     if version not in META_PACKAGES:
         raise LabError(f"kernel {version!r} unknown (have: {', '.join(META_PACKAGES)})")
+    dist = DISTS.get(version, "")
     try:
         return _find_kernel(a, version)
     except LabError:
-        if not _foreign(a):
+        if not _private(a, dist):
             raise
-    # A foreign arch's private lists are only fetched once: when they no
-    # longer lead to a kernel (old .debs vanish), refresh them and retry.
-    _apt_update(a, force=True)
+    # Private lists are only fetched once: when they no longer lead to a
+    # kernel (old .debs vanish), refresh them and retry.
+    _apt_update(a, force=True, dist=dist)
     _apt_memo.clear()
     return _find_kernel(a, version)
 
 
 def _find_kernel(a: Arch, version: str) -> Kernel:
     meta = META_PACKAGES[version].format(flavour=a.flavour)
+    dist = DISTS.get(version, "")
     base = _kernels_dir(a, version)
-    _apt_update(a)
-    _apt_show(a, meta, "busybox-static")  # run() needs both: one apt-cache call
-    package, pversion = _apt_depends(a, meta)
+    _apt_update(a, dist=dist)
+    # run() needs both: one apt-cache call (busybox comes from the machine's
+    # release, whichever the kernel's)
+    _apt_show(a, meta, *(() if dist else ("busybox-static",)), dist=dist)
+    package, pversion = _apt_depends(a, meta, dist)
     if not package or not pversion:
         # Offline or no apt lists: an already cached kernel still serves.
         cached = sorted(base.glob("*/kernel.json"), key=lambda p: p.stat().st_mtime)
         if cached:
             return _kernel_from_dir(a, version, cached[-1].parent)
-        update = (f"the lab's own {a.deb_arch} lists in {_apt_state(a)} were just "
-                  f"refreshed" if _foreign(a) else "run `apt-get update`")
+        update = (f"the lab's own {a.deb_arch} lists in {_apt_state(a, dist)} were just "
+                  f"refreshed" if _private(a, dist) else "run `apt-get update`")
         raise LabError(f"Debian kernel {version} for {a.name} not found: apt knows no "
                        f"{meta} with a dependency ({update}). If it is still missing, "
                        f"the configured Debian sources do not offer it.")
     d = base / f"{package}_{pversion.replace(':', '%3a')}"
     if not (d / "kernel.json").exists():
         _fetch_package(a, package, pversion, d, ("./boot/*",),
-                       finish=lambda root: _prepare_kernel(a, root))
+                       finish=lambda root: _prepare_kernel(a, root), dist=dist)
     return _kernel_from_dir(a, version, d)
 
 
@@ -480,7 +522,8 @@ def debug_btf(k: Kernel) -> Path:
             return out
         tmp = Path(tempfile.mkdtemp(prefix=".dbg-", dir=_mkdir(out.parent)))
         try:
-            deb = _apt_download(a, k.package + "-dbg", k.package_version, tmp)
+            deb = _apt_download(a, k.package + "-dbg", k.package_version, tmp,
+                                DISTS.get(k.version, ""))
             _extract(deb, tmp / "root", "./usr/lib/debug/boot/vmlinux-*")
             deb.unlink()
             vmlinux = next((tmp / "root/usr/lib/debug/boot").glob("vmlinux-*"))
