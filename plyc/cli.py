@@ -199,8 +199,9 @@ def main(argv=None) -> int:
     sub.add_parser("argdist", help="bcc argdist's command line, compiled into a tracer "
                    "(plyc argdist -h)", add_help=False)
 
-    p = sub.add_parser("doctor", help="what the toolchain has and lacks")
+    p = sub.add_parser("doctor", help="what a build for the target uses, and how to get what it lacks")
     p.add_argument("--target", default=default_target(), choices=TARGETS)
+    p.add_argument("--sysroot", metavar="DIR", help="check the libraries there, as plyc build --sysroot")
     p.set_defaults(func=lambda a: doctor.main(a))
 
     p = sub.add_parser("sysroot", help="prepare a Debian sysroot (libbpf, libelf, zlib) for a target")

@@ -1,57 +1,197 @@
-"""`plyc doctor`: what the build machine has, what is missing, how to get it."""
+"""`plyc doctor [--target T] [--sysroot DIR]`: what a build for T will use,
+what is missing, and how to get it.
+
+It checks what `plyc build --target T` uses, found the same way
+(toolchain.find_cc, the sysroot rules of Toolchain.detect): clang and its
+BPF target, the C compiler for T (and that it does compile for T), the
+sysroot and the target's static libbpf, libelf and zlib in it, the libbpf
+headers both sides include, and the optional tools for `--btf` (bpftool,
+pahole).  Nothing is downloaded or installed."""
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+from pathlib import Path
+from typing import Optional
 
 from . import __version__
-from .toolchain import find_clang
+from . import sysroot as debian_sysroot
+from .toolchain import HOST_TARGET, TRIPLET, ToolchainError, find_cc, find_clang
 
-CHECKS = (
-    ("clang (BPF compiler)", lambda: find_clang(), "apt-get install clang llvm"),
-    ("C compiler", lambda: shutil.which(os.environ.get("CC", "gcc")), "apt-get install gcc"),
-    ("libbpf.a", lambda: _lib("libbpf.a"), "apt-get install libbpf-dev"),
-    ("libelf.a", lambda: _lib("libelf.a"), "apt-get install libelf-dev"),
-    ("libz.a", lambda: _lib("libz.a"), "apt-get install zlib1g-dev"),
-    ("bpf/bpf_helpers.h", lambda: _file("/usr/include/bpf/bpf_helpers.h"), "apt-get install libbpf-dev"),
-    ("linux/types.h", lambda: _file("/usr/include/linux/types.h"), "apt-get install linux-libc-dev"),
-)
+CROSS_GCC_PACKAGE = {"aarch64": "gcc-aarch64-linux-gnu", "armhf": "gcc-arm-linux-gnueabihf",
+                     "x86_64": "gcc"}
+DEV_PACKAGE = {"libbpf.a": "libbpf-dev", "libelf.a": "libelf-dev", "libz.a": "zlib1g-dev"}
+# What `gcc -dumpmachine` starts with for a compiler that builds for the target.
+MACHINE_PREFIX = {"x86_64": ("x86_64-",), "aarch64": ("aarch64-",), "armhf": ("arm",)}
 
 
-def _file(path):
-    return path if os.path.exists(path) else None
+class Report:
+    def __init__(self):
+        self.missing = []
+
+    def ok(self, what: str, detail: str):
+        print(f"  ok       {what}: {detail}")
+
+    def note(self, what: str, detail: str):
+        print(f"  note     {what}: {detail}")
+
+    def miss(self, what: str, fix: str):
+        print(f"  missing  {what}: {fix}")
+        self.missing.append(fix)
 
 
-def _lib(name):
-    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"):
-        if os.path.exists(os.path.join(d, name)):
-            return os.path.join(d, name)
-    return None
-
-
-def _version(path):
+def _version(argv: list) -> str:
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10).stdout
+        out = subprocess.run([*argv, "--version"], capture_output=True, text=True, timeout=10).stdout
         return out.splitlines()[0] if out else ""
     except (OSError, subprocess.SubprocessError):
         return ""
 
 
-def main(args) -> int:
-    print(f"plyc {__version__}")
-    missing = []
-    for what, find, fix in CHECKS:
-        found = find()
-        if found:
-            ver = _version(found) if os.access(found, os.X_OK) and not found.endswith((".a", ".h")) else ""
-            print(f"  ok       {what}: {found}" + (f" ({ver})" if ver else ""))
+def _run(argv: list, **kw) -> Optional[subprocess.CompletedProcess]:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30, **kw)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _clang_bpf(clang: str) -> bool:
+    """Whether this clang compiles for BPF (a build without the BPF back end
+    fails here)."""
+    p = _run([clang, "-target", "bpf", "-O2", "-c", "-x", "c", "-", "-o", os.devnull],
+             input="int plyc_doctor(void) { return 0; }\n")
+    return bool(p and p.returncode == 0)
+
+
+def _which_tool(name: str) -> Optional[str]:
+    return shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/sbin/{name}")
+                                       if os.access(p, os.X_OK)), None)
+
+
+def _lib_dirs(target: str, root: Optional[Path]) -> list:
+    triplet = TRIPLET[target]
+    base = root or Path("/")
+    dirs = [base / "usr/lib" / triplet, base / "usr/lib64", base / "usr/lib",
+            base / "lib" / triplet, base / "lib64", base / "lib"]
+    if root is None:
+        dirs.append(Path("/usr/local/lib"))
+    return dirs
+
+
+def _find(dirs: list, name: str) -> Optional[Path]:
+    return next((d / name for d in dirs if (d / name).exists()), None)
+
+
+def check(target: str, sysroot: Optional[str] = None) -> Report:
+    r = Report()
+    native = HOST_TARGET.get(os.uname().machine) == target
+    print(f"plyc {__version__}, building for {target}"
+          + ("" if native else f" on {os.uname().machine}"))
+
+    # The BPF side: clang and the libbpf headers of the build machine.
+    clang = find_clang()
+    if not clang:
+        r.miss("clang (BPF compiler)", "apt-get install clang llvm (or set $PLYC_CLANG)")
+    elif not _clang_bpf(clang):
+        r.ok("clang", f"{clang} ({_version([clang])})")
+        r.miss("clang's BPF target", f"{clang} cannot compile for -target bpf: install Debian's "
+               "clang (apt-get install clang llvm) or set $PLYC_CLANG to one that can")
+    else:
+        r.ok("clang (BPF target)", f"{clang} ({_version([clang])})")
+    for header, package in (("bpf/bpf_helpers.h", "libbpf-dev"), ("linux/types.h", "linux-libc-dev")):
+        path = Path("/usr/include") / header
+        if path.exists():
+            r.ok(f"{header} (BPF side)", str(path))
         else:
-            print(f"  missing  {what}: {fix}")
-            missing.append(fix)
-    btf = os.path.exists("/sys/kernel/btf/vmlinux")
-    print(f"  {'ok' if btf else 'note':8} this kernel's BTF: {'/sys/kernel/btf/vmlinux' if btf else 'none'}")
-    if missing:
-        print("\nTo install what is missing: " + "; ".join(sorted(set(missing))))
+            r.miss(f"{header} (BPF side)", f"apt-get install {package}")
+
+    # The loader: the C compiler for the target.
+    try:
+        cc, cflags, root = find_cc(target, sysroot)
+    except ToolchainError as e:
+        r.miss(f"C compiler for {target}", str(e).split(": ", 1)[1])
+        cc, root = None, sysroot or os.environ.get("SYSROOT") or os.environ.get("SDKTARGETSYSROOT")
+    if cc:
+        machine = _run([*cc, *cflags, "-dumpmachine"])
+        machine = machine.stdout.strip() if machine and machine.returncode == 0 else ""
+        what = f"C compiler for {target}"
+        if machine and not machine.startswith(MACHINE_PREFIX[target]):
+            r.miss(what, f"{' '.join(cc)} compiles for {machine}, not {target}: "
+                   f"apt-get install {CROSS_GCC_PACKAGE[target]}, or set $CC or $CROSS_COMPILE "
+                   f"to {target}'s compiler")
+        else:
+            r.ok(what, f"{' '.join(cc)} ({_version(cc) or machine})")
+
+    # The sysroot and the target's static libraries in it.
+    if root:
+        source = ("--sysroot" if sysroot else "$SYSROOT" if os.environ.get("SYSROOT")
+                  else "$SDKTARGETSYSROOT")
+        rootp = Path(root)
+        if not rootp.is_dir():
+            unset = "leave out --sysroot" if source == "--sysroot" else f"unset {source}"
+            r.miss(f"sysroot ({source})", f"{root} is not a directory: give the target's sysroot, "
+                   f"or {unset} to use plyc's Debian sysroot (plyc sysroot --target {target})")
+            return _tools(r, target)
+        r.ok(f"sysroot ({source})", root)
+        unset = "leave out --sysroot" if source == "--sysroot" else f"unset {source}"
+        advice = ("no {what} in {where}: install " + f"{target}'s " + "{package} into " + root
+                  + " (Debian: {package}:" + debian_sysroot.DEBIAN_ARCH[target]
+                  + f"), or {unset} to use plyc's Debian sysroot (plyc sysroot --target {target})")
+        dirs, header_root = _lib_dirs(target, rootp), rootp
+    elif native:
+        advice = "apt-get install {package}"  # {what} and {where} are known
+        dirs, header_root = _lib_dirs(target, None), Path("/")
+    else:
+        rootp = debian_sysroot.path(target) / "root"
+        if not debian_sysroot.ready(target):
+            r.miss("sysroot (plyc's Debian sysroot)",
+                   f"plyc sysroot --target {target} (downloads libbpf, libelf and zlib for "
+                   f"{debian_sysroot.DEBIAN_ARCH[target]} into {rootp}; plyc build also does it "
+                   "on first use), or give one with --sysroot or $SYSROOT")
+            return _tools(r, target)
+        r.ok("sysroot (plyc's Debian sysroot)", str(rootp))
+        advice = ("no {what} in {where}: "
+                  f"rm -r {debian_sysroot.path(target)}; plyc sysroot --target {target}")
+        dirs, header_root = _lib_dirs(target, rootp), rootp
+    for lib, package in DEV_PACKAGE.items():
+        found = _find(dirs, lib)
+        if found:
+            r.ok(f"{lib} ({target})", str(found))
+        else:
+            r.miss(f"{lib} ({target})", advice.format(
+                what=lib, package=package, where=f"{dirs[0]} or {dirs[2]}"))
+    header = header_root / "usr/include/bpf/libbpf.h"
+    if header.exists():
+        r.ok(f"bpf/libbpf.h ({target})", str(header))
+    else:
+        r.miss(f"bpf/libbpf.h ({target})", advice.format(
+            what="bpf/libbpf.h", package="libbpf-dev", where=header_root / "usr/include"))
+    return _tools(r, target)
+
+
+def _tools(r: Report, target: str) -> Report:
+    # Only `--btf` needs these: they are notes, not failures.
+    bpftool = _which_tool("bpftool")
+    if bpftool:
+        r.ok("bpftool (for --btf)", bpftool)
+    else:
+        r.note("bpftool (for --btf)", "none; --btf needs it: apt-get install bpftool")
+    pahole = _which_tool("pahole")
+    if pahole:
+        r.ok("pahole (--btf from a vmlinux without BTF)", f"{pahole} ({_version([pahole])})")
+    else:
+        r.note("pahole (--btf from a vmlinux without BTF)", "none: apt-get install dwarves")
+    if HOST_TARGET.get(os.uname().machine) == target:
+        btf = os.path.exists("/sys/kernel/btf/vmlinux")
+        (r.ok if btf else r.note)("this kernel's BTF", "/sys/kernel/btf/vmlinux" if btf else
+                                  "none (scripts that read kernel structs need --btf)")
+    return r
+
+
+def main(args) -> int:
+    r = check(args.target, getattr(args, "sysroot", None))
+    if r.missing:
+        print("\nTo get what is missing:\n" + "\n".join(f"  {fix}" for fix in dict.fromkeys(r.missing)))
         return 1
     return 0

@@ -1,0 +1,120 @@
+"""`plyc doctor --target T` checks what a build for T uses: clang's BPF
+target, T's C compiler, the sysroot and T's static libraries in it, and
+says how to get what is missing (exactly, asserted here)."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIPLET = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf"}
+CC = {"x86_64": "/usr/bin/gcc", "aarch64": "aarch64-linux-gnu-gcc", "armhf": "arm-linux-gnueabihf-gcc"}
+# The user's build environment, which doctor follows as plyc build does.
+BUILD_ENV = ("CC", "CFLAGS", "CROSS_COMPILE", "SYSROOT", "SDKTARGETSYSROOT", "PLYC_CLANG")
+
+
+def doctor(*args, **env) -> subprocess.CompletedProcess:
+    e = {k: v for k, v in os.environ.items() if k not in BUILD_ENV}
+    e.update(env)
+    return subprocess.run([sys.executable, "-m", "plyc", "doctor", *args], capture_output=True,
+                          text=True, cwd=ROOT, env=e, timeout=120)
+
+
+def lines(out: str, state: str) -> dict:
+    """{what: detail} of the report's lines in `state` (ok, missing, note)."""
+    return dict(re.findall(rf"^  {state} +(.*?): (.*)$", out, re.M))
+
+
+def debian_sysroot(target: str) -> Path:
+    # The first call downloads it (once), as the cross-build tests do.
+    proc = subprocess.run([sys.executable, "-m", "plyc", "sysroot", "--target", target],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip())
+
+
+@pytest.mark.parametrize("target", ["x86_64", "aarch64", "armhf"])
+def test_doctor_checks_what_a_build_for_the_target_uses(target):
+    root = Path("/") if target == "x86_64" else debian_sysroot(target)
+    p = doctor("--target", target)
+    assert p.returncode == 0, p.stdout + p.stderr
+    ok = lines(p.stdout, "ok")
+    assert not lines(p.stdout, "missing")
+    assert ok["clang (BPF target)"].startswith("/")
+    assert ok[f"C compiler for {target}"].startswith(CC[target] + " (")
+    for lib in ("libbpf.a", "libelf.a", "libz.a"):
+        # The target's own libraries: x86_64's for x86_64, the sysroot's otherwise.
+        assert ok[f"{lib} ({target})"] == str(root / "usr/lib" / TRIPLET[target] / lib)
+    assert ok[f"bpf/libbpf.h ({target})"] == str(root / "usr/include/bpf/libbpf.h")
+    if target != "x86_64":
+        assert ok["sysroot (plyc's Debian sysroot)"] == str(root)
+        assert "this kernel's BTF" not in p.stdout  # the build machine's kernel is not T's
+    assert "bpftool (for --btf)" in p.stdout and "pahole" in p.stdout
+
+
+def test_an_empty_sysroot_lacks_the_libraries(tmp_path):
+    p = doctor("--target", "armhf", SYSROOT=str(tmp_path))
+    assert p.returncode == 1
+    assert lines(p.stdout, "ok")["sysroot ($SYSROOT)"] == str(tmp_path)
+    missing = lines(p.stdout, "missing")
+    lib = tmp_path / "usr/lib/arm-linux-gnueabihf"
+    assert missing["libbpf.a (armhf)"] == (
+        f"no libbpf.a in {lib} or {tmp_path}/usr/lib: install armhf's libbpf-dev into {tmp_path} "
+        "(Debian: libbpf-dev:armhf), or unset $SYSROOT to use plyc's Debian sysroot "
+        "(plyc sysroot --target armhf)")
+    assert missing["libz.a (armhf)"].startswith(f"no libz.a in {lib} or")
+    assert missing["bpf/libbpf.h (armhf)"].startswith(f"no bpf/libbpf.h in {tmp_path}/usr/include: "
+                                                      "install armhf's libbpf-dev")
+    assert sorted(missing) == ["bpf/libbpf.h (armhf)", "libbpf.a (armhf)", "libelf.a (armhf)",
+                               "libz.a (armhf)"]
+    # Each fix once, at the end.
+    tail = p.stdout.split("\nTo get what is missing:\n")[1].splitlines()
+    assert len(tail) == 4 and tail[0] == "  " + missing["libbpf.a (armhf)"]
+
+
+def test_a_sysroot_that_is_not_there(tmp_path):
+    p = doctor("--target", "aarch64", "--sysroot", str(tmp_path / "nowhere"))
+    assert p.returncode == 1
+    assert lines(p.stdout, "missing") == {"sysroot (--sysroot)": (
+        f"{tmp_path}/nowhere is not a directory: give the target's sysroot, or leave out "
+        "--sysroot to use plyc's Debian sysroot (plyc sysroot --target aarch64)")}
+
+
+def test_a_cc_that_does_not_exist(tmp_path):
+    p = doctor("--target", "aarch64", CC="/nonexistent/cc")
+    assert p.returncode == 1
+    assert lines(p.stdout, "missing") == {"C compiler for aarch64": (
+        "/nonexistent/cc is not installed (apt-get install gcc-aarch64-linux-gnu; "
+        "or set $CC or $CROSS_COMPILE)")}
+
+
+def test_the_build_machines_gcc_is_not_a_cross_compiler():
+    # What doctor used to call "ok" for armhf: x86_64's gcc.
+    p = doctor("--target", "armhf", CC="gcc")
+    assert p.returncode == 1
+    assert lines(p.stdout, "missing") == {"C compiler for armhf": (
+        "gcc compiles for x86_64-linux-gnu, not armhf: apt-get install gcc-arm-linux-gnueabihf, "
+        "or set $CC or $CROSS_COMPILE to armhf's compiler")}
+
+
+def test_no_debian_sysroot_yet(tmp_path):
+    p = doctor("--target", "armhf", PLYC_CACHE=str(tmp_path))
+    assert p.returncode == 1
+    assert lines(p.stdout, "missing") == {"sysroot (plyc's Debian sysroot)": (
+        f"plyc sysroot --target armhf (downloads libbpf, libelf and zlib for armhf into "
+        f"{tmp_path}/sysroot/armhf/root; plyc build also does it on first use), or give one "
+        "with --sysroot or $SYSROOT")}
+
+
+def test_a_clang_without_the_bpf_target(tmp_path):
+    fake = tmp_path / "clang"
+    fake.write_text("#!/bin/sh\necho 'fake clang 1.0'\nexit 1\n")
+    fake.chmod(0o755)
+    p = doctor("--target", "x86_64", PLYC_CLANG=str(fake))
+    assert p.returncode == 1
+    assert lines(p.stdout, "missing") == {"clang's BPF target": (
+        f"{fake} cannot compile for -target bpf: install Debian's clang (apt-get install clang "
+        "llvm) or set $PLYC_CLANG to one that can")}
