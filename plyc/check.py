@@ -80,6 +80,7 @@ class Unit:
     tp_fields: dict = field(default_factory=dict) # field name -> tracefs.Field
     uses_stack: bool = False
     uses_regs: bool = False                        # caller/regs: needs the kprobe's pt_regs
+    args_read: set = field(default_factory=set)    # argN and retval read (an fentry twin's ctx)
 
     @property
     def provider(self) -> providers.Provider:
@@ -192,6 +193,7 @@ class Checker:
         unit.tp_fields = {}
         unit.uses_stack = False
         unit.uses_regs = False
+        unit.args_read = set()
         self.scratch_names = assigned_locals(unit.probe.body)
         self.defined = set()
         if not self.final:
@@ -384,6 +386,8 @@ class Checker:
             self.err(f"unknown variable '{e.name}'", e.span, note)
         if var.name in ("caller", "regs"):
             self.unit.uses_regs = True
+        if var.name == "retval" or (var.name.startswith("arg") and var.name[3:].isdigit()):
+            self.unit.args_read.add(var.name)
         if self.unit.provider.typed is not None and var in self.unit.provider.variables:
             better = self.unit.provider.typed(self.unit.target, e.name, self.ktypes)
             if better is not None:

@@ -167,6 +167,22 @@ def _argdist_label(text: str) -> str:
     return words[-1] if len(words) == 1 or "->" in text or "." in text else re.sub(r"\W+", "_", text).strip("_")
 
 
+def fentry_ctx(p) -> str:
+    """The context slots a probe's fentry/fexit twin reads, as a mask: the
+    tracer has the device's verifier check those reads before it chooses
+    the twin (5.10 refuses an argument that points to other than a struct)."""
+    if not p.fentry:
+        return "0x0ULL"
+    slots = set()
+    for name in p.unit.args_read:
+        if name == "retval":
+            slots.add(p.fentry["nargs"])
+        else:
+            # A syscall wrapper's arguments are read from its pt_regs, ctx[0].
+            slots.add(0 if p.fentry["wrapped"] else int(name[3:]))
+    return f"{sum(1 << s for s in slots):#x}ULL"
+
+
 def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dict:
     maps = []
     ad_names = {}
@@ -195,7 +211,8 @@ def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dic
                    usdt_c=c_str_or_null(p.unit.target.extra.get("usdt_provider", "")),
                    fentry_prog=cgen.c_string((p.prog + "_f").encode()) if p.fentry else "NULL",
                    fentry_func=c_str_or_null(p.fentry["func"]) if p.fentry else "NULL",
-                   fentry_nargs=p.fentry["nargs"] if p.fentry else 0)
+                   fentry_nargs=p.fentry["nargs"] if p.fentry else 0,
+                   fentry_ctx=fentry_ctx(p))
               for p in res.probes]
     events = [dict(id=e.event.id, cname=e.cname, kind=e.event.kind, line=e.event.span.line,
                    body=printers.event_body(e, res)) for e in res.events]

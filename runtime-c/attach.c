@@ -219,14 +219,26 @@ static int kprobe_multi_works(const char *sym)
 	return attached(prog, bpf_link_create(prog, 0, BPF_TRACE_KPROBE_MULTI, &lopts));
 }
 
-/* Whether an fentry (or fexit) program can attach to BTF function id on
- * this kernel: BTF alone doesn't say (arm64 got trampolines in 6.0, 32-bit
- * ARM has none). */
-static int fentry_works(int func_id, int fexit)
+/* Whether an fentry (or fexit) program that reads the context slots of
+ * mask `ctx` (bit n: ctx[n], an argument or the return value) can attach
+ * to BTF function id on this kernel: BTF alone doesn't say (arm64 got
+ * trampolines in 6.0, 32-bit ARM has none), nor which arguments the
+ * verifier lets a program read (5.10 refuses one that points to other than
+ * a struct, such as __netif_receive_skb_core's struct sk_buff **). */
+static int fentry_works(int func_id, int fexit, uint64_t ctx)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
 		    .attach_btf_id = (__u32)func_id);
-	int prog = load_trivial(BPF_PROG_TYPE_TRACING, &opts);
+	struct bpf_insn insns[66];
+	int n = 0, slot, prog;
+
+	for (slot = 0; slot < 64; slot++)
+		if (ctx >> slot & 1)   /* r0 = *(u64 *)(r1 + 8 * slot) */
+			insns[n++] = (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_0,
+							.src_reg = BPF_REG_1, .off = (__s16)(8 * slot) };
+	insns[n++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 };
+	insns[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, (size_t)n, &opts);
 
 	if (prog < 0)
 		return 0;
@@ -253,7 +265,7 @@ static int use_fentry(const struct plyc_probe *pr, const struct plyc_kfuncs *k, 
 	proto = btf__type_by_id(*vmlinux, fn->type);
 	if (!proto || btf_vlen(proto) != pr->fentry_nargs)
 		return 0;
-	return fentry_works(id, pr->kind == PLYC_P_KRETPROBE);
+	return fentry_works(id, pr->kind == PLYC_P_KRETPROBE, pr->fentry_ctx);
 }
 
 int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *obj)

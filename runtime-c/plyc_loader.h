@@ -40,6 +40,7 @@ struct plyc_probe {
 	const char *fentry_prog;   /* the kprobe's fentry/fexit twin, or NULL */
 	const char *fentry_func;   /* ... built for this function */
 	int fentry_nargs;          /* ... with this many arguments */
+	uint64_t fentry_ctx;       /* ... reading these ctx slots (bit n: ctx[n]) */
 	const char *where;         /* "script.ply:LINE", or where a front end's probe came from */
 };
 

@@ -250,6 +250,22 @@ def test_kstack_is_stack():
     assert kstack.stdout == stack.stdout
 
 
+@pytest.mark.skipif(not Path("/sys/kernel/btf/vmlinux").exists(), reason="fentry twins need the build kernel's BTF")
+def test_fentry_twins_name_the_context_slots_they_read():
+    """A kprobe's fentry/fexit twin tells the tracer which ctx slots it
+    reads (bit n: ctx[n]; the return value is ctx[nargs], a syscall
+    wrapper's arguments come from its pt_regs in ctx[0]): the tracer has the
+    device's verifier check those reads before choosing the twin, as 5.10
+    refuses an argument pointing to other than a struct."""
+    p = plyc("emit", "--stage", "c", "-e", "kprobe:vfs_read { @[arg2] = count(); } "
+             "kretprobe:vfs_read { @r = count(); } kretprobe:vfs_write { @w = quantize(retval); } "
+             "kprobe:SyS_openat { @o[arg1] = count(); }")
+    assert p.returncode == 0, p.stderr
+    rows = re.findall(r'"(plyc_p\d)_f", "(\w+)", (\d+), (0x[0-9a-f]+)ULL', p.stdout)
+    assert rows == [("plyc_p0", "vfs_read", "4", "0x4"), ("plyc_p1", "vfs_read", "4", "0x0"),
+                    ("plyc_p2", "vfs_write", "4", "0x10"), ("plyc_p3", "__x64_sys_openat", "1", "0x1")]
+
+
 def test_generated_code_errors_are_shown_once():
     """clang's BPF back end repeats some errors once per instruction: each
     is shown once, and located on the script once."""
