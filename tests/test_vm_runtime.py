@@ -3,7 +3,7 @@ what this machine's kernel can't run: kprobes, kretprobes, fentry, and
 other architectures. Each tests/vm/cases/*.test file has the sections of
 tests/runtime/*.test (see tests/test_runtime.py), plus:
 
-  kernels    the kernels to run in (default: 6.1 6.12)
+  kernels    the kernels to run in (default: 5.10 6.1 6.12)
   arch       x86_64 (default), arm64 or armhf: the tracer is cross-built
   run-env    NAME=VALUE lines for the tracer's environment in the guest
   build      plyc build options; {kernel-btf} is the guest kernel's BTF (made
@@ -35,6 +35,8 @@ CASES = sorted((ROOT / "tests" / "vm" / "cases").glob("*.test"))
 TARGET = {"x86_64": "x86_64", "arm64": "aarch64", "armhf": "armhf"}
 CROSS_GCC = {"x86_64": "gcc", "arm64": "aarch64-linux-gnu-gcc", "armhf": "arm-linux-gnueabihf-gcc"}
 MARK = "@@@plyc-case"
+# Debian 11's 5.10 (bullseye), Debian 12's 6.1 and its 6.12 backport.
+DEFAULT_KERNELS = "5.10 6.1 6.12"
 
 
 def case_runs():
@@ -42,7 +44,7 @@ def case_runs():
     for path in CASES:
         case = parse_case(path)
         arch = case.get("arch", "x86_64").strip()
-        for kernel in case.get("kernels", "6.1 6.12").split():
+        for kernel in case.get("kernels", DEFAULT_KERNELS).split():
             runs.append((arch, kernel, path))
     return runs
 
