@@ -121,3 +121,26 @@ exit 201
 def test_hung_guest_is_killed_at_timeout(kernel61):
     with pytest.raises(lab.LabTimeout, match="timed out after 3 s"):
         lab.run(["sleep", "600"], kernel=kernel61, timeout=3)
+
+
+def test_bullseye_comes_through_a_private_source_list():
+    # 5.10 is Debian 11's: apt gets a source list, lists, status and cache
+    # of the lab's own for it, so the machine's apt never sees bullseye.
+    x86 = lab.ARCHES["x86_64"]
+    opts = lab._apt_options(x86, lab.DISTS["5.10"])
+    state = lab._apt_state(x86, "bullseye")
+    assert state.parent == lab.cache_dir() / "apt"
+    for option in (f"Dir::Etc::SourceList={state / 'sources.list'}",
+                   f"Dir::Etc::SourceParts={state / 'sources.list.d'}",
+                   f"Dir::State::Lists={state / 'lists'}", f"Dir::State::status={state / 'status'}",
+                   f"Dir::Cache={state / 'cache'}"):
+        assert option in opts
+    assert lab._sources_list(x86, "bullseye").splitlines() == [
+        "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+        "http://deb.debian.org/debian bullseye main",
+        "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+        "http://deb.debian.org/debian-security bullseye-security main"]
+    # The security pool serves no arm64 or armhf files: main only.
+    assert len(lab._sources_list(lab.ARCHES["arm64"], "bullseye").splitlines()) == 1
+    # The machine's own release keeps the machine's sources.
+    assert not any("SourceList" in o for o in lab._apt_options(x86))
