@@ -110,7 +110,7 @@ def check(target: str, sysroot: Optional[str] = None) -> Report:
     try:
         cc, cflags, root = find_cc(target, sysroot)
     except ToolchainError as e:
-        r.miss(f"C compiler for {target}", str(e).split(": ", 1)[1])
+        r.miss(f"C compiler for {target}", str(e).partition(": ")[2] or str(e))
         cc, root = None, sysroot or os.environ.get("SYSROOT") or os.environ.get("SDKTARGETSYSROOT")
     if cc:
         machine = _run([*cc, *cflags, "-dumpmachine"])
