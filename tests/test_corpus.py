@@ -82,7 +82,11 @@ def check_run(script: Path, rc: int, stdout: str, stderr: str) -> None:
         assert re.search(pattern, stderr, re.S), f"stderr lacks /{pattern}/{detail}"
         return
     assert rc in allowed_exits(script), f"exit {rc}, expected one of {sorted(allowed_exits(script))}{detail}"
-    bad = [line for line in stderr.splitlines() if re.search(r"error|warning|lost|dropped|full", line, re.I)]
+    # Kernel stacks that hash to a taken slot of the stack map are a warning
+    # (the events are still counted, under an empty stack): a fact of the
+    # stack map, not a failure of the script. Anything else is a problem.
+    bad = [line for line in stderr.splitlines() if re.search(r"error|warning|lost|dropped|full", line, re.I)
+           and not re.search(r"warning: \d+ stacks? not recorded", line)]
     assert not bad, f"the tracer reported problems{detail}"
 
 
