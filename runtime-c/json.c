@@ -9,7 +9,7 @@
 
 /* Length of the UTF-8 sequence starting at s (at most n bytes), or 0 if
  * it is not a valid, shortest-form sequence. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n)
+size_t plyc_utf8_len(const unsigned char *s, size_t n)
 {
 	size_t len, i;
 	uint32_t cp;
@@ -70,7 +70,7 @@ void plyc_json_string(FILE *fp, const char *str, size_t maxlen)
 			continue;
 		}
 
-		n = utf8_seq_len(s + i, maxlen - i);
+		n = plyc_utf8_len(s + i, maxlen - i);
 		if (!n) {
 			fprintf(fp, "\\u%04x", c);
 			i++;

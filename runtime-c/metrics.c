@@ -79,36 +79,6 @@ static void base_name(char *buf, size_t len, const char *prefix, const char *map
 			*p = '_';
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		len = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 void plyc_metrics_label_value(FILE *fp, const char *str, size_t maxlen)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -125,7 +95,7 @@ void plyc_metrics_label_value(FILE *fp, const char *str, size_t maxlen)
 			fputs("\\n", fp);
 		else if (c < 0x20 || c == 0x7f)
 			fprintf(fp, "\\\\x%02x", c);
-		else if ((l = utf8_len(s + i, n - i)) > 0) {
+		else if ((l = plyc_utf8_len(s + i, n - i)) > 0) {
 			fwrite(s + i, 1, l, fp);
 			i += l;
 			continue;
