@@ -645,7 +645,7 @@ static size_t map_max_entries(int fd)
 	return info.max_entries;
 }
 
-static int is_zero(const void *p, size_t n)
+int plyc_is_zero(const void *p, size_t n)
 {
 	const unsigned char *b = p;
 	size_t i;
@@ -722,7 +722,7 @@ int plyc_map_collect(const struct plyc_map *m, char **keysp, char **valsp,
 		/* [ext] a key-less aggregation may live in an array map,
 		 * whose one slot exists from the start: all zero means
 		 * never updated. */
-		if (!m->nkeys && is_zero(vals + n * vs, vs))
+		if (!m->nkeys && plyc_is_zero(vals + n * vs, vs))
 			continue;
 
 		if (++n == max)

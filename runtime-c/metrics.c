@@ -411,14 +411,6 @@ static size_t round8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-static int all_zero(const char *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return 0;
-	return 1;
-}
-
 /* Every entry of m in one pass: as many entries per bpf_map_lookup_batch
  * as the map holds (so one call, normally), per-CPU values merged. -EINVAL
  * or -EOPNOTSUPP before any entry: the kernel has no batch for this map. */
@@ -472,7 +464,7 @@ static int collect_batch(const struct plyc_map *m, char **keysp, char **valsp, s
 			else
 				memcpy(v, vbuf + (size_t)i * stride, vs);
 			/* a key-less aggregation's array slot: all zero is never updated */
-			if (!m->nkeys && all_zero(v, vs))
+			if (!m->nkeys && plyc_is_zero(v, vs))
 				continue;
 			n++;
 		}

@@ -101,6 +101,7 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data);
 /* A JSON string literal, with escapes. */
 void plyc_json_string(FILE *fp, const char *s, size_t maxlen);
 size_t plyc_utf8_len(const unsigned char *s, size_t n);   /* valid UTF-8 sequence, or 0 */
+int plyc_is_zero(const void *p, size_t n);   /* every byte 0 */
 
 /* ply's duration format of `time` values: "   0ns", "1.02us", "12.3ms",
  * " 512us", "1.05 s", "  17 M", ... Returns snprintf's result. */
