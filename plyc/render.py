@@ -204,8 +204,7 @@ def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dic
                        signed=int(vt.signed), width=vt.width)))
     probes = [dict(prog=p.prog, kind=p.kind, target_c=c_str_or_null(p.target), period_ns=p.period_ns,
                    freq=p.freq, cpu=p.cpu, line=p.line,
-                   where_c=cgen.c_string(probe_where(res, p, origin)[0].encode()),
-                   spec_c=cgen.c_string(probe_where(res, p, origin)[1].encode()),
+                   where_c=cgen.c_string(where.encode()), spec_c=cgen.c_string(spec.encode()),
                    offset=p.unit.target.extra.get("offset", 0),
                    path_c=c_str_or_null(p.unit.target.extra.get("path", "")),
                    usdt_c=c_str_or_null(p.unit.target.extra.get("usdt_provider", "")),
@@ -213,7 +212,7 @@ def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dic
                    fentry_func=c_str_or_null(p.fentry["func"]) if p.fentry else "NULL",
                    fentry_nargs=p.fentry["nargs"] if p.fentry else 0,
                    fentry_ctx=fentry_ctx(p))
-              for p in res.probes]
+              for p in res.probes for where, spec in [probe_where(res, p, origin)]]
     events = [dict(id=e.event.id, cname=e.cname, kind=e.event.kind, line=e.event.span.line,
                    body=printers.event_body(e, res)) for e in res.events]
     lm = linemap(bpf_c, res.script)
