@@ -184,7 +184,7 @@ int plyc_probe_wrapped(int probe)
 
 /* A program that returns 0: enough to ask this kernel whether it loads and
  * attaches a kind of program, which its version alone doesn't say. */
-static int load_trivial(enum bpf_prog_type type, const struct bpf_prog_load_opts *opts)
+int plyc_load_trivial(enum bpf_prog_type type, const struct bpf_prog_load_opts *opts)
 {
 	static const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
@@ -210,7 +210,7 @@ static int kprobe_multi_works(const char *sym)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_KPROBE_MULTI);
 	LIBBPF_OPTS(bpf_link_create_opts, lopts);
-	int prog = load_trivial(BPF_PROG_TYPE_KPROBE, &popts);
+	int prog = plyc_load_trivial(BPF_PROG_TYPE_KPROBE, &popts);
 
 	if (prog < 0)
 		return 0;

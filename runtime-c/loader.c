@@ -429,24 +429,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return P->handle_event(data, size);
 }
 
-static int run_once(struct bpf_object *obj, enum plyc_probe_kind kind)
-{
-	int i;
-
-	for (i = 0; i < P->nprobes; i++) {
-		struct bpf_program *prog;
-		LIBBPF_OPTS(bpf_test_run_opts, opts);
-
-		if (P->probes[i].kind != kind)
-			continue;
-		prog = bpf_object__find_program_by_name(obj, P->probes[i].prog);
-		if (!prog || bpf_prog_test_run_opts(bpf_program__fd(prog), &opts))
-			return fail("%s: cannot run %s: %s", P->probes[i].where, P->probes[i].spec,
-				    strerror(errno));
-	}
-	return 0;
-}
-
 /* The kernel BTF built into the tracer, as a file libbpf can open, when
  * this kernel has none of its own (or PLYC_IGNORE_KERNEL_BTF is set, to
  * test exactly that). NULL: use the kernel's. */
@@ -591,7 +573,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	/* Resolve every attach target before the (slow) load: kprobe targets
 	 * decide parameters (syscall wrappers) and program types (kprobe.multi). */
 	if (plyc_check_targets(prog) || set_params(obj, &o, target) || plyc_tp_patch(prog, obj) ||
-	    plyc_prepare_programs(prog, obj)) {
+	    plyc_prepare_programs(prog, obj) || plyc_once_prepare(prog, obj)) {
 		failed = 1;
 		goto cleanup;
 	}
@@ -621,7 +603,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		}
 	}
 
-	if (run_once(obj, PLYC_P_BEGIN)) {
+	if (plyc_once_run(prog, obj, PLYC_P_BEGIN)) {
 		failed = 1;
 		goto cleanup;
 	}
@@ -709,7 +691,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	if (o.cmd)
 		plyc_child_kill();
 	ring_buffer__consume(rb);
-	if (run_once(obj, PLYC_P_END))
+	if (plyc_once_run(prog, obj, PLYC_P_END))
 		failed = 1;
 	ring_buffer__consume(rb);
 	fflush(plyc_rt.out);
