@@ -507,6 +507,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1;
 	double deadline = 0, next_lost_report = 0, next_lost_check = 0;
 	char btf_path[64];
+	const unsigned char *image = prog->obj;
+	size_t image_size;
 	struct plyc_metrics_src msrc = { 0 };
 
 	P = prog;
@@ -565,7 +567,13 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 
 	open_opts.object_name = prog->name;
 	open_opts.btf_custom_path = o.btf ? o.btf : embedded_btf(prog, btf_path, sizeof(btf_path));
-	obj = bpf_object__open_mem(prog->obj, prog->obj_size, &open_opts);
+	/* libbpf reads the image until load: it lives until clean-up. */
+	image = plyc_read_helpers(prog, &image_size);
+	if (!image) {
+		failed = fail("out of memory");
+		goto cleanup;
+	}
+	obj = bpf_object__open_mem(image, image_size, &open_opts);
 	if (!obj) {
 		failed = fail("cannot open the BPF object: %s", strerror(errno));
 		goto cleanup;
@@ -725,6 +733,8 @@ cleanup:
 	plyc_child_kill();
 	ring_buffer__free(rb);
 	bpf_object__close(obj);
+	if (image != prog->obj)
+		free((void *)image);
 	if (plyc_rt.out && plyc_rt.out != stdout)
 		fclose(plyc_rt.out);
 	free(libbpf_log);

@@ -108,6 +108,12 @@ struct plyc_tploc {
 const struct plyc_tploc *plyc_tp_resolve(const struct plyc_program *prog);
 int plyc_tp_patch(const struct plyc_program *prog, struct bpf_object *obj);
 
+/* readhelpers.c: the BPF object's image to open: prog->obj, or a copy whose
+ * bpf_probe_read_kernel/_user(_str) calls became bpf_probe_read(_str),
+ * where the kernel lacks them (before 5.5) or PLYC_NO_PROBE_READ_KERNEL is
+ * set. NULL when out of memory. */
+const unsigned char *plyc_read_helpers(const struct plyc_program *prog, size_t *size);
+
 /* once.c: how BEGIN and END run on this kernel (BPF_PROG_TEST_RUN, or a
  * uprobe on the tracer itself), settled before load; then running every
  * probe of one kind, in order. 0, or -1 once told. */
