@@ -158,6 +158,10 @@ static int resolve_ufunc(int i)
 					"implementation instead: %s%s", len, pr->target, bin,
 					versions[0] ? versions : "its address (PATH:0xADDR, from the "
 					"library's debug symbols)", versions[0] ? " (by name or PATH:0xADDR)" : "");
+	case -EILSEQ:
+		/* The kernel would refuse it (EINVAL): say why. */
+		return plyc_probe_error(P, pr, "%.*s in %s is Thumb code: 32-bit ARM kernels put uprobes only "
+					"on ARM-mode instructions (code built with -marm)", len, pr->target, bin);
 	default:
 		return plyc_probe_error(P, pr, "cannot read the symbols of %s: %s", bin, errstr(err));
 	}

@@ -18,7 +18,8 @@ long plyc_vaddr_to_offset(const char *path, uint64_t vaddr);
  * -EEXIST (several functions of that name at different addresses: msg
  * lists their versions); -EOPNOTSUPP (an IFUNC, whose address is its
  * resolver's: msg lists the implementations the symbol table names, if
- * any); or another -errno. */
+ * any); -EILSEQ (Thumb code, which 32-bit ARM uprobes can't probe); or
+ * another -errno. */
 int plyc_uprobe_offset(const char *path, const char *sym, uint64_t *offset, char *msg, size_t msglen);
 
 /* The provider of USDT probe `name` in path (0, -ENOENT or -EEXIST). */

@@ -211,8 +211,15 @@ struct fsym {
 	char *version;      /* "" when unversioned */
 	int hidden;         /* a non-default version (name@V, not name@@V) */
 	int rank;           /* binding: 2 global, 1 weak, 0 local */
-	int ifunc;          /* STT_GNU_IFUNC: the offset is the resolver's */
+	int kind;           /* SYM_PLAIN, SYM_IFUNC or SYM_THUMB */
 	uint64_t offset;    /* in the file */
+};
+
+/* What a function symbol's address is. */
+enum {
+	SYM_PLAIN,
+	SYM_IFUNC,  /* STT_GNU_IFUNC: the resolver's */
+	SYM_THUMB,  /* 32-bit ARM, bit 0 set: Thumb code */
 };
 
 struct fsyms {
@@ -233,7 +240,7 @@ static void fsyms_free(struct fsyms *s)
 }
 
 static int fsyms_add(struct fsyms *s, const char *name, size_t len, const char *version, int hidden,
-		     int rank, int ifunc, uint64_t offset)
+		     int rank, int kind, uint64_t offset)
 {
 	struct fsym *f;
 
@@ -256,7 +263,7 @@ static int fsyms_add(struct fsyms *s, const char *name, size_t len, const char *
 	}
 	f->hidden = hidden;
 	f->rank = rank;
-	f->ifunc = ifunc;
+	f->kind = kind;
 	f->offset = offset;
 	s->n++;
 	return 0;
@@ -314,7 +321,8 @@ static int read_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, Elf_Scn *versy
 	Elf_Data *data = elf_getdata(scn, NULL);
 	Elf_Data *vdata = versym ? elf_getdata(versym, NULL) : NULL;
 	size_t i, n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0, len = strlen(name);
-	int err;
+	GElf_Ehdr eh;
+	int err, arm = gelf_getehdr(elf, &eh) && eh.e_machine == EM_ARM;
 
 	if (!data)
 		return 0;
@@ -351,7 +359,8 @@ static int read_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, Elf_Scn *versy
 			continue;
 		bind = GELF_ST_BIND(sym.st_info);
 		err = fsyms_add(out, sname, len, ver, hidden, bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0,
-				type == STT_GNU_IFUNC, (uint64_t)off);
+				type == STT_GNU_IFUNC ? SYM_IFUNC : arm && (sym.st_value & 1) ? SYM_THUMB : SYM_PLAIN,
+				(uint64_t)off);
 		if (err)
 			return err;
 	}
@@ -461,7 +470,7 @@ int plyc_uprobe_offset(const char *path, const char *spec, uint64_t *offset, cha
 
 		if (version ? !strcmp(f->version, version) && !(f->hidden && at[1] == '@') : !f->hidden)
 			err = fsyms_add(&match, f->name, strlen(f->name), f->version, f->hidden, f->rank,
-					f->ifunc, f->offset);
+					f->kind, f->offset);
 	}
 	if (err)
 		goto out;
@@ -490,9 +499,13 @@ int plyc_uprobe_offset(const char *path, const char *spec, uint64_t *offset, cha
 			goto out;
 		}
 	}
-	if (match.v[best].ifunc) {
+	if (match.v[best].kind == SYM_IFUNC) {
 		list_impls(elf, name, msg, msglen);
 		err = -EOPNOTSUPP;
+		goto out;
+	}
+	if (match.v[best].kind == SYM_THUMB) {
+		err = -EILSEQ;
 		goto out;
 	}
 	*offset = match.v[best].offset;
