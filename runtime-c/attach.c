@@ -559,6 +559,38 @@ static int attach_uprobe(int i, struct bpf_program *bp, struct plyc_links *links
 	return add_link(links, link);
 }
 
+/* Before BPF cookies (5.15), libbpf's USDT code finds a probe's argument
+ * spec by the address that fired, one spec per address, so it refuses a
+ * second program at the same probe (EEXIST). The spec stored for the first
+ * describes the same arguments: the second program is attached as a plain
+ * uprobe at the probe's locations and reads its arguments through it. */
+static int attach_usdt_again(int i, struct bpf_program *bp, struct plyc_links *links,
+			     const char *provider)
+{
+	const struct plyc_probe *pr = &P->probes[i];
+	uint64_t offsets[64];
+	int j, n = plyc_usdt_locations(binaries[i], provider, pr->target, offsets, 64);
+
+	if (n < 0)
+		return plyc_probe_error(P, pr, "cannot attach to %s:%s in %s: %s", provider, pr->target,
+					binaries[i], errstr(n));
+	for (j = 0; j < n; j++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+		struct bpf_link *link = bpf_program__attach_uprobe_opts(bp, (pid_t)P->target_pid, binaries[i],
+									 (size_t)offsets[j], &opts);
+
+		if (!link)
+			return plyc_probe_error(P, pr, "cannot attach to %s:%s in %s: %s", provider,
+						pr->target, binaries[i], errstr(errno));
+		if (add_link(links, link))
+			return -1;
+	}
+	if (P->verbose)
+		fprintf(stderr, "%s: %s: shares the argument spec of an earlier probe at the same "
+			"place (no BPF cookies in this kernel)\n", pr->where, pr->spec);
+	return 0;
+}
+
 static int attach_usdt(int i, struct bpf_program *bp, struct plyc_links *links)
 {
 	const struct plyc_probe *pr = &P->probes[i];
@@ -575,6 +607,12 @@ static int attach_usdt(int i, struct bpf_program *bp, struct plyc_links *links)
 		return plyc_probe_error(P, pr, "no USDT probe %s in %s", pr->target, binaries[i]);
 	}
 	link = bpf_program__attach_usdt(bp, (pid_t)P->target_pid, binaries[i], provider, pr->target, NULL);
+	if (!link && errno == EEXIST)
+		return attach_usdt_again(i, bp, links, provider);
+	if (!link && errno == EOPNOTSUPP)
+		return plyc_probe_error(P, pr, "cannot attach to %s:%s in %s: the libbpf built into this "
+					"tracer cannot read USDT arguments on this architecture", provider,
+					pr->target, binaries[i]);
 	if (!link)
 		return plyc_probe_error(P, pr, errno == ENOENT ? "no USDT probe %s:%s in %s" :
 					"cannot attach to %s:%s in %s: %s", provider, pr->target, binaries[i],

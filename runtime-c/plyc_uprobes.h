@@ -24,5 +24,9 @@ int plyc_uprobe_offset(const char *path, const char *sym, uint64_t *offset, char
 
 /* The provider of USDT probe `name` in path (0, -ENOENT or -EEXIST). */
 int plyc_usdt_provider(const char *path, const char *name, char *out, size_t len);
+/* The file offsets of USDT probe provider:name's locations in path, up to
+ * max: how many, or -ENOENT, -E2BIG (more than max) or another -errno. */
+int plyc_usdt_locations(const char *path, const char *provider, const char *name, uint64_t *offsets,
+			int max);
 
 #endif

@@ -149,60 +149,6 @@ out:
 	return ret;
 }
 
-/* The provider of USDT probe `name` in path, from its .note.stapsdt notes
- * (for usdt:PATH:name written without a provider). 0, -ENOENT, or
- * -EEXIST when two providers have a probe of that name. */
-int plyc_usdt_provider(const char *path, const char *name, char *out, size_t len)
-{
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	int found = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		goto out;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, next, name_off, desc_off;
-		size_t addr_size = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
-		const char *sname;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		sname = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!sname || strcmp(sname, ".note.stapsdt") || !(data = elf_getdata(scn, NULL)))
-			continue;
-		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			const char *desc = (const char *)data->d_buf + desc_off;
-			const char *prov = desc + 3 * addr_size;
-			const char *pname = prov + strlen(prov) + 1;
-
-			off = next;
-			if (nh.n_type != 3 || nh.n_descsz < 3 * addr_size + 2)
-				continue;
-			if (!strcmp(pname, name)) {
-				if (found && strcmp(out, prov)) {
-					found = -EEXIST;
-					goto out;
-				}
-				snprintf(out, len, "%s", prov);
-				found = 1;
-			}
-		}
-	}
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return found > 0 ? 0 : found < 0 ? found : -ENOENT;
-}
-
 /* A function symbol of an ELF file, with its symbol version: from
  * .dynsym, through .gnu.version and .gnu.version_d; from .symtab, where
  * the static linker spells versions into names (name@V, name@@V). */
