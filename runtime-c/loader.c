@@ -26,6 +26,7 @@
 #include "plyc_loader.h"
 #include "plyc_attach.h"
 #include "plyc_metrics.h"
+#include "plyc_verifier.h"
 
 struct options {
 	const char *cmd;
@@ -419,6 +420,8 @@ static void explain_load_failure(int err)
 			prog ? " " : "", prog ? prog : "", reason[0] ? reason : strerror(-err));
 	else
 		fail("loading the BPF programs failed: %s%s%s", strerror(-err), reason[0] ? ": " : "", reason);
+	if (plyc_verifier_hint(log, reason, sizeof(reason)))
+		fprintf(stderr, "%s: note: %s\n", P->name, reason);
 	if (!verbose)
 		fprintf(stderr, "%s: run with -v for the verifier's full log\n", P->name);
 }
