@@ -10,10 +10,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from . import arch as A
 from .toolchain import ToolchainError, cache_dir
 
-DEBIAN_ARCH = {"aarch64": "arm64", "armhf": "armhf", "x86_64": "amd64"}
-TRIPLET = {"aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf", "x86_64": "x86_64-linux-gnu"}
 PACKAGES = ("libbpf-dev", "libelf-dev", "zlib1g-dev", "libzstd-dev")
 
 
@@ -22,13 +21,13 @@ def path(target: str) -> Path:
 
 
 def ready(target: str) -> bool:
-    lib = path(target) / "root" / "usr" / "lib" / TRIPLET[target]
+    lib = path(target) / "root" / "usr" / "lib" / A.get(target).triplet
     return all((lib / f).exists() for f in ("libbpf.a", "libelf.a", "libz.a"))
 
 
 def prepare(target: str, verbose: bool = False) -> Path:
     """The sysroot for `target`, downloading it the first time."""
-    if target not in DEBIAN_ARCH:
+    if target not in A.ARCHES:
         raise ToolchainError(f"unknown target '{target}'")
     base = path(target)
     root = base / "root"
@@ -37,7 +36,7 @@ def prepare(target: str, verbose: bool = False) -> Path:
     if not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
         raise ToolchainError("preparing a sysroot needs apt-get and dpkg-deb (a Debian-based machine); "
                              "or give one with --sysroot/$SYSROOT")
-    arch = DEBIAN_ARCH[target]
+    arch = A.get(target).debian_arch
     state = base / "apt"
     for d in ("lists/partial", "cache/archives/partial", "debs"):
         (state / d).mkdir(parents=True, exist_ok=True)

@@ -15,12 +15,11 @@ from importlib import resources as ir
 from pathlib import Path
 from typing import Optional
 
+from . import arch as A
+
 
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
 BPF_WARNINGS = ["-Wall", "-Werror"]
-
-ARCH_DEFINE = {"x86_64": "x86", "aarch64": "arm64", "armhf": "arm"}
-
 
 class ToolchainError(Exception):
     pass
@@ -45,8 +44,6 @@ def find_clang() -> Optional[str]:
     return None
 
 
-HOST_TARGET = {"x86_64": "x86_64", "aarch64": "aarch64", "armv7l": "armhf", "armv8l": "armhf"}
-TRIPLET = {"aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf", "x86_64": "x86_64-linux-gnu"}
 LIBS = ["-lbpf", "-lelf", "-lz"]
 
 
@@ -60,14 +57,13 @@ def find_cc(target: str, sysroot: Optional[str] = None) -> tuple:
     if not cc:
         if os.environ.get("CROSS_COMPILE"):
             cc = [os.environ["CROSS_COMPILE"] + "gcc"]
-        elif HOST_TARGET.get(os.uname().machine) == target:
+        elif A.is_native(target):
             cc = [shutil.which("gcc") or shutil.which("cc") or "cc"]
         else:
-            cc = [f"{TRIPLET[target]}-gcc"]
+            cc = [f"{A.get(target).triplet}-gcc"]
     if not shutil.which(cc[0]):
-        hint = {"aarch64": "apt-get install gcc-aarch64-linux-gnu",
-                "armhf": "apt-get install gcc-arm-linux-gnueabihf"}.get(target, "apt-get install gcc")
-        raise ToolchainError(f"no C compiler for {target}: {cc[0]} is not installed ({hint}; "
+        raise ToolchainError(f"no C compiler for {target}: {cc[0]} is not installed "
+                             f"(apt-get install {A.get(target).cc_package}; "
                              "or set $CC or $CROSS_COMPILE)")
     sysroot = sysroot or os.environ.get("SYSROOT") or os.environ.get("SDKTARGETSYSROOT") or None
     return cc, shlex.split(os.environ.get("CFLAGS", "")), sysroot
@@ -94,7 +90,7 @@ class Toolchain:
         clang = find_clang()
         if not clang:
             raise ToolchainError("clang is not installed (needed to compile BPF); run `plyc doctor`")
-        native = HOST_TARGET.get(os.uname().machine) == target
+        native = A.is_native(target)
         cc, cflags, sysroot = find_cc(target, sysroot)
         tc = cls(target, verbose, clang, cc, cflags, shlex.split(os.environ.get("LDFLAGS", "")))
         tc.ar = os.environ.get("AR") or (cc[0][:-3] + "ar" if cc[0].endswith("gcc") else "ar")
@@ -111,7 +107,7 @@ class Toolchain:
         if explicit and "--sysroot" not in " ".join(self.cc + self.cflags):
             self.cflags.append(f"--sysroot={root}")
             self.ldflags.append(f"--sysroot={root}")
-        triplet = TRIPLET[self.target]
+        triplet = A.get(self.target).triplet
         pcdirs = [root / "usr/lib" / triplet / "pkgconfig", root / "usr/lib/pkgconfig",
                   root / "usr/lib64/pkgconfig", root / "usr/share/pkgconfig"]
         env = dict(os.environ, PKG_CONFIG_SYSROOT_DIR=str(root),
@@ -138,7 +134,7 @@ class Toolchain:
 
     def compile_bpf(self, src: Path, out: Path, include: Path):
         rt = runtime_dir()
-        self.run([self.clang, "-target", "bpf", f"-D__TARGET_ARCH_{ARCH_DEFINE[self.target]}",
+        self.run([self.clang, "-target", "bpf", f"-D__TARGET_ARCH_{A.get(self.target).bpf_arch}",
                   "-O2", "-g", *BPF_WARNINGS, "-I", rt / "bpf", "-I", rt / "bpf" / "include", "-I", include,
                   "-c", src, "-o", out],
                  "compiling the BPF program")

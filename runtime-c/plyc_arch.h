@@ -1,0 +1,20 @@
+/* What the loader knows of the architecture it is compiled for (the
+ * Python side's table is plyc/arch.py, the BPF side's bpf/plyc_arch.bpf.h):
+ * Debian's multiarch triplet, where shared libraries live, and the prefix
+ * of the kernel's syscall wrapper functions, if it has them. */
+#ifndef PLYC_ARCH_H
+#define PLYC_ARCH_H
+
+#if defined(__x86_64__)
+#define PLYC_TRIPLET "x86_64-linux-gnu"
+#define PLYC_SYSCALL_PREFIX "__x64_sys_"
+#elif defined(__aarch64__)
+#define PLYC_TRIPLET "aarch64-linux-gnu"
+#define PLYC_SYSCALL_PREFIX "__arm64_sys_"
+#elif defined(__arm__)
+#define PLYC_TRIPLET "arm-linux-gnueabihf"
+#else
+#define PLYC_TRIPLET "unknown"
+#endif
+
+#endif
