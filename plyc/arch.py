@@ -33,7 +33,20 @@ class Arch:
     machine_prefix: tuple     # how `gcc -dumpmachine` starts for a compiler building for it
     elf_machine: str          # readelf -h's Machine line
     qemu_user: str            # qemu-user binary that runs its executables (tests)
+    # A Debian release other than the build machine's whose libraries the
+    # sysroot takes (riscv64 is no bookworm architecture); they are linked
+    # with the machine's cross C library and runtime-c/compat's shims for
+    # what that lacks (docs/design.md, "Architectures").
+    debian_release: Optional[str] = None
 
+    def libc_package(self) -> str:
+        """The Debian package with the static C library a build for it links."""
+        return "libc6-dev" if is_native(self.name) else f"libc6-dev-{self.debian_arch}-cross"
+
+
+RISCV_REGS = ("epc", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1",
+              *(f"a{i}" for i in range(8)), *(f"s{i}" for i in range(2, 12)),
+              "t3", "t4", "t5", "t6", "status", "badaddr", "cause", "orig_a0")
 
 ARCHES = {a.name: a for a in (
     Arch("x86_64", ("x86_64",), "x86",
@@ -50,6 +63,10 @@ ARCHES = {a.name: a for a in (
          tuple(f"r{i}" for i in range(16)) + ("sp", "lr", "pc", "cpsr"),
          None, 4, 8, 8, False, "armhf", "arm-linux-gnueabihf", "gcc-arm-linux-gnueabihf",
          ("arm",), "ARM", "qemu-arm-static"),
+    # Syscall wrappers (__riscv_sys_*) since 6.6; older kernels take sys_*.
+    Arch("riscv64", ("riscv64",), "riscv", RISCV_REGS,
+         "__riscv_sys_", 8, 8, 16, False, "riscv64", "riscv64-linux-gnu", "gcc-riscv64-linux-gnu",
+         ("riscv64-",), "RISC-V", "qemu-riscv64-static", debian_release="trixie"),
 )}
 
 TARGETS = list(ARCHES)

@@ -119,6 +119,8 @@ def check(target: str, sysroot: Optional[str] = None) -> Report:
                    f"to {target}'s compiler")
         else:
             r.ok(what, f"{' '.join(cc)} ({_version(cc) or machine})")
+            if not root:
+                _libc(r, target, cc, cflags)
 
     # The sysroot and the target's static libraries in it.
     if root:
@@ -141,13 +143,18 @@ def check(target: str, sysroot: Optional[str] = None) -> Report:
         dirs, header_root = _lib_dirs(target, None), Path("/")
     else:
         rootp = debian_sysroot.path(target) / "root"
+        other = A.get(target).debian_release
+        release = f" from Debian {other}" if other else ""
         if not debian_sysroot.ready(target):
             r.miss("sysroot (plyc's Debian sysroot)",
                    f"plyc sysroot --target {target} (downloads libbpf, libelf and zlib for "
-                   f"{A.get(target).debian_arch} into {rootp}; plyc build also does it "
+                   f"{A.get(target).debian_arch}{release} into {rootp}; plyc build also does it "
                    "on first use), or give one with --sysroot or $SYSROOT")
             return _tools(r, target)
         r.ok("sysroot (plyc's Debian sysroot)", str(rootp))
+        if other:
+            r.note(f"{other}'s libraries", f"linked with this machine's {target} C library "
+                   "and plyc's runtime-c/compat shims for what it lacks (docs/design.md)")
         advice = ("no {what} in {where}: "
                   f"rm -r {debian_sysroot.path(target)}; plyc sysroot --target {target}")
         dirs, header_root = _lib_dirs(target, rootp), rootp
@@ -165,6 +172,17 @@ def check(target: str, sysroot: Optional[str] = None) -> Report:
         r.miss(f"bpf/libbpf.h ({target})", advice.format(
             what="bpf/libbpf.h", package="libbpf-dev", where=header_root / "usr/include"))
     return _tools(r, target)
+
+
+def _libc(r: Report, target: str, cc: list, cflags: list):
+    """The static C library the compiler links (Debian ships a cross
+    compiler's apart: libc6-dev-<arch>-cross)."""
+    p = _run([*cc, *cflags, "-print-file-name=libc.a"])
+    found = p.stdout.strip() if p and p.returncode == 0 else ""
+    if os.path.isabs(found) and os.path.exists(found):
+        r.ok(f"libc.a ({target})", os.path.normpath(found))
+    else:
+        r.miss(f"libc.a ({target})", f"apt-get install {A.get(target).libc_package()}")
 
 
 def _tools(r: Report, target: str) -> Report:

@@ -14,6 +14,8 @@ from . import arch as A
 from .toolchain import ToolchainError, cache_dir
 
 PACKAGES = ("libbpf-dev", "libelf-dev", "zlib1g-dev", "libzstd-dev")
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+MIRROR = "http://deb.debian.org/debian"
 
 
 def path(target: str) -> Path:
@@ -37,13 +39,20 @@ def prepare(target: str, verbose: bool = False) -> Path:
         raise ToolchainError("preparing a sysroot needs apt-get and dpkg-deb (a Debian-based machine); "
                              "or give one with --sysroot/$SYSROOT")
     arch = A.get(target).debian_arch
+    release = A.get(target).debian_release
     state = base / "apt"
-    for d in ("lists/partial", "cache/archives/partial", "debs"):
+    for d in ("lists/partial", "cache/archives/partial", "debs", "sources.list.d"):
         (state / d).mkdir(parents=True, exist_ok=True)
     (state / "status").touch()
     opts = ["-o", f"APT::Architecture={arch}", "-o", f"APT::Architectures::={arch}",
             "-o", f"Dir::State::Lists={state / 'lists'}", "-o", f"Dir::State::status={state / 'status'}",
             "-o", f"Dir::Cache={state / 'cache'}", "-o", "APT::Sandbox::User=root", "-q"]
+    if release:
+        # Another Debian release than the machine's: a source list of our own
+        # (main only: trixie-security's riscv64 index failed its size check here).
+        (state / "sources.list").write_text(f"deb [signed-by={KEYRING}] {MIRROR} {release} main\n")
+        opts += ["-o", f"Dir::Etc::SourceList={state / 'sources.list'}",
+                 "-o", f"Dir::Etc::SourceParts={state / 'sources.list.d'}"]
 
     def run(cmd, cwd=None, check=True):
         if verbose:

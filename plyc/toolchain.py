@@ -84,6 +84,9 @@ class Toolchain:
     ldflags: list = field(default_factory=list)
     libs: list = field(default_factory=lambda: list(LIBS))
     ar: str = "ar"
+    # runtime-c/compat/ sources linked after the libraries: what plyc's
+    # Debian sysroot of another release needs from the C library it lacks.
+    compat: list = field(default_factory=list)
 
     @classmethod
     def detect(cls, target: str = "x86_64", verbose: bool = False, sysroot: Optional[str] = None) -> "Toolchain":
@@ -99,6 +102,8 @@ class Toolchain:
         elif not native:
             from . import sysroot as debian_sysroot
             tc.use_sysroot(debian_sysroot.prepare(target, verbose), explicit=False)
+            if A.get(target).debian_release:
+                tc.compat = [runtime_dir() / "compat" / "trixie-on-bookworm.c"]
         return tc
 
     def use_sysroot(self, root: Path, explicit: bool):
@@ -140,11 +145,12 @@ class Toolchain:
                  "compiling the BPF program")
 
     def runtime_lib(self) -> Path:
-        """libplycrt.a for this compiler and flags, built once and cached."""
+        """libplycrt.a for this compiler and flags, built once and cached
+        (with libplyccompat.a beside it when the toolchain has compat sources)."""
         rt = runtime_dir()
         sources = sorted(rt.glob("*.c"))
         h = hashlib.sha256()
-        for p in sorted(rt.glob("*.[ch]")):
+        for p in sorted(rt.glob("*.[ch]")) + self.compat:
             h.update(p.name.encode() + p.read_bytes())
         h.update(repr((self.cc, self.cflags, self.target)).encode())
         h.update(self.run([*self.cc, "--version"], "running the C compiler").stdout.encode())
@@ -161,6 +167,13 @@ class Toolchain:
                      f"compiling the tracer runtime ({src.name})")
             objs.append(obj)
         self.run([self.ar, "rcs", tmp / "libplycrt.a", *objs], "archiving the tracer runtime")
+        compat = []
+        for src in self.compat:
+            compat.append(tmp / (src.stem + ".o"))
+            self.run([*self.cc, "-O2", "-std=gnu11", *WARNINGS, *self.cflags, "-c", src, "-o", compat[-1]],
+                     f"compiling the tracer runtime ({src.name})")
+        if compat:
+            self.run([self.ar, "rcs", tmp / "libplyccompat.a", *compat], "archiving the tracer runtime")
         try:
             os.rename(tmp, lib_dir)
         except OSError:
@@ -170,9 +183,10 @@ class Toolchain:
     def link_loader(self, loader_c: Path, obj_c: Path, out: Path, include: Path, strip: bool = True):
         rt = runtime_dir()
         lib = self.runtime_lib()
+        compat = [lib.parent / "libplyccompat.a"] if self.compat else []
         self.run([*self.cc, "-O2", "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-I", include,
                   loader_c, obj_c, lib, "-static", *(["-s"] if strip else []), *self.ldflags,
-                  *self.libs, "-o", out], "linking the tracer")
+                  *self.libs, *compat, "-o", out], "linking the tracer")
 
 
 def _c_array(name: str, data: bytes) -> list:

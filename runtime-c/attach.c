@@ -183,8 +183,9 @@ int plyc_probe_wrapped(int probe)
 }
 
 /* A program that returns 0: enough to ask this kernel whether it loads and
- * attaches a kind of program, which its version alone doesn't say. */
-static int load_trivial(enum bpf_prog_type type, const struct bpf_prog_load_opts *opts)
+ * attaches a kind of program, which its version alone doesn't say. (opts
+ * not const: libbpf 1.3+ declares bpf_prog_load's so, 1.1 const.) */
+static int load_trivial(enum bpf_prog_type type, struct bpf_prog_load_opts *opts)
 {
 	static const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },

@@ -13,6 +13,10 @@
 #define PLYC_SYSCALL_PREFIX "__arm64_sys_"
 #elif defined(__arm__)
 #define PLYC_TRIPLET "arm-linux-gnueabihf"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define PLYC_TRIPLET "riscv64-linux-gnu"
+/* Since 6.6; older riscv kernels spell syscalls sys_*, the next choice. */
+#define PLYC_SYSCALL_PREFIX "__riscv_sys_"
 #else
 #define PLYC_TRIPLET "unknown"
 #endif

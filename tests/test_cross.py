@@ -1,5 +1,5 @@
-"""Cross builds: every example builds for aarch64 and armhf (a static
-executable for that machine), and the tracer runs under qemu-user."""
+"""Cross builds: every example builds for aarch64, armhf and riscv64 (a
+static executable for that machine), and the tracer runs under qemu-user."""
 import shutil
 import subprocess
 import sys
@@ -14,7 +14,7 @@ from plyc import arch as A  # noqa: E402
 EXAMPLES = sorted((ROOT / "examples").glob("*.ply"))
 
 
-@pytest.fixture(scope="module", params=["aarch64", "armhf"])
+@pytest.fixture(scope="module", params=["aarch64", "armhf", "riscv64"])
 def target(request):
     # The first build prepares the sysroot (a download from Debian, once).
     proc = subprocess.run([sys.executable, "-m", "plyc", "sysroot", "--target", request.param],

@@ -110,8 +110,37 @@ struct pt_regs {
 #define PLYC_REG_r15(r) ((r)->uregs[15])
 #define PLYC_REG(r, name) PLYC_REG_##name(r)
 
+#elif defined(__TARGET_ARCH_riscv)
+/* The user-visible registers (bpf_tracing.h reads through this struct; it
+ * names the first one pc), then the kernel's struct pt_regs: the same 32
+ * words, epc first, and four of the kernel's own. */
+struct user_regs_struct {
+	__u64 pc;
+	__u64 ra, sp, gp, tp, t0, t1, t2, s0, s1, a0;
+	__u64 a1, a2, a3, a4, a5, a6, a7, s2, s3, s4;
+	__u64 s5, s6, s7, s8, s9, s10, s11, t3, t4, t5;
+	__u64 t6;
+};
+struct pt_regs {
+	__u64 epc;
+	__u64 ra, sp, gp, tp, t0, t1, t2, s0, s1, a0;
+	__u64 a1, a2, a3, a4, a5, a6, a7, s2, s3, s4;
+	__u64 s5, s6, s7, s8, s9, s10, s11, t3, t4, t5;
+	__u64 t6;
+	__u64 status, badaddr, cause, orig_a0;
+};
+#define PLYC_NREGARGS 8
+#define PLYC_WORD 8
+#define PLYC_ARG5(r) ((r)->a5)
+#define PLYC_ARG6(r) ((r)->a6)
+#define PLYC_ARG7(r) ((r)->a7)
+/* Arguments past a7 are on the stack, from sp up. */
+#define PLYC_STACK_ARG(r, n) ((r)->sp + 8 * ((n) - PLYC_NREGARGS))
+/* regs->NAME: the kernel's names are the members' */
+#define PLYC_REG(r, name) ((r)->name)
+
 #else
-#error "plyc: no __TARGET_ARCH_x86, _arm64 or _arm given (plyc/arch.py gives one)"
+#error "plyc: no __TARGET_ARCH_x86, _arm64, _arm or _riscv given (plyc/arch.py gives one)"
 #endif
 
 /* bpf_tracing.h names x86's registers as the kernel does (di, not rdi)
