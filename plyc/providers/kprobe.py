@@ -95,6 +95,13 @@ def fentry_plan(target: Target, ktypes, arch: str):
             proto = b[b[fid].type]
             wrapped = bool(prefix) and name.startswith(prefix)
             return dict(func=name, nargs=len(proto.members), wrapped=wrapped)
+    # A syscall wrapper takes the user's registers alone on every
+    # architecture: another's in the build kernel (a cross build's BTF is
+    # the build machine's) stands for the target's.
+    for other in sorted({a.syscall_prefix for a in A.ARCHES.values()} - {None, prefix}):
+        fid = b.find(B.FUNC, other + m.group(1)) if m and prefix else None
+        if fid is not None and len(b[b[fid].type].members) == 1:
+            return dict(func=prefix + m.group(1), nargs=1, wrapped=True)
     return None
 
 
