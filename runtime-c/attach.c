@@ -15,6 +15,7 @@
 #include <bpf/btf.h>
 #include <linux/bpf.h>
 
+#include "plyc_arch.h"
 #include "plyc_attach.h"
 #include "plyc_kfuncs.h"
 #include "plyc_uprobes.h"
@@ -187,8 +188,9 @@ int plyc_probe_wrapped(int probe)
 }
 
 /* A program that returns 0: enough to ask this kernel whether it loads and
- * attaches a kind of program, which its version alone doesn't say. */
-int plyc_load_trivial(enum bpf_prog_type type, const struct bpf_prog_load_opts *opts)
+ * attaches a kind of program, which its version alone doesn't say. (opts
+ * not const: libbpf 1.3+ declares bpf_prog_load's so, 1.1 const.) */
+int plyc_load_trivial(enum bpf_prog_type type, struct bpf_prog_load_opts *opts)
 {
 	static const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
@@ -454,6 +456,12 @@ static int kprobe_refused(const struct plyc_probe *pr, const char *func, int err
 {
 	char near[512];
 
+#ifdef PLYC_FTRACE_SITE
+	if (err == EINVAL && pr->kind == PLYC_P_KRETPROBE && plyc_kfunc_ftraceable(func))
+		return plyc_probe_error(P, pr, "cannot attach to %s: this kernel has no kprobes on ftrace "
+					"sites (CONFIG_KPROBES_ON_FTRACE), where a kretprobe must go: it runs as "
+					"fexit where the build's BTF (--btf) has the function as the device does", func);
+#endif
 	if ((err != EINVAL && err != ENOENT && err != EOPNOTSUPP) || plyc_kfunc_ftraceable(func) ||
 	    !plyc_kfunc_in_kallsyms(func))
 		return plyc_probe_error(P, pr, "cannot attach to %s: %s", func, errstr(err));
@@ -462,6 +470,30 @@ static int kprobe_refused(const struct plyc_probe *pr, const char *func, int err
 				plyc_kfunc_blacklisted(func) ? "it is on the kernel's kprobe blacklist" :
 				"a notrace symbol: the kernel refused a kprobe on it",
 				near[0] ? "; near: " : "", near);
+}
+
+/* A kprobe on func+offset. A kernel without KPROBES_ON_FTRACE refuses
+ * one on an ftrace site, where riscv64's functions start: a kprobe at the
+ * entry then goes just past the site's nops, where the arguments are still
+ * in their registers (a kretprobe must be at the entry: its fexit twin is
+ * the way there). */
+static struct bpf_link *kprobe_link(const struct plyc_probe *pr, struct bpf_program *bp, const char *func)
+{
+	LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = pr->kind == PLYC_P_KRETPROBE, .offset = pr->offset);
+	struct bpf_link *link = bpf_program__attach_kprobe_opts(bp, func, &opts);
+
+#ifdef PLYC_FTRACE_SITE
+	if (!link && errno == EINVAL && !opts.retprobe && !pr->offset && plyc_kfunc_ftraceable(func)) {
+		opts.offset = PLYC_FTRACE_SITE;
+		link = bpf_program__attach_kprobe_opts(bp, func, &opts);
+		if (!link)
+			errno = EINVAL;
+		else if (P->verbose)
+			fprintf(stderr, "%s: %s: at %s+%d, past its ftrace site (no kprobes on ftrace here)\n",
+				pr->where, pr->spec, func, PLYC_FTRACE_SITE);
+	}
+#endif
+	return link;
 }
 
 static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links)
@@ -494,9 +526,7 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 		return add_link(links, link);
 	}
 	for (j = 0; j < k->n; j++) {
-		LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = ret, .offset = pr->offset);
-
-		link = bpf_program__attach_kprobe_opts(bp, k->names[j], &opts);
+		link = kprobe_link(pr, bp, k->names[j]);
 		if (!link) {
 			/* One function of a glob that can't be probed is not fatal. */
 			if (k->n == 1 && errno == EILSEQ)

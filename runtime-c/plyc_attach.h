@@ -27,7 +27,7 @@ void plyc_detach_all(struct plyc_links *links);
 void plyc_detach_in_background(struct plyc_links *links);
 /* A program that returns 0, of this type (its fd, or -errno): enough to ask
  * the kernel whether it loads, runs or attaches a kind of program. */
-int plyc_load_trivial(enum bpf_prog_type type, const struct bpf_prog_load_opts *opts);
+int plyc_load_trivial(enum bpf_prog_type type, struct bpf_prog_load_opts *opts);
 /* "script:LINE: error: SPEC: message" on stderr; returns -1. */
 int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -14,20 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plyc_arch.h"
 #include "plyc_uprobes.h"
 
-#if defined(__x86_64__)
-#define TRIPLET "x86_64-linux-gnu"
-#elif defined(__aarch64__)
-#define TRIPLET "aarch64-linux-gnu"
-#elif defined(__arm__)
-#define TRIPLET "arm-linux-gnueabihf"
-#else
-#define TRIPLET "unknown"
-#endif
-
 static const char *const lib_dirs[] = {
-	"/lib/" TRIPLET, "/usr/lib/" TRIPLET, "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
+	"/lib/" PLYC_TRIPLET, "/usr/lib/" PLYC_TRIPLET, "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
 };
 
 static int regular(const char *path)

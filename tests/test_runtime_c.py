@@ -447,7 +447,8 @@ def test_bpf_maps(out):
 # --- portability: the runtime must build for the device too --------------------------
 
 @pytest.mark.parametrize("cc", ["aarch64-linux-gnu-gcc",
-                                "arm-linux-gnueabihf-gcc"])
+                                "arm-linux-gnueabihf-gcc",
+                                "riscv64-linux-gnu-gcc"])
 def test_cross_compiles(cc, tmp_path):
     if not shutil.which(cc):
         pytest.skip(f"{cc} not installed")

@@ -3,8 +3,10 @@ what this machine's kernel can't run: kprobes, kretprobes, fentry, and
 other architectures. Each tests/vm/cases/*.test file has the sections of
 tests/runtime/*.test (see tests/test_runtime.py), plus:
 
-  kernels    the kernels to run in (default: 5.10 6.1 6.12)
-  arch       x86_64 (default), arm64 or armhf: the tracer is cross-built;
+  kernels    the kernels to run in (default: 5.10 6.1 6.12, or those the
+             arch has: riscv64's 6.12)
+  arch       x86_64 (default), arm64, armhf or riscv64 (tests/vm/lab.py's
+             names): the tracer is cross-built for the arch's plyc target;
              one line per arch, each optionally followed by its own kernels
              (`armhf 5.10 6.1`), for a case that runs on several
   run-env    NAME=VALUE lines for the tracer's environment in the guest
@@ -33,11 +35,12 @@ sys.path.insert(0, str(ROOT / "tests" / "vm"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import lab  # noqa: E402
+from plyc import arch as A  # noqa: E402
 from test_runtime import parse_case  # noqa: E402
 
 CASES = sorted((ROOT / "tests" / "vm" / "cases").glob("*.test"))
-TARGET = {"x86_64": "x86_64", "arm64": "aarch64", "armhf": "armhf"}
-CROSS_GCC = {"x86_64": "gcc", "arm64": "aarch64-linux-gnu-gcc", "armhf": "arm-linux-gnueabihf-gcc"}
+TARGET = {name: a.target for name, a in lab.ARCHES.items()}
+CROSS_GCC = {name: "gcc" if A.is_native(t) else f"{A.get(t).triplet}-gcc" for name, t in TARGET.items()}
 MARK = "@@@plyc-case"
 # Debian 11's 5.10 (bullseye), Debian 12's 6.1 and its 6.12 backport.
 DEFAULT_KERNELS = "5.10 6.1 6.12"
@@ -47,9 +50,10 @@ def case_runs():
     runs = []
     for path in CASES:
         case = parse_case(path)
-        kernels = case.get("kernels", DEFAULT_KERNELS).split()
         for line in case.get("arch", "x86_64").strip().splitlines():
             arch, *own = line.split()
+            default = " ".join(lab.ARCHES[arch].versions) or DEFAULT_KERNELS
+            kernels = case.get("kernels", default).split()
             runs.extend((arch, kernel, path) for kernel in own or kernels)
     return runs
 
