@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from . import aggregations as AGG
 from . import ast
 from . import builtins as B
 from . import types as T
@@ -371,8 +372,7 @@ class FuncGen:
         self.line(f"plyc_map_store(&{m.cname}, &{key}, &{vname}, {m.info.index});")
 
     def aggregate(self, target: ast.MapRef, m, call: ast.Call):
-        func = call.func
-        x = self.scalar(call.args[0]) if func != "count" else None
+        x = self.scalar(call.args[0]) if AGG.get(call.func).takes_x else None
         if x is not None and not x.isidentifier():
             xv = self.tmp("x")
             self.line(f"{'__s64' if m.info.value_type.signed else '__u64'} {xv} = {x};")
@@ -382,36 +382,8 @@ class FuncGen:
         self.line(f"{m.value_ctype} *{v} = plyc_agg_lookup(&{m.cname}, &{key}, {m.info.index});")
         self.line(f"if ({v}) {{")
         self.depth += 1
-        if func == "count":
-            self.line(f"*{v} += 1;")
-        elif func == "sum":
-            self.line(f"*{v} += {x};")
-        elif func in ("min", "max"):
-            cmp = "<" if func == "min" else ">"
-            self.line(f"if (!{v}->set || (__s64){x} {cmp} {v}->value) {{")
-            self.line(f"\t{v}->value = {x};")
-            self.line(f"\t{v}->set = 1;")
-            self.line("}")
-        elif func == "avg":
-            self.line(f"{v}->sum += {x};")
-            self.line(f"{v}->count += 1;")
-        elif func == "quantize":
-            signed = "1" if m.info.value_type.signed else "0"
-            self.line(f"{v}->b[plyc_log2_bucket({x}, {signed}) & 63] += 1;")
-            self.line(f"{v}->s += (__u64)({x});")
-        elif func == "_log2":
-            self.line(f"{v}->b[plyc_bcc_log2_bucket({x}) & 63] += 1;")
-            self.line(f"{v}->s += (__u64)({x});")
-        elif func == "lquantize":
-            lo, hi, step = m.info.lq
-            self.line(f"__u32 {v}_i = plyc_lin_bucket({x}, {c_int(lo)}, {c_int(hi)}, {c_int(step)}, "
-                      f"{m.nbuckets});")
-            # clang can prove the bound and drop the check; the verifier
-            # can't follow the division and needs it.
-            self.line(f"asm volatile(\"\" : \"+r\"({v}_i));")
-            self.line(f"if ({v}_i < {m.nbuckets})")
-            self.line(f"\t{v}->b[{v}_i] += 1;")
-            self.line(f"{v}->s += (__u64)({x});")
+        for line in AGG.get(call.func).update(v, x, m):
+            self.line(line)
         self.depth -= 1
         self.line("}")
 

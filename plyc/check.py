@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from . import aggregations as AGG
 from . import arch as A
 from . import ast
 from . import builtins as B
@@ -16,9 +17,6 @@ from . import types as T
 from .btf import BTFError
 from .diag import Collector, PlycError
 from .kernel_types import KernelTypes
-
-AGG_FUNCS = ("count", "sum", "min", "max", "avg", "quantize", "lquantize",
-             "_log2")   # _log2: bcc's log2 histogram, for `plyc argdist`
 
 
 
@@ -228,9 +226,9 @@ class Checker:
         e = s.expr
         if not isinstance(e, ast.Call):
             self.err("this expression does nothing; did you mean to assign it or print it?", e.span)
-        if e.func in AGG_FUNCS:
-            arg = "" if e.func == "count" else "x"
-            self.err(f"{e.func}() must be assigned to an @map, e.g. @[comm] = {e.func}({arg});", e.span)
+        if AGG.get(e.func):
+            self.err(f"{e.func}() must be assigned to an @map, e.g. @[comm] = "
+                     f"{e.func}({AGG.get(e.func).example_args});", e.span)
         self.expr(e, statement=True)
 
     def stmt_Delete(self, s: ast.Delete):
@@ -259,7 +257,7 @@ class Checker:
             typ = self.expr(s.value)
             if typ.kind in ("void", "ctx"):
                 self.err(f"can't store a value of type {typ} in a map", s.value.span)
-            if isinstance(s.value, ast.Call) and s.value.func in AGG_FUNCS:
+            if isinstance(s.value, ast.Call) and AGG.get(s.value.func):
                 self.err(f"aggregations go in @maps: write @{target.name}[...] = {s.value.func}(...)",
                          target.span)
             info = self.map_ref(target, writing=True)
@@ -273,35 +271,28 @@ class Checker:
             info.written = True
 
     def agg_assign(self, target: ast.MapRef, value: ast.Expr):
-        if not isinstance(value, ast.Call) or value.func not in AGG_FUNCS:
-            public = "/".join(f + "()" for f in AGG_FUNCS if not f.startswith("_"))   # _f: internal
+        agg = AGG.get(value.func) if isinstance(value, ast.Call) else None
+        if agg is None:
+            public = "/".join(f + "()" for f in AGG.public_names())
             self.err(f"@maps hold aggregations: assign {public}, or drop the '@' for a plain map", value.span)
         info = self.map_ref(target, writing=True)
         func = value.func
         if info.agg is not None and info.agg != func:
             self.err(f"{info.name} is a {info.agg}() aggregation elsewhere, not {func}()", value.span)
         info.agg = func
-        arity = {"count": 0, "lquantize": 4}.get(func, 1)
+        arity = agg.arity
         if len(value.args) != arity:
             self.err(f"{func}() takes {arity} argument{'s' if arity != 1 else ''}, got {len(value.args)}",
                      value.span)
-        if func == "count":
+        if not agg.takes_x:
             info.value_type = T.U64
         else:
             typ = self.expr(value.args[0])
             if not typ.is_int:
                 self.err(f"{func}() needs an integer, got {typ}", value.args[0].span)
             typ = T.Int(8, typ.signed, typ.fmt)
-            if func == "lquantize":
-                lo, hi, step = (self.const_int(a, "lquantize()'s min, max and step must be constant integers")
-                                for a in value.args[1:])
-                if step <= 0 or hi <= lo:
-                    self.err("lquantize(x, min, max, step) needs min < max and step > 0", value.span)
-                if (hi - lo) // step > 1000:
-                    self.err("lquantize has more than 1000 buckets; use a larger step", value.span)
-                if info.lq is not None and info.lq != (lo, hi, step):
-                    self.err(f"{info.name} uses other lquantize bounds elsewhere", value.span)
-                info.lq = (lo, hi, step)
+            if agg.params:
+                agg.params(self, info, value)
             old = info.value_type
             info.value_type = typ if old is None else (T.unify(old, typ) or typ)
         self.unit.types[id(value)] = T.VOID
@@ -561,9 +552,9 @@ class Checker:
     def call(self, e: ast.Call, statement: bool) -> T.Type:
         func = B.FUNCTIONS.get(e.func)
         if func is None:
-            if e.func in AGG_FUNCS:
-                arg = "" if e.func == "count" else "x"
-                self.err(f"{e.func}() must be assigned to an @map, e.g. @[comm] = {e.func}({arg});", e.span)
+            if AGG.get(e.func):
+                self.err(f"{e.func}() must be assigned to an @map, e.g. @[comm] = "
+                         f"{e.func}({AGG.get(e.func).example_args});", e.span)
             if self.unit.provider.var(e.func) or B.variable(e.func):
                 self.err(f"'{e.func}' is a variable, not a function", e.name_span)
             public = sorted(f for f in B.FUNCTIONS if not f.startswith("_"))   # _f: internal

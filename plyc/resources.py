@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from . import aggregations as AGG
 from . import types as T
 from .check import Analysis, Event, MapInfo
 
@@ -152,37 +153,16 @@ class Resources:
         return next(s for s in self.tp_slots if s.unit == unit and s.field == fieldname)
 
 
-AGG_ENUM = {None: "PLYC_A_NONE", "count": "PLYC_A_COUNT", "sum": "PLYC_A_SUM", "min": "PLYC_A_MIN",
-            "max": "PLYC_A_MAX", "avg": "PLYC_A_AVG", "quantize": "PLYC_A_QUANTIZE",
-            "lquantize": "PLYC_A_LQUANTIZE",
-            # bcc's buckets (0, then [2^(i-1), 2^i)) merge like quantize's.
-            "_log2": "PLYC_A_QUANTIZE"}
-
-
 def _map_res(info: MapInfo, index: int, opts) -> MapRes:
     keys = [Field(f"k{i}", record_type(t)) for i, t in enumerate(info.key_types or [])]
     key_size = layout(keys) if keys else 4
-    agg = info.agg if info.is_agg else None
-    vt = info.value_type or T.S64
-    nbuckets = 0
-    if agg in ("count",):
-        ctype, size = "__u64", 8
-    elif agg == "sum":
-        ctype, size = ("__s64" if vt.signed else "__u64"), 8
-    elif agg in ("min", "max"):
-        ctype, size = "struct plyc_minmax", 16
-    elif agg == "avg":
-        ctype, size = "struct plyc_avg", 16
-    elif agg in ("quantize", "_log2"):
-        nbuckets = 64
-        ctype, size = f"struct {info_cname(index)}_hist", 8 * nbuckets + 8   # buckets, sum
-    elif agg == "lquantize":
-        lo, hi, step = info.lq
-        nbuckets = -(-(hi - lo) // step) + 2
-        ctype, size = f"struct {info_cname(index)}_hist", 8 * nbuckets + 8   # buckets, sum
+    agg = AGG.get(info.agg) if info.is_agg else None
+    if agg:
+        lay = agg.layout(info_cname(index), info)
+        ctype, size, nbuckets = lay.ctype, lay.size, lay.nbuckets
     else:
-        f = Field("v", record_type(vt))
-        size = layout([f])
+        f = Field("v", record_type(info.value_type or T.S64))
+        size, nbuckets = layout([f]), 0
         ctype = f"struct {info_cname(index)}_val"
     if info.is_agg and not keys:
         # One value: a one-slot per-CPU array, whose lookup the verifier
@@ -196,7 +176,7 @@ def _map_res(info: MapInfo, index: int, opts) -> MapRes:
         entries = opts.get("map_entries", DEFAULT_MAP_ENTRIES)
         bpf_type = "BPF_MAP_TYPE_HASH"
     return MapRes(info, info_cname(index), keys, key_size, ctype, size, bpf_type, entries,
-                  AGG_ENUM[agg], nbuckets)
+                  agg.kind if agg else "PLYC_A_NONE", nbuckets)
 
 
 def info_cname(index: int) -> str:

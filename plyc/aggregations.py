@@ -1,0 +1,130 @@
+"""Every aggregation (`@map[...] = f(x)`) in one table: its arguments and
+their typing, the layout of its BPF value, the update the probe runs, and
+the kind (runtime-c/plyc_rt.h's enum plyc_agg) by which the tracer's
+runtime merges, prints and exports it (runtime-c/aggregations.c).
+docs/design.md says how to add one."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from . import types as T
+
+# Above this many lquantize buckets a map value grows past what a per-CPU
+# map allocates comfortably; the script should use a larger step.
+LQUANTIZE_MAX_BUCKETS = 1000
+
+
+@dataclass(frozen=True)
+class Layout:
+    ctype: str          # C type of one CPU's value
+    size: int           # its bytes
+    nbuckets: int = 0   # histograms: u64 b[nbuckets] then u64 s (the sum), as struct <map>_hist
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    name: str
+    takes_x: bool       # the first argument is the integer aggregated
+    arity: int
+    kind: str           # PLYC_A_*: how the runtime merges, prints and exports it
+    # (map cname, MapInfo) -> the value's layout
+    layout: Callable[[str, object], Layout]
+    # (value pointer, x, MapRes) -> C lines run on the looked-up value
+    update: Callable[[str, Optional[str], object], list]
+    # (checker, MapInfo, call): checks and records the arguments past x
+    params: Optional[Callable] = None
+
+    @property
+    def public(self) -> bool:
+        return not self.name.startswith("_")   # _f: internal (argdist's)
+
+    @property
+    def example_args(self) -> str:
+        return "x" if self.takes_x else ""
+
+
+def _u64(cname, info) -> Layout:
+    return Layout("__u64", 8)
+
+
+def _hist(nbuckets: int) -> Callable:
+    return lambda cname, info: Layout(f"struct {cname}_hist", 8 * nbuckets + 8, nbuckets)
+
+
+def _lq_layout(cname, info) -> Layout:
+    lo, hi, step = info.lq
+    return _hist(-(-(hi - lo) // step) + 2)(cname, info)   # + below min, at or above max
+
+
+def _minmax(cmp: str) -> Callable:
+    def update(v, x, m):
+        return [f"if (!{v}->set || (__s64){x} {cmp} {v}->value) {{",
+                f"\t{v}->value = {x};",
+                f"\t{v}->set = 1;",
+                "}"]
+    return update
+
+
+def _quantize(v, x, m):
+    signed = "1" if m.info.value_type.signed else "0"
+    return [f"{v}->b[plyc_log2_bucket({x}, {signed}) & 63] += 1;",
+            f"{v}->s += (__u64)({x});"]
+
+
+def _log2(v, x, m):
+    return [f"{v}->b[plyc_bcc_log2_bucket({x}) & 63] += 1;",
+            f"{v}->s += (__u64)({x});"]
+
+
+def _lquantize(v, x, m):
+    from .cgen import c_int   # cgen imports the checker, which imports this table
+    lo, hi, step = m.info.lq
+    return [f"__u32 {v}_i = plyc_lin_bucket({x}, {c_int(lo)}, {c_int(hi)}, {c_int(step)}, "
+            f"{m.nbuckets});",
+            # clang can prove the bound and drop the check; the verifier
+            # can't follow the division and needs it.
+            f"asm volatile(\"\" : \"+r\"({v}_i));",
+            f"if ({v}_i < {m.nbuckets})",
+            f"\t{v}->b[{v}_i] += 1;",
+            f"{v}->s += (__u64)({x});"]
+
+
+def _lq_params(chk, info, call):
+    lo, hi, step = (chk.const_int(a, "lquantize()'s min, max and step must be constant integers")
+                    for a in call.args[1:])
+    if step <= 0 or hi <= lo:
+        chk.err("lquantize(x, min, max, step) needs min < max and step > 0", call.span)
+    if (hi - lo) // step > LQUANTIZE_MAX_BUCKETS:
+        chk.err(f"lquantize has more than {LQUANTIZE_MAX_BUCKETS} buckets; use a larger step", call.span)
+    if info.lq is not None and info.lq != (lo, hi, step):
+        chk.err(f"{info.name} uses other lquantize bounds elsewhere", call.span)
+    info.lq = (lo, hi, step)
+
+
+TABLE = (
+    Aggregation("count", False, 0, "PLYC_A_COUNT", _u64, lambda v, x, m: [f"*{v} += 1;"]),
+    Aggregation("sum", True, 1, "PLYC_A_SUM",
+                lambda cname, info: Layout("__s64" if (info.value_type or T.S64).signed else "__u64", 8),
+                lambda v, x, m: [f"*{v} += {x};"]),
+    Aggregation("min", True, 1, "PLYC_A_MIN", lambda cname, info: Layout("struct plyc_minmax", 16),
+                _minmax("<")),
+    Aggregation("max", True, 1, "PLYC_A_MAX", lambda cname, info: Layout("struct plyc_minmax", 16),
+                _minmax(">")),
+    Aggregation("avg", True, 1, "PLYC_A_AVG", lambda cname, info: Layout("struct plyc_avg", 16),
+                lambda v, x, m: [f"{v}->sum += {x};", f"{v}->count += 1;"]),
+    Aggregation("quantize", True, 1, "PLYC_A_QUANTIZE", _hist(64), _quantize),
+    Aggregation("lquantize", True, 4, "PLYC_A_LQUANTIZE", _lq_layout, _lquantize, _lq_params),
+    # bcc's log2 histogram, for `plyc argdist`: [0] is 0, [i] is [2^(i-1), 2^i)
+    Aggregation("_log2", True, 1, "PLYC_A_QUANTIZE", _hist(64), _log2),
+)
+
+AGGREGATIONS = {a.name: a for a in TABLE}
+
+
+def get(name: str) -> Optional[Aggregation]:
+    return AGGREGATIONS.get(name)
+
+
+def public_names() -> list:
+    return [a.name for a in TABLE if a.public]
