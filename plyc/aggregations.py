@@ -116,7 +116,7 @@ TABLE = (
     Aggregation("quantize", True, 1, "PLYC_A_QUANTIZE", _hist(64), _quantize),
     Aggregation("lquantize", True, 4, "PLYC_A_LQUANTIZE", _lq_layout, _lquantize, _lq_params),
     # bcc's log2 histogram, for `plyc argdist`: [0] is 0, [i] is [2^(i-1), 2^i)
-    Aggregation("_log2", True, 1, "PLYC_A_QUANTIZE", _hist(64), _log2),
+    Aggregation("_log2", True, 1, "PLYC_A_LOG2", _hist(64), _log2),
 )
 
 AGGREGATIONS = {a.name: a for a in TABLE}

@@ -5,7 +5,9 @@
  * values), then plyc_map_print() sorts and prints them; the second half
  * needs no BPF, so it is what the unit tests call.
  *
- * The layout is ply's (src/libply/libply.c, type.c, built-in/aggregation.c):
+ * The layout is ply's (src/libply/libply.c, type.c, built-in/aggregation.c);
+ * how each aggregation's value merges, sorts and prints is in
+ * aggregations.c:
  *
  *     <blank line>
  *     @name:
@@ -22,125 +24,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "plyc_rt.h"
-
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-	return (a > b) - (a < b);
-}
-
-static int cmp_s64(int64_t a, int64_t b)
-{
-	return (a > b) - (a < b);
-}
-
-static uint64_t load_u64(const void *p)
-{
-	return plyc_load_uint(p, 8);
-}
-
-static int is_hist(const struct plyc_map *m)
-{
-	return m->agg == PLYC_A_QUANTIZE || m->agg == PLYC_A_LQUANTIZE;
-}
-
-static uint32_t nbuckets(const struct plyc_map *m)
-{
-	if (m->nbuckets)
-		return m->nbuckets;
-	return m->agg == PLYC_A_QUANTIZE ? PLYC_QUANTIZE_BUCKETS
-					 : m->value_size / 8;
-}
-
-/* Compare two values of one type as ply does: integers by value, arrays
- * (strings, memory) element by element. */
-static int cmp_typed(const struct plyc_type *t, const void *a, const void *b)
-{
-	switch (t->kind) {
-	case PLYC_K_STR:
-	case PLYC_K_MEM:
-		return memcmp(a, b, t->size);
-	case PLYC_K_STACK:
-		return cmp_s64(plyc_load_int(a, t->size), plyc_load_int(b, t->size));
-	default:
-		if (t->size > 8)
-			return memcmp(a, b, t->size);
-		if (t->is_signed)
-			return cmp_s64(plyc_load_int(a, t->size),
-				       plyc_load_int(b, t->size));
-		return cmp_u64(plyc_load_uint(a, t->size),
-			       plyc_load_uint(b, t->size));
-	}
-}
-
-/* count, sum, min, max and avg reduce to one 64-bit number, printed with
- * the aggregated argument's kind (a sum of durations is a duration). */
-static struct plyc_type scalar_type(const struct plyc_map *m)
-{
-	struct plyc_type t = { .kind = PLYC_K_INT, .size = 8 };
-
-	if (m->agg == PLYC_A_COUNT)
-		return t;
-
-	if (m->value.kind == PLYC_K_TIME || m->value.kind == PLYC_K_HEX)
-		t.kind = m->value.kind;
-	t.is_signed = m->value.is_signed;
-	return t;
-}
-
-static uint64_t scalar_value(const struct plyc_map *m, const void *v)
-{
-	struct plyc_minmax mm;
-	struct plyc_avg avg;
-
-	switch (m->agg) {
-	case PLYC_A_MIN:
-	case PLYC_A_MAX:
-		memcpy(&mm, v, sizeof(mm));
-		return (uint64_t)mm.value;
-	case PLYC_A_AVG:
-		memcpy(&avg, v, sizeof(avg));
-		if (!avg.count)
-			return 0;
-		if (m->value.is_signed)
-			return (uint64_t)(avg.sum / (int64_t)avg.count);
-		return (uint64_t)avg.sum / avg.count;
-	default:
-		return load_u64(v);
-	}
-}
-
-static int cmp_value(const struct plyc_map *m, const void *a, const void *b)
-{
-	struct plyc_type st;
-	uint64_t x, y;
-	uint32_t i;
-	int c;
-
-	switch (m->agg) {
-	case PLYC_A_NONE:
-		return cmp_typed(&m->value, a, b);
-
-	case PLYC_A_QUANTIZE:
-	case PLYC_A_LQUANTIZE:
-		/* ply compares histograms as arrays: bucket by bucket from
-		 * the lowest. */
-		for (i = 0; i < nbuckets(m); i++) {
-			c = cmp_u64(load_u64((const char *)a + 8 * i),
-				    load_u64((const char *)b + 8 * i));
-			if (c)
-				return c;
-		}
-		return 0;
-
-	default:
-		st = scalar_type(m);
-		x = scalar_value(m, a);
-		y = scalar_value(m, b);
-		return st.is_signed ? cmp_s64((int64_t)x, (int64_t)y)
-				    : cmp_u64(x, y);
-	}
-}
+#include "plyc_agg.h"
 
 static int cmp_key(const struct plyc_map *m, const void *a, const void *b)
 {
@@ -149,8 +33,8 @@ static int cmp_key(const struct plyc_map *m, const void *a, const void *b)
 	int c;
 
 	for (i = 0; i < m->nkeys; i++) {
-		c = cmp_typed(&m->keys[i].type, ka + m->keys[i].offset,
-			      kb + m->keys[i].offset);
+		c = plyc_cmp_typed(&m->keys[i].type, ka + m->keys[i].offset,
+				   kb + m->keys[i].offset);
 		if (c)
 			return c;
 	}
@@ -163,212 +47,8 @@ static int cmp_entry(const void *a, const void *b, void *priv)
 	const struct plyc_map *m = priv;
 	int c;
 
-	c = cmp_value(m, x->value, y->value);
+	c = plyc_agg_ops(m)->cmp(m, x->value, y->value);
 	return c ? c : cmp_key(m, x->key, y->key);
-}
-
-/* --- histograms, text ---------------------------------------------- */
-
-/* The count and its bar: 32 columns scaled to the map entry's total, in
- * eighths of a column with Unicode blocks, in whole columns in ASCII. */
-static void hist_count(FILE *fp, uint64_t count, uint64_t total)
-{
-	int w, space;
-
-	fprintf(fp, "\t%8" PRIu64 " ", count);
-
-	if (!plyc_rt.utf8) {
-		/* same arithmetic as ply, so bars round alike */
-		w = (int)(((float)count / (float)total) * 32.0 + 0.5);
-		fputc('|', fp);
-		for (space = 0; space < 32; space++)
-			fputc(space < w ? '#' : ' ', fp);
-		fputs("|\n", fp);
-		return;
-	}
-
-	w = (int)(((float)count / (float)total) * 256.0 + 0.5);
-	space = 32 - ((w + 7) >> 3);
-
-	fputs("\u2524", fp);			/* ┤ */
-	for (; w > 8; w -= 8)
-		fputs("\u2588", fp);		/* █ */
-	if (w > 0) {
-		/* U+2588 full block .. U+258F one eighth */
-		const char part[] = { '\xe2', '\x96', (char)(0x88 + 8 - w), 0 };
-
-		fputs(part, fp);
-	}
-	fprintf(fp, "%*s\u2502\n", space, "");	/* │ */
-}
-
-/* 2^log2 as a number below 1024 and a k/M/G/T/P/E suffix (none below
- * 1024). ply's table ends in "Z" for 2^60, where "E" is meant. */
-static int scaled(int log2, const char **suffix)
-{
-	static const char *const units[] = {
-		NULL, "k", "M", "G", "T", "P", "E",
-	};
-
-	*suffix = units[log2 / 10];
-	return 1 << (log2 % 10);
-}
-
-static void quantize_label(FILE *fp, const struct plyc_map *m, int i)
-{
-	const char *ls, *hs;
-	int lo, hi;
-
-	if (m->value.kind == PLYC_K_TIME) {
-		/* durations are readable at any size: closed intervals */
-		uint64_t ulo = i ? (1ULL << i) : 0;
-		uint64_t uhi = (i < 63) ? (1ULL << (i + 1)) - 1 : INT64_MAX;
-
-		fputs("\t[", fp);
-		plyc_print_duration(fp, (int64_t)ulo);
-		fputs(", ", fp);
-		plyc_print_duration(fp, (int64_t)uhi);
-		fputc(']', fp);
-		return;
-	}
-
-	if (i == 0) {
-		lo = 0;
-		ls = NULL;
-	} else {
-		lo = scaled(i, &ls);
-	}
-	hi = scaled(i + 1, &hs);
-
-	/* closed below 1k; above, [lo, hi) with both ends scaled */
-	if (!hs)
-		fprintf(fp, "\t[%4d, %4d]", lo, hi - 1);
-	else
-		fprintf(fp, "\t[%*d%s, %3d%s)", ls ? 3 : 4, lo, ls ? ls : "",
-			hi, hs);
-}
-
-static uint64_t hist_total(const struct plyc_map *m, const void *v)
-{
-	uint64_t total = 0;
-	uint32_t i;
-
-	for (i = 0; i < nbuckets(m); i++)
-		total += load_u64((const char *)v + 8 * i);
-	return total;
-}
-
-/* Rows for the non-empty buckets, ascending; "..." where empty buckets
- * were skipped between two rows. For a signed argument the last bucket
- * holds the negative values and comes first, as "< 0". */
-static void print_quantize(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	const char *b = v;
-	uint64_t total = hist_total(m, v);
-	int len = (int)nbuckets(m), i, gap;
-
-	fputc('\n', fp);
-
-	if (m->value.is_signed) {
-		len--;
-		if (load_u64(b + 8 * len)) {
-			fputs("\t         < 0", fp);
-			hist_count(fp, load_u64(b + 8 * len), total);
-			if (!load_u64(b))
-				fputs("\t...\n", fp);
-		}
-	}
-
-	for (i = 0, gap = 0; i < len; i++) {
-		uint64_t c = load_u64(b + 8 * i);
-
-		if (!c) {
-			gap++;
-			continue;
-		}
-
-		/* gap == i: only leading empty buckets, nothing to mark */
-		if (gap && gap != i)
-			fputs("\t...\n", fp);
-		gap = 0;
-
-		quantize_label(fp, m, i);
-		hist_count(fp, c, total);
-	}
-}
-
-static void fmt_bound(char *buf, size_t len, const struct plyc_map *m,
-		      int64_t v)
-{
-	if (m->value.kind == PLYC_K_TIME)
-		plyc_fmt_duration(buf, len, v);
-	else
-		snprintf(buf, len, "%4" PRId64, v);
-}
-
-/* plyc's linear histogram, drawn like quantize: "< min" first, closed
- * [lo, hi] rows of `step` values, ">= max" last. */
-static void print_lquantize(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	const char *b = v;
-	uint64_t total = hist_total(m, v);
-	uint32_t n = nbuckets(m), i;
-	char lo[32], hi[32], label[80];
-	int printed = 0, gap = 0;
-
-	fputc('\n', fp);
-
-	for (i = 0; i < n; i++) {
-		uint64_t c = load_u64(b + 8 * i);
-		int64_t blo = m->lq_min + ((int64_t)i - 1) * m->lq_step;
-
-		if (!c) {
-			gap = 1;
-			continue;
-		}
-		if (gap && printed)
-			fputs("\t...\n", fp);
-		gap = 0;
-		printed = 1;
-
-		if (i == 0) {
-			fmt_bound(lo, sizeof(lo), m, m->lq_min);
-			snprintf(label, sizeof(label), "< %s", lo + strspn(lo, " "));
-			fprintf(fp, "\t%12s", label);
-		} else if (i == n - 1) {
-			fmt_bound(hi, sizeof(hi), m, m->lq_max);
-			snprintf(label, sizeof(label), ">= %s", hi + strspn(hi, " "));
-			fprintf(fp, "\t%12s", label);
-		} else {
-			fmt_bound(lo, sizeof(lo), m, blo);
-			fmt_bound(hi, sizeof(hi), m, blo + m->lq_step - 1);
-			fprintf(fp, "\t[%s, %s]", lo, hi);
-		}
-		hist_count(fp, c, total);
-	}
-}
-
-static void print_agg_value(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	struct plyc_type st;
-	uint64_t x;
-
-	switch (m->agg) {
-	case PLYC_A_NONE:
-		plyc_print_value(fp, &m->value, v);
-		break;
-	case PLYC_A_QUANTIZE:
-		print_quantize(fp, m, v);
-		break;
-	case PLYC_A_LQUANTIZE:
-		print_lquantize(fp, m, v);
-		break;
-	default:
-		st = scalar_type(m);
-		x = scalar_value(m, v);
-		plyc_print_value(fp, &st, &x);
-		break;
-	}
 }
 
 static void print_text(FILE *fp, const struct plyc_map *m,
@@ -383,9 +63,9 @@ static void print_text(FILE *fp, const struct plyc_map *m,
 	/* [ext] without keys the one value goes on the name's line; a
 	 * histogram starts on a line of its own anyway. */
 	if (!m->nkeys) {
-		if (!is_hist(m))
+		if (!plyc_agg_ops(m)->hist)
 			fputc(' ', fp);
-		print_agg_value(fp, m, ents[0].value);
+		plyc_agg_ops(m)->print(fp, m, ents[0].value);
 		fputc('\n', fp);
 		return;
 	}
@@ -403,105 +83,12 @@ static void print_text(FILE *fp, const struct plyc_map *m,
 		}
 		fputs(" }: ", fp);
 
-		print_agg_value(fp, m, ents[e].value);
+		plyc_agg_ops(m)->print(fp, m, ents[e].value);
 		fputc('\n', fp);
 	}
 }
 
 /* --- JSON ------------------------------------------------------------ */
-
-static void json_num(FILE *fp, uint64_t v, int is_signed)
-{
-	if (is_signed)
-		fprintf(fp, "%" PRId64, (int64_t)v);
-	else
-		fprintf(fp, "%" PRIu64, v);
-}
-
-static void json_bucket(FILE *fp, int *first, uint64_t lo, uint64_t hi,
-			int is_signed, uint64_t count)
-{
-	fputs(*first ? "" : ", ", fp);
-	*first = 0;
-
-	fputs("{\"lo\": ", fp);
-	json_num(fp, lo, is_signed);
-	fputs(", \"hi\": ", fp);
-	json_num(fp, hi, is_signed);
-	fprintf(fp, ", \"count\": %" PRIu64 "}", count);
-}
-
-/* Non-empty buckets as closed [lo, hi] ranges, lowest first. */
-static void json_hist(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	const char *b = v;
-	uint32_t n = nbuckets(m), i;
-	int sgn = m->value.is_signed, first = 1;
-	uint64_t c;
-
-	fputs("{\"buckets\": [", fp);
-
-	if (m->agg == PLYC_A_QUANTIZE) {
-		if (sgn) {
-			n--;
-			c = load_u64(b + 8 * n);
-			if (c)
-				json_bucket(fp, &first, (uint64_t)INT64_MIN,
-					    (uint64_t)-1, 1, c);
-		}
-		for (i = 0; i < n; i++) {
-			c = load_u64(b + 8 * i);
-			if (c)
-				json_bucket(fp, &first, i ? 1ULL << i : 0,
-					    i < 63 ? (1ULL << (i + 1)) - 1
-						   : UINT64_MAX,
-					    sgn, c);
-		}
-	} else {
-		for (i = 0; i < n; i++) {
-			int64_t lo = m->lq_min + ((int64_t)i - 1) * m->lq_step;
-
-			c = load_u64(b + 8 * i);
-			if (!c)
-				continue;
-
-			if (i == 0)
-				json_bucket(fp, &first,
-					    sgn ? (uint64_t)INT64_MIN : 0,
-					    (uint64_t)(m->lq_min - 1), sgn, c);
-			else if (i == n - 1)
-				json_bucket(fp, &first, (uint64_t)m->lq_max,
-					    sgn ? (uint64_t)INT64_MAX : UINT64_MAX,
-					    sgn, c);
-			else
-				json_bucket(fp, &first, (uint64_t)lo,
-					    (uint64_t)(lo + m->lq_step - 1), 1, c);
-		}
-	}
-
-	fputs("]}", fp);
-}
-
-static void json_agg_value(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	struct plyc_type st;
-	uint64_t x;
-
-	switch (m->agg) {
-	case PLYC_A_NONE:
-		plyc_json_value(fp, &m->value, v);
-		break;
-	case PLYC_A_QUANTIZE:
-	case PLYC_A_LQUANTIZE:
-		json_hist(fp, m, v);
-		break;
-	default:
-		st = scalar_type(m);
-		x = scalar_value(m, v);
-		plyc_json_value(fp, &st, &x);
-		break;
-	}
-}
 
 static void print_json(FILE *fp, const struct plyc_map *m,
 		       const struct plyc_entry *ents, size_t n)
@@ -525,7 +112,7 @@ static void print_json(FILE *fp, const struct plyc_map *m,
 					key + m->keys[i].offset);
 		}
 		fputs("], \"value\": ", fp);
-		json_agg_value(fp, m, ents[e].value);
+		plyc_agg_ops(m)->json(fp, m, ents[e].value);
 		fputc('}', fp);
 	}
 
@@ -553,83 +140,10 @@ static size_t round_up8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-static void merge_minmax(const struct plyc_map *m, struct plyc_minmax *acc,
-			 const struct plyc_minmax *v)
-{
-	int less;
-
-	if (!v->set)
-		return;
-
-	if (!acc->set) {
-		*acc = *v;
-		return;
-	}
-
-	less = m->value.is_signed ? v->value < acc->value
-				  : (uint64_t)v->value < (uint64_t)acc->value;
-	if (less == (m->agg == PLYC_A_MIN))
-		acc->value = v->value;
-}
-
 void plyc_map_merge(const struct plyc_map *m, void *dst,
 		    const void *percpu, int ncpus)
 {
-	size_t stride = round_up8(m->value_size);
-	const char *cpu = percpu;
-	struct plyc_minmax mm, accm = { 0, 0 };
-	struct plyc_avg av, acca = { 0, 0 };
-	uint64_t sum, x;
-	uint32_t i;
-	int c;
-
-	switch (m->agg) {
-	case PLYC_A_MIN:
-	case PLYC_A_MAX:
-		for (c = 0; c < ncpus; c++) {
-			memcpy(&mm, cpu + c * stride, sizeof(mm));
-			merge_minmax(m, &accm, &mm);
-		}
-		memcpy(dst, &accm, sizeof(accm));
-		break;
-
-	case PLYC_A_AVG:
-		for (c = 0; c < ncpus; c++) {
-			memcpy(&av, cpu + c * stride, sizeof(av));
-			acca.sum += av.sum;
-			acca.count += av.count;
-		}
-		memcpy(dst, &acca, sizeof(acca));
-		break;
-
-	case PLYC_A_NONE:
-		/* a plain value has no merge: take the first CPU that has
-		 * one (a plain per-CPU map is unusual) */
-		memcpy(dst, cpu, m->value_size);
-		for (c = 0; c < ncpus; c++) {
-			const char *v = cpu + c * stride;
-
-			for (i = 0; i < m->value_size && !v[i]; i++)
-				;
-			if (i < m->value_size) {
-				memcpy(dst, v, m->value_size);
-				break;
-			}
-		}
-		break;
-
-	default:
-		/* count, sum and histogram buckets: word-wise sums (two's
-		 * complement makes this right for signed sums too) */
-		for (i = 0; i + 8 <= m->value_size; i += 8) {
-			for (sum = 0, c = 0; c < ncpus; c++) {
-				x = load_u64(cpu + c * stride + i);
-				sum += x;
-			}
-			memcpy((char *)dst + i, &sum, 8);
-		}
-		break;
-	}
+	plyc_agg_ops(m)->merge(m, dst, percpu, round_up8(m->value_size), ncpus);
 }
 
 /* The largest number of entries the map can hold, or 0 if unknown: a

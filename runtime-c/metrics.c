@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "plyc_agg.h"
 #include "plyc_metrics.h"
 
 #define REQ_MAX 8192            /* request line and headers */
@@ -193,20 +194,6 @@ static void help_text(FILE *fp, const char *s)
 	}
 }
 
-static const char *agg_name(enum plyc_agg a)
-{
-	switch (a) {
-	case PLYC_A_COUNT: return "count()";
-	case PLYC_A_SUM: return "sum()";
-	case PLYC_A_MIN: return "min()";
-	case PLYC_A_MAX: return "max()";
-	case PLYC_A_AVG: return "avg()";
-	case PLYC_A_QUANTIZE: return "quantize()";
-	case PLYC_A_LQUANTIZE: return "lquantize()";
-	default: return "value";
-	}
-}
-
 /* # TYPE and # HELP of a family; OpenMetrics names a counter's family
  * without its _total, the text format names the samples' series. */
 static void family_head(FILE *fp, const char *family, const char *sample_suffix, const char *type,
@@ -225,182 +212,30 @@ static void family_head(FILE *fp, const char *family, const char *sample_suffix,
 
 static int exported(const struct plyc_map *m)
 {
-	return m->agg != PLYC_A_NONE;
-}
-
-/* argdist's histograms count in bcc's log2 buckets: [0] is 0, [i] is
- * [2^(i-1), 2^i - 1]. */
-static int bcc_buckets(const struct plyc_metrics_src *src, int index)
-{
-	int i;
-
-	for (i = 0; src->argdist && i < src->argdist->nspecs; i++)
-		if (src->argdist->specs[i].map == index && src->argdist->specs[i].hist)
-			return 1;
-	return 0;
-}
-
-static uint64_t word(const char *v, uint32_t i)
-{
-	return plyc_load_uint(v + 8 * i, 8);
-}
-
-static void bucket(FILE *fp, const char *name, const struct plyc_map *m, const char *key,
-		   int64_t le, int is_signed, uint64_t cum)
-{
-	char buf[48];
-
-	/* integral bounds as OpenMetrics' canonical floats: "7.0" */
-	if (is_signed)
-		snprintf(buf, sizeof(buf), "%" PRId64 ".0", le);
-	else
-		snprintf(buf, sizeof(buf), "%" PRIu64 ".0", (uint64_t)le);
-	fprintf(fp, "%s_bucket", name);
-	labels(fp, m, key, buf);
-	fprintf(fp, " %" PRIu64 "\n", cum);
-}
-
-/* Histogram samples of one key: cumulative buckets at the bounds that the
- * values (integers) can't cross, up to the highest non-empty bucket, then
- * +Inf, _sum when the value keeps one, _count. */
-static void histogram(FILE *fp, const char *name, const struct plyc_metrics_src *src, int index,
-		      const char *key, const char *v, int om)
-{
-	const struct plyc_map *m = &src->maps[index];
-	uint32_t nb = m->nbuckets ? m->nbuckets : m->value_size / 8, i, top;
-	int sgn = m->value.is_signed;
-	uint64_t cum = 0, total = 0;
-
-	for (i = 0; i < nb; i++)
-		total += word(v, i);
-	if (m->agg == PLYC_A_QUANTIZE && bcc_buckets(src, index)) {
-		for (top = nb; top > 0 && !word(v, top - 1); top--)
-			;
-		/* the last, [2^62, 2^64), is bounded by +Inf only */
-		for (i = 0; i < top && i < 63; i++) {
-			cum += word(v, i);
-			bucket(fp, name, m, key, i ? (int64_t)((1ULL << i) - 1) : 0, 0, cum);
-		}
-	} else if (m->agg == PLYC_A_QUANTIZE) {
-		uint32_t last = sgn ? nb - 1 : nb;
-
-		if (sgn) {
-			cum = word(v, nb - 1);
-			bucket(fp, name, m, key, -1, 1, cum);
-		}
-		for (top = last; top > 0 && !word(v, top - 1); top--)
-			;
-		if (!top)
-			top = 1;
-		for (i = 0; i < top; i++) {
-			cum += word(v, i);
-			if (i >= 62 + !sgn)
-				break;	/* the highest bucket ends at the type's maximum */
-			bucket(fp, name, m, key, (int64_t)((2ULL << i) - 1), sgn, cum);
-		}
-	} else {
-		/* lquantize: [0] < min, [i] up to min + i*step - 1, [last] >= max */
-		for (i = 0; i + 1 < nb; i++) {
-			int64_t le = m->lq_min + (int64_t)i * m->lq_step - 1;
-
-			if (le > m->lq_max - 1)
-				le = m->lq_max - 1;
-			cum += word(v, i);
-			bucket(fp, name, m, key, le, 1, cum);
-		}
-	}
-	fprintf(fp, "%s_bucket", name);
-	labels(fp, m, key, "+Inf");
-	fprintf(fp, " %" PRIu64 "\n", total);
-	/* OpenMetrics: a histogram with a negative bucket bound has no _sum
-	 * (it would not be a counter) */
-	if (m->value_size >= 8 * nb + 8 &&
-	    !(om && ((m->agg == PLYC_A_QUANTIZE && sgn && !bcc_buckets(src, index)) ||
-		     (m->agg == PLYC_A_LQUANTIZE && m->lq_min - 1 < 0)))) {
-		fprintf(fp, "%s_sum", name);
-		labels(fp, m, key, NULL);
-		if (sgn)
-			fprintf(fp, " %" PRId64 "\n", (int64_t)word(v, nb));
-		else
-			fprintf(fp, " %" PRIu64 "\n", word(v, nb));
-	}
-	fprintf(fp, "%s_count", name);
-	labels(fp, m, key, NULL);
-	fprintf(fp, " %" PRIu64 "\n", total);
+	return plyc_agg_ops(m)->name != NULL;
 }
 
 void plyc_metrics_family(FILE *fp, const struct plyc_metrics_src *src, int index,
 			 const char *keys, const char *vals, size_t n, int om)
 {
 	const struct plyc_map *m = &src->maps[index];
+	const struct plyc_agg_ops *ops = plyc_agg_ops(m);
+	struct plyc_metric_out out = { .fp = fp, .m = m, .om = om, .labels = labels };
 	char name[256], help[512];
-	const char *type, *suffix = "";
+	const char *type;
 	size_t e;
 
 	if (!exported(m))
 		return;
 	base_name(name, sizeof(name), src->prefix, m->name);
-	snprintf(help, sizeof(help), "%s: %s in %s", m->name, agg_name(m->agg), src->script);
-	switch (m->agg) {
-	case PLYC_A_COUNT:
-		type = "counter";
-		suffix = "_total";
-		break;
-	case PLYC_A_SUM:
-		/* a sum of signed values can go down: not a counter */
-		type = m->value.is_signed ? "gauge" : "counter";
-		suffix = m->value.is_signed ? "" : "_total";
-		break;
-	case PLYC_A_QUANTIZE:
-	case PLYC_A_LQUANTIZE:
-		type = "histogram";
-		break;
-	default:
-		type = "gauge";
-		break;
-	}
-	family_head(fp, name, suffix, type, help,
+	snprintf(help, sizeof(help), "%s: %s in %s", m->name, ops->name, src->script);
+	type = ops->metric_type(m, &out.suffix);
+	family_head(fp, name, out.suffix, type, help,
 		    m->value.kind == PLYC_K_TIME ? " (nanoseconds)" : "", om);
+	out.name = name;
 	for (e = 0; e < n; e++) {
-		const char *key = keys + e * m->key_size, *v = vals + e * m->value_size;
-		struct plyc_minmax mm;
-		struct plyc_avg av;
-
-		switch (m->agg) {
-		case PLYC_A_QUANTIZE:
-		case PLYC_A_LQUANTIZE:
-			histogram(fp, name, src, index, key, v, om);
-			continue;
-		default:
-			break;
-		}
-		fprintf(fp, "%s%s", name, suffix);
-		labels(fp, m, key, NULL);
-		switch (m->agg) {
-		case PLYC_A_MIN:
-		case PLYC_A_MAX:
-			memcpy(&mm, v, sizeof(mm));
-			if (m->value.is_signed)
-				fprintf(fp, " %" PRId64 "\n", mm.value);
-			else
-				fprintf(fp, " %" PRIu64 "\n", (uint64_t)mm.value);
-			break;
-		case PLYC_A_AVG:
-			memcpy(&av, v, sizeof(av));
-			if (!av.count)
-				fputs(" NaN\n", fp);
-			else if (m->value.is_signed)
-				fprintf(fp, " %.17g\n", (double)av.sum / (double)av.count);
-			else
-				fprintf(fp, " %.17g\n", (double)(uint64_t)av.sum / (double)av.count);
-			break;
-		default:
-			if (m->agg == PLYC_A_SUM && m->value.is_signed)
-				fprintf(fp, " %" PRId64 "\n", (int64_t)word(v, 0));
-			else
-				fprintf(fp, " %" PRIu64 "\n", word(v, 0));
-			break;
-		}
+		out.key = keys + e * m->key_size;
+		ops->metric(&out, vals + e * m->value_size);
 	}
 }
 

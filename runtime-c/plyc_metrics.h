@@ -18,7 +18,7 @@ struct plyc_metrics_src {
 	const char *prefix;         /* metric names start with prefix + "_" ("plyc") */
 	const struct plyc_map *maps;
 	int nmaps;
-	const struct plyc_argdist *argdist;   /* its histograms have bcc's buckets */
+	const struct plyc_argdist *argdist;   /* unused: argdist's histograms are PLYC_A_LOG2 maps */
 	int stats_fd;               /* plyc_stats, or -1 */
 	int probes_attached;
 };

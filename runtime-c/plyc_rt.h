@@ -37,6 +37,8 @@ struct plyc_field {
 	uint32_t offset;
 };
 
+/* How a map's values merge, print and export: one entry each in
+ * aggregations.c (plyc_agg.h). */
 enum plyc_agg {
 	PLYC_A_NONE,      /* plain map: value is `value` as is */
 	PLYC_A_COUNT,     /* u64 */
@@ -46,6 +48,7 @@ enum plyc_agg {
 	PLYC_A_AVG,       /* struct plyc_avg */
 	PLYC_A_QUANTIZE,  /* u64 buckets[64]; signed args: bucket 63 counts < 0 */
 	PLYC_A_LQUANTIZE, /* u64 buckets[nbuckets]: [0] < min, [last] >= max */
+	PLYC_A_LOG2,      /* u64 buckets[64] in bcc's log2 layout: [0] is 0, [i] is [2^(i-1), 2^i) */
 };
 
 /* BPF-side value layouts of the aggregations that need more than one word.

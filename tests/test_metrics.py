@@ -112,7 +112,8 @@ def c_out(tmp_path_factory):
     rt = ROOT / "runtime-c"
     subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2", f"-I{rt}",
                     str(ROOT / "tests/c/test_metrics.c"),
-                    *[str(rt / f) for f in ("metrics.c", "mapdump.c", "format.c", "ksyms.c", "json.c")],
+                    *[str(rt / f) for f in ("metrics.c", "mapdump.c", "aggregations.c", "format.c",
+                                            "ksyms.c", "json.c")],
                     "-lbpf", "-lelf", "-lz", "-o", str(tmp / "tm")], check=True, capture_output=True, text=True)
     subprocess.run([str(tmp / "tm"), str(tmp)], check=True, timeout=30)
     return {p.stem: p.read_bytes().decode("utf-8") for p in tmp.glob("*.txt")}
@@ -181,6 +182,22 @@ def test_families(c_out):
     # OpenMetrics: no _sum in a histogram with negative bounds
     om = re.sub(r"^plyc_(at|lin)_sum.*\n", "", om, flags=re.M)
     assert c_out["families_om"] == om
+
+
+def test_argdist_log2_family(c_out):
+    """bcc's log2 buckets ([0] is 0, [i] is 2^(i-1) .. 2^i - 1): bounds 0,
+    1, 3, 7, 15 up to the highest non-empty bucket, and the sum kept."""
+    assert c_out["family_log2"] == (
+        "# HELP plyc_lat @lat: quantize() in t.ply\n"
+        "# TYPE plyc_lat histogram\n"
+        'plyc_lat_bucket{le="0.0"} 1\n'
+        'plyc_lat_bucket{le="1.0"} 3\n'
+        'plyc_lat_bucket{le="3.0"} 3\n'
+        'plyc_lat_bucket{le="7.0"} 3\n'
+        'plyc_lat_bucket{le="15.0"} 6\n'
+        'plyc_lat_bucket{le="+Inf"} 6\n'
+        "plyc_lat_sum 29\n"
+        "plyc_lat_count 6\n")
 
 
 def test_http_answers(c_out):

@@ -118,6 +118,25 @@ int main(int argc, char **argv)
 		fclose(fp);
 	}
 
+	{
+		/* argdist's histogram: bcc's log2 buckets */
+		struct plyc_map lm = { .name = "@lat", .agg = PLYC_A_LOG2, .key_size = 4,
+				       .value = { PLYC_K_INT, 8, 0, 0 }, .value_size = 8 * 64 + 8,
+				       .nbuckets = 64, .percpu = 1, .fd = -1 };
+		struct plyc_metrics_src lsrc = src;
+		uint64_t lh[65] = { 0 };
+
+		lsrc.maps = &lm;
+		lsrc.nmaps = 1;
+		lh[0] = 1;	/* 0 */
+		lh[1] = 2;	/* 1, 1 */
+		lh[4] = 3;	/* 8, 9, 10 */
+		lh[64] = 29;
+		fp = open_case("family_log2");
+		plyc_metrics_family(fp, &lsrc, 0, "", (const char *)lh, 1, 0);
+		fclose(fp);
+	}
+
 	respond_case("get", "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n", 47);
 	respond_case("get_om", "GET /metrics HTTP/1.1\r\naccept: application/openmetrics-text; version=1.0.0\r\n\r\n", 80);
 	respond_case("get_lf_only", "GET /metrics?a=b HTTP/1.0\n\n", 27);

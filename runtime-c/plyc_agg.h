@@ -1,0 +1,62 @@
+/* The runtime's side of the aggregations: one entry per enum plyc_agg
+ * (aggregations.c) with everything the map dump (mapdump.c) and the
+ * Prometheus exposition (metrics.c) do differently per kind. The compiler's
+ * side is plyc/aggregations.py; docs/design.md says how to add one.
+ *
+ * Every value layout is all zero until a probe updates it: a key-less
+ * map's one array slot that is all zero was never updated (mapdump.c). */
+#ifndef PLYC_AGG_H
+#define PLYC_AGG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "plyc_rt.h"
+
+/* Where one entry's --metrics samples go. */
+struct plyc_metric_out {
+	FILE *fp;
+	const char *name;            /* the family's name */
+	const char *suffix;          /* of a one-sample entry: "_total" for a counter */
+	const struct plyc_map *m;
+	const char *key;             /* the entry's key */
+	int om;                      /* OpenMetrics 1.0 rather than text 0.0.4 */
+	/* the key's {name="value",...}, with le="..." unless le is NULL */
+	void (*labels)(FILE *fp, const struct plyc_map *m, const char *key, const char *le);
+};
+
+struct plyc_agg_ops {
+	const char *name;            /* --metrics' HELP; NULL: a plain map, not exported */
+	int hist;                    /* printed on lines of its own after the key */
+	int typed;                   /* printed with the argument's kind (a sum of durations
+				      * is a duration), not as a plain count */
+	uint32_t buckets;            /* histogram buckets when the map doesn't say */
+	/* one key's per-CPU values (ncpus, stride bytes apart) into dst */
+	void (*merge)(const struct plyc_map *m, void *dst, const char *percpu, size_t stride,
+		      int ncpus);
+	/* count, sum, min, max, avg: the merged value as the one number
+	 * printed (NULL for the others) */
+	uint64_t (*scalar)(const struct plyc_map *m, const void *v);
+	/* how ply sorts two merged values: <0, 0, >0 */
+	int (*cmp)(const struct plyc_map *m, const void *a, const void *b);
+	/* one merged value in ply's text, no trailing newline */
+	void (*print)(FILE *fp, const struct plyc_map *m, const void *v);
+	/* the same as one JSON value */
+	void (*json)(FILE *fp, const struct plyc_map *m, const void *v);
+	/* the Prometheus type; *suffix: the sample's name after the family's */
+	const char *(*metric_type)(const struct plyc_map *m, const char **suffix);
+	/* one entry's samples */
+	void (*metric)(const struct plyc_metric_out *o, const void *v);
+};
+
+/* The entry of m's kind (PLYC_A_NONE's for an unknown kind). */
+const struct plyc_agg_ops *plyc_agg_ops(const struct plyc_map *m);
+
+/* Buckets of a histogram value (u64 each, then the u64 sum). */
+uint32_t plyc_agg_nbuckets(const struct plyc_map *m);
+
+/* Compare two values of one type as ply does: integers by value, arrays
+ * (strings, memory) byte by byte. */
+int plyc_cmp_typed(const struct plyc_type *t, const void *a, const void *b);
+
+#endif
