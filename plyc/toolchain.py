@@ -1,7 +1,9 @@
 """Turning generated C into a tracer: clang for the BPF object, the C
-compiler for the loader, linked statically against libbpf, libelf and zlib.
-The runtime (runtime-c/*.c) is compiled once per compiler and flags and
-cached. Failures show the command and its output."""
+compiler for the loader, linked statically against libbpf, libelf and zlib
+and a C library: glibc (the target's gcc and a Debian sysroot) or musl
+(zig's cc and libraries plyc builds, plyc/musl.py). The runtime
+(runtime-c/*.c) is compiled once per compiler and flags and cached.
+Failures show the command and its output."""
 from __future__ import annotations
 
 import hashlib
@@ -48,6 +50,12 @@ def find_clang() -> Optional[str]:
 HOST_TARGET = {"x86_64": "x86_64", "aarch64": "aarch64", "armv7l": "armhf", "armv8l": "armhf"}
 TRIPLET = {"aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf", "x86_64": "x86_64-linux-gnu"}
 LIBS = ["-lbpf", "-lelf", "-lz"]
+LIBCS = ("glibc", "musl")
+
+
+def default_libc() -> str:
+    """$PLYC_LIBC, else glibc."""
+    return os.environ.get("PLYC_LIBC") or "glibc"
 
 
 def find_cc(target: str, sysroot: Optional[str] = None) -> tuple:
@@ -87,23 +95,47 @@ class Toolchain:
     cflags: list = field(default_factory=list)
     ldflags: list = field(default_factory=list)
     libs: list = field(default_factory=lambda: list(LIBS))
-    ar: str = "ar"
+    ar: list = field(default_factory=lambda: ["ar"])
+    libc: str = "glibc"
+    opt: list = field(default_factory=lambda: ["-O2"])   # the loader's and runtime's optimisation
 
     @classmethod
-    def detect(cls, target: str = "x86_64", verbose: bool = False, sysroot: Optional[str] = None) -> "Toolchain":
+    def detect(cls, target: str = "x86_64", verbose: bool = False, sysroot: Optional[str] = None,
+               libc: Optional[str] = None) -> "Toolchain":
         clang = find_clang()
         if not clang:
             raise ToolchainError("clang is not installed (needed to compile BPF); run `plyc doctor`")
+        libc = libc or default_libc()
+        if libc not in LIBCS:
+            raise ToolchainError(f"unknown C library '{libc}' (glibc or musl)")
+        if libc == "musl":
+            return cls.musl(target, verbose, clang, sysroot)
         native = HOST_TARGET.get(os.uname().machine) == target
         cc, cflags, sysroot = find_cc(target, sysroot)
         tc = cls(target, verbose, clang, cc, cflags, shlex.split(os.environ.get("LDFLAGS", "")))
-        tc.ar = os.environ.get("AR") or (cc[0][:-3] + "ar" if cc[0].endswith("gcc") else "ar")
+        tc.ar = [os.environ.get("AR") or (cc[0][:-3] + "ar" if cc[0].endswith("gcc") else "ar")]
         if sysroot:
             tc.use_sysroot(Path(sysroot), explicit=True)
         elif not native:
             from . import sysroot as debian_sysroot
             tc.use_sysroot(debian_sysroot.prepare(target, verbose), explicit=False)
         return tc
+
+    @classmethod
+    def musl(cls, target: str, verbose: bool, clang: str, sysroot: Optional[str]) -> "Toolchain":
+        """zig's cc for target and plyc's musl libraries, built on first use.
+        $CC, $CFLAGS and --sysroot describe a glibc environment: not used."""
+        from . import musl
+        if sysroot:
+            raise ToolchainError("--sysroot is for glibc builds: a musl build uses the libraries "
+                                 "plyc builds (plyc sysroot --libc musl --target T)")
+        if target not in musl.TARGETS:
+            raise ToolchainError(f"no musl build for {target}")
+        cc = musl.cc(target)
+        root = musl.prepare(target, verbose)
+        return cls(target, verbose, clang, cc, [f"-I{root / 'include'}"],
+                   list(musl.SIZE_LDFLAGS), [f"-L{root / 'lib'}", *LIBS], [cc[0], "ar"], "musl",
+                   list(musl.SIZE_CFLAGS))
 
     def use_sysroot(self, root: Path, explicit: bool):
         if not root.is_dir():
@@ -150,9 +182,9 @@ class Toolchain:
         h = hashlib.sha256()
         for p in sorted(rt.glob("*.[ch]")):
             h.update(p.name.encode() + p.read_bytes())
-        h.update(repr((self.cc, self.cflags, self.target)).encode())
+        h.update(repr((self.cc, self.cflags, self.opt, self.target)).encode())
         h.update(self.run([*self.cc, "--version"], "running the C compiler").stdout.encode())
-        lib_dir = cache_dir() / f"rt-{self.target}-{h.hexdigest()[:16]}"
+        lib_dir = cache_dir() / f"rt-{self.target}{'-musl' if self.libc == 'musl' else ''}-{h.hexdigest()[:16]}"
         lib = lib_dir / "libplycrt.a"
         if lib.exists():
             return lib
@@ -161,10 +193,10 @@ class Toolchain:
         objs = []
         for src in sources:
             obj = tmp / (src.stem + ".o")
-            self.run([*self.cc, "-O2", "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-c", src, "-o", obj],
+            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-c", src, "-o", obj],
                      f"compiling the tracer runtime ({src.name})")
             objs.append(obj)
-        self.run([self.ar, "rcs", tmp / "libplycrt.a", *objs], "archiving the tracer runtime")
+        self.run([*self.ar, "rcs", tmp / "libplycrt.a", *objs], "archiving the tracer runtime")
         try:
             os.rename(tmp, lib_dir)
         except OSError:
@@ -174,7 +206,7 @@ class Toolchain:
     def link_loader(self, loader_c: Path, obj_c: Path, out: Path, include: Path, strip: bool = True):
         rt = runtime_dir()
         lib = self.runtime_lib()
-        self.run([*self.cc, "-O2", "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-I", include,
+        self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-I", include,
                   loader_c, obj_c, lib, "-static", *(["-s"] if strip else []), *self.ldflags,
                   *self.libs, "-o", out], "linking the tracer")
 
