@@ -203,11 +203,15 @@ class Toolchain:
             shutil.rmtree(tmp, ignore_errors=True)   # another build won the race
         return lib
 
+    def keep_symbols(self) -> list:
+        # zig's cc strips an -Os link unless asked for debug information.
+        return ["-g"] if self.libc == "musl" else []
+
     def link_loader(self, loader_c: Path, obj_c: Path, out: Path, include: Path, strip: bool = True):
         rt = runtime_dir()
         lib = self.runtime_lib()
         self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-I", include,
-                  loader_c, obj_c, lib, "-static", *(["-s"] if strip else []), *self.ldflags,
+                  loader_c, obj_c, lib, "-static", *(["-s"] if strip else self.keep_symbols()), *self.ldflags,
                   *self.libs, "-o", out], "linking the tracer")
 
 
