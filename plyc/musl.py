@@ -162,6 +162,7 @@ def sources(verbose: bool = False) -> Path:
     for f in tmp.iterdir():
         if f.is_file():
             f.unlink()
+    shutil.rmtree(state / "lists", ignore_errors=True)   # 20 MB, not needed again
     shutil.rmtree(src, ignore_errors=True)
     os.rename(tmp, src)
     missing = [p for p in SOURCE_PACKAGES if not _one(src, p)]
@@ -238,6 +239,10 @@ def prepare(target: str, verbose: bool = False) -> Path:
     zig = compiler[0]
     for name, d in (("libz.a", "z"), ("libelf.a", "elf"), ("libbpf.a", "bpf")):
         run([zig, "ar", "rcs", lib / name, *sorted((obj / d).glob("*.o"))])
+    # zig builds musl itself for the target on its first static link (a
+    # minute or two, in zig's own cache): here, not in the first tracer build.
+    (obj / "main.c").write_text("int main(void) { return 0; }\n")
+    run([*compiler, *SIZE_CFLAGS, "-static", *SIZE_LDFLAGS, obj / "main.c", "-o", obj / "main"])
     shutil.rmtree(obj)
     shutil.rmtree(out, ignore_errors=True)
     try:
