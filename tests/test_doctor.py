@@ -127,7 +127,7 @@ def musl_libraries(target: str) -> Path:
     return Path(proc.stdout.strip())
 
 
-ZIG_TRIPLE = {"x86_64": "x86_64-linux-musl", "aarch64": "aarch64-linux-musl", "armhf": "arm-linux-musleabihf"}
+ZIG_TRIPLE = {"x86_64": "x86_64-linux-musl", "aarch64": "aarch64-linux-musl", "armhf": "thumb-linux-musleabihf"}
 
 
 @pytest.mark.parametrize("target", ["x86_64", "aarch64", "armhf"])
