@@ -24,8 +24,8 @@ test-fast: setup
 	$(PYTHON) -m pytest -q -ra -m "not bpf and not vm"
 
 # Only the tests in qemu guests: kprobe/kretprobe/fentry on Debian's 5.10, 6.1
-# and 6.12 kernels, and cross-built tracers on arm64 and armhf (make test runs
-# them too).
+# and 6.12 kernels, and cross-built tracers on arm64, armhf and riscv64 (Debian
+# trixie's 6.12) (make test runs them too).
 vm-test: setup
 	$(PYTHON) -m pytest -q -ra -m vm
 

@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from . import arch as A
 from . import ast
 from . import builtins as B
 from . import providers
@@ -19,13 +20,6 @@ from .kernel_types import KernelTypes
 AGG_FUNCS = ("count", "sum", "min", "max", "avg", "quantize", "lquantize",
              "_log2")   # _log2: bcc's log2 histogram, for `plyc argdist`
 
-# The saved registers `regs->NAME` reads, by target (the kernel's names).
-REGS = {
-    "x86_64": ("r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx",
-               "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss"),
-    "aarch64": ("sp", "pc", "pstate") + tuple(f"x{i}" for i in range(31)),
-    "armhf": tuple(f"r{i}" for i in range(16)) + ("sp", "lr", "pc", "cpsr"),
-}
 
 
 @dataclass
@@ -480,7 +474,7 @@ class Checker:
         if objt.kind == "ctx" and objt.pointee == "regs":
             if not e.arrow:
                 self.err(f"use 'regs->{e.field}'", e.span)
-            names = REGS[self.arch]
+            names = A.get(self.arch).regs
             if e.field not in names:
                 self.err(f"{self.arch} has no register '{e.field}'", e.span, f"registers: {', '.join(names)}")
             return T.U64

@@ -7,17 +7,17 @@ import os
 import sys
 
 from . import __version__, ast, doctor, driver, resources
+from . import arch as A
 from . import types as T
 from .diag import PlycError
 from .toolchain import LIBCS, ToolchainError, cache_dir, default_libc
 
 
-TARGETS = ["x86_64", "aarch64", "armhf"]
+TARGETS = A.TARGETS
 
 
 def default_target() -> str:
-    from .toolchain import HOST_TARGET
-    return HOST_TARGET.get(os.uname().machine, "x86_64")
+    return A.host_target() or "x86_64"
 
 
 def cmd_sysroot(args) -> int:

@@ -19,13 +19,10 @@ from typing import Optional
 
 from . import __version__, musl
 from . import sysroot as debian_sysroot
-from .toolchain import HOST_TARGET, TRIPLET, ToolchainError, find_cc, find_clang
+from . import arch as A
+from .toolchain import ToolchainError, find_cc, find_clang
 
-CROSS_GCC_PACKAGE = {"aarch64": "gcc-aarch64-linux-gnu", "armhf": "gcc-arm-linux-gnueabihf",
-                     "x86_64": "gcc"}
 DEV_PACKAGE = {"libbpf.a": "libbpf-dev", "libelf.a": "libelf-dev", "libz.a": "zlib1g-dev"}
-# What `gcc -dumpmachine` starts with for a compiler that builds for the target.
-MACHINE_PREFIX = {"x86_64": ("x86_64-",), "aarch64": ("aarch64-",), "armhf": ("arm",)}
 
 
 class Report:
@@ -72,7 +69,7 @@ def _which_tool(name: str) -> Optional[str]:
 
 
 def _lib_dirs(target: str, root: Optional[Path]) -> list:
-    triplet = TRIPLET[target]
+    triplet = A.get(target).triplet
     base = root or Path("/")
     dirs = [base / "usr/lib" / triplet, base / "usr/lib64", base / "usr/lib",
             base / "lib" / triplet, base / "lib64", base / "lib"]
@@ -87,7 +84,7 @@ def _find(dirs: list, name: str) -> Optional[Path]:
 
 def check(target: str, sysroot: Optional[str] = None, libc: str = "glibc") -> Report:
     r = Report()
-    native = HOST_TARGET.get(os.uname().machine) == target
+    native = A.is_native(target)
     print(f"plyc {__version__}, building for {target}"
           + ("" if native else f" on {os.uname().machine}") + (" with musl" if libc == "musl" else ""))
     _bpf_side(r)
@@ -164,12 +161,14 @@ def _glibc(r: Report, target: str, sysroot: Optional[str], native: bool) -> Repo
         machine = _run([*cc, *cflags, "-dumpmachine"])
         machine = machine.stdout.strip() if machine and machine.returncode == 0 else ""
         what = f"C compiler for {target}"
-        if machine and not machine.startswith(MACHINE_PREFIX[target]):
+        if machine and not machine.startswith(A.get(target).machine_prefix):
             r.miss(what, f"{' '.join(cc)} compiles for {machine}, not {target}: "
-                   f"apt-get install {CROSS_GCC_PACKAGE[target]}, or set $CC or $CROSS_COMPILE "
+                   f"apt-get install {A.get(target).cc_package}, or set $CC or $CROSS_COMPILE "
                    f"to {target}'s compiler")
         else:
             r.ok(what, f"{' '.join(cc)} ({_version(cc) or machine})")
+            if not root:
+                _libc(r, target, cc, cflags)
 
     # The sysroot and the target's static libraries in it.
     if root:
@@ -184,7 +183,7 @@ def _glibc(r: Report, target: str, sysroot: Optional[str], native: bool) -> Repo
         r.ok(f"sysroot ({source})", root)
         unset = "leave out --sysroot" if source == "--sysroot" else f"unset {source}"
         advice = ("no {what} in {where}: install " + f"{target}'s " + "{package} into " + root
-                  + " (Debian: {package}:" + debian_sysroot.DEBIAN_ARCH[target]
+                  + " (Debian: {package}:" + A.get(target).debian_arch
                   + f"), or {unset} to use plyc's Debian sysroot (plyc sysroot --target {target})")
         dirs, header_root = _lib_dirs(target, rootp), rootp
     elif native:
@@ -192,13 +191,18 @@ def _glibc(r: Report, target: str, sysroot: Optional[str], native: bool) -> Repo
         dirs, header_root = _lib_dirs(target, None), Path("/")
     else:
         rootp = debian_sysroot.path(target) / "root"
+        other = A.get(target).debian_release
+        release = f" from Debian {other}" if other else ""
         if not debian_sysroot.ready(target):
             r.miss("sysroot (plyc's Debian sysroot)",
                    f"plyc sysroot --target {target} (downloads libbpf, libelf and zlib for "
-                   f"{debian_sysroot.DEBIAN_ARCH[target]} into {rootp}; plyc build also does it "
+                   f"{A.get(target).debian_arch}{release} into {rootp}; plyc build also does it "
                    "on first use), or give one with --sysroot or $SYSROOT")
             return _tools(r, target)
         r.ok("sysroot (plyc's Debian sysroot)", str(rootp))
+        if other:
+            r.note(f"{other}'s libraries", f"linked with this machine's {target} C library "
+                   "and plyc's runtime-c/compat shims for what it lacks (docs/design.md)")
         advice = ("no {what} in {where}: "
                   f"rm -r {debian_sysroot.path(target)}; plyc sysroot --target {target}")
         dirs, header_root = _lib_dirs(target, rootp), rootp
@@ -218,6 +222,17 @@ def _glibc(r: Report, target: str, sysroot: Optional[str], native: bool) -> Repo
     return _tools(r, target)
 
 
+def _libc(r: Report, target: str, cc: list, cflags: list):
+    """The static C library the compiler links (Debian ships a cross
+    compiler's apart: libc6-dev-<arch>-cross)."""
+    p = _run([*cc, *cflags, "-print-file-name=libc.a"])
+    found = p.stdout.strip() if p and p.returncode == 0 else ""
+    if os.path.isabs(found) and os.path.exists(found):
+        r.ok(f"libc.a ({target})", os.path.normpath(found))
+    else:
+        r.miss(f"libc.a ({target})", f"apt-get install {A.get(target).libc_package()}")
+
+
 def _tools(r: Report, target: str) -> Report:
     # Only `--btf` needs these: they are notes, not failures.
     bpftool = _which_tool("bpftool")
@@ -230,7 +245,7 @@ def _tools(r: Report, target: str) -> Report:
         r.ok("pahole (--btf from a vmlinux without BTF)", f"{pahole} ({_version([pahole])})")
     else:
         r.note("pahole (--btf from a vmlinux without BTF)", "none: apt-get install dwarves")
-    if HOST_TARGET.get(os.uname().machine) == target:
+    if A.is_native(target):
         btf = os.path.exists("/sys/kernel/btf/vmlinux")
         (r.ok if btf else r.note)("this kernel's BTF", "/sys/kernel/btf/vmlinux" if btf else
                                   "none (scripts that read kernel structs need --btf)")

@@ -10,11 +10,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from . import arch as A
 from .toolchain import ToolchainError, cache_dir
 
-DEBIAN_ARCH = {"aarch64": "arm64", "armhf": "armhf", "x86_64": "amd64"}
-TRIPLET = {"aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf", "x86_64": "x86_64-linux-gnu"}
 PACKAGES = ("libbpf-dev", "libelf-dev", "zlib1g-dev", "libzstd-dev")
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+MIRROR = "http://deb.debian.org/debian"
 
 
 def path(target: str) -> Path:
@@ -22,13 +23,13 @@ def path(target: str) -> Path:
 
 
 def ready(target: str) -> bool:
-    lib = path(target) / "root" / "usr" / "lib" / TRIPLET[target]
+    lib = path(target) / "root" / "usr" / "lib" / A.get(target).triplet
     return all((lib / f).exists() for f in ("libbpf.a", "libelf.a", "libz.a"))
 
 
 def prepare(target: str, verbose: bool = False) -> Path:
     """The sysroot for `target`, downloading it the first time."""
-    if target not in DEBIAN_ARCH:
+    if target not in A.ARCHES:
         raise ToolchainError(f"unknown target '{target}'")
     base = path(target)
     root = base / "root"
@@ -37,14 +38,21 @@ def prepare(target: str, verbose: bool = False) -> Path:
     if not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
         raise ToolchainError("preparing a sysroot needs apt-get and dpkg-deb (a Debian-based machine); "
                              "or give one with --sysroot/$SYSROOT")
-    arch = DEBIAN_ARCH[target]
+    arch = A.get(target).debian_arch
+    release = A.get(target).debian_release
     state = base / "apt"
-    for d in ("lists/partial", "cache/archives/partial", "debs"):
+    for d in ("lists/partial", "cache/archives/partial", "debs", "sources.list.d"):
         (state / d).mkdir(parents=True, exist_ok=True)
     (state / "status").touch()
     opts = ["-o", f"APT::Architecture={arch}", "-o", f"APT::Architectures::={arch}",
             "-o", f"Dir::State::Lists={state / 'lists'}", "-o", f"Dir::State::status={state / 'status'}",
             "-o", f"Dir::Cache={state / 'cache'}", "-o", "APT::Sandbox::User=root", "-q"]
+    if release:
+        # Another Debian release than the machine's: a source list of our own
+        # (main only: trixie-security's riscv64 index failed its size check here).
+        (state / "sources.list").write_text(f"deb [signed-by={KEYRING}] {MIRROR} {release} main\n")
+        opts += ["-o", f"Dir::Etc::SourceList={state / 'sources.list'}",
+                 "-o", f"Dir::Etc::SourceParts={state / 'sources.list.d'}"]
 
     def run(cmd, cwd=None, check=True):
         if verbose:

@@ -17,12 +17,11 @@ from importlib import resources as ir
 from pathlib import Path
 from typing import Optional
 
+from . import arch as A
+
 
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
 BPF_WARNINGS = ["-Wall", "-Werror"]
-
-ARCH_DEFINE = {"x86_64": "x86", "aarch64": "arm64", "armhf": "arm"}
-
 
 class ToolchainError(Exception):
     pass
@@ -47,8 +46,6 @@ def find_clang() -> Optional[str]:
     return None
 
 
-HOST_TARGET = {"x86_64": "x86_64", "aarch64": "aarch64", "armv7l": "armhf", "armv8l": "armhf"}
-TRIPLET = {"aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf", "x86_64": "x86_64-linux-gnu"}
 LIBS = ["-lbpf", "-lelf", "-lz"]
 LIBCS = ("glibc", "musl")
 
@@ -68,14 +65,13 @@ def find_cc(target: str, sysroot: Optional[str] = None) -> tuple:
     if not cc:
         if os.environ.get("CROSS_COMPILE"):
             cc = [os.environ["CROSS_COMPILE"] + "gcc"]
-        elif HOST_TARGET.get(os.uname().machine) == target:
+        elif A.is_native(target):
             cc = [shutil.which("gcc") or shutil.which("cc") or "cc"]
         else:
-            cc = [f"{TRIPLET[target]}-gcc"]
+            cc = [f"{A.get(target).triplet}-gcc"]
     if not shutil.which(cc[0]):
-        hint = {"aarch64": "apt-get install gcc-aarch64-linux-gnu",
-                "armhf": "apt-get install gcc-arm-linux-gnueabihf"}.get(target, "apt-get install gcc")
-        raise ToolchainError(f"no C compiler for {target}: {cc[0]} is not installed ({hint}; "
+        raise ToolchainError(f"no C compiler for {target}: {cc[0]} is not installed "
+                             f"(apt-get install {A.get(target).cc_package}; "
                              "or set $CC or $CROSS_COMPILE)")
     sysroot = sysroot or os.environ.get("SYSROOT") or os.environ.get("SDKTARGETSYSROOT") or None
     return cc, shlex.split(os.environ.get("CFLAGS", "")), sysroot
@@ -96,6 +92,9 @@ class Toolchain:
     ldflags: list = field(default_factory=list)
     libs: list = field(default_factory=lambda: list(LIBS))
     ar: list = field(default_factory=lambda: ["ar"])
+    # runtime-c/compat/ sources linked after the libraries: what plyc's
+    # Debian sysroot of another release needs from the C library it lacks.
+    compat: list = field(default_factory=list)
     libc: str = "glibc"
     opt: list = field(default_factory=lambda: ["-O2"])   # the loader's and runtime's optimisation
 
@@ -110,7 +109,7 @@ class Toolchain:
             raise ToolchainError(f"unknown C library '{libc}' (glibc or musl)")
         if libc == "musl":
             return cls.musl(target, verbose, clang, sysroot)
-        native = HOST_TARGET.get(os.uname().machine) == target
+        native = A.is_native(target)
         cc, cflags, sysroot = find_cc(target, sysroot)
         tc = cls(target, verbose, clang, cc, cflags, shlex.split(os.environ.get("LDFLAGS", "")))
         tc.ar = [os.environ.get("AR") or (cc[0][:-3] + "ar" if cc[0].endswith("gcc") else "ar")]
@@ -119,6 +118,8 @@ class Toolchain:
         elif not native:
             from . import sysroot as debian_sysroot
             tc.use_sysroot(debian_sysroot.prepare(target, verbose), explicit=False)
+            if A.get(target).debian_release:
+                tc.compat = [runtime_dir() / "compat" / "trixie-on-bookworm.c"]
         return tc
 
     @classmethod
@@ -133,9 +134,9 @@ class Toolchain:
             raise ToolchainError(f"no musl build for {target}")
         cc = musl.cc(target)
         root = musl.prepare(target, verbose)
-        return cls(target, verbose, clang, cc, [f"-I{root / 'include'}"],
-                   list(musl.SIZE_LDFLAGS), [f"-L{root / 'lib'}", *LIBS], [cc[0], "ar"], "musl",
-                   list(musl.SIZE_CFLAGS))
+        return cls(target, verbose, clang, cc, cflags=[f"-I{root / 'include'}"],
+                   ldflags=list(musl.SIZE_LDFLAGS), libs=[f"-L{root / 'lib'}", *LIBS], ar=[cc[0], "ar"],
+                   libc="musl", opt=list(musl.SIZE_CFLAGS))
 
     def use_sysroot(self, root: Path, explicit: bool):
         if not root.is_dir():
@@ -143,7 +144,7 @@ class Toolchain:
         if explicit and "--sysroot" not in " ".join(self.cc + self.cflags):
             self.cflags.append(f"--sysroot={root}")
             self.ldflags.append(f"--sysroot={root}")
-        triplet = TRIPLET[self.target]
+        triplet = A.get(self.target).triplet
         pcdirs = [root / "usr/lib" / triplet / "pkgconfig", root / "usr/lib/pkgconfig",
                   root / "usr/lib64/pkgconfig", root / "usr/share/pkgconfig"]
         env = dict(os.environ, PKG_CONFIG_SYSROOT_DIR=str(root),
@@ -170,17 +171,18 @@ class Toolchain:
 
     def compile_bpf(self, src: Path, out: Path, include: Path):
         rt = runtime_dir()
-        self.run([self.clang, "-target", "bpf", f"-D__TARGET_ARCH_{ARCH_DEFINE[self.target]}",
+        self.run([self.clang, "-target", "bpf", f"-D__TARGET_ARCH_{A.get(self.target).bpf_arch}",
                   "-O2", "-g", *BPF_WARNINGS, "-I", rt / "bpf", "-I", rt / "bpf" / "include", "-I", include,
                   "-c", src, "-o", out],
                  "compiling the BPF program")
 
     def runtime_lib(self) -> Path:
-        """libplycrt.a for this compiler and flags, built once and cached."""
+        """libplycrt.a for this compiler and flags, built once and cached
+        (with libplyccompat.a beside it when the toolchain has compat sources)."""
         rt = runtime_dir()
         sources = sorted(rt.glob("*.c"))
         h = hashlib.sha256()
-        for p in sorted(rt.glob("*.[ch]")):
+        for p in sorted(rt.glob("*.[ch]")) + self.compat:
             h.update(p.name.encode() + p.read_bytes())
         h.update(repr((self.cc, self.cflags, self.opt, self.target)).encode())
         h.update(self.run([*self.cc, "--version"], "running the C compiler").stdout.encode())
@@ -197,6 +199,13 @@ class Toolchain:
                      f"compiling the tracer runtime ({src.name})")
             objs.append(obj)
         self.run([*self.ar, "rcs", tmp / "libplycrt.a", *objs], "archiving the tracer runtime")
+        compat = []
+        for src in self.compat:
+            compat.append(tmp / (src.stem + ".o"))
+            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-c", src, "-o", compat[-1]],
+                     f"compiling the tracer runtime ({src.name})")
+        if compat:
+            self.run([*self.ar, "rcs", tmp / "libplyccompat.a", *compat], "archiving the tracer runtime")
         try:
             os.rename(tmp, lib_dir)
         except OSError:
@@ -210,9 +219,10 @@ class Toolchain:
     def link_loader(self, loader_c: Path, obj_c: Path, out: Path, include: Path, strip: bool = True):
         rt = runtime_dir()
         lib = self.runtime_lib()
+        compat = [lib.parent / "libplyccompat.a"] if self.compat else []
         self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-I", include,
                   loader_c, obj_c, lib, "-static", *(["-s"] if strip else self.keep_symbols()), *self.ldflags,
-                  *self.libs, "-o", out], "linking the tracer")
+                  *self.libs, *compat, "-o", out], "linking the tracer")
 
 
 def _c_array(name: str, data: bytes) -> list:

@@ -15,6 +15,7 @@
 #include <bpf/btf.h>
 #include <linux/bpf.h>
 
+#include "plyc_arch.h"
 #include "plyc_attach.h"
 #include "plyc_kfuncs.h"
 #include "plyc_uprobes.h"
@@ -158,6 +159,10 @@ static int resolve_ufunc(int i)
 					"implementation instead: %s%s", len, pr->target, bin,
 					versions[0] ? versions : "its address (PATH:0xADDR, from the "
 					"library's debug symbols)", versions[0] ? " (by name or PATH:0xADDR)" : "");
+	case -EILSEQ:
+		/* The kernel would refuse it (EINVAL): say why. */
+		return plyc_probe_error(P, pr, "%.*s in %s is Thumb code: 32-bit ARM kernels put uprobes only "
+					"on ARM-mode instructions (code built with -marm)", len, pr->target, bin);
 	default:
 		return plyc_probe_error(P, pr, "cannot read the symbols of %s: %s", bin, errstr(err));
 	}
@@ -183,8 +188,9 @@ int plyc_probe_wrapped(int probe)
 }
 
 /* A program that returns 0: enough to ask this kernel whether it loads and
- * attaches a kind of program, which its version alone doesn't say. */
-static int load_trivial(enum bpf_prog_type type, const struct bpf_prog_load_opts *opts)
+ * attaches a kind of program, which its version alone doesn't say. (opts
+ * not const: libbpf 1.3+ declares bpf_prog_load's so, 1.1 const.) */
+int plyc_load_trivial(enum bpf_prog_type type, struct bpf_prog_load_opts *opts)
 {
 	static const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
@@ -210,7 +216,7 @@ static int kprobe_multi_works(const char *sym)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_KPROBE_MULTI);
 	LIBBPF_OPTS(bpf_link_create_opts, lopts);
-	int prog = load_trivial(BPF_PROG_TYPE_KPROBE, &popts);
+	int prog = plyc_load_trivial(BPF_PROG_TYPE_KPROBE, &popts);
 
 	if (prog < 0)
 		return 0;
@@ -450,6 +456,12 @@ static int kprobe_refused(const struct plyc_probe *pr, const char *func, int err
 {
 	char near[512];
 
+#ifdef PLYC_FTRACE_SITE
+	if (err == EINVAL && pr->kind == PLYC_P_KRETPROBE && plyc_kfunc_ftraceable(func))
+		return plyc_probe_error(P, pr, "cannot attach to %s: this kernel has no kprobes on ftrace "
+					"sites (CONFIG_KPROBES_ON_FTRACE), where a kretprobe must go: it runs as "
+					"fexit where the build's BTF (--btf) has the function as the device does", func);
+#endif
 	if ((err != EINVAL && err != ENOENT && err != EOPNOTSUPP) || plyc_kfunc_ftraceable(func) ||
 	    !plyc_kfunc_in_kallsyms(func))
 		return plyc_probe_error(P, pr, "cannot attach to %s: %s", func, errstr(err));
@@ -458,6 +470,30 @@ static int kprobe_refused(const struct plyc_probe *pr, const char *func, int err
 				plyc_kfunc_blacklisted(func) ? "it is on the kernel's kprobe blacklist" :
 				"a notrace symbol: the kernel refused a kprobe on it",
 				near[0] ? "; near: " : "", near);
+}
+
+/* A kprobe on func+offset. A kernel without KPROBES_ON_FTRACE refuses
+ * one on an ftrace site, where riscv64's functions start: a kprobe at the
+ * entry then goes just past the site's nops, where the arguments are still
+ * in their registers (a kretprobe must be at the entry: its fexit twin is
+ * the way there). */
+static struct bpf_link *kprobe_link(const struct plyc_probe *pr, struct bpf_program *bp, const char *func)
+{
+	LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = pr->kind == PLYC_P_KRETPROBE, .offset = pr->offset);
+	struct bpf_link *link = bpf_program__attach_kprobe_opts(bp, func, &opts);
+
+#ifdef PLYC_FTRACE_SITE
+	if (!link && errno == EINVAL && !opts.retprobe && !pr->offset && plyc_kfunc_ftraceable(func)) {
+		opts.offset = PLYC_FTRACE_SITE;
+		link = bpf_program__attach_kprobe_opts(bp, func, &opts);
+		if (!link)
+			errno = EINVAL;
+		else if (P->verbose)
+			fprintf(stderr, "%s: %s: at %s+%d, past its ftrace site (no kprobes on ftrace here)\n",
+				pr->where, pr->spec, func, PLYC_FTRACE_SITE);
+	}
+#endif
+	return link;
 }
 
 static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links)
@@ -490,9 +526,7 @@ static int attach_kprobe(int i, struct bpf_program *bp, struct plyc_links *links
 		return add_link(links, link);
 	}
 	for (j = 0; j < k->n; j++) {
-		LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = ret, .offset = pr->offset);
-
-		link = bpf_program__attach_kprobe_opts(bp, k->names[j], &opts);
+		link = kprobe_link(pr, bp, k->names[j]);
 		if (!link) {
 			/* One function of a glob that can't be probed is not fatal. */
 			if (k->n == 1 && errno == EILSEQ)
@@ -555,6 +589,38 @@ static int attach_uprobe(int i, struct bpf_program *bp, struct plyc_links *links
 	return add_link(links, link);
 }
 
+/* Before BPF cookies (5.15), libbpf's USDT code finds a probe's argument
+ * spec by the address that fired, one spec per address, so it refuses a
+ * second program at the same probe (EEXIST). The spec stored for the first
+ * describes the same arguments: the second program is attached as a plain
+ * uprobe at the probe's locations and reads its arguments through it. */
+static int attach_usdt_again(int i, struct bpf_program *bp, struct plyc_links *links,
+			     const char *provider)
+{
+	const struct plyc_probe *pr = &P->probes[i];
+	uint64_t offsets[64];
+	int j, n = plyc_usdt_locations(binaries[i], provider, pr->target, offsets, 64);
+
+	if (n < 0)
+		return plyc_probe_error(P, pr, "cannot attach to %s:%s in %s: %s", provider, pr->target,
+					binaries[i], errstr(n));
+	for (j = 0; j < n; j++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+		struct bpf_link *link = bpf_program__attach_uprobe_opts(bp, (pid_t)P->target_pid, binaries[i],
+									 (size_t)offsets[j], &opts);
+
+		if (!link)
+			return plyc_probe_error(P, pr, "cannot attach to %s:%s in %s: %s", provider,
+						pr->target, binaries[i], errstr(errno));
+		if (add_link(links, link))
+			return -1;
+	}
+	if (P->verbose)
+		fprintf(stderr, "%s: %s: shares the argument spec of an earlier probe at the same "
+			"place (no BPF cookies in this kernel)\n", pr->where, pr->spec);
+	return 0;
+}
+
 static int attach_usdt(int i, struct bpf_program *bp, struct plyc_links *links)
 {
 	const struct plyc_probe *pr = &P->probes[i];
@@ -571,6 +637,12 @@ static int attach_usdt(int i, struct bpf_program *bp, struct plyc_links *links)
 		return plyc_probe_error(P, pr, "no USDT probe %s in %s", pr->target, binaries[i]);
 	}
 	link = bpf_program__attach_usdt(bp, (pid_t)P->target_pid, binaries[i], provider, pr->target, NULL);
+	if (!link && errno == EEXIST)
+		return attach_usdt_again(i, bp, links, provider);
+	if (!link && errno == EOPNOTSUPP)
+		return plyc_probe_error(P, pr, "cannot attach to %s:%s in %s: the libbpf built into this "
+					"tracer cannot read USDT arguments on this architecture", provider,
+					pr->target, binaries[i]);
 	if (!link)
 		return plyc_probe_error(P, pr, errno == ENOENT ? "no USDT probe %s:%s in %s" :
 					"cannot attach to %s:%s in %s: %s", provider, pr->target, binaries[i],

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plyc_arch.h"
 #include "plyc_kfuncs.h"
 #include "plyc_loader.h"
 
@@ -145,10 +146,8 @@ static const char *syscall_of(const char *name)
 
 /* This kernel's spellings of a syscall, most specific first. */
 static const char *const spellings[] = {
-#if defined(__x86_64__)
-	"__x64_sys_",
-#elif defined(__aarch64__)
-	"__arm64_sys_",
+#ifdef PLYC_SYSCALL_PREFIX
+	PLYC_SYSCALL_PREFIX,
 #endif
 	"sys_", "SyS_", "__se_sys_", "__do_sys_",
 };

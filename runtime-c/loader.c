@@ -26,6 +26,7 @@
 #include "plyc_loader.h"
 #include "plyc_attach.h"
 #include "plyc_metrics.h"
+#include "plyc_verifier.h"
 
 struct options {
 	const char *cmd;
@@ -419,6 +420,8 @@ static void explain_load_failure(int err)
 			prog ? " " : "", prog ? prog : "", reason[0] ? reason : strerror(-err));
 	else
 		fail("loading the BPF programs failed: %s%s%s", strerror(-err), reason[0] ? ": " : "", reason);
+	if (plyc_verifier_hint(log, reason, sizeof(reason)))
+		fprintf(stderr, "%s: note: %s\n", P->name, reason);
 	if (!verbose)
 		fprintf(stderr, "%s: run with -v for the verifier's full log\n", P->name);
 }
@@ -427,24 +430,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 {
 	(void)ctx;
 	return P->handle_event(data, size);
-}
-
-static int run_once(struct bpf_object *obj, enum plyc_probe_kind kind)
-{
-	int i;
-
-	for (i = 0; i < P->nprobes; i++) {
-		struct bpf_program *prog;
-		LIBBPF_OPTS(bpf_test_run_opts, opts);
-
-		if (P->probes[i].kind != kind)
-			continue;
-		prog = bpf_object__find_program_by_name(obj, P->probes[i].prog);
-		if (!prog || bpf_prog_test_run_opts(bpf_program__fd(prog), &opts))
-			return fail("%s: cannot run %s: %s", P->probes[i].where, P->probes[i].spec,
-				    strerror(errno));
-	}
-	return 0;
 }
 
 /* The kernel BTF built into the tracer, as a file libbpf can open, when
@@ -525,6 +510,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1;
 	double deadline = 0, next_lost_report = 0, next_lost_check = 0;
 	char btf_path[64];
+	const unsigned char *image = prog->obj;
+	size_t image_size;
 	struct plyc_metrics_src msrc = { 0 };
 
 	P = prog;
@@ -583,7 +570,13 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 
 	open_opts.object_name = prog->name;
 	open_opts.btf_custom_path = o.btf ? o.btf : embedded_btf(prog, btf_path, sizeof(btf_path));
-	obj = bpf_object__open_mem(prog->obj, prog->obj_size, &open_opts);
+	/* libbpf reads the image until load: it lives until clean-up. */
+	image = plyc_read_helpers(prog, &image_size);
+	if (!image) {
+		failed = fail("out of memory");
+		goto cleanup;
+	}
+	obj = bpf_object__open_mem(image, image_size, &open_opts);
 	if (!obj) {
 		failed = fail("cannot open the BPF object: %s", strerror(errno));
 		goto cleanup;
@@ -591,7 +584,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	/* Resolve every attach target before the (slow) load: kprobe targets
 	 * decide parameters (syscall wrappers) and program types (kprobe.multi). */
 	if (plyc_check_targets(prog) || set_params(obj, &o, target) || plyc_tp_patch(prog, obj) ||
-	    plyc_prepare_programs(prog, obj)) {
+	    plyc_prepare_programs(prog, obj) || plyc_once_prepare(prog, obj)) {
 		failed = 1;
 		goto cleanup;
 	}
@@ -621,7 +614,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		}
 	}
 
-	if (run_once(obj, PLYC_P_BEGIN)) {
+	if (plyc_once_run(prog, obj, PLYC_P_BEGIN)) {
 		failed = 1;
 		goto cleanup;
 	}
@@ -709,7 +702,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	if (o.cmd)
 		plyc_child_kill();
 	ring_buffer__consume(rb);
-	if (run_once(obj, PLYC_P_END))
+	if (plyc_once_run(prog, obj, PLYC_P_END))
 		failed = 1;
 	ring_buffer__consume(rb);
 	fflush(plyc_rt.out);
@@ -743,6 +736,8 @@ cleanup:
 	plyc_child_kill();
 	ring_buffer__free(rb);
 	bpf_object__close(obj);
+	if (image != prog->obj)
+		free((void *)image);
 	if (plyc_rt.out && plyc_rt.out != stdout)
 		fclose(plyc_rt.out);
 	free(libbpf_log);

@@ -108,6 +108,18 @@ struct plyc_tploc {
 const struct plyc_tploc *plyc_tp_resolve(const struct plyc_program *prog);
 int plyc_tp_patch(const struct plyc_program *prog, struct bpf_object *obj);
 
+/* readhelpers.c: the BPF object's image to open: prog->obj, or a copy whose
+ * bpf_probe_read_kernel/_user(_str) calls became bpf_probe_read(_str),
+ * where the kernel lacks them (before 5.5) or PLYC_NO_PROBE_READ_KERNEL is
+ * set. NULL when out of memory. */
+const unsigned char *plyc_read_helpers(const struct plyc_program *prog, size_t *size);
+
+/* once.c: how BEGIN and END run on this kernel (BPF_PROG_TEST_RUN, or a
+ * uprobe on the tracer itself), settled before load; then running every
+ * probe of one kind, in order. 0, or -1 once told. */
+int plyc_once_prepare(const struct plyc_program *prog, struct bpf_object *obj);
+int plyc_once_run(const struct plyc_program *prog, struct bpf_object *obj, enum plyc_probe_kind kind);
+
 /* child.c: the -c CMD process, started held in a process group of its own
  * and released once attached. Failures are told on stderr, as NAME: error. */
 int plyc_child_start(const char *name, const char *cmd);   /* pid, or -1 */

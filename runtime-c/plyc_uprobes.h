@@ -18,10 +18,15 @@ long plyc_vaddr_to_offset(const char *path, uint64_t vaddr);
  * -EEXIST (several functions of that name at different addresses: msg
  * lists their versions); -EOPNOTSUPP (an IFUNC, whose address is its
  * resolver's: msg lists the implementations the symbol table names, if
- * any); or another -errno. */
+ * any); -EILSEQ (Thumb code, which 32-bit ARM uprobes can't probe); or
+ * another -errno. */
 int plyc_uprobe_offset(const char *path, const char *sym, uint64_t *offset, char *msg, size_t msglen);
 
 /* The provider of USDT probe `name` in path (0, -ENOENT or -EEXIST). */
 int plyc_usdt_provider(const char *path, const char *name, char *out, size_t len);
+/* The file offsets of USDT probe provider:name's locations in path, up to
+ * max: how many, or -ENOENT, -E2BIG (more than max) or another -errno. */
+int plyc_usdt_locations(const char *path, const char *provider, const char *name, uint64_t *offsets,
+			int max);
 
 #endif

@@ -14,20 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plyc_arch.h"
 #include "plyc_uprobes.h"
 
-#if defined(__x86_64__)
-#define TRIPLET "x86_64-linux-gnu"
-#elif defined(__aarch64__)
-#define TRIPLET "aarch64-linux-gnu"
-#elif defined(__arm__)
-#define TRIPLET "arm-linux-gnueabihf"
-#else
-#define TRIPLET "unknown"
-#endif
-
 static const char *const lib_dirs[] = {
-	"/lib/" TRIPLET, "/usr/lib/" TRIPLET, "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
+	"/lib/" PLYC_TRIPLET, "/usr/lib/" PLYC_TRIPLET, "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
 };
 
 static int regular(const char *path)
@@ -149,60 +140,6 @@ out:
 	return ret;
 }
 
-/* The provider of USDT probe `name` in path, from its .note.stapsdt notes
- * (for usdt:PATH:name written without a provider). 0, -ENOENT, or
- * -EEXIST when two providers have a probe of that name. */
-int plyc_usdt_provider(const char *path, const char *name, char *out, size_t len)
-{
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	int found = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		goto out;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, next, name_off, desc_off;
-		size_t addr_size = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
-		const char *sname;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		sname = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!sname || strcmp(sname, ".note.stapsdt") || !(data = elf_getdata(scn, NULL)))
-			continue;
-		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			const char *desc = (const char *)data->d_buf + desc_off;
-			const char *prov = desc + 3 * addr_size;
-			const char *pname = prov + strlen(prov) + 1;
-
-			off = next;
-			if (nh.n_type != 3 || nh.n_descsz < 3 * addr_size + 2)
-				continue;
-			if (!strcmp(pname, name)) {
-				if (found && strcmp(out, prov)) {
-					found = -EEXIST;
-					goto out;
-				}
-				snprintf(out, len, "%s", prov);
-				found = 1;
-			}
-		}
-	}
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return found > 0 ? 0 : found < 0 ? found : -ENOENT;
-}
-
 /* A function symbol of an ELF file, with its symbol version: from
  * .dynsym, through .gnu.version and .gnu.version_d; from .symtab, where
  * the static linker spells versions into names (name@V, name@@V). */
@@ -211,8 +148,15 @@ struct fsym {
 	char *version;      /* "" when unversioned */
 	int hidden;         /* a non-default version (name@V, not name@@V) */
 	int rank;           /* binding: 2 global, 1 weak, 0 local */
-	int ifunc;          /* STT_GNU_IFUNC: the offset is the resolver's */
+	int kind;           /* SYM_PLAIN, SYM_IFUNC or SYM_THUMB */
 	uint64_t offset;    /* in the file */
+};
+
+/* What a function symbol's address is. */
+enum {
+	SYM_PLAIN,
+	SYM_IFUNC,  /* STT_GNU_IFUNC: the resolver's */
+	SYM_THUMB,  /* 32-bit ARM, bit 0 set: Thumb code */
 };
 
 struct fsyms {
@@ -233,7 +177,7 @@ static void fsyms_free(struct fsyms *s)
 }
 
 static int fsyms_add(struct fsyms *s, const char *name, size_t len, const char *version, int hidden,
-		     int rank, int ifunc, uint64_t offset)
+		     int rank, int kind, uint64_t offset)
 {
 	struct fsym *f;
 
@@ -256,7 +200,7 @@ static int fsyms_add(struct fsyms *s, const char *name, size_t len, const char *
 	}
 	f->hidden = hidden;
 	f->rank = rank;
-	f->ifunc = ifunc;
+	f->kind = kind;
 	f->offset = offset;
 	s->n++;
 	return 0;
@@ -314,7 +258,8 @@ static int read_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, Elf_Scn *versy
 	Elf_Data *data = elf_getdata(scn, NULL);
 	Elf_Data *vdata = versym ? elf_getdata(versym, NULL) : NULL;
 	size_t i, n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0, len = strlen(name);
-	int err;
+	GElf_Ehdr eh;
+	int err, arm = gelf_getehdr(elf, &eh) && eh.e_machine == EM_ARM;
 
 	if (!data)
 		return 0;
@@ -351,7 +296,8 @@ static int read_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, Elf_Scn *versy
 			continue;
 		bind = GELF_ST_BIND(sym.st_info);
 		err = fsyms_add(out, sname, len, ver, hidden, bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0,
-				type == STT_GNU_IFUNC, (uint64_t)off);
+				type == STT_GNU_IFUNC ? SYM_IFUNC : arm && (sym.st_value & 1) ? SYM_THUMB : SYM_PLAIN,
+				(uint64_t)off);
 		if (err)
 			return err;
 	}
@@ -461,7 +407,7 @@ int plyc_uprobe_offset(const char *path, const char *spec, uint64_t *offset, cha
 
 		if (version ? !strcmp(f->version, version) && !(f->hidden && at[1] == '@') : !f->hidden)
 			err = fsyms_add(&match, f->name, strlen(f->name), f->version, f->hidden, f->rank,
-					f->ifunc, f->offset);
+					f->kind, f->offset);
 	}
 	if (err)
 		goto out;
@@ -490,9 +436,13 @@ int plyc_uprobe_offset(const char *path, const char *spec, uint64_t *offset, cha
 			goto out;
 		}
 	}
-	if (match.v[best].ifunc) {
+	if (match.v[best].kind == SYM_IFUNC) {
 		list_impls(elf, name, msg, msglen);
 		err = -EOPNOTSUPP;
+		goto out;
+	}
+	if (match.v[best].kind == SYM_THUMB) {
+		err = -EILSEQ;
 		goto out;
 	}
 	*offset = match.v[best].offset;

@@ -1,6 +1,6 @@
-"""Cross builds: every example builds for aarch64 and armhf (a static
-executable for that machine), with glibc and with musl, and the tracer
-runs under qemu-user."""
+"""Cross builds: every example builds for aarch64, armhf and riscv64 (a
+static executable for that machine), with glibc and with musl, and the
+tracer runs under qemu-user."""
 import shutil
 import subprocess
 import sys
@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from plyc import arch as A  # noqa: E402
+
 EXAMPLES = sorted((ROOT / "examples").glob("*.ply"))
-MACHINE = {"aarch64": "AArch64", "armhf": "ARM"}
-QEMU = {"aarch64": "qemu-aarch64-static", "armhf": "qemu-arm-static"}
 
 
-@pytest.fixture(scope="module", params=[("aarch64", "glibc"), ("aarch64", "musl"), ("armhf", "glibc"),
-                                        ("armhf", "musl")], ids="-".join)
+@pytest.fixture(scope="module", params=[(t, libc) for t in ("aarch64", "armhf", "riscv64")
+                                        for libc in ("glibc", "musl")], ids="-".join)
 def target_libc(request):
     # The first build prepares the sysroot (a download from Debian, once) or
     # the musl libraries (built from Debian's sources, once).
@@ -35,10 +36,10 @@ def test_example_cross_builds(example, target_libc, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (b"GLIBC" in out.read_bytes()) == (libc == "glibc")
     header = subprocess.run(["readelf", "-h", str(out)], capture_output=True, text=True).stdout
-    assert f"Machine:                           {MACHINE[target]}" in header
+    assert f"Machine:                           {A.get(target).elf_machine}" in header
     assert "INTERP" not in subprocess.run(["readelf", "-l", str(out)], capture_output=True, text=True).stdout
-    qemu = shutil.which(QEMU[target])
-    assert qemu, f"{QEMU[target]} is missing (scripts/setup.sh installs qemu-user-static)"
+    qemu = shutil.which(A.get(target).qemu_user)
+    assert qemu, f"{A.get(target).qemu_user} is missing (scripts/setup.sh installs qemu-user-static)"
     help_out = subprocess.run([qemu, str(out), "-h"], capture_output=True, text=True, timeout=60)
     assert help_out.returncode == 0, help_out.stderr
     assert f"{example.name}:" in help_out.stdout

@@ -10,8 +10,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TRIPLET = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf"}
-CC = {"x86_64": "/usr/bin/gcc", "aarch64": "aarch64-linux-gnu-gcc", "armhf": "arm-linux-gnueabihf-gcc"}
+TRIPLET = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf",
+           "riscv64": "riscv64-linux-gnu"}
+CC = {"x86_64": "/usr/bin/gcc", "aarch64": "aarch64-linux-gnu-gcc", "armhf": "arm-linux-gnueabihf-gcc",
+      "riscv64": "riscv64-linux-gnu-gcc"}
+LIBC = {"x86_64": "/usr/lib/x86_64-linux-gnu/libc.a", "aarch64": "/usr/aarch64-linux-gnu/lib/libc.a",
+        "armhf": "/usr/arm-linux-gnueabihf/lib/libc.a", "riscv64": "/usr/riscv64-linux-gnu/lib/libc.a"}
 # The user's build environment, which doctor follows as plyc build does.
 BUILD_ENV = ("CC", "CFLAGS", "CROSS_COMPILE", "SYSROOT", "SDKTARGETSYSROOT", "PLYC_CLANG", "PLYC_LIBC", "PLYC_ZIG")
 
@@ -36,7 +40,7 @@ def debian_sysroot(target: str) -> Path:
     return Path(proc.stdout.strip())
 
 
-@pytest.mark.parametrize("target", ["x86_64", "aarch64", "armhf"])
+@pytest.mark.parametrize("target", ["x86_64", "aarch64", "armhf", "riscv64"])
 def test_doctor_checks_what_a_build_for_the_target_uses(target):
     root = Path("/") if target == "x86_64" else debian_sysroot(target)
     p = doctor("--target", target)
@@ -45,6 +49,7 @@ def test_doctor_checks_what_a_build_for_the_target_uses(target):
     assert not lines(p.stdout, "missing")
     assert ok["clang (BPF target)"].startswith("/")
     assert ok[f"C compiler for {target}"].startswith(CC[target] + " (")
+    assert ok[f"libc.a ({target})"] == LIBC[target]
     for lib in ("libbpf.a", "libelf.a", "libz.a"):
         # The target's own libraries: x86_64's for x86_64, the sysroot's otherwise.
         assert ok[f"{lib} ({target})"] == str(root / "usr/lib" / TRIPLET[target] / lib)
@@ -53,6 +58,8 @@ def test_doctor_checks_what_a_build_for_the_target_uses(target):
         assert ok["sysroot (plyc's Debian sysroot)"] == str(root)
         assert "this kernel's BTF" not in p.stdout  # the build machine's kernel is not T's
     assert "bpftool (for --btf)" in p.stdout and "pahole" in p.stdout
+    # riscv64's libraries are trixie's, with bookworm's C library: said, not missing.
+    assert ("trixie's libraries" in lines(p.stdout, "note")) == (target == "riscv64")
 
 
 def test_an_empty_sysroot_lacks_the_libraries(tmp_path):
@@ -107,6 +114,27 @@ def test_no_debian_sysroot_yet(tmp_path):
         f"plyc sysroot --target armhf (downloads libbpf, libelf and zlib for armhf into "
         f"{tmp_path}/sysroot/armhf/root; plyc build also does it on first use), or give one "
         "with --sysroot or $SYSROOT")}
+
+
+def test_riscv64_without_a_sysroot_says_where_it_comes_from(tmp_path):
+    p = doctor("--target", "riscv64", PLYC_CACHE=str(tmp_path))
+    assert p.returncode == 1
+    assert lines(p.stdout, "missing") == {"sysroot (plyc's Debian sysroot)": (
+        f"plyc sysroot --target riscv64 (downloads libbpf, libelf and zlib for riscv64 from "
+        f"Debian trixie into {tmp_path}/sysroot/riscv64/root; plyc build also does it on first "
+        "use), or give one with --sysroot or $SYSROOT")}
+
+
+def test_a_cross_compiler_without_its_c_library(tmp_path):
+    # gcc-riscv64-linux-gnu without libc6-dev-riscv64-cross: a compiler that
+    # finds no libc.a (a wrapper that says it has none).
+    fake = tmp_path / "riscv64-linux-gnu-gcc"
+    fake.write_text('#!/bin/sh\ncase "$1" in -print-file-name=*) echo libc.a;; '
+                    '*) exec riscv64-linux-gnu-gcc "$@";; esac\n')
+    fake.chmod(0o755)
+    p = doctor("--target", "riscv64", CC=str(fake))
+    assert p.returncode == 1
+    assert lines(p.stdout, "missing") == {"libc.a (riscv64)": "apt-get install libc6-dev-riscv64-cross"}
 
 
 def test_a_clang_without_the_bpf_target(tmp_path):

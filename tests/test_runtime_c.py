@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime-c"
-SOURCES = ["format.c", "json.c", "ksyms.c", "mapdump.c"]
+SOURCES = ["format.c", "json.c", "ksyms.c", "mapdump.c", "verifier.c"]
 CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"]
 
 
@@ -447,7 +447,8 @@ def test_bpf_maps(out):
 # --- portability: the runtime must build for the device too --------------------------
 
 @pytest.mark.parametrize("cc", ["aarch64-linux-gnu-gcc",
-                                "arm-linux-gnueabihf-gcc"])
+                                "arm-linux-gnueabihf-gcc",
+                                "riscv64-linux-gnu-gcc"])
 def test_cross_compiles(cc, tmp_path):
     if not shutil.which(cc):
         pytest.skip(f"{cc} not installed")
@@ -461,3 +462,15 @@ def test_cross_compiles(cc, tmp_path):
             [cc, *CFLAGS, f"-I{RUNTIME}", f"-I{inc}", "-c",
              str(RUNTIME / src), "-o", str(tmp_path / "x.o")],
             check=True)
+
+
+def test_verifier_hints(out):
+    """An old kernel's refusal names the feature and the release it came in;
+    any other refusal is left to the verifier's own words."""
+    assert out["verifier_hints"] == (
+        "the program has a loop, and this kernel refuses loops in BPF programs: "
+        "bounded loops came in Linux 5.3\n"
+        "this kernel has no BPF helper bpf_ringbuf_reserve for this kind of probe (it came in Linux 5.8)\n"
+        "this kernel has no BPF helper bpf_probe_read_kernel for this kind of probe (it came in Linux 5.5)\n"
+        "this kernel has no BPF helper #999 for this kind of probe\n"
+        "-\n")

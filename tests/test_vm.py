@@ -118,6 +118,44 @@ exit 201
     assert r.status == 201
 
 
+@pytest.mark.skipif(shutil.which("qemu-system-riscv64") is None,
+                    reason="qemu-system-riscv64 not installed (apt-get install qemu-system-misc)")
+def test_riscv64_guest():
+    # Debian trixie's riscv64 kernel and busybox, qemu's bundled OpenSBI: the
+    # framed transport on its one UART, and kprobes as that kernel has them
+    # (none on a function's ftrace site, its first 8 bytes).
+    k = lab.kernel("riscv64", "6.12")
+    assert k.release.startswith("6.12.") and k.release.endswith("-riscv64")
+    assert k.btf.read_bytes()[:4] == lab.BTF_MAGIC
+    script = r"""
+uname -rm
+printf 'raw\n\r\001' >&2
+T=/sys/kernel/tracing
+echo 'p:entry vfs_read' > $T/kprobe_events || echo refused
+echo 'p:past vfs_read+8' > $T/kprobe_events && cat $T/kprobe_events
+exit 202
+"""
+    r = lab.run(["sh", "-c", script], arch="riscv64", kernel=k)
+    assert r.stdout.decode().splitlines() == [f"{k.release} riscv64", "refused",
+                                              "p:kprobes/past vfs_read+8"]
+    assert r.stderr == b"raw\n\r\x01sh: write error: Invalid argument\n"  # the refused kprobe
+    assert r.status == 202
+    with pytest.raises(lab.LabError, match="no 6.1 kernel for riscv64"):
+        lab.kernel("riscv64", "6.1")
+
+
+def test_riscv64_comes_from_trixie_through_a_private_source_list():
+    rv = lab.ARCHES["riscv64"]
+    assert lab._dist(rv, "6.12") == "trixie" and lab._meta(rv, "6.12") == "linux-image-riscv64"
+    opts = lab._apt_options(rv, "trixie")
+    assert f"Dir::Etc::SourceList={lab._apt_state(rv, 'trixie') / 'sources.list'}" in opts
+    assert lab._sources_list(rv, "trixie") == (
+        "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+        "http://deb.debian.org/debian trixie main\n")
+    # The other arches keep their releases' meta-packages.
+    assert lab._meta(lab.ARCHES["x86_64"], "6.12") == "linux-image-6.12-amd64"
+
+
 def test_hung_guest_is_killed_at_timeout(kernel61):
     with pytest.raises(lab.LabTimeout, match="timed out after 3 s"):
         lab.run(["sleep", "600"], kernel=kernel61, timeout=3)

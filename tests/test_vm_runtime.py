@@ -3,8 +3,12 @@ what this machine's kernel can't run: kprobes, kretprobes, fentry, and
 other architectures. Each tests/vm/cases/*.test file has the sections of
 tests/runtime/*.test (see tests/test_runtime.py), plus:
 
-  kernels    the kernels to run in (default: 5.10 6.1 6.12)
-  arch       x86_64 (default), arm64 or armhf: the tracer is cross-built
+  kernels    the kernels to run in (default: 5.10 6.1 6.12, or those the
+             arch has: riscv64's 6.12)
+  arch       x86_64 (default), arm64, armhf or riscv64 (tests/vm/lab.py's
+             names): the tracer is cross-built for the arch's plyc target;
+             one line per arch, each optionally followed by its own kernels
+             (`armhf 5.10 6.1`), for a case that runs on several
   run-env    NAME=VALUE lines for the tracer's environment in the guest
   build      plyc build options; {kernel-btf} is the guest kernel's BTF (made
              from its -dbg package where the kernel has none)
@@ -12,9 +16,11 @@ tests/runtime/*.test (see tests/test_runtime.py), plus:
   example    instead of script: a file of examples/ to run as it is
   argdist    instead of script: `plyc argdist` options (x86_64 guests)
 
-All the cases of one (arch, kernel) run in one boot: the tracers and a
-static build of the workload are copied in, a script runs each case and
-frames its output."""
+{workload} is a static build of tests/helpers/workload.c, {usdt} one of
+usdt_prog.c (built only for a batch that uses it), both for the guest's
+arch. All the cases of one (arch, kernel) run in one boot: the tracers and
+these programs are copied in, a script runs each case and frames its
+output."""
 import re
 import shlex
 import shutil
@@ -29,11 +35,12 @@ sys.path.insert(0, str(ROOT / "tests" / "vm"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import lab  # noqa: E402
+from plyc import arch as A  # noqa: E402
 from test_runtime import parse_case  # noqa: E402
 
 CASES = sorted((ROOT / "tests" / "vm" / "cases").glob("*.test"))
-TARGET = {"x86_64": "x86_64", "arm64": "aarch64", "armhf": "armhf"}
-CROSS_GCC = {"x86_64": "gcc", "arm64": "aarch64-linux-gnu-gcc", "armhf": "arm-linux-gnueabihf-gcc"}
+TARGET = {name: a.target for name, a in lab.ARCHES.items()}
+CROSS_GCC = {name: "gcc" if A.is_native(t) else f"{A.get(t).triplet}-gcc" for name, t in TARGET.items()}
 MARK = "@@@plyc-case"
 # Debian 11's 5.10 (bullseye), Debian 12's 6.1 and its 6.12 backport.
 DEFAULT_KERNELS = "5.10 6.1 6.12"
@@ -43,9 +50,11 @@ def case_runs():
     runs = []
     for path in CASES:
         case = parse_case(path)
-        arch = case.get("arch", "x86_64").strip()
-        for kernel in case.get("kernels", DEFAULT_KERNELS).split():
-            runs.append((arch, kernel, path))
+        for line in case.get("arch", "x86_64").strip().splitlines():
+            arch, *own = line.split()
+            default = " ".join(lab.ARCHES[arch].versions) or DEFAULT_KERNELS
+            kernels = case.get("kernels", default).split()
+            runs.extend((arch, kernel, path) for kernel in own or kernels)
     return runs
 
 
@@ -61,18 +70,48 @@ def example_missing(case: dict):
     return None if p.exists() else p
 
 
+def build_helper(arch: str, name: str, tmp: Path) -> str:
+    """A static build of tests/helpers/NAME.c for the guest's arch."""
+    out = tmp / name
+    # 32-bit ARM kernels put uprobes only on ARM-mode instructions, and
+    # Debian's armhf compiler makes Thumb code unless told otherwise.
+    flags = ["-marm"] if arch == "armhf" else []
+    if name == "usdt_prog":
+        flags.append(f"-I{sdt_include(tmp)}")
+    subprocess.run([CROSS_GCC[arch], "-static", "-O2", *flags, "-o", str(out),
+                    str(ROOT / "tests/helpers" / f"{name}.c")], check=True)
+    return str(out)
+
+
+def sdt_include(tmp: Path) -> Path:
+    """A folder with sys/sdt.h for cross compilers: systemtap-sdt-dev installs
+    it for the host's arch only, and its macros are the same for every arch."""
+    found = sorted(Path("/usr/include").glob("*/sys/sdt.h")) + sorted(Path("/usr/include").glob("sys/sdt.h"))
+    if not found:
+        pytest.fail("sys/sdt.h is missing (apt-get install systemtap-sdt-dev)")
+    inc = tmp / "sdt-include"
+    if not inc.exists():
+        (inc / "sys").mkdir(parents=True)
+        for h in found[0].parent.glob("sdt*.h"):
+            (inc / "sys" / h.name).symlink_to(h)
+    return inc
+
+
+def subst(text: str) -> str:
+    """The helper programs, as the guest's /lab has them."""
+    return text.replace("{workload}", "./workload").replace("{usdt}", "./usdt_prog")
+
+
 def build_batch(arch: str, kernel: str, tmp: Path):
     """Build every tracer of this (arch, kernel) and the script running them."""
-    files, script = [], ["#!/bin/sh", "cd /lab"]
-    workload = tmp / "workload"
-    subprocess.run([CROSS_GCC[arch], "-static", "-O2", "-o", str(workload),
-                    str(ROOT / "tests/helpers/workload.c")], check=True)
-    files.append(str(workload))
+    files, script = [build_helper(arch, "workload", tmp)], ["#!/bin/sh", "cd /lab"]
     errors = {}
     for a, k, path in RUNS:
         if (a, k) != (arch, kernel):
             continue
         case = parse_case(path)
+        if "{usdt}" in "".join(case.values()) and str(tmp / "usdt_prog") not in files:
+            files.append(build_helper(arch, "usdt_prog", tmp))
         if example_missing(case):
             continue
         name = path.stem.replace("-", "_")
@@ -87,7 +126,7 @@ def build_batch(arch: str, kernel: str, tmp: Path):
         else:
             text = (ROOT / "examples" / case["example"].strip()).read_text() if "example" in case \
                 else case["script"]
-            src.write_text(text.replace("{workload}", "./workload"))
+            src.write_text(subst(text))
             cmd = [sys.executable, "-m", "plyc", "build", "--target", TARGET[arch], str(src),
                    "-o", str(out), *shlex.split(build_opts)]
         proc = subprocess.run(cmd,
@@ -97,11 +136,10 @@ def build_batch(arch: str, kernel: str, tmp: Path):
             continue
         files.append(str(out))
         env = " ".join(shlex.quote(line.strip()) for line in case.get("run-env", "").splitlines() if "=" in line)
-        args = case.get("args", "").strip().replace("{workload}", "./workload")
+        args = subst(case.get("args", "").strip())
         command = f"{env} ./{name} {args}"
         if "command" in case:
-            command = case["command"].strip().replace("{workload}", "./workload").replace("{tracer}",
-                                                                                      f"{env} ./{name}")
+            command = subst(case["command"].strip()).replace("{tracer}", f"{env} ./{name}")
         script += [f"{command} > out.{name} 2> err.{name}; rc=$?",
                    f"echo '{MARK} {path.stem} '$rc; cat out.{name}; echo '{MARK}-err'; cat err.{name}",
                    f"echo '{MARK}-end'"]

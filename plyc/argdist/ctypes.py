@@ -26,6 +26,8 @@ from typing import Callable, Optional
 
 from pycparser import c_ast, c_parser
 
+from ..arch import ARCHES
+from ..arch import get as get_arch
 from .cparse import char_constant, int_constant
 
 
@@ -48,11 +50,7 @@ class ABI:
     char_signed: bool
 
 
-ABIS = {
-    "x86_64": ABI("x86_64", 8, 8, 16, True),
-    "aarch64": ABI("aarch64", 8, 8, 16, False),
-    "armhf": ABI("armhf", 4, 8, 8, False),
-}
+ABIS = {a.name: ABI(a.name, a.ptr, a.llong_align, a.ldouble, a.char_signed) for a in ARCHES.values()}
 
 
 @dataclass(frozen=True)
@@ -639,7 +637,6 @@ AUTO_INCLUDES = (("linux/time.h", ("time",)), ("linux/fs.h", ("fs", "file")),
                  ("linux/blkdev.h", ("bio", "request")), ("linux/slab.h", ("alloc",)))
 
 QUOTES = '<>"'
-KARCH = {"x86_64": "x86", "aarch64": "arm64", "armhf": "arm"}
 
 
 @dataclass
@@ -733,7 +730,7 @@ def kernel_tree(explicit: Optional[str], target: str, native: bool, btf: Optiona
 
 def kernel_flags(tree: tuple, target: str, cc: list) -> list:
     src, build = tree
-    arch = KARCH[target]
+    arch = get_arch(target).bpf_arch   # the kernel's arch/ folder
     proc = subprocess.run([*cc, "-print-file-name=include"], capture_output=True, text=True)
     gcc_inc = proc.stdout.strip()
     flags = ["-nostdinc", "-isystem", gcc_inc]

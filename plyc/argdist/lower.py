@@ -17,7 +17,6 @@ Entry values ($entry(param), $latency) are kept in plain maps keyed by
 thread, as argdist does; the report every interval is an interval probe."""
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -25,7 +24,8 @@ from typing import Optional
 from pycparser import c_ast
 
 from .. import tracefs
-from ..toolchain import HOST_TARGET, ToolchainError, find_cc
+from ..arch import is_native
+from ..toolchain import ToolchainError, find_cc
 from .cparse import CSyntaxError, cast_names, char_constant, int_constant, parse_expr, parse_type, type_words
 from .ctypes import (ABIS, GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
                      kernel_flags, kernel_tree, resolve_header)
@@ -189,7 +189,7 @@ class Context:
 
     def tree(self):
         """The kernel headers to read -I headers with, if any."""
-        native = HOST_TARGET.get(os.uname().machine) == self.target
+        native = is_native(self.target)
         return kernel_tree(self.kernel_headers, self.target, native, self.btf)
 
 

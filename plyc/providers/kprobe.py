@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from .. import arch as A
 from .. import btf as B
 from .. import types as T
 from . import Provider, Target, Var, spec_error
@@ -71,9 +72,6 @@ def typed(target: Target, name: str, ktypes):
     return None
 
 
-WRAPPER_PREFIX = {"x86_64": "__x64_sys_", "aarch64": "__arm64_sys_"}
-
-
 def fentry_plan(target: Target, ktypes, arch: str):
     """How this probe can run as fentry/fexit: the function it attaches to
     on the build kernel, its argument count and whether it is a syscall
@@ -88,14 +86,22 @@ def fentry_plan(target: Target, ktypes, arch: str):
         return None
     names = [target.target]
     m = SYSCALL.match(target.target)
-    if m and arch in WRAPPER_PREFIX:
-        names.insert(0, WRAPPER_PREFIX[arch] + m.group(1))
+    prefix = A.get(arch).syscall_prefix
+    if m and prefix:
+        names.insert(0, prefix + m.group(1))
     for name in names:
         fid = b.find(B.FUNC, name)
         if fid is not None:
             proto = b[b[fid].type]
-            wrapped = name.startswith(tuple(WRAPPER_PREFIX.values()))
+            wrapped = bool(prefix) and name.startswith(prefix)
             return dict(func=name, nargs=len(proto.members), wrapped=wrapped)
+    # A syscall wrapper takes the user's registers alone on every
+    # architecture: another's in the build kernel (a cross build's BTF is
+    # the build machine's) stands for the target's.
+    for other in sorted({a.syscall_prefix for a in A.ARCHES.values()} - {None, prefix}):
+        fid = b.find(B.FUNC, other + m.group(1)) if m and prefix else None
+        if fid is not None and len(b[b[fid].type].members) == 1:
+            return dict(func=prefix + m.group(1), nargs=1, wrapped=True)
     return None
 
 

@@ -39,129 +39,13 @@ enum {
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
-/* The saved registers of a kprobe, laid out as each architecture's ABI
- * fixes them (the user-visible struct pt_regs), with the kernel's member
- * names. They need no CO-RE, so kprobes run on kernels without BTF. */
-#if defined(__TARGET_ARCH_x86)
-struct pt_regs {
-	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
-	__u64 ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
-};
-#define PLYC_ARG0(r) ((r)->di)
-#define PLYC_ARG1(r) ((r)->si)
-#define PLYC_ARG2(r) ((r)->dx)
-#define PLYC_ARG3(r) ((r)->cx)
-#define PLYC_ARG4(r) ((r)->r8)
-#define PLYC_ARG5(r) ((r)->r9)
-#define PLYC_NREGARGS 6
-#define PLYC_WORD 8
-/* Arguments past the sixth are on the stack, above the return address. */
-#define PLYC_STACK_ARG(r, n) ((r)->sp + 8 * ((n) - PLYC_NREGARGS + 1))
-#define PLYC_RET(r) ((r)->ax)
-#define PLYC_IP(r) ((r)->ip)
-/* regs->NAME: the kernel's names are the members' */
-#define PLYC_REG(r, name) ((r)->name)
-#elif defined(__TARGET_ARCH_arm64)
-struct pt_regs {
-	__u64 regs[31];
-	__u64 sp;
-	__u64 pc;
-	__u64 pstate;
-};
-#define PLYC_ARG0(r) ((r)->regs[0])
-#define PLYC_ARG1(r) ((r)->regs[1])
-#define PLYC_ARG2(r) ((r)->regs[2])
-#define PLYC_ARG3(r) ((r)->regs[3])
-#define PLYC_ARG4(r) ((r)->regs[4])
-#define PLYC_ARG5(r) ((r)->regs[5])
-#define PLYC_ARG6(r) ((r)->regs[6])
-#define PLYC_ARG7(r) ((r)->regs[7])
-#define PLYC_NREGARGS 8
-#define PLYC_WORD 8
-#define PLYC_STACK_ARG(r, n) ((r)->sp + 8 * ((n) - PLYC_NREGARGS))
-#define PLYC_RET(r) ((r)->regs[0])
-#define PLYC_IP(r) ((r)->pc)
-/* regs->x0..x30 are regs[0..30]; sp, pc, pstate are members */
-#define PLYC_REG_sp(r) ((r)->sp)
-#define PLYC_REG_pc(r) ((r)->pc)
-#define PLYC_REG_pstate(r) ((r)->pstate)
-#define PLYC_REG_x0(r) ((r)->regs[0])
-#define PLYC_REG_x1(r) ((r)->regs[1])
-#define PLYC_REG_x2(r) ((r)->regs[2])
-#define PLYC_REG_x3(r) ((r)->regs[3])
-#define PLYC_REG_x4(r) ((r)->regs[4])
-#define PLYC_REG_x5(r) ((r)->regs[5])
-#define PLYC_REG_x6(r) ((r)->regs[6])
-#define PLYC_REG_x7(r) ((r)->regs[7])
-#define PLYC_REG_x8(r) ((r)->regs[8])
-#define PLYC_REG_x9(r) ((r)->regs[9])
-#define PLYC_REG_x10(r) ((r)->regs[10])
-#define PLYC_REG_x11(r) ((r)->regs[11])
-#define PLYC_REG_x12(r) ((r)->regs[12])
-#define PLYC_REG_x13(r) ((r)->regs[13])
-#define PLYC_REG_x14(r) ((r)->regs[14])
-#define PLYC_REG_x15(r) ((r)->regs[15])
-#define PLYC_REG_x16(r) ((r)->regs[16])
-#define PLYC_REG_x17(r) ((r)->regs[17])
-#define PLYC_REG_x18(r) ((r)->regs[18])
-#define PLYC_REG_x19(r) ((r)->regs[19])
-#define PLYC_REG_x20(r) ((r)->regs[20])
-#define PLYC_REG_x21(r) ((r)->regs[21])
-#define PLYC_REG_x22(r) ((r)->regs[22])
-#define PLYC_REG_x23(r) ((r)->regs[23])
-#define PLYC_REG_x24(r) ((r)->regs[24])
-#define PLYC_REG_x25(r) ((r)->regs[25])
-#define PLYC_REG_x26(r) ((r)->regs[26])
-#define PLYC_REG_x27(r) ((r)->regs[27])
-#define PLYC_REG_x28(r) ((r)->regs[28])
-#define PLYC_REG_x29(r) ((r)->regs[29])
-#define PLYC_REG_x30(r) ((r)->regs[30])
-#define PLYC_REG(r, name) PLYC_REG_##name(r)
-#elif defined(__TARGET_ARCH_arm)
-struct pt_regs {
-	__u32 uregs[18];
-};
-#define PLYC_ARG0(r) ((r)->uregs[0])
-#define PLYC_ARG1(r) ((r)->uregs[1])
-#define PLYC_ARG2(r) ((r)->uregs[2])
-#define PLYC_ARG3(r) ((r)->uregs[3])
-#define PLYC_NREGARGS 4
-#define PLYC_WORD 4
-#define PLYC_STACK_ARG(r, n) ((r)->uregs[13] + 4 * ((n) - PLYC_NREGARGS))
-/* A 32-bit register holds a signed value: retval must be negative when it is. */
-#define PLYC_RET(r) ((__u64)(__s64)(__s32)(r)->uregs[0])
-#define PLYC_IP(r) ((r)->uregs[15])
-/* regs->r0..r15, sp, lr, pc, cpsr */
-#define PLYC_REG_sp(r) ((r)->uregs[13])
-#define PLYC_REG_lr(r) ((r)->uregs[14])
-#define PLYC_REG_pc(r) ((r)->uregs[15])
-#define PLYC_REG_cpsr(r) ((r)->uregs[16])
-#define PLYC_REG_r0(r) ((r)->uregs[0])
-#define PLYC_REG_r1(r) ((r)->uregs[1])
-#define PLYC_REG_r2(r) ((r)->uregs[2])
-#define PLYC_REG_r3(r) ((r)->uregs[3])
-#define PLYC_REG_r4(r) ((r)->uregs[4])
-#define PLYC_REG_r5(r) ((r)->uregs[5])
-#define PLYC_REG_r6(r) ((r)->uregs[6])
-#define PLYC_REG_r7(r) ((r)->uregs[7])
-#define PLYC_REG_r8(r) ((r)->uregs[8])
-#define PLYC_REG_r9(r) ((r)->uregs[9])
-#define PLYC_REG_r10(r) ((r)->uregs[10])
-#define PLYC_REG_r11(r) ((r)->uregs[11])
-#define PLYC_REG_r12(r) ((r)->uregs[12])
-#define PLYC_REG_r13(r) ((r)->uregs[13])
-#define PLYC_REG_r14(r) ((r)->uregs[14])
-#define PLYC_REG_r15(r) ((r)->uregs[15])
-#define PLYC_REG(r, name) PLYC_REG_##name(r)
-#endif
+/* The target's registers and argument ABI: PLYC_ARGn, PLYC_RET, PLYC_IP,
+ * PLYC_REG, struct pt_regs. */
+#include "plyc_arch.bpf.h"
 
 #ifdef PLYC_USDT
-/* libbpf's USDT support. Its bpf_tracing.h names registers as the kernel
- * does (our pt_regs above) when it believes vmlinux.h was included. */
-#define __VMLINUX_H__
-#if defined(__TARGET_ARCH_arm64)
-#define user_pt_regs pt_regs
-#endif
+/* libbpf's USDT support (plyc_arch.bpf.h gave bpf_tracing.h the kernel's
+ * register names). */
 #include <bpf/usdt.bpf.h>
 #endif
 

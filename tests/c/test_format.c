@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 
 #include "plyc_rt.h"
+#include "plyc_verifier.h"
 
 static const char *outdir;
 
@@ -687,6 +688,25 @@ static void case_bpf(void)
 	fclose(fp);
 }
 
+/* Old kernels' verifier logs, told as the feature they lack. */
+static void case_verifier_hints(void)
+{
+	static const char *const logs[] = {
+		"0: (b7) r1 = 0\nback-edge from insn 12 to 4\nprocessed 0 insns\n",
+		"5: (85) call unknown#131\ninvalid func unknown#131\n",
+		"5: (85) call bpf_probe_read_kernel#113\nunknown func bpf_probe_read_kernel#113\n",
+		"invalid func unknown#999\n",
+		"R1 invalid mem access 'inv'\nprocessed 12 insns\n",
+	};
+	FILE *fp = open_case("verifier_hints");
+	char hint[256];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(logs); i++)
+		fprintf(fp, "%s\n", plyc_verifier_hint(logs[i], hint, sizeof(hint)) ? hint : "-");
+	fclose(fp);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -717,5 +737,6 @@ int main(int argc, char **argv)
 	case_json_values();
 	case_merge();
 	case_bpf();
+	case_verifier_hints();
 	return 0;
 }

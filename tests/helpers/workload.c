@@ -8,6 +8,8 @@
  *   workload spin MS            busy loop (for profile)
  *   workload write TEXT         write TEXT to stdout (one write(2))
  *   workload exit CODE          exit with CODE
+ *   workload probe TEXT N       call plyc_probe(TEXT, N) once, a function of the
+ *                               workload's own for uprobes (it returns -N)
  * With WORKLOAD_TIME set, the time MODE took is printed to stderr in ns.
  * Its comm is plyc-work, or $WORKLOAD_COMM.
  *   workload delay MS MODE...   sleep MS first, then do MODE (to attach to it with -p)
@@ -68,6 +70,16 @@ static plyc_ifunc_fn *resolve_plyc_ifunc(void)
 }
 
 int plyc_ifunc(int x) __attribute__((ifunc("resolve_plyc_ifunc")));
+
+/* For uprobe tests where a libc function won't do (a static binary's libc
+ * is Thumb code on armhf, which 32-bit ARM uprobes can't probe): a string
+ * and an integer argument, and a negative long return value. The empty asm
+ * keeps the call and its arguments as they are written. */
+__attribute__((noinline)) long plyc_probe(const char *text, long n)
+{
+	__asm__ volatile("" : : "r"(text) : "memory");
+	return -n;
+}
 
 /* workload waits: every pthread_cond_wait() call is one round. The waker
  * signals the round the main thread waits in, once: it can only take the
@@ -202,6 +214,8 @@ static int run(int argc, char **argv)
 		return waits(atol(argv[2]));
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
+	} else if (!strcmp(argv[1], "probe") && argc > 3) {
+		return plyc_probe(argv[2], atol(argv[3])) != -atol(argv[3]);
 	} else {
 		return 2;
 	}

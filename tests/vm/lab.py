@@ -93,6 +93,13 @@ class Arch:
     transport: str
     append: tuple = ()  # extra kernel command line
     firmware: str = ""  # qemu -bios, used when present
+    target: str = ""    # the plyc --target whose tracers run in it (plyc/arch.py)
+    # The Debian release every package of this arch comes from, when the
+    # machine's own has no such architecture (riscv64 is trixie's), and
+    # the kernel versions it has then.
+    release: str = ""
+    versions: tuple = ()
+    busybox_member: str = "./bin/busybox"  # where busybox-static puts it
 
 
 ARCHES = {
@@ -106,7 +113,7 @@ ARCHES = {
         # TCG's TSC follows the host clock, so it is reliable; trusting it
         # and skipping the timer check saves calibration time in each boot.
         append=("tsc=reliable", "no_timer_check"),
-        firmware="/usr/share/qemu/qboot.rom",
+        firmware="/usr/share/qemu/qboot.rom", target="x86_64",
     ),
     "arm64": Arch(
         name="arm64", deb_arch="arm64", flavour="arm64",
@@ -114,7 +121,7 @@ ARCHES = {
         # cortex-a57 rather than max: max turns on pointer authentication,
         # which TCG emulates slowly.
         machine=("-accel", "tcg", "-M", "virt", "-cpu", "cortex-a57", "-smp", "2"),
-        console="ttyAMA0", transport="framed",
+        console="ttyAMA0", transport="framed", target="aarch64",
     ),
     # 32-bit arm: the armmp kernel is a zImage qemu boots as is.  Debian
     # builds it without BTF (Kernel.btf is None): see LAB.md for --btf.
@@ -122,7 +129,18 @@ ARCHES = {
         name="armhf", deb_arch="armhf", flavour="armmp",
         qemu="qemu-system-arm", qemu_package="qemu-system-arm",
         machine=("-accel", "tcg", "-M", "virt", "-cpu", "cortex-a15", "-smp", "2"),
-        console="ttyAMA0", transport="framed",
+        console="ttyAMA0", transport="framed", target="armhf",
+    ),
+    # riscv64 is no bookworm architecture: kernel and busybox are trixie's
+    # (its 6.12, with BTF; its Image has a PE header and boots as it is).
+    # `-bios default` is the OpenSBI firmware qemu-system-misc bundles; the
+    # virt machine's one 16550 UART is ttyS0.
+    "riscv64": Arch(
+        name="riscv64", deb_arch="riscv64", flavour="riscv64",
+        qemu="qemu-system-riscv64", qemu_package="qemu-system-misc",
+        machine=("-accel", "tcg", "-M", "virt", "-bios", "default", "-smp", "2"),
+        console="ttyS0", transport="framed", target="riscv64",
+        release="trixie", versions=("6.12",), busybox_member="./usr/bin/busybox",
     ),
 }
 
@@ -139,14 +157,18 @@ META_PACKAGES = {
 # their packages are found through a private source list (and private lists,
 # status and cache), never through the machine's own apt sources.
 DISTS = {"5.10": "bullseye"}
+# A release's own kernel, when it is not the machine's.
+RELEASE_META = {"trixie": "linux-image-{flavour}"}
 
 # A private dist's suites per Debian architecture ("*": any other).  The
 # bullseye-security pool answers 404 for arm64 files although its index lists
 # them, and has no armhf index here: those take bullseye's main suite only.
 DIST_SUITES = {
     "bullseye": {"amd64": ("bullseye", "bullseye-security"), "*": ("bullseye",)},
+    # trixie-security's riscv64 index fails apt's size check here (LAB.md).
+    "trixie": {"*": ("trixie",)},
 }
-DIST_URIS = {"bullseye": "http://deb.debian.org/debian",
+DIST_URIS = {"bullseye": "http://deb.debian.org/debian", "trixie": "http://deb.debian.org/debian",
              "bullseye-security": "http://deb.debian.org/debian-security"}
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
@@ -190,6 +212,15 @@ def _arch(name: str) -> Arch:
 def _host_deb_arch() -> str:
     return subprocess.run(["dpkg", "--print-architecture"], capture_output=True,
                           text=True, check=True).stdout.strip()
+
+
+def _dist(arch: Arch, version: str = "") -> str:
+    """The Debian release of `arch`'s kernel `version` ("" = the machine's)."""
+    return DISTS.get(version, "") or arch.release
+
+
+def _meta(arch: Arch, version: str) -> str:
+    return RELEASE_META.get(_dist(arch, version), META_PACKAGES[version]).format(flavour=arch.flavour)
 
 
 def _foreign(arch: Arch) -> bool:
@@ -425,7 +456,8 @@ def _prepare_kernel(arch: Arch, root: Path) -> None:
 
     Writes kernel.json, whose presence marks the folder complete.
     """
-    vmlinuz = next((root / "boot").glob("vmlinuz-*"))
+    # riscv64's package names its Image vmlinux-*, the others vmlinuz-*.
+    vmlinuz = next(p for p in sorted((root / "boot").glob("vmlinu[xz]-*")))
     info = {"release": vmlinuz.name[len("vmlinuz-"):],
             "vmlinuz": f"boot/{vmlinuz.name}", "image": f"boot/{vmlinuz.name}",
             "vmlinux": None, "btf": None}
@@ -433,7 +465,7 @@ def _prepare_kernel(arch: Arch, root: Path) -> None:
     if arch.name == "x86_64":
         (root / "vmlinux").write_bytes(_vmlinux_from_bzimage(data))
         info["vmlinux"] = info["image"] = info["btf"] = "vmlinux"
-    elif arch.name == "arm64":
+    elif arch.name in ("arm64", "riscv64"):
         if data.startswith(b"\x1f\x8b"):  # some builds gzip the Image
             data = gzip.decompress(data)
             (root / "Image").write_bytes(data)
@@ -468,7 +500,9 @@ def _resolve_kernel(arch: str, version: str) -> Kernel:
     a = _arch(arch)
     if version not in META_PACKAGES:
         raise LabError(f"kernel {version!r} unknown (have: {', '.join(META_PACKAGES)})")
-    dist = DISTS.get(version, "")
+    if a.versions and version not in a.versions:
+        raise LabError(f"no {version} kernel for {a.name} (Debian {a.release} has {', '.join(a.versions)})")
+    dist = _dist(a, version)
     try:
         return _find_kernel(a, version)
     except LabError:
@@ -482,13 +516,13 @@ def _resolve_kernel(arch: str, version: str) -> Kernel:
 
 
 def _find_kernel(a: Arch, version: str) -> Kernel:
-    meta = META_PACKAGES[version].format(flavour=a.flavour)
-    dist = DISTS.get(version, "")
+    meta = _meta(a, version)
+    dist = _dist(a, version)
     base = _kernels_dir(a, version)
     _apt_update(a, dist=dist)
     # run() needs both: one apt-cache call (busybox comes from the machine's
     # release, whichever the kernel's)
-    _apt_show(a, meta, *(() if dist else ("busybox-static",)), dist=dist)
+    _apt_show(a, meta, *(() if dist != a.release else ("busybox-static",)), dist=dist)
     package, pversion = _apt_depends(a, meta, dist)
     if not package or not pversion:
         # Offline or no apt lists: an already cached kernel still serves.
@@ -523,7 +557,7 @@ def debug_btf(k: Kernel) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=".dbg-", dir=_mkdir(out.parent)))
         try:
             deb = _apt_download(a, k.package + "-dbg", k.package_version, tmp,
-                                DISTS.get(k.version, ""))
+                                _dist(a, k.version))
             _extract(deb, tmp / "root", "./usr/lib/debug/boot/vmlinux-*")
             deb.unlink()
             vmlinux = next((tmp / "root/usr/lib/debug/boot").glob("vmlinux-*"))
@@ -547,17 +581,18 @@ def busybox(arch: str = "x86_64") -> Path:
     """
     a = _arch(arch)
     base = cache_dir() / "busybox" / a.deb_arch
-    _apt_update(a)
-    pversion = _apt_candidate(a, "busybox-static")
+    member = a.busybox_member[2:]   # without "./"
+    _apt_update(a, dist=a.release)
+    pversion = _apt_candidate(a, "busybox-static", dist=a.release)
     if pversion is None:
-        cached = sorted(base.glob("*/bin/busybox"), key=lambda p: p.stat().st_mtime)
+        cached = sorted(base.glob(f"*/{member}"), key=lambda p: p.stat().st_mtime)
         if cached:
             return cached[-1]
         raise LabError("busybox-static not found by apt (run `apt-get update`)")
     d = base / pversion.replace(":", "%3a")
-    if not (d / "bin" / "busybox").exists():
-        _fetch_package(a, "busybox-static", pversion, d, ("./bin/busybox",))
-    return d / "bin" / "busybox"
+    if not (d / member).exists():
+        _fetch_package(a, "busybox-static", pversion, d, (a.busybox_member,), dist=a.release)
+    return d / member
 
 
 # ---------------------------------------------------------------- initramfs

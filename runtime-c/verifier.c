@@ -1,0 +1,79 @@
+/* Verifier refusals that mean "this kernel is too old for the script"
+ * rather than "the script is wrong", put in terms of the feature and the
+ * release that brought it (docs/kernels.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plyc_verifier.h"
+
+/* The helpers generated programs call (docs/kernels.md) by their number
+ * in the kernel's UAPI, with the release that made them callable. */
+static const struct {
+	int id;
+	const char *name;
+	const char *since;
+} helpers[] = {
+	{ 1, "bpf_map_lookup_elem", "4.1" },
+	{ 2, "bpf_map_update_elem", "4.1" },
+	{ 3, "bpf_map_delete_elem", "4.1" },
+	{ 4, "bpf_probe_read", "4.1" },
+	{ 5, "bpf_ktime_get_ns", "4.1" },
+	{ 8, "bpf_get_smp_processor_id", "4.1" },
+	{ 14, "bpf_get_current_pid_tgid", "4.2" },
+	{ 15, "bpf_get_current_uid_gid", "4.2" },
+	{ 16, "bpf_get_current_comm", "4.2" },
+	{ 25, "bpf_perf_event_output", "4.4" },
+	{ 27, "bpf_get_stackid", "4.6" },
+	{ 45, "bpf_probe_read_str", "4.11" },
+	{ 112, "bpf_probe_read_user", "5.5" },
+	{ 113, "bpf_probe_read_kernel", "5.5" },
+	{ 114, "bpf_probe_read_user_str", "5.5" },
+	{ 115, "bpf_probe_read_kernel_str", "5.5" },
+	{ 131, "bpf_ringbuf_reserve", "5.8" },
+	{ 132, "bpf_ringbuf_submit", "5.8" },
+	{ 174, "bpf_get_attach_cookie", "5.15" },
+};
+
+/* The number after '#' in the verifier's "invalid func NAME#ID" (kernels
+ * that don't know the helper) or "unknown func NAME#ID". */
+static int helper_id(const char *log)
+{
+	static const char *const said[] = { "invalid func ", "unknown func ", "cannot use helper " };
+	const char *p, *hash;
+	size_t i;
+
+	for (i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
+		p = strstr(log, said[i]);
+		if (!p)
+			continue;
+		hash = strchr(p, '#');
+		if (hash && (!strchr(p, '\n') || hash < strchr(p, '\n')))
+			return atoi(hash + 1);
+	}
+	return -1;
+}
+
+int plyc_verifier_hint(const char *log, char *buf, size_t len)
+{
+	size_t i;
+	int id;
+
+	/* Before 5.3 the verifier refuses any backward jump up front. */
+	if (strstr(log, "back-edge from insn")) {
+		snprintf(buf, len, "the program has a loop, and this kernel refuses loops in BPF "
+			 "programs: bounded loops came in Linux 5.3");
+		return 1;
+	}
+	id = helper_id(log);
+	if (id < 0)
+		return 0;
+	for (i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i].id == id) {
+			snprintf(buf, len, "this kernel has no BPF helper %s for this kind of probe "
+				 "(it came in Linux %s)", helpers[i].name, helpers[i].since);
+			return 1;
+		}
+	snprintf(buf, len, "this kernel has no BPF helper #%d for this kind of probe", id);
+	return 1;
+}
