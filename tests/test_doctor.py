@@ -155,10 +155,11 @@ def musl_libraries(target: str) -> Path:
     return Path(proc.stdout.strip())
 
 
-ZIG_TRIPLE = {"x86_64": "x86_64-linux-musl", "aarch64": "aarch64-linux-musl", "armhf": "thumb-linux-musleabihf"}
+ZIG_TRIPLE = {"x86_64": "x86_64-linux-musl", "aarch64": "aarch64-linux-musl", "armhf": "thumb-linux-musleabihf",
+              "riscv64": "riscv64-linux-musl"}
 
 
-@pytest.mark.parametrize("target", ["x86_64", "aarch64", "armhf"])
+@pytest.mark.parametrize("target", list(ZIG_TRIPLE))
 def test_doctor_checks_a_musl_build(target):
     root = musl_libraries(target)
     p = doctor("--target", target, "--libc", "musl")
