@@ -245,11 +245,14 @@ def prepare(target: str, verbose: bool = False) -> Path:
     (obj / "main.c").write_text("int main(void) { return 0; }\n")
     run([*compiler, *SIZE_CFLAGS, "-static", *SIZE_LDFLAGS, obj / "main.c", "-o", obj / "main"])
     shutil.rmtree(obj)
-    shutil.rmtree(out, ignore_errors=True)
-    try:
-        os.rename(tmp, out)
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)   # another build won the race
+    if ready(target):
+        shutil.rmtree(tmp, ignore_errors=True)   # another build won the race: others may be using its
+    else:
+        shutil.rmtree(out, ignore_errors=True)   # what an interrupted build left
+        try:
+            os.rename(tmp, out)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
     if not ready(target):
         raise ToolchainError(f"the {target} musl libraries at {out} are incomplete")
     return out
