@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -122,7 +123,11 @@ def _musl(r: Report, target: str, sysroot: Optional[str]) -> Report:
         r.miss(what, musl.ZIG_HINT)
     else:
         cc = musl.cc(target, zig)
-        p = _run([*cc, "-c", "-x", "c", "-", "-o", os.devnull], input="int plyc_doctor(void) { return 0; }\n")
+        # A file, not stdin: zig's cc writes stdin's object to ./-.o whatever -o says.
+        with tempfile.TemporaryDirectory(prefix="plyc-doctor-") as tmp:
+            src = Path(tmp) / "doctor.c"
+            src.write_text("int plyc_doctor(void) { return 0; }\n")
+            p = _run([*cc, "-c", str(src), "-o", str(Path(tmp) / "doctor.o")], cwd=tmp)
         if p and p.returncode == 0:
             r.ok(what, f"{' '.join(cc)} (zig {_version_flag([zig, 'version'])})")
         else:

@@ -172,6 +172,7 @@ def test_doctor_checks_a_musl_build(target):
         assert ok[f"{lib} ({target}, musl)"] == str(root / "lib" / lib)
     assert ok[f"bpf/libbpf.h ({target}, musl)"] == str(root / "include/bpf/libbpf.h")
     assert f"C compiler for {target}:" not in p.stdout   # glibc's gcc is not what a musl build uses
+    assert not (ROOT / "-.o").exists()   # its compile check leaves nothing behind
 
 
 def test_no_musl_libraries_yet(tmp_path):
