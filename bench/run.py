@@ -32,7 +32,8 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-TOOLS = ("plyc", "reference", "bpftrace")
+# plyc-musl: the same plyc tracer linked with musl (--libc musl) instead of glibc.
+TOOLS = ("plyc", "plyc-musl", "reference", "bpftrace")
 STATS = "/proc/sys/kernel/bpf_stats_enabled"
 
 # name: (what it does, load generator mode, BPF programs that must run
@@ -115,32 +116,47 @@ def plyc_targets() -> list:
     return m.group(1).split(",") if m else ["x86_64"]
 
 
-def plyc_build(script: Path, out: Path, cache: Path, target: str = "x86_64") -> float:
+def plyc_build(script: Path, out: Path, cache: Path, target: str = "x86_64", libc: str = "glibc") -> float:
     env = dict(os.environ, PLYC_CACHE=str(cache))
     t0 = time.monotonic()
-    run([sys.executable, "-m", "plyc", "build", script, "-o", out, "--target", target], cwd=ROOT, env=env)
+    run([sys.executable, "-m", "plyc", "build", script, "-o", out, "--target", target, "--libc", libc],
+        cwd=ROOT, env=env)
     return time.monotonic() - t0
 
 
-def cross_build(script: Path, out: Path, cache: Path, target: str):
+def musl_libraries(cache: Path, targets: list):
+    """plyc's musl libraries for the targets, built once in the user's own
+    cache (minutes per target) and lent to the bench's cache."""
+    for t in targets:
+        proc = subprocess.run([sys.executable, "-m", "plyc", "sysroot", "--libc", "musl", "--target", t],
+                              cwd=ROOT, capture_output=True, text=True)
+        if proc.returncode:
+            log(f"bench: the {t} musl libraries failed to build (its musl sizes are left out): "
+                f"{(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+        elif not (cache / "musl").exists():
+            (cache / "musl").symlink_to(Path(proc.stdout.strip()).parent)
+
+
+def cross_build(script: Path, out: Path, cache: Path, target: str, libc: str = "glibc"):
     """A tracer for another architecture, for its size only; a failure
     leaves that cell of the table empty."""
     env = dict(os.environ, PLYC_CACHE=str(cache))
     if out.exists():
         out.unlink()
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(script), "-o", str(out), "--target", target],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(script), "-o", str(out), "--target", target,
+                           "--libc", libc], cwd=ROOT, env=env, capture_output=True, text=True)
     if proc.returncode:
-        log(f"bench: plyc build --target {target} {script.name} failed (its size is left out): "
+        log(f"bench: plyc build --target {target} --libc {libc} {script.name} failed (its size is left out): "
             f"{(proc.stderr.strip().splitlines() or ['?'])[-1]}")
 
 
-def build_all(build: Path, workloads: list, cfg: dict) -> dict:
+def build_all(build: Path, workloads: list, cfg: dict, tools: list) -> dict:
     """Builds everything; returns build times and sizes by workload."""
     build.mkdir(parents=True, exist_ok=True)
-    ref, tracers = build / "reference", build / "plyc"
+    ref, tracers, musl = build / "reference", build / "plyc", build / "plyc-musl"
     ref.mkdir(exist_ok=True)
     tracers.mkdir(exist_ok=True)
+    musl.mkdir(exist_ok=True)
     for prog in ("load", "launch"):
         run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o", build / prog, BENCH / f"{prog}.c"])
     (ref / "vmlinux.h").write_text(
@@ -161,6 +177,9 @@ def build_all(build: Path, workloads: list, cfg: dict) -> dict:
                 info[w]["build_warm_s"].append(plyc_build(script, tracers / w, cache))
                 if not warm.exists():
                     cache.rename(warm)
+        with_musl = "plyc-musl" in tools
+        if with_musl:
+            musl_libraries(warm, targets)
         # The rest, two at a time: plyc's other workloads (built even when
         # not measured: the smoke run checks that they build), any cross
         # targets (for their sizes), and the references (timed alone,
@@ -169,6 +188,11 @@ def build_all(build: Path, workloads: list, cfg: dict) -> dict:
                 for w in WORKLOADS if w not in workloads]
         jobs += [lambda w=w, t=t: cross_build(BENCH / "workloads" / f"{w}.ply", tracers / f"{w}.{t}", warm, t)
                  for w in workloads for t in targets if t != "x86_64"]
+        # musl: every workload for x86_64 (it runs), the others for their sizes.
+        jobs += [lambda w=w: plyc_build(BENCH / "workloads" / f"{w}.ply", musl / w, warm, "x86_64", "musl")
+                 for w in WORKLOADS if with_musl]
+        jobs += [lambda w=w, t=t: cross_build(BENCH / "workloads" / f"{w}.ply", musl / f"{w}.{t}", warm, t, "musl")
+                 for w in workloads for t in targets if t != "x86_64" and with_musl]
         with ThreadPoolExecutor(max_workers=2) as pool:
             futures = [pool.submit(j) for j in jobs]
             if cfg["parallel_builds"]:
@@ -182,6 +206,8 @@ def build_all(build: Path, workloads: list, cfg: dict) -> dict:
         info[w]["size"]["reference"] = {"x86_64": os.path.getsize(ref / w)}
         files = {t: tracers / (w if t == "x86_64" else f"{w}.{t}") for t in targets}
         info[w]["size"]["plyc"] = {t: os.path.getsize(f) for t, f in files.items() if f.exists()}
+        files = {t: musl / (w if t == "x86_64" else f"{w}.{t}") for t in targets}
+        info[w]["size"]["plyc-musl"] = {t: os.path.getsize(f) for t, f in files.items() if f.exists()}
 
     bt = shutil.which("bpftrace")
     if bt:
@@ -249,8 +275,8 @@ class Tool:
 
     def __init__(self, tool: str, workload: str, build: Path, tmp: Path):
         self.tool, self.workload = tool, workload
-        if tool == "plyc":
-            self.cmd = [build / "plyc" / workload, "-k"]
+        if tool in ("plyc", "plyc-musl"):
+            self.cmd = [build / tool / workload, "-k"]
         elif tool == "reference":
             self.cmd = [build / "reference" / workload]
         else:
@@ -545,10 +571,11 @@ def print_tables(res: dict):
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             print("  " + "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
-        by_target = (wr.get("sizes_by_target") or {}).get("plyc") or {}
-        if len(by_target) > 1:
-            print("   plyc tracer size by target (MB): "
-                  + ", ".join(f"{t} {v / 1e6:.2f}" for t, v in by_target.items()))
+        for tool in ("plyc", "plyc-musl"):
+            by_target = (wr.get("sizes_by_target") or {}).get(tool) or {}
+            if len(by_target) > 1:
+                print(f"   {tool} tracer size by target (KB, stripped): "
+                      + ", ".join(f"{t} {v / 1024:.0f}" for t, v in by_target.items()))
         if wr.get("count_check"):
             print("   exact count of the load's calls: " + ", ".join(
                 f"{t} {'ok' if all(c == e for c, e in v) else 'WRONG ' + str(v)}"
@@ -644,7 +671,7 @@ def main(argv=None) -> int:
     if args.no_build and (build / "info.json").exists():
         binfo = json.loads((build / "info.json").read_text())
     else:
-        binfo = build_all(build, workloads, cfg)
+        binfo = build_all(build, workloads, cfg, tools)
         (build / "info.json").write_text(json.dumps(binfo))
     log(f"bench: built in {time.monotonic() - started:.1f} s")
     trig = triggers()

@@ -10,7 +10,7 @@ from . import __version__, ast, doctor, driver, resources
 from . import arch as A
 from . import types as T
 from .diag import PlycError
-from .toolchain import ToolchainError, cache_dir
+from .toolchain import LIBCS, ToolchainError, cache_dir, default_libc
 
 
 TARGETS = A.TARGETS
@@ -21,9 +21,19 @@ def default_target() -> str:
 
 
 def cmd_sysroot(args) -> int:
+    if args.libc == "musl":
+        from . import musl
+        print(musl.prepare(args.target, args.verbose))
+        return 0
     from . import sysroot
     print(sysroot.prepare(args.target, args.verbose))
     return 0
+
+
+def add_libc_arg(p):
+    p.add_argument("--libc", choices=LIBCS, default=default_libc(),
+                   help=f"the C library linked into the tracer (default: {default_libc()}, or $PLYC_LIBC); "
+                   "musl makes tracers about a third of glibc's size")
 
 
 def read_script(args) -> tuple[str, str]:
@@ -60,7 +70,8 @@ def add_build_args(p):
     p.add_argument("--target", default=default_target(), choices=TARGETS,
                    help="the architecture the tracer runs on (default: this machine's)")
     p.add_argument("--sysroot", metavar="DIR", help="the target's libraries (libbpf, libelf, zlib); "
-                   "default $SYSROOT, $SDKTARGETSYSROOT, or a Debian sysroot plyc prepares")
+                   "default $SYSROOT, $SDKTARGETSYSROOT, or a Debian sysroot plyc prepares (glibc only)")
+    add_libc_arg(p)
     p.add_argument("--btf", metavar="FILE", help="the target kernel's BTF, for kernel types in casts "
                    "(default: /sys/kernel/btf/vmlinux)")
     p.add_argument("--keep", metavar="DIR", help="keep the generated files in DIR")
@@ -77,7 +88,7 @@ def options(args) -> driver.Options:
                           hist_entries=args.hist_entries, buffer_size=args.buffer_size,
                           stack_entries=args.stack_entries, target=args.target,
                           verbose=args.verbose, keep_dir=args.keep, strip=not args.no_strip, btf=args.btf,
-                          sysroot=args.sysroot)
+                          sysroot=args.sysroot, libc=args.libc)
 
 
 def cmd_build(args) -> int:
@@ -202,10 +213,13 @@ def main(argv=None) -> int:
     p = sub.add_parser("doctor", help="what a build for the target uses, and how to get what it lacks")
     p.add_argument("--target", default=default_target(), choices=TARGETS)
     p.add_argument("--sysroot", metavar="DIR", help="check the libraries there, as plyc build --sysroot")
+    add_libc_arg(p)
     p.set_defaults(func=lambda a: doctor.main(a))
 
-    p = sub.add_parser("sysroot", help="prepare a Debian sysroot (libbpf, libelf, zlib) for a target")
+    p = sub.add_parser("sysroot", help="prepare a target's libbpf, libelf and zlib: a Debian sysroot "
+                       "(glibc), or built from Debian's sources with zig (musl)")
     p.add_argument("--target", required=True, choices=[t for t in TARGETS])
+    p.add_argument("--libc", choices=LIBCS, default="glibc", help="for which C library (default: glibc)")
     p.set_defaults(func=cmd_sysroot)
 
     for p in sub.choices.values():

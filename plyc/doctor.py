@@ -6,16 +6,19 @@ It checks what `plyc build --target T` uses, found the same way
 BPF target, the C compiler for T (and that it does compile for T), the
 sysroot and the target's static libbpf, libelf and zlib in it, the libbpf
 headers both sides include, and the optional tools for `--btf` (bpftool,
-pahole).  Nothing is downloaded or installed."""
+pahole).  With --libc musl: zig's cc for T (that it compiles for T) and
+plyc's musl libbpf, libelf and zlib for T, or what building them needs.
+Nothing is downloaded or installed."""
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Optional
 
-from . import __version__
+from . import __version__, musl
 from . import sysroot as debian_sysroot
 from . import arch as A
 from .toolchain import ToolchainError, find_cc, find_clang
@@ -80,12 +83,18 @@ def _find(dirs: list, name: str) -> Optional[Path]:
     return next((d / name for d in dirs if (d / name).exists()), None)
 
 
-def check(target: str, sysroot: Optional[str] = None) -> Report:
+def check(target: str, sysroot: Optional[str] = None, libc: str = "glibc") -> Report:
     r = Report()
     native = A.is_native(target)
     print(f"plyc {__version__}, building for {target}"
-          + ("" if native else f" on {os.uname().machine}"))
+          + ("" if native else f" on {os.uname().machine}") + (" with musl" if libc == "musl" else ""))
+    _bpf_side(r)
+    if libc == "musl":
+        return _tools(_musl(r, target, sysroot), target)
+    return _glibc(r, target, sysroot, native)
 
+
+def _bpf_side(r: Report):
     # The BPF side: clang and the libbpf headers of the build machine.
     clang = find_clang()
     if not clang:
@@ -103,6 +112,50 @@ def check(target: str, sysroot: Optional[str] = None) -> Report:
         else:
             r.miss(f"{header} (BPF side)", f"apt-get install {package}")
 
+
+def _musl(r: Report, target: str, sysroot: Optional[str]) -> Report:
+    """zig's cc for the target and plyc's musl libraries built with it."""
+    if sysroot:
+        r.miss("--sysroot", "a musl build uses plyc's own libraries: leave out --sysroot")
+    what = f"C compiler for {target} (musl)"
+    zig = musl.find_zig()
+    if not zig:
+        r.miss(what, musl.ZIG_HINT)
+    else:
+        cc = musl.cc(target, zig)
+        # A file, not stdin: zig's cc writes stdin's object to ./-.o whatever -o says.
+        with tempfile.TemporaryDirectory(prefix="plyc-doctor-") as tmp:
+            src = Path(tmp) / "doctor.c"
+            src.write_text("int plyc_doctor(void) { return 0; }\n")
+            p = _run([*cc, "-c", str(src), "-o", str(Path(tmp) / "doctor.o")], cwd=tmp)
+        if p and p.returncode == 0:
+            r.ok(what, f"{' '.join(cc)} (zig {_version_flag([zig, 'version'])})")
+        else:
+            err = (p.stderr.strip().splitlines() or ["no output"])[-1] if p else "did not run"
+            r.miss(what, f"{zig} cannot compile for {musl.TARGETS[target].triple} ({err}): "
+                   f"pip install --upgrade ziglang, or set $PLYC_ZIG to a zig that can")
+    root = musl.prefix(target)
+    if musl.ready(target):
+        for lib in musl.LIBS:
+            r.ok(f"{lib} ({target}, musl)", str(root / "lib" / lib))
+        r.ok(f"bpf/libbpf.h ({target}, musl)", str(root / "include/bpf/libbpf.h"))
+        return r
+    how = (f"plyc sysroot --libc musl --target {target} (builds libbpf, libelf and zlib from "
+           f"Debian {musl.SUITE}'s sources with zig into {root}; plyc build also does it on first use)")
+    r.miss(f"libbpf.a, libelf.a, libz.a ({target}, musl)", how)
+    if not (musl.base() / "src").is_dir():
+        for tool, package in (("apt-get", "apt"), ("dpkg-source", "dpkg-dev")):
+            if not shutil.which(tool):
+                r.miss(f"{tool} (to fetch the sources)", f"apt-get install {package}")
+    return r
+
+
+def _version_flag(argv: list) -> str:
+    p = _run(argv)
+    return p.stdout.strip() if p and p.returncode == 0 else "?"
+
+
+def _glibc(r: Report, target: str, sysroot: Optional[str], native: bool) -> Report:
     # The loader: the C compiler for the target.
     try:
         cc, cflags, root = find_cc(target, sysroot)
@@ -205,7 +258,7 @@ def _tools(r: Report, target: str) -> Report:
 
 
 def main(args) -> int:
-    r = check(args.target, getattr(args, "sysroot", None))
+    r = check(args.target, getattr(args, "sysroot", None), getattr(args, "libc", "glibc"))
     if r.missing:
         print("\nTo get what is missing:\n" + "\n".join(f"  {fix}" for fix in dict.fromkeys(r.missing)))
         return 1

@@ -32,6 +32,7 @@ class Options:
     btf: Optional[str] = None        # kernel BTF for typing kernel types (default: this machine's)
     argdist: Optional[object] = None  # plyc argdist: what its report shows (argdist.Report)
     sysroot: Optional[str] = None     # the target's libraries (cross builds)
+    libc: Optional[str] = None        # glibc or musl (default: toolchain.default_libc())
     # For front ends that generate the script: (script line, spec) of a probe
     # -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
@@ -85,7 +86,7 @@ def compile_source(source: str, filename: str, opts: Options, name: Optional[str
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
     name = tracer_name(out)
     compiled = compile_source(source, filename, opts, name)
-    tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot)
+    tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot, opts.libc)
     workdir = Path(opts.keep_dir) if opts.keep_dir else Path(tempfile.mkdtemp(prefix="plyc-"))
     workdir.mkdir(parents=True, exist_ok=True)
     gen = compiled.generated

@@ -1,7 +1,9 @@
 """Turning generated C into a tracer: clang for the BPF object, the C
-compiler for the loader, linked statically against libbpf, libelf and zlib.
-The runtime (runtime-c/*.c) is compiled once per compiler and flags and
-cached. Failures show the command and its output."""
+compiler for the loader, linked statically against libbpf, libelf and zlib
+and a C library: glibc (the target's gcc and a Debian sysroot) or musl
+(zig's cc and libraries plyc builds, plyc/musl.py). The runtime
+(runtime-c/*.c) is compiled once per compiler and flags and cached.
+Failures show the command and its output."""
 from __future__ import annotations
 
 import hashlib
@@ -45,6 +47,12 @@ def find_clang() -> Optional[str]:
 
 
 LIBS = ["-lbpf", "-lelf", "-lz"]
+LIBCS = ("glibc", "musl")
+
+
+def default_libc() -> str:
+    """$PLYC_LIBC, else glibc."""
+    return os.environ.get("PLYC_LIBC") or "glibc"
 
 
 def find_cc(target: str, sysroot: Optional[str] = None) -> tuple:
@@ -83,20 +91,28 @@ class Toolchain:
     cflags: list = field(default_factory=list)
     ldflags: list = field(default_factory=list)
     libs: list = field(default_factory=lambda: list(LIBS))
-    ar: str = "ar"
+    ar: list = field(default_factory=lambda: ["ar"])
     # runtime-c/compat/ sources linked after the libraries: what plyc's
     # Debian sysroot of another release needs from the C library it lacks.
     compat: list = field(default_factory=list)
+    libc: str = "glibc"
+    opt: list = field(default_factory=lambda: ["-O2"])   # the loader's and runtime's optimisation
 
     @classmethod
-    def detect(cls, target: str = "x86_64", verbose: bool = False, sysroot: Optional[str] = None) -> "Toolchain":
+    def detect(cls, target: str = "x86_64", verbose: bool = False, sysroot: Optional[str] = None,
+               libc: Optional[str] = None) -> "Toolchain":
         clang = find_clang()
         if not clang:
             raise ToolchainError("clang is not installed (needed to compile BPF); run `plyc doctor`")
+        libc = libc or default_libc()
+        if libc not in LIBCS:
+            raise ToolchainError(f"unknown C library '{libc}' (glibc or musl)")
+        if libc == "musl":
+            return cls.musl(target, verbose, clang, sysroot)
         native = A.is_native(target)
         cc, cflags, sysroot = find_cc(target, sysroot)
         tc = cls(target, verbose, clang, cc, cflags, shlex.split(os.environ.get("LDFLAGS", "")))
-        tc.ar = os.environ.get("AR") or (cc[0][:-3] + "ar" if cc[0].endswith("gcc") else "ar")
+        tc.ar = [os.environ.get("AR") or (cc[0][:-3] + "ar" if cc[0].endswith("gcc") else "ar")]
         if sysroot:
             tc.use_sysroot(Path(sysroot), explicit=True)
         elif not native:
@@ -105,6 +121,22 @@ class Toolchain:
             if A.get(target).debian_release:
                 tc.compat = [runtime_dir() / "compat" / "trixie-on-bookworm.c"]
         return tc
+
+    @classmethod
+    def musl(cls, target: str, verbose: bool, clang: str, sysroot: Optional[str]) -> "Toolchain":
+        """zig's cc for target and plyc's musl libraries, built on first use.
+        $CC, $CFLAGS and --sysroot describe a glibc environment: not used."""
+        from . import musl
+        if sysroot:
+            raise ToolchainError("--sysroot is for glibc builds: a musl build uses the libraries "
+                                 "plyc builds (plyc sysroot --libc musl --target T)")
+        if target not in musl.TARGETS:
+            raise ToolchainError(f"no musl build for {target}")
+        cc = musl.cc(target)
+        root = musl.prepare(target, verbose)
+        return cls(target, verbose, clang, cc, cflags=[f"-I{root / 'include'}"],
+                   ldflags=list(musl.SIZE_LDFLAGS), libs=[f"-L{root / 'lib'}", *LIBS], ar=[cc[0], "ar"],
+                   libc="musl", opt=list(musl.SIZE_CFLAGS))
 
     def use_sysroot(self, root: Path, explicit: bool):
         if not root.is_dir():
@@ -152,9 +184,9 @@ class Toolchain:
         h = hashlib.sha256()
         for p in sorted(rt.glob("*.[ch]")) + self.compat:
             h.update(p.name.encode() + p.read_bytes())
-        h.update(repr((self.cc, self.cflags, self.target)).encode())
+        h.update(repr((self.cc, self.cflags, self.opt, self.target)).encode())
         h.update(self.run([*self.cc, "--version"], "running the C compiler").stdout.encode())
-        lib_dir = cache_dir() / f"rt-{self.target}-{h.hexdigest()[:16]}"
+        lib_dir = cache_dir() / f"rt-{self.target}{'-musl' if self.libc == 'musl' else ''}-{h.hexdigest()[:16]}"
         lib = lib_dir / "libplycrt.a"
         if lib.exists():
             return lib
@@ -163,29 +195,33 @@ class Toolchain:
         objs = []
         for src in sources:
             obj = tmp / (src.stem + ".o")
-            self.run([*self.cc, "-O2", "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-c", src, "-o", obj],
+            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-c", src, "-o", obj],
                      f"compiling the tracer runtime ({src.name})")
             objs.append(obj)
-        self.run([self.ar, "rcs", tmp / "libplycrt.a", *objs], "archiving the tracer runtime")
+        self.run([*self.ar, "rcs", tmp / "libplycrt.a", *objs], "archiving the tracer runtime")
         compat = []
         for src in self.compat:
             compat.append(tmp / (src.stem + ".o"))
-            self.run([*self.cc, "-O2", "-std=gnu11", *WARNINGS, *self.cflags, "-c", src, "-o", compat[-1]],
+            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-c", src, "-o", compat[-1]],
                      f"compiling the tracer runtime ({src.name})")
         if compat:
-            self.run([self.ar, "rcs", tmp / "libplyccompat.a", *compat], "archiving the tracer runtime")
+            self.run([*self.ar, "rcs", tmp / "libplyccompat.a", *compat], "archiving the tracer runtime")
         try:
             os.rename(tmp, lib_dir)
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)   # another build won the race
         return lib
 
+    def keep_symbols(self) -> list:
+        # zig's cc strips an -Os link unless asked for debug information.
+        return ["-g"] if self.libc == "musl" else []
+
     def link_loader(self, loader_c: Path, obj_c: Path, out: Path, include: Path, strip: bool = True):
         rt = runtime_dir()
         lib = self.runtime_lib()
         compat = [lib.parent / "libplyccompat.a"] if self.compat else []
-        self.run([*self.cc, "-O2", "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-I", include,
-                  loader_c, obj_c, lib, "-static", *(["-s"] if strip else []), *self.ldflags,
+        self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-I", include,
+                  loader_c, obj_c, lib, "-static", *(["-s"] if strip else self.keep_symbols()), *self.ldflags,
                   *self.libs, *compat, "-o", out], "linking the tracer")
 
 

@@ -6,8 +6,10 @@ set -eu
 APT_PACKAGES="clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev linux-libc-dev pkg-config
 bpftool qemu-system-x86 qemu-system-arm qemu-system-misc gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
 gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
-python3 python3-pip systemtap-sdt-dev qemu-user-static file binutils dwarves zstd prometheus"
-PY_PACKAGES="lark[interegular]>=1.1 jinja2>=3.0 pycparser>=2.21 pytest>=7 hypothesis>=6"
+python3 python3-pip systemtap-sdt-dev qemu-user-static file binutils dwarves zstd prometheus
+dpkg-dev debian-archive-keyring"
+# ziglang: zig's cc, the compiler of musl tracers (--libc musl) for every target.
+PY_PACKAGES="lark[interegular]>=1.1 jinja2>=3.0 pycparser>=2.21 pytest>=7 hypothesis>=6 ziglang>=0.13"
 
 missing=""
 for p in $APT_PACKAGES; do
@@ -27,7 +29,7 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! $PY -c 'import lark, jinja2, pycparser, pytest, hypothesis, interegular' 2>/dev/null; then
+if ! $PY -c 'import lark, jinja2, pycparser, pytest, hypothesis, interegular, ziglang' 2>/dev/null; then
 	echo "setup: installing Python packages"
 	# Debian's python3 is externally managed; pyenv's and venvs are not.
 	$PY -m pip install -q $PY_PACKAGES 2>/dev/null ||

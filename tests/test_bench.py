@@ -18,7 +18,7 @@ pytestmark = pytest.mark.bpf
 def test_bench_smoke(tmp_path):
     # bpftrace is a peer of the benchmarks, not a dependency of the tests:
     # without it, the smoke run leaves it out rather than installing it.
-    tools = ["plyc", "reference"] + (["bpftrace"] if shutil.which("bpftrace") else [])
+    tools = ["plyc", "plyc-musl", "reference"] + (["bpftrace"] if shutil.which("bpftrace") else [])
     out = tmp_path / "smoke.json"
     proc = subprocess.run([sys.executable, "bench/run.py", "--smoke", "--tools", ",".join(tools),
                            "--out", str(out), "--build-dir", str(tmp_path / "build")],
@@ -29,6 +29,7 @@ def test_bench_smoke(tmp_path):
     assert res["meta"]["tools"] == tools and res["meta"]["workloads"] == ["count"]
     for name in ("count", "quantize", "latency", "printf", "profile"):
         assert (tmp_path / "build" / "plyc" / name).exists()
+        assert (tmp_path / "build" / "plyc-musl" / name).exists()
         assert (tmp_path / "build" / "reference" / name).exists()
     w = res["workloads"]["count"]
     assert set(w) >= {"what", "untraced_s", "metrics", "ratios", "sizes_by_target", "runs", "count_check"}
@@ -43,3 +44,5 @@ def test_bench_smoke(tmp_path):
     for tool in tools:
         assert all(counted == expected for counted, expected in w["count_check"][tool]), w["count_check"]
     assert "in-kernel cost per event" in proc.stdout
+    # The musl tracer's size next to glibc's (x86_64 only in the smoke run).
+    assert w["sizes_by_target"]["plyc-musl"]["x86_64"] < w["sizes_by_target"]["plyc"]["x86_64"]

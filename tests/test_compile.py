@@ -12,16 +12,26 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.ply"))
 
 
-def plyc(*args, **kw):
+def plyc(*args, timeout=120, **kw):
     return subprocess.run([sys.executable, "-m", "plyc", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120, **kw)
+                          text=True, cwd=ROOT, timeout=timeout, **kw)
+
+
+@pytest.fixture(scope="module", params=["glibc", "musl"])
+def libc(request):
+    # musl's libraries are built on first use (once): not inside a build's timeout.
+    if request.param == "musl":
+        proc = plyc("sysroot", "--target", "x86_64", "--libc", "musl", timeout=900)
+        assert proc.returncode == 0, proc.stderr
+    return request.param
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_example_builds(example, tmp_path):
+def test_example_builds(example, libc, tmp_path):
     out = tmp_path / example.stem
-    proc = plyc("build", example, "-o", out)
+    proc = plyc("build", "--libc", libc, example, "-o", out)
     assert proc.returncode == 0, proc.stderr
+    assert (b"GLIBC" in out.read_bytes()) == (libc == "glibc")
     head = out.read_bytes()[:20]
     assert head[:4] == b"\x7fELF"
     # Statically linked: no program interpreter.

@@ -1,5 +1,6 @@
 """Cross builds: every example builds for aarch64, armhf and riscv64 (a
-static executable for that machine), and the tracer runs under qemu-user."""
+static executable for that machine), with glibc and with musl, and the
+tracer runs under qemu-user."""
 import shutil
 import subprocess
 import sys
@@ -14,21 +15,26 @@ from plyc import arch as A  # noqa: E402
 EXAMPLES = sorted((ROOT / "examples").glob("*.ply"))
 
 
-@pytest.fixture(scope="module", params=["aarch64", "armhf", "riscv64"])
-def target(request):
-    # The first build prepares the sysroot (a download from Debian, once).
-    proc = subprocess.run([sys.executable, "-m", "plyc", "sysroot", "--target", request.param],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+@pytest.fixture(scope="module", params=[(t, libc) for t in ("aarch64", "armhf", "riscv64")
+                                        for libc in ("glibc", "musl")], ids="-".join)
+def target_libc(request):
+    # The first build prepares the sysroot (a download from Debian, once) or
+    # the musl libraries (built from Debian's sources, once).
+    target, libc = request.param
+    proc = subprocess.run([sys.executable, "-m", "plyc", "sysroot", "--target", target, "--libc", libc],
+                          capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert proc.returncode == 0, proc.stderr
     return request.param
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_example_cross_builds(example, target, tmp_path):
+def test_example_cross_builds(example, target_libc, tmp_path):
+    target, libc = target_libc
     out = tmp_path / example.stem
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", "--target", target, str(example), "-o", str(out)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "plyc", "build", "--target", target, "--libc", libc, str(example),
+                           "-o", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
+    assert (b"GLIBC" in out.read_bytes()) == (libc == "glibc")
     header = subprocess.run(["readelf", "-h", str(out)], capture_output=True, text=True).stdout
     assert f"Machine:                           {A.get(target).elf_machine}" in header
     assert "INTERP" not in subprocess.run(["readelf", "-l", str(out)], capture_output=True, text=True).stdout

@@ -17,7 +17,7 @@ CC = {"x86_64": "/usr/bin/gcc", "aarch64": "aarch64-linux-gnu-gcc", "armhf": "ar
 LIBC = {"x86_64": "/usr/lib/x86_64-linux-gnu/libc.a", "aarch64": "/usr/aarch64-linux-gnu/lib/libc.a",
         "armhf": "/usr/arm-linux-gnueabihf/lib/libc.a", "riscv64": "/usr/riscv64-linux-gnu/lib/libc.a"}
 # The user's build environment, which doctor follows as plyc build does.
-BUILD_ENV = ("CC", "CFLAGS", "CROSS_COMPILE", "SYSROOT", "SDKTARGETSYSROOT", "PLYC_CLANG")
+BUILD_ENV = ("CC", "CFLAGS", "CROSS_COMPILE", "SYSROOT", "SDKTARGETSYSROOT", "PLYC_CLANG", "PLYC_LIBC", "PLYC_ZIG")
 
 
 def doctor(*args, **env) -> subprocess.CompletedProcess:
@@ -146,3 +146,48 @@ def test_a_clang_without_the_bpf_target(tmp_path):
     assert lines(p.stdout, "missing") == {"clang's BPF target": (
         f"{fake} cannot compile for -target bpf: install Debian's clang (apt-get install clang "
         "llvm) or set $PLYC_CLANG to one that can")}
+
+
+def musl_libraries(target: str) -> Path:
+    proc = subprocess.run([sys.executable, "-m", "plyc", "sysroot", "--libc", "musl", "--target", target],
+                          capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip())
+
+
+ZIG_TRIPLE = {"x86_64": "x86_64-linux-musl", "aarch64": "aarch64-linux-musl", "armhf": "thumb-linux-musleabihf",
+              "riscv64": "riscv64-linux-musl"}
+
+
+@pytest.mark.parametrize("target", list(ZIG_TRIPLE))
+def test_doctor_checks_a_musl_build(target):
+    root = musl_libraries(target)
+    p = doctor("--target", target, "--libc", "musl")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert not lines(p.stdout, "missing")
+    ok = lines(p.stdout, "ok")
+    cc = ok[f"C compiler for {target} (musl)"]
+    assert re.fullmatch(rf"/\S+/zig cc -target {ZIG_TRIPLE[target]}( \S+)* \(zig [0-9.]+\S*\)", cc), cc
+    for lib in ("libbpf.a", "libelf.a", "libz.a"):
+        assert ok[f"{lib} ({target}, musl)"] == str(root / "lib" / lib)
+    assert ok[f"bpf/libbpf.h ({target}, musl)"] == str(root / "include/bpf/libbpf.h")
+    assert f"C compiler for {target}:" not in p.stdout   # glibc's gcc is not what a musl build uses
+    assert not (ROOT / "-.o").exists()   # its compile check leaves nothing behind
+
+
+def test_no_musl_libraries_yet(tmp_path):
+    p = doctor("--target", "armhf", "--libc", "musl", PLYC_CACHE=str(tmp_path))
+    assert p.returncode == 1
+    missing = lines(p.stdout, "missing")
+    assert list(missing) == ["libbpf.a, libelf.a, libz.a (armhf, musl)"]
+    assert re.fullmatch(
+        r"plyc sysroot --libc musl --target armhf \(builds libbpf, libelf and zlib from Debian bookworm's "
+        rf"sources with zig into {re.escape(str(tmp_path))}/musl/armhf-[0-9a-f]{{12}}; plyc build also does it "
+        r"on first use\)", missing["libbpf.a, libelf.a, libz.a (armhf, musl)"])
+
+
+def test_no_zig(tmp_path):
+    p = doctor("--target", "aarch64", "--libc", "musl", PLYC_ZIG=str(tmp_path / "zig"))
+    assert p.returncode == 1
+    assert lines(p.stdout, "missing")["C compiler for aarch64 (musl)"] == (
+        "pip install ziglang (zig's C compiler builds the musl tracers), or set $PLYC_ZIG")

@@ -56,7 +56,7 @@ class Report:
 
 
 def parser() -> argparse.ArgumentParser:
-    from ..cli import TARGETS, default_target
+    from ..cli import TARGETS, add_libc_arg, default_target
     ap = argparse.ArgumentParser(
         prog="plyc argdist", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES,
         description="Build a tracer that displays a summary of a function's parameter values "
@@ -85,6 +85,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--btf", metavar="FILE", help="the target kernel's BTF, for struct types")
     ap.add_argument("--target", default=default_target(), choices=TARGETS, help="the architecture to build for")
     ap.add_argument("--sysroot", metavar="DIR", help="the target's libraries and C headers (as plyc build)")
+    add_libc_arg(ap)
     ap.add_argument("--kernel-headers", metavar="DIR", help="the target kernel's headers (a build tree or "
                     "Debian's /usr/src/linux-headers-VERSION), to read -I headers with")
     return ap
@@ -249,12 +250,14 @@ def main(argv) -> int:
         for w in lowered.warnings:
             print(f"plyc argdist: warning: {w}", file=sys.stderr)
         opts = driver.Options(strsize=args.string_size, verbose=False, btf=args.btf, argdist=report,
-                              target=args.target, sysroot=args.sysroot, origin=probe_origin(lowered))
+                              target=args.target, sysroot=args.sysroot, libc=args.libc,
+                              origin=probe_origin(lowered))
         if args.verbose:
             print(script)
         out = args.output
         if not out:
-            key = hashlib.sha256(repr((script, vars(report), args.target, __version__)).encode()).hexdigest()[:20]
+            key = hashlib.sha256(repr((script, vars(report), args.target, args.libc,
+                                       __version__)).encode()).hexdigest()[:20]
             out = str(cache_dir() / "run" / key / "argdist")
             os.makedirs(os.path.dirname(out), exist_ok=True)
         if not (args.run and not args.output and os.path.exists(out)):

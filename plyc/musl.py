@@ -1,0 +1,265 @@
+"""The musl side of a build: zig's C compiler (from the `ziglang` Python
+package; it carries musl and the Linux headers for every target) and
+libbpf, libelf and zlib built from Debian bookworm's source packages for
+each target, cached under ~/.cache/plyc/musl. The sources come through a
+private apt state (its own source list, lists and cache), so the machine's
+apt is never touched. Each library is built from the file lists of its
+own build files (libbpf's Makefile, libelf's Makefile.am, zlib's
+Makefile.in), not from its configure scripts: those cannot cross-compile
+with zig alone, and we need only the static archives."""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .toolchain import ToolchainError, cache_dir
+
+
+@dataclass(frozen=True)
+class Target:
+    triple: str          # zig's -target
+    flags: tuple = ()    # what the target's ABI needs beyond the triple
+
+
+# One line per target: a new architecture is one more line.
+TARGETS = {
+    "x86_64": Target("x86_64-linux-musl"),
+    "aarch64": Target("aarch64-linux-musl"),
+    # Debian's armhf baseline (ARMv7-A, VFPv3-D16) in Thumb-2, as Debian
+    # builds it: libbpf.o is 85 KB of text so, 111 KB in ARM code (zig
+    # ignores -mthumb: the "thumb" triple is how to ask).
+    "armhf": Target("thumb-linux-musleabihf", ("-mcpu=generic+v7a+vfp3d16+thumb2",)),
+    "riscv64": Target("riscv64-linux-musl"),
+}
+
+# Small code: each function and object in its own section, so that the
+# link keeps only what the tracer reaches; no unwind tables (C without
+# exceptions: they were a tenth of the tracer).
+SIZE_CFLAGS = ["-Os", "-ffunction-sections", "-fdata-sections", "-fno-asynchronous-unwind-tables",
+               "-fno-unwind-tables"]
+SIZE_LDFLAGS = ["-Wl,--gc-sections"]
+
+SOURCE_PACKAGES = ("libbpf", "elfutils", "zlib")
+SUITE = "bookworm"
+ARCHIVE = "http://deb.debian.org/debian"
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+LIBS = ("libbpf.a", "libelf.a", "libz.a")
+
+# What elfutils' configure would find in musl (libelf uses no more of it).
+ELFUTILS_CONFIG = """\
+#define _GNU_SOURCE 1
+#define HAVE_ERR_H 1
+#define HAVE_DECL_MEMPCPY 1
+#define HAVE_DECL_MEMRCHR 1
+#define HAVE_DECL_RAWMEMCHR 0
+#define HAVE_DECL_REALLOCARRAY 1
+#define HAVE_DECL_POWEROF2 1
+#define HAVE_FALLTHROUGH 1
+#define HAVE_GCC_STRUCT 1
+#define HAVE_VISIBILITY 1
+#define HAVE_STDATOMIC_H 1
+#define PACKAGE "elfutils"
+#define PACKAGE_NAME "elfutils"
+#define PACKAGE_URL "http://elfutils.org/"
+#define PACKAGE_VERSION VERSION
+#define VERSION "{version}"
+#include <eu-config.h>
+"""
+
+
+def base() -> Path:
+    return cache_dir() / "musl"
+
+
+def prefix(target: str) -> Path:
+    """Where the target's libraries (lib/) and their headers (include/) go:
+    one directory per target and build recipe, so a new recipe rebuilds."""
+    recipe = repr((TARGETS[target], SIZE_CFLAGS, ELFUTILS_CONFIG, SOURCE_PACKAGES, SUITE))
+    return base() / f"{target}-{hashlib.sha256(recipe.encode()).hexdigest()[:12]}"
+
+
+def ready(target: str) -> bool:
+    if target not in TARGETS:
+        return False
+    p = prefix(target)
+    return all((p / "lib" / f).exists() for f in LIBS) and (p / "include/bpf/libbpf.h").exists()
+
+
+def find_zig() -> Optional[str]:
+    """$PLYC_ZIG, else the zig of the ziglang package, else zig on $PATH."""
+    if os.environ.get("PLYC_ZIG"):
+        return shutil.which(os.environ["PLYC_ZIG"])
+    spec = importlib.util.find_spec("ziglang")
+    if spec and spec.origin:
+        zig = Path(spec.origin).parent / "zig"
+        if os.access(zig, os.X_OK):
+            return str(zig)
+    return shutil.which("zig")
+
+
+ZIG_HINT = "pip install ziglang (zig's C compiler builds the musl tracers), or set $PLYC_ZIG"
+
+
+def cc(target: str, zig: Optional[str] = None) -> list:
+    """The C compiler argv for target."""
+    zig = zig or find_zig()
+    if not zig:
+        raise ToolchainError(f"no zig for a musl build: {ZIG_HINT}")
+    t = TARGETS[target]
+    return [zig, "cc", "-target", t.triple, *t.flags]
+
+
+class _Runner:
+    def __init__(self, what: str, verbose: bool):
+        self.what, self.verbose = what, verbose
+
+    def __call__(self, cmd, cwd=None, check=True):
+        cmd = [str(c) for c in cmd]
+        if self.verbose:
+            print("+ " + " ".join(cmd), flush=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+        if proc.returncode != 0 and check:
+            raise ToolchainError(f"{self.what} failed:\n+ {' '.join(cmd)}\n"
+                                 f"{(proc.stderr or proc.stdout).strip()[-3000:]}")
+        return proc
+
+
+def sources(verbose: bool = False) -> Path:
+    """Debian's libbpf, elfutils and zlib sources, unpacked (with Debian's
+    patches) under musl/src, the first time only."""
+    src = base() / "src"
+    if all(_one(src, p) for p in SOURCE_PACKAGES):
+        return src
+    for tool in ("apt-get", "dpkg-source"):
+        if not shutil.which(tool):
+            raise ToolchainError(f"fetching the library sources for musl needs {tool} "
+                                 "(Debian: apt-get install apt dpkg-dev)")
+    run = _Runner("fetching the library sources for musl", verbose)
+    state = base() / "apt"
+    for d in ("lists/partial", "cache/archives/partial"):
+        (state / d).mkdir(parents=True, exist_ok=True)
+    (state / "status").touch()
+    signed = f" [signed-by={KEYRING}]" if os.path.exists(KEYRING) else ""
+    (state / "sources.list").write_text(f"deb-src{signed} {ARCHIVE} {SUITE} main\n")
+    opts = ["-o", f"Dir::Etc::SourceList={state / 'sources.list'}", "-o", "Dir::Etc::SourceParts=/dev/null",
+            "-o", f"Dir::State::Lists={state / 'lists'}", "-o", f"Dir::State::status={state / 'status'}",
+            "-o", f"Dir::Cache={state / 'cache'}", "-o", "APT::Sandbox::User=root", "-q"]
+    run(["apt-get", *opts, "update"])
+    tmp = base() / f"src.tmp{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    run(["apt-get", *opts, "source", "--download-only", *SOURCE_PACKAGES], cwd=tmp)
+    for dsc in sorted(tmp.glob("*.dsc")):
+        # apt checked the files against the signed Sources index.
+        run(["dpkg-source", "--no-check", "-x", dsc.name], cwd=tmp)
+    for f in tmp.iterdir():
+        if f.is_file():
+            f.unlink()
+    shutil.rmtree(state / "lists", ignore_errors=True)   # 20 MB, not needed again
+    shutil.rmtree(src, ignore_errors=True)
+    os.rename(tmp, src)
+    missing = [p for p in SOURCE_PACKAGES if not _one(src, p)]
+    if missing:
+        raise ToolchainError(f"the sources of {', '.join(missing)} did not unpack into {src}")
+    return src
+
+
+def _one(src: Path, package: str) -> Optional[Path]:
+    found = sorted(d for d in src.glob(f"{package}-*") if d.is_dir()) if src.is_dir() else []
+    return found[-1] if found else None
+
+
+def make_variable(text: str, name: str) -> list:
+    """The words of `name = ...` in a Makefile, continuation lines joined."""
+    joined = text.replace("\\\n", " ")
+    m = re.search(rf"^{re.escape(name)}\s*:?=(.*)$", joined, re.M)
+    if not m:
+        raise ToolchainError(f"no {name} in the library's build file")
+    return m.group(1).split()
+
+
+def _version(directory: Path) -> str:
+    return directory.name.partition("-")[2]
+
+
+def prepare(target: str, verbose: bool = False) -> Path:
+    """The target's libbpf.a, libelf.a and libz.a for musl (and their
+    headers), built the first time; the prefix that holds them."""
+    if target not in TARGETS:
+        raise ToolchainError(f"no musl target '{target}' (known: {', '.join(TARGETS)})")
+    out = prefix(target)
+    if ready(target):
+        return out
+    compiler = cc(target)
+    src = sources(verbose)
+    run = _Runner(f"building the {target} musl libraries", verbose)
+    tmp = Path(f"{out}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    inc, lib, obj = tmp / "include", tmp / "lib", tmp / "obj"
+    for d in (inc / "bpf", lib, obj / "z", obj / "elf", obj / "bpf"):
+        d.mkdir(parents=True)
+    # Their warnings are theirs to fix: ours (-Werror) stay on our code.
+    common = [*compiler, *SIZE_CFLAGS, "-w", "-g0"]
+
+    zlib = _one(src, "zlib")
+    mk = (zlib / "Makefile.in").read_text()
+    zsrc = [zlib / w.replace(".o", ".c") for w in make_variable(mk, "OBJZ") + make_variable(mk, "OBJG")]
+    _compile(run, [*common, "-D_LARGEFILE64_SOURCE=1", "-DHAVE_HIDDEN", "-DHAVE_UNISTD_H", "-DHAVE_STDARG_H"],
+             zsrc, obj / "z")
+    for h in ("zlib.h", "zconf.h"):
+        shutil.copy(zlib / h, inc / h)
+
+    elfutils = _one(src, "elfutils")
+    libelf = elfutils / "libelf"
+    (obj / "config.h").write_text(ELFUTILS_CONFIG.format(version=_version(elfutils)))
+    esrc = [libelf / w for w in make_variable((libelf / "Makefile.am").read_text(), "libelf_a_SOURCES")]
+    # Without USE_ZSTD: libelf reads zlib-compressed sections only, and the
+    # tracer carries no zstd.
+    _compile(run, [*common, "-DHAVE_CONFIG_H", "-I", obj, "-I", libelf, "-I", elfutils / "lib", "-I", inc],
+             esrc, obj / "elf")
+    for h in ("libelf.h", "gelf.h", "nlist.h"):
+        shutil.copy(libelf / h, inc / h)
+
+    libbpf = _one(src, "libbpf") / "src"
+    mk = (libbpf / "Makefile").read_text()
+    bsrc = [libbpf / w.replace(".o", ".c") for w in make_variable(mk, "OBJS")]
+    _compile(run, [*common, "-std=gnu89", "-D_LARGEFILE64_SOURCE", "-D_FILE_OFFSET_BITS=64", "-I", libbpf,
+                   "-I", libbpf.parent / "include", "-I", libbpf.parent / "include/uapi", "-I", inc],
+             bsrc, obj / "bpf")
+    for h in make_variable(mk, "HEADERS"):
+        shutil.copy(libbpf / h, inc / "bpf" / h)
+
+    zig = compiler[0]
+    for name, d in (("libz.a", "z"), ("libelf.a", "elf"), ("libbpf.a", "bpf")):
+        run([zig, "ar", "rcs", lib / name, *sorted((obj / d).glob("*.o"))])
+    # zig builds musl itself for the target on its first static link (a
+    # minute or two, in zig's own cache): here, not in the first tracer build.
+    (obj / "main.c").write_text("int main(void) { return 0; }\n")
+    run([*compiler, *SIZE_CFLAGS, "-static", *SIZE_LDFLAGS, obj / "main.c", "-o", obj / "main"])
+    shutil.rmtree(obj)
+    if ready(target):
+        shutil.rmtree(tmp, ignore_errors=True)   # another build won the race: others may be using its
+    else:
+        shutil.rmtree(out, ignore_errors=True)   # what an interrupted build left
+        try:
+            os.rename(tmp, out)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if not ready(target):
+        raise ToolchainError(f"the {target} musl libraries at {out} are incomplete")
+    return out
+
+
+def _compile(run, argv: list, srcs: list, objdir: Path):
+    def one(src: Path):
+        run([*argv, "-c", src, "-o", objdir / (src.stem + ".o")])
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        list(pool.map(one, srcs))

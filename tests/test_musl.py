@@ -1,0 +1,78 @@
+"""The musl build (--libc musl): an x86_64 tracer of at most 500 KB
+stripped, static, with no glibc in it, that runs: a few runtime directive
+tests (tests/runtime/) through it, chosen for what differs between C
+libraries (printf conversions, JSON and UTF-8 output, child and signal
+handling, sorted output, hexdump)."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import test_runtime
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_SIZE = 500 * 1024
+CASES = ["printf-conversions", "printf-widths", "json-values", "tracepoint-char-array", "child-signals",
+         "end-on-sigint", "map-sort-order", "print-histogram", "mem-hexdump", "argdist-hist",
+         "manual-wildcard"]
+
+
+def plyc(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "plyc", *map(str, args)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def musl_libraries():
+    # The first use builds libbpf, libelf and zlib for musl (once).
+    proc = plyc("sysroot", "--libc", "musl", "--target", "x86_64", timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip())
+
+
+def test_musl_tracer_is_small_static_and_runs(musl_libraries, tmp_path):
+    out = tmp_path / "syscall-count"
+    proc = plyc("build", "--libc", "musl", ROOT / "examples/syscall-count.ply", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    size = out.stat().st_size
+    assert size <= MAX_SIZE, f"{size} bytes"
+    readelf = subprocess.run(["readelf", "-lS", str(out)], capture_output=True, text=True).stdout
+    assert "INTERP" not in readelf and ".symtab" not in readelf  # static and stripped
+    assert b"GLIBC" not in out.read_bytes()
+    help_out = subprocess.run([str(out), "-h"], capture_output=True, text=True)
+    assert help_out.returncode == 0 and "syscall-count.ply:" in help_out.stdout
+
+
+def test_glibc_is_still_there(musl_libraries, tmp_path):
+    out = tmp_path / "glibc"
+    proc = plyc("build", "--libc", "glibc", ROOT / "examples/syscall-count.ply", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert b"GLIBC" in out.read_bytes()
+
+
+def test_musl_no_strip_keeps_symbols(musl_libraries, tmp_path):
+    out = tmp_path / "unstripped"
+    # The first such build has zig build musl with debug information (once).
+    proc = plyc("build", "--libc", "musl", "--no-strip", ROOT / "examples/syscall-count.ply", "-o", out,
+                timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    nm = subprocess.run(["nm", str(out)], capture_output=True, text=True).stdout
+    assert " T plyc_main" in nm
+
+
+def test_musl_refuses_a_sysroot(tmp_path):
+    proc = plyc("build", "--libc", "musl", "--sysroot", tmp_path, ROOT / "examples/syscall-count.ply",
+                "-o", tmp_path / "x")
+    assert proc.returncode == 1
+    assert proc.stderr == ("plyc: error: --sysroot is for glibc builds: a musl build uses the libraries "
+                           "plyc builds (plyc sysroot --libc musl --target T)\n")
+
+
+@pytest.mark.bpf
+@pytest.mark.parametrize("case", CASES)
+def test_runtime_case_with_musl(case, musl_libraries, tmp_path, workload, usdt_prog, monkeypatch):
+    monkeypatch.setenv("PLYC_LIBC", "musl")
+    test_runtime.test_runtime(test_runtime.ROOT / "tests/runtime" / f"{case}.test", tmp_path, workload,
+                              usdt_prog)
+    assert b"GLIBC" not in (tmp_path / case.replace("-", "_")).read_bytes()  # it was musl's
