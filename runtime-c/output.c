@@ -38,11 +38,15 @@ struct pending {
 	uint64_t time;
 	uint64_t seq;              /* arrival order: a tie keeps it */
 	size_t size;
-	unsigned char *data;       /* the record, after its time */
+	size_t off;                /* of the record (after its time) in `arena` */
 };
 static struct pending *queue;
 static size_t queued, queue_cap;
 static uint64_t arrivals;
+/* The records of `queue`, one after the other, each 8-aligned as the event
+ * printers read them (no malloc per record). */
+static unsigned char *arena;
+static size_t arena_len, arena_cap;
 
 static uint64_t now_ns(void)
 {
@@ -151,13 +155,37 @@ static int on_record(void *ctx, void *data, size_t size)
 	return handler(data, size);
 }
 
+/* Room for n more bytes in the arena. */
+static int arena_grow(size_t n)
+{
+	size_t cap = arena_cap ? arena_cap : 65536;
+	unsigned char *grown;
+
+	if (arena_len + n <= arena_cap)
+		return 0;
+	while (cap < arena_len + n)
+		cap *= 2;
+	grown = realloc(arena, cap);
+	if (!grown)
+		return -1;
+	arena = grown;
+	arena_cap = cap;
+	return 0;
+}
+
 /* A sample's data: its time, then the record. Kept until it is in order. */
 static void on_sample(const void *data, uint32_t size)
 {
 	struct pending *p;
+	size_t n;
 
 	if (size < sizeof(uint64_t))
 		return;
+	n = (size - sizeof(uint64_t) + 7) / 8 * 8;
+	if (arena_grow(n)) {
+		lost++;
+		return;
+	}
 	if (queued == queue_cap) {
 		size_t cap = queue_cap ? 2 * queue_cap : 256;
 		struct pending *grown = realloc(queue, cap * sizeof(*queue));
@@ -171,13 +199,10 @@ static void on_sample(const void *data, uint32_t size)
 	}
 	p = &queue[queued];
 	p->size = size - sizeof(uint64_t);
-	p->data = malloc(p->size ? p->size : 1);
-	if (!p->data) {
-		lost++;
-		return;
-	}
+	p->off = arena_len;
+	arena_len += n;
 	memcpy(&p->time, data, sizeof(p->time));
-	memcpy(p->data, (const char *)data + sizeof(uint64_t), p->size);
+	memcpy(arena + p->off, (const char *)data + sizeof(uint64_t), p->size);
 	p->seq = arrivals++;
 	queued++;
 }
@@ -237,17 +262,39 @@ static int by_time(const void *a, const void *b)
 /* Hand over, in time order, the records sent before `limit`. */
 static void flush(uint64_t limit)
 {
-	size_t i = 0;
+	size_t i, held = 0;
 
-	if (!queued)
-		return;
-	qsort(queue, queued, sizeof(*queue), by_time);
-	for (; i < queued && queue[i].time < limit; i++) {
-		handler(queue[i].data, queue[i].size);
-		free(queue[i].data);
+	for (i = 1; i < queued; i++) {
+		if (by_time(&queue[i - 1], &queue[i]) > 0) {
+			qsort(queue, queued, sizeof(*queue), by_time);
+			break;
+		}
 	}
+	for (i = 0; i < queued && queue[i].time < limit; i++)
+		handler(arena + queue[i].off, queue[i].size);
+	/* The records held back (few: the last 10 ms) move to the arena's start. */
 	memmove(queue, queue + i, (queued - i) * sizeof(*queue));
 	queued -= i;
+	if (queued) {
+		unsigned char *keep = malloc(arena_cap);
+		size_t len = 0;
+
+		if (!keep) {
+			lost += queued;
+			queued = 0;
+		}
+		for (i = 0; i < queued; i++) {
+			memcpy(keep + len, arena + queue[i].off, queue[i].size);
+			queue[i].off = len;
+			len += (queue[i].size + 7) / 8 * 8;
+		}
+		if (keep) {
+			free(arena);
+			arena = keep;
+			held = len;
+		}
+	}
+	arena_len = held;
 }
 
 int plyc_output_open(struct bpf_object *obj, int (*handle)(const void *data, size_t size))
@@ -317,15 +364,13 @@ uint64_t plyc_output_lost(void)
 
 void plyc_output_free(void)
 {
-	size_t i;
-
 	ring_buffer__free(rb);
 	perf_buffer__free(pb);
 	rb = NULL;
 	pb = NULL;
-	for (i = 0; i < queued; i++)
-		free(queue[i].data);
 	free(queue);
+	free(arena);
 	queue = NULL;
-	queued = queue_cap = 0;
+	arena = NULL;
+	queued = queue_cap = arena_len = arena_cap = 0;
 }
