@@ -439,16 +439,16 @@ class FuncGen:
             # across the reservation.
             self.line(f"plyc_scratch_fence({SCRATCH});")
         r = self.tmp("ev")
-        self.line(f"struct {er.cname} *{r} = bpf_ringbuf_reserve(&plyc_events, sizeof(*{r}), 0);")
+        # The output layer (plyc.bpf.h): ring buffer, or this probe's slot
+        # of the perf-buffer path; it counts a record it has no room for.
+        self.line(f"struct {er.cname} *{r} = plyc_event_reserve(sizeof(*{r}), {self.unit.index});")
         self.line(f"if ({r}) {{")
         self.depth += 1
         self.line(f"{r}->id = {ev.id};")
         # As clang knows it: the record type's own alignment.
         self.fill_fields(f"{r}->", er.fields, exprs, values, max([4] + [f.align for f in er.fields]))
-        self.line(f"bpf_ringbuf_submit({r}, 0);")
+        self.line(f"plyc_event_submit(ctx, {r}, sizeof(*{r}));")
         self.depth -= 1
-        self.line("} else {")
-        self.line("\tplyc_count_lost();")
         self.line("}")
 
     # --- bytes ------------------------------------------------------------------

@@ -73,6 +73,22 @@ def scratch_slot_limit(res: Resources, p, size: int):
             note="use shorter strings (str(p, N), --strsize N), or fewer $variables holding them"), res.script)
 
 
+def event_slot_limit(res: Resources) -> int:
+    """The largest output record: without a ring buffer (before 5.8) it is
+    built in a per-CPU slot (plyc.bpf.h: plyc_evslot, 16 bytes of header),
+    so it must fit in 32 KiB on every kernel."""
+    largest = max(res.events, key=lambda e: e.size, default=None)
+    if largest is None:
+        return 8
+    if largest.size + 16 > SCRATCH_SLOT_MAX:
+        raise PlycError(Diagnostic(
+            f"this {largest.event.kind} sends a record of {largest.size} bytes, more than the "
+            f"{SCRATCH_SLOT_MAX - 16} an output record can have (kernels without a BPF ring buffer "
+            f"build it in a per-CPU slot)", largest.event.span,
+            note="print fewer or shorter strings and buffers (str(p, N), --strsize N)"), res.script)
+    return cgen.words(largest.size)
+
+
 def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
     probes = []
     # Each probe with temporaries too large for the BPF stack has a slot of
@@ -110,6 +126,7 @@ def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
     # A script that prints nothing gets the smallest ring buffer there is.
     buffer_size = res.buffer_size if res.events else 4096
     return dict(version=__version__, script=res.script, name=res.name, buffer_size=buffer_size,
+                event_max=event_slot_limit(res), event_slots=max([p.unit.index + 1 for p in res.probes] + [1]),
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
                 stack_entries=res.stack_entries, maps=maps, probes=probes, scratch=scratch,
                 uses_usdt=any(p.kind == "PLYC_P_USDT" for p in res.probes),

@@ -27,6 +27,7 @@
 #include "plyc_attach.h"
 #include "plyc_metrics.h"
 #include "plyc_verifier.h"
+#include "plyc_output.h"
 
 struct options {
 	const char *cmd;
@@ -252,8 +253,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 /* The map holding global variable `var` of data section `secname`
  * (".rodata", ".bss") and the variable's offset in it, from the BTF. */
-static struct bpf_map *global_var(struct bpf_object *obj, const char *secname, const char *var,
-				  size_t *offset)
+struct bpf_map *plyc_global_var(struct bpf_object *obj, const char *secname, const char *var,
+				size_t *offset)
 {
 	struct bpf_map *map, *found = NULL;
 	struct btf *btf = bpf_object__btf(obj);
@@ -294,7 +295,7 @@ static struct bpf_map *global_var(struct bpf_object *obj, const char *secname, c
 static void stop_probes(struct bpf_object *obj)
 {
 	size_t offset = 0, size;
-	struct bpf_map *bss = global_var(obj, ".bss", "plyc_stopped", &offset);
+	struct bpf_map *bss = plyc_global_var(obj, ".bss", "plyc_stopped", &offset);
 	uint32_t key = 0, one = 1;
 	char *value;
 
@@ -315,7 +316,7 @@ static int fill_params(char *params, const struct options *o, uint64_t target);
 static int set_params(struct bpf_object *obj, const struct options *o, uint64_t target)
 {
 	size_t offset = 0, size = 0;
-	struct bpf_map *map = global_var(obj, ".rodata", "plyc_params", &offset);
+	struct bpf_map *map = plyc_global_var(obj, ".rodata", "plyc_params", &offset);
 	const void *image = map ? bpf_map__initial_value(map, &size) : NULL;
 	char *copy;
 	int err;
@@ -426,12 +427,6 @@ static void explain_load_failure(int err)
 		fprintf(stderr, "%s: run with -v for the verifier's full log\n", P->name);
 }
 
-static int handle_event(void *ctx, void *data, size_t size)
-{
-	(void)ctx;
-	return P->handle_event(data, size);
-}
-
 /* The kernel BTF built into the tracer, as a file libbpf can open, when
  * this kernel has none of its own (or PLYC_IGNORE_KERNEL_BTF is set, to
  * test exactly that). NULL: use the kernel's. */
@@ -503,7 +498,6 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 {
 	struct options o = { 0 };
 	struct bpf_object *obj = NULL;
-	struct ring_buffer *rb = NULL;
 	struct plyc_links links = { 0 };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	uint64_t target = 0, lost = 0, reported_lost = 0;
@@ -584,7 +578,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	/* Resolve every attach target before the (slow) load: kprobe targets
 	 * decide parameters (syscall wrappers) and program types (kprobe.multi). */
 	if (plyc_check_targets(prog) || set_params(obj, &o, target) || plyc_tp_patch(prog, obj) ||
-	    plyc_prepare_programs(prog, obj) || plyc_once_prepare(prog, obj)) {
+	    plyc_prepare_programs(prog, obj) || plyc_once_prepare(prog, obj) ||
+	    plyc_output_prepare(obj, prog->name, o.verbose)) {
 		failed = 1;
 		goto cleanup;
 	}
@@ -606,10 +601,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		plyc_rt.stack_fd = m ? bpf_map__fd(m) : -1;
 		m = bpf_object__find_map_by_name(obj, "plyc_stats");
 		stats_fd = m ? bpf_map__fd(m) : -1;
-		m = bpf_object__find_map_by_name(obj, "plyc_events");
-		rb = m ? ring_buffer__new(bpf_map__fd(m), handle_event, NULL, NULL) : NULL;
-		if (!rb) {
-			failed = fail("cannot set up the output ring buffer: %s", strerror(errno));
+		if (plyc_output_open(obj, P->handle_event)) {
+			failed = fail("cannot set up the output buffer: %s", strerror(errno));
 			goto cleanup;
 		}
 	}
@@ -618,7 +611,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		failed = 1;
 		goto cleanup;
 	}
-	ring_buffer__consume(rb);
+	plyc_output_drain();
 	fflush(plyc_rt.out);
 
 	if (plyc_attach_all(prog, obj, &links)) {
@@ -649,17 +642,18 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 
 	while (!stopping) {
 		if (plyc_metrics_fd() >= 0) {
-			/* the ring buffer's epoll set and the responder's, side by side */
+			/* the output's epoll set and the responder's, side by side */
 			struct pollfd pfd[2] = {
-				{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+				{ .fd = plyc_output_epoll_fd(), .events = POLLIN },
 				{ .fd = plyc_metrics_fd(), .events = POLLIN },
 			};
 
 			err = poll(pfd, 2, 100);
-			err = err < 0 ? -errno : ring_buffer__consume(rb);
+			err = err < 0 ? -errno : plyc_output_consume();
+			msrc.output_lost = plyc_output_lost();
 			plyc_metrics_serve(&msrc);
 		} else {
-			err = ring_buffer__poll(rb, 100);
+			err = plyc_output_poll(100);
 		}
 		if (err < 0 && err != -EINTR) {
 			failed = fail("reading events failed: %s", strerror(-err));
@@ -678,7 +672,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		if (now() < next_lost_check)
 			continue;
 		next_lost_check = now() + 0.1;
-		lost = plyc_stat_sum(stats_fd, 0);
+		lost = plyc_stat_sum(stats_fd, 0) + plyc_output_lost();
 		/* With -k, say it at most once a second. */
 		if (lost > reported_lost && (!o.keep_going || now() >= next_lost_report)) {
 			next_lost_report = now() + 1;
@@ -701,10 +695,10 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	 * so that nothing of it writes among them. */
 	if (o.cmd)
 		plyc_child_kill();
-	ring_buffer__consume(rb);
+	plyc_output_drain();
 	if (plyc_once_run(prog, obj, PLYC_P_END))
 		failed = 1;
-	ring_buffer__consume(rb);
+	plyc_output_drain();
 	fflush(plyc_rt.out);
 	if (o.verbose)
 		report_costs(obj);
@@ -717,7 +711,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	fflush(plyc_rt.out);
 	plyc_detach_in_background(&links);
 
-	lost = plyc_stat_sum(stats_fd, 0);
+	lost = plyc_stat_sum(stats_fd, 0) + plyc_output_lost();
 	if (lost > reported_lost) {
 		fprintf(stderr, "%s: warning: %" PRIu64 " event%s lost (output buffer full)\n",
 			prog->name, lost - reported_lost, lost - reported_lost == 1 ? "" : "s");
@@ -734,7 +728,7 @@ cleanup:
 		close(pidfd);
 	plyc_detach_all(&links);
 	plyc_child_kill();
-	ring_buffer__free(rb);
+	plyc_output_free();
 	bpf_object__close(obj);
 	if (image != prog->obj)
 		free((void *)image);

@@ -362,9 +362,10 @@ static void tracer_metrics(FILE *fp, const struct plyc_metrics_src *src, int om)
 	fprintf(fp, "%s %d\n", name, src->probes_attached);
 
 	snprintf(name, sizeof(name), "%s%sevents_lost", p, us);
-	family_head(fp, name, "_total", "counter", "events lost: the output ring buffer was full", "", om);
+	family_head(fp, name, "_total", "counter", "events lost: the output buffer was full", "", om);
 	fprintf(fp, "%s_total %" PRIu64 "\n", name,
-		plyc_stat_sum(src->stats_fd, plyc_stat_index(src->nmaps, PLYC_STAT_ROW_FULL, 0)));
+		plyc_stat_sum(src->stats_fd, plyc_stat_index(src->nmaps, PLYC_STAT_ROW_FULL, 0)) +
+		src->output_lost);
 
 	snprintf(name, sizeof(name), "%s%smap_updates_dropped", p, us);
 	family_head(fp, name, "_total", "counter",

@@ -82,6 +82,12 @@ struct plyc_program {
 
 int plyc_main(struct plyc_program *prog, int argc, char **argv);
 
+/* The map holding global variable `var` of data section `secname`
+ * (".rodata", ".bss") and the variable's offset in it, or NULL. */
+struct bpf_object;
+struct bpf_map *plyc_global_var(struct bpf_object *obj, const char *secname, const char *var,
+				size_t *offset);
+
 /* Called by generated event printers. */
 void plyc_request_exit(int code);
 FILE *plyc_text_begin(void);

@@ -21,6 +21,7 @@ struct plyc_metrics_src {
 	const struct plyc_argdist *argdist;   /* unused: argdist's histograms are PLYC_A_LOG2 maps */
 	int stats_fd;               /* plyc_stats, or -1 */
 	int probes_attached;
+	uint64_t output_lost;       /* records a full perf buffer dropped (plyc_output_lost) */
 };
 
 /* A prefix is valid when it is a Prometheus metric name (or empty). */

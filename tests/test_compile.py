@@ -252,6 +252,23 @@ def test_scratch_slot_limit():
     assert "needs 36864 bytes of temporaries" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_output_record_limit():
+    """An output record that outgrows a per-CPU slot (32 KiB, less the
+    perf-buffer path's 16-byte header) is told so at compile time; one at
+    the limit builds."""
+    def emit(last):
+        args = ", ".join(["str(data->filename, 4096)"] * 7 + [f"str(data->filename, {last})"])
+        return plyc("emit", "--stage", "c", "-e",
+                    f'tracepoint:syscalls/sys_enter_openat {{ printf("{"%s" * 8}", {args}); }}')
+    proc = emit(4080)
+    assert proc.returncode == 1
+    assert ("error: this printf sends a record of 32760 bytes, more than the 32752 an output record "
+            "can have" in proc.stderr) and "Traceback" not in proc.stderr
+    proc = emit(4072)
+    assert proc.returncode == 0, proc.stderr
+    assert "#define PLYC_EVENT_MAX 32752" in proc.stdout
+
+
 def test_kstack_is_stack():
     """kstack, as published ply scripts spell it, compiles as stack does."""
     kstack = plyc("emit", "--stage", "c", "-e", "kprobe:schedule { @[kstack] = count(); }")

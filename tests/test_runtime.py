@@ -66,11 +66,12 @@ def build_tracer(case: dict, path: Path, tmp: Path, subst) -> Path:
     return out
 
 
-# What a kernel before 5.10 lacks, forced on this one: every case runs once
-# more with the tracer taking its fallbacks (BEGIN/END by a uprobe on the
-# tracer instead of BPF_PROG_TEST_RUN, bpf_probe_read instead of
-# bpf_probe_read_kernel/_user).
-OLD_KERNEL_ENV = {"PLYC_NO_TEST_RUN": "1", "PLYC_NO_PROBE_READ_KERNEL": "1"}
+# What a kernel older than this one lacks, forced on this one: every case
+# runs once more with the tracer taking its fallbacks (BEGIN/END by a uprobe
+# on the tracer instead of BPF_PROG_TEST_RUN (< 5.10), bpf_probe_read instead
+# of bpf_probe_read_kernel/_user (< 5.5), a perf buffer instead of the BPF
+# ring buffer (< 5.8)).
+OLD_KERNEL_ENV = {"PLYC_NO_TEST_RUN": "1", "PLYC_NO_PROBE_READ_KERNEL": "1", "PLYC_NO_RINGBUF": "1"}
 
 
 @pytest.mark.bpf

@@ -79,17 +79,43 @@ def test_not_root_is_a_clear_error(tmp_path):
     assert out.stdout == ""
 
 
-def test_lost_events_are_reported_and_stop_the_run(tmp_path, workload):
+# The perf-buffer path of kernels without a BPF ring buffer, forced.
+PERF_BUFFER = {"PLYC_NO_RINGBUF": "1"}
+
+
+@pytest.mark.parametrize("output", [{}, PERF_BUFFER], ids=["ringbuf", "perfbuf"])
+def test_lost_events_are_reported_and_stop_the_run(tmp_path, workload, output):
     script = ('tracepoint:syscalls/sys_enter_getppid / comm == "plyc-work" / '
               '{ printf("%s %d %d %d\\n", comm, pid, kpid, cpu); }\n')
     tracer = build(tmp_path, script, "--buffer-size", "4096")
-    out = run(tracer, "-c", f"{workload} getppid 200000")
+    env = {**os.environ, **output}
+    out = run(tracer, "-c", f"{workload} getppid 200000", env=env)
     assert out.returncode == 1
     assert "lost (output buffer full); stopping (-k keeps going)" in out.stderr
     # -k accepts the loss: the run goes on to the end and succeeds.
-    kept = run(tracer, "-k", "-c", f"{workload} getppid 200000")
+    kept = run(tracer, "-k", "-c", f"{workload} getppid 200000", env=env)
     assert kept.returncode == 0, kept.stderr
     assert "lost" in kept.stderr and "stopping" not in kept.stderr
+
+
+def test_verbose_tells_the_output_path(tmp_path, workload):
+    """-v says which buffer carries the output; PLYC_NO_RINGBUF=1 takes the
+    perf-buffer path, and BEGIN's, the probes' and END's lines all arrive,
+    in order, before the map dump."""
+    script = ('BEGIN { printf("begin\\n"); }\n'
+              'tracepoint:syscalls/sys_enter_getppid / comm == "plyc-work" / { printf("call\\n"); @ = count(); }\n'
+              'END { printf("end\\n"); }\n')
+    tracer = build(tmp_path, script, "--buffer-size", "65536")
+    want = "begin\n" + "call\n" * 5 + "end\n\n@: 5\n"
+    ring = run(tracer, "-v", "-c", f"{workload} getppid 5")
+    assert ring.returncode == 0, ring.stderr
+    assert "t: output: BPF ring buffer, 65536 bytes\n" in ring.stderr
+    assert ring.stdout == want
+    perf = run(tracer, "-v", "-c", f"{workload} getppid 5", env={**os.environ, **PERF_BUFFER})
+    assert perf.returncode == 0, perf.stderr
+    pages = max(1 << (n.bit_length() - 1) for n in [max(1, 65536 // os.cpu_count() // os.sysconf("SC_PAGESIZE"))])
+    assert f"t: output: perf buffer, {pages} pages per CPU (PLYC_NO_RINGBUF is set)\n" in perf.stderr
+    assert perf.stdout == want
 
 
 def test_a_full_map_is_reported(tmp_path, workload):

@@ -2,7 +2,8 @@
  * (no vmlinux.h), the maps every tracer has, and the helpers that
  * plyc/builtins.py and plyc/cgen.py emit calls to. Before including it the
  * generated program defines PLYC_RINGBUF_SIZE, PLYC_NSTATS,
- * PLYC_ZERO_WORDS and, when it uses stacks, PLYC_STACK_ENTRIES. */
+ * PLYC_ZERO_WORDS, PLYC_EVENT_MAX, PLYC_EVENT_SLOTS and, when it uses
+ * stacks, PLYC_STACK_ENTRIES. */
 #ifndef PLYC_BPF_H
 #define PLYC_BPF_H
 
@@ -30,6 +31,8 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_RINGBUF = 27,
 };
 
+#define BPF_F_CURRENT_CPU 0xffffffffULL
+
 enum {
 	BPF_ANY = 0,
 	BPF_NOEXIST = 1,
@@ -53,6 +56,7 @@ enum {
 #define PLYC_ENOMEM 12
 #define PLYC_EBUSY 16
 #define PLYC_EEXIST 17
+#define PLYC_ENOSPC 28
 #define PLYC_STACK_DEPTH 127
 
 struct plyc_minmax {
@@ -65,10 +69,37 @@ struct plyc_avg {
 	__u64 count;
 };
 
+/* The output: a ring buffer (5.8+), or on older kernels the tracer makes
+ * it a perf event array before load (runtime-c/output.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, PLYC_RINGBUF_SIZE);
 } plyc_events SEC(".maps");
+
+/* Cleared by the tracer when the device has no ring buffer. The verifier
+ * knows a frozen .rodata value and checks only the path it selects, so the
+ * other path's helpers never meet a kernel that lacks them. */
+const volatile __u32 plyc_has_ringbuf = 1;
+
+/* The perf-buffer path builds a record in its probe's slot (probes can
+ * interrupt one another, so none shares one), then copies it out with its
+ * submit time: the tracer puts records from different CPUs back in order
+ * by it. `busy`: a uprobe preempted while it holds its slot (6.0+, see
+ * cgen.PREEMPTIBLE). The tracer shrinks the map to one entry when it uses
+ * the ring buffer. */
+struct plyc_evslot {
+	__u32 busy;
+	__u32 pad;
+	__u64 time;                     /* sent: time, then the record */
+	__u8 rec[PLYC_EVENT_MAX] __attribute__((aligned(8)));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PLYC_EVENT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct plyc_evslot);
+} plyc_evbuf SEC(".maps");
 
 /* Per-CPU counts of what a probe could not do, PLYC_NSTATS (1 + maps)
  * slots a row (the loader reads them by the same layout, plyc_rt.h):
@@ -121,6 +152,51 @@ static __always_inline void plyc_count_stat(__u32 index)
 static __always_inline void plyc_count_lost(void)
 {
 	plyc_count_stat(PLYC_STAT_LOST);
+}
+
+/* Room for an output record of `size` bytes (a constant), or NULL with
+ * the loss counted. Probe `slot` builds its records in plyc_evbuf[slot]
+ * when there is no ring buffer. */
+static __always_inline void *plyc_event_reserve(__u32 size, __u32 slot)
+{
+	struct plyc_evslot *s;
+	void *rec;
+
+	if (plyc_has_ringbuf) {
+		rec = bpf_ringbuf_reserve(&plyc_events, size, 0);
+		if (!rec)
+			plyc_count_lost();
+		return rec;
+	}
+	s = bpf_map_lookup_elem(&plyc_evbuf, &slot);
+	if (!s)
+		return 0;
+	if (s->busy) {
+		plyc_count_lost();
+		return 0;
+	}
+	s->busy = 1;
+	return s->rec;
+}
+
+/* Send a record from plyc_event_reserve(). A perf buffer that is full
+ * (-ENOSPC) is not counted here: the kernel tells the tracer how many
+ * records it dropped (PERF_RECORD_LOST). */
+static __always_inline void plyc_event_submit(void *ctx, void *rec, __u32 size)
+{
+	struct plyc_evslot *s;
+	long err;
+
+	if (plyc_has_ringbuf) {
+		bpf_ringbuf_submit(rec, 0);
+		return;
+	}
+	s = (struct plyc_evslot *)((char *)rec - __builtin_offsetof(struct plyc_evslot, rec));
+	s->time = bpf_ktime_get_ns();
+	err = bpf_perf_event_output(ctx, &plyc_events, BPF_F_CURRENT_CPU, &s->time, sizeof(s->time) + size);
+	if (err && err != -PLYC_ENOSPC)
+		plyc_count_lost();
+	s->busy = 0;
 }
 
 /* A refused map update, counted by its reason. */

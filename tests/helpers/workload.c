@@ -10,6 +10,9 @@
  *   workload exit CODE          exit with CODE
  *   workload probe TEXT N       call plyc_probe(TEXT, N) once, a function of the
  *                               workload's own for uprobes (it returns -N)
+ *   workload pingpong N         getpgid(i) for i in 0..N-1, taking turns between two
+ *                               threads on two CPUs (one task's events, from CPU
+ *                               after CPU, faster than a tracer reads them)
  * With WORKLOAD_TIME set, the time MODE took is printed to stderr in ns.
  * Its comm is plyc-work, or $WORKLOAD_COMM.
  *   workload delay MS MODE...   sleep MS first, then do MODE (to attach to it with -p)
@@ -92,6 +95,31 @@ static pthread_mutex_t wait_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wait_cond = PTHREAD_COND_INITIALIZER;
 static long wait_round;   /* the round the main thread waits in; 0 between rounds */
 static int waits_done;
+
+/* workload pingpong: thread t makes the calls i with i % 2 == t, each
+ * once the other has made call i - 1. */
+static long pingpong_n, pingpong_turn;
+
+static void *pingpong(void *arg)
+{
+	long t = (long)arg, i;
+	cpu_set_t set;
+	int ncpus = 1;
+
+	/* Not sysconf(): it opens a file, which kprobe tests on open would see. */
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		ncpus = CPU_COUNT(&set);
+
+	pin((int)(t % (ncpus > 0 ? ncpus : 1)));
+	for (i = t; i < pingpong_n; i += 2) {
+		while (__atomic_load_n(&pingpong_turn, __ATOMIC_ACQUIRE) != i)
+			if (ncpus < 2)
+				sched_yield();
+		syscall(SYS_getpgid, (pid_t)i);
+		__atomic_store_n(&pingpong_turn, i + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
 
 static void *waker(void *arg)
 {
@@ -212,6 +240,14 @@ static int run(int argc, char **argv)
 			sendto(fd, buf, size, 0, (struct sockaddr *)&to, sizeof(to));
 	} else if (!strcmp(argv[1], "waits")) {
 		return waits(atol(argv[2]));
+	} else if (!strcmp(argv[1], "pingpong")) {
+		pthread_t other;
+
+		pingpong_n = atol(argv[2]);
+		if (pthread_create(&other, NULL, pingpong, (void *)1L))
+			return 1;
+		pingpong((void *)0L);
+		return pthread_join(other, NULL) != 0;
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
 	} else if (!strcmp(argv[1], "probe") && argc > 3) {
