@@ -636,7 +636,6 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	msrc.prefix = o.metrics_prefix ? o.metrics_prefix : "plyc";
 	msrc.maps = prog->maps;
 	msrc.nmaps = prog->nmaps;
-	msrc.argdist = prog->argdist;
 	msrc.stats_fd = stats_fd;
 	msrc.probes_attached = links.n;
 

@@ -8,7 +8,6 @@
 #include <stdio.h>
 
 #include "plyc_rt.h"
-#include "plyc_argdist.h"
 
 /* What a scrape shows besides the maps: read at scrape time. */
 struct plyc_metrics_src {
@@ -18,7 +17,6 @@ struct plyc_metrics_src {
 	const char *prefix;         /* metric names start with prefix + "_" ("plyc") */
 	const struct plyc_map *maps;
 	int nmaps;
-	const struct plyc_argdist *argdist;   /* unused: argdist's histograms are PLYC_A_LOG2 maps */
 	int stats_fd;               /* plyc_stats, or -1 */
 	int probes_attached;
 	uint64_t output_lost;       /* records a full perf buffer dropped (plyc_output_lost) */
