@@ -25,6 +25,7 @@
 
 #include "plyc_loader.h"
 #include "plyc_attach.h"
+#include "plyc_providers.h"
 #include "plyc_metrics.h"
 #include "plyc_verifier.h"
 
@@ -614,7 +615,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		}
 	}
 
-	if (plyc_once_run(prog, obj, PLYC_P_BEGIN)) {
+	if (plyc_once_run(prog, obj, &plyc_provider_begin)) {
 		failed = 1;
 		goto cleanup;
 	}
@@ -702,7 +703,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	if (o.cmd)
 		plyc_child_kill();
 	ring_buffer__consume(rb);
-	if (plyc_once_run(prog, obj, PLYC_P_END))
+	if (plyc_once_run(prog, obj, &plyc_provider_end))
 		failed = 1;
 	ring_buffer__consume(rb);
 	fflush(plyc_rt.out);
