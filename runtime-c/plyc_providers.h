@@ -9,6 +9,7 @@
 #include "providers/usdt.h"
 #include "providers/interval.h"
 #include "providers/profile.h"
+#include "providers/perfevent.h"
 #include "providers/special.h"
 
 #endif

@@ -293,6 +293,10 @@ def test_braceless_probes_in_sequence():
     ("profile:1:100hz", "profile", "1:100hz", "profile"),
     ("BEGIN", "BEGIN", "", "BEGIN"),
     ("END", "END", "", "END"),
+    ("software:page-faults:100", "software", "page-faults:100", "software"),
+    ("s:faults", "s", "faults", "software"),
+    ("hardware:cache-misses:1000000", "hardware", "cache-misses:1000000", "hardware"),
+    ("h:cycles", "h", "cycles", "hardware"),
 ])
 def test_provider_spellings(spec, provider, arg, name):
     for text in (f"{spec} {{ exit(); }}", f"{spec}{{ exit(); }}", f"{spec}\n{{\n}}"):
@@ -563,3 +567,16 @@ def test_valid_scripts_parse_and_check(index):
     analysis = driver.analyze(program, src, "v.ply", driver.Options(env={}))
     assert len(analysis.units) == sum(len(p.specs) for p in program.probes)
 
+
+@pytest.mark.parametrize("spec,event,period", [
+    ("software:page-faults:100", "page-faults", 100), ("s:faults", "page-faults", 100),
+    ("software:cs", "context-switches", 1000), ("software:cpu:1_000", "cpu-clock", 1000),
+    ("software:task-clock", "task-clock", 1), ("software:major-faults", "major-faults", 1),
+    ("h:cycles", "cpu-cycles", 1000000), ("hardware:branches", "branch-instructions", 100000),
+    ("hardware:bus-cycles:7", "bus-cycles", 7), ("h:ref-cycles", "ref-cycles", 1000000),
+])
+def test_perf_event_names_and_default_counts(spec, event, period):
+    """bpftrace's event names, aliases and default counts (sample periods)."""
+    s = probe(f"{spec} {{ exit(); }}").specs[0]
+    t = providers.lookup(s.provider).parse(s)
+    assert (t.target, t.extra["period"]) == (event, period)

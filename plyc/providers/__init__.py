@@ -94,7 +94,7 @@ def spec_error(spec: Spec, message: str, note: str = None) -> PlycError:
     return error(message, spec.span, note)
 
 
-from . import interval, kprobe, profile, special, tracepoint, uprobe  # noqa: E402
+from . import interval, kprobe, perfevent, profile, special, tracepoint, uprobe  # noqa: E402
 
 REGISTRY: tuple[Provider, ...] = (
     tracepoint.PROVIDER,
@@ -105,6 +105,8 @@ REGISTRY: tuple[Provider, ...] = (
     uprobe.USDT,
     interval.PROVIDER,
     profile.PROVIDER,
+    perfevent.SOFTWARE,
+    perfevent.HARDWARE,
     special.BEGIN,
     special.END,
 )
