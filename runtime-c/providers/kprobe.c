@@ -118,7 +118,7 @@ static int fentry_works(int func_id, int fexit, uint64_t ctx)
 	return attached(prog, bpf_raw_tracepoint_open(NULL, prog));
 }
 
-/* Run probe i as its fentry/fexit twin? Only where the device resolved the
+/* Run the probe as its fentry/fexit twin? Only where the device resolved the
  * function the twin was built for, with the same number of arguments in
  * its BTF, and fentry works there. PLYC_NO_FENTRY=1 keeps kprobes (to
  * compare them). */
