@@ -35,10 +35,6 @@ def _env() -> jinja2.Environment:
                               lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
 
 
-def c_str_or_null(s: str) -> str:
-    return cgen.c_string(s.encode()) if s else "NULL"
-
-
 def _records(res: Resources) -> list:
     recs = []
     for m in res.maps:
