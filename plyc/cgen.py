@@ -56,7 +56,6 @@ WORDS = "__attribute__((aligned(8)))"
 # the same CPU (another task hitting the same uprobe) before it ends: their
 # scratch slot has a busy flag. The other kinds never nest with themselves
 # on a CPU (docs/design.md).
-PREEMPTIBLE = ("PLYC_P_UPROBE", "PLYC_P_URETPROBE", "PLYC_P_USDT")
 RETURN = "\0return"                 # placeholder for `return 0;`, see finish()
 # BPF programs can't call memcpy/memset: clang inlines them, in at most 128
 # stores of the width the alignment allows. Larger ones are split.
@@ -257,7 +256,7 @@ class FuncGen:
 
     @property
     def guarded(self) -> bool:
-        return self.uses_scratch and self.unit.target.kind in PREEMPTIBLE
+        return self.uses_scratch and self.unit.target.provider.preemptible
 
     def scratch_decls(self) -> list:
         """The members of this program's scratch struct."""

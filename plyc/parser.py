@@ -336,6 +336,11 @@ def _open_brace(stack) -> Optional[Token]:
     return None
 
 
+def _provider(name: str):
+    from . import providers   # the providers' modules use the parser's AST
+    return providers.lookup(name)
+
+
 def _in_predicate(stack) -> bool:
     """Between a predicate's opening '/' and its closing one."""
     for i in range(len(stack) - 1, 0, -1):
@@ -355,14 +360,6 @@ def _eof_span(source: str) -> ast.Span:
 
 
 # How each provider is written, for "needs an argument".
-PROBE_EXAMPLES = {
-    "kprobe": "kprobe:vfs_read", "k": "k:vfs_read", "kretprobe": "kretprobe:vfs_read",
-    "kr": "kr:vfs_read", "tracepoint": "tracepoint:sched/sched_switch", "t": "t:sched/sched_switch",
-    "uprobe": "uprobe:/bin/bash:readline", "u": "u:/bin/bash:readline",
-    "uretprobe": "uretprobe:/bin/bash:readline", "ur": "ur:/bin/bash:readline",
-    "usdt": "usdt:/path/to/binary:provider:name", "interval": "interval:1s", "i": "i:1s",
-    "profile": "profile:99hz",
-}
 PREDICATE_NOTE = "a predicate is written / expression / right before the probe's '{'"
 BODY_NOTE = "a probe is provider:argument then '{ statements }' or one statement"
 
@@ -417,9 +414,10 @@ def _syntax_error(err: UnexpectedInput, source: str) -> Diagnostic:
     if acc and acc <= {"SPEC", "BEGIN", "END", "$END"}:
         if tok.type == "RBRACE":
             return Diagnostic("unmatched '}'", span)
-        if tok.type == "NAME" and str(tok) in PROBE_EXAMPLES:
+        prov = _provider(str(tok)) if tok.type == "NAME" else None
+        if prov and prov.example:
             return Diagnostic(f"a {tok} probe needs an argument after ':'", span,
-                              note=f"e.g. {PROBE_EXAMPLES[str(tok)]}")
+                              note=f"e.g. {tok}:{prov.example}")
         if tok.type in ("NAME", "BEGIN", "END"):
             return Diagnostic(f"expected a probe like 'provider:argument', BEGIN or END, got {_describe(tok)}",
                               span, note="a probe is written provider:argument, e.g. tracepoint:sched/sched_switch")

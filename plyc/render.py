@@ -13,6 +13,7 @@ from . import __version__
 from . import cgen, printers
 from .check import Analysis
 from .diag import Diagnostic, PlycError
+from .providers import twin_prog
 from .resources import Field, Resources, layout
 
 
@@ -32,10 +33,6 @@ def _env() -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(str(ir.files("plyc").joinpath("templates")))
     return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=True,
                               lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
-
-
-def c_str_or_null(s: str) -> str:
-    return cgen.c_string(s.encode()) if s else "NULL"
 
 
 def _records(res: Resources) -> list:
@@ -111,13 +108,13 @@ def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
         body = gens[0].finish(struct, slot)
         probes.append(dict(prog=p.prog, section=p.section, line=p.line, spec=p.spec.replace("*/", "*\\/"),
                            ctx_decl=p.unit.provider.ctx_decl, body=[text for text, _ in body],
-                           stoppable=p.kind not in ("PLYC_P_BEGIN", "PLYC_P_END")))
+                           stoppable=not p.unit.provider.runs_once))
         if p.fentry:
             # The same probe as fentry/fexit; the tracer loads one of the two.
             body = gens[1].finish(struct, slot)
-            probes.append(dict(prog=p.prog + "_f", section="fexit" if p.kind == "PLYC_P_KRETPROBE" else "fentry",
+            probes.append(dict(prog=twin_prog(p.prog), section=p.fentry["section"],
                                line=p.line, spec=p.spec.replace("*/", "*\\/") + " as " +
-                               ("fexit" if p.kind == "PLYC_P_KRETPROBE" else "fentry") + ":" + p.fentry["func"],
+                               p.fentry["section"] + ":" + p.fentry["func"],
                                ctx_decl="__u64 *ctx", body=[text for text, _ in body], stoppable=True))
     maps = [dict(name=m.name, cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
                  key_ctype=f"struct {m.cname}_key" if m.keys else "__u32", value_ctype=m.value_ctype)
@@ -129,7 +126,7 @@ def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
                 event_max=event_slot_limit(res), event_slots=max([p.unit.index + 1 for p in res.probes] + [1]),
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
                 stack_entries=res.stack_entries, maps=maps, probes=probes, scratch=scratch,
-                uses_usdt=any(p.kind == "PLYC_P_USDT" for p in res.probes),
+                bpf_defines=sorted({p.unit.provider.bpf_define for p in res.probes} - {""}),
                 kernel_types=analysis.ktypes.definitions() if analysis.ktypes and analysis.ktypes.uses else [])
 
 
@@ -184,20 +181,10 @@ def _argdist_label(text: str) -> str:
     return words[-1] if len(words) == 1 or "->" in text or "." in text else re.sub(r"\W+", "_", text).strip("_")
 
 
-def fentry_ctx(p) -> str:
-    """The context slots a probe's fentry/fexit twin reads, as a mask: the
-    tracer has the device's verifier check those reads before it chooses
-    the twin (5.10 refuses an argument that points to other than a struct)."""
-    if not p.fentry:
-        return "0x0ULL"
-    slots = set()
-    for name in p.unit.args_read:
-        if name == "retval":
-            slots.add(p.fentry["nargs"])
-        else:
-            # A syscall wrapper's arguments are read from its pt_regs, ctx[0].
-            slots.add(0 if p.fentry["wrapped"] else int(name[3:]))
-    return f"{sum(1 << s for s in slots):#x}ULL"
+def probe_data(p) -> tuple:
+    """The probe's provider data: its C struct and designated initializers."""
+    prov = p.unit.provider
+    return prov.c_data(p.unit.target, p) if prov.c_data else (None, [])
 
 
 def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dict:
@@ -219,17 +206,11 @@ def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dic
                        width=f.type.width, offset=f.offset) for f in m.keys],
             value=dict(kind=vt.rt_kind() if vt.kind != "dataloc" else "PLYC_K_INT", size=vt.size,
                        signed=int(vt.signed), width=vt.width)))
-    probes = [dict(prog=p.prog, kind=p.kind, target_c=c_str_or_null(p.target), period_ns=p.period_ns,
-                   freq=p.freq, cpu=p.cpu, line=p.line,
+    probes = [dict(prog=p.prog, line=p.line, provider=p.unit.provider.c_provider,
                    where_c=cgen.c_string(where.encode()), spec_c=cgen.c_string(spec.encode()),
-                   offset=p.unit.target.extra.get("offset", 0),
-                   path_c=c_str_or_null(p.unit.target.extra.get("path", "")),
-                   usdt_c=c_str_or_null(p.unit.target.extra.get("usdt_provider", "")),
-                   fentry_prog=cgen.c_string((p.prog + "_f").encode()) if p.fentry else "NULL",
-                   fentry_func=c_str_or_null(p.fentry["func"]) if p.fentry else "NULL",
-                   fentry_nargs=p.fentry["nargs"] if p.fentry else 0,
-                   fentry_ctx=fentry_ctx(p))
-              for p in res.probes for where, spec in [probe_where(res, p, origin)]]
+                   data_struct=struct, data=fields)
+              for p in res.probes for where, spec in [probe_where(res, p, origin)]
+              for struct, fields in [probe_data(p)]]
     events = [dict(id=e.event.id, cname=e.cname, kind=e.event.kind, line=e.event.span.line,
                    body=printers.event_body(e, res)) for e in res.events]
     lm = linemap(bpf_c, res.script)

@@ -118,11 +118,6 @@ class ProbeRes:
     unit: object
     prog: str                        # BPF function name
     section: str
-    kind: str                        # PLYC_P_*
-    target: str
-    period_ns: int
-    freq: int
-    cpu: int
     line: int
     spec: str
     glob: bool
@@ -199,8 +194,7 @@ def build(analysis: Analysis, name: str, script: str, opts: Optional[dict] = Non
         fentry = None
         if t.provider.fentry and not unit.uses_regs and opts.get("fentry", True):
             fentry = t.provider.fentry(t, analysis.ktypes, analysis.arch)
-        probes.append(ProbeRes(unit, f"plyc_p{unit.index}", t.provider.section(t), t.kind,
-                               t.target, t.period_ns, t.freq, t.cpu, unit.spec.span.line,
+        probes.append(ProbeRes(unit, f"plyc_p{unit.index}", t.provider.section(t), unit.spec.span.line,
                                f"{unit.spec.provider}:{unit.spec.arg}" if unit.spec.arg
                                else unit.spec.provider, t.glob, fentry))
         for fname, fld in unit.tp_fields.items():
@@ -226,9 +220,10 @@ def describe(res: Resources) -> str:
         out.append(f"event {e.event.id} {e.event.kind}: [{args}] size={e.size}"
                    + (f" map={e.map.name}" if e.map else ""))
     for p in res.probes:
-        extra = {"PLYC_P_INTERVAL": f" period={p.period_ns}ns", "PLYC_P_PROFILE": f" freq={p.freq}hz cpu={p.cpu}"}
-        out.append(f"probe {p.prog} line {p.line}: {p.spec} -> {p.kind} section={p.section}"
-                   + extra.get(p.kind, ""))
+        prov = p.unit.target.provider
+        data = prov.c_data(p.unit.target, p)[1] if prov.c_data else []
+        out.append(f"probe {p.prog} line {p.line}: {p.spec} -> {prov.name} section={p.section}"
+                   + "".join(f" {k}={v}" for k, v in data))
     for s in res.tp_slots:
         out.append(f"param tp_off[{s.slot}]: {s.tracepoint} field {s.field} size={s.size}")
     out.append(f"args={res.nargs} stack={'yes' if res.uses_stack else 'no'} "

@@ -180,10 +180,11 @@ class Toolchain:
         """libplycrt.a for this compiler and flags, built once and cached
         (with libplyccompat.a beside it when the toolchain has compat sources)."""
         rt = runtime_dir()
-        sources = sorted(rt.glob("*.c"))
+        # Each provider's C half is in providers/ (docs/design.md).
+        sources = sorted(rt.glob("*.c")) + sorted(rt.glob("providers/*.c"))
         h = hashlib.sha256()
-        for p in sorted(rt.glob("*.[ch]")) + self.compat:
-            h.update(p.name.encode() + p.read_bytes())
+        for p in sorted(rt.glob("*.[ch]")) + sorted(rt.glob("providers/*.[ch]")) + self.compat:
+            h.update(str(p.relative_to(rt) if p.is_relative_to(rt) else p.name).encode() + p.read_bytes())
         h.update(repr((self.cc, self.cflags, self.opt, self.target)).encode())
         h.update(self.run([*self.cc, "--version"], "running the C compiler").stdout.encode())
         lib_dir = cache_dir() / f"rt-{self.target}{'-musl' if self.libc == 'musl' else ''}-{h.hexdigest()[:16]}"
@@ -194,7 +195,7 @@ class Toolchain:
         tmp.mkdir(parents=True, exist_ok=True)
         objs = []
         for src in sources:
-            obj = tmp / (src.stem + ".o")
+            obj = tmp / ("_".join(src.relative_to(rt).with_suffix(".o").parts))
             self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-c", src, "-o", obj],
                      f"compiling the tracer runtime ({src.name})")
             objs.append(obj)

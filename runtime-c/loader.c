@@ -25,6 +25,7 @@
 
 #include "plyc_loader.h"
 #include "plyc_attach.h"
+#include "plyc_providers.h"
 #include "plyc_metrics.h"
 #include "plyc_verifier.h"
 #include "plyc_output.h"
@@ -607,7 +608,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		}
 	}
 
-	if (plyc_once_run(prog, obj, PLYC_P_BEGIN)) {
+	if (plyc_once_run(prog, obj, &plyc_provider_begin)) {
 		failed = 1;
 		goto cleanup;
 	}
@@ -695,7 +696,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	if (o.cmd)
 		plyc_child_kill();
 	plyc_output_drain();
-	if (plyc_once_run(prog, obj, PLYC_P_END))
+	if (plyc_once_run(prog, obj, &plyc_provider_end))
 		failed = 1;
 	plyc_output_drain();
 	fflush(plyc_rt.out);

@@ -20,6 +20,7 @@
 
 #include "plyc_loader.h"
 #include "plyc_attach.h"
+#include "plyc_providers.h"
 
 static enum { BY_TEST_RUN, BY_UPROBE } how;
 static long site_offset = -1;
@@ -88,7 +89,7 @@ static int uprobes_available(void)
 
 static int is_once(const struct plyc_probe *pr)
 {
-	return pr->kind == PLYC_P_BEGIN || pr->kind == PLYC_P_END;
+	return pr->provider == &plyc_provider_begin || pr->provider == &plyc_provider_end;
 }
 
 int plyc_once_prepare(const struct plyc_program *P, struct bpf_object *obj)
@@ -145,7 +146,7 @@ static int run_by_uprobe(struct bpf_program *bp)
 	return 0;
 }
 
-int plyc_once_run(const struct plyc_program *P, struct bpf_object *obj, enum plyc_probe_kind kind)
+int plyc_once_run(const struct plyc_program *P, struct bpf_object *obj, const struct plyc_provider *which)
 {
 	int i;
 
@@ -155,7 +156,7 @@ int plyc_once_run(const struct plyc_program *P, struct bpf_object *obj, enum ply
 		LIBBPF_OPTS(bpf_test_run_opts, opts);
 		int err;
 
-		if (pr->kind != kind)
+		if (pr->provider != which)
 			continue;
 		bp = bpf_object__find_program_by_name(obj, pr->prog);
 		if (!bp)

@@ -140,7 +140,8 @@ int plyc_output_prepare(struct bpf_object *obj, const char *name, int verbose)
 		if (!err)
 			err = clear_has_ringbuf(obj);
 		if (verbose)
-			fprintf(stderr, "%s: output: perf buffer, %zu pages per CPU (%s)\n", name, pb_pages, why);
+			fprintf(stderr, "%s: output: perf buffer, %zu page%s per CPU (%s)\n", name, pb_pages,
+				pb_pages == 1 ? "" : "s", why);
 	}
 	if (err) {
 		fprintf(stderr, "%s: error: cannot set up the output: %s\n", name, strerror(-err));

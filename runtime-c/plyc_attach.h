@@ -1,24 +1,26 @@
-/* Attaching probes by kind: tracepoints (globs expanded on the device),
- * interval and profile timers (perf events). */
+/* Attaching probes: each probe's provider (plyc_provider.h) does its own
+ * kind; what they share is here. */
 #ifndef PLYC_ATTACH_H
 #define PLYC_ATTACH_H
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/perf_event.h>
 
 #include "plyc_loader.h"
+#include "plyc_provider.h"
 
 struct plyc_links {
 	struct bpf_link **v;
 	int n, cap;
 };
 
-/* Every probe's target exists on this device; kprobe targets are
- * resolved to this kernel's functions (before the load). */
+/* Every probe's target exists on this device (its provider's resolve),
+ * before the load. */
 int plyc_check_targets(const struct plyc_program *prog);
 /* Whether probe i resolved to syscall wrappers (for plyc_params.kwrap). */
 int plyc_probe_wrapped(int probe);
-/* Program settings that depend on the device (kprobe.multi), before load. */
+/* Program settings that depend on the device (providers' prepare), before load. */
 int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *obj);
 int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links);
 void plyc_detach_all(struct plyc_links *links);
@@ -31,5 +33,18 @@ int plyc_load_trivial(enum bpf_prog_type type, struct bpf_prog_load_opts *opts);
 /* "script:LINE: error: SPEC: message" on stderr; returns -1. */
 int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* For providers: keep a link (0, or -ENOMEM); an errno (or libbpf's own
+ * codes, 4000 and up) as text. */
+int plyc_add_link(struct plyc_links *links, struct bpf_link *link);
+const char *plyc_errstr(int err);
+int plyc_has_glob(const char *s);
+/* A perf event of attr on every online CPU (cpu -1) or on one, running bp;
+ * `what` names it in errors ("timer"). 0, or -1 once told. */
+int plyc_attach_perf(struct plyc_probe_ctx *c, struct bpf_program *bp, struct plyc_links *links,
+		     struct perf_event_attr *attr, int cpu, const char *what);
+/* A uprobe's or usdt's binary or library that plyc_resolve_binary refused. */
+int plyc_binary_error(struct plyc_probe_ctx *c, const char *path, int err);
+int plyc_perf_open(struct perf_event_attr *attr, int cpu);
 
 #endif

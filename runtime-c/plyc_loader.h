@@ -12,36 +12,17 @@
 #include "plyc_rt.h"
 #include "plyc_argdist.h"
 
-enum plyc_probe_kind {
-	PLYC_P_BEGIN,
-	PLYC_P_END,
-	PLYC_P_TRACEPOINT,
-	PLYC_P_INTERVAL,
-	PLYC_P_PROFILE,
-	PLYC_P_KPROBE,
-	PLYC_P_KRETPROBE,
-	PLYC_P_UPROBE,
-	PLYC_P_URETPROBE,
-	PLYC_P_USDT,
-};
+struct plyc_provider;
 
+/* One probe of the script: what every provider's has; the rest is the
+ * provider's own (data: a struct its providers/NAME.h declares). */
 struct plyc_probe {
 	const char *prog;          /* BPF program (function) name */
-	enum plyc_probe_kind kind;
-	const char *target;        /* tracepoint group/event (glob on event allowed) */
-	uint64_t period_ns;        /* interval */
-	uint32_t freq;             /* profile */
-	int cpu;                   /* profile/interval CPU, -1 for all */
-	int line;                  /* script line of the spec */
 	const char *spec;          /* as written */
-	uint64_t offset;           /* kprobe/uprobe sym+offset */
-	const char *path;          /* uprobe/usdt binary or library, as written */
-	const char *usdt_provider; /* usdt provider, or NULL */
-	const char *fentry_prog;   /* the kprobe's fentry/fexit twin, or NULL */
-	const char *fentry_func;   /* ... built for this function */
-	int fentry_nargs;          /* ... with this many arguments */
-	uint64_t fentry_ctx;       /* ... reading these ctx slots (bit n: ctx[n]) */
+	int line;                  /* script line of the spec */
 	const char *where;         /* "script.ply:LINE", or where a front end's probe came from */
+	const struct plyc_provider *provider;
+	const void *data;
 };
 
 /* A tracepoint field whose offset is read from the device's format file. */
@@ -124,7 +105,7 @@ const unsigned char *plyc_read_helpers(const struct plyc_program *prog, size_t *
  * uprobe on the tracer itself), settled before load; then running every
  * probe of one kind, in order. 0, or -1 once told. */
 int plyc_once_prepare(const struct plyc_program *prog, struct bpf_object *obj);
-int plyc_once_run(const struct plyc_program *prog, struct bpf_object *obj, enum plyc_probe_kind kind);
+int plyc_once_run(const struct plyc_program *prog, struct bpf_object *obj, const struct plyc_provider *which);
 
 /* child.c: the -c CMD process, started held in a process group of its own
  * and released once attached. Failures are told on stderr, as NAME: error. */

@@ -28,6 +28,7 @@
 #include "plyc_loader.h"
 #include "plyc_attach.h"
 #include "plyc_tp.h"
+#include "providers/tracepoint.h"
 /* How far into a tracepoint's context the verifier lets a program load:
  * the kernel's PERF_MAX_TRACE_SIZE, 2048 (8192 in newer kernels). */
 #define TP_CTX_MAX 2048
@@ -51,7 +52,7 @@ const struct plyc_tploc *plyc_tp_resolve(const struct plyc_program *P)
 		uint32_t off, size;
 		int err;
 
-		snprintf(group, sizeof(group), "%s", pr->target);
+		snprintf(group, sizeof(group), "%s", ((const struct plyc_tracepoint_data *)pr->data)->target);
 		event = strchr(group, '/');
 		*event++ = 0;
 		err = plyc_tp_field(group, event, s->field, &off, &size);

@@ -1,7 +1,7 @@
 /* USDT probes of a binary, from its .note.stapsdt notes: the provider of a
  * probe named without one, and the file offsets of a probe's locations
  * (where a kernel without BPF cookies needs a second program attached as a
- * plain uprobe, attach.c). */
+ * plain uprobe, providers/usdt.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

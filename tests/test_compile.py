@@ -288,7 +288,8 @@ def test_fentry_twins_name_the_context_slots_they_read():
              "kretprobe:vfs_read { @r = count(); } kretprobe:vfs_write { @w = quantize(retval); } "
              "kprobe:SyS_openat { @o[arg1] = count(); }")
     assert p.returncode == 0, p.stderr
-    rows = re.findall(r'"(plyc_p\d)_f", "(\w+)", (\d+), (0x[0-9a-f]+)ULL', p.stdout)
+    rows = re.findall(r'\.fentry_prog = "(plyc_p\d)_f",\n\t\.fentry_func = "(\w+)",\n'
+                      r'\t\.fentry_nargs = (\d+),\n\t\.fentry_ctx = (0x[0-9a-f]+)ULL,', p.stdout)
     assert rows == [("plyc_p0", "vfs_read", "4", "0x4"), ("plyc_p1", "vfs_read", "4", "0x0"),
                     ("plyc_p2", "vfs_write", "4", "0x10"), ("plyc_p3", "__x64_sys_openat", "1", "0x1")]
 

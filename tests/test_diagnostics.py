@@ -29,7 +29,36 @@ CASES = [
 t.ply:1:1: error: unknown provider 'foo'
 foo:bar { exit(); }
 ^~~~~~~
-note: providers are: BEGIN, END, i, interval, k, kprobe, kr, kretprobe, profile, t, tracepoint, u, uprobe, ur, uretprobe, usdt
+note: providers are: BEGIN, END, h, hardware, i, interval, k, kprobe, kr, kretprobe, profile, s, software, t, tracepoint, u, uprobe, ur, uretprobe, usdt
+'''),
+    ('software-unknown-event', 'software:pagefaults { exit(); }', r'''
+t.ply:1:1: error: unknown software event 'pagefaults'
+software:pagefaults { exit(); }
+^~~~~~~~~~~~~~~~~~~
+note: software events are: cpu-clock (cpu), task-clock, page-faults (faults), context-switches (cs), cpu-migrations, minor-faults, major-faults, alignment-faults, emulation-faults, dummy, bpf-output
+'''),
+    ('hardware-unknown-event', 'h:cache-miss:10 { exit(); }', r'''
+t.ply:1:1: error: unknown hardware event 'cache-miss'
+h:cache-miss:10 { exit(); }
+^~~~~~~~~~~~~~~
+note: hardware events are: cpu-cycles (cycles), instructions, cache-references, cache-misses, branch-instructions (branches), branch-misses, bus-cycles, frontend-stalls, backend-stalls, ref-cycles
+'''),
+    ('software-bad-count', 'software:faults:lots { exit(); }', r'''
+t.ply:1:1: error: 'lots' is not a count of events
+software:faults:lots { exit(); }
+^~~~~~~~~~~~~~~~~~~~
+note: e.g. software:page-faults:100: the probe runs every COUNT events
+'''),
+    ('software-zero-count', 'software:cs:0 { exit(); }', r'''
+t.ply:1:1: error: a count of 0 events is out of range (1 to 9223372036854775807)
+software:cs:0 { exit(); }
+^~~~~~~~~~~~~
+'''),
+    ('software-without-event', 'software { exit(); }', r'''
+t.ply:1:1: error: a software probe needs an argument after ':'
+software { exit(); }
+^~~~~~~~
+note: e.g. software:page-faults:100
 '''),
     ('provider-without-argument', 'kprobe { exit(); }', r'''
 t.ply:1:1: error: a kprobe probe needs an argument after ':'

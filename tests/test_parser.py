@@ -269,38 +269,42 @@ def test_braceless_probes_in_sequence():
 
 # --- providers: every spelling, as the parser splits it and the provider reads it
 
-@pytest.mark.parametrize("spec,provider,arg,kind", [
-    ("kprobe:SyS_*", "kprobe", "SyS_*", "PLYC_P_KPROBE"),
-    ("k:vfs_*r[ei][at][de]", "k", "vfs_*r[ei][at][de]", "PLYC_P_KPROBE"),
-    ("k:vfs_read+16", "k", "vfs_read+16", "PLYC_P_KPROBE"),
-    ("k:0xffffffff81000000", "k", "0xffffffff81000000", "PLYC_P_KPROBE"),
-    ("kr:vfs_read", "kr", "vfs_read", "PLYC_P_KRETPROBE"),
-    ("kretprobe:vfs_*", "kretprobe", "vfs_*", "PLYC_P_KRETPROBE"),
-    ("t:sched/sched_switch", "t", "sched/sched_switch", "PLYC_P_TRACEPOINT"),
-    ("tracepoint:syscalls/sys_enter_*", "tracepoint", "syscalls/sys_enter_*", "PLYC_P_TRACEPOINT"),
-    ("tracepoint:syscalls/*", "tracepoint", "syscalls/*", "PLYC_P_TRACEPOINT"),
-    ("u:/bin/bash:readline", "u", "/bin/bash:readline", "PLYC_P_UPROBE"),
-    ("uprobe:c:malloc", "uprobe", "c:malloc", "PLYC_P_UPROBE"),
-    ("uprobe:./a.out:main+4", "uprobe", "./a.out:main+4", "PLYC_P_UPROBE"),
+@pytest.mark.parametrize("spec,provider,arg,name", [
+    ("kprobe:SyS_*", "kprobe", "SyS_*", "kprobe"),
+    ("k:vfs_*r[ei][at][de]", "k", "vfs_*r[ei][at][de]", "kprobe"),
+    ("k:vfs_read+16", "k", "vfs_read+16", "kprobe"),
+    ("k:0xffffffff81000000", "k", "0xffffffff81000000", "kprobe"),
+    ("kr:vfs_read", "kr", "vfs_read", "kretprobe"),
+    ("kretprobe:vfs_*", "kretprobe", "vfs_*", "kretprobe"),
+    ("t:sched/sched_switch", "t", "sched/sched_switch", "tracepoint"),
+    ("tracepoint:syscalls/sys_enter_*", "tracepoint", "syscalls/sys_enter_*", "tracepoint"),
+    ("tracepoint:syscalls/*", "tracepoint", "syscalls/*", "tracepoint"),
+    ("u:/bin/bash:readline", "u", "/bin/bash:readline", "uprobe"),
+    ("uprobe:c:malloc", "uprobe", "c:malloc", "uprobe"),
+    ("uprobe:./a.out:main+4", "uprobe", "./a.out:main+4", "uprobe"),
     ("ur:/lib/x86_64-linux-gnu/libc.so.6:malloc", "ur", "/lib/x86_64-linux-gnu/libc.so.6:malloc",
-     "PLYC_P_URETPROBE"),
-    ("uretprobe:c:free", "uretprobe", "c:free", "PLYC_P_URETPROBE"),
-    ("usdt:/path/to/bin:prov:name", "usdt", "/path/to/bin:prov:name", "PLYC_P_USDT"),
-    ("interval:1", "interval", "1", "PLYC_P_INTERVAL"),
-    ("i:500ms", "i", "500ms", "PLYC_P_INTERVAL"),
-    ("interval:s:1", "interval", "s:1", "PLYC_P_INTERVAL"),
-    ("profile:99hz", "profile", "99hz", "PLYC_P_PROFILE"),
-    ("profile:1:100hz", "profile", "1:100hz", "PLYC_P_PROFILE"),
-    ("BEGIN", "BEGIN", "", "PLYC_P_BEGIN"),
-    ("END", "END", "", "PLYC_P_END"),
+     "uretprobe"),
+    ("uretprobe:c:free", "uretprobe", "c:free", "uretprobe"),
+    ("usdt:/path/to/bin:prov:name", "usdt", "/path/to/bin:prov:name", "usdt"),
+    ("interval:1", "interval", "1", "interval"),
+    ("i:500ms", "i", "500ms", "interval"),
+    ("interval:s:1", "interval", "s:1", "interval"),
+    ("profile:99hz", "profile", "99hz", "profile"),
+    ("profile:1:100hz", "profile", "1:100hz", "profile"),
+    ("BEGIN", "BEGIN", "", "BEGIN"),
+    ("END", "END", "", "END"),
+    ("software:page-faults:100", "software", "page-faults:100", "software"),
+    ("s:faults", "s", "faults", "software"),
+    ("hardware:cache-misses:1000000", "hardware", "cache-misses:1000000", "hardware"),
+    ("h:cycles", "h", "cycles", "hardware"),
 ])
-def test_provider_spellings(spec, provider, arg, kind):
+def test_provider_spellings(spec, provider, arg, name):
     for text in (f"{spec} {{ exit(); }}", f"{spec}{{ exit(); }}", f"{spec}\n{{\n}}"):
         s = probe(text).specs[0]
         assert (s.provider, s.arg) == (provider, arg)
         assert s.span.line == 1 and s.span.col == 1 and s.span.end_col == len(spec) + 1
     # The provider accepts the spelling.
-    assert providers.lookup(provider).parse(s).kind == kind
+    assert providers.lookup(provider).parse(s).provider.name == name
 
 
 @pytest.mark.parametrize("spec,period_ns", [
@@ -562,3 +566,17 @@ def test_valid_scripts_parse_and_check(index):
     program = parse(src, "v.ply")
     analysis = driver.analyze(program, src, "v.ply", driver.Options(env={}))
     assert len(analysis.units) == sum(len(p.specs) for p in program.probes)
+
+
+@pytest.mark.parametrize("spec,event,period", [
+    ("software:page-faults:100", "page-faults", 100), ("s:faults", "page-faults", 100),
+    ("software:cs", "context-switches", 1000), ("software:cpu:1_000", "cpu-clock", 1000),
+    ("software:task-clock", "task-clock", 1), ("software:major-faults", "major-faults", 1),
+    ("h:cycles", "cpu-cycles", 1000000), ("hardware:branches", "branch-instructions", 100000),
+    ("hardware:bus-cycles:7", "bus-cycles", 7), ("h:ref-cycles", "ref-cycles", 1000000),
+])
+def test_perf_event_names_and_default_counts(spec, event, period):
+    """bpftrace's event names, aliases and default counts (sample periods)."""
+    s = probe(f"{spec} {{ exit(); }}").specs[0]
+    t = providers.lookup(s.provider).parse(s)
+    assert (t.target, t.extra["period"]) == (event, period)

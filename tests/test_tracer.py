@@ -114,7 +114,8 @@ def test_verbose_tells_the_output_path(tmp_path, workload):
     perf = run(tracer, "-v", "-c", f"{workload} getppid 5", env={**os.environ, **PERF_BUFFER})
     assert perf.returncode == 0, perf.stderr
     pages = max(1 << (n.bit_length() - 1) for n in [max(1, 65536 // os.cpu_count() // os.sysconf("SC_PAGESIZE"))])
-    assert f"t: output: perf buffer, {pages} pages per CPU (PLYC_NO_RINGBUF is set)\n" in perf.stderr
+    assert f"t: output: perf buffer, {pages} page{'s' if pages != 1 else ''} per CPU (PLYC_NO_RINGBUF is set)\n" \
+        in perf.stderr
     assert perf.stdout == want
 
 

@@ -1,6 +1,9 @@
 """Providers as a table: one module each, one `Provider` value per module.
 A provider turns a probe spec into an attach target, names the BPF section
-and context type, and adds the variables its probes may use."""
+and context type, and adds the variables its probes may use. Its C half is
+runtime-c/providers/NAME.c: `c_provider` names it, and `c_data` gives the
+designated initializer of the data struct its providers/NAME.h declares
+(docs/design.md, "How to add a provider")."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -27,7 +30,6 @@ class Target:
     """A parsed spec: what the loader attaches, and how."""
     provider: "Provider"
     spec: Spec
-    kind: str                        # loader attach kind, PLYC_P_*
     target: str = ""                 # tracepoint group/event, symbol, ...
     period_ns: int = 0               # interval
     freq: int = 0                    # profile
@@ -50,6 +52,21 @@ class Provider:
     typed: Optional[Callable] = None
     # (target, KernelTypes, arch) -> how it can run as fentry/fexit, or None
     fentry: Optional[Callable] = None
+    # The C half: `const struct plyc_provider` in runtime-c/providers/
+    c_provider: str = ""
+    # (target, probe resources) -> (C data struct, [(field, C expression)]),
+    # or None: the probe carries no data
+    c_data: Optional[Callable] = None
+    # Runs in a context that may be preempted (sleepable user probes): its
+    # scratch slot must be claimed (cgen)
+    preemptible: bool = False
+    # Run once by the tracer itself (BEGIN, END), not attached
+    runs_once: bool = False
+    # Defined in the BPF C when a probe is of this provider (its helpers in
+    # runtime-c/bpf/ need it), e.g. PLYC_USDT
+    bpf_define: str = ""
+    # The argument of an example probe, for `a PROVIDER probe needs an argument`
+    example: str = ""
     has_stack: bool = True
     runnable_here: bool = True       # codegen exists; False: parses and checks only
     doc: str = ""
@@ -61,12 +78,23 @@ class Provider:
         return None
 
 
+def twin_prog(prog: str) -> str:
+    """The BPF program name of a probe's fentry/fexit twin."""
+    return prog + "_f"
+
+
+def c_str(s: str) -> str:
+    """A C string literal, or NULL for none."""
+    from ..cgen import c_string
+    return c_string(s.encode()) if s else "NULL"
+
+
 def spec_error(spec: Spec, message: str, note: str = None) -> PlycError:
     from ..diag import error
     return error(message, spec.span, note)
 
 
-from . import interval, kprobe, profile, special, tracepoint, uprobe  # noqa: E402
+from . import interval, kprobe, perfevent, profile, special, tracepoint, uprobe  # noqa: E402
 
 REGISTRY: tuple[Provider, ...] = (
     tracepoint.PROVIDER,
@@ -77,6 +105,8 @@ REGISTRY: tuple[Provider, ...] = (
     uprobe.USDT,
     interval.PROVIDER,
     profile.PROVIDER,
+    perfevent.SOFTWARE,
+    perfevent.HARDWARE,
     special.BEGIN,
     special.END,
 )

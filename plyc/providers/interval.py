@@ -25,7 +25,11 @@ def parse_period(spec) -> int:
 
 
 def parse(spec) -> Target:
-    return Target(PROVIDER, spec, "PLYC_P_INTERVAL", spec.arg, period_ns=parse_period(spec), cpu=0)
+    return Target(PROVIDER, spec, spec.arg, period_ns=parse_period(spec), cpu=0)
+
+
+def c_data(t: Target, p):
+    return "plyc_interval_data", [("period_ns", f"{t.period_ns}ULL"), ("cpu", str(t.cpu))]
 
 
 PROVIDER = Provider(
@@ -34,6 +38,9 @@ PROVIDER = Provider(
     parse=parse,
     section=lambda t: "perf_event",
     ctx_decl="void *ctx",
+    c_provider="plyc_provider_interval",
+    example="1s",
+    c_data=c_data,
     has_stack=False,
     doc="a timer on one CPU",
 )

@@ -9,7 +9,7 @@ import re
 from .. import arch as A
 from .. import btf as B
 from .. import types as T
-from . import Provider, Target, Var, spec_error
+from . import Provider, Target, Var, c_str, spec_error, twin_prog
 
 # A syscall named in any era's spelling, and the name of the syscall itself.
 SYSCALL = re.compile(r"^(?:SyS_|sys_|__se_sys_|__do_sys_|__(?:x64|ia32|arm64|arm|s390x|riscv)_sys_)(\w+)$")
@@ -18,16 +18,15 @@ ARGS = tuple(Var(f"arg{i}", T.U64, f"plyc_kprobe_arg(ctx, {i}, plyc_params.kwrap
                  doc="argument, per the calling convention") for i in range(10))
 
 
-def parse_kind(kind):
+def parse_kind(ret: bool):
     def parse(spec) -> Target:
         arg = spec.arg
         if not re.fullmatch(r"(0x[0-9a-fA-F]+|[A-Za-z0-9_.*?\[\]\-!^]+(\+(0x[0-9a-fA-F]+|\d+))?)", arg):
             raise spec_error(spec, f"'{arg}' is not a kernel symbol, glob, sym+offset or 0xADDR")
-        if kind == "PLYC_P_KRETPROBE" and ("+" in arg or arg.startswith("0x")):
+        if ret and ("+" in arg or arg.startswith("0x")):
             raise spec_error(spec, "a kretprobe takes a function name or glob, not an offset or address")
-        prov = KPROBE if kind == "PLYC_P_KPROBE" else KRETPROBE
         sym, _, off = arg.partition("+")
-        t = Target(prov, spec, kind, sym, glob=bool(re.search(r"[*?\[]", sym)))
+        t = Target(KRETPROBE if ret else KPROBE, spec, sym, glob=bool(re.search(r"[*?\[]", sym)))
         t.extra["offset"] = int(off, 0) if off else 0
         return t
     return parse
@@ -94,26 +93,58 @@ def fentry_plan(target: Target, ktypes, arch: str):
         if fid is not None:
             proto = b[b[fid].type]
             wrapped = bool(prefix) and name.startswith(prefix)
-            return dict(func=name, nargs=len(proto.members), wrapped=wrapped)
+            return dict(func=name, nargs=len(proto.members), wrapped=wrapped, section=twin_section(target))
     # A syscall wrapper takes the user's registers alone on every
     # architecture: another's in the build kernel (a cross build's BTF is
     # the build machine's) stands for the target's.
     for other in sorted({a.syscall_prefix for a in A.ARCHES.values()} - {None, prefix}):
         fid = b.find(B.FUNC, other + m.group(1)) if m and prefix else None
         if fid is not None and len(b[b[fid].type].members) == 1:
-            return dict(func=prefix + m.group(1), nargs=1, wrapped=True)
+            return dict(func=prefix + m.group(1), nargs=1, wrapped=True, section=twin_section(target))
     return None
 
 
+def twin_section(target: Target) -> str:
+    return "fexit" if target.provider is KRETPROBE else "fentry"
+
+
+def fentry_ctx(p) -> str:
+    """The context slots a probe's fentry/fexit twin reads, as a mask: the
+    tracer has the device's verifier check those reads before it chooses
+    the twin (5.10 refuses an argument that points to other than a struct)."""
+    if not p.fentry:
+        return "0x0ULL"
+    slots = set()
+    for name in p.unit.args_read:
+        if name == "retval":
+            slots.add(p.fentry["nargs"])
+        else:
+            # A syscall wrapper's arguments are read from its pt_regs, ctx[0].
+            slots.add(0 if p.fentry["wrapped"] else int(name[3:]))
+    return f"{sum(1 << s for s in slots):#x}ULL"
+
+
+def c_data(t: Target, p):
+    f = p.fentry
+    return "plyc_kprobe_data", [
+        ("target", c_str(t.target)), ("offset", f"{t.extra.get('offset', 0)}ULL"),
+        ("retprobe", str(int(t.provider is KRETPROBE))),
+        ("fentry_prog", c_str(twin_prog(p.prog)) if f else "NULL"),
+        ("fentry_func", c_str(f["func"]) if f else "NULL"),
+        ("fentry_nargs", str(f["nargs"] if f else 0)), ("fentry_ctx", fentry_ctx(p))]
+
+
 KPROBE = Provider(
-    name="kprobe", aliases=("k",), parse=parse_kind("PLYC_P_KPROBE"),
+    name="kprobe", aliases=("k",), parse=parse_kind(False),
+    c_provider="plyc_provider_kprobe", c_data=c_data, example="vfs_read",
     section=lambda t: "kprobe", ctx_decl="struct pt_regs *ctx",
     variables=ARGS + (Var("caller", T.SYM, "PLYC_IP(ctx)", doc="where the probe hit, as sym+off"),
                       Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
     typed=typed, fentry=fentry_plan, doc="kernel function entry")
 
 KRETPROBE = Provider(
-    name="kretprobe", aliases=("kr",), parse=parse_kind("PLYC_P_KRETPROBE"),
+    name="kretprobe", aliases=("kr",), parse=parse_kind(True),
+    c_provider="plyc_provider_kretprobe", c_data=c_data, example="vfs_read",
     section=lambda t: "kretprobe", ctx_decl="struct pt_regs *ctx",
     variables=(Var("retval", T.S64, "PLYC_RET(ctx)", doc="the return value"),
                Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),

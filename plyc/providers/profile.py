@@ -14,7 +14,11 @@ def parse(spec) -> Target:
     freq = int(m.group(2))
     if not 1 <= freq <= 1000:
         raise spec_error(spec, f"profile frequency {freq} is out of range (1 to 1000 hz)")
-    return Target(PROVIDER, spec, "PLYC_P_PROFILE", spec.arg, freq=freq, cpu=cpu)
+    return Target(PROVIDER, spec, spec.arg, freq=freq, cpu=cpu)
+
+
+def c_data(t: Target, p):
+    return "plyc_profile_data", [("freq", str(t.freq)), ("cpu", str(t.cpu))]
 
 
 PROVIDER = Provider(
@@ -23,5 +27,8 @@ PROVIDER = Provider(
     parse=parse,
     section=lambda t: "perf_event",
     ctx_decl="void *ctx",
+    c_provider="plyc_provider_profile",
+    example="99hz",
+    c_data=c_data,
     doc="a timer on every CPU",
 )

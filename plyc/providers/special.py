@@ -7,15 +7,17 @@ from __future__ import annotations
 from . import Provider, Target, spec_error
 
 
-def _parse(kind):
+def _parse(name):
     def parse(spec) -> Target:
         if spec.arg:
             raise spec_error(spec, f"{spec.provider} takes no argument")
-        return Target(BEGIN if kind == "PLYC_P_BEGIN" else END, spec, kind)
+        return Target(BEGIN if name == "BEGIN" else END, spec)
     return parse
 
 
-BEGIN = Provider(name="BEGIN", aliases=(), parse=_parse("PLYC_P_BEGIN"), section=lambda t: "raw_tp",
-                 ctx_decl="void *ctx", has_stack=False, doc="once, before the probes start")
-END = Provider(name="END", aliases=(), parse=_parse("PLYC_P_END"), section=lambda t: "raw_tp",
-               ctx_decl="void *ctx", has_stack=False, doc="once, after the probes stop")
+BEGIN = Provider(name="BEGIN", aliases=(), parse=_parse("BEGIN"), section=lambda t: "raw_tp",
+                 ctx_decl="void *ctx", c_provider="plyc_provider_begin", runs_once=True, has_stack=False,
+                 doc="once, before the probes start")
+END = Provider(name="END", aliases=(), parse=_parse("END"), section=lambda t: "raw_tp",
+               ctx_decl="void *ctx", c_provider="plyc_provider_end", runs_once=True, has_stack=False,
+               doc="once, after the probes stop")

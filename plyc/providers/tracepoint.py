@@ -7,7 +7,7 @@ import re
 from .. import tracefs
 from .. import types as T
 from ..diag import error
-from . import Provider, Target, Var, spec_error
+from . import Provider, Target, Var, c_str, spec_error
 
 GLOB = re.compile(r"[*?\[]")
 
@@ -26,8 +26,11 @@ def parse(spec) -> Target:
     if not re.fullmatch(r"\w+", group) or not re.fullmatch(r"[\w*?\[\]!^-]+", event):
         raise spec_error(spec, f"tracepoint '{arg}' is not group/event",
                          "e.g. tracepoint:sched/sched_switch")
-    return Target(PROVIDER, spec, "PLYC_P_TRACEPOINT", f"{group}/{event}",
-                  glob=bool(GLOB.search(event)))
+    return Target(PROVIDER, spec, f"{group}/{event}", glob=bool(GLOB.search(event)))
+
+
+def c_data(t: Target, p):
+    return "plyc_tracepoint_data", [("target", c_str(t.target))]
 
 
 def member(target: Target, name: str, span):
@@ -56,5 +59,8 @@ PROVIDER = Provider(
     variables=(Var("data", T.Type("ctx", 8, pointee="tracepoint"), "ctx",
                    doc="the event's fields: data->field"),),
     member=member,
+    c_provider="plyc_provider_tracepoint",
+    example="sched/sched_switch",
+    c_data=c_data,
     doc="static kernel tracepoints",
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from .. import types as T
-from . import Provider, Target, Var, spec_error
+from . import Provider, Target, Var, c_str, spec_error
 
 # Arguments of user functions point into user memory.
 USER_ARG = T.Type("int", 8, False, user=True)
@@ -19,12 +19,12 @@ ARGS = tuple(Var(f"arg{i}", USER_ARG, f"plyc_kprobe_arg(ctx, {i}, 0)", doc="argu
 
 def parse_kind(kind):
     def parse(spec) -> Target:
-        if kind == "PLYC_P_USDT":
+        if kind == "usdt":
             parts = spec.arg.split(":")
             if len(parts) not in (2, 3) or not all(parts):
                 raise spec_error(spec, f"'{spec.arg}' is not PATH:[provider:]name",
                                  "e.g. usdt:/usr/bin/python3:python:function__entry")
-            t = Target(USDT, spec, kind, parts[-1])
+            t = Target(USDT, spec, parts[-1])
             t.extra.update(path=parts[0], usdt_provider=parts[1] if len(parts) == 3 else "",
                            usdt_name=parts[-1])
             return t
@@ -38,26 +38,37 @@ def parse_kind(kind):
             raise spec_error(spec, f"'{sym}{'+' + off if off else ''}' is not a symbol, sym+offset or 0xADDR",
                              "a symbol version is written sym@VERSION, e.g. uprobe:c:clock_nanosleep@GLIBC_2.2.5"
                              if "@" in sym else None)
-        if kind == "PLYC_P_URETPROBE" and (off or sym.startswith("0x")):
+        if kind == "uretprobe" and (off or sym.startswith("0x")):
             raise spec_error(spec, "a uretprobe takes a function name, not an offset or address")
-        prov = UPROBE if kind == "PLYC_P_UPROBE" else URETPROBE
-        t = Target(prov, spec, kind, sym)
+        t = Target(UPROBE if kind == "uprobe" else URETPROBE, spec, sym)
         t.extra.update(path=path, offset=int(off, 0) if off else 0)
         return t
     return parse
 
 
-UPROBE = Provider(name="uprobe", aliases=("u",), parse=parse_kind("PLYC_P_UPROBE"),
+def c_data(t: Target, p):
+    if t.provider is USDT:
+        return "plyc_usdt_data", [("path", c_str(t.extra["path"])), ("provider", c_str(t.extra["usdt_provider"])),
+                                  ("name", c_str(t.extra["usdt_name"]))]
+    return "plyc_uprobe_data", [("path", c_str(t.extra["path"])), ("target", c_str(t.target)),
+                                ("offset", f"{t.extra['offset']}ULL"), ("retprobe", str(int(t.provider is URETPROBE)))]
+
+
+UPROBE = Provider(name="uprobe", aliases=("u",), parse=parse_kind("uprobe"),
+                  c_provider="plyc_provider_uprobe", c_data=c_data, example="/bin/bash:readline", preemptible=True,
                   section=lambda t: "uprobe", ctx_decl="struct pt_regs *ctx",
                   variables=ARGS + (Var("caller", T.Int(8, False, "hex"), "PLYC_IP(ctx)"),
                                     Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
                   doc="user function entry")
-URETPROBE = Provider(name="uretprobe", aliases=("ur",), parse=parse_kind("PLYC_P_URETPROBE"),
+URETPROBE = Provider(name="uretprobe", aliases=("ur",), parse=parse_kind("uretprobe"),
+                     c_provider="plyc_provider_uretprobe", c_data=c_data, example="/bin/bash:readline", preemptible=True,
                      section=lambda t: "uretprobe", ctx_decl="struct pt_regs *ctx",
                      variables=(Var("retval", T.S64, "PLYC_RET(ctx)"),
                                 Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
                      doc="user function return")
-USDT = Provider(name="usdt", aliases=(), parse=parse_kind("PLYC_P_USDT"),
+USDT = Provider(name="usdt", aliases=(), parse=parse_kind("usdt"),
+                c_provider="plyc_provider_usdt", c_data=c_data, preemptible=True, bpf_define="PLYC_USDT",
+                example="/path/to/binary:provider:name",
                 section=lambda t: "usdt", ctx_decl="struct pt_regs *ctx",
                 variables=tuple(Var(f"arg{i}", USER_ARG, f"plyc_usdt_arg(ctx, {i})", doc="argument")
                                 for i in range(10)),

@@ -17,6 +17,11 @@
  * Its comm is plyc-work, or $WORKLOAD_COMM.
  *   workload delay MS MODE...   sleep MS first, then do MODE (to attach to it with -p)
  *   workload udp N SIZE         N UDP datagrams of SIZE bytes to 127.0.0.1:9
+ *   workload touch N            N fresh pages touched (one page fault each, no
+ *                               huge pages) while its comm is plyc-touch; the
+ *                               same code warmed up first, so that is all it does
+ *   workload switches N         N 100us sleeps (a context switch each) while its
+ *                               comm is plyc-switch
  *   workload waits N            N clock_nanosleep() of 1us, N pthread_cond_wait()
  *                               (each woken by a helper thread that never waits
  *                               on a condition itself) and N pthread_cond_timedwait()
@@ -32,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -173,6 +179,40 @@ int main(int argc, char **argv)
 	return rc;
 }
 
+/* Touch n fresh pages with the comm `name`; every page of code and stack
+ * it runs is resident after a first call. */
+static int touch(const char *name, long n)
+{
+	long page = sysconf(_SC_PAGESIZE), i;
+	char *buf = mmap(NULL, (size_t)(n * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char old[16] = "";
+
+	if (buf == MAP_FAILED)
+		return 1;
+	/* One fault per page: no transparent huge page covering many. */
+	madvise(buf, (size_t)(n * page), MADV_NOHUGEPAGE);
+	prctl(PR_GET_NAME, old);
+	prctl(PR_SET_NAME, name);
+	for (i = 0; i < n; i++)
+		((volatile char *)buf)[i * page] = 1;
+	prctl(PR_SET_NAME, old);
+	return munmap(buf, (size_t)(n * page));
+}
+
+static int switches(const char *name, long n)
+{
+	struct timespec ts = { 0, 100000 };
+	char old[16] = "";
+	long i;
+
+	prctl(PR_GET_NAME, old);
+	prctl(PR_SET_NAME, name);
+	for (i = 0; i < n; i++)
+		nanosleep(&ts, NULL);
+	prctl(PR_SET_NAME, old);
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	long i, n;
@@ -238,6 +278,10 @@ static int run(int argc, char **argv)
 		n = atol(argv[2]);
 		for (i = 0; i < n; i++)
 			sendto(fd, buf, size, 0, (struct sockaddr *)&to, sizeof(to));
+	} else if (!strcmp(argv[1], "touch")) {
+		return touch("plyc-warm", 1) || touch("plyc-touch", atol(argv[2]));
+	} else if (!strcmp(argv[1], "switches")) {
+		return switches("plyc-warm", 1) || switches("plyc-switch", atol(argv[2]));
 	} else if (!strcmp(argv[1], "waits")) {
 		return waits(atol(argv[2]));
 	} else if (!strcmp(argv[1], "pingpong")) {

@@ -1,0 +1,39 @@
+/* A provider's C half: how its probes are found on the device, set up
+ * before the load and attached. Each provider is one file under
+ * providers/ (NAME.c, with NAME.h declaring the data its generated probes
+ * point to) and one line of plyc_providers.h; attach.c runs the ops of
+ * every probe in turn and holds what they share (links, errors). */
+#ifndef PLYC_PROVIDER_H
+#define PLYC_PROVIDER_H
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+struct plyc_program;
+struct plyc_probe;
+struct plyc_links;
+
+/* One probe as the tracer runs it. */
+struct plyc_probe_ctx {
+	const struct plyc_program *prog;
+	const struct plyc_probe *pr;
+	int index;
+	void *state;   /* the provider's own, from resolve until release */
+};
+
+struct plyc_provider {
+	const char *name;
+	/* Find the target on this device, before the load: 0, or -1 once told. */
+	int (*resolve)(struct plyc_probe_ctx *c);
+	/* Program settings that depend on the device (autoload, the fentry
+	 * twin, attach type), before the load: 0, or -1 once told. */
+	int (*prepare)(struct plyc_probe_ctx *c, struct bpf_object *obj);
+	/* NULL: the tracer runs the program itself (BEGIN, END). */
+	int (*attach)(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
+		      struct plyc_links *links);
+	/* Whether the probe resolved to syscall wrappers (plyc_params.kwrap). */
+	int (*wrapped)(const struct plyc_probe_ctx *c);
+	void (*release)(struct plyc_probe_ctx *c);
+};
+
+#endif

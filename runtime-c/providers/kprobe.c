@@ -1,0 +1,345 @@
+/* kprobe / kretprobe: resolved on the device (globs, every era's syscall
+ * spelling), run as the fentry/fexit twin where the device allows, with
+ * kprobe.multi for many functions where it works, else a kprobe each. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <linux/bpf.h>
+
+#include "plyc_arch.h"
+#include "plyc_attach.h"
+#include "plyc_kfuncs.h"
+#include "providers/kprobe.h"
+
+struct kstate {
+	struct plyc_kfuncs funcs;  /* the kernel functions the target resolved to */
+	int fentry;                /* runs as its fentry/fexit twin */
+	int multi;                 /* attaches with kprobe.multi */
+};
+
+/* Shared by every probe: whether kprobe.multi works (0: not asked yet),
+ * and vmlinux's BTF while the twins are chosen. */
+static int use_multi;
+static struct btf *vmlinux;
+
+static const struct plyc_kprobe_data *D(const struct plyc_probe_ctx *c)
+{
+	return c->pr->data;
+}
+
+static int is_address(const char *target)
+{
+	return !strncmp(target, "0x", 2);
+}
+
+static int resolve(struct plyc_probe_ctx *c)
+{
+	const struct plyc_program *P = c->prog;
+	const struct plyc_probe *pr = c->pr;
+	const char *target = D(c)->target;
+	struct kstate *k;
+	int err;
+
+	if (!(c->state = k = calloc(1, sizeof(*k))))
+		return -1;
+	if (is_address(target))
+		return 0;
+	if (!plyc_tracefs() && access("/proc/kallsyms", R_OK))
+		return plyc_probe_error(P, pr, "cannot list the kernel's functions (no tracefs, no /proc/kallsyms)");
+	err = plyc_kfuncs_resolve(target, plyc_has_glob(target), &k->funcs);
+	if (err == -ENOENT && plyc_has_glob(target))
+		return plyc_probe_error(P, pr, "no kernel function on this device matches %s", target);
+	if (err == -ENOENT) {
+		char near[512];
+
+		plyc_kfunc_near(target, near, sizeof(near));
+		return plyc_probe_error(P, pr, "no kernel function %s on this device%s%s", target,
+					near[0] ? "; near: " : "", near);
+	}
+	if (err)
+		return plyc_probe_error(P, pr, "cannot list the kernel's functions: %s", strerror(-err));
+	return 0;
+}
+
+/* Whether attaching a trivial program gave a link; closes both. */
+static int attached(int prog, int link)
+{
+	close(prog);
+	if (link < 0)
+		return 0;
+	close(link);
+	return 1;
+}
+
+/* Whether this kernel attaches one program to many functions at once
+ * (kprobe.multi, 5.18+ with CONFIG_FPROBE). */
+static int kprobe_multi_works(const char *sym)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_KPROBE_MULTI);
+	LIBBPF_OPTS(bpf_link_create_opts, lopts);
+	int prog = plyc_load_trivial(BPF_PROG_TYPE_KPROBE, &popts);
+
+	if (prog < 0)
+		return 0;
+	lopts.kprobe_multi.syms = &sym;
+	lopts.kprobe_multi.cnt = 1;
+	return attached(prog, bpf_link_create(prog, 0, BPF_TRACE_KPROBE_MULTI, &lopts));
+}
+
+/* Whether an fentry (or fexit) program that reads the context slots of
+ * mask `ctx` (bit n: ctx[n], an argument or the return value) can attach
+ * to BTF function id on this kernel: BTF alone doesn't say (arm64 got
+ * trampolines in 6.0, 32-bit ARM has none), nor which arguments the
+ * verifier lets a program read (5.10 refuses one that points to other than
+ * a struct, such as __netif_receive_skb_core's struct sk_buff **). */
+static int fentry_works(int func_id, int fexit, uint64_t ctx)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
+		    .attach_btf_id = (__u32)func_id);
+	struct bpf_insn insns[66];
+	int n = 0, slot, prog;
+
+	for (slot = 0; slot < 64; slot++)
+		if (ctx >> slot & 1)   /* r0 = *(u64 *)(r1 + 8 * slot) */
+			insns[n++] = (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_0,
+							.src_reg = BPF_REG_1, .off = (__s16)(8 * slot) };
+	insns[n++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 };
+	insns[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, (size_t)n, &opts);
+
+	if (prog < 0)
+		return 0;
+	return attached(prog, bpf_raw_tracepoint_open(NULL, prog));
+}
+
+/* Run the probe as its fentry/fexit twin? Only where the device resolved the
+ * function the twin was built for, with the same number of arguments in
+ * its BTF, and fentry works there. PLYC_NO_FENTRY=1 keeps kprobes (to
+ * compare them). */
+static int use_fentry(const struct plyc_kprobe_data *d, const struct plyc_kfuncs *k)
+{
+	const struct btf_type *fn, *proto;
+	int id;
+
+	if (!d->fentry_prog || getenv("PLYC_NO_FENTRY") || k->n != 1 || strcmp(k->names[0], d->fentry_func))
+		return 0;
+	if (!vmlinux && !(vmlinux = btf__load_vmlinux_btf()))
+		return 0;
+	id = btf__find_by_name_kind(vmlinux, d->fentry_func, BTF_KIND_FUNC);
+	if (id < 0)
+		return 0;
+	fn = btf__type_by_id(vmlinux, id);
+	proto = btf__type_by_id(vmlinux, fn->type);
+	if (!proto || btf_vlen(proto) != d->fentry_nargs)
+		return 0;
+	return fentry_works(id, d->retprobe, d->fentry_ctx);
+}
+
+/* The twin or the kprobe (a kprobe needs kprobes in the kernel); several
+ * functions by kprobe.multi where every one is ftrace-able and it works. */
+static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
+{
+	const struct plyc_probe *pr = c->pr;
+	const struct plyc_kprobe_data *d = D(c);
+	struct kstate *k = c->state;
+	struct bpf_program *kp = bpf_object__find_program_by_name(obj, pr->prog);
+	char path[512];
+	size_t j;
+
+	if (d->fentry_prog) {
+		struct bpf_program *fp = bpf_object__find_program_by_name(obj, d->fentry_prog);
+
+		if (kp && fp && use_fentry(d, &k->funcs) && !bpf_program__set_attach_target(fp, 0, d->fentry_func)) {
+			bpf_program__set_autoload(kp, false);
+			k->fentry = 1;
+		} else if (fp) {
+			bpf_program__set_autoload(fp, false);
+		}
+	}
+	if (!k->fentry && plyc_tracefs()) {
+		snprintf(path, sizeof(path), "%s/kprobe_events", plyc_tracefs());
+		if (access(path, F_OK))
+			return plyc_probe_error(c->prog, pr, "this kernel has no kprobes (built without "
+						"CONFIG_KPROBES)%s", d->fentry_prog ? ", and fentry can't attach here" : "");
+	}
+	if (!kp || k->funcs.n < 2)
+		return 0;
+	/* kprobe.multi attaches through ftrace: every function must be
+	 * ftrace-able, or the whole attachment fails. */
+	for (j = 0; j < k->funcs.n && plyc_kfunc_ftraceable(k->funcs.names[j]); j++)
+		;
+	if (j < k->funcs.n)
+		return 0;
+	if (use_multi == 0)
+		use_multi = kprobe_multi_works(k->funcs.names[0]) ? 1 : -1;
+	if (use_multi > 0) {
+		bpf_program__set_expected_attach_type(kp, BPF_TRACE_KPROBE_MULTI);
+		k->multi = 1;
+	}
+	return 0;
+}
+
+/* A kprobe on one function failed. A symbol that isn't among the
+ * functions ftrace lists is most likely not traceable at all (notrace, on
+ * the kprobe blacklist, or a local copy of an inline function, like 6.1's
+ * dev_queue_xmit): say so, with the traceable functions of a near name. */
+static int kprobe_refused(const struct plyc_probe_ctx *c, const char *func, int err)
+{
+	const struct plyc_program *P = c->prog;
+	const struct plyc_probe *pr = c->pr;
+	char near[512];
+
+#ifdef PLYC_FTRACE_SITE
+	if (err == EINVAL && D(c)->retprobe && plyc_kfunc_ftraceable(func))
+		return plyc_probe_error(P, pr, "cannot attach to %s: this kernel has no kprobes on ftrace "
+					"sites (CONFIG_KPROBES_ON_FTRACE), where a kretprobe must go: it runs as "
+					"fexit where the build's BTF (--btf) has the function as the device does", func);
+#endif
+	if ((err != EINVAL && err != ENOENT && err != EOPNOTSUPP) || plyc_kfunc_ftraceable(func) ||
+	    !plyc_kfunc_in_kallsyms(func))
+		return plyc_probe_error(P, pr, "cannot attach to %s: %s", func, plyc_errstr(err));
+	plyc_kfunc_near(func, near, sizeof(near));
+	return plyc_probe_error(P, pr, "%s is not a traceable function on this device (%s)%s%s", func,
+				plyc_kfunc_blacklisted(func) ? "it is on the kernel's kprobe blacklist" :
+				"a notrace symbol: the kernel refused a kprobe on it",
+				near[0] ? "; near: " : "", near);
+}
+
+/* A kprobe on func+offset. A kernel without KPROBES_ON_FTRACE refuses
+ * one on an ftrace site, where riscv64's functions start: a kprobe at the
+ * entry then goes just past the site's nops, where the arguments are still
+ * in their registers (a kretprobe must be at the entry: its fexit twin is
+ * the way there). */
+static struct bpf_link *kprobe_link(const struct plyc_probe_ctx *c, struct bpf_program *bp, const char *func)
+{
+	LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = D(c)->retprobe, .offset = D(c)->offset);
+	struct bpf_link *link = bpf_program__attach_kprobe_opts(bp, func, &opts);
+
+#ifdef PLYC_FTRACE_SITE
+	if (!link && errno == EINVAL && !opts.retprobe && !D(c)->offset && plyc_kfunc_ftraceable(func)) {
+		opts.offset = PLYC_FTRACE_SITE;
+		link = bpf_program__attach_kprobe_opts(bp, func, &opts);
+		if (!link)
+			errno = EINVAL;
+		else if (c->prog->verbose)
+			fprintf(stderr, "%s: %s: at %s+%d, past its ftrace site (no kprobes on ftrace here)\n",
+				c->pr->where, c->pr->spec, func, PLYC_FTRACE_SITE);
+	}
+#endif
+	return link;
+}
+
+/* The fentry/fexit twin chosen before load. */
+static int attach_fentry(struct plyc_probe_ctx *c, struct bpf_object *obj, struct plyc_links *links)
+{
+	const struct plyc_kprobe_data *d = D(c);
+	struct bpf_program *fp = bpf_object__find_program_by_name(obj, d->fentry_prog);
+	struct bpf_link *link = fp ? bpf_program__attach_trace(fp) : NULL;
+
+	if (!link)
+		return plyc_probe_error(c->prog, c->pr, "cannot attach to %s: %s", d->fentry_func,
+					plyc_errstr(errno));
+	if (c->prog->verbose)
+		fprintf(stderr, "%s: %s: running as %s\n", c->pr->where, c->pr->spec,
+			d->retprobe ? "fexit" : "fentry");
+	return plyc_add_link(links, link);
+}
+
+static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
+		  struct plyc_links *links)
+{
+	const struct plyc_program *P = c->prog;
+	const struct plyc_probe *pr = c->pr;
+	struct kstate *ks = c->state;
+	struct plyc_kfuncs *k = &ks->funcs;
+	int ret = D(c)->retprobe, attached = 0, failed = 0;
+	struct bpf_link *link;
+	size_t j;
+
+	/* Every probe is prepared: the twins are chosen. */
+	btf__free(vmlinux);
+	vmlinux = NULL;
+	if (ks->fentry)
+		return attach_fentry(c, obj, links);
+	if (is_address(D(c)->target)) {
+		LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = ret,
+			    .offset = (size_t)strtoull(D(c)->target, NULL, 16));
+
+		link = bpf_program__attach_kprobe_opts(bp, NULL, &opts);
+		if (!link)
+			return plyc_probe_error(P, pr, "cannot attach: %s", plyc_errstr(errno));
+		return plyc_add_link(links, link);
+	}
+	if (ks->multi) {
+		LIBBPF_OPTS(bpf_kprobe_multi_opts, opts, .syms = (const char **)k->names, .cnt = k->n,
+			    .retprobe = ret);
+
+		link = bpf_program__attach_kprobe_multi_opts(bp, NULL, &opts);
+		if (!link)
+			return plyc_probe_error(P, pr, "cannot attach to the %zu matching functions: %s",
+						k->n, plyc_errstr(errno));
+		if (P->verbose)
+			fprintf(stderr, "%s: %s: %zu functions (kprobe.multi)\n", pr->where, pr->spec, k->n);
+		return plyc_add_link(links, link);
+	}
+	for (j = 0; j < k->n; j++) {
+		link = kprobe_link(c, bp, k->names[j]);
+		if (!link) {
+			/* One function of a glob that can't be probed is not fatal. */
+			if (k->n == 1 && errno == EILSEQ)
+				return plyc_probe_error(P, pr, "%s+%llu is not the start of an instruction",
+							k->names[j], (unsigned long long)D(c)->offset);
+			if (k->n == 1)
+				return kprobe_refused(c, k->names[j], errno);
+			if (failed++ < 5)
+				fprintf(stderr, "%s: warning: %s: cannot attach to %s: %s\n", pr->where,
+					pr->spec, k->names[j], plyc_errstr(errno));
+			continue;
+		}
+		if (plyc_add_link(links, link))
+			return -1;
+		attached++;
+	}
+	if (k->n > 1 && (failed || P->verbose))
+		fprintf(stderr, "%s: %s: attached to %d of %zu functions\n", pr->where, pr->spec,
+			attached, k->n);
+	if (!attached)
+		return plyc_probe_error(P, pr, "could not attach to any matching function");
+	return 0;
+}
+
+
+static int wrapped(const struct plyc_probe_ctx *c)
+{
+	const struct kstate *k = c->state;
+
+	return k ? k->funcs.wrapped : 0;
+}
+
+static void release(struct plyc_probe_ctx *c)
+{
+	struct kstate *k = c->state;
+
+	if (k)
+		plyc_kfuncs_free(&k->funcs);
+	free(k);
+	c->state = NULL;
+	btf__free(vmlinux);
+	vmlinux = NULL;
+}
+
+const struct plyc_provider plyc_provider_kprobe = {
+	.name = "kprobe", .resolve = resolve, .prepare = prepare, .attach = attach, .wrapped = wrapped,
+	.release = release,
+};
+
+const struct plyc_provider plyc_provider_kretprobe = {
+	.name = "kretprobe", .resolve = resolve, .prepare = prepare, .attach = attach, .wrapped = wrapped,
+	.release = release,
+};

@@ -1,0 +1,22 @@
+/* kprobe / kretprobe: kernel function entry and return (kprobe.c). */
+#ifndef PLYC_PROVIDER_KPROBE_H
+#define PLYC_PROVIDER_KPROBE_H
+
+#include <stdint.h>
+
+#include "plyc_provider.h"
+
+struct plyc_kprobe_data {
+	const char *target;        /* function, glob, or 0xADDR */
+	uint64_t offset;           /* sym+offset */
+	int retprobe;
+	const char *fentry_prog;   /* the probe's fentry/fexit twin, or NULL */
+	const char *fentry_func;   /* ... built for this function */
+	int fentry_nargs;          /* ... with this many arguments */
+	uint64_t fentry_ctx;       /* ... reading these ctx slots (bit n: ctx[n]) */
+};
+
+extern const struct plyc_provider plyc_provider_kprobe;
+extern const struct plyc_provider plyc_provider_kretprobe;
+
+#endif

@@ -1,0 +1,10 @@
+/* BEGIN and END: no data; the tracer runs them itself (once.c). */
+#ifndef PLYC_PROVIDER_SPECIAL_H
+#define PLYC_PROVIDER_SPECIAL_H
+
+#include "plyc_provider.h"
+
+extern const struct plyc_provider plyc_provider_begin;
+extern const struct plyc_provider plyc_provider_end;
+
+#endif

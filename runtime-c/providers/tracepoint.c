@@ -1,0 +1,81 @@
+/* tracepoint: group/event, or every event of a group matching a glob, as
+ * the device's tracefs lists them. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plyc_attach.h"
+#include "providers/tracepoint.h"
+
+static void split(const struct plyc_probe_ctx *c, char *group, size_t len, const char **event)
+{
+	const struct plyc_tracepoint_data *d = c->pr->data;
+
+	snprintf(group, len, "%s", d->target);
+	char *slash = strchr(group, '/');
+
+	*slash = 0;
+	*event = slash + 1;
+}
+
+static int count_match(const char *group, const char *event, void *arg)
+{
+	(void)group;
+	(void)event;
+	(void)arg;
+	return 0;
+}
+
+static int resolve(struct plyc_probe_ctx *c)
+{
+	const struct plyc_tracepoint_data *d = c->pr->data;
+	char group[256];
+	const char *event;
+
+	split(c, group, sizeof(group), &event);
+	if (!plyc_tracefs())
+		return plyc_probe_error(c->prog, c->pr, "tracefs is not available (mount it on /sys/kernel/tracing)");
+	if (plyc_has_glob(event)) {
+		if (plyc_tp_glob(group, event, count_match, NULL) <= 0)
+			return plyc_probe_error(c->prog, c->pr, "no tracepoint on this kernel matches %s", d->target);
+	} else if (plyc_tp_exists(group, event)) {
+		return plyc_probe_error(c->prog, c->pr, "no such tracepoint on this kernel");
+	}
+	return 0;
+}
+
+struct tp_ctx {
+	struct plyc_probe_ctx *c;
+	struct bpf_program *prog;
+	struct plyc_links *links;
+};
+
+static int attach_one(const char *group, const char *event, void *arg)
+{
+	struct tp_ctx *t = arg;
+	struct bpf_link *link = bpf_program__attach_tracepoint(t->prog, group, event);
+
+	if (!link)
+		return plyc_probe_error(t->c->prog, t->c->pr, "cannot attach to %s:%s: %s", group, event,
+					plyc_errstr(errno));
+	return plyc_add_link(t->links, link);
+}
+
+static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
+		  struct plyc_links *links)
+{
+	struct tp_ctx t = { c, bp, links };
+	char group[256];
+	const char *event;
+
+	(void)obj;
+	split(c, group, sizeof(group), &event);
+	if (plyc_has_glob(event))
+		return plyc_tp_glob(group, event, attach_one, &t) < 0 ? -1 : 0;
+	return attach_one(group, event, &t) ? -1 : 0;
+}
+
+const struct plyc_provider plyc_provider_tracepoint = {
+	.name = "tracepoint", .resolve = resolve, .attach = attach,
+};

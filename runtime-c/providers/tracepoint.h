@@ -1,0 +1,13 @@
+/* tracepoint: static kernel tracepoints (tracepoint.c). */
+#ifndef PLYC_PROVIDER_TRACEPOINT_H
+#define PLYC_PROVIDER_TRACEPOINT_H
+
+#include "plyc_provider.h"
+
+struct plyc_tracepoint_data {
+	const char *target;        /* group/event (a glob on the event allowed) */
+};
+
+extern const struct plyc_provider plyc_provider_tracepoint;
+
+#endif
