@@ -439,7 +439,8 @@ class FuncGen:
             self.line(f"plyc_scratch_fence({SCRATCH});")
         r = self.tmp("ev")
         # The output layer (plyc.bpf.h): ring buffer, or this probe's slot
-        # of the perf-buffer path; it counts a record it has no room for.
+        # of the perf-buffer path; a record it has no room for is counted
+        # here, after the one NULL check of the reservation.
         self.line(f"struct {er.cname} *{r} = plyc_event_reserve(sizeof(*{r}), {self.unit.index});")
         self.line(f"if ({r}) {{")
         self.depth += 1
@@ -448,6 +449,8 @@ class FuncGen:
         self.fill_fields(f"{r}->", er.fields, exprs, values, max([4] + [f.align for f in er.fields]))
         self.line(f"plyc_event_submit(ctx, {r}, sizeof(*{r}));")
         self.depth -= 1
+        self.line("} else {")
+        self.line("\tplyc_count_lost();")
         self.line("}")
 
     # --- bytes ------------------------------------------------------------------

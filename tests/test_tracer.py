@@ -89,7 +89,9 @@ def test_lost_events_are_reported_and_stop_the_run(tmp_path, workload, output):
               '{ printf("%s %d %d %d\\n", comm, pid, kpid, cpu); }\n')
     tracer = build(tmp_path, script, "--buffer-size", "4096")
     env = {**os.environ, **output}
-    out = run(tracer, "-c", f"{workload} getppid 200000", env=env)
+    # Long enough that the tracer's check for losses (every 0.1 s) comes
+    # before the command ends, on a busy machine too.
+    out = run(tracer, "-c", f"{workload} getppid 5000000", env=env)
     assert out.returncode == 1
     assert "lost (output buffer full); stopping (-k keeps going)" in out.stderr
     # -k accepts the loss: the run goes on to the end and succeeds.
