@@ -313,25 +313,53 @@ static void stop_probes(struct bpf_object *obj)
 
 static int fill_params(char *params, const struct options *o, uint64_t target);
 
-/* libbpf hands out .rodata read-only before load: edit a copy, put it back. */
-static int set_params(struct bpf_object *obj, const struct options *o, uint64_t target)
+/* libbpf hands out .rodata read-only before load: a variable of it is
+ * changed in a copy of the section, which is put back. */
+int plyc_edit_rodata(struct bpf_object *obj, const char *var, size_t len,
+		     int (*edit)(char *bytes, const void *arg), const void *arg)
 {
 	size_t offset = 0, size = 0;
-	struct bpf_map *map = plyc_global_var(obj, ".rodata", "plyc_params", &offset);
+	struct bpf_map *map = plyc_global_var(obj, ".rodata", var, &offset);
 	const void *image = map ? bpf_map__initial_value(map, &size) : NULL;
 	char *copy;
 	int err;
 
-	if (!image || offset + P->params_size > size)
-		return fail("the BPF object has no parameters (was it built by this plyc?)");
+	if (!image || offset + len > size)
+		return -ENOENT;
 	copy = malloc(size);
 	if (!copy)
-		return fail("out of memory");
+		return -ENOMEM;
 	memcpy(copy, image, size);
-	err = fill_params(copy + offset, o, target);
+	err = edit(copy + offset, arg);
 	if (!err && bpf_map__set_initial_value(map, copy, size))
-		err = fail("cannot set the BPF program's parameters: %s", strerror(errno));
+		err = -errno;
 	free(copy);
+	return err;
+}
+
+struct params_arg {
+	const struct options *o;
+	uint64_t target;
+};
+
+static int edit_params(char *params, const void *arg)
+{
+	const struct params_arg *a = arg;
+
+	return fill_params(params, a->o, a->target);
+}
+
+static int set_params(struct bpf_object *obj, const struct options *o, uint64_t target)
+{
+	struct params_arg a = { o, target };
+	int err = plyc_edit_rodata(obj, "plyc_params", P->params_size, edit_params, &a);
+
+	if (err == -ENOENT)
+		return fail("the BPF object has no parameters (was it built by this plyc?)");
+	if (err == -ENOMEM)
+		return fail("out of memory");
+	if (err < 0)
+		return fail("cannot set the BPF program's parameters: %s", strerror(-err));
 	return err;
 }
 

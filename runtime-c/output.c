@@ -69,26 +69,11 @@ static const char *why_perf(void)
 	return NULL;
 }
 
-/* The cleared flag goes into the copy of .rodata that set_params() made. */
-static int clear_has_ringbuf(struct bpf_object *obj)
+static int write_zero(char *bytes, const void *arg)
 {
-	size_t offset = 0, size = 0;
-	struct bpf_map *map = plyc_global_var(obj, ".rodata", "plyc_has_ringbuf", &offset);
-	const void *image = map ? bpf_map__initial_value(map, &size) : NULL;
-	uint32_t zero = 0;
-	char *copy;
-	int err;
-
-	if (!image || offset + sizeof(zero) > size)
-		return -ENOENT;
-	copy = malloc(size);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, image, size);
-	memcpy(copy + offset, &zero, sizeof(zero));
-	err = bpf_map__set_initial_value(map, copy, size) ? -errno : 0;
-	free(copy);
-	return err;
+	(void)arg;
+	memset(bytes, 0, sizeof(uint32_t));
+	return 0;
 }
 
 /* The ring buffer's size, shared among the CPUs' perf buffers: a power of
@@ -138,7 +123,7 @@ int plyc_output_prepare(struct bpf_object *obj, const char *name, int verbose)
 		if (!err)
 			err = bpf_map__set_max_entries(events, 0);
 		if (!err)
-			err = clear_has_ringbuf(obj);
+			err = plyc_edit_rodata(obj, "plyc_has_ringbuf", sizeof(uint32_t), write_zero, NULL);
 		if (verbose)
 			fprintf(stderr, "%s: output: perf buffer, %zu page%s per CPU (%s)\n", name, pb_pages,
 				pb_pages == 1 ? "" : "s", why);

@@ -68,6 +68,11 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv);
 struct bpf_object;
 struct bpf_map *plyc_global_var(struct bpf_object *obj, const char *secname, const char *var,
 				size_t *offset);
+/* Before load: let edit() change the `len` bytes of .rodata variable `var`
+ * (set_params' parameters, the output layer's flag). 0, -ENOENT (no such
+ * variable), -ENOMEM, -errno from libbpf, or what edit() returned. */
+int plyc_edit_rodata(struct bpf_object *obj, const char *var, size_t len,
+		     int (*edit)(char *bytes, const void *arg), const void *arg);
 
 /* Called by generated event printers. */
 void plyc_request_exit(int code);
