@@ -227,9 +227,11 @@ void plyc_detach_all(struct plyc_links *links)
 	int i;
 
 	if (ctxs && P) {
-		for (i = 0; i < P->nprobes; i++)
+		for (i = 0; i < P->nprobes; i++) {
 			if (ctxs[i].pr->provider->release)
 				ctxs[i].pr->provider->release(&ctxs[i]);
+			free(ctxs[i].state);
+		}
 		free(ctxs);
 		ctxs = NULL;
 	}

@@ -18,7 +18,7 @@ struct plyc_probe_ctx {
 	const struct plyc_program *prog;
 	const struct plyc_probe *pr;
 	int index;
-	void *state;   /* the provider's own, from resolve until release */
+	void *state;   /* the provider's own, from resolve; freed by the tracer after release */
 };
 
 struct plyc_provider {
@@ -33,6 +33,7 @@ struct plyc_provider {
 		      struct plyc_links *links);
 	/* Whether the probe resolved to syscall wrappers (plyc_params.kwrap). */
 	int (*wrapped)(const struct plyc_probe_ctx *c);
+	/* What `state` holds besides itself (state itself the tracer frees). */
 	void (*release)(struct plyc_probe_ctx *c);
 };
 

@@ -328,8 +328,6 @@ static void release(struct plyc_probe_ctx *c)
 
 	if (k)
 		plyc_kfuncs_free(&k->funcs);
-	free(k);
-	c->state = NULL;
 	btf__free(vmlinux);
 	vmlinux = NULL;
 }

@@ -115,16 +115,10 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	return plyc_add_link(links, link);
 }
 
-static void release(struct plyc_probe_ctx *c)
-{
-	free(c->state);
-	c->state = NULL;
-}
-
 const struct plyc_provider plyc_provider_uprobe = {
-	.name = "uprobe", .resolve = resolve, .attach = attach, .release = release,
+	.name = "uprobe", .resolve = resolve, .attach = attach,
 };
 
 const struct plyc_provider plyc_provider_uretprobe = {
-	.name = "uretprobe", .resolve = resolve, .attach = attach, .release = release,
+	.name = "uretprobe", .resolve = resolve, .attach = attach,
 };

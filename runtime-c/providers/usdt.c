@@ -91,12 +91,6 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	return plyc_add_link(links, link);
 }
 
-static void release(struct plyc_probe_ctx *c)
-{
-	free(c->state);
-	c->state = NULL;
-}
-
 const struct plyc_provider plyc_provider_usdt = {
-	.name = "usdt", .resolve = resolve, .attach = attach, .release = release,
+	.name = "usdt", .resolve = resolve, .attach = attach,
 };
