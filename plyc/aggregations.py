@@ -34,10 +34,9 @@ class Aggregation:
     update: Callable[[str, Optional[str], object], list]
     # (checker, MapInfo, call): checks and records the arguments past x
     params: Optional[Callable] = None
-
-    @property
-    def public(self) -> bool:
-        return not self.name.startswith("_")   # _f: internal (argdist's)
+    # ply scripts may name it; the others are the core's, for front ends
+    # that ask for them (spelled `_name` in ply text they generate)
+    public: bool = True
 
     @property
     def example_args(self) -> str:
@@ -73,7 +72,7 @@ def _quantize(v, x, m):
 
 
 def _log2(v, x, m):
-    return [f"{v}->b[plyc_bcc_log2_bucket({x}) & 63] += 1;",
+    return [f"{v}->b[plyc_log2_hist_bucket({x}) & 63] += 1;",
             f"{v}->s += (__u64)({x});"]
 
 
@@ -115,15 +114,18 @@ TABLE = (
                 lambda v, x, m: [f"{v}->sum += {x};", f"{v}->count += 1;"]),
     Aggregation("quantize", True, 1, "PLYC_A_QUANTIZE", _hist(64), _quantize),
     Aggregation("lquantize", True, 4, "PLYC_A_LQUANTIZE", _lq_layout, _lquantize, _lq_params),
-    # bcc's log2 histogram, for `plyc argdist`: [0] is 0, [i] is [2^(i-1), 2^i)
-    Aggregation("_log2", True, 1, "PLYC_A_LOG2", _hist(64), _log2),
+    # a log2 histogram of non-negative values in bcc's (and bpftrace's hist())
+    # layout: [0] is 0, [i] is [2^(i-1), 2^i)
+    Aggregation("log2", True, 1, "PLYC_A_LOG2", _hist(64), _log2, public=False),
 )
 
 AGGREGATIONS = {a.name: a for a in TABLE}
 
 
 def get(name: str) -> Optional[Aggregation]:
-    return AGGREGATIONS.get(name)
+    """The aggregation a script's `name(...)` means."""
+    agg = AGGREGATIONS.get(name[1:] if name.startswith("_") else name)
+    return agg if agg is not None and agg.public != name.startswith("_") else None
 
 
 def public_names() -> list:

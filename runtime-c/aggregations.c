@@ -674,8 +674,8 @@ static const struct plyc_agg_ops ops[] = {
 			      .print = print_quantize, .json = json_quantize, .metric = metric_quantize },
 	[PLYC_A_LQUANTIZE] = { "lquantize()", HIST, .print = print_lquantize, .json = json_lquantize,
 			       .metric = metric_lquantize },
-	/* argdist's report prints these itself (argdist.c); a dump or JSON
-	 * shows them as quantize's, --metrics with bcc's bounds */
+	/* a report's log2 section prints these itself (report.c); a dump or
+	 * JSON shows them as quantize's, --metrics with their own bounds */
 	[PLYC_A_LOG2] = { "quantize()", HIST, .buckets = PLYC_QUANTIZE_BUCKETS,
 			  .print = print_quantize, .json = json_quantize, .metric = metric_log2 },
 };

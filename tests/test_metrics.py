@@ -184,7 +184,7 @@ def test_families(c_out):
     assert c_out["families_om"] == om
 
 
-def test_argdist_log2_family(c_out):
+def test_log2_family(c_out):
     """bcc's log2 buckets ([0] is 0, [i] is 2^(i-1) .. 2^i - 1): bounds 0,
     1, 3, 7, 15 up to the highest non-empty bucket, and the sum kept."""
     assert c_out["family_log2"] == (

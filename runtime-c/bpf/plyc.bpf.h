@@ -391,8 +391,9 @@ static __always_inline __u32 plyc_log2_bucket(__u64 v, int is_signed)
 	return r;
 }
 
-/* bcc's log2 buckets (argdist's histograms): 0 for 0, else log2(v) + 1. */
-static __always_inline __u32 plyc_bcc_log2_bucket(__u64 v)
+/* The log2 aggregation's buckets (bcc's, and bpftrace's hist() for values
+ * >= 0): 0 for 0, else log2(v) + 1. */
+static __always_inline __u32 plyc_log2_hist_bucket(__u64 v)
 {
 	__u32 b = plyc_log2_bucket(v, 0);
 

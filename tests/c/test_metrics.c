@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 	}
 
 	{
-		/* argdist's histogram: bcc's log2 buckets */
+		/* the log2 aggregation: bcc's buckets */
 		struct plyc_map lm = { .name = "@lat", .agg = PLYC_A_LOG2, .key_size = 4,
 				       .value = { PLYC_K_INT, 8, 0, 0 }, .value_size = 8 * 64 + 8,
 				       .nbuckets = 64, .percpu = 1, .fd = -1 };
