@@ -2,7 +2,7 @@
 
 Every other module reads the facts of a target from here: the BPF side's
 __TARGET_ARCH_* define, the kernel's names of the saved registers, the
-syscall wrapper prefix, the C ABI sizes argdist needs, the Debian
+syscall wrapper prefix, the C ABI sizes user-space struct layouts need, the Debian
 architecture and multiarch triplet, the cross compiler and where it comes
 from.  The BPF runtime's own per-architecture facts (pt_regs layout,
 argument registers) are in runtime-c/bpf/plyc_arch.bpf.h, the loader's in
@@ -21,7 +21,7 @@ class Arch:
     bpf_arch: str             # __TARGET_ARCH_<bpf_arch>; also the kernel's ARCH= name
     regs: tuple               # `regs->NAME`: the kernel's struct pt_regs member names
     syscall_prefix: Optional[str]   # the syscall wrapper functions' prefix (__x64_sys_), if any
-    # C ABI (argdist's struct layouts): pointer/long size, alignment of long
+    # C ABI (layouts of user-space structs): pointer/long size, alignment of long
     # long and double, size of long double, whether plain char is signed.
     ptr: int
     llong_align: int

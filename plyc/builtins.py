@@ -332,11 +332,6 @@ def emit_printf(g, call):
     return None
 
 
-def check_argdist_report(chk, call):
-    chk.event(call, "report")
-    return T.VOID
-
-
 MANY = 99
 
 FUNCTIONS = {f.name: f for f in (
@@ -350,6 +345,5 @@ FUNCTIONS = {f.name: f for f in (
     Func("clear", (1, 1), check_clear, emit_map_event, "empty a map"),
     Func("print", (1, MANY), check_print, emit_print, "print values, or dump a map"),
     Func("printf", (1, MANY), check_printf, emit_printf, "formatted output"),
-    Func("_argdist_report", (0, 0), check_argdist_report, emit_map_event, "argdist's periodic report"),
     Func("_uread", (3, 3), check_uread, emit_uread, "argdist's read of user memory"),
 )}

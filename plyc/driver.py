@@ -14,6 +14,7 @@ from typing import Callable, Optional
 
 from . import ast, check, parser, render, resources
 from .diag import PlycError, Diagnostic
+from .ir.report import Report
 from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_error
 
 
@@ -30,7 +31,7 @@ class Options:
     keep_dir: Optional[str] = None
     strip: bool = True
     btf: Optional[str] = None        # kernel BTF for typing kernel types (default: this machine's)
-    argdist: Optional[object] = None  # plyc argdist: what its report shows (argdist.Report)
+    report: Optional[Report] = None   # a periodic report instead of the dump at exit
     sysroot: Optional[str] = None     # the target's libraries (cross builds)
     libc: Optional[str] = None        # glibc or musl (default: toolchain.default_libc())
     # For front ends that generate the script: (script line, spec) of a probe
@@ -79,7 +80,7 @@ def compile_source(source: str, filename: str, opts: Options, name: Optional[str
         raise PlycError(Diagnostic(f"{u.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    u.spec.span), filename, source)
-    generated = render.render(analysis, res, env, opts.argdist, opts.origin)
+    generated = render.render(analysis, res, env, opts.report, opts.origin)
     return Compiled(program, analysis, res, generated, env)
 
 

@@ -84,8 +84,6 @@ def _event_body(er: EventRes, res: Resources) -> list:
         return print_body(er)
     if kind == "exit":
         return ["plyc_request_exit((int)e->a0);"]
-    if kind == "report":
-        return ["plyc_argdist_report(maps, &argdist);"]
     index = res.maps.index(er.map)
     if kind == "printmap":
         return [f"plyc_map_dump(&maps[{index}]);"]

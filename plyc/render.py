@@ -6,13 +6,16 @@ import functools
 import re
 from dataclasses import dataclass
 from importlib import resources as ir
+from typing import Optional
 
 import jinja2
 
 from . import __version__
+from . import aggregations as AGG
 from . import cgen, printers
 from .check import Analysis
 from .diag import Diagnostic, PlycError
+from .ir.report import Report, check as check_report
 from .providers import twin_prog
 from .resources import Field, Resources, layout
 
@@ -144,16 +147,17 @@ def linemap(bpf_c: str, script: str) -> list:
     return out
 
 
-def argdist_context(res: Resources, argdist) -> dict:
+def report_context(res: Resources, report: Report) -> dict:
+    """The periodic report's tables (runtime-c/plyc_report.h)."""
+    check_report(report, {m.name: AGG.get(m.info.agg).name if m.info.is_agg else None for m in res.maps})
     names = [m.name for m in res.maps]
-    dflt = {"": "PLYC_AD_NONE", "calls": "PLYC_AD_CALLS", "retval": "PLYC_AD_RETVAL"}
-    specs = [dict(map=names.index(sp.map), hist=int(sp.kind == "hist"),
-                  header=cgen.c_string(sp.header.encode()),
-                  key_names=[cgen.c_string(k.encode()) for k in sp.key_names], dflt=dflt[sp.default])
-             for sp in argdist.specs]
-    return dict(specs=specs, count=argdist.count or 0, top=argdist.top or 0,
-                cumulative=int(argdist.cumulative), duration=float(argdist.duration or 0),
-                interval=argdist.interval)
+    sections = [dict(map=names.index(s.map), style=f"PLYC_REPORT_{s.style.upper()}",
+                     header=cgen.c_string(s.header.encode()),
+                     key_labels=[cgen.c_string(k.encode()) for k in s.key_labels],
+                     keyless_row=cgen.c_string(s.keyless_row.encode()) if s.keyless_row else "NULL")
+                for s in report.sections]
+    return dict(sections=sections, interval=report.interval, count=report.count, top=report.top,
+                cumulative=int(report.cumulative), duration=float(report.duration))
 
 
 def probe_where(res: Resources, p, origin=None) -> tuple:
@@ -175,26 +179,18 @@ def label_names(names: list) -> list:
     return out
 
 
-def _argdist_label(text: str) -> str:
-    """argdist's key expression as a label name: `req->tv_nsec` -> tv_nsec."""
-    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
-    return words[-1] if len(words) == 1 or "->" in text or "." in text else re.sub(r"\W+", "_", text).strip("_")
-
-
 def probe_data(p) -> tuple:
     """The probe's provider data: its C struct and designated initializers."""
     prov = p.unit.provider
     return prov.c_data(p.unit.target, p) if prov.c_data else (None, [])
 
 
-def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dict:
+def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, origin=None) -> dict:
     maps = []
-    ad_names = {}
-    for sp in (argdist.specs if argdist else []):
-        ad_names[sp.map] = [_argdist_label(k) for k in sp.key_names]
+    section_names = {s.map: list(s.key_names) for s in (report.sections if report else ())}
     for m in res.maps:
         vt = m.info.value_type
-        names = ad_names.get(m.name) or m.info.key_names or []
+        names = section_names.get(m.name) or m.info.key_names or []
         if len(names) != len(m.keys):
             names = [None] * len(m.keys)
         maps.append(dict(
@@ -217,11 +213,12 @@ def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dic
     rows = [" ".join(f"{n}," for n in lm[i:i + 16]) for i in range(0, len(lm), 16)] or ["0,"]
     return dict(version=__version__, script=res.script, name=res.name, maps=maps, probes=probes,
                 slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows,
-                argdist=argdist_context(res, argdist) if argdist else None,
-                default_pid=argdist.default_pid or 0 if argdist else 0)
+                report=report_context(res, report) if report else None,
+                default_pid=report.default_pid if report else 0)
 
 
-def render(analysis: Analysis, res: Resources, env: dict, argdist=None, origin=None) -> Generated:
+def render(analysis: Analysis, res: Resources, env: dict, report: Optional[Report] = None,
+           origin=None) -> Generated:
     j = _env()
     bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(analysis, res, env))
     guard = re.sub(r"\W", "_", res.name).upper()
@@ -229,5 +226,5 @@ def render(analysis: Analysis, res: Resources, env: dict, argdist=None, origin=N
         version=__version__, script=res.script, guard=guard, records=_records(res),
         nargs_dim=max(1, res.nargs), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
-    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, argdist, origin))
+    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, report, origin))
     return Generated(bpf_c, header, loader_c)

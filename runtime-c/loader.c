@@ -523,6 +523,14 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* How long to wait for events: 100 ms, less when a report is due sooner. */
+static int poll_ms(double report_due)
+{
+	double left = report_due ? (report_due - now()) * 1000 : 100;
+
+	return left <= 0 ? 0 : left < 100 ? (int)left + 1 : 100;
+}
+
 int plyc_main(struct plyc_program *prog, int argc, char **argv)
 {
 	struct options o = { 0 };
@@ -531,7 +539,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	uint64_t target = 0, lost = 0, reported_lost = 0;
 	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1;
-	double deadline = 0, next_lost_report = 0, next_lost_check = 0;
+	double deadline = 0, next_lost_report = 0, next_lost_check = 0, report_due = 0;
 	char btf_path[64];
 	const unsigned char *image = prog->obj;
 	size_t image_size;
@@ -658,6 +666,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	}
 	if (o.duration > 0)
 		deadline = now() + o.duration;
+	if (prog->report)
+		report_due = now() + prog->report->interval;
 
 	msrc.tracer = prog->name;
 	msrc.script = prog->script;
@@ -676,12 +686,12 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 				{ .fd = plyc_metrics_fd(), .events = POLLIN },
 			};
 
-			err = poll(pfd, 2, 100);
+			err = poll(pfd, 2, poll_ms(report_due));
 			err = err < 0 ? -errno : plyc_output_consume();
 			msrc.output_lost = plyc_output_lost();
 			plyc_metrics_serve(&msrc);
 		} else {
-			err = plyc_output_poll(100);
+			err = plyc_output_poll(poll_ms(report_due));
 		}
 		if (err < 0 && err != -EINTR) {
 			failed = fail("reading events failed: %s", strerror(-err));
@@ -690,6 +700,16 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		fflush(plyc_rt.out);
 		if (stopping)
 			break;
+		if (report_due && now() >= report_due) {
+			/* after the events that came before it */
+			plyc_output_drain();
+			plyc_report_print(prog->maps, prog->report);
+			report_due += prog->report->interval;
+			if (report_due <= now())   /* late (a busy machine): no catching up */
+				report_due = now() + prog->report->interval;
+			if (stopping)
+				break;
+		}
 		if (deadline && now() >= deadline)
 			break;
 		if (o.cmd && plyc_child_reap(&status))
@@ -730,11 +750,11 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	fflush(plyc_rt.out);
 	if (o.verbose)
 		report_costs(obj);
-	/* argdist tracers report instead of dumping maps: once more for the
-	 * time since the last report, unless a report ended the run (-n, -d). */
-	if (prog->argdist && !exit_requested)
-		plyc_argdist_report(prog->maps, prog->argdist);
-	for (i = 0; i < prog->nmaps && !prog->argdist; i++)
+	/* A report replaces the dump: once more for the time since the last
+	 * one, unless a report ended the run (its count or duration). */
+	if (prog->report && !exit_requested)
+		plyc_report_print(prog->maps, prog->report);
+	for (i = 0; i < prog->nmaps && !prog->report; i++)
 		plyc_map_dump(&prog->maps[i]);
 	fflush(plyc_rt.out);
 	plyc_detach_in_background(&links);

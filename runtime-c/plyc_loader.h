@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "plyc_rt.h"
-#include "plyc_argdist.h"
+#include "plyc_report.h"
 
 struct plyc_provider;
 
@@ -57,8 +57,8 @@ struct plyc_program {
 	int verbose;               /* set by plyc_main from -v */
 	long target_pid;           /* -p PID, for uprobes; -1 for every process */
 	int (*handle_event)(const void *data, size_t size);
-	const struct plyc_argdist *argdist;   /* argdist tracers report their own way */
-	long default_pid;          /* -p built in (argdist -p): the default for -p */
+	const struct plyc_report *report;   /* a periodic report instead of the dump at exit */
+	long default_pid;          /* -p when none is given (a front end's built-in one) */
 };
 
 int plyc_main(struct plyc_program *prog, int argc, char **argv);

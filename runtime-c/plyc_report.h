@@ -1,38 +1,37 @@
-/* `plyc argdist` tracers: bcc argdist's periodic report. */
-#ifndef PLYC_ARGDIST_H
-#define PLYC_ARGDIST_H
+/* A tracer's periodic report (plyc/ir/report.py asks for it): every interval,
+ * "[HH:MM:SS]", then each section, a map shown as bcc's tools show theirs. */
+#ifndef PLYC_REPORT_H
+#define PLYC_REPORT_H
 
 #include "plyc_rt.h"
 
-enum plyc_argdist_default {
-	PLYC_AD_NONE,      /* keys are the specifier's expressions */
-	PLYC_AD_CALLS,     /* no expression on an entry probe: "total calls" */
-	PLYC_AD_RETVAL,    /* no expression on a return probe: "retval = N" */
+enum plyc_report_style {
+	PLYC_REPORT_COUNTS,   /* a count map: header, "COUNT EVENT", rows by count */
+	PLYC_REPORT_LOG2,     /* a log2 map: bcc's print_log2_hist, header as the label */
 };
 
-struct plyc_argdist_spec {
+struct plyc_report_section {
 	int map;                        /* index into the tracer's maps */
-	int hist;                       /* -H (log2 histogram) rather than -C (counts) */
-	const char *header;             /* label, specifier, or histogram expression */
-	int nkeys;
-	const char *const *key_names;   /* display names of the key expressions */
-	enum plyc_argdist_default dflt;
+	enum plyc_report_style style;
+	const char *header;
+	const char *const *key_labels;  /* counts: a label per key ("label = value") */
+	const char *keyless_row;        /* counts, a map without keys: the row's text, or NULL */
 };
 
-struct plyc_argdist {
-	const struct plyc_argdist_spec *specs;
-	int nspecs;
-	int count;                      /* -n: stop after this many reports (0: never) */
-	int top;                        /* -T: show the N largest counts (0: all) */
-	int cumulative;                 /* -c: don't clear between reports */
-	double duration;                /* -d: stop at the first report after this long (0: never) */
-	int interval;                   /* -i, seconds */
+struct plyc_report {
+	const struct plyc_report_section *sections;
+	int nsections;
+	int interval;                   /* seconds */
+	int count;                      /* stop after this many reports (0: never) */
+	int top;                        /* counts: show the N largest (0: all) */
+	int cumulative;                 /* don't clear the maps between reports */
+	double duration;                /* stop at the first report this long in (0: never) */
 };
 
-/* One report: "[HH:MM:SS]", then each specifier's table or histogram. */
-void plyc_argdist_report(struct plyc_map *maps, const struct plyc_argdist *a);
+/* One report; asks the tracer to exit once -n/-d's last one is out. */
+void plyc_report_print(struct plyc_map *maps, const struct plyc_report *r);
 
-/* bcc's print_log2_hist over 64 buckets (exposed for tests). */
-void plyc_argdist_print_log2(FILE *fp, const uint64_t *vals, int n, const char *label);
+/* bcc's print_log2_hist over n buckets of the log2 layout (exposed for tests). */
+void plyc_report_print_log2(FILE *fp, const uint64_t *vals, int n, const char *label);
 
 #endif

@@ -1,6 +1,6 @@
-/* bcc argdist's report: every interval, "[HH:MM:SS]", then per specifier a
- * frequency table (COUNT EVENT, ascending, -T top N) or a log2 histogram
- * in bcc's print_log2_hist layout. */
+/* The periodic report: every interval, "[HH:MM:SS]", then per section a
+ * frequency table (COUNT EVENT, ascending, the top N) or a log2 histogram
+ * in bcc's print_log2_hist layout, as bcc's tools print them. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "plyc_argdist.h"
+#include "plyc_report.h"
 #include "plyc_loader.h"
 
 #define STARS_MAX 40
@@ -29,7 +29,7 @@ static void stars(FILE *fp, uint64_t val, uint64_t val_max, int width)
 	fprintf(fp, "%*s", width - n, "");
 }
 
-void plyc_argdist_print_log2(FILE *fp, const uint64_t *vals, int n, const char *label)
+void plyc_report_print_log2(FILE *fp, const uint64_t *vals, int n, const char *label)
 {
 	int i, idx_max = -1, width;
 	uint64_t val_max = 0;
@@ -90,7 +90,7 @@ static int by_count(const void *a, const void *b)
 	return memcmp(x->key, y->key, sort_map->key_size);
 }
 
-static void report_freq(FILE *fp, const struct plyc_map *m, const struct plyc_argdist_spec *s, int top)
+static void report_counts(FILE *fp, const struct plyc_map *m, const struct plyc_report_section *s, int top)
 {
 	char *keys = NULL, *vals = NULL;
 	struct freq_entry *ents;
@@ -113,11 +113,11 @@ static void report_freq(FILE *fp, const struct plyc_map *m, const struct plyc_ar
 		first = n - (size_t)top;
 	for (i = first; i < n; i++) {
 		fprintf(fp, "\t%-10" PRIu64 " ", ents[i].count);
-		if (s->dflt == PLYC_AD_CALLS) {
-			fputs("total calls", fp);
+		if (!m->nkeys && s->keyless_row) {
+			fputs(s->keyless_row, fp);
 		} else {
 			for (k = 0; k < (int)m->nkeys; k++) {
-				fprintf(fp, "%s%s = ", k ? ", " : "", s->key_names[k]);
+				fprintf(fp, "%s%s = ", k ? ", " : "", s->key_labels[k]);
 				print_key_value(fp, &m->keys[k], ents[i].key);
 			}
 		}
@@ -129,18 +129,18 @@ out:
 	free(vals);
 }
 
-static void report_hist(FILE *fp, const struct plyc_map *m, const struct plyc_argdist_spec *s)
+static void report_log2(FILE *fp, const struct plyc_map *m, const struct plyc_report_section *s)
 {
 	char *keys = NULL, *vals = NULL;
 	size_t n = 0;
 
 	if (plyc_map_collect(m, &keys, &vals, &n) == 0 && n)
-		plyc_argdist_print_log2(fp, (const uint64_t *)vals, (int)(m->nbuckets ? m->nbuckets : m->value_size / 8), s->header);
+		plyc_report_print_log2(fp, (const uint64_t *)vals, (int)(m->nbuckets ? m->nbuckets : m->value_size / 8), s->header);
 	free(keys);
 	free(vals);
 }
 
-void plyc_argdist_report(struct plyc_map *maps, const struct plyc_argdist *a)
+void plyc_report_print(struct plyc_map *maps, const struct plyc_report *r)
 {
 	static int reports;
 	char stamp[16];
@@ -150,22 +150,22 @@ void plyc_argdist_report(struct plyc_map *maps, const struct plyc_argdist *a)
 
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&t));
 	fprintf(fp, "[%s]\n", stamp);
-	for (i = 0; i < a->nspecs; i++) {
-		const struct plyc_argdist_spec *s = &a->specs[i];
+	for (i = 0; i < r->nsections; i++) {
+		const struct plyc_report_section *s = &r->sections[i];
 		struct plyc_map *m = &maps[s->map];
 
-		if (s->hist)
-			report_hist(fp, m, s);
+		if (s->style == PLYC_REPORT_LOG2)
+			report_log2(fp, m, s);
 		else
-			report_freq(fp, m, s, a->top);
-		if (!a->cumulative)
+			report_counts(fp, m, s, r->top);
+		if (!r->cumulative)
 			plyc_map_clear(m);
 	}
 	fflush(fp);
 	reports++;
-	if (a->count > 0 && reports >= a->count)
+	if (r->count > 0 && reports >= r->count)
 		plyc_request_exit(0);
-	/* -d: the report that ends the duration is the last one. */
-	if (a->duration > 0 && reports * (double)a->interval >= a->duration - 1e-9)
+	/* The report that ends the duration is the last one. */
+	if (r->duration > 0 && reports * (double)r->interval >= r->duration - 1e-9)
 		plyc_request_exit(0);
 }

@@ -1,8 +1,9 @@
 """`plyc argdist`: bcc's argdist, compiled into a standalone tracer.
 
 The specifiers lower to a ply script (plyc/argdist/lower.py), which is
-compiled like any other; the tracer prints argdist's report every interval
-instead of ply's map dump at exit. Errors, whether found in a specifier or
+compiled like any other, with the core's periodic report (plyc/ir/report.py)
+asked for: the tracer prints argdist's tables every interval instead of
+dumping its maps at exit. Errors, whether found in a specifier or
 later by the checker in the lowered script, are shown under the specifier
 the user typed: `-H #2:14: error: ...`, the specifier, a caret."""
 from __future__ import annotations
@@ -12,12 +13,12 @@ import hashlib
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from typing import Optional
 
 from .. import __version__, driver
 from ..ast import Span
 from ..diag import Diagnostic, PlycError
+from ..ir.report import Report
 from ..toolchain import ToolchainError, cache_dir
 from .ctypes import CTypeError
 from .lower import Context, Lowered, SpecErrors, lower
@@ -42,17 +43,6 @@ plyc argdist -H 'p:c:nanosleep(struct timespec *req):long:req->tv_nsec' -o sleep
 plyc argdist -C 'p:c:write(int fd):int:fd' -T 5 -i 5 -n 3 -o writes
         The 5 file descriptors most written to, every 5 s, three times
 """
-
-
-@dataclass
-class Report:
-    specs: list = field(default_factory=list)
-    count: Optional[int] = None
-    top: Optional[int] = None
-    cumulative: bool = False
-    duration: Optional[float] = None
-    default_pid: Optional[int] = None
-    interval: int = 1
 
 
 def parser() -> argparse.ArgumentParser:
@@ -103,12 +93,6 @@ def parse_args(argv: list):
     return args
 
 
-def build_report(args) -> tuple:
-    """The lowered script and the report's description, for parsed args."""
-    lowered, report = lower_args(args)
-    return lowered.script, report
-
-
 def lower_args(args) -> tuple:
     specs, errors = [], []
     for option, dest, kind in (("-C", "countspecifier", "freq"), ("-H", "histspecifier", "hist")):
@@ -132,15 +116,16 @@ def lower_args(args) -> tuple:
             ctx.tree()
         except CTypeError as err:
             raise SpecError(str(err), note=err.note) from None
-    lowered = lower(specs, interval=args.interval, strsize=args.string_size, tid=args.tid, ctx=ctx)
+    lowered = lower(specs, strsize=args.string_size, tid=args.tid, ctx=ctx)
     try:
         missing = ctx.missing_includes()
     except CTypeError as err:
         raise SpecError(str(err), note=err.note) from None
     lowered.warnings = [f"-I {h}: no such header (nothing in the specifiers needed it: kernel types come "
                         "from BTF)" for h in missing]
-    report = Report(lowered.specs, args.count, args.top, args.cumulative, args.duration, args.pid,
-                    args.interval)
+    report = Report(args.interval, tuple(lowered.sections), count=args.count or 0,
+                    duration=float(args.duration or 0), top=args.top or 0, cumulative=args.cumulative,
+                    default_pid=args.pid or 0)
     return lowered, report
 
 
@@ -177,13 +162,12 @@ def render_spec_error(err: SpecError) -> str:
 
 def probe_origin(lowered: Lowered):
     """The specifier a probe of the lowered script came from, as the tracer
-    names it in its messages: ("-C #1", the specifier as typed), or
-    ("argdist", spec) for the report's own probe."""
-    def origin(line: int, spec: str) -> tuple:
+    names it in its messages: ("-C #1", the specifier as typed)."""
+    def origin(line: int, spec: str) -> Optional[tuple]:
         begin = offset_of(lowered.script, line, 1)
         region = lowered.origin(begin, begin + 1)
         if region is None or region.spec >= len(lowered.spec_list):
-            return "argdist", spec
+            return None
         spec = lowered.spec_list[region.spec]
         return spec.name, spec.raw
     return origin
@@ -249,14 +233,14 @@ def main(argv) -> int:
         script = lowered.script
         for w in lowered.warnings:
             print(f"plyc argdist: warning: {w}", file=sys.stderr)
-        opts = driver.Options(strsize=args.string_size, verbose=False, btf=args.btf, argdist=report,
+        opts = driver.Options(strsize=args.string_size, verbose=False, btf=args.btf, report=report,
                               target=args.target, sysroot=args.sysroot, libc=args.libc,
                               origin=probe_origin(lowered))
         if args.verbose:
             print(script)
         out = args.output
         if not out:
-            key = hashlib.sha256(repr((script, vars(report), args.target, args.libc,
+            key = hashlib.sha256(repr((script, report, args.target, args.libc,
                                        __version__)).encode()).hexdigest()[:20]
             out = str(cache_dir() / "run" / key / "argdist")
             os.makedirs(os.path.dirname(out), exist_ok=True)

@@ -14,7 +14,9 @@ from (a source map, `Lowered.regions`), so an error the ply checker finds
 in the lowered script is shown under the specifier the user typed.
 
 Entry values ($entry(param), $latency) are kept in plain maps keyed by
-thread, as argdist does; the report every interval is an interval probe."""
+thread, as argdist does. `_log2` is ply's spelling of the core's log2
+aggregation, which ply scripts don't see; the report every interval is the
+core's (plyc/ir/report.py): each specifier is one of its sections."""
 from __future__ import annotations
 
 import re
@@ -25,6 +27,7 @@ from pycparser import c_ast
 
 from .. import tracefs
 from ..arch import is_native
+from ..ir.report import Section
 from ..toolchain import ToolchainError, find_cc
 from .cparse import CSyntaxError, cast_names, char_constant, int_constant, parse_expr, parse_type, type_words
 from .ctypes import (ABIS, GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
@@ -33,15 +36,6 @@ from .spec import Part, SpecError, Specifier
 
 ALIASES = {"$PID": "pid", "$TID": "kpid", "$UID": "uid", "$GID": "gid", "$CPU": "cpu"}
 STRING_ALIASES = {"$COMM": "comm"}
-
-
-@dataclass
-class ReportSpec:
-    map: str                  # "@s0"
-    kind: str                 # freq | hist
-    header: str               # the label, the specifier, or the histogram's expression
-    key_names: list           # display names of the key's expressions
-    default: str = ""         # "calls" (total calls) | "retval" | ""
 
 
 @dataclass
@@ -56,7 +50,7 @@ class Region:
 @dataclass
 class Lowered:
     script: str
-    specs: list = field(default_factory=list)       # ReportSpecs
+    sections: list = field(default_factory=list)    # the report's, a Section per specifier
     regions: list = field(default_factory=list)     # where each piece of the script came from
     spec_list: list = field(default_factory=list)   # the Specifiers
     warnings: list = field(default_factory=list)
@@ -628,7 +622,7 @@ def key_value(tr: Translator, type_part: Part, expr_part: Part, strsize: int, hi
                         "integers and char*", type_part)
 
 
-def lower(specs: list, *, interval: int = 1, strsize: int = 80, tid: Optional[int] = None,
+def lower(specs: list, *, strsize: int = 80, tid: Optional[int] = None,
           ctx: Optional[Context] = None) -> Lowered:
     ctx = ctx or Context()
     b = Builder()
@@ -645,11 +639,7 @@ def lower(specs: list, *, interval: int = 1, strsize: int = 80, tid: Optional[in
             errors.append(spec.error(str(err), None, err.note))
     if errors:
         raise errors[0] if len(errors) == 1 else SpecErrors(errors)
-    b.line(f"interval:{interval}s")
-    b.line("{")
-    b.line("\t_argdist_report();")
-    b.line("}")
-    out.script = b.text()
+    out.script = b.text().rstrip("\n") + "\n"
     out.regions = b.regions
     out.spec_list = list(specs)
     return out
@@ -733,12 +723,22 @@ def lower_one(b: Builder, out: Lowered, spec: Specifier, i: int, strsize: int, t
         b.line("\t", update)
         b.line("}")
     b.line()
+    out.sections.append(section(spec, name))
+
+
+def section(spec: Specifier, name: str) -> Section:
+    """What the report shows of a specifier's map, as bcc's argdist does."""
     exprs = [e.text for e in spec.exprs]
-    if hist:
-        header = spec.label or ("retval" if spec.default_expr else exprs[0])
-        out.specs.append(ReportSpec(name, "hist", header, [], "retval" if spec.default_expr else ""))
-    else:
-        header = spec.label or spec.raw
-        default = ("retval" if spec.probe == "r" else "calls") if spec.default_expr else ""
-        key_names = ["retval"] if default == "retval" else ([] if default else exprs)
-        out.specs.append(ReportSpec(name, "freq", header, key_names, default))
+    if spec.kind == "hist":
+        return Section(name, "log2", spec.label or ("retval" if spec.default_expr else exprs[0]))
+    header = spec.label or spec.raw
+    if spec.default_expr and spec.probe != "r":
+        return Section(name, "counts", header, keyless_row="total calls")
+    labels = ["retval"] if spec.default_expr else exprs
+    return Section(name, "counts", header, tuple(labels), key_names=tuple(label_name(k) for k in labels))
+
+
+def label_name(text: str) -> str:
+    """A key expression as a metric label name: `req->tv_nsec` -> tv_nsec."""
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
+    return words[-1] if len(words) == 1 or "->" in text or "." in text else re.sub(r"\W+", "_", text).strip("_")
