@@ -16,7 +16,7 @@ import sys
 from typing import Optional
 
 from .. import __version__, driver
-from ..ast import Span
+from ..ir.nodes import Span
 from ..diag import Diagnostic, PlycError
 from ..ir.report import Report
 from ..toolchain import ToolchainError, cache_dir

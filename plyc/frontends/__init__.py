@@ -1,0 +1,1 @@
+"""Front ends: each turns its language into the core IR (plyc/ir/)."""
