@@ -170,7 +170,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "argdist":
         # bcc argdist's own command line, as is.
-        from . import argdist
+        from .frontends import argdist
         return argdist.main(argv[1:])
     ap = argparse.ArgumentParser(prog="plyc", description="Compile ply tracing scripts into static tracers.")
     ap.add_argument("--version", action="version", version=f"plyc {__version__}")

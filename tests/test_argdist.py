@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from plyc.argdist import lower_args, parse_args, render_spec_error
-from plyc.argdist.ctypes import ABIS, CType, Headers, evaluate
-from plyc.argdist.cparse import parse_expr
-from plyc.argdist.spec import SpecError, parse
+from plyc.frontends.argdist import lower_args, parse_args, render_spec_error
+from plyc.frontends.argdist.ctypes import ABIS, CType, Headers, evaluate
+from plyc.frontends.argdist.cparse import parse_expr
+from plyc.frontends.argdist.spec import SpecError, parse
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -316,7 +316,7 @@ def test_layouts_match_the_c_compiler(tmp_path):
     src.write_text(SIZES_C)
     subprocess.run(["gcc", "-o", str(tmp_path / "sizes"), str(src)], check=True)
     want = subprocess.run([str(tmp_path / "sizes")], capture_output=True, text=True, check=True).stdout
-    from plyc.argdist.lower import Context
+    from plyc.frontends.argdist.lower import Context
     dom = Context("x86_64").user()
     got = []
     for line in want.splitlines():

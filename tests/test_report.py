@@ -10,7 +10,7 @@ from plyc import driver
 from plyc.ir.report import Report, ReportError, Section, check
 
 SCRIPT = """\
-tracepoint:syscalls/sys_enter_read / comm == "plyc-work" /
+tracepoint:syscalls/sys_enter_read / comm == "plyc-report" /
 {
 	@sizes[data->count] = count();
 	@reads = count();
@@ -18,6 +18,7 @@ tracepoint:syscalls/sys_enter_read / comm == "plyc-work" /
 }
 """
 MAPS = {"@sizes": "count", "@reads": "count", "@hist": "log2"}
+WORK = "WORKLOAD_COMM=plyc-report"   # a name of its own: other tests' workloads may run meanwhile
 
 
 def sections(top_labels=("size",)):
@@ -102,7 +103,8 @@ def test_report_at_the_end(tmp_path, workload):
     """A long interval: the one report is the last, when the -c command
     ends; the top 1 row of a counts section; no map dump."""
     tracer = build(tmp_path, Report(60, sections(), top=1))
-    proc = subprocess.run([tracer, "-c", f"{workload} read 3 16; {workload} read 2 100; {workload} read 1 5"],
+    proc = subprocess.run([tracer, "-c", f"{WORK} {workload} read 3 16; {WORK} {workload} read 2 100; "
+                                         f"{WORK} {workload} read 1 5"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert re.fullmatch(r"\[\d\d:\d\d:\d\d\]\n", proc.stdout[:11]), proc.stdout
@@ -129,7 +131,7 @@ def test_report_count_ends_the_run(tmp_path, workload):
     tracer exits 0 by itself, long before its command ends."""
     tracer = build(tmp_path, Report(1, sections()[1:2], count=2))
     start = time.monotonic()
-    proc = subprocess.run([tracer, "-c", f"{workload} read 4 1; sleep 30"], capture_output=True, text=True,
+    proc = subprocess.run([tracer, "-c", f"{WORK} {workload} read 4 1; sleep 30"], capture_output=True, text=True,
                           timeout=60)
     took = time.monotonic() - start
     assert proc.returncode == 0, proc.stderr

@@ -29,7 +29,7 @@ from ...kernel_types import KernelTypes
 from . import ast
 from .parser import parse_int
 
-# argdist's lowering to ply text uses these internal names (plyc/argdist/lower.py).
+# argdist's lowering to ply text uses these internal names (plyc/frontends/argdist/lower.py).
 PIDFILTER = "_pidfilter"
 UREAD = "_uread"
 

@@ -26,8 +26,8 @@ from typing import Callable, Optional
 
 from pycparser import c_ast, c_parser
 
-from ..arch import ARCHES
-from ..arch import get as get_arch
+from ...arch import ARCHES
+from ...arch import get as get_arch
 from .cparse import char_constant, int_constant
 
 
@@ -887,7 +887,7 @@ class KernelDomain:
     @property
     def btf(self):
         if self._btf is None:
-            from ..btf import load
+            from ...btf import load
             self._btf = load(self.btf_path)
         return self._btf
 
@@ -901,12 +901,12 @@ class KernelDomain:
             b = self.btf
         except Exception:
             return None
-        from .. import btf as B
+        from ... import btf as B
         tid = b.find(B.TYPEDEF, name)
         return self._from_btf(b, tid, name) if tid is not None else None
 
     def _from_btf(self, b, tid: int, name: str = "") -> Optional[CType]:
-        from .. import btf as B
+        from ... import btf as B
         t = b[b.strip(tid)]
         if t.kind == B.INT:
             return Int(t.size, t.signed, name or t.name)
@@ -1014,7 +1014,7 @@ class KernelDomain:
     def _sizeof(self, node) -> CType:
         ct = self.resolve(node)
         if ct.kind == "record":
-            from .. import btf as B
+            from ... import btf as B
             b = self.btf
             kw, tag = ct.key.split(" ", 1)
             tid = b.find(B.STRUCT if kw == "struct" else B.UNION, tag)

@@ -2,10 +2,10 @@
 hand, so the rest of the compiler (checker, codegen, loader) is shared.
 
 The C of each specifier (signature, types, expressions, filter) is parsed
-with pycparser (plyc/argdist/cparse.py) and translated node by node. Names
+with pycparser (plyc/frontends/argdist/cparse.py) and translated node by node. Names
 resolve as argdist's C would: parameters (typed by the signature),
 tracepoint fields (`args->f` or bare `f`), $aliases, then constants
-(plyc/argdist/ctypes.py). Members of user-space structs are read from user
+(plyc/frontends/argdist/ctypes.py). Members of user-space structs are read from user
 memory at offsets computed for the target (`_uread`); kernel structs stay
 ply member accesses, typed by BTF and read with CO-RE.
 
@@ -25,10 +25,10 @@ from typing import Optional
 
 from pycparser import c_ast
 
-from .. import tracefs
-from ..arch import is_native
-from ..ir.report import Section
-from ..toolchain import ToolchainError, find_cc
+from ... import tracefs
+from ...arch import is_native
+from ...ir.report import Section
+from ...toolchain import ToolchainError, find_cc
 from .cparse import CSyntaxError, cast_names, char_constant, int_constant, parse_expr, parse_type, type_words
 from .ctypes import (ABIS, GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
                      kernel_flags, kernel_tree, resolve_header)

@@ -7,7 +7,7 @@ pycparser needs to know which names are types before it parses a cast
 so each fragment gets a preamble of typedefs: the names argdist users
 write (u32, size_t, ...) and the unknown names used where only a type can
 be. What a name really is (a kernel or a libc type) is decided later, by
-plyc/argdist/ctypes.py."""
+plyc/frontends/argdist/ctypes.py."""
 from __future__ import annotations
 
 import re

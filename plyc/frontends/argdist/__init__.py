@@ -1,6 +1,6 @@
 """`plyc argdist`: bcc's argdist, compiled into a standalone tracer.
 
-The specifiers lower to a ply script (plyc/argdist/lower.py), which is
+The specifiers lower to a ply script (plyc/frontends/argdist/lower.py), which is
 compiled like any other, with the core's periodic report (plyc/ir/report.py)
 asked for: the tracer prints argdist's tables every interval instead of
 dumping its maps at exit. Errors, whether found in a specifier or
@@ -15,11 +15,11 @@ import re
 import sys
 from typing import Optional
 
-from .. import __version__, driver
-from ..ir.nodes import Span
-from ..diag import Diagnostic, PlycError
-from ..ir.report import Report
-from ..toolchain import ToolchainError, cache_dir
+from ... import __version__, driver
+from ...ir.nodes import Span
+from ...diag import Diagnostic, PlycError
+from ...ir.report import Report
+from ...toolchain import ToolchainError, cache_dir
 from .ctypes import CTypeError
 from .lower import Context, Lowered, SpecErrors, lower
 from .spec import SpecError, parse
@@ -46,7 +46,7 @@ plyc argdist -C 'p:c:write(int fd):int:fd' -T 5 -i 5 -n 3 -o writes
 
 
 def parser() -> argparse.ArgumentParser:
-    from ..cli import TARGETS, add_libc_arg, default_target
+    from ...cli import TARGETS, add_libc_arg, default_target
     ap = argparse.ArgumentParser(
         prog="plyc argdist", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES,
         description="Build a tracer that displays a summary of a function's parameter values "
