@@ -36,7 +36,7 @@ class Aggregation:
     # constants (ir.Map.params); the typer as builtins.py describes it
     params: Optional[Callable] = None
     # ply scripts may name it; the others are the core's, for front ends
-    # that ask for them (spelled `_name` in ply text they generate)
+    # that lower to it themselves (AGGREGATIONS[name])
     public: bool = True
 
     @property
@@ -124,9 +124,9 @@ AGGREGATIONS = {a.name: a for a in TABLE}
 
 
 def get(name: str) -> Optional[Aggregation]:
-    """The aggregation a script's `name(...)` means."""
-    agg = AGGREGATIONS.get(name[1:] if name.startswith("_") else name)
-    return agg if agg is not None and agg.public != name.startswith("_") else None
+    """The aggregation a ply script's `name(...)` means."""
+    agg = AGGREGATIONS.get(name)
+    return agg if agg is not None and agg.public else None
 
 
 def public_names() -> list:

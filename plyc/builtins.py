@@ -174,20 +174,6 @@ def emit_same(g, call):
     return g.scalar(call.args[0])
 
 
-# _uread(addr, size, signed): an integer of `size` bytes read from user
-# memory at addr (plyc argdist's reads through user-space struct types,
-# whose offsets and sizes come from the target's C headers): an ir.UserRead.
-def check_uread(chk, call):
-    x = chk.expr(call.args[0])
-    if not x.type.is_int:
-        chk.err(f"_uread() needs an address, got {x.type}", call.args[0].span)
-    size = chk.const_int(call.args[1])
-    signed = chk.const_int(call.args[2])
-    if size not in (1, 2, 4, 8):
-        chk.err("_uread() reads 1, 2, 4 or 8 bytes", call.args[1].span)
-    return ir.UserRead(x, size, bool(signed), type=T.Int(size, bool(signed)))
-
-
 def check_ksym(chk, call):
     x = chk.expr(call.args[0])
     if not x.type.is_int:
@@ -292,5 +278,4 @@ FUNCTIONS = {f.name: f for f in (
     Func("clear", (1, 1), check_clear, None, "empty a map"),
     Func("print", (1, MANY), check_print, None, "print values, or dump a map"),
     Func("printf", (1, MANY), check_printf, None, "formatted output"),
-    Func("_uread", (3, 3), check_uread, None, "argdist's read of user memory"),
 )}

@@ -17,7 +17,6 @@ from .diag import PlycError, Diagnostic
 from .frontends import ply
 from .frontends.ply import ast
 from .ir import nodes as ir
-from .ir.report import Report
 from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_error
 
 
@@ -34,7 +33,6 @@ class Options:
     keep_dir: Optional[str] = None
     strip: bool = True
     btf: Optional[str] = None        # kernel BTF for typing kernel types (default: this machine's)
-    report: Optional[Report] = None   # a periodic report instead of the dump at exit (ir.Program.report)
     sysroot: Optional[str] = None     # the target's libraries (cross builds)
     libc: Optional[str] = None        # glibc or musl (default: toolchain.default_libc())
     # For front ends that generate the script: (script line, spec) of a probe
@@ -73,7 +71,6 @@ def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> 
 def compile_source(source: str, filename: str, opts: Options, name: Optional[str] = None) -> Compiled:
     program = parse(source, filename)
     prog = analyze(program, source, filename, opts)
-    prog.report = opts.report
     compiled = compile_ir(prog, source, filename, opts, name)
     compiled.program = program
     return compiled
@@ -99,7 +96,17 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
 
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
     name = tracer_name(out)
-    compiled = compile_source(source, filename, opts, name)
+    return link(compile_source(source, filename, opts, name), out, opts)
+
+
+def build_ir(prog: ir.Program, source: str, filename: str, out: str, opts: Options) -> Compiled:
+    """A tracer from a front end's IR (source, filename: for messages)."""
+    return link(compile_ir(prog, source, filename, opts, tracer_name(out)), out, opts)
+
+
+def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
+    """The generated C compiled and linked into the tracer `out`."""
+    name = tracer_name(out)
     tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot, opts.libc)
     workdir = Path(opts.keep_dir) if opts.keep_dir else Path(tempfile.mkdtemp(prefix="plyc-"))
     workdir.mkdir(parents=True, exist_ok=True)

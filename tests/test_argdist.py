@@ -1,6 +1,7 @@
 """plyc argdist: specifier parsing (argdist's errors, shown under the
-specifier), lowering to ply (names, constants, user-space types), errors the
-checker finds mapped back into the specifier, and builds of argdist's examples.
+specifier), lowering to the IR (names, constants, user-space types; asserted
+on its `plyc emit --stage ir` text), typing errors shown under the specifier,
+and builds of argdist's examples.
 bcc's documented command lines are in tests/test_argdist_corpus.py."""
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from plyc.frontends.argdist import lower_args, parse_args, render_spec_error
+from plyc.ir.dump import dump
 from plyc.frontends.argdist.ctypes import ABIS, CType, Headers, evaluate
 from plyc.frontends.argdist.cparse import parse_expr
 from plyc.frontends.argdist.spec import SpecError, parse
@@ -18,7 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def lower(*argv):
-    return lower_args(parse_args([*argv, "-o", "x"]))[0].script
+    """The IR the command line lowers to, as `plyc emit --stage ir` prints it."""
+    return dump(lower_args(parse_args([*argv, "-o", "x"]))[0].program)
+
+
+PIDFILTER = "((param.pid_filter:u32 == 0:s64):s32 || (pid:u32 == param.pid_filter:u32):s32):s32"
 
 
 def refusal(*argv) -> str:
@@ -142,9 +148,9 @@ r::__vfs_read():u32:$COMM:$latency > 100000
                 ^~~"""
 
 
-def test_checker_errors_are_shown_under_the_specifier(tmp_path):
-    """An error the checker finds in the lowered script points at the part
-    of the specifier it came from, never at argdist.ply."""
+def test_typing_errors_are_shown_under_the_specifier(tmp_path):
+    """A field or member that doesn't exist: the error points at the part of
+    the specifier that names it."""
     proc = cli("-C", "t:irq:irq_handler_entry():int:args->irqq", "-o", str(tmp_path / "t"))
     assert proc.returncode == 1
     assert proc.stderr == """\
@@ -180,32 +186,45 @@ def test_label_and_defaults():
 
 def test_lowering_of_entry_values_and_filters():
     text = lower("-H", "r::__kmalloc(size_t size):u64:$latency/$entry(size):$entry(size) > 16#ns per byte")
-    assert "kprobe:__kmalloc\n{\n\te0_size[kpid] = arg0;\n\te0__lat[kpid] = time;\n\te0__seen[kpid] = 1;\n}" in text
-    assert "kretprobe:__kmalloc / e0__seen[kpid] /" in text
-    assert "@s0 = _log2((u64)(((time - e0__lat[kpid]) / (u64)e0_size[kpid])));" in text
-    assert "if ((_pidfilter == 0 || pid == _pidfilter) && (((u64)e0_size[kpid] > 16)))" in text
-    assert "delete e0__seen[kpid];" in text
+    assert text == f"""\
+map e0_size hash [u32] -> u64 names=['kpid']
+map e0__lat hash [u32] -> s64 (time) names=['kpid']
+map e0__seen hash [u32] -> s64 names=['kpid']
+map @s0 aggregation [] -> log2(u64)
+program strsize=80 arch=x86_64 report
+probe 0 kprobe:__kmalloc -> kprobe __kmalloc line 1 reads=arg0
+  e0_size[kpid:u32] = arg0:u64  @1
+  e0__lat[kpid:u32] = time:s64 (time)  @1
+  e0__seen[kpid:u32] = 1:s64  @1
+probe 1 kretprobe:__kmalloc -> kretprobe __kmalloc line 1
+  if e0__seen[kpid:u32]:s64  @1
+    if ({PIDFILTER} && (cast(e0_size[kpid:u32]:u64):u64 > 16:s64):s32):s32  @1
+      @s0[] <- log2(cast(((time:s64 (time) - e0__lat[kpid:u32]:s64 (time)):s64 (time) / \
+cast(e0_size[kpid:u32]:u64):u64):u64 (time)):u64)  @1
+    delete e0_size[kpid:u32]  @1
+    delete e0__lat[kpid:u32]  @1
+    delete e0__seen[kpid:u32]  @1
+"""
 
 
 def test_lowering_of_struct_params_strings_and_aliases():
     text = lower("-C", "p::vfs_read(struct file *file, char __user *buf):char*,char*:"
                  "file->f_path.dentry->d_name.name,buf:$PID != 1 && STRCMP(\"bash\", $COMM)", "-t", "42")
-    assert "@s0[str(((struct file *)arg0)->f_path.dentry->d_name.name, 80), str(uptr(((char *)arg1)), 80)]" \
-        " = count();" in text
-    assert "((pid != 1) && (strcmp(\"bash\", str(comm, 80)) == 0))" in text
-    assert "kpid == 42" in text
+    assert "@s0[str(cast(arg0:struct file *):struct file *->f_path:struct.dentry:struct dentry *->d_name:struct" \
+        ".name:char *):char[80], str(uptr(cast(arg1:char *):char *):char *):char[80]] <- count()" in text
+    assert f"if (({PIDFILTER} && (kpid:u32 == 42:s64):s32):s32 && ((pid:u32 != 1:s64):s32 && " \
+        "(strcmp(\"bash\":char[8], str(comm:char[16]):char[80]):s32 == 0:s64):s32):s32):s32" in text
 
 
 def test_tracepoint_fields_bare_or_through_args():
     bare = lower("-H", "t:syscalls:sys_enter_read():u64:count:count > 10 && fd == 0")
-    assert "tracepoint:syscalls/sys_enter_read / (_pidfilter == 0 || pid == _pidfilter) && " \
-           "(((data->count > 10) && (data->fd == 0))) /" in bare
-    assert "@s0 = _log2((u64)(data->count));" in bare
+    assert f"if ({PIDFILTER} && ((field.count:u64 > 10:s64):s32 && (field.fd:u32 == 0:s64):s32):s32):s32" in bare
+    assert "@s0[] <- log2(cast(field.count:u64):u64)" in bare
     assert lower("-H", "t:syscalls:sys_enter_read():u64:args->count:args->count > 10 && args->fd == 0") == bare
 
 
 def test_usdt_arguments_count_from_one():
-    assert "@s0[(u64)(arg1)] = count();" in lower("-C", "u:pthread:pthread_start():u64:arg2")
+    assert "@s0[cast(arg1:u64):u64] <- count()" in lower("-C", "u:pthread:pthread_start():u64:arg2")
 
 
 def test_kernel_constants_from_btf():
@@ -213,18 +232,18 @@ def test_kernel_constants_from_btf():
     from plyc import btf
     b = btf.load(None)
     text = lower("-C", "t:syscalls:sys_enter_read():u64:count:count == TASK_COMM_LEN")
-    assert f"(data->count == {b.enumerator('TASK_COMM_LEN')[0]})" in text
+    assert f"(field.count:u64 == {b.enumerator('TASK_COMM_LEN')[0]}:s64)" in text
     if b.enumerator("___GFP_HIGH_BIT") is None:
         pytest.skip("this kernel has no ___GFP_*_BIT enumerators (before 6.10)")
     atomic = (1 << b.enumerator("___GFP_HIGH_BIT")[0]) | (1 << b.enumerator("___GFP_KSWAPD_RECLAIM_BIT")[0])
     text = lower("-C", "p::__kmalloc(size_t size, gfp_t flags):size_t:size:flags&GFP_ATOMIC")
-    assert f"(((u32)arg1 & {atomic}))" in text
+    assert f"(cast(arg1:u64):u32 & {atomic}:s64):u64" in text
 
 
 def test_uapi_constants_from_an_include_header():
     text = lower("-I", "linux/fcntl.h", "-C", "t:syscalls:sys_enter_openat():int:flags:"
                  "(flags & O_ACCMODE) == O_RDONLY")
-    assert "(((data->flags & 3) == 0))" in text
+    assert "((field.flags:s32 & 3:s64):s64 == 0:s64):s32" in text
     msg = refusal("-C", "t:syscalls:sys_enter_openat():int:flags:flags & O_ACCMODE")
     assert msg.splitlines()[-1].startswith("note: it is defined in the kernel's UAPI header ")
 
@@ -250,29 +269,30 @@ def test_kernel_macros_from_kernel_headers(tmp_path):
     (tree / "include" / "linux" / "slab.h").write_text("#define GFP_ATOMIC 0x999\n")
     text = lower("--kernel-headers", str(tree), "-I", "linux/gfp_test.h", "-C",
                  "p::__kmalloc(size_t size, gfp_t flags):size_t:size:(flags & GFP_TEST) && (flags & GFP_ATOMIC)")
-    assert "(((u32)arg1 & 129) && ((u32)arg1 & 2457))" in text
+    assert "((cast(arg1:u64):u32 & 129:s64):u64 && (cast(arg1:u64):u32 & 2457:s64):u64)" in text
 
 
 def test_user_constants_from_the_c_library():
     text = lower("-C", "p:c:open(char *path, int flags):int:flags:flags & O_CREAT && flags != AF_INET")
-    assert "uprobe:c:open / (((s32)arg1 & 64) && ((s32)arg1 != 2)) /" in text
-    assert "@s0[(s32)arg1] = count();" in text
+    assert "probe 0 uprobe:c:open -> uprobe open line 1 reads=arg1\n" \
+        "  if ((cast(arg1:u64):s32 & 64:s64):s64 && (cast(arg1:u64):s32 != 2:s64):s32):s32  @1\n" \
+        "    @s0[cast(arg1:u64):s32] <- count()  @1\n" in text
 
 
 def test_user_struct_members_are_user_memory_reads():
     text = lower("-H", "p:c:nanosleep(struct timespec *req):long:req->tv_nsec")
-    assert "@s0 = _log2((s64)(_uread((arg0 + 8), 8, 1)));" in text
+    assert "@s0[] <- log2(cast(uread64s((arg0:u64 + 8:s64):u64):s64):s64)" in text
     # A member of a member, an array element, a pointer followed.
     text = lower("-C", "p:c:fwrite(const void *p, size_t n, size_t m, FILE *f):int,char*,s8:"
                  "f->_fileno,f->_IO_read_ptr,f->_shortbuf[0]")
-    assert "(s32)(_uread((arg3 + 112), 4, 1)), str(uptr(_uread((arg3 + 8), 8, 0)), 80), " \
-           "(s8)(_uread((arg3 + 131), 1, 1))" in text
+    assert "@s0[cast(uread32s((arg3:u64 + 112:s64):u64):s32):s32, str(uptr(uread64u((arg3:u64 + 8:s64):u64):u64)" \
+        ":void *):char[80], cast(uread8s((arg3:u64 + 131:s64):u64):s8):s8] <- count()" in text
 
 
 def test_user_struct_layouts_follow_the_target():
     """struct timespec on armhf: 32-bit time_t and long."""
     text = lower("--target", "armhf", "-H", "p:c:nanosleep(struct timespec *req):long:req->tv_nsec")
-    assert "@s0 = _log2((s32)(_uread((arg0 + 4), 4, 1)));" in text
+    assert "@s0[] <- log2(cast(uread32s((arg0:u64 + 4:s64):u64):s32):s32)" in text
 
 
 def test_user_types_from_an_include_header(tmp_path):
@@ -280,8 +300,10 @@ def test_user_types_from_an_include_header(tmp_path):
     hdr.write_text("#include <stdint.h>\nstruct req { char tag; uint64_t id; char name[12]; };\n#define REQ_MAGIC (3 << 4)\n")
     text = lower("-I", str(hdr), "-C",
                  "p:/usr/bin/app:handle(struct req *r):u64,char*:r->id,r->name:r->tag == REQ_MAGIC")
-    assert "uprobe:/usr/bin/app:handle / (_uread(arg0, 1, 1) == 48) /" in text
-    assert "@s0[(u64)(_uread((arg0 + 8), 8, 0)), str(uptr((arg0 + 16)), 12)] = count();" in text
+    assert "probe 0 uprobe:/usr/bin/app:handle -> uprobe handle line 1 reads=arg0\n" \
+        "  if (uread8s(arg0:u64):s8 == 48:s64):s32  @1\n" \
+        "    @s0[cast(uread64u((arg0:u64 + 8:s64):u64):u64):u64, str(uptr((arg0:u64 + 16:s64):u64):void *)" \
+        ":char[12]] <- count()  @1\n" in text
 
 
 SIZES_C = r"""

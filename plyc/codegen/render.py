@@ -186,10 +186,9 @@ def probe_data(p) -> tuple:
 
 def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, origin=None) -> dict:
     maps = []
-    section_names = {s.map: list(s.key_names) for s in (report.sections if report else ())}
     for m in res.maps:
         vt = m.info.value_type
-        names = section_names.get(m.name) or m.info.key_names or []
+        names = m.info.key_names or []
         if len(names) != len(m.keys):
             names = [None] * len(m.keys)
         maps.append(dict(

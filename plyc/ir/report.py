@@ -26,7 +26,6 @@ class Section:
     header: str
     key_labels: tuple = ()          # counts: how each key is named in a row
     keyless_row: str = ""           # counts, a map without keys: the row's text ("total calls")
-    key_names: tuple = ()           # identifiers for the keys (metric labels), if the map has none
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """`plyc argdist`: bcc's argdist, compiled into a standalone tracer.
 
-The specifiers lower to a ply script (plyc/frontends/argdist/lower.py), which is
-compiled like any other, with the core's periodic report (plyc/ir/report.py)
-asked for: the tracer prints argdist's tables every interval instead of
-dumping its maps at exit. Errors, whether found in a specifier or
-later by the checker in the lowered script, are shown under the specifier
-the user typed: `-H #2:14: error: ...`, the specifier, a caret."""
+The specifiers lower straight to the core IR (plyc/frontends/argdist/lower.py),
+with the core's periodic report (plyc/ir/report.py) asked for: the tracer
+prints argdist's tables every interval instead of dumping its maps at exit.
+Errors, whether found in a specifier or by the core's passes, are shown under
+the specifier the user typed: `-H #2:14: error: ...`, the specifier, a caret
+(an IR span's line is the specifier's number, its columns are offsets in it)."""
 from __future__ import annotations
 
 import argparse
@@ -16,8 +16,10 @@ import sys
 from typing import Optional
 
 from ... import __version__, driver
-from ...ir.nodes import Span
 from ...diag import Diagnostic, PlycError
+from ...ir import passes
+from ...ir.dump import dump
+from ...ir.nodes import Span
 from ...ir.report import Report
 from ...toolchain import ToolchainError, cache_dir
 from .ctypes import CTypeError
@@ -60,7 +62,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("-n", "--number", type=int, dest="count", help="number of outputs")
     ap.add_argument("-c", "--cumulative", action="store_true", help="do not clear histograms and "
                     "freq counts at each interval")
-    ap.add_argument("-v", "--verbose", action="store_true", help="print the generated ply script and C")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print the IR the specifiers lower to, and the C")
     ap.add_argument("-T", "--top", type=int, help="number of top results to show (not applicable to "
                     "histograms)")
     ap.add_argument("-H", "--histogram", nargs="+", action="extend", dest="histspecifier",
@@ -126,6 +128,11 @@ def lower_args(args) -> tuple:
     report = Report(args.interval, tuple(lowered.sections), count=args.count or 0,
                     duration=float(args.duration or 0), top=args.top or 0, cumulative=args.cumulative,
                     default_pid=args.pid or 0)
+    lowered.program.report = report
+    try:
+        passes.run([lambda prog, diag: passes.core(prog, diag)], lowered.program)
+    except PlycError as err:
+        raise SpecErrors([spec_error(d, lowered) for d in err.diags]) from None
     return lowered, report
 
 
@@ -161,62 +168,37 @@ def render_spec_error(err: SpecError) -> str:
 
 
 def probe_origin(lowered: Lowered):
-    """The specifier a probe of the lowered script came from, as the tracer
+    """The specifier a probe came from (its span's line), as the tracer
     names it in its messages: ("-C #1", the specifier as typed)."""
     def origin(line: int, spec: str) -> Optional[tuple]:
-        begin = offset_of(lowered.script, line, 1)
-        region = lowered.origin(begin, begin + 1)
-        if region is None or region.spec >= len(lowered.spec_list):
-            return None
-        spec = lowered.spec_list[region.spec]
-        return spec.name, spec.raw
+        found = lowered.spec_at(line)
+        return (found.name, found.raw) if found is not None else None
     return origin
 
 
-def offset_of(script: str, line: int, col: int) -> int:
-    lines = script.split("\n")
-    return sum(len(ln) + 1 for ln in lines[:line - 1]) + col - 1
-
-
-# Notes of the checker that speak of ply, not of argdist's specifiers.
-PLY_NOTES = ("variables here:", "is a variable of")
+def spec_error(d: Diagnostic, lowered: Lowered) -> SpecError:
+    """A diagnostic of the core's, on the specifier its span points into."""
+    spec = lowered.spec_at(d.span.line) if d.span is not None else None
+    if spec is None:
+        return SpecError(d.message, note=d.note)
+    end = d.span.end_col - 1 if d.span.end_line == d.span.line else len(spec.raw)
+    return SpecError(d.message, spec, d.span.col - 1, end, d.note)
 
 
 def render_plyc_error(err: PlycError, lowered: Lowered) -> str:
-    """A checker error in the lowered script, shown under the specifier
-    (and the part of it) that the offending piece came from."""
-    out = []
-    specs = lowered.spec_list if lowered is not None else []
-    for d in err.diags:
-        region = None
-        if d.span is not None and d.span.line > 0:
-            begin = offset_of(lowered.script, d.span.line, d.span.col)
-            end = offset_of(lowered.script, d.span.end_line, d.span.end_col) if d.span.end_line else begin + 1
-            region = lowered.origin(begin, end, tuple(re.findall(r"'(\w+)'", d.message)))
-        note = d.note if d.note and not any(p in d.note for p in PLY_NOTES) else None
-        if region is None or region.spec >= len(specs):
-            out.append(f"plyc argdist: error: {d.message}" + (f"\nnote: {note}" if note else "") +
-                       "\nnote: in the script the specifiers lowered to (run with -v to see it)")
-            continue
-        out.append(render_at(specs[region.spec], region.start, region.stop, d.message, note))
-    return "\n".join(out)
+    return "\n".join(render_spec_error(spec_error(d, lowered)) for d in err.diags)
 
 
 def locate_lines(message: str, lowered: Optional[Lowered]) -> str:
-    """`argdist.ply:LINE:` (a compiler error mapped to the lowered script's
-    line) as the specifier that line came from."""
+    """`argdist:LINE:` (a compiler message about the C of a statement) as
+    the specifier that statement came from."""
     if lowered is None:
         return message
 
     def spec_of(m):
-        line = int(m.group(1))
-        begin = offset_of(lowered.script, line, 1)
-        end = begin + len(lowered.script.split("\n")[line - 1]) if line <= lowered.script.count("\n") + 1 else begin
-        for r in lowered.regions:
-            if r.begin < end and begin < r.end and r.spec < len(lowered.spec_list):
-                return f"{lowered.spec_list[r.spec].name}:"
-        return m.group(0)
-    return re.sub(r"argdist\.ply:(\d+):", spec_of, message)
+        spec = lowered.spec_at(int(m.group(1)))
+        return f"{spec.name}:" if spec is not None else m.group(0)
+    return re.sub(r"argdist:(\d+):", spec_of, message)
 
 
 def main(argv) -> int:
@@ -230,22 +212,23 @@ def main(argv) -> int:
     lowered = None
     try:
         lowered, report = lower_args(args)
-        script = lowered.script
         for w in lowered.warnings:
             print(f"plyc argdist: warning: {w}", file=sys.stderr)
-        opts = driver.Options(strsize=args.string_size, verbose=False, btf=args.btf, report=report,
+        opts = driver.Options(strsize=args.string_size, verbose=False, btf=args.btf,
                               target=args.target, sysroot=args.sysroot, libc=args.libc,
                               origin=probe_origin(lowered))
+        source = "\n".join(s.raw for s in lowered.spec_list)
+        text = dump(lowered.program)
         if args.verbose:
-            print(script)
+            print(text)
         out = args.output
         if not out:
-            key = hashlib.sha256(repr((script, report, args.target, args.libc,
+            key = hashlib.sha256(repr((text, report, args.target, args.libc,
                                        __version__)).encode()).hexdigest()[:20]
             out = str(cache_dir() / "run" / key / "argdist")
             os.makedirs(os.path.dirname(out), exist_ok=True)
         if not (args.run and not args.output and os.path.exists(out)):
-            compiled = driver.build(script, "argdist.ply", out, opts)
+            compiled = driver.build_ir(lowered.program, source, "argdist", out, opts)
             if args.verbose:
                 print(compiled.generated.bpf_c)
     except SpecError as err:

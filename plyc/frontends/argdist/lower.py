@@ -1,33 +1,42 @@
-"""argdist specifiers to a ply script: the same script a user would write by
-hand, so the rest of the compiler (checker, codegen, loader) is shared.
+"""argdist specifiers straight to the core IR (plyc/ir/nodes.py): a probe
+per specifier (and an entry probe for $entry/$latency), its maps, the
+statements that update them and the report's sections. Every node's span
+is a place in the specifier text (line: the specifier's number in the
+command line, column: its offset), so an error is shown under what the
+user typed.
 
 The C of each specifier (signature, types, expressions, filter) is parsed
-with pycparser (plyc/frontends/argdist/cparse.py) and translated node by node. Names
-resolve as argdist's C would: parameters (typed by the signature),
-tracepoint fields (`args->f` or bare `f`), $aliases, then constants
-(plyc/frontends/argdist/ctypes.py). Members of user-space structs are read from user
-memory at offsets computed for the target (`_uread`); kernel structs stay
-ply member accesses, typed by BTF and read with CO-RE.
-
-Every piece of generated text remembers the part of the specifier it came
-from (a source map, `Lowered.regions`), so an error the ply checker finds
-in the lowered script is shown under the specifier the user typed.
+with pycparser (plyc/frontends/argdist/cparse.py) and translated node by
+node, typed as the core types its expressions. Names resolve as argdist's
+C would: parameters (typed by the signature), tracepoint fields (`args->f`
+or bare `f`), $aliases, then constants (plyc/frontends/argdist/ctypes.py).
+Members of user-space structs are read from user memory at offsets
+computed for the target (ir.UserRead); kernel structs are read by CO-RE
+(ir.KMember, typed by BTF).
 
 Entry values ($entry(param), $latency) are kept in plain maps keyed by
-thread, as argdist does. `_log2` is ply's spelling of the core's log2
-aggregation, which ply scripts don't see; the report every interval is the
-core's (plyc/ir/report.py): each specifier is one of its sections."""
+thread, as argdist does; the report every interval is the core's
+(plyc/ir/report.py): each specifier is one of its sections."""
 from __future__ import annotations
 
+import codecs
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from pycparser import c_ast
 
+from ... import aggregations as AGG
+from ... import builtins as B
 from ... import tracefs
+from ... import types as T
 from ...arch import is_native
+from ...btf import BTFError
+from ...diag import Collector, PlycError
+from ...ir import nodes as ir
+from ...ir import passes
 from ...ir.report import Section
+from ...kernel_types import KernelTypes
 from ...toolchain import ToolchainError, find_cc
 from .cparse import CSyntaxError, cast_names, char_constant, int_constant, parse_expr, parse_type, type_words
 from .ctypes import (ABIS, GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
@@ -39,88 +48,28 @@ STRING_ALIASES = {"$COMM": "comm"}
 
 
 @dataclass
-class Region:
-    begin: int                # offsets in the script
-    end: int
-    spec: int                 # index of the specifier
-    start: int                # offsets in its text
-    stop: int
-
-
-@dataclass
 class Lowered:
-    script: str
+    program: ir.Program
     sections: list = field(default_factory=list)    # the report's, a Section per specifier
-    regions: list = field(default_factory=list)     # where each piece of the script came from
-    spec_list: list = field(default_factory=list)   # the Specifiers
+    spec_list: list = field(default_factory=list)   # the Specifiers, in the order of their line numbers
     warnings: list = field(default_factory=list)
 
-    def origin(self, begin: int, end: int, names: tuple = ()) -> Optional[Region]:
-        """The innermost piece of a specifier that produced script[begin:end]
-        (all of it if one did, else where it starts). Within it, a piece
-        whose text is one of `names` (the name an error message quotes)."""
-        def size(r):
-            return r.end - r.begin
-        whole = [r for r in self.regions if r.begin <= begin and end <= r.end]
-        start = [r for r in self.regions if r.begin <= begin < max(r.end, r.begin + 1)]
-        best = min(whole or start, key=size, default=None)
-        if best is not None and names:
-            inner = [r for r in self.regions if best.begin <= r.begin and r.end <= best.end and
-                     self.script[r.begin:r.end] in names]
-            if inner:
-                best = min(inner, key=size)
-        return best
-
-
-class Frag:
-    """Generated text, and the part of a specifier it came from."""
-    __slots__ = ("parts", "origin")
-
-    def __init__(self, *parts, origin: Optional[tuple] = None):
-        self.parts = list(parts)
-        self.origin = origin      # (spec index, start, end)
-
-    def text(self) -> str:
-        return "".join(p.text() if isinstance(p, Frag) else p for p in self.parts)
-
-
-class Builder:
-    def __init__(self):
-        self.chunks: list = []
-        self.pos = 0
-        self.regions: list = []
-
-    def add(self, item):
-        if isinstance(item, Frag):
-            begin = self.pos
-            for p in item.parts:
-                self.add(p)
-            if item.origin is not None and item.origin[1] >= 0:
-                self.regions.append(Region(begin, self.pos, *item.origin))
-        else:
-            self.chunks.append(item)
-            self.pos += len(item)
-
-    def line(self, *items):
-        for it in items:
-            self.add(it)
-        self.add("\n")
-
-    def text(self) -> str:
-        return "".join(self.chunks)
+    def spec_at(self, line: int) -> Optional[Specifier]:
+        """The specifier of a span's line."""
+        return self.spec_list[line - 1] if 1 <= line <= len(self.spec_list) else None
 
 
 @dataclass
 class Val:
-    """A translated C value: its ply text and what plyc knows of its C type.
+    """A translated C value: its IR and what plyc knows of its C type.
     `addr` is set for user-memory lvalues (members of user structs)."""
-    frag: Optional[Frag]
+    x: Optional[ir.Expr]
     ct: Optional[CType] = None
-    addr: Optional[Frag] = None
-    string: bool = False          # a ply string (comm)
+    addr: Optional[ir.Expr] = None
+    string: bool = False          # a core string (comm)
     user: bool = False            # a pointer into user memory
     tp_args: bool = False         # the tracepoint's `args`
-    cast: bool = False            # already a ply cast to `ct` (a parameter, an entry value)
+    cast: bool = False            # already converted to `ct` (a parameter, an entry value)
 
 
 class Context:
@@ -187,18 +136,53 @@ class Context:
         return kernel_tree(self.kernel_headers, self.target, native, self.btf)
 
 
-def ply_int(ct: CType) -> str:
-    return f"{'s' if ct.signed else 'u'}{ct.size * 8}"
+def const_value(x: ir.Expr) -> Optional[int]:
+    """The value of a constant integer expression (numbers, and + - * of them)."""
+    if isinstance(x, ir.IntConst):
+        return x.value
+    if isinstance(x, ir.Unary) and x.op == "-":
+        v = const_value(x.operand)
+        return None if v is None else -v
+    if isinstance(x, ir.Binary) and x.op in ("+", "-", "*"):
+        a, b = const_value(x.left), const_value(x.right)
+        if a is None or b is None:
+            return None
+        return {"+": a + b, "-": a - b, "*": a * b}[x.op]
+    return None
+
+
+class Probe:
+    """A probe being built: its IR, and the variables of its provider."""
+
+    def __init__(self, probe: ir.Probe, ktypes: KernelTypes):
+        self.ir = probe
+        self.ktypes = ktypes
+
+    def var(self, name: str, span: ir.Span) -> ir.Variable:
+        """A built-in or provider variable, typed as the core types it."""
+        p = self.ir
+        var = p.provider.var(name) or B.variable(name)
+        assert var is not None, name
+        if var.name == "retval" or (var.name.startswith("arg") and var.name[3:].isdigit()):
+            p.args_read.add(var.name)
+        typ = var.type
+        if p.provider.typed is not None and var in p.provider.variables:
+            typ = p.provider.typed(p.target, name, self.ktypes) or typ
+        return ir.Variable(var, type=typ, span=span)
 
 
 class Translator:
-    """One specifier's C into ply, node by node."""
+    """One specifier's C into IR, node by node."""
 
-    def __init__(self, spec: Specifier, index: int, strsize: int, ctx: Context):
+    def __init__(self, spec: Specifier, index: int, strsize: int, ctx: Context, low: "Lowering",
+                 probe: Probe, entry: Optional[Probe]):
         self.spec = spec
         self.index = index
         self.strsize = strsize
         self.ctx = ctx
+        self.low = low
+        self.probe = probe            # the probe the expressions run in
+        self.entry = entry            # a return probe's entry probe
         self.entry_params: set = set()
         self.latency = False
         self.part: Optional[Part] = None
@@ -218,13 +202,10 @@ class Translator:
         s, e = self.parsed.span(node)
         return self.part.start + s, self.part.start + e
 
-    def origin(self, node) -> tuple:
-        if self.part is None or self.part.start < 0:
-            return (self.index, -1, -1)
-        return (self.index, *self.span(node))
-
-    def frag(self, node, *parts) -> Frag:
-        return Frag(*parts, origin=self.origin(node))
+    def at(self, node=None) -> ir.Span:
+        """The IR span of a C node (the specifier's line, its columns)."""
+        s, e = self.span(node) if node is not None else (0, len(self.spec.raw))
+        return self.low.span(self.index, s, e)
 
     def bail(self, msg: str, node=None, note: Optional[str] = None):
         if node is None or self.part is None or self.part.start < 0:
@@ -232,6 +213,79 @@ class Translator:
             raise self.spec.error(msg, part, note)
         s, e = self.span(node)
         raise SpecError(msg, self.spec, s, e, note)
+
+    # --- the core's typing of what is built --------------------------------------
+
+    def var(self, name: str, node) -> ir.Variable:
+        return self.probe.var(name, self.at(node))
+
+    def num(self, value: int, node) -> ir.Expr:
+        if value < 0:
+            return ir.Unary("-", self.num(-value, node), type=T.Int(8, True), span=self.at(node))
+        return ir.IntConst(value, type=T.U64 if value >= 1 << 63 else T.S64, span=self.at(node))
+
+    def integer(self, x: ir.Expr, op: str, node):
+        if not x.type.is_int:
+            self.bail(f"operator '{op}' needs integers, got {x.type}", node)
+
+    def unary(self, op: str, x: ir.Expr, node) -> ir.Expr:
+        self.integer(x, op, node)
+        typ = x.type
+        if op == "!":
+            rt = T.S32
+        elif op == "-":
+            rt = T.Int(8, True, typ.fmt if typ.fmt in ("dec", "time") else "dec")
+        else:
+            rt = T.Int(8, typ.signed)
+        return ir.Unary(op, x, type=rt, span=self.at(node))
+
+    def binary(self, op: str, a: ir.Expr, b: ir.Expr, node) -> ir.Expr:
+        self.integer(a, op, node)
+        self.integer(b, op, node)
+        if op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||"):
+            typ = T.S32
+        elif op in ("<<", ">>", "&", "|", "^", "%"):
+            typ = T.Int(8, a.type.signed and b.type.signed)
+        else:
+            typ = T.arith(op, a.type, b.type)
+        return ir.Binary(op, a, b, type=typ, span=self.at(node))
+
+    def cast(self, x: ir.Expr, dst: T.Type, node) -> ir.Expr:
+        if not x.type.is_int and x.type.kind != "dataloc":
+            self.bail(f"can't cast {x.type} to {dst}", node)
+        if dst.is_pointer and x.type.user:
+            dst = replace(dst, user=True)
+        return ir.Cast(x, type=dst, span=self.at(node))
+
+    def kernel(self, fn, node):
+        try:
+            return fn(self.low.ktypes)
+        except (BTFError, TypeError) as err:
+            self.bail(str(err), node)
+
+    def kernel_pointer(self, key: str, node) -> T.Type:
+        """The pointer type of a kernel struct (`struct file`), from BTF."""
+        words = tuple(key.split())
+        tid = self.kernel(lambda k: k.lookup(words), node)
+        if tid is None:
+            self.bail(f"the kernel has no type '{key}'", node)
+        return self.kernel(lambda k: k.pointer_to(tid), node)
+
+    def call(self, name: str, args: list, typ: T.Type, node) -> ir.Call:
+        return ir.Call(B.FUNCTIONS[name], args, type=typ, span=self.at(node))
+
+    def str_of(self, x: ir.Expr, size: int, node) -> ir.Call:
+        return self.call("str", [x], T.Str(size), node)
+
+    def uptr(self, x: ir.Expr, node) -> ir.Call:
+        return self.call("uptr", [x], T.Ptr(x.type.pointee or "void", user=True, size=8), node)
+
+    def uread(self, addr: ir.Expr, size: int, signed: bool, node) -> ir.UserRead:
+        return ir.UserRead(addr, size, signed, type=T.Int(size, signed), span=self.at(node))
+
+    def entry_value(self, name: str, node) -> ir.MapRead:
+        """`name` as the entry probe stored it, for this thread."""
+        return self.low.read(name, [self.var("kpid", node)], self.at(node))
 
     # --- entry points -------------------------------------------------------------
 
@@ -277,27 +331,31 @@ class Translator:
 
     # --- values ---------------------------------------------------------------------
 
-    def typed(self, text, ct: Optional[CType], user: bool = False, node=None) -> Val:
+    def int_type(self, ct: CType, node) -> T.Type:
+        if ct.size not in (1, 2, 4, 8):
+            self.bail(f"unknown type '{'s' if ct.signed else 'u'}{ct.size * 8}'", node)
+        return T.Int(ct.size, ct.signed)
+
+    def typed(self, x: ir.Expr, ct: Optional[CType], user: bool = False, node=None) -> Val:
         """A raw 64-bit value (a register, an entry map) as a value of C type ct."""
-        frag = text if isinstance(text, Frag) else Frag(text)
         if ct is None:
-            return Val(frag, None, user=user)
+            return Val(x, None, user=user)
         if ct.kind == "int":
-            return Val(Frag(f"({ply_int(ct)})", frag), ct, cast=True)
+            return Val(self.cast(x, self.int_type(ct, node), node), ct, cast=True)
         if ct.kind == "ptr":
             t = ct.target
             user = user or ct.user or self.domain.user
             if t is not None and t.kind == "record" and t.kernel:
-                return Val(Frag(f"(({t.key} *)", frag, ")"), ct, user=user)
+                return Val(self.cast(x, self.kernel_pointer(t.key, node), node), ct, user=user)
             if t is not None and t.kind == "int" and t.size == 1:
-                return Val(Frag("((char *)", frag, ")"), ct, user=user)
-            return Val(frag, ct, user=user)
+                return Val(self.cast(x, T.Ptr("char"), node), ct, user=user)
+            return Val(x, ct, user=user)
         if ct.kind == "record" and ct.kernel:
             self.bail(f"a parameter of type {ct} (a struct passed by value) can't be read", node)
-        return Val(frag, ct, user=user)
+        return Val(x, ct, user=user)
 
-    def rvalue(self, v: Val, node) -> Frag:
-        """The ply text of a value (user lvalues are read)."""
+    def rvalue(self, v: Val, node) -> ir.Expr:
+        """The IR of a value (user lvalues are read)."""
         if v.tp_args:
             self.bail("'args' is the tracepoint's fields: write args->FIELD", node)
         if v.addr is not None:
@@ -305,22 +363,24 @@ class Translator:
             if ct.kind in ("int", "ptr"):
                 if ct.size not in (1, 2, 4, 8):
                     self.bail(f"a value of type {ct} can't be read", node)
-                return self.frag(node, "_uread(", v.addr, f", {ct.size}, {int(ct.signed)})")
+                return self.uread(v.addr, ct.size, bool(ct.signed), node)
             if ct.kind == "array":
                 return v.addr          # an array is its address
             self.bail(f"a value of type {ct} can't be used as a number", node)
-        return v.frag
+        return v.x
 
-    def string(self, v: Val, node, size: int) -> Frag:
-        """str() of a value argdist reads as a string (char*)."""
+    def string(self, v: Val, node, size: int) -> ir.Expr:
+        """A value argdist reads as a string (char*), as a string."""
         if v.string:
-            return Frag("str(", v.frag, f", {size})")
+            return self.str_of(v.x, size, node)
         if v.addr is not None and v.ct is not None and v.ct.kind == "array":
-            return Frag("str(uptr(", v.addr, f"), {min(size, max(1, v.ct.count))})")
-        text = self.rvalue(v, node)
+            return self.str_of(self.uptr(v.addr, node), min(size, max(1, v.ct.count)), node)
+        x = self.rvalue(v, node)
+        if not x.type.is_int and x.type.kind not in ("str", "dataloc"):
+            self.bail(f"str() needs a pointer or a string, got {x.type}", node)
         if v.user or self.domain.user or (v.ct is not None and v.ct.user):
-            return Frag("str(uptr(", text, f"), {size})")
-        return Frag("str(", text, f", {size})")
+            return self.str_of(self.uptr(x, node), size, node)
+        return self.str_of(x, size, node)
 
     # --- nodes --------------------------------------------------------------------------
 
@@ -336,23 +396,22 @@ class Translator:
         if name.startswith("$"):
             return self.special(name, node)
         if name == "args" and s.probe == "t":
-            return Val(self.frag(node, "data"), tp_args=True)
+            return Val(None, tp_args=True)
         found = s.param(name)
         if found is not None:
             if s.probe == "r":
                 self.bail(f"'{name}' is a parameter: in a return probe, read it with $entry({name})", node)
             pos, param = found
-            v = self.typed(f"arg{pos}", self.param_ct(pos), param.user or s.is_user, node)
-            return Val(self.frag(node, v.frag), v.ct, user=v.user, cast=v.cast)
+            return self.typed(self.var(f"arg{pos}", node), self.param_ct(pos), param.user or s.is_user, node)
         if s.probe == "u":
             m = re.fullmatch(r"arg(\d+)", name)
             if m:
                 n = int(m.group(1))
                 if not 1 <= n <= 10:
                     self.bail(f"USDT arguments are arg1 to arg10 (argdist counts from 1), not {name}", node)
-                return Val(self.frag(node, f"arg{n - 1}"), None, user=True)
+                return Val(self.var(f"arg{n - 1}", node), None, user=True)
         if s.probe == "t" and name in self.tp_fields(node):
-            return Val(self.frag(node, f"data->{name}"))
+            return Val(self.tp_field(name, node))
         try:
             value = self.domain.constant(name)
         except CTypeError as err:
@@ -362,8 +421,7 @@ class Translator:
                 self.bail(f"'{name}' is not a field of {s.library}:{s.function} nor a constant plyc can find",
                           node, note)
             self.bail(str(err), node, err.note)
-        text = str(value) if value >= 0 else f"({value})"
-        return Val(self.frag(node, text), Int(8, value < 0))
+        return Val(self.num(value, node), Int(8, value < 0))
 
     def tp_fields(self, node) -> dict:
         if self._fields is None:
@@ -373,36 +431,47 @@ class Translator:
                 raise self.spec.error(str(err), self.spec.where) from None
         return self._fields
 
+    def tp_field(self, name: str, node) -> ir.TpField:
+        p = self.probe.ir
+        try:
+            fld = p.provider.member(p.target, name, self.at(node))
+        except PlycError as err:
+            d = err.diags[0]
+            self.bail(d.message, node, d.note)
+        p.tp_fields[name] = fld
+        return ir.TpField(name, fld, type=fld.type, span=self.at(node))
+
     def special(self, name: str, node) -> Val:
         s = self.spec
         if name == "$retval":
             if s.probe != "r":
                 self.bail("$retval is only available in return probes (r)", node)
-            return Val(self.frag(node, "retval"), None, user=s.is_user)
+            return Val(self.var("retval", node), None, user=s.is_user)
         if name == "$latency":
             if s.probe != "r":
                 self.bail("$entry() and $latency are only available in return probes (r)", node)
             self.latency = True
-            return Val(self.frag(node, f"(time - e{self.index}__lat[kpid])"), Int(8, False))
+            return Val(self.binary("-", self.var("time", node), self.entry_value(f"e{self.index}__lat", node),
+                                   node), Int(8, False))
         if name == "$entry":
             self.bail("$entry takes a parameter: $entry(name)", node)
         if name in STRING_ALIASES:
-            return Val(self.frag(node, STRING_ALIASES[name]), string=True)
+            return Val(self.var(STRING_ALIASES[name], node), string=True)
         if name not in ALIASES:
             self.bail(f"unknown alias '{name}' (known: $retval, $entry(param), $latency, "
                       + ", ".join(list(ALIASES) + list(STRING_ALIASES)) + ")", node)
-        return Val(self.frag(node, ALIASES[name]), Int(4, False))
+        return Val(self.var(ALIASES[name], node), Int(4, False))
 
     def v_Constant(self, node) -> Val:
         if node.type == "char":
-            return Val(self.frag(node, str(char_constant(node.value))), Int(4, True))
+            return Val(self.num(char_constant(node.value), node), Int(4, True))
         if node.type == "string":
             self.bail("a string literal can only be STRCMP's first argument", node)
         try:
             value, unsigned, _ = int_constant(node.value)
         except ValueError:
             self.bail(f"'{node.value}' is not an integer", node)
-        return Val(self.frag(node, str(value)), None)
+        return Val(self.num(value, node), None)
 
     def v_FuncCall(self, node) -> Val:
         name = node.name.name if isinstance(node.name, c_ast.ID) else ""
@@ -419,16 +488,16 @@ class Translator:
                           "the parameters are the signature's: r:lib:func(type name, ...)")
             pos, param = found
             self.entry_params.add(pname)
-            v = self.typed(f"e{self.index}_{pname}[kpid]", self.param_ct(pos), param.user or self.spec.is_user,
-                           node)
-            return Val(self.frag(node, v.frag), v.ct, user=v.user, cast=v.cast)
+            return self.typed(self.entry_value(f"e{self.index}_{pname}", node), self.param_ct(pos),
+                              param.user or self.spec.is_user, node)
         if name == "STRCMP":
             if len(args) != 2 or not (isinstance(args[0], c_ast.Constant) and args[0].type == "string"):
                 self.bail('STRCMP takes a string literal and an expression: STRCMP("name", expr)', node)
-            lit = args[0].value
+            lit = codecs.escape_decode(args[0].value[1:-1].encode())[0]
             other = self.visit(args[1])
-            return Val(self.frag(node, f"(strcmp({lit}, ", self.string(other, args[1], self.strsize), ") == 0)"),
-                       Int(4, True))
+            text = ir.BytesConst(lit, type=T.literal_str(lit), span=self.at(args[0]))
+            cmp = self.call("strcmp", [text, self.string(other, args[1], self.strsize)], T.S32, node)
+            return Val(self.binary("==", cmp, self.num(0, node), node), Int(4, True))
         self.bail(f"unknown function '{name or '?'}'", node.name,
                   "argdist's expressions may call $entry(param) and STRCMP(\"literal\", expr)")
 
@@ -438,23 +507,29 @@ class Translator:
             if isinstance(node.expr, c_ast.Typename):
                 ct = self.resolve(node.expr)
                 if ct.kind == "record" and ct.kernel:
-                    return Val(self.frag(node, f"sizeof({ct.key})"), Int(8, False))
+                    if self.kernel(lambda k: k.lookup(tuple(ct.key.split())), node) is None:
+                        self.bail(f"the kernel has no type '{ct.key}'", node)
+                    return Val(ir.SizeOf(ct.key, type=T.U64, span=self.at(node)), Int(8, False))
                 if ct.kind == "record":
                     try:
                         ct = self.domain.headers.complete(ct)
                     except CTypeError as err:
                         self.bail(str(err), node)
-                return Val(self.frag(node, str(ct.size)), Int(8, False))
+                return Val(self.num(ct.size, node), Int(8, False))
             self.bail("sizeof of an expression is not supported: write sizeof(type)", node)
         if op in ("-", "+", "~", "!"):
             v = self.visit(node.expr)
-            return Val(self.frag(node, f"({op}", self.rvalue(v, node.expr), ")"), v.ct if op != "!" else Int(4, True))
+            x = self.rvalue(v, node.expr)
+            if op == "+":
+                self.integer(x, op, node)
+                return Val(x, v.ct)
+            return Val(self.unary(op, x, node), v.ct if op != "!" else Int(4, True))
         if op == "*":
             v = self.visit(node.expr)
             if not (v.addr is not None or v.user or self.domain.user):
                 self.bail("'*' reads user memory only (a user probe's pointers, __user ones); "
                           "kernel memory is read through struct members ('->')", node)
-            return self.deref(v, node.expr, node, Frag("0"))
+            return self.deref(v, node.expr, node, self.num(0, node))
         if op == "&":
             self.bail("'&' (an address) is not supported in argdist expressions", node)
         self.bail(f"'{op.strip('p')}' changes a value: argdist's expressions only read", node)
@@ -464,7 +539,7 @@ class Translator:
         op = node.op
         if a.string or b.string:
             self.bail("$COMM is a string: compare it with STRCMP(\"name\", $COMM)", node)
-        ta, tb = self.rvalue(a, node.left), self.rvalue(b, node.right)
+        xa, xb = self.rvalue(a, node.left), self.rvalue(b, node.right)
         ct = None
         for p, other, first in ((a, b, True), (b, a, False)):
             if op in ("+", "-") and p.ct is not None and p.ct.kind in ("ptr", "array") and \
@@ -472,19 +547,26 @@ class Translator:
                 # Pointer arithmetic in user memory: scaled by the element size.
                 elem = self.complete(p.ct.target, node)
                 if first or op == "+":
-                    scaled = Frag("(", tb if first else ta, f") * {max(1, elem.size)}")
-                    base = ta if first else tb
-                    res = Frag("(", base, f" {op} ", scaled, ")")
-                    return Val(self.frag(node, res), CType("ptr", p.ct.size or self.ctx.abi.ptr,
-                                                           self.ctx.abi.ptr, False, "", p.ct.target), user=True)
+                    scaled = self.binary("*", xb if first else xa, self.num(max(1, elem.size), node), node)
+                    res = self.binary(op, xa if first else xb, scaled, node)
+                    return Val(res, CType("ptr", p.ct.size or self.ctx.abi.ptr, self.ctx.abi.ptr, False, "",
+                                          p.ct.target), user=True)
         if op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||"):
             ct = Int(4, True)
-        return Val(self.frag(node, "(", ta, f" {op} ", tb, ")"), ct)
+        for side, x in ((node.left, xa), (node.right, xb)):
+            self.integer(x, op, side)
+        return Val(self.binary(op, xa, xb, node), ct)
 
     def v_TernaryOp(self, node) -> Val:
         c, a, b = self.visit(node.cond), self.visit(node.iftrue), self.visit(node.iffalse)
-        return Val(self.frag(node, "(", self.rvalue(c, node.cond), " ? ", self.rvalue(a, node.iftrue), " : ",
-                             self.rvalue(b, node.iffalse), ")"), a.ct)
+        cond = self.rvalue(c, node.cond)
+        if not cond.type.is_int:
+            self.bail(f"a condition must be an integer, got {cond.type}", node.cond)
+        xa, xb = self.rvalue(a, node.iftrue), self.rvalue(b, node.iffalse)
+        u = T.unify(xa.type, xb.type)
+        if u is None or u.kind not in ("int", "str"):
+            self.bail(f"the branches of '?:' have different types: {xa.type} and {xb.type}", node)
+        return Val(ir.Ternary(cond, xa, xb, type=u, span=self.at(node)), a.ct)
 
     def v_Cast(self, node) -> Val:
         ct = self.resolve(node.to_type)
@@ -493,11 +575,10 @@ class Translator:
             self.bail(f"$COMM is a string: it can't be cast to {ct}", node)
         inner = self.rvalue(v, node.expr)
         if ct.kind == "void":
-            return Val(self.frag(node, inner), None)
+            return Val(inner, None)
         if ct.kind in ("record", "array", "func", "float"):
             self.bail(f"casts to {ct} are not supported", node.to_type)
-        t = self.typed(Frag("(", inner, ")"), ct, v.user, node)
-        return Val(self.frag(node, t.frag), t.ct, user=t.user)
+        return self.typed(inner, ct, v.user, node)
 
     def v_StructRef(self, node) -> Val:
         base = self.visit(node.name)
@@ -506,7 +587,7 @@ class Translator:
         if base.tp_args:
             if not arrow:
                 self.bail("args is a pointer: write args->" + field_name, node)
-            return Val(self.frag(node, "data->", self.frag(node.field, field_name)))
+            return Val(self.tp_field(field_name, node.field))
         ct = base.ct
         rec = None
         if ct is not None:
@@ -522,9 +603,33 @@ class Translator:
             return self.user_member(base, rec, field_name, arrow, node)
         if rec is not None and rec.kind != "record":
             self.bail(f"a value of type {ct} has no members", node)
-        # A kernel struct (or a value the checker types): ply's member access.
-        text = self.rvalue(base, node.name) if arrow or base.addr is None else base.frag
-        return Val(self.frag(node, text, node.type, self.frag(node.field, field_name)), None)
+        obj = self.rvalue(base, node.name) if arrow or base.addr is None else base.x
+        return Val(ir.KMember(obj, field_name, type=self.kernel_member(obj.type, field_name, arrow, node),
+                              span=self.at(node)), None)
+
+    def kernel_member(self, objt: T.Type, name: str, arrow: bool, node) -> T.Type:
+        """obj->name / obj.name through a kernel type, from BTF."""
+        where = node.field if node.field.coord else node
+        if objt.kind == "struct":
+            if arrow:
+                self.bail(f"{objt.pointee} is not a pointer: use '.{name}'", where)
+        elif objt.is_pointer:
+            if not arrow:
+                self.bail(f"{objt.pointee} * is a pointer: use '->{name}'", where)
+            if not objt.btf and objt.pointee.split()[0] in ("struct", "union"):
+                objt = self.kernel(lambda k: k.pointer_to(k.lookup(tuple(objt.pointee.split()[:2])) or 0), where)
+            if not objt.btf:
+                self.bail(f"can't access '{name}' through a {objt}", where,
+                          "cast it to a kernel type first, e.g. ((struct file *)arg0)->f_flags")
+        else:
+            self.bail(f"a value of type {objt} has no members", where,
+                      "cast it to a kernel type first, e.g. ((struct file *)arg0)->f_flags")
+        found = self.kernel(lambda k: k.member(objt.btf, name), where)
+        if found is None:
+            members = self.kernel(lambda k: k.members_of(T.Type("struct", btf=objt.btf)), where)
+            self.bail(f"{objt.pointee} has no member '{name}'", where,
+                      "its members include: " + ", ".join(members) if members else None)
+        return found[1]
 
     def complete(self, ct: CType, node) -> CType:
         if ct.kind == "record" and not ct.kernel:
@@ -553,8 +658,8 @@ class Translator:
         if addr is None:
             self.bail(f"{rec} here is not in memory: use '->'", node)
         mt = self.complete(m.type, node)
-        maddr = Frag("(", addr, f" + {off})") if off else addr
-        return Val(None, mt, addr=self.frag(node, maddr), user=True)
+        maddr = self.binary("+", addr, self.num(off, node), node) if off else addr
+        return Val(None, mt, addr=maddr, user=True)
 
     def v_ArrayRef(self, node) -> Val:
         base = self.visit(node.name)
@@ -563,11 +668,30 @@ class Translator:
                                                              self.domain.user) and \
                 not (ct.target.kind == "record" and ct.target.kernel):
             return self.deref(base, node.name, node, self.rvalue(self.visit(node.subscript), node.subscript))
-        idx = self.visit(node.subscript)
-        text = self.rvalue(base, node.name) if base.addr is None else base.addr
-        return Val(self.frag(node, text, "[", self.rvalue(idx, node.subscript), "]"), None)
+        idx = self.rvalue(self.visit(node.subscript), node.subscript)
+        obj = self.rvalue(base, node.name) if base.addr is None else base.addr
+        return Val(self.element(obj, idx, node), None)
 
-    def deref(self, base: Val, base_node, node, index: Frag) -> Val:
+    def element(self, obj: ir.Expr, idx: ir.Expr, node) -> ir.Expr:
+        """obj[idx] of a kernel array or a string (a constant index)."""
+        n = const_value(idx)
+        objt = obj.type
+        if n is None:
+            self.bail("an index must be a constant integer", node.subscript,
+                      "only numbers, and + - * of numbers, are known at compile time")
+        if objt.kind not in ("buf", "str"):
+            self.bail(f"can't index a value of type {objt}", node)
+        if objt.kind == "buf" and objt.btf:
+            elem = self.kernel(lambda k: k.element_type(objt), node)
+            count = objt.size // max(1, elem.size)
+            if not 0 <= n < count:
+                self.bail(f"index {n} is out of bounds for {objt.pointee}[{count}]", node.subscript)
+            return ir.Index(obj, n, type=elem, span=self.at(node))
+        if not 0 <= n < objt.size:
+            self.bail(f"index {n} is out of bounds for {objt}", node.subscript)
+        return ir.Index(obj, n, type=T.Int(1, objt.kind == "str"), span=self.at(node))
+
+    def deref(self, base: Val, base_node, node, index: ir.Expr) -> Val:
         """*p / p[i] of a pointer into user memory."""
         ct = base.ct
         if ct is None or ct.kind not in ("ptr", "array") or ct.target is None:
@@ -575,9 +699,11 @@ class Translator:
                       "use '->' for kernel structs", node)
         elem = self.complete(ct.target, node)
         start = base.addr if ct.kind == "array" and base.addr is not None else self.rvalue(base, base_node)
-        idx = index.text()
-        addr = start if idx == "0" else Frag("(", start, " + (", index, f") * {max(1, elem.size)})")
-        return Val(None, elem, addr=self.frag(node, addr), user=True)
+        if const_value(index) == 0 and isinstance(index, ir.IntConst):
+            addr = start
+        else:
+            addr = self.binary("+", start, self.binary("*", index, self.num(max(1, elem.size), node), node), node)
+        return Val(None, elem, addr=addr, user=True)
 
 
 FIXED_NAMES = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "size_t", "ssize_t", "bool")
@@ -588,61 +714,49 @@ def _describe(node) -> str:
             "Compound": "a block"}.get(type(node).__name__, f"'{type(node).__name__}'")
 
 
-def probe_spec(spec: Specifier, entry: bool = False) -> str:
+def probe_spec(spec: Specifier, entry: bool = False) -> tuple:
+    """(provider, target) of the probe a specifier runs in (or its entry probe)."""
     ret = spec.probe == "r" and not entry
     if spec.probe == "t":
-        return f"tracepoint:{spec.library}/{spec.function}"
+        return "tracepoint", f"{spec.library}/{spec.function}"
     if spec.probe == "u":
-        return f"usdt:{spec.library}:{spec.function}"
+        return "usdt", f"{spec.library}:{spec.function}"
     if spec.library:
-        return f"{'uretprobe' if ret else 'uprobe'}:{spec.library}:{spec.function}"
-    return f"{'kretprobe' if ret else 'kprobe'}:{spec.function}"
+        return ("uretprobe" if ret else "uprobe"), f"{spec.library}:{spec.function}"
+    return ("kretprobe" if ret else "kprobe"), spec.function
 
 
-def key_value(tr: Translator, type_part: Part, expr_part: Part, strsize: int, hist: bool) -> Frag:
+def key_value(tr: Translator, type_part: Part, expr_part: Part, strsize: int, hist: bool) -> ir.Expr:
     """One expression as the key (or histogram value) of its declared type."""
     ct = tr.ctype_of(type_part)
     v = tr.expr(expr_part)
     node = tr.parsed.node
-    whole = (tr.index, expr_part.start, expr_part.end) if expr_part.start >= 0 else None
     if ct.is_string():
         if hist:
             raise tr.spec.error(f"histograms take integers, not {type_part.text}", type_part)
-        return Frag(tr.string(v, node, strsize), origin=whole)
+        return tr.string(v, node, strsize)
     if v.string:
         raise tr.spec.error(f"{expr_part.text} is a string: its type must be char*", type_part)
-    text = tr.rvalue(v, node)
+    x = tr.rvalue(v, node)
     if ct.kind == "int":
         if v.cast and (v.ct.size, v.ct.signed) == (ct.size, ct.signed):
-            return Frag(text, origin=whole)         # already of that type
-        return Frag(f"({ply_int(ct)})(", text, ")", origin=whole)
+            return x                    # already of that type
+        return tr.cast(x, tr.int_type(ct, node), node)
     if ct.kind == "ptr":
-        return Frag("(u64)(", text, ")", origin=whole)
+        return tr.cast(x, T.U64, node)
     raise tr.spec.error(f"a value of type {type_part.text} can't be collected: argdist's types are "
                         "integers and char*", type_part)
 
 
-def lower(specs: list, *, strsize: int = 80, tid: Optional[int] = None,
-          ctx: Optional[Context] = None) -> Lowered:
-    ctx = ctx or Context()
-    b = Builder()
-    out = Lowered("")
-    b.line("/* Generated by plyc argdist. */")
-    b.line()
-    errors = []
-    for i, spec in enumerate(specs):
-        try:
-            lower_one(b, out, spec, i, strsize, tid, ctx)
-        except SpecError as err:
-            errors.append(err)
-        except CTypeError as err:
-            errors.append(spec.error(str(err), None, err.note))
-    if errors:
-        raise errors[0] if len(errors) == 1 else SpecErrors(errors)
-    out.script = b.text().rstrip("\n") + "\n"
-    out.regions = b.regions
-    out.spec_list = list(specs)
-    return out
+def condition(tr: Translator, spec: Specifier) -> ir.Expr:
+    """The specifier's filter."""
+    v = tr.expr(spec.filter)
+    if v.string:
+        raise spec.error("$COMM is a string: compare it with STRCMP(\"name\", $COMM)", spec.filter)
+    x = tr.rvalue(v, tr.parsed.node)
+    if not x.type.is_int:
+        raise spec.error(f"a condition must be an integer, got {x.type}", spec.filter)
+    return x
 
 
 class SpecErrors(SpecError):
@@ -653,77 +767,173 @@ class SpecErrors(SpecError):
         self.errors = errors
 
 
-def lower_one(b: Builder, out: Lowered, spec: Specifier, i: int, strsize: int, tid: Optional[int], ctx: Context):
-    tr = Translator(spec, i, strsize, ctx)
-    whole = (i, 0, len(spec.raw))
-    hist = spec.kind == "hist"
-    keys = [key_value(tr, t, e, strsize, hist) for t, e in zip(spec.types, spec.exprs)]
+class Lowering:
+    """The program being built: its maps (in the order the statements name
+    them), probes, and the report's sections."""
+
+    def __init__(self, ctx: Context, strsize: int):
+        self.ctx = ctx
+        self.strsize = strsize
+        self.ktypes = KernelTypes(ctx.btf)
+        self.maps: dict = {}
+        self.probes: list = []
+        self.sections: list = []
+        self.entry_types: dict = {}    # entry map name -> the type of what the entry probe stores
+
+    def span(self, index: int, start: int, end: int) -> ir.Span:
+        return ir.Span(index + 1, start + 1, index + 1, max(end, start + 1) + 1)
+
+    def map(self, name: str, storage: str, span: ir.Span, key_types: list, value_type: T.Type,
+            agg=None, key_names: Optional[list] = None) -> ir.Map:
+        m = self.maps.get(name)
+        if m is None:
+            m = ir.Map(name, len(self.maps), storage, span, key_types, value_type, agg, key_names=key_names)
+            self.maps[name] = m
+        m.written = True
+        return m
+
+    def read(self, name: str, keys: list, span: ir.Span) -> ir.MapRead:
+        """A plain map's value (its type: what the entry probe stores)."""
+        return ir.MapRead(name, keys, type=self.entry_types[name], span=span)
+
+    def resolve(self, spec: Specifier, index: int, entry: bool) -> Probe:
+        provider, arg = probe_spec(spec, entry)
+        where = spec.where
+        span = self.span(index, where.start, where.end) if where is not None and where.start >= 0 \
+            else self.span(index, 0, len(spec.raw))
+        diag = Collector()
+        ((_, target),) = passes.resolve_specs([ir.Spec(provider, arg, span=span)], diag)
+        if diag.diags:
+            d = diag.diags[0]
+            raise spec.error(d.message, where if where is not None and where.start >= 0 else None, d.note)
+        p = Probe(ir.Probe(len(self.probes), ir.Spec(provider, arg, span=span), target, ir.Block([])),
+                  self.ktypes)
+        return p
+
+
+def lower(specs: list, *, strsize: int = 80, tid: Optional[int] = None,
+          ctx: Optional[Context] = None) -> Lowered:
+    ctx = ctx or Context()
+    low = Lowering(ctx, strsize)
+    errors = []
+    for i, spec in enumerate(specs):
+        try:
+            lower_one(low, spec, i, strsize, tid, ctx)
+        except SpecErrors as err:
+            errors += err.errors
+        except SpecError as err:
+            errors.append(err)
+        except CTypeError as err:
+            errors.append(spec.error(str(err), None, err.note))
+    if errors:
+        raise errors[0] if len(errors) == 1 else SpecErrors(errors)
+    program = ir.Program(low.probes, low.maps, [], strsize=strsize, ktypes=low.ktypes, arch=ctx.target)
+    return Lowered(program, low.sections, list(specs))
+
+
+def lower_one(low: Lowering, spec: Specifier, i: int, strsize: int, tid: Optional[int], ctx: Context):
+    main = low.resolve(spec, i, entry=False)
+    entry = low.resolve(spec, i, entry=True) if spec.probe == "r" else None
+    tr = Translator(spec, i, strsize, ctx, low, main, entry)
+    whole = low.span(i, 0, len(spec.raw))
+    kpid = T.Int(4, False, width=5)
+    # What the entry probe stores, as the return probe reads it.
+    if entry is not None:
+        for p in spec.params:
+            pos, _ = spec.param(p.name)
+            low.entry_types[f"e{i}_{p.name}"] = entry.var(f"arg{pos}", whole).type
+        entry.ir.args_read.clear()
+        low.entry_types[f"e{i}__lat"] = T.TIME
+        low.entry_types[f"e{i}__seen"] = T.S64
+    # The filter first, as it runs first: what it reads comes first in the
+    # tracer's tables. Each expression's first error is said.
+    errors = []
     filt = None
     if spec.filter is not None:
-        v = tr.expr(spec.filter)
-        if v.string:
-            raise spec.error("$COMM is a string: compare it with STRCMP(\"name\", $COMM)", spec.filter)
-        filt = Frag(tr.rvalue(v, tr.parsed.node), origin=(i, spec.filter.start, spec.filter.end))
+        try:
+            filt = condition(tr, spec)
+        except SpecError as err:
+            errors.append(err)
+    hist = spec.kind == "hist"
+    keys = []
+    for t, e in zip(spec.types, spec.exprs):
+        try:
+            keys.append(key_value(tr, t, e, strsize, hist))
+        except SpecError as err:
+            errors.append(err)
+    if errors:
+        raise errors[0] if len(errors) == 1 else SpecErrors(errors)
+    tr.part = None
     conds = []
     if not spec.is_user and spec.probe != "u":
         # -p PID at build or run time: kernel probes filter on it (user
         # probes attach to that process only).
-        conds.append(Frag("(_pidfilter == 0 || pid == _pidfilter)"))
+        pidf = ir.Param(ir.PID_FILTER, type=T.U32, span=whole)
+        conds.append(tr.binary("||", tr.binary("==", pidf, tr.num(0, None), None),
+                               tr.binary("==", tr.var("pid", None), pidf, None), None))
     if tid is not None:
-        conds.append(Frag(f"kpid == {tid}"))
+        conds.append(tr.binary("==", tr.var("kpid", None), tr.num(tid, None), None))
+    if filt is not None:
+        conds.append(filt)
+    cond = None
+    for c in conds:
+        cond = c if cond is None else tr.binary("&&", cond, c, None)
     name = f"@s{i}"
-    if hist:
-        update = Frag(f"{name} = _log2(", keys[0], ");")
-    elif spec.default_expr and spec.probe != "r":
-        update = Frag(f"{name} = count();")
-    else:
-        joined = []
-        for k, key in enumerate(keys):
-            joined += ([", "] if k else []) + [key]
-        update = Frag(f"{name}[", *joined, "] = count();")
-    where = (i, spec.where.start, spec.where.end) if spec.where else whole
-    all_conds = conds + ([filt] if filt is not None else [])
-    cond = Frag()
-    for k, c in enumerate(all_conds):
-        if len(all_conds) > 1 and c is filt:
-            c = Frag("(", c, ")")
-        cond.parts += ([" && "] if k else []) + [c]
-    if tr.entry_params or tr.latency:
-        b.line(Frag(probe_spec(spec, entry=True), origin=where))
-        b.line("{")
+    if entry is not None and (tr.entry_params or tr.latency):
+        # The entry probe first, as its maps come first.
+        seen = f"e{i}__seen"
+        stores = []
         for pname in sorted(tr.entry_params):
             pos, _ = spec.param(pname)
-            b.line(f"\te{i}_{pname}[kpid] = arg{pos};")
+            stores.append((f"e{i}_{pname}", entry.var(f"arg{pos}", whole)))
         if tr.latency:
-            b.line(f"\te{i}__lat[kpid] = time;")
-        b.line(f"\te{i}__seen[kpid] = 1;")
-        b.line("}")
-        b.line()
+            stores.append((f"e{i}__lat", entry.var("time", whole)))
+        stores.append((seen, tr.num(1, None)))
+        body = []
+        for mname, value in stores:
+            low.map(mname, ir.HASH, whole, [kpid], low.entry_types[mname], key_names=["kpid"])
+            body.append(ir.MapStore(mname, [entry.var("kpid", whole)], value, span=whole))
+        entry.ir.body = ir.Block(body, span=whole)
+        entry.ir.index = len(low.probes)
+        low.probes.append(entry.ir)
+    sec = section(spec, name)
+    update = aggregate(low, spec, sec, keys, whole)
+    if entry is not None and (tr.entry_params or tr.latency):
         # The return probe only counts calls whose entry it saw, and
         # always forgets the entry, whatever the filter says.
-        b.line(Frag(probe_spec(spec), origin=where), f" / e{i}__seen[kpid] /")
-        b.line("{")
-        if all_conds:
-            b.line("\tif (", cond, ")")
-            b.line("\t\t", update)
-        else:
-            b.line("\t", update)
-        for pname in sorted(tr.entry_params):
-            b.line(f"\tdelete e{i}_{pname}[kpid];")
+        first = ir.If(cond, update, span=whole) if cond is not None else update
+        forget = [ir.MapDelete(f"e{i}_{pname}", [tr.var("kpid", None)], span=whole)
+                  for pname in sorted(tr.entry_params)]
         if tr.latency:
-            b.line(f"\tdelete e{i}__lat[kpid];")
-        b.line(f"\tdelete e{i}__seen[kpid];")
-        b.line("}")
+            forget.append(ir.MapDelete(f"e{i}__lat", [tr.var("kpid", None)], span=whole))
+        forget.append(ir.MapDelete(f"e{i}__seen", [tr.var("kpid", None)], span=whole))
+        seen = low.read(f"e{i}__seen", [tr.var("kpid", None)], whole)
+        body = ir.If(seen, ir.Block([first] + forget, span=whole), span=whole)
+    elif cond is not None:
+        body = ir.If(cond, ir.Block([update], span=whole), span=whole)
     else:
-        if all_conds:
-            b.line(Frag(probe_spec(spec), origin=where), " / ", cond, " /")
-        else:
-            b.line(Frag(probe_spec(spec), origin=where))
-        b.line("{")
-        b.line("\t", update)
-        b.line("}")
-    b.line()
-    out.sections.append(section(spec, name))
+        body = update
+    main.ir.body = ir.Block([body], span=whole)
+    main.ir.index = len(low.probes)
+    low.probes.append(main.ir)
+    low.sections.append(sec)
+
+
+def aggregate(low: Lowering, spec: Specifier, sec: Section, keys: list, span: ir.Span) -> ir.Aggregate:
+    """The specifier's update: a log2 histogram of its value, or a count
+    keyed by its values (none: the calls, by an entry probe)."""
+    name = sec.map
+    if sec.style == "log2":
+        x = keys[0]
+        m = low.map(name, ir.AGGREGATION, span, [], T.Int(8, x.type.signed, x.type.fmt), AGG.AGGREGATIONS["log2"])
+        return ir.Aggregate(name, [], m.agg, [x], span=span)
+    if sec.keyless_row:
+        keys = []
+    # the keys' names as metric labels: what the expressions read
+    labels = [label_name(k) for k in sec.key_labels]
+    m = low.map(name, ir.AGGREGATION, span, [k.type for k in keys], T.U64, AGG.AGGREGATIONS["count"],
+                key_names=labels)
+    return ir.Aggregate(name, keys, m.agg, [], span=span)
 
 
 def section(spec: Specifier, name: str) -> Section:
@@ -735,7 +945,7 @@ def section(spec: Specifier, name: str) -> Section:
     if spec.default_expr and spec.probe != "r":
         return Section(name, "counts", header, keyless_row="total calls")
     labels = ["retval"] if spec.default_expr else exprs
-    return Section(name, "counts", header, tuple(labels), key_names=tuple(label_name(k) for k in labels))
+    return Section(name, "counts", header, tuple(labels))
 
 
 def label_name(text: str) -> str:

@@ -6,8 +6,8 @@ compilation if it reported errors):
   rules    ply's own: a predicate is an `if` around the body
   type     names resolved, every expression typed, the IR built: `@name`
            is an aggregation map, `name` a plain one; `$x` a scratch local,
-           `$target`, `$N` or an environment value; `_pidfilter` the -p
-           filter; strings 128 bytes unless --strsize says otherwise.
+           `$target`, `$N` or an environment value; strings 128 bytes
+           unless --strsize says otherwise.
 A plain map may be read by a probe that comes before the one writing it:
 `type` first runs silently to learn the maps' value types, then for real.
 The AST is never changed; the IR is new nodes."""
@@ -29,9 +29,6 @@ from ...kernel_types import KernelTypes
 from . import ast
 from .parser import parse_int
 
-# argdist's lowering to ply text uses these internal names (plyc/frontends/argdist/lower.py).
-PIDFILTER = "_pidfilter"
-UREAD = "_uread"
 
 
 def key_name(e) -> Optional[str]:
@@ -382,13 +379,10 @@ class Typer:
         return ir.BytesConst(e.value, type=T.literal_str(e.value))
 
     def expr_Name(self, e: ast.Name):
-        if e.name == PIDFILTER:
-            return ir.Param(ir.PID_FILTER, type=T.U32)
         probe = self.probe
         var = probe.provider.var(e.name) or B.variable(e.name)
         if var is None:
-            known = sorted(n for n in {v.name for v in probe.provider.variables} | {v.name for v in B.VARIABLES}
-                           if not n.startswith("_"))   # _names are internal (argdist's lowering)
+            known = sorted({v.name for v in probe.provider.variables} | {v.name for v in B.VARIABLES})
             other = [p.name for p in providers.REGISTRY if p.var(e.name)]
             note = (f"'{e.name}' is a variable of {', '.join(other)} probes" if other
                     else f"variables here: {', '.join(known)}")
@@ -595,7 +589,7 @@ class Typer:
                          f"{e.func}({AGG.get(e.func).example_args});", e.span)
             if self.probe.provider.var(e.func) or B.variable(e.func):
                 self.err(f"'{e.func}' is a variable, not a function", e.name_span)
-            public = sorted(f for f in B.FUNCTIONS if not f.startswith("_"))   # _f: internal
+            public = sorted(B.FUNCTIONS)
             self.err(f"unknown function '{e.func}'", e.name_span, f"functions are: {', '.join(public)}")
         lo, hi = func.arity
         if not lo <= len(e.args) <= hi:
