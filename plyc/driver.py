@@ -36,6 +36,8 @@ class Options:
     # For front ends that generate the script: (script line, spec) of a probe
     # -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
+    # Whose output the tracer prints: "ply" or "bpftrace" (runtime-c/btoutput.c)
+    output_style: str = "ply"
 
 
 @dataclass
@@ -79,7 +81,7 @@ def compile_source(source: str, filename: str, opts: Options, name: Optional[str
         raise PlycError(Diagnostic(f"{u.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    u.spec.span), filename, source)
-    generated = render.render(analysis, res, env, opts.argdist, opts.origin)
+    generated = render.render(analysis, res, env, opts.argdist, opts.origin, opts.output_style)
     return Compiled(program, analysis, res, generated, env)
 
 

@@ -122,6 +122,10 @@ static void print_json(FILE *fp, const struct plyc_map *m,
 void plyc_map_print(FILE *fp, const struct plyc_map *m,
 		    struct plyc_entry *ents, size_t n)
 {
+	if (plyc_rt.style == PLYC_STYLE_BPFTRACE) {
+		plyc_bt_map_print(fp, m, ents, n);
+		return;
+	}
 	if (!n)
 		return;
 
@@ -271,8 +275,9 @@ int plyc_map_dump(const struct plyc_map *m)
 	if (err)
 		return err;
 
-	if (n) {
-		ents = calloc(n, sizeof(*ents));
+	/* bpftrace prints empty maps too (a blank line) */
+	if (n || plyc_rt.style == PLYC_STYLE_BPFTRACE) {
+		ents = calloc(n ? n : 1, sizeof(*ents));
 		if (!ents) {
 			err = -ENOMEM;
 			goto out;
