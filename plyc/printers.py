@@ -29,7 +29,7 @@ def conversion(conv: P.Conv, field, typ) -> list:
             return [f'fprintf(fp, "%{spec}.*s", (int){n}, (const char *){ref});']
         return ["{",
                 "\tchar sym[256];",
-                f'\tfprintf(fp, "%{spec}s", plyc_ksym({ref}, sym, sizeof(sym)));',
+                f'\tfprintf(fp, "%{spec}s", plyc_ksym_text({ref}, sym, sizeof(sym)));',
                 "}"]
     prec = f".{conv.prec}" if conv.prec is not None else ""
     if conv.conv in "di":

@@ -81,7 +81,7 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 		fwrite(data, 1, strnlen(data, t->size), fp);
 		break;
 	case PLYC_K_WALLTIME:
-		plyc_print_value(fp, t, data);
+		plyc_print_walltime(fp, plyc_load_int(data, t->size));
 		break;
 	case PLYC_K_SYM:
 		fputs(plyc_ksym_bt(plyc_load_uint(data, t->size), 0, sym, sizeof(sym)), fp);

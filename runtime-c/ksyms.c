@@ -214,6 +214,13 @@ const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len)
 	return buf;
 }
 
+const char *plyc_ksym_text(uint64_t addr, char *buf, size_t len)
+{
+	if (plyc_rt.style == PLYC_STYLE_BPFTRACE)
+		return plyc_ksym_bt(addr, 0, buf, len);
+	return plyc_ksym(addr, buf, len);
+}
+
 int plyc_stack_read(int64_t id, uint64_t ips[PLYC_STACK_DEPTH])
 {
 	uint32_t key;

@@ -108,7 +108,8 @@ extern struct plyc_rt plyc_rt;
  * mono_to_real_ns from the clocks. Leaves json and stack_fd alone. */
 void plyc_rt_init(void);
 
-/* Default format of one value, no trailing newline. */
+/* Default format of one value, no trailing newline (bpftrace's in its
+ * style: plyc_bt_value). */
 void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data);
 /* The same value as one JSON value. */
 void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data);
@@ -121,6 +122,8 @@ int plyc_is_zero(const void *p, size_t n);   /* every byte 0 */
  * " 512us", "1.05 s", "  17 M", ... Returns snprintf's result. */
 int plyc_fmt_duration(char *buf, size_t len, int64_t ns);
 void plyc_print_duration(FILE *fp, int64_t ns);
+/* a CLOCK_MONOTONIC time as local HH:MM:SS.nnnnnnnnn */
+void plyc_print_walltime(FILE *fp, int64_t mono_ns);
 
 /* Dump one map in ply's layout (or one JSON line): blank line, "NAME:",
  * one line per entry sorted by value then key. Prints nothing for an empty
@@ -187,6 +190,9 @@ const char *plyc_ksym(uint64_t addr, char *buf, size_t len);
 /* The same as bpftrace prints it: "sym", or with offset "sym+off" (also
  * "+0"); "0x..." when unknown. */
 const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len);
+
+/* printf's %s of a kernel address: plyc_ksym, or bpftrace's ksym(). */
+const char *plyc_ksym_text(uint64_t addr, char *buf, size_t len);
 
 /* (Re)load the symbol cache from a kallsyms-format file. Only text
  * symbols (t/T) are kept. Returns the number of symbols, or a negative

@@ -198,3 +198,27 @@ def test_attaching_counts_each_match(tmp_path):
     assert ours == theirs
     n = len(list(Path("/sys/kernel/tracing/events/syscalls").glob("sys_enter_getp*")))
     assert ours == f"Attaching {n + 2} probes..."
+
+
+def test_kstack_layouts_as_bpftrace(tmp_path):
+    """print(kstack), printf's %s of it and a map keyed by it: frames
+    indented by 8 in values, by 4 in keys, "sym+off" each. The frames of
+    getppid's tracepoint are the same for every caller."""
+    need_bpftrace()
+    prog = tmp_path / "gp.py"
+    prog.write_text("import os\nos.getppid()\n")
+    cmd = f"{sys.executable} {prog}"
+    tracer = build(tmp_path, "stk", "tracepoint:syscalls/sys_enter_getppid {\n\t@[stack] = count();\n"
+                                    "\tprint(stack);\n\tprintf(\"%s|\\n\", stack);\n\texit(0);\n}\n")
+    ours = run([str(tracer), "-c", cmd])
+    theirs = run(["bpftrace", "-c", cmd, "-e", "tracepoint:syscalls:sys_enter_getppid { @[kstack] = count(); "
+                                             "print(kstack); printf(\"%s|\\n\", kstack); exit(); }"])
+
+    def first_and_map(text):
+        # the first print and printf (the probe may fire again before
+        # exit() is seen, by both tracers), and the map without its count
+        lines = text.split("|\n")[0]
+        dump = text[text.index("\n\n\n@["):].rsplit(": ", 1)[0]
+        return lines, dump
+    assert first_and_map(ours) == first_and_map(theirs)
+    assert "\n        do_syscall_64+" in ours and "\n    do_syscall_64+" in ours
