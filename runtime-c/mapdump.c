@@ -309,38 +309,50 @@ static void *zero_value(const struct plyc_map *m)
 				       : m->value_size);
 }
 
-int plyc_map_clear(const struct plyc_map *m)
+/* Every key of the map, collected first: deleting or updating while
+ * walking would restart the walk of a hash map. 0 or a negative errno. */
+static int collect_keys(const struct plyc_map *m, char **keysp, size_t *np)
 {
-	size_t ks = m->key_size, cap = 0, n = 0, i;
-	char *keys = NULL, *prev = NULL;
-	void *zero = NULL;
-	int err = 0;
+	size_t ks = m->key_size ? m->key_size : 1, cap = 0, n = 0;
+	char *keys = NULL, *prev;
 	void *tmp;
 
-	if (m->fd < 0)
-		return -EBADF;
-
-	/* Collect the keys first, then delete: deleting while walking
-	 * would restart the walk of a hash map. */
 	for (;;) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
-			tmp = realloc(keys, cap * (ks ? ks : 1));
+			tmp = realloc(keys, cap * ks);
 			if (!tmp) {
-				err = -ENOMEM;
-				goto out;
+				free(keys);
+				return -ENOMEM;
 			}
 			keys = tmp;
 		}
 
 		prev = n ? keys + (n - 1) * ks : NULL;
 		if (bpf_map_get_next_key(m->fd, prev, keys + n * ks)) {
-			if (errno != ENOENT)
-				err = -errno;
+			if (errno != ENOENT) {
+				free(keys);
+				return -errno;
+			}
 			break;
 		}
 		n++;
 	}
+	*keysp = keys;
+	*np = n;
+	return 0;
+}
+
+int plyc_map_clear(const struct plyc_map *m)
+{
+	size_t ks = m->key_size ? m->key_size : 1, n = 0, i;
+	char *keys = NULL;
+	void *zero = NULL;
+	int err;
+
+	if (m->fd < 0)
+		return -EBADF;
+	err = collect_keys(m, &keys, &n);
 
 	for (i = 0; i < n && !err; i++) {
 		if (!bpf_map_delete_elem(m->fd, keys + i * ks) || errno == ENOENT)
@@ -358,7 +370,26 @@ int plyc_map_clear(const struct plyc_map *m)
 		if (bpf_map_update_elem(m->fd, keys + i * ks, zero, BPF_ANY))
 			err = -errno;
 	}
-out:
+	free(zero);
+	free(keys);
+	return err;
+}
+
+int plyc_map_zero(const struct plyc_map *m)
+{
+	size_t ks = m->key_size ? m->key_size : 1, n = 0, i;
+	char *keys = NULL;
+	void *zero;
+	int err;
+
+	if (m->fd < 0)
+		return -EBADF;
+	if (!(zero = zero_value(m)))
+		return -ENOMEM;
+	err = collect_keys(m, &keys, &n);
+	for (i = 0; i < n && !err; i++)
+		if (bpf_map_update_elem(m->fd, keys + i * ks, zero, BPF_EXIST) && errno != ENOENT)
+			err = -errno;
 	free(zero);
 	free(keys);
 	return err;

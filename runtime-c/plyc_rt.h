@@ -131,6 +131,9 @@ void plyc_print_walltime(FILE *fp, int64_t mono_ns);
 int plyc_map_dump(const struct plyc_map *m);
 /* Delete every entry. Returns 0 or a negative errno. */
 int plyc_map_clear(const struct plyc_map *m);
+/* Set every entry's value to zero, keeping the keys (bpftrace's zero()).
+ * Returns 0 or a negative errno. */
+int plyc_map_zero(const struct plyc_map *m);
 /* Every key and its merged value, into two malloc'd arrays of *n records
  * (key_size and value_size bytes each). 0 or a negative errno. */
 int plyc_map_collect(const struct plyc_map *m, char **keys, char **vals, size_t *n);

@@ -443,6 +443,9 @@ def test_bpf_maps(out):
         "dumped 3\n"
         f"\n@lo:\n{{ 1 }}: {low[0]}\n{{ 2 }}: {low[1]}\n{{ 3 }}: {low[2]}\n"
         f"dumped 3 min over {ncpus} cpus\n"
+        "zeroed 0\n"
+        "@[1]: 0\n@[2]: 0\n@[3]: 0\n"
+        "dumped 3\n"
         "cleared 0\n"
         "dumped 0\n"
     )

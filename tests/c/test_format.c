@@ -676,6 +676,13 @@ static void case_bpf(void)
 	fprintf(fp, "dumped %d\n", ret);
 	ret = plyc_map_dump(&mm);
 	fprintf(fp, "dumped %d min over %d cpus\n", ret, ncpus);
+	/* bpftrace's zero(): the keys stay, their values are 0 */
+	ret = plyc_map_zero(&m);
+	fprintf(fp, "zeroed %d\n", ret);
+	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	ret = plyc_map_dump(&m);
+	plyc_rt.style = PLYC_STYLE_PLY;
+	fprintf(fp, "dumped %d\n", ret);
 	ret = plyc_map_clear(&m);
 	fprintf(fp, "cleared %d\n", ret);
 	ret = plyc_map_dump(&m);
