@@ -692,7 +692,7 @@ static int cmp_avg(const struct plyc_map *m, const void *a, const void *b)
 static void bt_print_avg(FILE *fp, const struct plyc_map *m, const void *v)
 {
 	(void)m;
-	fprintf(fp, "%" PRId64, avg_of(v));
+	fprintf(fp, "%" PRId64, avg_of(v) / (int64_t)plyc_bt_div());
 }
 
 static int cmp_hist_total(const struct plyc_map *m, const void *a, const void *b)
@@ -709,14 +709,38 @@ static int bt_cmp_plain(const struct plyc_map *m, const void *a, const void *b)
 	return plyc_cmp_typed(&m->value, a, b);
 }
 
+/* an integer divided by print()'s div, or NULL when it isn't one */
+static const void *div_plain(const struct plyc_map *m, const void *v, int64_t *tmp)
+{
+	if (plyc_bt_div() == 1 || m->value.kind != PLYC_K_INT || m->value.size > 8)
+		return v;
+	if (m->value.is_signed)
+		*tmp = plyc_load_int(v, m->value.size) / (int64_t)plyc_bt_div();
+	else
+		*tmp = (int64_t)(plyc_load_uint(v, m->value.size) / plyc_bt_div());
+	return NULL;
+}
+
 static void bt_print_plain(FILE *fp, const struct plyc_map *m, const void *v)
 {
-	plyc_bt_value(fp, &m->value, v, 8);
+	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0 };
+	int64_t x;
+
+	if (div_plain(m, v, &x))
+		plyc_bt_value(fp, &m->value, v, 8);
+	else
+		plyc_bt_value(fp, &t, &x, 8);
 }
 
 static void bt_json_plain(FILE *fp, const struct plyc_map *m, const void *v)
 {
-	plyc_bt_json_value(fp, &m->value, v);
+	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0 };
+	int64_t x;
+
+	if (div_plain(m, v, &x))
+		plyc_bt_json_value(fp, &m->value, v);
+	else
+		plyc_bt_json_value(fp, &t, &x);
 }
 
 /* count, sum, min, max: the number, whatever the argument's kind */
@@ -725,9 +749,9 @@ static void bt_print_scalar(FILE *fp, const struct plyc_map *m, const void *v)
 	uint64_t x = scalar_value(m, v);
 
 	if (scalar_type(m).is_signed)
-		fprintf(fp, "%" PRId64, (int64_t)x);
+		fprintf(fp, "%" PRId64, (int64_t)x / (int64_t)plyc_bt_div());
 	else
-		fprintf(fp, "%" PRIu64, x);
+		fprintf(fp, "%" PRIu64, x / plyc_bt_div());
 }
 
 /* ply's rows of a quantize (argdist's histograms have no bpftrace form) */

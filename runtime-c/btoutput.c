@@ -7,11 +7,20 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "plyc_agg.h"
 #include "plyc_btout.h"
 
 #define BAR_WIDTH 52
+
+/* print(@map, top, div) in progress: counts and values are divided by div */
+static uint32_t cur_div = 1;
+
+uint32_t plyc_bt_div(void)
+{
+	return cur_div;
+}
 
 static uint64_t word(const void *v, uint32_t i)
 {
@@ -212,11 +221,11 @@ static int hist_span(const void *v, uint32_t n, uint32_t *first, uint32_t *last,
 
 /* "[4, 8)          " then the count in 8 columns and a bar of @ scaled
  * to the largest count in 52 columns, truncated as bpftrace's float. */
-static void hist_row(FILE *fp, const char *label, uint64_t count, uint64_t top)
+static void hist_row(FILE *fp, const char *label, uint64_t count, uint64_t top, uint32_t div)
 {
 	int w = (int)((float)count / (float)top * BAR_WIDTH), i;
 
-	fprintf(fp, "%-16s%8" PRIu64 " |", label, count);
+	fprintf(fp, "%-16s%8" PRIu64 " |", label, count / div);
 	for (i = 0; i < BAR_WIDTH; i++)
 		fputc(i < w ? '@' : ' ', fp);
 	fputs("|\n", fp);
@@ -247,7 +256,7 @@ void plyc_bt_hist_rows(FILE *fp, const struct plyc_map *m, const void *v)
 		return;
 	for (i = first; i <= last; i++) {
 		hist_bounds(label, sizeof(label), i);
-		hist_row(fp, label, word(v, i), top);
+		hist_row(fp, label, word(v, i), top, cur_div);
 	}
 }
 
@@ -267,7 +276,7 @@ void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v)
 			else
 				fprintf(fp, "\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", ",
 					(uint64_t)1 << (i - 2), ((uint64_t)1 << (i - 1)) - 1);
-			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i));
+			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i) / cur_div);
 		}
 	}
 	fputc(']', fp);
@@ -300,7 +309,7 @@ void plyc_bt_lhist_rows(FILE *fp, const struct plyc_map *m, const void *v)
 		return;
 	for (i = first; i <= last; i++) {
 		lhist_bounds(label, sizeof(label), m, i, n);
-		hist_row(fp, label, word(v, i), top);
+		hist_row(fp, label, word(v, i), top, 1);   /* bpftrace divides no lhist */
 	}
 }
 
@@ -439,6 +448,12 @@ static void print_text(FILE *fp, const struct plyc_map *m, const struct plyc_ent
 
 void plyc_bt_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n)
 {
+	plyc_bt_map_print_top(fp, m, ents, n, 0, 1);
+}
+
+void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
+			   uint32_t top, uint32_t div)
+{
 	static const char zero[8];
 	struct plyc_entry none = { zero, zero };
 
@@ -449,12 +464,22 @@ void plyc_bt_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *en
 	}
 	if (n > 1)
 		qsort_r(ents, n, sizeof(*ents), cmp_entry, (void *)m);
+	/* the last top entries, the largest; bpftrace's stats() ignore
+	 * top and div (its avg() does not) */
+	if (m->agg == PLYC_A_STATS)
+		top = 0, div = 1;
+	if (top && n > top) {
+		ents += n - top;
+		n = top;
+	}
+	cur_div = div ? div : 1;
 	if (plyc_rt.json) {
 		if (n)
 			print_json(fp, m, ents, n);
-		return;
+	} else {
+		print_text(fp, m, ents, n);
 	}
-	print_text(fp, m, ents, n);
+	cur_div = 1;
 }
 
 /* --- events --------------------------------------------------------------- */
@@ -485,6 +510,47 @@ void plyc_bt_json_printf(FILE *fp, const char *text, size_t len)
 	fputs("{\"type\": \"printf\", \"data\": \"", fp);
 	plyc_bt_json_escape(fp, text, len);
 	fputs("\"}\n", fp);
+}
+
+/* a message bpftrace prints as it is, or in JSON as {"type": TYPE, ...} */
+static void message(FILE *fp, const char *type, const char *text, size_t len, int newline)
+{
+	if (!plyc_rt.json) {
+		fwrite(text, 1, len, fp);
+		if (newline)
+			fputc('\n', fp);
+		return;
+	}
+	fprintf(fp, "{\"type\": \"%s\", \"data\": \"", type);
+	plyc_bt_json_escape(fp, text, len);
+	fputs("\"}\n", fp);
+}
+
+void plyc_bt_time(FILE *fp, const char *fmt)
+{
+	char buf[256] = "";
+	struct tm tm;
+	time_t now = time(NULL);
+
+	if (localtime_r(&now, &tm))
+		strftime(buf, sizeof(buf), fmt ? fmt : "%H:%M:%S\n", &tm);
+	message(fp, "time", buf, strlen(buf), 0);
+}
+
+void plyc_bt_join(FILE *fp, const char *const *args, int n, const char *sep)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *b = open_memstream(&s, &len);
+	int i;
+
+	if (!b)
+		return;
+	for (i = 0; i < n; i++)
+		fprintf(b, "%s%s", i ? (sep ? sep : " ") : "", args[i]);
+	fclose(b);
+	message(fp, "join", s, len, 1);
+	free(s);
 }
 
 void plyc_bt_attached(FILE *fp, int nprobes)

@@ -261,7 +261,19 @@ out:
 	return 0;
 }
 
+static int dump(const struct plyc_map *m, uint32_t top, uint32_t div);
+
 int plyc_map_dump(const struct plyc_map *m)
+{
+	return dump(m, 0, 1);
+}
+
+int plyc_map_dump_top(const struct plyc_map *m, uint32_t top, uint32_t div)
+{
+	return dump(m, top, div);
+}
+
+static int dump(const struct plyc_map *m, uint32_t top, uint32_t div)
 {
 	struct plyc_entry *ents = NULL;
 	char *keys = NULL, *vals = NULL;
@@ -286,7 +298,10 @@ int plyc_map_dump(const struct plyc_map *m)
 			ents[i].key = keys + i * m->key_size;
 			ents[i].value = vals + i * m->value_size;
 		}
-		plyc_map_print(plyc_rt.out ? plyc_rt.out : stdout, m, ents, n);
+		if (plyc_rt.style == PLYC_STYLE_BPFTRACE)
+			plyc_bt_map_print_top(plyc_rt.out ? plyc_rt.out : stdout, m, ents, n, top, div);
+		else
+			plyc_map_print(plyc_rt.out ? plyc_rt.out : stdout, m, ents, n);
 		fflush(plyc_rt.out ? plyc_rt.out : stdout);
 	}
 	err = (int)n;

@@ -6,6 +6,7 @@
 #ifndef PLYC_BTOUT_H
 #define PLYC_BTOUT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "plyc_rt.h"
@@ -39,6 +40,12 @@ void plyc_bt_lhist_json(FILE *fp, const struct plyc_map *m, const void *v);
  * (plyc_rt.json). An empty map prints its blank line(s) in text and
  * nothing in JSON, as bpftrace does. */
 void plyc_bt_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n);
+/* The same for print(@map, top, div): only the last `top` entries (the
+ * largest; 0: all), values and hist counts divided by div (1: as they are). */
+void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
+			   uint32_t top, uint32_t div);
+/* The div of the print in progress, for the kinds' printers (aggregations.c). */
+uint32_t plyc_bt_div(void);
 
 /* print(a) and print(a, b, ...) (a tuple): the text line or
  * {"type": "value", "data": ...}. */
@@ -46,6 +53,13 @@ void plyc_bt_print(FILE *fp, const struct plyc_type *const *types, const void *c
 
 /* printf's text as {"type": "printf", "data": "..."}. */
 void plyc_bt_json_printf(FILE *fp, const char *text, size_t len);
+
+/* time(fmt): local time by strftime(fmt) (NULL: "%H:%M:%S\n"), as it
+ * is or {"type": "time", "data": "..."}. */
+void plyc_bt_time(FILE *fp, const char *fmt);
+/* join(args, sep): the n strings joined by sep (NULL: " ") and a newline,
+ * or {"type": "join", "data": "..."}. */
+void plyc_bt_join(FILE *fp, const char *const *args, int n, const char *sep);
 
 /* "Attaching N probes..." or its JSON object. */
 void plyc_bt_attached(FILE *fp, int nprobes);

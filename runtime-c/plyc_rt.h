@@ -129,6 +129,9 @@ void plyc_print_walltime(FILE *fp, int64_t mono_ns);
  * one line per entry sorted by value then key. Prints nothing for an empty
  * map. Returns the number of entries, or a negative errno. */
 int plyc_map_dump(const struct plyc_map *m);
+/* bpftrace's print(@map, top, div) (its style only; ply's prints it all):
+ * the `top` largest entries (0: all), values divided by div. */
+int plyc_map_dump_top(const struct plyc_map *m, uint32_t top, uint32_t div);
 /* Delete every entry. Returns 0 or a negative errno. */
 int plyc_map_clear(const struct plyc_map *m);
 /* Set every entry's value to zero, keeping the keys (bpftrace's zero()).

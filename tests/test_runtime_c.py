@@ -597,3 +597,25 @@ def test_bt_events(out):
             '{"type": "value", "data": 0x1234}\n\n\n')
     printf = '{"type": "printf", "data": "a\\tb \\"3\\"\\n\\u0001\\uffffffc3\\uffffffa9"}\n'
     assert out["bt_events"] == text + json + printf
+
+
+def test_bt_top_div_time_join(out):
+    import time
+    year = time.strftime("%Y", time.gmtime())
+    assert out["bt_top_div"] == (
+        # print(@a, 2), print(@a, 0, 2)
+        "@a[2]: 2\n@a[3]: 3\n" "@a[1]: 0\n@a[2]: 1\n@a[3]: 1\n"
+        # print(@h, 0, 2) of hist(3) three times and hist(5)
+        "@h: \n" + btrow("[2, 4)", 3, 3).replace("       3 |", "       1 |")
+        + btrow("[4, 8)", 1, 3).replace("       1 |", "       0 |") + "\n"
+        # print(@v, 1, 3) of avg(); print(@s, 1, 3) of stats(): all, undivided
+        "@v[2]: 10\n\n"
+        "@s[1]: count 1, average 10, total 10\n@s[2]: count 1, average 30, total 30\n\n"
+        # print(@p, 0, 2) of 7 and -9
+        "@p[2]: -4\n@p[1]: 3\n"
+        '{"type": "map", "data": {"@p": {"2": -4, "1": 3}}}\n'
+        '{"type": "hist", "data": {"@h": [{"min": 2, "max": 3, "count": 1}, {"min": 4, "max": 7, "count": 0}]}}\n'
+        '{"type": "join", "data": "/bin/echo a b"}\n'
+        "/bin/echo a b\n/bin/echo,a,b\n"
+        f"{year}|"
+        f'{{"type": "time", "data": "{year}\\n"}}\n')

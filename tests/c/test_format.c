@@ -961,6 +961,68 @@ static void case_bt_events(void)
 	fclose(fp);
 }
 
+/* print(@map, top, div), time() and join() */
+static void case_bt_top_div(void)
+{
+	struct plyc_map m = {
+		.name = "@a", .agg = PLYC_A_COUNT, .nkeys = 1, .keys = f_s32,
+		.key_size = 4, .value = t_u64, .value_size = 8,
+	};
+	struct plyc_map h = {
+		.name = "@h", .agg = PLYC_A_HIST, .value = t_s64,
+		.value_size = 8 * PLYC_HIST_BUCKETS + 8, .nbuckets = PLYC_HIST_BUCKETS,
+	};
+	FILE *fp = open_case("bt_top_div");
+	int32_t keys[] = { 3, 1, 2 };
+	uint64_t vals[] = { 3, 1, 2 }, hv[PLYC_HIST_BUCKETS + 1] = { 0 };
+	int64_t pv[] = { 7, -9 };
+	struct plyc_avg av[] = { { 10, 1 }, { 30, 1 } };
+	struct plyc_entry ents[3], he = { NULL, hv };
+	const char *const args[] = { "/bin/echo", "a", "b" };
+	size_t i;
+
+	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	for (i = 0; i < 3; i++)
+		ents[i] = (struct plyc_entry){ &keys[i], &vals[i] };
+	plyc_bt_map_print_top(fp, &m, ents, 3, 2, 1);
+	plyc_bt_map_print_top(fp, &m, ents, 3, 0, 2);
+	/* hist: counts divided, bars not */
+	hv[3] = 3;
+	hv[4] = 1;
+	plyc_bt_map_print_top(fp, &h, &he, 1, 0, 2);
+	/* avg: top and div; stats: neither */
+	m.name = "@v";
+	m.agg = PLYC_A_AVG;
+	m.value = t_s64;
+	for (i = 0; i < 2; i++)
+		ents[i] = (struct plyc_entry){ &keys[i + 1], &av[i] };
+	plyc_bt_map_print_top(fp, &m, ents, 2, 1, 3);
+	m.name = "@s";
+	m.agg = PLYC_A_STATS;
+	plyc_bt_map_print_top(fp, &m, ents, 2, 1, 3);
+	/* plain integers, signed */
+	m.name = "@p";
+	m.agg = PLYC_A_NONE;
+	for (i = 0; i < 2; i++)
+		ents[i] = (struct plyc_entry){ &keys[i + 1], &pv[i] };
+	plyc_bt_map_print_top(fp, &m, ents, 2, 0, 2);
+	plyc_rt.json = 1;
+	plyc_bt_map_print_top(fp, &m, ents, 2, 0, 2);
+	plyc_bt_map_print_top(fp, &h, &he, 1, 0, 2);
+	plyc_bt_join(fp, args, 3, NULL);
+	plyc_rt.json = 0;
+	plyc_bt_join(fp, args, 3, NULL);
+	plyc_bt_join(fp, args, 3, ",");
+	setenv("TZ", "UTC", 1);
+	tzset();
+	plyc_bt_time(fp, "%Y|");
+	plyc_rt.json = 1;
+	plyc_bt_time(fp, "%Y\n");
+	plyc_rt.json = 0;
+	plyc_rt.style = PLYC_STYLE_PLY;
+	fclose(fp);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -1000,5 +1062,6 @@ int main(int argc, char **argv)
 	case_bt_stats();
 	case_bt_empty();
 	case_bt_events();
+	case_bt_top_div();
 	return 0;
 }
