@@ -222,3 +222,15 @@ def test_kstack_layouts_as_bpftrace(tmp_path):
         return lines, dump
     assert first_and_map(ours) == first_and_map(theirs)
     assert "\n        do_syscall_64+" in ours and "\n    do_syscall_64+" in ours
+
+
+def test_attaching_counts_perf_events_once(tmp_path):
+    """profile, interval and software probes are one probe each, however
+    many CPUs their perf events are opened on."""
+    need_bpftrace()
+    tracer = build(tmp_path, "perf", "profile:99 { @p = count(); }\ninterval:300ms { exit(0); }\n"
+                                     "software:cpu-clock:1000000 { @s = count(); }\n")
+    ours = run([str(tracer)]).splitlines()[0]
+    theirs = run(["bpftrace", "-e", "profile:hz:99 { @p = count(); } interval:ms:300 { exit(); } "
+                                    "software:cpu-clock:1000000 { @s = count(); }"]).splitlines()[0]
+    assert ours == theirs == "Attaching 3 probes..."
