@@ -39,6 +39,8 @@ class Options:
     # For front ends that generate the script: (script line, spec) of a probe
     # -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
+    # Whose output the tracer prints: "ply" or "bpftrace" (runtime-c/btoutput.c)
+    output_style: str = "ply"
 
 
 @dataclass
@@ -89,7 +91,7 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
         raise PlycError(Diagnostic(f"{p.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    p.spec.span), filename, source)
-    generated = render.render(prog, res, opts.argdist, opts.origin)
+    generated = render.render(prog, res, opts.argdist, opts.origin, opts.output_style)
     return Compiled(None, prog, res, generated)
 
 
