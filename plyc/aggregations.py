@@ -13,6 +13,8 @@ from . import types as T
 # Above this many lquantize buckets a map value grows past what a per-CPU
 # map allocates comfortably; the script should use a larger step.
 LQUANTIZE_MAX_BUCKETS = 1000
+# bpftrace's hist(): below 0, 0, then [2^k, 2^(k+1)) up to 2^63 (PLYC_HIST_BUCKETS)
+BT_HIST_BUCKETS = 65
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,14 @@ def _log2(v, x, m):
             f"{v}->s += (__u64)({x});"]
 
 
+def _bt_hist(v, x, m):
+    return [f"__u32 {v}_i = plyc_bt_hist_bucket((__s64)({x}));",
+            f"asm volatile(\"\" : \"+r\"({v}_i));",   # as _lquantize's
+            f"if ({v}_i < {BT_HIST_BUCKETS})",
+            f"\t{v}->b[{v}_i] += 1;",
+            f"{v}->s += (__u64)({x});"]
+
+
 def _lquantize(v, x, m):
     from .codegen.cgen import c_int   # the code generator imports this table
     lo, hi, step = m.info.params
@@ -118,6 +128,11 @@ TABLE = (
     # a log2 histogram of non-negative values in bcc's (and bpftrace's hist())
     # layout: [0] is 0, [i] is [2^(i-1), 2^i)
     Aggregation("log2", True, 1, "PLYC_A_LOG2", _hist(64), _log2, public=False),
+    # bpftrace's, for its front end (bpftrace's lhist() is lquantize):
+    # stats(x), and hist(x) with its own buckets
+    Aggregation("_stats", True, 1, "PLYC_A_STATS", lambda cname, info: Layout("struct plyc_avg", 16),
+                lambda v, x, m: [f"{v}->sum += {x};", f"{v}->count += 1;"]),
+    Aggregation("_hist", True, 1, "PLYC_A_HIST", _hist(BT_HIST_BUCKETS), _bt_hist),
 )
 
 AGGREGATIONS = {a.name: a for a in TABLE}
@@ -130,4 +145,6 @@ def get(name: str) -> Optional[Aggregation]:
 
 
 def public_names() -> list:
-    return [a.name for a in TABLE if a.public]
+    """ply's names (an `_name` ply accepts but doesn't list: the spelling of
+    another front end's entry in ply scripts that test its output)."""
+    return [a.name for a in TABLE if a.public and not a.name.startswith("_")]

@@ -38,6 +38,8 @@ class Options:
     # For front ends that generate the script: (script line, spec) of a probe
     # -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
+    # Whose output the tracer prints: "ply" or "bpftrace" (runtime-c/btoutput.c)
+    output_style: str = "ply"
 
 
 @dataclass
@@ -46,7 +48,6 @@ class Compiled:
     ir: ir.Program
     resources: resources.Resources
     generated: render.Generated
-    env: dict
 
 
 def tracer_name(path: str) -> str:
@@ -79,7 +80,6 @@ def compile_source(source: str, filename: str, opts: Options, name: Optional[str
 def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                name: Optional[str] = None) -> Compiled:
     """From the IR on: resources and the generated C (source: for messages)."""
-    env = dict(os.environ) if opts.env is None else opts.env
     script = os.path.basename(filename)
     res = resources.build(prog, name or tracer_name(filename), script, dict(
         map_entries=opts.map_entries, hist_entries=opts.hist_entries, buffer_size=opts.buffer_size,
@@ -90,23 +90,23 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
         raise PlycError(Diagnostic(f"{p.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    p.spec.span), filename, source)
-    generated = render.render(prog, res, opts.origin)
-    return Compiled(None, prog, res, generated, env)
+    generated = render.render(prog, res, opts.origin, opts.output_style)
+    return Compiled(None, prog, res, generated)
 
 
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
-    name = tracer_name(out)
-    return link(compile_source(source, filename, opts, name), out, opts)
+    """A ply script into the tracer `out`."""
+    return link(compile_source(source, filename, opts, tracer_name(out)), out, opts)
 
 
 def build_ir(prog: ir.Program, source: str, filename: str, out: str, opts: Options) -> Compiled:
-    """A tracer from a front end's IR (source, filename: for messages)."""
+    """A front end's IR into the tracer `out` (source, filename: for messages)."""
     return link(compile_ir(prog, source, filename, opts, tracer_name(out)), out, opts)
 
 
 def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
-    """The generated C compiled and linked into the tracer `out`."""
-    name = tracer_name(out)
+    """The generated files compiled and linked into the tracer `out`."""
+    name = compiled.resources.name
     tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot, opts.libc)
     workdir = Path(opts.keep_dir) if opts.keep_dir else Path(tempfile.mkdtemp(prefix="plyc-"))
     workdir.mkdir(parents=True, exist_ok=True)

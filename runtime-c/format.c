@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "plyc_rt.h"
+#include "plyc_btout.h"
 
 #define NSEC_PER_SEC 1000000000LL
 
@@ -110,7 +111,7 @@ void plyc_print_duration(FILE *fp, int64_t ns)
 	fputs(buf, fp);
 }
 
-static void print_walltime(FILE *fp, int64_t mono_ns)
+void plyc_print_walltime(FILE *fp, int64_t mono_ns)
 {
 	int64_t ns = mono_ns + plyc_rt.mono_to_real_ns;
 	int64_t sec = ns / NSEC_PER_SEC, rem = ns % NSEC_PER_SEC;
@@ -224,6 +225,12 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 {
 	char sym[PLYC_KSYM_LEN];
 
+	/* printf's %s of a stack, and every value, in bpftrace's tracers */
+	if (plyc_rt.style == PLYC_STYLE_BPFTRACE) {
+		plyc_bt_value(fp, t, data, 8);
+		return;
+	}
+
 	switch (t->kind) {
 	case PLYC_K_INT:
 		if (is_int_size(t->size))
@@ -242,7 +249,7 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 		plyc_print_duration(fp, plyc_load_int(data, t->size));
 		break;
 	case PLYC_K_WALLTIME:
-		print_walltime(fp, plyc_load_int(data, t->size));
+		plyc_print_walltime(fp, plyc_load_int(data, t->size));
 		break;
 	case PLYC_K_SYM:
 		fputs(plyc_ksym(plyc_load_uint(data, t->size), sym, sizeof(sym)),

@@ -59,6 +59,7 @@ struct plyc_program {
 	int (*handle_event)(const void *data, size_t size);
 	const struct plyc_report *report;   /* a periodic report instead of the dump at exit */
 	long default_pid;          /* -p when none is given (a front end's built-in one) */
+	enum plyc_style style;     /* whose output: ply's or bpftrace's (plyc build --output-style) */
 };
 
 int plyc_main(struct plyc_program *prog, int argc, char **argv);

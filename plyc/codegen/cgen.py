@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .. import types as T
 from ..ir import nodes as ir
 from .resources import TP_DIRECT_SLOTS, Field, Resources
 
@@ -321,7 +320,11 @@ class FuncGen:
         self.ret()
 
     def stmt_CallStmt(self, s: ir.CallStmt):
-        self.call(s.call)
+        # Evaluated for the statements it emits; its value is unused.
+        if s.call.type.is_bytes:
+            self.bytes(s.call)
+        else:
+            self.scalar(s.call)
 
     def stmt_MapDelete(self, s: ir.MapDelete):
         m = self.res.map(s.map)

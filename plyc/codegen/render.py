@@ -13,7 +13,7 @@ import jinja2
 from .. import __version__
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
-from ..ir.report import Report, check as check_report
+from ..ir.report import Report
 from ..providers import twin_prog
 from . import cgen, printers
 from .resources import Field, Resources, layout
@@ -148,7 +148,6 @@ def linemap(bpf_c: str, script: str) -> list:
 
 def report_context(res: Resources, report: Report) -> dict:
     """The periodic report's tables (runtime-c/plyc_report.h)."""
-    check_report(report, {m.name: m.info.agg.name if m.info.is_agg else None for m in res.maps})
     names = [m.name for m in res.maps]
     sections = [dict(map=names.index(s.map), style=f"PLYC_REPORT_{s.style.upper()}",
                      header=cgen.c_string(s.header.encode()),
@@ -215,7 +214,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
                 default_pid=report.default_pid if report else 0)
 
 
-def render(program: ir_nodes.Program, res: Resources, origin=None) -> Generated:
+def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = "ply") -> Generated:
     j = _env()
     bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(program, res))
     guard = re.sub(r"\W", "_", res.name).upper()
@@ -223,5 +222,6 @@ def render(program: ir_nodes.Program, res: Resources, origin=None) -> Generated:
         version=__version__, script=res.script, guard=guard, records=_records(res),
         nargs_dim=max(1, res.nargs), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
-    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, program.report, origin))
+    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, program.report, origin),
+                                                     style=f"PLYC_STYLE_{style.upper()}")
     return Generated(bpf_c, header, loader_c)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from .. import providers
 from ..diag import Collector, PlycError
 from . import nodes as ir
+from . import report
 
 
 def run(passes, state) -> None:
@@ -63,12 +64,17 @@ def map_refs(program: ir.Program, diag: Collector):
             raise AssertionError(f"event {ev.id} names an undeclared map {ev.map}")
 
 
-CORE = (maps_written, map_refs)
+def report_sections(program: ir.Program, diag: Collector):
+    """The periodic report's sections show maps that exist and hold what
+    their style shows (a front end's bug otherwise: report.ReportError)."""
+    report.check(program.report, {name: m.agg.name if m.is_agg else None for name, m in program.maps.items()})
 
 
-def core(program: ir.Program, diag: Collector):
-    """The core's checks, in order (a front end lists this last)."""
-    for fn in CORE:
-        fn(program, diag)
-        if diag.diags:
-            return
+# The core's passes, in order: a front end lists them after its own.
+CORE = (maps_written, map_refs, report_sections)
+
+
+def on_ir(fns) -> tuple:
+    """Passes over ir.Program as passes over a front end's state, whose
+    `ir` its own passes have set."""
+    return tuple(lambda st, diag, fn=fn: fn(st.ir, diag) for fn in fns)

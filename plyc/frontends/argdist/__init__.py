@@ -130,7 +130,7 @@ def lower_args(args) -> tuple:
                     default_pid=args.pid or 0)
     lowered.program.report = report
     try:
-        passes.run([lambda prog, diag: passes.core(prog, diag)], lowered.program)
+        passes.run(passes.CORE, lowered.program)
     except PlycError as err:
         raise SpecErrors([spec_error(d, lowered) for d in err.diags]) from None
     return lowered, report

@@ -159,16 +159,21 @@ class Probe:
         self.ktypes = ktypes
 
     def var(self, name: str, span: ir.Span) -> ir.Variable:
-        """A built-in or provider variable, typed as the core types it."""
-        p = self.ir
-        var = p.provider.var(name) or B.variable(name)
+        """A built-in or provider variable, as the probe reads it."""
+        var = self.ir.provider.var(name) or B.variable(name)
         assert var is not None, name
         if var.name == "retval" or (var.name.startswith("arg") and var.name[3:].isdigit()):
-            p.args_read.add(var.name)
-        typ = var.type
+            self.ir.args_read.add(var.name)
+        return ir.Variable(var, type=self.var_type(name), span=span)
+
+    def var_type(self, name: str) -> T.Type:
+        """A variable's type as the core types it (a kernel function's
+        arguments from its BTF prototype, where it has one)."""
+        p = self.ir
+        var = p.provider.var(name) or B.variable(name)
         if p.provider.typed is not None and var in p.provider.variables:
-            typ = p.provider.typed(p.target, name, self.ktypes) or typ
-        return ir.Variable(var, type=typ, span=span)
+            return p.provider.typed(p.target, name, self.ktypes) or var.type
+        return var.type
 
 
 class Translator:
@@ -771,9 +776,7 @@ class Lowering:
     """The program being built: its maps (in the order the statements name
     them), probes, and the report's sections."""
 
-    def __init__(self, ctx: Context, strsize: int):
-        self.ctx = ctx
-        self.strsize = strsize
+    def __init__(self, ctx: Context):
         self.ktypes = KernelTypes(ctx.btf)
         self.maps: dict = {}
         self.probes: list = []
@@ -806,15 +809,14 @@ class Lowering:
         if diag.diags:
             d = diag.diags[0]
             raise spec.error(d.message, where if where is not None and where.start >= 0 else None, d.note)
-        p = Probe(ir.Probe(len(self.probes), ir.Spec(provider, arg, span=span), target, ir.Block([])),
-                  self.ktypes)
-        return p
+        return Probe(ir.Probe(len(self.probes), ir.Spec(provider, arg, span=span), target, ir.Block([])),
+                     self.ktypes)
 
 
 def lower(specs: list, *, strsize: int = 80, tid: Optional[int] = None,
           ctx: Optional[Context] = None) -> Lowered:
     ctx = ctx or Context()
-    low = Lowering(ctx, strsize)
+    low = Lowering(ctx)
     errors = []
     for i, spec in enumerate(specs):
         try:
@@ -836,13 +838,12 @@ def lower_one(low: Lowering, spec: Specifier, i: int, strsize: int, tid: Optiona
     entry = low.resolve(spec, i, entry=True) if spec.probe == "r" else None
     tr = Translator(spec, i, strsize, ctx, low, main, entry)
     whole = low.span(i, 0, len(spec.raw))
-    kpid = T.Int(4, False, width=5)
+    kpid = B.variable("kpid").type
     # What the entry probe stores, as the return probe reads it.
     if entry is not None:
         for p in spec.params:
             pos, _ = spec.param(p.name)
-            low.entry_types[f"e{i}_{p.name}"] = entry.var(f"arg{pos}", whole).type
-        entry.ir.args_read.clear()
+            low.entry_types[f"e{i}_{p.name}"] = entry.var_type(f"arg{pos}")
         low.entry_types[f"e{i}__lat"] = T.TIME
         low.entry_types[f"e{i}__seen"] = T.S64
     # The filter first, as it runs first: what it reads comes first in the
@@ -879,7 +880,8 @@ def lower_one(low: Lowering, spec: Specifier, i: int, strsize: int, tid: Optiona
     for c in conds:
         cond = c if cond is None else tr.binary("&&", cond, c, None)
     name = f"@s{i}"
-    if entry is not None and (tr.entry_params or tr.latency):
+    paired = entry is not None and (tr.entry_params or tr.latency)
+    if paired:
         # The entry probe first, as its maps come first.
         seen = f"e{i}__seen"
         stores = []
@@ -898,7 +900,7 @@ def lower_one(low: Lowering, spec: Specifier, i: int, strsize: int, tid: Optiona
         low.probes.append(entry.ir)
     sec = section(spec, name)
     update = aggregate(low, spec, sec, keys, whole)
-    if entry is not None and (tr.entry_params or tr.latency):
+    if paired:
         # The return probe only counts calls whose entry it saw, and
         # always forgets the entry, whatever the filter says.
         first = ir.If(cond, update, span=whole) if cond is not None else update
