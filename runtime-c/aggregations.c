@@ -754,7 +754,7 @@ static void bt_print_scalar(FILE *fp, const struct plyc_map *m, const void *v)
 		fprintf(fp, "%" PRIu64, x / plyc_bt_div());
 }
 
-/* ply's rows of a quantize (argdist's histograms have no bpftrace form) */
+/* ply's rows of a quantize (and of a log2 map, which bpftrace has no form for) */
 static void bt_print_quantize(FILE *fp, const struct plyc_map *m, const void *v)
 {
 	print_quantize(fp, m, v);

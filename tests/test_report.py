@@ -59,6 +59,15 @@ def program(report):
     return prog, opts
 
 
+def test_the_core_checks_the_request():
+    """A section of a map that isn't there is a front end's bug, which the
+    core's passes catch before code generation."""
+    from plyc.ir import passes
+    prog, _ = program(Report(1, (Section("@nope", "counts", "h"),)))
+    with pytest.raises(ReportError, match="report section @nope: no such map"):
+        passes.run(passes.CORE, prog)
+
+
 def test_loader_tables():
     """The request becomes the loader's tables; no report, no tables, and
     the maps are dumped at exit as usual."""
