@@ -613,26 +613,27 @@ class Translator:
                               span=self.at(node)), None)
 
     def kernel_member(self, objt: T.Type, name: str, arrow: bool, node) -> T.Type:
-        """obj->name / obj.name through a kernel type, from BTF."""
-        where = node.field if node.field.coord else node
+        """obj->name / obj.name through a kernel type, from BTF. An error
+        that names the member points at it, others at the whole access."""
+        field = node.field if node.field.coord else node
         if objt.kind == "struct":
             if arrow:
-                self.bail(f"{objt.pointee} is not a pointer: use '.{name}'", where)
+                self.bail(f"{objt.pointee} is not a pointer: use '.{name}'", node)
         elif objt.is_pointer:
             if not arrow:
-                self.bail(f"{objt.pointee} * is a pointer: use '->{name}'", where)
+                self.bail(f"{objt.pointee} * is a pointer: use '->{name}'", node)
             if not objt.btf and objt.pointee.split()[0] in ("struct", "union"):
-                objt = self.kernel(lambda k: k.pointer_to(k.lookup(tuple(objt.pointee.split()[:2])) or 0), where)
+                objt = self.kernel(lambda k: k.pointer_to(k.lookup(tuple(objt.pointee.split()[:2])) or 0), node)
             if not objt.btf:
-                self.bail(f"can't access '{name}' through a {objt}", where,
+                self.bail(f"can't access '{name}' through a {objt}", field,
                           "cast it to a kernel type first, e.g. ((struct file *)arg0)->f_flags")
         else:
-            self.bail(f"a value of type {objt} has no members", where,
+            self.bail(f"a value of type {objt} has no members", node,
                       "cast it to a kernel type first, e.g. ((struct file *)arg0)->f_flags")
-        found = self.kernel(lambda k: k.member(objt.btf, name), where)
+        found = self.kernel(lambda k: k.member(objt.btf, name), field)
         if found is None:
-            members = self.kernel(lambda k: k.members_of(T.Type("struct", btf=objt.btf)), where)
-            self.bail(f"{objt.pointee} has no member '{name}'", where,
+            members = self.kernel(lambda k: k.members_of(T.Type("struct", btf=objt.btf)), field)
+            self.bail(f"{objt.pointee} has no member '{name}'", field,
                       "its members include: " + ", ".join(members) if members else None)
         return found[1]
 
