@@ -35,8 +35,8 @@ class Options:
     btf: Optional[str] = None        # kernel BTF for typing kernel types (default: this machine's)
     sysroot: Optional[str] = None     # the target's libraries (cross builds)
     libc: Optional[str] = None        # glibc or musl (default: toolchain.default_libc())
-    # For front ends that generate the script: (script line, spec) of a probe
-    # -> (where, text) it came from, for the tracer's messages about it.
+    # For front ends whose probes are not script lines: (a probe's span line,
+    # spec) -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
     # Whose output the tracer prints: "ply" or "bpftrace" (runtime-c/btoutput.c)
     output_style: str = "ply"

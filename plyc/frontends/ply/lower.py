@@ -32,7 +32,6 @@ from . import ast
 from .parser import parse_int
 
 
-
 def key_name(e) -> Optional[str]:
     """What a map key is called in --metrics labels: a built-in variable's
     name (comm, pid, cpu, stack...), $x's x, a member's name (args->filename:
