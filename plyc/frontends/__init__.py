@@ -1,0 +1,1 @@
+"""Front ends: one package per source language, each producing plyc's IR."""
