@@ -1,1 +1,1 @@
-"""Front ends: one package per source language, each producing plyc's IR."""
+"""Front ends: each turns its language into the core IR (plyc/ir/)."""
