@@ -73,6 +73,10 @@ class Call(Expr):
     args: list[Expr]
     name_span: Span = NOSPAN
 
+    @property
+    def func(self) -> str:      # the name, as the shared builtin checks read it
+        return self.name
+
 
 @dataclass(eq=False)
 class Field(Expr):
@@ -113,7 +117,7 @@ class Binary(Expr):
 class Ternary(Expr):
     cond: Expr
     then: Expr
-    orelse: Expr
+    other: Expr
 
 
 @dataclass(eq=False)
@@ -132,6 +136,10 @@ class TypeName(Node):
     pointers: int = 0
     array_len: Optional[int] = None
 
+    @property
+    def words(self) -> tuple:
+        return tuple(self.base.split())
+
     def __str__(self) -> str:
         text = self.base + (" " + "*" * self.pointers if self.pointers else "")
         if self.array_len is not None:
@@ -142,7 +150,7 @@ class TypeName(Node):
 @dataclass(eq=False)
 class Cast(Expr):
     type: TypeName
-    expr: Expr
+    operand: Expr
 
 
 @dataclass(eq=False)
@@ -204,7 +212,7 @@ class Let(Stmt):
 class If(Stmt):
     cond: Expr
     then: Block
-    orelse: Optional[Union[Block, "If"]] = None
+    other: Optional[Union[Block, "If"]] = None
 
 
 @dataclass(eq=False)
