@@ -116,7 +116,7 @@ class Lexer:
         c = text[start]
         if c == '"':
             return self._string(start)
-        if c.isdigit():
+        if "0" <= c <= "9":
             return self._int(start)
         if c == "$":
             if text.startswith("$#", start):
@@ -170,7 +170,7 @@ class Lexer:
             if dur:
                 value *= DURATIONS[dur.group(1)]
                 end = dur.end()
-        if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        if end < len(text) and re.match(r"\w", text[end]):
             tail = IDENT_RE.match(text, end) or re.compile(r"\w+").match(text, end)
             self.src.fail(f"invalid integer literal '{text[start:tail.end()]}'", start, tail.end())
         if value >= 1 << 64:
