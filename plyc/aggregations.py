@@ -28,11 +28,12 @@ class Aggregation:
     takes_x: bool       # the first argument is the integer aggregated
     arity: int
     kind: str           # PLYC_A_*: how the runtime merges, prints and exports it
-    # (map cname, MapInfo) -> the value's layout
+    # (map cname, ir.Map) -> the value's layout
     layout: Callable[[str, object], Layout]
     # (value pointer, x, MapRes) -> C lines run on the looked-up value
     update: Callable[[str, Optional[str], object], list]
-    # (checker, MapInfo, call): checks and records the arguments past x
+    # (typer, ir.Map, call as written) -> the arguments past x, checked
+    # constants (ir.Map.params); the typer as builtins.py describes it
     params: Optional[Callable] = None
 
     @property
@@ -53,7 +54,7 @@ def _hist(nbuckets: int) -> Callable:
 
 
 def _lq_layout(cname, info) -> Layout:
-    lo, hi, step = info.lq
+    lo, hi, step = info.params
     return _hist(-(-(hi - lo) // step) + 2)(cname, info)   # + below min, at or above max
 
 
@@ -78,8 +79,8 @@ def _log2(v, x, m):
 
 
 def _lquantize(v, x, m):
-    from .cgen import c_int   # cgen imports the checker, which imports this table
-    lo, hi, step = m.info.lq
+    from .codegen.cgen import c_int   # the code generator imports this table
+    lo, hi, step = m.info.params
     return [f"__u32 {v}_i = plyc_lin_bucket({x}, {c_int(lo)}, {c_int(hi)}, {c_int(step)}, "
             f"{m.nbuckets});",
             # clang can prove the bound and drop the check; the verifier
@@ -97,9 +98,9 @@ def _lq_params(chk, info, call):
         chk.err("lquantize(x, min, max, step) needs min < max and step > 0", call.span)
     if (hi - lo) // step > LQUANTIZE_MAX_BUCKETS:
         chk.err(f"lquantize has more than {LQUANTIZE_MAX_BUCKETS} buckets; use a larger step", call.span)
-    if info.lq is not None and info.lq != (lo, hi, step):
+    if info.params and info.params != (lo, hi, step):
         chk.err(f"{info.name} uses other lquantize bounds elsewhere", call.span)
-    info.lq = (lo, hi, step)
+    return (lo, hi, step)
 
 
 TABLE = (

@@ -1,16 +1,23 @@
 """Built-in variables and functions, as tables. Each function's typing rule
-(`check`, called by the checker) sits beside its emission (`emit`, called by
-the BPF code generator); the C helpers they call live in
-runtime-c/bpf/plyc.bpf.h under the same names."""
+(`check`) sits beside its emission (`emit`, called by the BPF code generator
+with the typed ir.Call); the C helpers they call live in
+runtime-c/bpf/plyc.bpf.h under the same names.
+
+A typing rule gets the front end's typer and the call as written, and
+returns its IR: an ir.Call (`typer.make_call`), an ir.EmitEvent for the
+output functions (`typer.event`), or another IR node. The typer gives it
+`expr(arg)` (the typed IR of an argument), `const_int(arg, what)`,
+`literal_string(arg)`, `whole_map(arg)` (a map named alone: (name, is an
+aggregation)), `is_positional(arg)`, `err(message, span, note)`, `maps` and
+`strsize` (plyc/frontends/ply/lower.py's Typer)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from . import ast
 from . import printf as P
 from . import types as T
-from .parser import parse_int
+from .ir import nodes as ir
 from .providers import Var
 
 VARIABLES = (
@@ -24,8 +31,6 @@ VARIABLES = (
     Var("time", T.TIME, "bpf_ktime_get_ns()", doc="ns since boot, printed as a duration"),
     Var("walltime", T.WALLTIME, "bpf_ktime_get_ns()", doc="printed as local time of day"),
     Var("stack", T.STACK, "plyc_stackid(ctx)", doc="kernel stack"),
-    # The tracer's -p PID, not $target's -c child (for `plyc argdist`'s filters).
-    Var("_pidfilter", T.U32, "plyc_params.pid_filter", doc="-p PID, or 0"),
 )
 
 
@@ -39,27 +44,6 @@ def variable(name: str) -> Optional[Var]:
         if v.name == name:
             return v
     return None
-
-
-def const_value(e: ast.Expr) -> Optional[int]:
-    if isinstance(e, ast.Num):
-        return e.value
-    if isinstance(e, ast.Unary) and e.op == "-":
-        v = const_value(e.operand)
-        return None if v is None else -v
-    if isinstance(e, ast.Binary) and e.op in "+-*":
-        a, b = const_value(e.left), const_value(e.right)
-        if a is None or b is None:
-            return None
-        return {"+": a + b, "-": a - b, "*": a * b}[e.op]
-    return None
-
-
-def env_number(value: str) -> Optional[int]:
-    try:
-        return parse_int(value.strip()) if value.strip() else None
-    except ValueError:
-        return None
 
 
 INT_WORDS = {
@@ -77,8 +61,9 @@ INT_WORDS = {
 }
 
 
-def cast_type(tn: ast.TypeName) -> Optional[T.Type]:
-    """The type of a cast to a base type or pointer; None for kernel types (BTF)."""
+def cast_type(tn) -> Optional[T.Type]:
+    """The type of a cast to a base type or pointer (tn: its `words` and
+    `pointers`); None for kernel types (BTF)."""
     words = tuple(w for w in tn.words if w not in ("const", "volatile"))
     if words and words[0] in ("struct", "union", "enum"):
         return None
@@ -98,8 +83,8 @@ def cast_type(tn: ast.TypeName) -> Optional[T.Type]:
 class Func:
     name: str
     arity: tuple[int, int]
-    check: Callable      # (checker, call) -> Type
-    emit: Callable       # (gen, call) -> C expression, array name, or None
+    check: Callable      # (typer, call as written) -> its IR node
+    emit: Optional[Callable]   # (gen, ir.Call) -> C expression, array name, or None
     doc: str = ""
 
 
@@ -112,32 +97,31 @@ def _size_arg(chk, call, index: int, default: int) -> int:
     return default
 
 
-def _is_positional(e) -> bool:
-    return isinstance(e, ast.Dollar) and e.name.isdigit()
-
-
 # str(p[, n]): a string read from memory (kernel, else user), or a string as is
 def check_str(chk, call):
     arg = call.args[0]
-    if _is_positional(arg) and arg.name not in chk.scratch_names:
-        chk.expr(arg)
-        return T.Str(_size_arg(chk, call, 1, chk.strsize))
-    typ = chk.expr(arg)
+    if chk.is_positional(arg):
+        # The tracer's argument as a string.
+        n = chk.expr(arg).index
+        x = ir.Param(ir.ARG_STR, n, type=T.Str(chk.strsize), span=arg.span)
+        return chk.make_call(call, [x], T.Str(_size_arg(chk, call, 1, chk.strsize)))
+    x = chk.expr(arg)
+    typ = x.type
     if typ.kind == "str":
-        return T.Str(_size_arg(chk, call, 1, typ.size))
+        return chk.make_call(call, [x], T.Str(_size_arg(chk, call, 1, typ.size)))
     if typ.kind == "dataloc" or typ.is_int:
-        return T.Str(_size_arg(chk, call, 1, chk.strsize))
+        return chk.make_call(call, [x], T.Str(_size_arg(chk, call, 1, chk.strsize)))
     chk.err(f"str() needs a pointer or a string, got {typ}", arg.span)
 
 
 def emit_str(g, call):
-    arg, typ = call.args[0], g.type(call)
-    if _is_positional(arg) and arg.name not in g.unit.locals:
+    arg, typ = call.args[0], call.type
+    if isinstance(arg, ir.Param) and arg.kind == ir.ARG_STR:
         dst = g.local_bytes(typ.size)
-        g.line(f"plyc_copy_str({dst}, sizeof({dst}), (const char *)plyc_params.arg_str[{int(arg.name) - 1}], "
+        g.line(f"plyc_copy_str({dst}, sizeof({dst}), (const char *)plyc_params.arg_str[{arg.index - 1}], "
                f"sizeof(plyc_params.arg_str[0]));")
         return dst
-    at = g.type(arg)
+    at = arg.type
     if at.kind == "str":
         if at.size == typ.size:
             return g.bytes(arg)
@@ -151,86 +135,75 @@ def emit_str(g, call):
 
 
 def check_mem(chk, call):
-    typ = chk.expr(call.args[0])
-    if not typ.is_int:
-        chk.err(f"mem() needs a pointer, got {typ}", call.args[0].span)
-    return T.Buf(_size_arg(chk, call, 1, chk.strsize))
+    x = chk.expr(call.args[0])
+    if not x.type.is_int:
+        chk.err(f"mem() needs a pointer, got {x.type}", call.args[0].span)
+    return chk.make_call(call, [x], T.Buf(_size_arg(chk, call, 1, chk.strsize)))
 
 
 def emit_mem(g, call):
-    typ = g.type(call)
-    dst = g.local_bytes(typ.size)
+    dst = g.local_bytes(call.type.size)
     ptr = g.scalar(call.args[0])
-    fn = "plyc_read_user" if g.type(call.args[0]).user else "plyc_read_any"
+    fn = "plyc_read_user" if call.args[0].type.user else "plyc_read_any"
     g.line(f"{fn}({dst}, sizeof({dst}), (const void *)(unsigned long)({ptr}));")
     return dst
 
 
 def check_dyn(chk, call):
-    typ = chk.expr(call.args[0])
-    if typ.kind != "dataloc":
-        chk.err(f"dyn() reads a __data_loc tracepoint field, got {typ}", call.args[0].span)
-    return T.Str(_size_arg(chk, call, 1, chk.strsize))
+    x = chk.expr(call.args[0])
+    if x.type.kind != "dataloc":
+        chk.err(f"dyn() reads a __data_loc tracepoint field, got {x.type}", call.args[0].span)
+    return chk.make_call(call, [x], T.Str(_size_arg(chk, call, 1, chk.strsize)))
 
 
 def emit_dyn(g, call):
-    dst = g.local_bytes(g.type(call).size)
-    g.read_string_into(dst, g.type(call).size, call.args[0])
+    dst = g.local_bytes(call.type.size)
+    g.read_string_into(dst, call.type.size, call.args[0])
     return dst
 
 
 def check_uptr(chk, call):
-    typ = chk.expr(call.args[0])
-    if not typ.is_int:
-        chk.err(f"uptr() needs a pointer, got {typ}", call.args[0].span)
-    return T.Ptr(typ.pointee or "void", user=True, size=8)
+    x = chk.expr(call.args[0])
+    if not x.type.is_int:
+        chk.err(f"uptr() needs a pointer, got {x.type}", call.args[0].span)
+    return chk.make_call(call, [x], T.Ptr(x.type.pointee or "void", user=True, size=8))
 
 
-def emit_uptr(g, call):
+def emit_same(g, call):
+    """A function that only changes its argument's type (how it prints)."""
     return g.scalar(call.args[0])
 
 
 # _uread(addr, size, signed): an integer of `size` bytes read from user
 # memory at addr (plyc argdist's reads through user-space struct types,
-# whose offsets and sizes come from the target's C headers).
+# whose offsets and sizes come from the target's C headers): an ir.UserRead.
 def check_uread(chk, call):
-    typ = chk.expr(call.args[0])
-    if not typ.is_int:
-        chk.err(f"_uread() needs an address, got {typ}", call.args[0].span)
+    x = chk.expr(call.args[0])
+    if not x.type.is_int:
+        chk.err(f"_uread() needs an address, got {x.type}", call.args[0].span)
     size = chk.const_int(call.args[1])
     signed = chk.const_int(call.args[2])
     if size not in (1, 2, 4, 8):
         chk.err("_uread() reads 1, 2, 4 or 8 bytes", call.args[1].span)
-    return T.Int(size, bool(signed))
-
-
-def emit_uread(g, call):
-    typ = g.type(call)
-    ptr = g.scalar(call.args[0])
-    name = g.tmp("u")
-    g.line(f"{typ.ctype()} {name} = 0;")
-    g.line(f"plyc_read_user(&{name}, sizeof({name}), (const void *)(unsigned long)({ptr}));")
-    return f"(({typ.scalar_ctype()}){name})"
+    return ir.UserRead(x, size, bool(signed), type=T.Int(size, bool(signed)))
 
 
 def check_ksym(chk, call):
-    typ = chk.expr(call.args[0])
-    if not typ.is_int:
-        chk.err(f"ksym() needs an address, got {typ}", call.args[0].span)
-    return T.SYM
-
-
-def emit_ksym(g, call):
-    return g.scalar(call.args[0])
+    x = chk.expr(call.args[0])
+    if not x.type.is_int:
+        chk.err(f"ksym() needs an address, got {x.type}", call.args[0].span)
+    return chk.make_call(call, [x], T.SYM)
 
 
 def check_strcmp(chk, call):
+    args = []
     for a in call.args:
-        typ = chk.expr(a)
-        if typ.kind != "str":
-            chk.err(f"strcmp() compares strings, got {typ}", a.span,
-                    "read a string from a pointer with str(p)" if typ.is_int else None)
-    return T.S32
+        x = chk.expr(a)
+        if x.type.kind != "str":
+            chk.err(f"strcmp() compares strings, got {x.type}", a.span,
+                    "read a string from a pointer with str(p)" if x.type.is_int else None)
+        args.append(x)
+    return chk.make_call(call, args, T.S32)
 
 
 def emit_strcmp(g, call):
@@ -239,102 +212,73 @@ def emit_strcmp(g, call):
 
 
 def check_exit(chk, call):
+    code = ir.IntConst(0, type=T.S32)
     if call.args:
-        typ = chk.expr(call.args[0])
-        if not typ.is_int:
-            chk.err(f"exit() takes an integer status, got {typ}", call.args[0].span)
-    chk.event(call, "exit", arg_types=[T.S32])
-    return T.VOID
-
-
-def emit_exit(g, call):
-    code = g.scalar(call.args[0]) if call.args else "0"
-    g.emit_event(call, [(T.S32, code)])
-    return None
+        code = chk.expr(call.args[0])
+        if not code.type.is_int:
+            chk.err(f"exit() takes an integer status, got {code.type}", call.args[0].span)
+    return chk.event(call, ir.EXIT, [code], arg_types=[T.S32])
 
 
 def _map_arg(chk, call, fname):
     arg = call.args[0]
-    if not isinstance(arg, ast.MapRef) or arg.keys:
+    whole = chk.whole_map(arg)
+    if whole is None:
         chk.err(f"{fname}() takes a map, e.g. {fname}(@name)", arg.span)
-    if arg.name not in chk.maps:
-        chk.err(f"no map named {arg.name}", arg.span)
-    return arg.name
+    if whole[0] not in chk.maps:
+        chk.err(f"no map named {whole[0]}", arg.span)
+    return whole[0]
 
 
 def check_clear(chk, call):
     name = _map_arg(chk, call, "clear")
-    chk.event(call, "clear", map=name)
-    return T.VOID
-
-
-def emit_map_event(g, call):
-    g.emit_event(call, [])
-    return None
+    return chk.event(call, ir.CLEAR, map=name)
 
 
 def check_print(chk, call):
-    if len(call.args) == 1 and isinstance(call.args[0], ast.MapRef) and not call.args[0].keys \
-            and call.args[0].name in chk.maps and \
-            (call.args[0].is_agg or chk.maps[call.args[0].name].key_types):
-        chk.event(call, "printmap", map=call.args[0].name)
-        return T.VOID
-    types = []
+    whole = chk.whole_map(call.args[0]) if len(call.args) == 1 else None
+    if whole and whole[0] in chk.maps and (whole[1] or chk.maps[whole[0]].key_types):
+        return chk.event(call, ir.PRINTMAP, map=whole[0])
+    args = []
     for a in call.args:
-        if isinstance(a, ast.MapRef) and not a.keys and a.is_agg:
+        whole = chk.whole_map(a)
+        if whole and whole[1]:
             if len(call.args) == 1:
-                chk.err(f"no map named {a.name}", a.span)
+                chk.err(f"no map named {whole[0]}", a.span)
             chk.err("print() of a map takes that map alone: print(@name)", a.span)
-        typ = chk.expr(a)
-        if typ.kind not in ("int", "str", "buf", "stack"):
-            chk.err(f"can't print a value of type {typ}", a.span)
-        types.append(typ)
-    chk.event(call, "print", arg_types=types)
-    return T.VOID
-
-
-def emit_print(g, call):
-    ev = g.event_of(call)
-    if ev.kind == "printmap":
-        g.emit_event(call, [])
-        return None
-    g.emit_event(call, list(zip(ev.arg_types, call.args)))
-    return None
+        x = chk.expr(a)
+        if x.type.kind not in ("int", "str", "buf", "stack"):
+            chk.err(f"can't print a value of type {x.type}", a.span)
+        args.append(x)
+    return chk.event(call, ir.PRINT, args, arg_types=[x.type for x in args])
 
 
 def check_printf(chk, call):
     fmt_arg = call.args[0]
-    if not isinstance(fmt_arg, ast.Str):
+    fmt = chk.literal_string(fmt_arg)
+    if fmt is None:
         chk.err("printf()'s first argument must be a format string literal", fmt_arg.span)
     try:
-        parts = P.parse(fmt_arg.value.decode("utf-8", "replace"))
+        parts = P.parse(fmt.decode("utf-8", "replace"))
     except P.FormatError as err:
         chk.err(str(err), fmt_arg.span)
     convs = [p for p in parts if isinstance(p, P.Conv)]
-    args = call.args[1:]
-    if len(convs) != len(args):
+    rest = call.args[1:]
+    if len(convs) != len(rest):
         chk.err(f"the format has {len(convs)} conversion{'s' if len(convs) != 1 else ''} "
-                f"but {len(args)} argument{'s follow' if len(args) != 1 else ' follows'}", call.span)
-    types = []
-    for conv, a in zip(convs, args):
-        typ = chk.expr(a)
-        if not P.accepts(conv.conv, typ):
-            chk.err(f"'{conv.text}' can't print a value of type {typ}", a.span,
-                    "use %v for any value's default format" if typ.kind != "void" else None)
-        types.append(typ)
-    chk.event(call, "printf", parts=parts, arg_types=types)
-    return T.VOID
-
-
-def emit_printf(g, call):
-    ev = g.event_of(call)
-    g.emit_event(call, list(zip(ev.arg_types, call.args[1:])))
-    return None
+                f"but {len(rest)} argument{'s follow' if len(rest) != 1 else ' follows'}", call.span)
+    args = []
+    for conv, a in zip(convs, rest):
+        x = chk.expr(a)
+        if not P.accepts(conv.conv, x.type):
+            chk.err(f"'{conv.text}' can't print a value of type {x.type}", a.span,
+                    "use %v for any value's default format" if x.type.kind != "void" else None)
+        args.append(x)
+    return chk.event(call, ir.PRINTF, args, parts=parts, arg_types=[x.type for x in args])
 
 
 def check_argdist_report(chk, call):
-    chk.event(call, "report")
-    return T.VOID
+    return chk.event(call, ir.REPORT)
 
 
 MANY = 99
@@ -343,13 +287,15 @@ FUNCTIONS = {f.name: f for f in (
     Func("str", (1, 2), check_str, emit_str, "string from a pointer"),
     Func("mem", (1, 2), check_mem, emit_mem, "bytes from a pointer, printed as hex"),
     Func("dyn", (1, 2), check_dyn, emit_dyn, "a __data_loc tracepoint field"),
-    Func("uptr", (1, 1), check_uptr, emit_uptr, "mark a pointer as a user pointer"),
-    Func("ksym", (1, 1), check_ksym, emit_ksym, "print an address as a kernel symbol"),
+    Func("uptr", (1, 1), check_uptr, emit_same, "mark a pointer as a user pointer"),
+    Func("ksym", (1, 1), check_ksym, emit_same, "print an address as a kernel symbol"),
     Func("strcmp", (2, 2), check_strcmp, emit_strcmp, "compare two strings"),
-    Func("exit", (0, 1), check_exit, emit_exit, "stop tracing with a status"),
-    Func("clear", (1, 1), check_clear, emit_map_event, "empty a map"),
-    Func("print", (1, MANY), check_print, emit_print, "print values, or dump a map"),
-    Func("printf", (1, MANY), check_printf, emit_printf, "formatted output"),
-    Func("_argdist_report", (0, 0), check_argdist_report, emit_map_event, "argdist's periodic report"),
-    Func("_uread", (3, 3), check_uread, emit_uread, "argdist's read of user memory"),
+    # The output functions are ir.EmitEvent statements, which the code
+    # generator emits alike.
+    Func("exit", (0, 1), check_exit, None, "stop tracing with a status"),
+    Func("clear", (1, 1), check_clear, None, "empty a map"),
+    Func("print", (1, MANY), check_print, None, "print values, or dump a map"),
+    Func("printf", (1, MANY), check_printf, None, "formatted output"),
+    Func("_argdist_report", (0, 0), check_argdist_report, None, "argdist's periodic report"),
+    Func("_uread", (3, 3), check_uread, None, "argdist's read of user memory"),
 )}

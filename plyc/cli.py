@@ -6,7 +6,9 @@ import hashlib
 import os
 import sys
 
-from . import __version__, ast, doctor, driver, resources
+from . import __version__, doctor, driver
+from .codegen import resources
+from .frontends.ply import ast
 from . import arch as A
 from . import types as T
 from .diag import PlycError
@@ -147,20 +149,10 @@ def cmd_emit(args) -> int:
     if args.stage == "ast":
         sys.stdout.write(dump_ast(driver.parse(source, filename)))
         return 0
-    if args.stage == "types":
+    if args.stage == "ir":
+        from .ir.dump import dump
         program = driver.parse(source, filename)
-        analysis = driver.analyze(program, source, filename, opts)
-        for unit in analysis.units:
-            print(f"probe {unit.spec.provider}:{unit.spec.arg} (line {unit.spec.span.line})")
-            for name, typ in sorted(unit.locals.items()):
-                print(f"  ${name}: {typ}")
-            for node in ast.walk(unit.probe.body):
-                if isinstance(node, ast.Expr) and id(node) in unit.types:
-                    print(f"  {node.span.line}:{node.span.col} {type(node).__name__}: {unit.types[id(node)]}")
-        for info in analysis.maps.values():
-            keys = ", ".join(str(k) for k in info.key_types or [])
-            kind = f"{info.agg}({info.value_type})" if info.is_agg else str(info.value_type)
-            print(f"map {info.name}[{keys}]: {kind}")
+        sys.stdout.write(dump(driver.analyze(program, source, filename, opts)))
         return 0
     compiled = driver.compile_source(source, filename, opts)
     if args.stage == "resources":
@@ -203,7 +195,7 @@ def main(argv=None) -> int:
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("emit", help="show a stage of the compilation")
-    p.add_argument("--stage", choices=["ast", "types", "resources", "c"], default="c")
+    p.add_argument("--stage", choices=["ast", "ir", "resources", "c"], default="c")
     add_script_args(p)
     p.set_defaults(func=cmd_emit)
 

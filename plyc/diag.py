@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .ast import Span
+from .ir.nodes import Span
 
 
 @dataclass

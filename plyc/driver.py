@@ -1,6 +1,6 @@
 """The pipeline, one call per stage:
 
-    parse -> check (desugar, resolve, types) -> resources -> render -> toolchain
+    front end (parse, passes -> IR) -> resources -> render -> toolchain
 """
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from . import ast, check, parser, render, resources
+from .codegen import render, resources
 from .diag import PlycError, Diagnostic
+from .frontends import ply
+from .frontends.ply import ast
+from .ir import nodes as ir
 from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_error
 
 
@@ -40,8 +43,8 @@ class Options:
 
 @dataclass
 class Compiled:
-    program: ast.Program
-    analysis: check.Analysis
+    program: Optional[ast.Program]     # the ply AST (None for a front end that makes IR itself)
+    ir: ir.Program
     resources: resources.Resources
     generated: render.Generated
     env: dict
@@ -54,33 +57,42 @@ def tracer_name(path: str) -> str:
 
 
 def parse(source: str, filename: str) -> ast.Program:
-    return parser.parse(source, filename)
+    return ply.parse(source, filename)
 
 
-def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> check.Analysis:
+def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> ir.Program:
+    """The ply front end's passes: its AST typed into IR."""
     env = dict(os.environ) if opts.env is None else opts.env
     try:
-        return check.check(program, env, opts.strsize, opts.btf, opts.target)
+        return ply.lower(program, env, opts.strsize, opts.btf, opts.target)
     except PlycError as err:
         raise PlycError(err.diags, filename, source) from None
 
 
 def compile_source(source: str, filename: str, opts: Options, name: Optional[str] = None) -> Compiled:
     program = parse(source, filename)
-    analysis = analyze(program, source, filename, opts)
+    prog = analyze(program, source, filename, opts)
+    compiled = compile_ir(prog, source, filename, opts, name)
+    compiled.program = program
+    return compiled
+
+
+def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
+               name: Optional[str] = None) -> Compiled:
+    """From the IR on: resources and the generated C (source: for messages)."""
     env = dict(os.environ) if opts.env is None else opts.env
     script = os.path.basename(filename)
-    res = resources.build(analysis, name or tracer_name(filename), script, dict(
+    res = resources.build(prog, name or tracer_name(filename), script, dict(
         map_entries=opts.map_entries, hist_entries=opts.hist_entries, buffer_size=opts.buffer_size,
         stack_entries=opts.stack_entries))
-    not_here = [u for u in analysis.units if not u.provider.runnable_here]
+    not_here = [p for p in prog.probes if not p.provider.runnable_here]
     if not_here:
-        u = not_here[0]
-        raise PlycError(Diagnostic(f"{u.provider.name} probes are not supported by this version of plyc yet "
+        p = not_here[0]
+        raise PlycError(Diagnostic(f"{p.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
-                                   u.spec.span), filename, source)
-    generated = render.render(analysis, res, env, opts.argdist, opts.origin)
-    return Compiled(program, analysis, res, generated, env)
+                                   p.spec.span), filename, source)
+    generated = render.render(prog, res, opts.argdist, opts.origin)
+    return Compiled(None, prog, res, generated, env)
 
 
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:

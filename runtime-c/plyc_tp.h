@@ -1,7 +1,7 @@
 /* The placeholders of an integer tracepoint field's load, shared by the BPF
  * side that leaves them (plyc_tp_int() in bpf/plyc.bpf.h) and the tracer
  * that rewrites them before load (tpfields.c). No kernel types: both sides
- * include it. plyc/resources.py has PLYC_TP_SLOTS as TP_DIRECT_SLOTS
+ * include it. plyc/codegen/resources.py has PLYC_TP_SLOTS as TP_DIRECT_SLOTS
  * (tests/test_tp_fields.py checks they agree). */
 #ifndef PLYC_TP_H
 #define PLYC_TP_H

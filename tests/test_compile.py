@@ -319,7 +319,7 @@ def test_tp_direct_slots_match_the_runtime():
     """The compiler reads a tracepoint field by the rewritten load only in the
     slots the tracer rewrites: resources.TP_DIRECT_SLOTS is PLYC_TP_SLOTS of
     runtime-c/plyc_tp.h."""
-    from plyc.resources import TP_DIRECT_SLOTS
+    from plyc.codegen.resources import TP_DIRECT_SLOTS
     header = (ROOT / "runtime-c" / "plyc_tp.h").read_text()
     m = re.search(r"^#define PLYC_TP_SLOTS\s+(0x[0-9a-fA-F]+|\d+)\b", header, re.M)
     assert m, "no PLYC_TP_SLOTS in runtime-c/plyc_tp.h"

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from plyc import ast, cli, driver
+from plyc import cli, driver
+from plyc.frontends.ply import ast
 from plyc.diag import MAX_SHOWN, PlycError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

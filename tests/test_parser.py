@@ -1,11 +1,12 @@
 """The parser: every construct of docs LANGUAGE.md parses into the right AST.
 
 Shapes are asserted through `sx`, a compact s-expression of the dataclasses
-in plyc/ast.py: `(- (- a b) c)` is Binary('-', Binary('-', a, b), c)."""
+in plyc/frontends/ply/ast.py: `(- (- a b) c)` is Binary('-', Binary('-', a, b), c)."""
 import pytest
 
-from plyc import ast, providers
-from plyc.parser import parse
+from plyc import providers
+from plyc.frontends.ply import ast
+from plyc.frontends.ply.parser import parse
 
 
 # Complete scripts that parse and type-check; test_fuzz.py mutates them.
@@ -564,8 +565,8 @@ def test_valid_scripts_parse_and_check(index):
     from plyc import driver
     src = VALID_SCRIPTS[index]
     program = parse(src, "v.ply")
-    analysis = driver.analyze(program, src, "v.ply", driver.Options(env={}))
-    assert len(analysis.units) == sum(len(p.specs) for p in program.probes)
+    prog = driver.analyze(program, src, "v.ply", driver.Options(env={}))
+    assert len(prog.probes) == sum(len(p.specs) for p in program.probes)
 
 
 @pytest.mark.parametrize("spec,event,period", [

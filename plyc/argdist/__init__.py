@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .. import __version__, driver
-from ..ast import Span
+from ..ir.nodes import Span
 from ..diag import Diagnostic, PlycError
 from ..toolchain import ToolchainError, cache_dir
 from .ctypes import CTypeError

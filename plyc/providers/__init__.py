@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .. import types as T
-from ..ast import Spec
+from ..ir.nodes import Spec
 from ..diag import PlycError
 
 
@@ -85,7 +85,7 @@ def twin_prog(prog: str) -> str:
 
 def c_str(s: str) -> str:
     """A C string literal, or NULL for none."""
-    from ..cgen import c_string
+    from ..codegen.cgen import c_string
     return c_string(s.encode()) if s else "NULL"
 
 

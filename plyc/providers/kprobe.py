@@ -115,7 +115,7 @@ def fentry_ctx(p) -> str:
     if not p.fentry:
         return "0x0ULL"
     slots = set()
-    for name in p.unit.args_read:
+    for name in p.probe.args_read:
         if name == "retval":
             slots.add(p.fentry["nargs"])
         else:

@@ -1,6 +1,6 @@
 /* BPF-side runtime of plyc tracers: the kernel ABI types a program needs
  * (no vmlinux.h), the maps every tracer has, and the helpers that
- * plyc/builtins.py and plyc/cgen.py emit calls to. Before including it the
+ * plyc/builtins.py and plyc/codegen/cgen.py emit calls to. Before including it the
  * generated program defines PLYC_RINGBUF_SIZE, PLYC_NSTATS,
  * PLYC_ZERO_WORDS, PLYC_EVENT_MAX, PLYC_EVENT_SLOTS and, when it uses
  * stacks, PLYC_STACK_ENTRIES. */

@@ -2,7 +2,7 @@
 site, with a literal format per conversion so the C compiler checks them."""
 from __future__ import annotations
 
-from . import printf as P
+from .. import printf as P
 from .cgen import c_string
 from .resources import EventRes, Resources
 

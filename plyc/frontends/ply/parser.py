@@ -1,4 +1,4 @@
-"""Source text to ast.Program: lark (LALR, positions) plus a transformer, with
+"""ply source text to ast.Program: lark (LALR, positions) plus a transformer, with
 lark's exceptions turned into located, named diagnostics."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import ast
-from .diag import Diagnostic, PlycError
+from ...diag import Diagnostic, PlycError
 
 STRING_ESCAPES = {"n": b"\n", "t": b"\t", "r": b"\r", "\\": b"\\", '"': b'"', "0": b"\0",
                   "a": b"\a", "b": b"\b", "f": b"\f", "v": b"\v", "'": b"'"}
@@ -45,7 +45,7 @@ class _PostLex:
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
-    grammar = resources.files("plyc").joinpath("grammar.lark").read_text()
+    grammar = resources.files("plyc.frontends.ply").joinpath("grammar.lark").read_text()
     return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
                 maybe_placeholders=True, strict=True, postlex=_PostLex())
 
@@ -337,7 +337,7 @@ def _open_brace(stack) -> Optional[Token]:
 
 
 def _provider(name: str):
-    from . import providers   # the providers' modules use the parser's AST
+    from ... import providers
     return providers.lookup(name)
 
 

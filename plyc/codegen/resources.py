@@ -1,5 +1,5 @@
 """Resources: what the tracer needs to run the BPF object anywhere, the one
-contract between analysis, BPF code generation and the loader: maps with
+contract between the IR, BPF code generation and the loader: maps with
 their record layouts, output events, run-time parameters, and the probes
 to attach."""
 from __future__ import annotations
@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from . import aggregations as AGG
-from . import types as T
-from .check import Analysis, Event, MapInfo
+from .. import types as T
+from ..ir import nodes as ir
 
 # Default sizes; `plyc build --map-entries/--buffer-size/--stack-entries` change them.
 DEFAULT_MAP_ENTRIES = 4096
@@ -68,7 +67,7 @@ def record_type(t: T.Type) -> T.Type:
 
 @dataclass
 class MapRes:
-    info: MapInfo
+    info: ir.Map
     cname: str
     keys: list
     key_size: int
@@ -86,7 +85,7 @@ class MapRes:
 
 @dataclass
 class EventRes:
-    event: Event
+    event: ir.Event
     cname: str
     fields: list
     size: int
@@ -115,7 +114,7 @@ class TpSlot:
 
 @dataclass
 class ProbeRes:
-    unit: object
+    probe: ir.Probe
     prog: str                        # BPF function name
     section: str
     line: int
@@ -141,17 +140,17 @@ class Resources:
     def map(self, name: str) -> MapRes:
         return next(m for m in self.maps if m.name == name)
 
-    def event(self, ev: Event) -> EventRes:
+    def event(self, ev: ir.Event) -> EventRes:
         return next(e for e in self.events if e.event is ev)
 
     def slot(self, unit: int, fieldname: str) -> TpSlot:
         return next(s for s in self.tp_slots if s.unit == unit and s.field == fieldname)
 
 
-def _map_res(info: MapInfo, index: int, opts) -> MapRes:
+def _map_res(info: ir.Map, index: int, opts) -> MapRes:
     keys = [Field(f"k{i}", record_type(t)) for i, t in enumerate(info.key_types or [])]
     key_size = layout(keys) if keys else 4
-    agg = AGG.get(info.agg) if info.is_agg else None
+    agg = info.agg if info.is_agg else None
     if agg:
         lay = agg.layout(info_cname(index), info)
         ctype, size, nbuckets = lay.ctype, lay.size, lay.nbuckets
@@ -178,33 +177,33 @@ def info_cname(index: int) -> str:
     return f"plyc_m{index}"
 
 
-def build(analysis: Analysis, name: str, script: str, opts: Optional[dict] = None) -> Resources:
+def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = None) -> Resources:
     opts = opts or {}
-    maps = [_map_res(info, i, opts) for i, info in enumerate(analysis.maps.values())]
+    maps = [_map_res(info, i, opts) for i, info in enumerate(program.maps.values())]
     by_name = {m.name: m for m in maps}
     events = []
-    for ev in analysis.events:
+    for ev in program.events:
         fields = [Field(f"a{i}", record_type(t)) for i, t in enumerate(ev.arg_types)]
         # Widest first: no padding, so more records fit in the ring buffer.
         size = layout(sorted(fields, key=lambda f: -f.align), start=8)
         events.append(EventRes(ev, f"plyc_ev{ev.id}", fields, size, by_name.get(ev.map)))
     probes, slots = [], []
-    for unit in analysis.units:
-        t = unit.target
+    for probe in program.probes:
+        t = probe.target
         fentry = None
-        if t.provider.fentry and not unit.uses_regs and opts.get("fentry", True):
-            fentry = t.provider.fentry(t, analysis.ktypes, analysis.arch)
-        probes.append(ProbeRes(unit, f"plyc_p{unit.index}", t.provider.section(t), unit.spec.span.line,
-                               f"{unit.spec.provider}:{unit.spec.arg}" if unit.spec.arg
-                               else unit.spec.provider, t.glob, fentry))
-        for fname, fld in unit.tp_fields.items():
+        if t.provider.fentry and not probe.uses_regs and opts.get("fentry", True):
+            fentry = t.provider.fentry(t, program.ktypes, program.arch)
+        probes.append(ProbeRes(probe, f"plyc_p{probe.index}", t.provider.section(t), probe.spec.span.line,
+                               f"{probe.spec.provider}:{probe.spec.arg}" if probe.spec.arg
+                               else probe.spec.provider, t.glob, fentry))
+        for fname, fld in probe.tp_fields.items():
             is_int = fld.type.kind in ("int", "dataloc")
-            slots.append(TpSlot(len(slots), unit.index, t.target, fname, fld.size, unit.spec.span.line,
+            slots.append(TpSlot(len(slots), probe.index, t.target, fname, fld.size, probe.spec.span.line,
                                 int(is_int), fld.type.size if is_int else 0,
                                 int(is_int and fld.type.signed)))
-    return Resources(name, script, maps, events, probes, slots, analysis.nargs, analysis.uses_stack,
+    return Resources(name, script, maps, events, probes, slots, program.nargs, program.uses_stack,
                      opts.get("buffer_size", DEFAULT_BUFFER),
-                     opts.get("stack_entries", DEFAULT_STACK_ENTRIES), analysis.strsize)
+                     opts.get("stack_entries", DEFAULT_STACK_ENTRIES), program.strsize)
 
 
 def describe(res: Resources) -> str:
@@ -220,8 +219,8 @@ def describe(res: Resources) -> str:
         out.append(f"event {e.event.id} {e.event.kind}: [{args}] size={e.size}"
                    + (f" map={e.map.name}" if e.map else ""))
     for p in res.probes:
-        prov = p.unit.target.provider
-        data = prov.c_data(p.unit.target, p)[1] if prov.c_data else []
+        prov = p.probe.target.provider
+        data = prov.c_data(p.probe.target, p)[1] if prov.c_data else []
         out.append(f"probe {p.prog} line {p.line}: {p.spec} -> {prov.name} section={p.section}"
                    + "".join(f" {k}={v}" for k, v in data))
     for s in res.tp_slots:

@@ -9,11 +9,11 @@ from importlib import resources as ir
 
 import jinja2
 
-from . import __version__
+from .. import __version__
+from ..diag import Diagnostic, PlycError
+from ..ir import nodes as ir_nodes
+from ..providers import twin_prog
 from . import cgen, printers
-from .check import Analysis
-from .diag import Diagnostic, PlycError
-from .providers import twin_prog
 from .resources import Field, Resources, layout
 
 
@@ -66,7 +66,7 @@ def scratch_slot_limit(res: Resources, p, size: int):
     if size > SCRATCH_SLOT_MAX:
         raise PlycError(Diagnostic(
             f"this probe needs {size} bytes of temporaries (strings, buffers, keys) at once, more than "
-            f"the {SCRATCH_SLOT_MAX} a BPF per-CPU slot holds", p.unit.spec.span,
+            f"the {SCRATCH_SLOT_MAX} a BPF per-CPU slot holds", p.probe.spec.span,
             note="use shorter strings (str(p, N), --strsize N), or fewer $variables holding them"), res.script)
 
 
@@ -86,15 +86,15 @@ def event_slot_limit(res: Resources) -> int:
     return cgen.words(largest.size)
 
 
-def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
+def bpf_context(program: ir_nodes.Program, res: Resources) -> dict:
     probes = []
     # Each probe with temporaries too large for the BPF stack has a slot of
     # its own in the per-CPU array plyc_scratch (cgen.STACK_TEMP_MAX).
     scratch = []
     for p in res.probes:
-        gens = [cgen.generate(p.unit, analysis, res, env)]
+        gens = [cgen.generate(p.probe, res)]
         if p.fentry:
-            gens.append(cgen.generate(p.unit, analysis, res, env, p.fentry))
+            gens.append(cgen.generate(p.probe, res, p.fentry))
         struct, slot = f"{p.prog}_scratch", len(scratch)
         if any(g.uses_scratch for g in gens):
             # A kprobe and its fentry twin (one of which loads) share the slot
@@ -107,8 +107,8 @@ def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
                                 line=p.line, spec=p.spec.replace("*/", "*\\/")))
         body = gens[0].finish(struct, slot)
         probes.append(dict(prog=p.prog, section=p.section, line=p.line, spec=p.spec.replace("*/", "*\\/"),
-                           ctx_decl=p.unit.provider.ctx_decl, body=[text for text, _ in body],
-                           stoppable=not p.unit.provider.runs_once))
+                           ctx_decl=p.probe.provider.ctx_decl, body=[text for text, _ in body],
+                           stoppable=not p.probe.provider.runs_once))
         if p.fentry:
             # The same probe as fentry/fexit; the tracer loads one of the two.
             body = gens[1].finish(struct, slot)
@@ -123,11 +123,11 @@ def bpf_context(analysis: Analysis, res: Resources, env: dict) -> dict:
     # A script that prints nothing gets the smallest ring buffer there is.
     buffer_size = res.buffer_size if res.events else 4096
     return dict(version=__version__, script=res.script, name=res.name, buffer_size=buffer_size,
-                event_max=event_slot_limit(res), event_slots=max([p.unit.index + 1 for p in res.probes] + [1]),
+                event_max=event_slot_limit(res), event_slots=max([p.probe.index + 1 for p in res.probes] + [1]),
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
                 stack_entries=res.stack_entries, maps=maps, probes=probes, scratch=scratch,
-                bpf_defines=sorted({p.unit.provider.bpf_define for p in res.probes} - {""}),
-                kernel_types=analysis.ktypes.definitions() if analysis.ktypes and analysis.ktypes.uses else [])
+                bpf_defines=sorted({p.probe.provider.bpf_define for p in res.probes} - {""}),
+                kernel_types=program.ktypes.definitions() if program.ktypes and program.ktypes.uses else [])
 
 
 def linemap(bpf_c: str, script: str) -> list:
@@ -183,8 +183,8 @@ def _argdist_label(text: str) -> str:
 
 def probe_data(p) -> tuple:
     """The probe's provider data: its C struct and designated initializers."""
-    prov = p.unit.provider
-    return prov.c_data(p.unit.target, p) if prov.c_data else (None, [])
+    prov = p.probe.provider
+    return prov.c_data(p.probe.target, p) if prov.c_data else (None, [])
 
 
 def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dict:
@@ -201,12 +201,12 @@ def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dic
             key_names=[cgen.c_string(n.encode()) for n in label_names(names)],
             name=m.name, cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
             percpu=int(m.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")), nbuckets=m.nbuckets,
-            lq=m.info.lq or (0, 0, 0),
+            lq=m.info.params or (0, 0, 0),
             key_fields=[dict(kind=f.type.rt_kind(), size=f.type.size, signed=int(f.type.signed),
                        width=f.type.width, offset=f.offset) for f in m.keys],
             value=dict(kind=vt.rt_kind() if vt.kind != "dataloc" else "PLYC_K_INT", size=vt.size,
                        signed=int(vt.signed), width=vt.width)))
-    probes = [dict(prog=p.prog, line=p.line, provider=p.unit.provider.c_provider,
+    probes = [dict(prog=p.prog, line=p.line, provider=p.probe.provider.c_provider,
                    where_c=cgen.c_string(where.encode()), spec_c=cgen.c_string(spec.encode()),
                    data_struct=struct, data=fields)
               for p in res.probes for where, spec in [probe_where(res, p, origin)]
@@ -221,9 +221,9 @@ def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dic
                 default_pid=argdist.default_pid or 0 if argdist else 0)
 
 
-def render(analysis: Analysis, res: Resources, env: dict, argdist=None, origin=None) -> Generated:
+def render(program: ir_nodes.Program, res: Resources, argdist=None, origin=None) -> Generated:
     j = _env()
-    bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(analysis, res, env))
+    bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(program, res))
     guard = re.sub(r"\W", "_", res.name).upper()
     header = j.get_template("shared.h.j2").render(
         version=__version__, script=res.script, guard=guard, records=_records(res),

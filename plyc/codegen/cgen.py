@@ -1,4 +1,4 @@
-"""BPF C for one probe unit: statements in order, each behind a comment
+"""BPF C for one IR probe: statements in order, each behind a comment
 naming its script line (the loader maps verifier errors back through it).
 Expressions print as C; strings, buffers and records live in temporaries
 filled by the statements emitted before their use: small ones on the BPF
@@ -7,11 +7,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from . import aggregations as AGG
-from . import ast
-from . import builtins as B
-from . import types as T
-from .check import Analysis, Unit
+from .. import types as T
+from ..ir import nodes as ir
 from .resources import TP_DIRECT_SLOTS, Field, Resources
 
 
@@ -139,17 +136,14 @@ class Scope:
 class FuncGen:
     """Generates the body of one BPF program."""
 
-    def __init__(self, unit: Unit, analysis: Analysis, res: Resources, env: dict,
-                 fentry: Optional[dict] = None):
-        self.unit = unit
-        self.env = env            # compile-time $NAME values
+    def __init__(self, probe: ir.Probe, res: Resources, fentry: Optional[dict] = None):
+        self.probe = probe
         self.fentry = fentry      # generating the fentry/fexit twin of a kprobe
-        self.analysis = analysis
         self.res = res
         self.lines: list[tuple[str, int]] = []   # (text, script line)
         self.depth = 1
         self.ntmp = 0
-        self.cur_line = unit.spec.span.line
+        self.cur_line = probe.spec.span.line
         self.stack_used = 0                     # bytes of named temporaries on the stack
         self.root = self.scope = Scope(self.cur_line)
         self.uses_scratch = False
@@ -235,32 +229,25 @@ class FuncGen:
             self.lines_of([f"if ({cond}) {{"] + ["\t" + st for st in then] + ["} else {"] +
                           ["\t" + st for st in other] + ["}"])
 
-    def type(self, e) -> T.Type:
-        return self.unit.type(e)
-
-    def event_of(self, call):
-        """The output event of a printf/print/... call site."""
-        return self.analysis.event_of[id(call)]
-
     # --- program -------------------------------------------------------------
 
     def generate(self) -> "FuncGen":
-        for name, typ in sorted(self.unit.locals.items()):
+        for name, typ in sorted(self.probe.locals.items()):
             if typ.is_bytes:
                 self.local_ref[name] = self.array(f"v_{name}", typ.size)
             else:
                 self.line(f"{typ.scalar_ctype()} v_{name} = 0;")
-        self.stmt(self.unit.probe.body)
+        self.stmt(self.probe.body)
         self.ret()
         return self
 
     @property
     def guarded(self) -> bool:
-        return self.uses_scratch and self.unit.target.provider.preemptible
+        return self.uses_scratch and self.probe.provider.preemptible
 
     def scratch_decls(self) -> list:
         """The members of this program's scratch struct."""
-        busy = [f"\t__u32 busy;\t/* claimed by a run of {self.unit.spec.provider} on this CPU */"] \
+        busy = [f"\t__u32 busy;\t/* claimed by a run of {self.probe.spec.provider} on this CPU */"] \
             if self.guarded else []
         return busy + self.root.decls(1)
 
@@ -271,7 +258,7 @@ class FuncGen:
         """The program's lines: the scratch slot looked up first when it has
         one (struct: its C type, slot: its index in plyc_scratch)."""
         head, release = [], []
-        line = self.unit.spec.span.line
+        line = self.probe.spec.span.line
         if self.uses_scratch:
             head = [f"__u32 slot = {slot};",
                     f"struct {struct} *{SCRATCH} = bpf_map_lookup_elem(&plyc_scratch, &slot);",
@@ -296,8 +283,8 @@ class FuncGen:
 
     # --- statements ----------------------------------------------------------
 
-    def stmt(self, s: ast.Stmt):
-        if isinstance(s, ast.Block):
+    def stmt(self, s: ir.Stmt):
+        if isinstance(s, ir.Block):
             self.stmt_Block(s)
             return
         self.cur_line = s.span.line
@@ -312,16 +299,16 @@ class FuncGen:
             self.lines.insert(start, ("\t" * self.depth + f"plyc_scratch_fence({SCRATCH});", s.span.line))
         self.scope = outer
 
-    def stmt_Block(self, s: ast.Block):
+    def stmt_Block(self, s: ir.Block):
         for sub in s.stmts:
             self.stmt(sub)
 
-    def block(self, s: ast.Stmt):
+    def block(self, s: ir.Stmt):
         self.depth += 1
         self.stmt(s)
         self.depth -= 1
 
-    def stmt_If(self, s: ast.If):
+    def stmt_If(self, s: ir.If):
         cond = self.scalar(s.cond)
         self.line(f"if ({cond}) {{")
         self.block(s.then)
@@ -333,27 +320,23 @@ class FuncGen:
     def stmt_Return(self, s):
         self.ret()
 
-    def stmt_ExprStmt(self, s: ast.ExprStmt):
-        self.call(s.expr)
+    def stmt_CallStmt(self, s: ir.CallStmt):
+        self.call(s.call)
 
-    def stmt_Delete(self, s: ast.Delete):
-        m = self.res.map(s.target.name)
-        key = self.key(s.target, m)
+    def stmt_MapDelete(self, s: ir.MapDelete):
+        m = self.res.map(s.map)
+        key = self.key(s.keys, m)
         self.line(f"bpf_map_delete_elem(&{m.cname}, &{key});")
 
-    def stmt_Assign(self, s: ast.Assign):
-        target = s.target
-        if isinstance(target, ast.Dollar):
-            typ = self.unit.locals[target.name]
-            if typ.is_bytes:
-                self.copy_bytes(self.local_ref[target.name], typ.size, s.value)
-            else:
-                self.line(f"v_{target.name} = {self.scalar(s.value)};")
-            return
-        m = self.res.map(target.name)
-        if target.is_agg:
-            self.aggregate(target, m, s.value)
-            return
+    def stmt_SetLocal(self, s: ir.SetLocal):
+        typ = self.probe.locals[s.name]
+        if typ.is_bytes:
+            self.copy_bytes(self.local_ref[s.name], typ.size, s.value)
+        else:
+            self.line(f"v_{s.name} = {self.scalar(s.value)};")
+
+    def stmt_MapStore(self, s: ir.MapStore):
+        m = self.res.map(s.map)
         val = Field("v", m.info.value_type)
         if val.type.is_bytes:
             vname = self.record("val", m.value_ctype, m.value_size)
@@ -367,26 +350,27 @@ class FuncGen:
             else:
                 vname = ref
                 self.line(f"{vname}.v = {x};")
-        key = self.key(target, m)
+        key = self.key(s.keys, m)
         self.line(f"plyc_map_store(&{m.cname}, &{key}, &{vname}, {m.info.index});")
 
-    def aggregate(self, target: ast.MapRef, m, call: ast.Call):
-        x = self.scalar(call.args[0]) if AGG.get(call.func).takes_x else None
+    def stmt_Aggregate(self, s: ir.Aggregate):
+        m = self.res.map(s.map)
+        x = self.scalar(s.args[0]) if s.agg.takes_x else None
         if x is not None and not x.isidentifier():
             xv = self.tmp("x")
             self.line(f"{'__s64' if m.info.value_type.signed else '__u64'} {xv} = {x};")
             x = xv
-        key = self.key(target, m)
+        key = self.key(s.keys, m)
         v = self.tmp("agg")
         self.line(f"{m.value_ctype} *{v} = plyc_agg_lookup(&{m.cname}, &{key}, {m.info.index});")
         self.line(f"if ({v}) {{")
         self.depth += 1
-        for line in AGG.get(call.func).update(v, x, m):
+        for line in s.agg.update(v, x, m):
             self.line(line)
         self.depth -= 1
         self.line("}")
 
-    def key(self, ref: ast.MapRef, m) -> str:
+    def key(self, keys: list, m) -> str:
         if not m.keys:
             k = self.tmp("key")
             ref = self.place(k, f"__u32 {k}", 4)
@@ -396,9 +380,9 @@ class FuncGen:
             self.line(f"{ref} = 0;")
             return ref
         # Values first: reading them may emit statements of their own.
-        values = self.field_values(m.keys, ref.keys)
+        values = self.field_values(m.keys, keys)
         k = self.record("key", f"struct {m.cname}_key", m.key_size)
-        self.fill_fields(f"{k}.", m.keys, ref.keys, values, 8)
+        self.fill_fields(f"{k}.", m.keys, keys, values, 8)
         return k
 
     def field_values(self, fields: list, exprs: list) -> list:
@@ -406,9 +390,7 @@ class FuncGen:
         None where the field is read from memory straight into its place."""
         values = []
         for f, e in zip(fields, exprs):
-            if isinstance(e, str):
-                values.append(e)
-            elif f.type.is_bytes and self.direct_read(e):
+            if f.type.is_bytes and self.direct_read(e):
                 values.append(None)
             else:
                 values.append(self.bytes(e) if f.type.is_bytes else self.scalar(e))
@@ -421,17 +403,16 @@ class FuncGen:
                 if val is None:
                     self.read_bytes_into(f"{prefix}{f.name}", f.type.size, e)
                 else:
-                    self.copy_array(f"{prefix}{f.name}", f.type.size, val, self.type(e).size,
+                    self.copy_array(f"{prefix}{f.name}", f.type.size, val, e.type.size,
                                     f.offset, base)
             else:
                 self.line(f"{prefix}{f.name} = {val};")
 
     # --- events ---------------------------------------------------------------
 
-    def emit_event(self, call: ast.Call, args: list):
-        ev = self.event_of(call)
-        er = self.res.event(ev)
-        exprs = [e for _, e in args]
+    def stmt_EmitEvent(self, s: ir.EmitEvent):
+        er = self.res.event(s.event)
+        exprs = s.args
         values = self.field_values(er.fields, exprs)
         if self.scope.members:
             # Addressed afresh below: clang keeps no address from above alive
@@ -441,10 +422,10 @@ class FuncGen:
         # The output layer (plyc.bpf.h): ring buffer, or this probe's slot
         # of the perf-buffer path; a record it has no room for is counted
         # here, after the one NULL check of the reservation.
-        self.line(f"struct {er.cname} *{r} = plyc_event_reserve(sizeof(*{r}), {self.unit.index});")
+        self.line(f"struct {er.cname} *{r} = plyc_event_reserve(sizeof(*{r}), {self.probe.index});")
         self.line(f"if ({r}) {{")
         self.depth += 1
-        self.line(f"{r}->id = {ev.id};")
+        self.line(f"{r}->id = {s.event.id};")
         # As clang knows it: the record type's own alignment.
         self.fill_fields(f"{r}->", er.fields, exprs, values, max([4] + [f.align for f in er.fields]))
         self.line(f"plyc_event_submit(ctx, {r}, sizeof(*{r}));")
@@ -457,21 +438,20 @@ class FuncGen:
 
     def direct_read(self, e) -> bool:
         """A value read from memory straight into its destination (no copy)."""
-        return isinstance(e, ast.Call) and e.func in ("str", "dyn", "mem") and \
-            self.type(e.args[0]).kind != "str" and \
-            not (isinstance(e.args[0], ast.Dollar) and e.args[0].name.isdigit())
+        return isinstance(e, ir.Call) and e.func.name in ("str", "dyn", "mem") and \
+            e.args[0].type.kind != "str"
 
-    def read_bytes_into(self, dst: str, size: int, call: ast.Call):
-        size = min(size, self.type(call).size)
-        if call.func == "mem":
+    def read_bytes_into(self, dst: str, size: int, call: ir.Call):
+        size = min(size, call.type.size)
+        if call.func.name == "mem":
             ptr = self.scalar(call.args[0])
-            fn = "plyc_read_user" if self.type(call.args[0]).user else "plyc_read_any"
+            fn = "plyc_read_user" if call.args[0].type.user else "plyc_read_any"
             self.line(f"{fn}({dst}, {size}, (const void *)(unsigned long)({ptr}));")
         else:
             self.read_string_into(dst, size, call.args[0])
 
     def read_string_into(self, dst: str, size: int, arg):
-        typ = self.type(arg)
+        typ = arg.type
         if typ.kind == "dataloc":
             loc = self.scalar(arg)
             self.line(f"plyc_read_dataloc({dst}, {size}, ctx, {loc});")
@@ -488,25 +468,22 @@ class FuncGen:
             self.read_bytes_into(dst, dsize, e)
             return
         src = self.bytes(e)
-        self.copy_array(dst, dsize, src, self.type(e).size)
+        self.copy_array(dst, dsize, src, e.type.size)
 
     def bytes(self, e) -> str:
         """The name of a char array holding the value of a string/buffer expression."""
-        typ = self.type(e)
-        if isinstance(e, ast.Str):
+        typ = e.type
+        if isinstance(e, ir.BytesConst):
             return self.literal_bytes(e.value, typ.size)
-        if isinstance(e, ast.Name):
-            var = self.unit.provider.var(e.name) or B.variable(e.name)
+        if isinstance(e, ir.Variable):
             name = self.local_bytes(typ.size)
-            self.line(f"{var.fill}({name}, sizeof({name}));")
+            self.line(f"{e.var.fill}({name}, sizeof({name}));")
             return name
-        if isinstance(e, ast.Dollar):
-            if e.name in self.unit.locals:
-                return self.local_ref[e.name]
-            return self.literal_bytes(self.env[e.name].encode(), typ.size)
-        if isinstance(e, ast.MapRef):
-            m = self.res.map(e.name)
-            key = self.key(e, m)
+        if isinstance(e, ir.Local):
+            return self.local_ref[e.name]
+        if isinstance(e, ir.MapRead):
+            m = self.res.map(e.map)
+            key = self.key(e.keys, m)
             p = self.tmp("p")
             name = self.local_bytes(typ.size, zero=False)
             self.line(f"{m.value_ctype} *{p} = bpf_map_lookup_elem(&{m.cname}, &{key});")
@@ -515,16 +492,16 @@ class FuncGen:
             self.if_else(p, mem_calls("memcpy", name, f"__builtin_assume_aligned({p}->v, 8)", typ.size),
                          mem_calls("memset", name, None, typ.size))
             return name
-        if isinstance(e, ast.Member):
-            return self.tp_field_bytes(e)
-        if isinstance(e, ast.Call):
+        if isinstance(e, (ir.TpField, ir.KMember)):
+            return self.member_bytes(e)
+        if isinstance(e, ir.Call):
             return self.call(e)
-        if isinstance(e, ast.Ternary):
+        if isinstance(e, ir.Ternary):
             c = self.scalar(e.cond)
             a, b = self.bytes(e.then), self.bytes(e.other)
             name = self.local_bytes(typ.size, zero=False)
-            self.if_else(c, copy_stmts(name, typ.size, a, self.type(e.then).size),
-                         copy_stmts(name, typ.size, b, self.type(e.other).size))
+            self.if_else(c, copy_stmts(name, typ.size, a, e.then.type.size),
+                         copy_stmts(name, typ.size, b, e.other.type.size))
             return name
         raise AssertionError(f"no bytes for {type(e).__name__}")
 
@@ -534,57 +511,57 @@ class FuncGen:
         """A C expression for an integer value, as __s64/__u64."""
         return getattr(self, "sc_" + type(e).__name__)(e)
 
-    def sc_Num(self, e: ast.Num) -> str:
+    def sc_IntConst(self, e: ir.IntConst) -> str:
         return c_int(e.value)
 
-    def sc_Name(self, e: ast.Name) -> str:
-        var = self.unit.provider.var(e.name) or B.variable(e.name)
-        typ = self.type(e)
+    def sc_Variable(self, e: ir.Variable) -> str:
+        typ, name = e.type, e.var.name
         if typ.kind == "ctx":
             return "(__u64)(unsigned long)ctx"
-        code = var.code.replace("{unit}", str(self.unit.index))
-        if self.fentry and e.name.startswith("arg") and e.name[3:].isdigit():
-            code = f"plyc_fentry_arg(ctx, {e.name[3:]}, {int(self.fentry['wrapped'])})"
-        elif self.fentry and e.name == "retval":
+        code = e.var.code.replace("{unit}", str(self.probe.index))
+        if self.fentry and name.startswith("arg") and name[3:].isdigit():
+            code = f"plyc_fentry_arg(ctx, {name[3:]}, {int(self.fentry['wrapped'])})"
+        elif self.fentry and name == "retval":
             code = f"ctx[{self.fentry['nargs']}]"
         if typ.size < 8:
             # Narrow values (an int retval) are sign- or zero-extended from their size.
             return f"(({typ.scalar_ctype()})({typ.ctype()}){code})"
         return f"(({typ.scalar_ctype()}){code})"
 
-    def sc_Dollar(self, e: ast.Dollar) -> str:
-        if e.name in self.unit.locals:
-            return f"v_{e.name}"
-        if e.name == "target":
-            return "((__u64)plyc_params.target)"
-        if e.name.isdigit():
-            return f"plyc_params.arg_num[{int(e.name) - 1}]"
-        return c_int(B.env_number(self.env[e.name]))
+    def sc_Local(self, e: ir.Local) -> str:
+        return f"v_{e.name}"
 
-    def sc_MapRef(self, e: ast.MapRef) -> str:
-        m = self.res.map(e.name)
-        key = self.key(e, m)
+    PARAMS = {ir.TARGET: "((__u64)plyc_params.target)", ir.PID_FILTER: "((__u64)(__u32)plyc_params.pid_filter)"}
+
+    def sc_Param(self, e: ir.Param) -> str:
+        if e.kind == ir.ARG_NUM:
+            return f"plyc_params.arg_num[{e.index - 1}]"
+        return self.PARAMS[e.kind]
+
+    def sc_MapRead(self, e: ir.MapRead) -> str:
+        m = self.res.map(e.map)
+        key = self.key(e.keys, m)
         p = self.tmp("p")
-        typ = self.type(e)
+        typ = e.type
         self.line(f"{m.value_ctype} *{p} = bpf_map_lookup_elem(&{m.cname}, &{key});")
         return f"({p} ? ({typ.scalar_ctype()}){p}->v : 0)"
 
-    def sc_Unary(self, e: ast.Unary) -> str:
+    def sc_Unary(self, e: ir.Unary) -> str:
         x = self.scalar(e.operand)
         if e.op == "!":
             return f"(__s64)!{x}"
         if e.op == "-":
             return f"(-(__s64){x})"
-        return f"({self.type(e).scalar_ctype()})~{x}"
+        return f"({e.type.scalar_ctype()})~{x}"
 
-    def sc_Binary(self, e: ast.Binary) -> str:
-        lt, rt = self.type(e.left), self.type(e.right)
+    def sc_Binary(self, e: ir.Binary) -> str:
+        lt, rt = e.left.type, e.right.type
         if lt.kind == "str":
             a, b = self.bytes(e.left), self.bytes(e.right)
             eq = "==" if e.op == "==" else "!="
             return f"(__s64)(plyc_strcmp({a}, sizeof({a}), {b}, sizeof({b})) {eq} 0)"
         a, b = self.scalar(e.left), self.scalar(e.right)
-        typ = self.type(e)
+        typ = e.type
         if e.op in ("&&", "||"):
             # Comparisons with 0 keep clang quiet about constant operands.
             return f"(__s64)(({a}) != 0 {e.op} ({b}) != 0)"
@@ -601,20 +578,16 @@ class FuncGen:
             return f"((__s64){a} >> {b})"
         return f"(({ct}){a} {e.op} ({ct}){b})"
 
-    def sc_Ternary(self, e: ast.Ternary) -> str:
+    def sc_Ternary(self, e: ir.Ternary) -> str:
         c, a, b = self.scalar(e.cond), self.scalar(e.then), self.scalar(e.other)
-        return f"({self.type(e).scalar_ctype()})({c} ? {a} : {b})"
-
-    def is_tp_field(self, e: ast.Member) -> bool:
-        t = self.type(e.obj)
-        return t.kind == "ctx" and t.pointee == "tracepoint"
+        return f"({e.type.scalar_ctype()})({c} ? {a} : {b})"
 
     def lvalue(self, e) -> str:
         """A C lvalue naming a kernel object's member, for CO-RE reads. It
         reads nothing itself: only the pointers on the way are loaded."""
-        if isinstance(e, ast.Index):
-            return f"({self.lvalue(e.obj)})[{B.const_value(e.index)}]"
-        objt = self.type(e.obj)
+        if isinstance(e, ir.Index):
+            return f"({self.lvalue(e.obj)})[{e.index}]"
+        objt = e.obj.type
         if objt.kind == "struct":
             return f"({self.lvalue(e.obj)}).{e.field}"
         # The pointer goes into a variable first: everything inside a CO-RE
@@ -624,7 +597,7 @@ class FuncGen:
         return f"(({objt.pointee} *)(unsigned long){base})->{e.field}"
 
     def core_scalar(self, e) -> str:
-        typ = self.type(e)
+        typ = e.type
         lv = self.lvalue(e)
         name = self.tmp("k")
         ref = self.place(name, f"__u64 {name}", 8)
@@ -639,14 +612,15 @@ class FuncGen:
             return f"((__s64)(__s{typ.size * 8}){name})"
         return f"(({typ.scalar_ctype()}){name})"
 
-    def sc_Member(self, e: ast.Member) -> str:
-        objt = self.type(e.obj)
-        if objt.kind == "ctx" and objt.pointee == "regs":
-            return f"((__u64)PLYC_REG(ctx, {e.field}))"
-        if not self.is_tp_field(e):
-            return self.core_scalar(e)
-        typ = self.type(e)
-        slot = self.res.slot(self.unit.index, e.field)
+    def sc_Register(self, e: ir.Register) -> str:
+        return f"((__u64)PLYC_REG(ctx, {e.name}))"
+
+    def sc_KMember(self, e: ir.KMember) -> str:
+        return self.core_scalar(e)
+
+    def sc_TpField(self, e: ir.TpField) -> str:
+        typ = e.type
+        slot = self.res.slot(self.probe.index, e.name)
         name = self.tmp("f")
         # Read the field at the size the device's format gives it (syscall
         # arguments are word-sized: 8 bytes here, 4 on 32-bit devices), then
@@ -661,49 +635,55 @@ class FuncGen:
             self.line(f"__u64 {name} = plyc_tp_read(ctx, {where});")
         return f"(({typ.scalar_ctype()}){name})"
 
-    def tp_field_bytes(self, e: ast.Member) -> str:
-        typ = self.type(e)
-        if not self.is_tp_field(e):
-            name = self.local_bytes(typ.size, zero=False)   # read whole, zeroed on failure
+    def member_bytes(self, e) -> str:
+        """A string/array member, read whole (zeroed on failure)."""
+        typ = e.type
+        name = self.local_bytes(typ.size, zero=False)
+        if isinstance(e, ir.KMember):
             lv = self.lvalue(e)
             self.line(f"bpf_core_read({name}, sizeof({name}), &{lv});")
             return name
-        slot = self.res.slot(self.unit.index, e.field)
-        name = self.local_bytes(typ.size, zero=False)   # read whole, zeroed on failure
+        slot = self.res.slot(self.probe.index, e.name)
         self.line(f"bpf_probe_read_kernel({name}, sizeof({name}), "
                   f"(const char *)ctx + plyc_params.tp_off[{slot.slot}]);")
         return name
 
-    def sc_Index(self, e: ast.Index) -> str:
-        if self.type(e.obj).btf:
+    def sc_Index(self, e: ir.Index) -> str:
+        if e.obj.type.btf:
             return self.core_scalar(e)
         arr = self.bytes(e.obj)
-        idx = B.const_value(e.index)
-        ct = "__s8" if self.type(e).signed else "__u8"
-        return f"((__s64)({ct}){arr}[{idx}])"
+        ct = "__s8" if e.type.signed else "__u8"
+        return f"((__s64)({ct}){arr}[{e.index}])"
 
-    def sc_Cast(self, e: ast.Cast) -> str:
-        typ = self.type(e)
+    def sc_Cast(self, e: ir.Cast) -> str:
+        typ = e.type
         x = self.scalar(e.operand)
         if typ.size == 8:
             return f"(({typ.scalar_ctype()}){x})"
         return f"(({typ.scalar_ctype()})({typ.ctype()}){x})"
 
-    def sc_SizeOf(self, e: ast.SizeOf) -> str:
-        t = B.cast_type(e.type)
-        if t is None:
+    def sc_SizeOf(self, e: ir.SizeOf) -> str:
+        if e.size is None:
             # The size on the device's kernel, by CO-RE.
-            return f"((__u64)bpf_core_type_size({' '.join(w for w in e.type.words if w != 'const')}))"
-        return f"{t.size}ULL"
+            return f"((__u64)bpf_core_type_size({e.ctype}))"
+        return f"{e.size}ULL"
 
-    def sc_Call(self, e: ast.Call) -> str:
+    def sc_UserRead(self, e: ir.UserRead) -> str:
+        typ = e.type
+        ptr = self.scalar(e.addr)
+        name = self.tmp("u")
+        self.line(f"{typ.ctype()} {name} = 0;")
+        self.line(f"plyc_read_user(&{name}, sizeof({name}), (const void *)(unsigned long)({ptr}));")
+        return f"(({typ.scalar_ctype()}){name})"
+
+    def sc_Call(self, e: ir.Call) -> str:
         return self.call(e)
 
-    def call(self, e: ast.Call) -> Optional[str]:
-        return B.FUNCTIONS[e.func].emit(self, e)
+    def call(self, e: ir.Call) -> Optional[str]:
+        return e.func.emit(self, e)
 
 
-def generate(unit: Unit, analysis: Analysis, res: Resources, env: dict, fentry: Optional[dict] = None) -> FuncGen:
-    """The program of one unit; its finish() gives the lines once the
+def generate(probe: ir.Probe, res: Resources, fentry: Optional[dict] = None) -> FuncGen:
+    """The program of one probe; its finish() gives the lines once the
     scratch slot is known."""
-    return FuncGen(unit, analysis, res, env, fentry).generate()
+    return FuncGen(probe, res, fentry).generate()

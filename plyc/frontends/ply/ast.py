@@ -1,22 +1,10 @@
-"""The syntax tree: plain dataclasses, every node carries the span it came from."""
+"""ply's syntax tree: plain dataclasses, every node carries the span it came from."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
 
-
-@dataclass(frozen=True)
-class Span:
-    line: int
-    col: int
-    end_line: int
-    end_col: int
-
-    def to(self, other: "Span") -> "Span":
-        return Span(self.line, self.col, other.end_line, other.end_col)
-
-
-NOSPAN = Span(0, 0, 0, 0)
+from ...ir.nodes import NOSPAN, Span  # noqa: F401  (spans are the IR's)
 
 
 @dataclass(eq=False)

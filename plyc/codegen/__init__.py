@@ -1,0 +1,1 @@
+"""From the core IR to C: resources (the BPF/loader contract), BPF bodies, event printers, the rendered files."""

@@ -1,0 +1,1 @@
+"""The typed core IR and its passes (docs/design.md)."""

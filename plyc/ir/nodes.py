@@ -1,0 +1,334 @@
+"""The typed core IR: what every front end (ply, argdist, bpftrace) produces
+and the code generator reads. No front-end words here: a `@map` or a
+predicate is gone by the time a program is IR. Every expression carries its
+type (plyc.types.Type) and the span of the script text it came from;
+statements carry their span (the BPF C's `/* script:line */` comments and
+the verifier's messages map back through it)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional
+
+from .. import types as T
+
+if TYPE_CHECKING:   # the tables refer back to the IR; only names here
+    from ..aggregations import Aggregation
+    from ..builtins import Func
+    from ..kernel_types import KernelTypes
+    from ..providers import Provider, Target, Var
+    from ..tracefs import Field
+
+
+@dataclass(frozen=True)
+class Span:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def to(self, other: "Span") -> "Span":
+        return Span(self.line, self.col, other.end_line, other.end_col)
+
+
+NOSPAN = Span(0, 0, 0, 0)
+
+
+@dataclass(eq=False)
+class Spec:
+    """A probe spec as written: `provider:arg` (arg "" for BEGIN/END)."""
+    provider: str        # as written (alias or full name)
+    arg: str
+    span: Span = field(default=NOSPAN, kw_only=True)
+
+
+@dataclass(eq=False)
+class Node:
+    span: Span = field(default=NOSPAN, kw_only=True)
+
+
+# --- expressions -----------------------------------------------------------
+
+@dataclass(eq=False)
+class Expr(Node):
+    type: T.Type = field(default=T.S64, kw_only=True)
+
+
+@dataclass(eq=False)
+class IntConst(Expr):
+    value: int
+
+
+@dataclass(eq=False)
+class BytesConst(Expr):
+    """A string known at compile time, NUL-padded to its type's size."""
+    value: bytes
+
+
+@dataclass(eq=False)
+class Variable(Expr):
+    """A built-in or provider variable (comm, pid, arg0, data, ...)."""
+    var: "Var"
+
+
+@dataclass(eq=False)
+class Local(Expr):
+    """A scratch variable of the probe, zero until set (Probe.locals)."""
+    name: str
+
+
+# Run-time parameters: set by the tracer before the load (plyc_params).
+TARGET = "target"          # -c COMMAND's pid (u32)
+ARG_NUM = "arg_num"        # the Nth positional argument as a number
+ARG_STR = "arg_str"        # ... as a string (char[strsize])
+PID_FILTER = "pid_filter"  # -p PID, or 0
+
+
+@dataclass(eq=False)
+class Param(Expr):
+    kind: str            # TARGET | ARG_NUM | ARG_STR | PID_FILTER
+    index: int = 0       # ARG_*: 1-based
+
+
+@dataclass(eq=False)
+class MapRead(Expr):
+    """The value stored under keys in a plain map, 0 when there is none."""
+    map: str
+    keys: list
+
+
+@dataclass(eq=False)
+class Unary(Expr):
+    op: str              # ! ~ -
+    operand: Expr
+
+
+@dataclass(eq=False)
+class Binary(Expr):
+    """Integer arithmetic and comparisons; == and != also of two strings."""
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(eq=False)
+class Ternary(Expr):
+    cond: Expr
+    then: Expr
+    other: Expr
+
+
+@dataclass(eq=False)
+class TpField(Expr):
+    """A field of the probe's tracepoint record (offset from the device)."""
+    name: str
+    field: "Field"
+
+
+@dataclass(eq=False)
+class Register(Expr):
+    """A register of the probed context (pt_regs), by the arch's name."""
+    name: str
+
+
+@dataclass(eq=False)
+class KMember(Expr):
+    """obj->field (obj a pointer to a kernel type) or obj.field (obj a
+    kernel struct value): read by CO-RE."""
+    obj: Expr
+    field: str
+
+
+@dataclass(eq=False)
+class Index(Expr):
+    """obj[index]: a byte of a string/buffer, or an element of a kernel array."""
+    obj: Expr
+    index: int
+
+
+@dataclass(eq=False)
+class Cast(Expr):
+    """operand converted to .type (an integer or a pointer type)."""
+    operand: Expr
+
+
+@dataclass(eq=False)
+class SizeOf(Expr):
+    """The size of a C type: `size` when known now, else the kernel type
+    `ctype`'s size on the device (CO-RE)."""
+    ctype: str
+    size: Optional[int] = None
+
+
+@dataclass(eq=False)
+class UserRead(Expr):
+    """An integer of `size` bytes read from user memory at addr."""
+    addr: Expr
+    size: int
+    signed: bool
+
+
+@dataclass(eq=False)
+class Call(Expr):
+    """A built-in function (builtins.FUNCTIONS) applied to typed arguments."""
+    func: "Func"
+    args: list
+
+
+# --- statements ------------------------------------------------------------
+
+@dataclass(eq=False)
+class Stmt(Node):
+    pass
+
+
+@dataclass(eq=False)
+class Block(Stmt):
+    stmts: list
+
+
+@dataclass(eq=False)
+class If(Stmt):
+    cond: Expr
+    then: Stmt
+    other: Optional[Stmt] = None
+
+
+@dataclass(eq=False)
+class Return(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class SetLocal(Stmt):
+    name: str
+    value: Expr
+
+
+@dataclass(eq=False)
+class MapStore(Stmt):
+    map: str
+    keys: list
+    value: Expr
+
+
+@dataclass(eq=False)
+class Aggregate(Stmt):
+    """Update the aggregation under keys with args (x first, if it takes one)."""
+    map: str
+    keys: list
+    agg: "Aggregation"
+    args: list
+
+
+@dataclass(eq=False)
+class MapDelete(Stmt):
+    map: str
+    keys: list
+
+
+@dataclass(eq=False)
+class EmitEvent(Stmt):
+    """Send one output record of `event` carrying args' values."""
+    event: "Event"
+    args: list
+
+
+@dataclass(eq=False)
+class CallStmt(Stmt):
+    """A built-in called for its effect, its value unused."""
+    call: Call
+
+
+# --- program ---------------------------------------------------------------
+
+# Map storage kinds.
+AGGREGATION = "aggregation"   # per-CPU values the tracer merges and prints
+HASH = "hash"                 # plain values, read and written by probes
+
+
+@dataclass(eq=False)
+class Map:
+    name: str                      # as the script names it (and the output prints it)
+    index: int                     # order of first appearance
+    storage: str                   # AGGREGATION | HASH
+    span: Span                     # first appearance
+    key_types: Optional[list] = None
+    value_type: Optional[T.Type] = None   # the stored value, or the aggregated argument
+    agg: Optional["Aggregation"] = None
+    params: tuple = ()             # the aggregation's constant arguments (lquantize: min, max, step)
+    key_names: Optional[list] = None      # a name per key where every use agrees (--metrics labels)
+    written: bool = False
+
+    @property
+    def is_agg(self) -> bool:
+        return self.storage == AGGREGATION
+
+
+# Event kinds, and what the tracer does with each record.
+PRINTF = "printf"        # print the args by `parts`
+PRINT = "print"          # print the args, comma separated
+EXIT = "exit"            # stop with the status args[0]
+CLEAR = "clear"          # empty `map`
+PRINTMAP = "printmap"    # print `map`
+REPORT = "report"        # the program's periodic report (Program.report)
+
+
+@dataclass(eq=False)
+class Event:
+    id: int                        # 1, 2, ... in order of first appearance
+    kind: str
+    span: Span
+    parts: list = field(default_factory=list)      # printf: literals and printf.Conv
+    arg_types: list = field(default_factory=list)
+    map: Optional[str] = None      # clear / printmap
+
+
+@dataclass(eq=False)
+class Probe:
+    """One BPF program: a body under one spec."""
+    index: int
+    spec: Spec
+    target: "Target"
+    body: Block
+    locals: dict = field(default_factory=dict)     # scratch name -> Type
+    tp_fields: dict = field(default_factory=dict)  # tracepoint field name -> tracefs.Field
+    uses_stack: bool = False
+    uses_regs: bool = False                         # needs the kprobe's pt_regs (no fentry twin)
+    args_read: set = field(default_factory=set)    # argN and retval read (an fentry twin's ctx)
+
+    @property
+    def provider(self) -> "Provider":
+        return self.target.provider
+
+
+@dataclass(eq=False)
+class Program:
+    probes: list
+    maps: dict                     # name -> Map, in order of first appearance
+    events: list
+    nargs: int = 0                 # highest positional argument used
+    uses_target: bool = False
+    strsize: int = T.DEFAULT_STRSIZE
+    ktypes: Optional["KernelTypes"] = None
+    arch: str = "x86_64"
+    report: Optional[Any] = None   # a periodic report request (plyc/ir/report.py)
+
+    @property
+    def uses_stack(self) -> bool:
+        return any(p.uses_stack for p in self.probes)
+
+
+def children(node):
+    """The IR nodes directly inside node, in order."""
+    for name in node.__dataclass_fields__:
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            yield value
+        elif isinstance(value, list):
+            yield from (v for v in value if isinstance(v, Node))
+
+
+def walk(node):
+    yield node
+    for child in children(node):
+        yield from walk(child)

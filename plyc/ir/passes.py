@@ -1,0 +1,74 @@
+"""Checking as an ordered list of passes. A front end lists its own (parse
+tree in, IR out) followed by the core's, which take the IR; `run` calls them
+in order and stops after the first that reported an error, so the user sees
+every error of that pass and none that follow from them."""
+from __future__ import annotations
+
+from .. import providers
+from ..diag import Collector, PlycError
+from . import nodes as ir
+
+
+def run(passes, state) -> None:
+    """Each pass is `fn(state, diag)`; raise the first pass's errors."""
+    for fn in passes:
+        diag = Collector()
+        try:
+            fn(state, diag)
+        except PlycError as err:   # a pass that stops at its first error
+            diag.diags.extend(err.diags)
+        diag.check()
+
+
+def resolve_specs(specs: list, diag: Collector) -> list:
+    """Each spec with its provider's target (None where it has errors)."""
+    out = []
+    for spec in specs:
+        prov = providers.lookup(spec.provider)
+        if prov is None:
+            names = ", ".join(sorted({p.name for p in providers.REGISTRY} |
+                                     {a for p in providers.REGISTRY for a in p.aliases}))
+            diag.error(f"unknown provider '{spec.provider}'", spec.span, f"providers are: {names}")
+            out.append((spec, None))
+            continue
+        try:
+            out.append((spec, prov.parse(spec)))
+        except PlycError as e:
+            diag.diags.extend(e.diags)
+            out.append((spec, None))
+    if not any(t for _, t in out) and not diag.diags:
+        diag.error("the script has no probes", None)
+    return out
+
+
+# --- the core's passes, over a typed ir.Program ------------------------------
+
+def maps_written(program: ir.Program, diag: Collector):
+    """A plain map read (or deleted from) somewhere must be written somewhere."""
+    for m in program.maps.values():
+        if not m.is_agg and not m.written:
+            diag.error(f"map '{m.name}' is read but never assigned", m.span)
+
+
+def map_refs(program: ir.Program, diag: Collector):
+    """Every map a statement, expression or event names exists (a front end's bug otherwise)."""
+    names = set(program.maps)
+    for p in program.probes:
+        for n in ir.walk(p.body):
+            name = getattr(n, "map", None)
+            if isinstance(name, str) and name not in names:
+                raise AssertionError(f"probe {p.index} uses an undeclared map {name}")
+    for ev in program.events:
+        if ev.map is not None and ev.map not in names:
+            raise AssertionError(f"event {ev.id} names an undeclared map {ev.map}")
+
+
+CORE = (maps_written, map_refs)
+
+
+def core(program: ir.Program, diag: Collector):
+    """The core's checks, in order (a front end lists this last)."""
+    for fn in CORE:
+        fn(program, diag)
+        if diag.diags:
+            return
