@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Optional, Union
 
-from ...ast import NOSPAN, Span
+from ...ir.nodes import NOSPAN, Span  # spans are the IR's
 
 
 @dataclass(eq=False)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ...ast import Span
+from ...ir.nodes import Span
 from ...diag import error
 
 KEYWORDS = frozenset(

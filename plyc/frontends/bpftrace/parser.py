@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ...ast import Span
+from ...ir.nodes import Span
 from ...diag import Diagnostic, PlycError
 from . import ast as A
 from .lexer import IDENT_RE, KEYWORDS, Lexer, Source, Token
