@@ -14,7 +14,7 @@ from typing import Callable, Optional
 
 from .codegen import render, resources
 from .diag import PlycError, Diagnostic
-from .frontends import ply
+from .frontends import bpftrace, ply
 from .frontends.ply import ast
 from .ir import nodes as ir
 from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_error
@@ -36,6 +36,7 @@ class Options:
     argdist: Optional[object] = None  # plyc argdist: what its report shows (argdist.Report)
     sysroot: Optional[str] = None     # the target's libraries (cross builds)
     libc: Optional[str] = None        # glibc or musl (default: toolchain.default_libc())
+    lang: Optional[str] = None        # ply or bpftrace (default: from the file name, language())
     # For front ends that generate the script: (script line, spec) of a probe
     # -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
@@ -56,8 +57,32 @@ def tracer_name(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", base) or "tracer"
 
 
-def parse(source: str, filename: str) -> ast.Program:
+LANGUAGES = ("ply", "bpftrace")
+
+
+def language(filename: str, lang: Optional[str] = None) -> str:
+    """The script's language: as told, else bpftrace for a .bt file, else ply."""
+    if lang:
+        return lang
+    return "bpftrace" if filename.endswith(".bt") else "ply"
+
+
+def parse(source: str, filename: str, lang: Optional[str] = None):
+    """The script's tree in its language's AST."""
+    if language(filename, lang) == "bpftrace":
+        return bpftrace.parse(source, filename)
     return ply.parse(source, filename)
+
+
+def lower(source: str, filename: str, opts: Options) -> ir.Program:
+    """Any language's script, parsed and lowered into the IR."""
+    program = parse(source, filename, opts.lang)
+    if language(filename, opts.lang) == "ply":
+        return analyze(program, source, filename, opts)
+    try:
+        return bpftrace.lower(program, opts.btf, opts.target)
+    except PlycError as err:
+        raise PlycError(err.diags, filename, source) from None
 
 
 def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> ir.Program:
@@ -70,6 +95,8 @@ def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> 
 
 
 def compile_source(source: str, filename: str, opts: Options, name: Optional[str] = None) -> Compiled:
+    if language(filename, opts.lang) != "ply":
+        return compile_ir(lower(source, filename, opts), source, filename, opts, name)
     program = parse(source, filename)
     prog = analyze(program, source, filename, opts)
     compiled = compile_ir(prog, source, filename, opts, name)
