@@ -77,41 +77,46 @@ def walk(node):
 def refuse(st: "Lowering", diag: Collector):
     prog = st.ast
     for c in prog.preamble:
-        diag.error(not_yet("C in the script (#include, #define, struct definitions)"), c.span,
+        diag.error(not_yet("C in the script (#include, #define, a struct definition)"), c.span,
                    "kernel types come from the kernel's BTF: casts like (struct sock *)arg0 work without them")
     if prog.config is not None:
         diag.error(not_yet("the config block"), prog.config.span)
     for m in prog.macros:
-        diag.error(not_yet("macros"), m.span)
+        diag.error(not_yet("a macro"), m.span)
     for probe in prog.probes:
+        # A tuple as a map's key or delete()'s key is the key's parts.
+        keys = {id(n.keys[0]) for n in walk(probe.body) if isinstance(n, A.Map) and n.keys
+                and len(n.keys) == 1 and isinstance(n.keys[0], A.Tuple)} | \
+               {id(n.args[1]) for n in walk(probe.body) if isinstance(n, A.Call)
+                and n.name == "delete" and len(n.args) == 2}
         for n in walk([probe.predicate, probe.body]):
             what = None
             if isinstance(n, A.While):
-                what = "while loops"
+                what = "a while loop"
             elif isinstance(n, A.For):
-                what = "for loops"
+                what = "a for loop"
             elif isinstance(n, A.Jump) and n.kind != "return":
                 what = f"'{n.kind}'"
             elif isinstance(n, A.Jump) and n.value is not None:
                 what = "return with a value"
-            elif isinstance(n, (A.Tuple, A.TupleIndex)):
-                what = "tuples"
+            elif isinstance(n, A.Tuple) and id(n) not in keys or isinstance(n, A.TupleIndex):
+                what = "a tuple"
             elif isinstance(n, A.ParamCount):
                 what = "$#"
             elif isinstance(n, A.Offsetof):
                 what = "offsetof()"
-            elif isinstance(n, A.Unary) and n.op in ("&", "*"):
-                what = "the address-of operator '&'" if n.op == "&" else \
-                    "dereferencing with '*'; use str(), or '->' on a cast"
+            elif isinstance(n, A.Unary) and n.op == "&":
+                what = "the address-of operator '&'"
+            elif isinstance(n, A.Unary) and n.op == "*":
+                what = "dereferencing with '*' (use str(), or '->' on a cast)"
             elif isinstance(n, A.Cast) and n.type.array_len is not None:
-                what = "casts to arrays"
+                what = "a cast to an array"
             elif isinstance(n, A.IncDec) and not _is_statement(probe, n):
                 what = f"'{n.op}' inside an expression"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
-            elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET:
-                what = f"'{n.name}'"
-            elif isinstance(n, A.Ident) and (n.name.startswith("sarg") and n.name[4:].isdigit()):
+            elif isinstance(n, A.Ident) and (n.name in VARIABLES_NOT_YET or
+                                             n.name.startswith("sarg") and n.name[4:].isdigit()):
                 what = f"'{n.name}'"
             if what:
                 span = n.name_span if isinstance(n, A.Call) else n.span
@@ -452,7 +457,7 @@ class Typer(PlyTyper):
             var = probe.provider.var("data")
             if var is None:
                 self.err(f"{probe.provider.name} probes have no 'args'", e.span,
-                         "args are tracepoint fields here; use arg0, arg1... in kprobes and uprobes")
+                         "args holds a tracepoint's fields; kprobes and uprobes have arg0, arg1, ...")
             return ir.Variable(var, type=var.type)
         plyname = VARIABLES.get(name)
         if plyname is None and (name == "retval" or (name.startswith("arg") and name[3:].isdigit())):
@@ -498,7 +503,7 @@ class Typer(PlyTyper):
             self.err(f"unknown function '{e.name}'", e.name_span,
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
-            self.err(not_yet("print()'s top and div arguments"), e.span)
+            self.err(not_yet("print() with top and div arguments"), e.span)
         return super().call(e, statement)
 
 
