@@ -3,7 +3,7 @@ PYTHON ?= python3
 PLYC = $(PYTHON) -m plyc
 OUT = out
 
-.PHONY: setup demo test test-fast vm-test examples bench clean
+.PHONY: setup demo test test-fast vm-test examples bench golden clean
 
 setup:
 	@sh scripts/setup.sh
@@ -35,6 +35,10 @@ examples: setup
 		n=$$(basename $$f .ply); echo "build $$f"; \
 		$(PLYC) build $$f -o $(OUT)/$$n || exit 1; \
 	done
+
+# Rewrite tests/golden/ir/*.ir from the scripts beside them (review the diff).
+golden:
+	$(PYTHON) tests/test_golden.py --update
 
 bench: setup
 	$(PYTHON) bench/run.py

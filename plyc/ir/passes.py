@@ -63,12 +63,11 @@ def map_refs(program: ir.Program, diag: Collector):
             raise AssertionError(f"event {ev.id} names an undeclared map {ev.map}")
 
 
+# The core's passes, in order: a front end lists them after its own.
 CORE = (maps_written, map_refs)
 
 
-def core(program: ir.Program, diag: Collector):
-    """The core's checks, in order (a front end lists this last)."""
-    for fn in CORE:
-        fn(program, diag)
-        if diag.diags:
-            return
+def on_ir(fns) -> tuple:
+    """Passes over ir.Program as passes over a front end's state, whose
+    `ir` its own passes have set."""
+    return tuple(lambda st, diag, fn=fn: fn(st.ir, diag) for fn in fns)

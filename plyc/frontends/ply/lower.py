@@ -1,15 +1,17 @@
 """ply's rules, and the typing of a ply AST into the core IR.
 
-The front end's passes, run in order by plyc.ir.passes.run (each stops the
-compilation if it reported errors):
+The front end's passes, run in order by plyc.ir.passes.run, which stops
+after the first that reported errors:
   resolve  each probe spec to its provider's target (plyc.ir.passes)
   rules    ply's own: a predicate is an `if` around the body
+  learn    a typing run that reports nothing: the value types of plain maps
+           (a probe may read a map before the one that writes it comes) and
+           of $locals
   type     names resolved, every expression typed, the IR built: `@name`
            is an aggregation map, `name` a plain one; `$x` a scratch local,
            `$target`, `$N` or an environment value; `_pidfilter` the -p
-           filter; strings 128 bytes unless --strsize says otherwise.
-A plain map may be read by a probe that comes before the one writing it:
-`type` first runs silently to learn the maps' value types, then for real.
+           filter; strings 128 bytes unless --strsize says otherwise
+then the core's passes over the IR (plyc.ir.passes.CORE).
 The AST is never changed; the IR is new nodes."""
 from __future__ import annotations
 
@@ -99,6 +101,8 @@ class Lowering:
         self.ktypes = KernelTypes(btf_path)
         self.arch = arch
         self.units: list[Unit] = []
+        self.maps: dict[str, ir.Map] = {}   # what `learn` found, completed by `type`
+        self.locals: dict = {}              # unit index -> its $locals' types, from `learn`
         self.ir: Optional[ir.Program] = None
 
 
@@ -117,12 +121,15 @@ def rules(st: Lowering, diag: Collector):
             u.body = ast.If(u.probe.predicate, u.probe.body, None, span=u.probe.predicate.span)
 
 
+def learn(st: Lowering, diag: Collector):
+    Typer(st, diag, final=False).run()
+
+
 def type_program(st: Lowering, diag: Collector):
-    st.ir = Typer(st, diag).run()
+    st.ir = Typer(st, diag, final=True).run()
 
 
-PASSES = (resolve, rules, type_program,
-          lambda st, diag: passes.core(st.ir, diag))
+PASSES = (resolve, rules, learn, type_program) + passes.on_ir(passes.CORE)
 
 
 def lower(program: ast.Program, env: dict, strsize: int = T.DEFAULT_STRSIZE,
@@ -141,20 +148,19 @@ class Typer:
     and aggregations' rules use (builtins.py: expr, const_int, err, event,
     literal_string, whole_map, is_positional, call, maps, strsize)."""
 
-    def __init__(self, st: Lowering, diag: Collector):
+    def __init__(self, st: Lowering, diag: Collector, final: bool):
         self.st = st
         self.env = st.env
         self.strsize = st.strsize
         self.ktypes = st.ktypes
         self.arch = st.arch
         self.diag = diag
-        self.maps: dict[str, ir.Map] = {}
+        self.maps = st.maps
         self.events: dict = {}              # ast.Call -> its ir.Event (shared by a probe's specs)
         self.event_order: list = []
-        self.learned: dict = {}             # unit index -> locals, from the silent run
         self.nargs = 0
         self.uses_target = False
-        self.final = False
+        self.final = final                  # report errors (else: learn types only)
         self.probe: Optional[ir.Probe] = None
         self.defined: set = set()           # $locals assigned so far on this path
         self.scratch_names: set = set()
@@ -165,20 +171,16 @@ class Typer:
         raise _Bail()
 
     def run(self) -> ir.Program:
-        probes = []
-        for final in (False, True):
-            self.final = final
-            self.events, self.event_order = {}, []
-            probes = [self.type_unit(u) for u in self.st.units]
+        probes = [self.type_unit(u) for u in self.st.units]
         return ir.Program(probes, self.maps, self.event_order, self.nargs, self.uses_target,
                           self.strsize, self.ktypes, self.arch)
 
     def type_unit(self, u: Unit) -> ir.Probe:
         probe = ir.Probe(u.index, u.spec, u.target, ir.Block([]))
         if self.final:
-            probe.locals = self.learned[u.index]
+            probe.locals = self.st.locals[u.index]
         else:
-            self.learned[u.index] = probe.locals
+            self.st.locals[u.index] = probe.locals
         self.probe = probe
         self.scratch_names = assigned_locals(u.body)
         self.defined = set()
