@@ -4,6 +4,7 @@ The front end's passes, run in order by plyc.ir.passes.run (each stops the
 compilation if it reported errors):
   refuse   what plyc does not lower yet, each by name with its span, all at once
   resolve  each spec rewritten for plyc's providers (specs.py) and resolved
+  learn    a silent typing run: the maps' and locals' types
   type     names resolved and typed, the IR built:
            - a map assigned count()/sum()/min()/max()/avg() anywhere is a
              per-CPU aggregation, any other map a plain hash map;
@@ -149,6 +150,8 @@ class Lowering:
         self.ktypes = KernelTypes(btf_path)
         self.arch = arch
         self.units: list = []
+        self.maps: dict = {}                # what `learn` found, completed by `type`
+        self.locals: dict = {}              # unit index -> its $locals' types, from `learn`
         self.ir: Optional[ir.Program] = None
 
 
@@ -171,11 +174,16 @@ def resolve(st: Lowering, diag: Collector):
             st.units.append(Unit(len(st.units), probe, spec, target, body))
 
 
+def learn(st: Lowering, diag: Collector):
+    """Map and local types from a silent run (a map may be read before the probe writing it)."""
+    Typer(st, diag, final=False).run()
+
+
 def type_program(st: Lowering, diag: Collector):
-    st.ir = Typer(st, diag).run()
+    st.ir = Typer(st, diag, final=True).run()
 
 
-PASSES = (refuse, resolve, type_program, lambda st, diag: passes.core(st.ir, diag))
+PASSES = (refuse, resolve, learn, type_program) + passes.on_ir(passes.CORE)
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
@@ -229,8 +237,8 @@ class _TypeWords:
 class Typer(PlyTyper):
     """The shared Typer with bpftrace's names and rules."""
 
-    def __init__(self, st: Lowering, diag: Collector):
-        super().__init__(st, diag)
+    def __init__(self, st: Lowering, diag: Collector, final: bool):
+        super().__init__(st, diag, final)
         # A map is an aggregation when some assignment gives it one.
         self.agg_maps = {n.target.name for n in walk([p.body for p in st.ast.probes])
                          if isinstance(n, A.Assign) and isinstance(n.target, A.Map)
@@ -239,9 +247,9 @@ class Typer(PlyTyper):
     def type_unit(self, u: Unit) -> ir.Probe:
         probe = ir.Probe(u.index, u.spec, u.target, ir.Block([]))
         if self.final:
-            probe.locals = self.learned[u.index]
+            probe.locals = self.st.locals[u.index]
         else:
-            self.learned[u.index] = probe.locals
+            self.st.locals[u.index] = probe.locals
         self.probe = probe
         self.scratch_names = {n.target.name for n in walk(u.body)
                               if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | \
