@@ -76,9 +76,6 @@ REFUSED = [
      "BEGIN { @x = hist(1); while (1) { break; } $t = (1, 2); print($#); }\n"
      "                                                              ^~"),
     ("#include <linux/sched.h>\nconfig = { max_map_keys = 2 }\nmacro one() { 1 }\nBEGIN { }",
-     "tool.bt:1:1: error: C in the script (#include, #define, a struct definition) is not supported "
-     "by plyc yet\n#include <linux/sched.h>\n^~~~~~~~~~~~~~~~~~~~~~~~\n"
-     "note: kernel types come from the kernel's BTF: casts like (struct sock *)arg0 work without them\n"
      "tool.bt:2:1: error: the config block is not supported by plyc yet\n"
      "config = { max_map_keys = 2 }\n^~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
      "tool.bt:3:1: error: a macro is not supported by plyc yet\nmacro one() { 1 }\n^~~~~~~~~~~~~~~~~"),
@@ -185,3 +182,30 @@ def test_kernel_types_through_btf():
                  'kretprobe:vfs_read { @r = sum(retval); }')
     assert [str(p.spec.provider) + ":" + p.spec.arg for p in prog.probes] == \
         ["kprobe:vfs_read", "kretprobe:vfs_read"]
+
+
+def test_preamble_as_with_btf():
+    """`#ifndef BPFTRACE_HAVE_BTF` branches drop out, #define'd numbers and
+    strings are constants, #include lines are not read."""
+    prog = lower('#ifndef BPFTRACE_HAVE_BTF\n#include <linux/sched.h>\nstruct cfs_rq { int x; };\n'
+                 '#else\n#include <sys/socket.h>\n#endif\n#define LIMIT 0x10\n#define NAME "bash"\n'
+                 '#define EMPTY\n#ifdef EMPTY\n#define ON 1\n#endif\n#if !defined(EMPTY)\n#define ON 2\n#endif\n'
+                 'BEGIN { printf("%d %s %d\\n", LIMIT + 1, NAME, ON); exit(); }')
+    assert dump(prog).splitlines()[-2] == \
+        '  emit printf 1 ((16:s64 + 1:s64):s64, "bash":char[8], 1:s64)  @16'
+
+
+def test_preamble_refusals():
+    assert err('#define F(x) x\n#if LINUX_VERSION_CODE > 5\n#endif\nstruct s { int a; };\n'
+               '#if 0\n#else\n#elif 1\n#else\n#endif\n#endif\n#ifdef X\n#pragma once\nBEGIN { }') == (
+        "tool.bt:1:1: error: a function-like #define is not supported by plyc yet\n#define F(x) x\n"
+        "^~~~~~~~~~~~~~\n"
+        "tool.bt:2:1: error: #if with an expression other than defined(NAME) is not supported by plyc yet\n"
+        "#if LINUX_VERSION_CODE > 5\n^~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+        "tool.bt:4:1: error: a struct definition in the script is not supported by plyc yet\n"
+        "struct s { int a; };\n^~~~~~~~~~~~~~~~~~~~\n"
+        "note: kernel types come from the kernel's BTF: casts like (struct sock *)arg0 work without one\n"
+        "tool.bt:7:1: error: #elif after #else\n#elif 1\n^~~~~~~\n"
+        "tool.bt:8:1: error: a second #else\n#else\n^~~~~\n"
+        "tool.bt:10:1: error: #endif without #if\n#endif\n^~~~~~\n"
+        "tool.bt:11:1: error: this conditional has no #endif\n#ifdef X\n^~~~~~~~")

@@ -2,7 +2,8 @@
 
 The front end's passes, run in order by plyc.ir.passes.run (each stops the
 compilation if it reported errors):
-  refuse   what plyc does not lower yet, each by name with its span, all at once
+  refuse   what plyc does not lower yet, each by name with its span, all at once;
+           the preamble evaluated as on a kernel with BTF (preamble.py)
   resolve  each spec rewritten for plyc's providers (specs.py) and resolved
   learn    a silent typing run: the maps' and locals' types
   type     names resolved and typed, the IR built:
@@ -33,6 +34,7 @@ from ...ir import passes
 from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
+from . import preamble
 from . import specs as S
 
 AGGREGATIONS = ("count", "sum", "min", "max", "avg")
@@ -77,9 +79,7 @@ def walk(node):
 
 def refuse(st: "Lowering", diag: Collector):
     prog = st.ast
-    for c in prog.preamble:
-        diag.error(not_yet("C in the script (#include, #define, a struct definition)"), c.span,
-                   "kernel types come from the kernel's BTF: casts like (struct sock *)arg0 work without them")
+    st.preamble = preamble.evaluate(prog.preamble, diag)
     if prog.config is not None:
         diag.error(not_yet("the config block"), prog.config.span)
     for m in prog.macros:
@@ -152,6 +152,7 @@ class Lowering:
         self.units: list = []
         self.maps: dict = {}                # what `learn` found, completed by `type`
         self.locals: dict = {}              # unit index -> its $locals' types, from `learn`
+        self.preamble = preamble.Preamble()
         self.ir: Optional[ir.Program] = None
 
 
@@ -457,6 +458,9 @@ class Typer(PlyTyper):
 
     def expr_Ident(self, e: A.Ident):
         name = e.name
+        const = self.st.preamble.constants.get(name)
+        if const is not None:
+            return self.expr(const)
         if name == "cpid":
             self.uses_target = True
             return ir.Param(ir.TARGET, type=T.U32)
