@@ -132,7 +132,8 @@ TYPE_ERRORS = [
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n             ^~\n"
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
-     "note: functions plyc lowers: printf, exit, str, print, clear, ksym, delete, count, sum, min, max, avg\n"
+     "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, bswap, kptr, strncmp, "
+     "count, sum, min, max, avg\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: constants from #include'd headers are not supported by plyc yet\n"
@@ -209,3 +210,17 @@ def test_preamble_refusals():
         "tool.bt:8:1: error: a second #else\n#else\n^~~~~\n"
         "tool.bt:10:1: error: #endif without #if\n#endif\n^~~~~~\n"
         "tool.bt:11:1: error: this conditional has no #endif\n#ifdef X\n^~~~~~~~")
+
+
+def test_func_is_the_kprobes_address():
+    prog = lower('kprobe:vfs_read { printf("%s\\n", func); }')
+    assert dump(prog).splitlines()[-1] == "  emit printf 1 (caller:u64 (sym))  @1"
+    assert err('tracepoint:sched:sched_switch { printf("%s\\n", func); }') == (
+        "tool.bt:1:48: error: 'func' in tracepoint probes is not supported by plyc yet\n"
+        'tracepoint:sched:sched_switch { printf("%s\\n", func); }\n'
+        "                                               ^~~~")
+
+
+def test_curtask_typed_through_btf():
+    prog = lower('BEGIN { printf("%d\\n", curtask->pid); exit(); }')
+    assert "curtask:struct task_struct *" in dump(prog)

@@ -34,24 +34,24 @@ from ...ir import passes
 from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
+from . import builtins as BT
 from . import preamble
 from . import specs as S
 
 AGGREGATIONS = ("count", "sum", "min", "max", "avg")
-# bpftrace's functions plyc lowers: the shared builtins' rules, and delete().
-FUNCTIONS = ("printf", "exit", "str", "print", "clear", "ksym", "delete")
+# bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
+# this front end's own (builtins.py).
+SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
+FUNCTIONS = SHARED + ("delete",) + tuple(BT.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "hist lhist stats zero time join buf kaddr uaddr usym ntop pton reg strncmp strcontains cat "
-    "system signal override macaddr cgroupid cgroup_path path strftime strerror kptr uptr "
-    "bswap skboutput unwatch kstack ustack has_key len percpu_kaddr sizeof offsetof "
-    "print_map".split())
+    "hist lhist stats zero time join buf kaddr uaddr usym ntop pton reg strcontains cat "
+    "system signal override macaddr cgroupid cgroup_path path strftime strerror "
+    "skboutput unwatch kstack ustack has_key len percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "nsecs": "time", "kstack": "stack"}
-VARIABLES_NOT_YET = frozenset(
-    "elapsed rand cgroup curtask probe func username ustack numaid jiffies ncpus "
-    "ctx __builtin_probe".split())
+VARIABLES_NOT_YET = frozenset("elapsed probe username ustack jiffies ncpus ctx".split())
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 
@@ -465,6 +465,16 @@ class Typer(PlyTyper):
             self.uses_target = True
             return ir.Param(ir.TARGET, type=T.U32)
         probe = self.probe
+        if name in BT.VARIABLES:
+            var = BT.VARIABLES[name]
+            return ir.Variable(var, type=var.type)
+        if name == "curtask":
+            return ir.Variable(BT.CURTASK, type=BT.curtask_type(self, e.span))
+        if name == "func":
+            # A kprobe's function: the probed address, printed as a symbol.
+            if probe.provider.var("caller") is None or probe.provider.name != "kprobe":
+                self.err(not_yet(f"'func' in {probe.provider.name} probes"), e.span)
+            return self.expr_Name(_Name("caller", e.span))
         if name == "args":
             var = probe.provider.var("data")
             if var is None:
@@ -516,7 +526,13 @@ class Typer(PlyTyper):
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
             self.err(not_yet("print() with top and div arguments"), e.span)
-        return super().call(e, statement)
+        func = BT.FUNCTIONS.get(e.name)
+        if func is None:
+            return super().call(e, statement)
+        lo, hi = func.arity
+        if not lo <= len(e.args) <= hi:
+            self.err(f"{e.name}() takes {lo} argument{'s' if lo != 1 else ''}, got {len(e.args)}", e.span)
+        return func.check(self, e)
 
 
 @dataclass
