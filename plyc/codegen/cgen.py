@@ -321,7 +321,11 @@ class FuncGen:
         self.ret()
 
     def stmt_CallStmt(self, s: ir.CallStmt):
-        self.call(s.call)
+        # Evaluated for the statements it emits; its value is unused.
+        if s.call.type.is_bytes:
+            self.bytes(s.call)
+        else:
+            self.scalar(s.call)
 
     def stmt_MapDelete(self, s: ir.MapDelete):
         m = self.res.map(s.map)

@@ -235,8 +235,9 @@ class EmitEvent(Stmt):
 
 @dataclass(eq=False)
 class CallStmt(Stmt):
-    """A built-in called for its effect, its value unused."""
-    call: Call
+    """A built-in called for its effect, its value unused (an ir.Call, or
+    what a built-in's typing rule made of the call, e.g. a UserRead)."""
+    call: Expr
 
 
 # --- program ---------------------------------------------------------------
