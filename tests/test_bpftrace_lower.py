@@ -212,9 +212,13 @@ def test_preamble_refusals():
         "tool.bt:11:1: error: this conditional has no #endif\n#ifdef X\n^~~~~~~~")
 
 
-def test_func_is_the_kprobes_address():
-    prog = lower('kprobe:vfs_read { printf("%s\\n", func); }')
-    assert dump(prog).splitlines()[-1] == "  emit printf 1 (caller:u64 (sym))  @1"
+def test_func_is_the_probed_functions_name():
+    prog = lower('kprobe:vfs_read+4 { printf("%s\\n", func); } kretprobe:vfs_write { @[func] = count(); }')
+    assert dump(prog).splitlines()[-4:] == [
+        "probe 0 kprobe:vfs_read+4 -> kprobe vfs_read line 1",
+        '  emit printf 1 ("vfs_read":char[16])  @1',
+        "probe 1 kretprobe:vfs_write -> kretprobe vfs_write line 1",
+        '  @["vfs_write":char[16]] <- count()  @1']
     assert err('tracepoint:sched:sched_switch { printf("%s\\n", func); }') == (
         "tool.bt:1:48: error: 'func' in tracepoint probes is not supported by plyc yet\n"
         'tracepoint:sched:sched_switch { printf("%s\\n", func); }\n'

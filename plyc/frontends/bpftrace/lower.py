@@ -471,10 +471,13 @@ class Typer(PlyTyper):
         if name == "curtask":
             return ir.Variable(BT.CURTASK, type=BT.curtask_type(self, e.span))
         if name == "func":
-            # A kprobe's function: the probed address, printed as a symbol.
-            if probe.provider.var("caller") is None or probe.provider.name != "kprobe":
-                self.err(not_yet(f"'func' in {probe.provider.name} probes"), e.span)
-            return self.expr_Name(_Name("caller", e.span))
+            # The probed function's name: known now for an exact-name probe.
+            pname = probe.provider.name
+            if pname not in ("kprobe", "kretprobe", "uprobe", "uretprobe") or probe.target.glob:
+                what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
+                self.err(not_yet(f"'func' in {what}"), e.span)
+            symbol = probe.spec.arg.rsplit(":", 1)[-1].split("+")[0]
+            return self.expr(A.Str(symbol.encode(), span=e.span))
         if name == "args":
             var = probe.provider.var("data")
             if var is None:
