@@ -473,7 +473,7 @@ class Typer(PlyTyper):
         if name == "func":
             # The probed function's name: known now for an exact-name probe.
             pname = probe.provider.name
-            if pname not in ("kprobe", "kretprobe", "uprobe", "uretprobe") or probe.target.glob:
+            if pname not in ("kprobe", "kretprobe", "uprobe") or probe.target.glob:
                 what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
                 self.err(not_yet(f"'func' in {what}"), e.span)
             symbol = probe.spec.arg.rsplit(":", 1)[-1].split("+")[0]
