@@ -97,7 +97,7 @@ def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> 
 def compile_source(source: str, filename: str, opts: Options, name: Optional[str] = None) -> Compiled:
     if language(filename, opts.lang) != "ply":
         return compile_ir(lower(source, filename, opts), source, filename, opts, name)
-    program = parse(source, filename)
+    program = parse(source, filename, opts.lang)
     prog = analyze(program, source, filename, opts)
     compiled = compile_ir(prog, source, filename, opts, name)
     compiled.program = program

@@ -228,3 +228,12 @@ def test_func_is_the_probed_functions_name():
 def test_curtask_typed_through_btf():
     prog = lower('BEGIN { printf("%d\\n", curtask->pid); exit(); }')
     assert "curtask:struct task_struct *" in dump(prog)
+
+
+def test_lang_overrides_the_extension():
+    """--lang ply on a .bt name reads ply (kpid is a ply variable), --lang bpftrace -e text bpftrace."""
+    ply = driver.lower('BEGIN { print(kpid); exit(0); }', "tool.bt", driver.Options(lang="ply"))
+    assert [p.spec.provider for p in ply.probes] == ["BEGIN"]
+    with pytest.raises(PlycError) as info:
+        driver.lower('BEGIN { print(kpid); }', "<command-line>", driver.Options(lang="bpftrace"))
+    assert info.value.render().startswith("<command-line>:1:15: error: unknown identifier 'kpid'")
