@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ... import aggregations as AGG
-from ... import builtins as B
 from ... import types as T
 from ...diag import Collector, PlycError
 from ...ir import nodes as ir
@@ -410,6 +409,13 @@ class Typer(PlyTyper):
         return None
 
     # --- the shared rules' questions ---------------------------------------------------
+
+    def cond(self, e) -> ir.Expr:
+        x = self.expr(e)
+        if not x.type.is_int:
+            self.err(f"a condition must be an integer, got {x.type}", e.span,
+                     'compare strings with == or strncmp(a, b, n) == 0' if x.type.kind == "str" else None)
+        return x
 
     def const_int(self, e, what: str = "expected a constant integer") -> int:
         val = const_value(e)
