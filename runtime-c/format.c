@@ -130,6 +130,18 @@ static void print_walltime(FILE *fp, int64_t mono_ns)
 	fprintf(fp, "%s.%09" PRId64, hms, rem);
 }
 
+/* bpftrace's time(FMT): the wall-clock time when the tracer prints the
+ * event (not when the probe fired), as strftime(3) formats it. */
+void plyc_print_time(FILE *fp, const char *fmt)
+{
+	char buf[256];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (localtime_r(&now, &tm) && strftime(buf, sizeof(buf), fmt, &tm))
+		fputs(buf, fp);
+}
+
 static void print_int(FILE *fp, const struct plyc_type *t, const void *data)
 {
 	if (t->is_signed)

@@ -110,6 +110,8 @@ int plyc_is_zero(const void *p, size_t n);   /* every byte 0 */
  * " 512us", "1.05 s", "  17 M", ... Returns snprintf's result. */
 int plyc_fmt_duration(char *buf, size_t len, int64_t ns);
 void plyc_print_duration(FILE *fp, int64_t ns);
+/* The wall-clock time now, as strftime(3) formats it with fmt. */
+void plyc_print_time(FILE *fp, const char *fmt);
 
 /* Dump one map in ply's layout (or one JSON line): blank line, "NAME:",
  * one line per entry sorted by value then key. Prints nothing for an empty

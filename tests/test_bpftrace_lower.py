@@ -132,8 +132,8 @@ TYPE_ERRORS = [
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n             ^~\n"
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
-     "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, bswap, kptr, strncmp, "
-     "count, sum, min, max, avg\n"
+     "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, time, bswap, kptr, "
+     "strncmp, count, sum, min, max, avg\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: constants from #include'd headers are not supported by plyc yet\n"
@@ -237,3 +237,14 @@ def test_lang_overrides_the_extension():
     with pytest.raises(PlycError) as info:
         driver.lower('BEGIN { print(kpid); }', "<command-line>", driver.Options(lang="bpftrace"))
     assert info.value.render().startswith("<command-line>:1:15: error: unknown identifier 'kpid'")
+
+
+def test_time_is_an_event():
+    prog = lower('BEGIN { time("%H:%M "); time(); exit(); }')
+    assert dump(prog).splitlines()[:2] == ['event 1 time "%H:%M " () line 1',
+                                           'event 2 time "%H:%M:%S\\n" () line 1']
+    assert err('BEGIN { $f = "%H"; time($f); $x = time(); }') == (
+        "tool.bt:1:25: error: time()'s format must be a string literal\n"
+        'BEGIN { $f = "%H"; time($f); $x = time(); }\n                        ^~\n'
+        "tool.bt:1:35: error: time() has no value\n"
+        'BEGIN { $f = "%H"; time($f); $x = time(); }\n                                  ^~~~~~')

@@ -84,6 +84,9 @@ def _event_body(er: EventRes, res: Resources) -> list:
         return print_body(er)
     if kind == "exit":
         return ["plyc_request_exit((int)e->a0);"]
+    if kind == "time":
+        return ["FILE *fp = plyc_text_begin();", "", "if (!fp)", "\treturn;",
+                f"plyc_print_time(fp, {c_string(er.event.parts[0].encode())});", "plyc_text_end(fp);"]
     if kind == "report":
         return ["plyc_argdist_report(maps, &argdist);"]
     index = res.maps.index(er.map)

@@ -272,6 +272,7 @@ EXIT = "exit"            # stop with the status args[0]
 CLEAR = "clear"          # empty `map`
 PRINTMAP = "printmap"    # print `map`
 REPORT = "report"        # the program's periodic report (Program.report)
+TIME = "time"            # print the wall-clock time, strftime format parts[0]
 
 
 @dataclass(eq=False)

@@ -41,10 +41,10 @@ AGGREGATIONS = ("count", "sum", "min", "max", "avg")
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
-FUNCTIONS = SHARED + ("delete",) + tuple(BT.FUNCTIONS)
+FUNCTIONS = SHARED + ("delete", "time") + tuple(BT.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "hist lhist stats zero time join buf kaddr uaddr usym ntop pton reg strcontains cat "
+    "hist lhist stats zero join buf kaddr uaddr usym ntop pton reg strcontains cat "
     "system signal override macaddr cgroupid cgroup_path path strftime strerror "
     "skboutput unwatch kstack ustack has_key len percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
@@ -321,6 +321,19 @@ class Typer(PlyTyper):
         info.written = True
         return ir.MapStore(info.name, keys, x, span=s.span)
 
+    def time(self, call: A.Call, statement: bool) -> ir.EmitEvent:
+        """time([FMT]): the tracer prints the wall-clock time (default "%H:%M:%S\\n")."""
+        if not statement:
+            self.err("time() has no value", call.span)
+        if len(call.args) > 1:
+            self.err(f"time() takes 0 or 1 arguments, got {len(call.args)}", call.span)
+        fmt = b"%H:%M:%S\n"
+        if call.args:
+            fmt = self.literal_string(call.args[0])
+            if fmt is None:
+                self.err("time()'s format must be a string literal", call.args[0].span)
+        return self.event(call, ir.TIME, [], parts=[fmt.decode("utf-8", "replace")], arg_types=[])
+
     def agg_assign(self, target: A.Map, value: A.Call, span) -> ir.Aggregate:
         agg = AGG.get(value.name)
         info, keys = self.map_ref(target, writing=True)
@@ -535,6 +548,8 @@ class Typer(PlyTyper):
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
             self.err(not_yet("print() with top and div arguments"), e.span)
+        if e.name == "time":
+            return self.time(e, statement)
         func = BT.FUNCTIONS.get(e.name)
         if func is None:
             return super().call(e, statement)
