@@ -48,7 +48,6 @@ class Compiled:
     ir: ir.Program
     resources: resources.Resources
     generated: render.Generated
-    env: dict
 
 
 def tracer_name(path: str) -> str:
@@ -107,7 +106,6 @@ def compile_source(source: str, filename: str, opts: Options, name: Optional[str
 def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                name: Optional[str] = None) -> Compiled:
     """From the IR on: resources and the generated C (source: for messages)."""
-    env = dict(os.environ) if opts.env is None else opts.env
     script = os.path.basename(filename)
     res = resources.build(prog, name or tracer_name(filename), script, dict(
         map_entries=opts.map_entries, hist_entries=opts.hist_entries, buffer_size=opts.buffer_size,
@@ -119,12 +117,22 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                                    "(they parse and type-check; code generation is still to come)",
                                    p.spec.span), filename, source)
     generated = render.render(prog, res, opts.argdist, opts.origin)
-    return Compiled(None, prog, res, generated, env)
+    return Compiled(None, prog, res, generated)
 
 
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
-    name = tracer_name(out)
-    compiled = compile_source(source, filename, opts, name)
+    """A ply script into the tracer `out`."""
+    return link(compile_source(source, filename, opts, tracer_name(out)), out, opts)
+
+
+def build_ir(prog: ir.Program, source: str, filename: str, out: str, opts: Options) -> Compiled:
+    """A front end's IR into the tracer `out` (source, filename: for messages)."""
+    return link(compile_ir(prog, source, filename, opts, tracer_name(out)), out, opts)
+
+
+def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
+    """The generated files compiled and linked into the tracer `out`."""
+    name = compiled.resources.name
     tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot, opts.libc)
     workdir = Path(opts.keep_dir) if opts.keep_dir else Path(tempfile.mkdtemp(prefix="plyc-"))
     workdir.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .. import types as T
 from ..ir import nodes as ir
 from .resources import TP_DIRECT_SLOTS, Field, Resources
 
