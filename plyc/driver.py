@@ -121,7 +121,7 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
 
 
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
-    """A ply script into the tracer `out`."""
+    """A script, in any front end's language, into the tracer `out`."""
     return link(compile_source(source, filename, opts, tracer_name(out)), out, opts)
 
 
