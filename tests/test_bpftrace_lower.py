@@ -248,3 +248,14 @@ def test_time_is_an_event():
         'BEGIN { $f = "%H"; time($f); $x = time(); }\n                        ^~\n'
         "tool.bt:1:35: error: time() has no value\n"
         'BEGIN { $f = "%H"; time($f); $x = time(); }\n                                  ^~~~~~')
+
+
+def test_probe_is_the_probes_name():
+    prog = lower('t:syscalls:sys_enter_sync, i:s:1 { printf("%s\\n", probe); }')
+    assert [line for line in dump(prog).splitlines() if "emit" in line] == [
+        '  emit printf 1 ("tracepoint:syscalls:sys_enter_sync":char[40])  @1',
+        '  emit printf 1 ("interval:s:1":char[16])  @1']
+    assert err('t:syscalls:sys_enter_sync* { printf("%s\\n", probe); }') == (
+        "tool.bt:1:45: error: 'probe' in a wildcard probe is not supported by plyc yet\n"
+        't:syscalls:sys_enter_sync* { printf("%s\\n", probe); }\n'
+        "                                            ^~~~~")

@@ -50,7 +50,7 @@ FUNCTIONS_NOT_YET = frozenset(
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "nsecs": "time", "kstack": "stack"}
-VARIABLES_NOT_YET = frozenset("elapsed probe username ustack jiffies ncpus ctx".split())
+VARIABLES_NOT_YET = frozenset("elapsed username ustack jiffies ncpus ctx".split())
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 
@@ -137,6 +137,7 @@ class Unit:
     spec: ir.Spec
     target: object
     body: A.Stmt
+    written: A.ProbeSpec = None     # the spec as the script wrote it (for `probe`)
 
 
 class Lowering:
@@ -156,22 +157,23 @@ class Lowering:
 
 
 def resolve(st: Lowering, diag: Collector):
-    pairs = []
+    pairs, written = [], []
     for probe in st.ast.probes:
         for spec in probe.specs:
             try:
                 pairs.append((probe, S.to_ir(spec)))
+                written.append(spec)
             except PlycError as err:
                 diag.diags.extend(err.diags)
     if diag.diags:
         return
     targets = passes.resolve_specs([s for _, s in pairs], diag)
-    for (probe, _), (spec, target) in zip(pairs, targets):
+    for (probe, _), (spec, target), bt_spec in zip(pairs, targets, written):
         if target is not None:
             body = probe.body
             if probe.predicate is not None:
                 body = A.If(probe.predicate, probe.body, None, span=probe.predicate.span)
-            st.units.append(Unit(len(st.units), probe, spec, target, body))
+            st.units.append(Unit(len(st.units), probe, spec, target, body, bt_spec))
 
 
 def learn(st: Lowering, diag: Collector):
@@ -489,6 +491,12 @@ class Typer(PlyTyper):
             return ir.Variable(var, type=var.type)
         if name == "curtask":
             return ir.Variable(BT.CURTASK, type=BT.curtask_type(self, e.span))
+        if name == "probe":
+            # The probe's name as bpftrace prints it: known now unless a wildcard.
+            written = self.st.units[probe.index].written
+            if written.wildcard:
+                self.err(not_yet("'probe' in a wildcard probe"), e.span)
+            return self.expr(A.Str(str(written).encode(), span=e.span))
         if name == "func":
             # The probed function's name: known now for an exact-name probe.
             pname = probe.provider.name
