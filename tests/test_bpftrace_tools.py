@@ -17,8 +17,9 @@ from plyc.diag import PlycError
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = sorted(glob.glob("/usr/sbin/*.bt"))
 # The tools plyc lowers today (docs/bpftrace.md); the rest stop at a refusal.
-LOWERED = ["bashreadline", "capable", "gethostlatency", "killsnoop", "mdflush", "naptime",
-           "opensnoop", "pidpersec", "setuids", "statsnoop", "swapin", "writeback"]
+LOWERED = ["bashreadline", "biosnoop", "capable", "dcsnoop", "gethostlatency", "killsnoop",
+           "mdflush", "naptime", "opensnoop", "pidpersec", "setuids", "sslsnoop", "statsnoop",
+           "swapin", "writeback"]
 
 
 def need_tools():

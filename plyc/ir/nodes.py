@@ -81,6 +81,8 @@ TARGET = "target"          # -c COMMAND's pid (u32)
 ARG_NUM = "arg_num"        # the Nth positional argument as a number
 ARG_STR = "arg_str"        # ... as a string (char[strsize])
 PID_FILTER = "pid_filter"  # -p PID, or 0
+START_NS = "start_ns"      # bpf_ktime_get_ns()'s clock when the tracer set its parameters (u64)
+ARG_COUNT = "arg_count"    # how many positional arguments the tracer was given (u64)
 
 
 @dataclass(eq=False)

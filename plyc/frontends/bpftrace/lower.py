@@ -50,7 +50,7 @@ FUNCTIONS_NOT_YET = frozenset(
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "nsecs": "time", "kstack": "stack"}
-VARIABLES_NOT_YET = frozenset("elapsed username ustack jiffies ncpus ctx".split())
+VARIABLES_NOT_YET = frozenset("username ustack jiffies ncpus ctx".split())
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 
@@ -101,8 +101,6 @@ def refuse(st: "Lowering", diag: Collector):
                 what = "return with a value"
             elif isinstance(n, A.Tuple) and id(n) not in keys or isinstance(n, A.TupleIndex):
                 what = "a tuple"
-            elif isinstance(n, A.ParamCount):
-                what = "$#"
             elif isinstance(n, A.Offsetof):
                 what = "offsetof()"
             elif isinstance(n, A.Unary) and n.op == "&":
@@ -467,6 +465,9 @@ class Typer(PlyTyper):
         self.nargs = max(self.nargs, e.index)
         return ir.Param(ir.ARG_NUM, e.index, type=T.S64)
 
+    def expr_ParamCount(self, e: A.ParamCount):
+        return ir.Param(ir.ARG_COUNT, type=T.U64)
+
     def expr_Map(self, e: A.Map):
         if e.name in self.agg_maps:
             self.err(not_yet(f"reading the aggregation {e.name} in a probe"), e.span)
@@ -491,6 +492,11 @@ class Typer(PlyTyper):
             return ir.Variable(var, type=var.type)
         if name == "curtask":
             return ir.Variable(BT.CURTASK, type=BT.curtask_type(self, e.span))
+        if name == "elapsed":
+            # ns since the tracer set its parameters, on bpf_ktime_get_ns()'s clock
+            now = self.expr_Name(_Name("time", e.span))
+            start = ir.Param(ir.START_NS, type=T.U64, span=e.span)
+            return ir.Binary("-", ir.Variable(now.var, type=T.U64, span=e.span), start, type=T.U64)
         if name == "probe":
             # The probe's name as bpftrace prints it: known now unless a wildcard.
             written = self.st.units[probe.index].written
