@@ -13,6 +13,8 @@ from . import types as T
 # Above this many lquantize buckets a map value grows past what a per-CPU
 # map allocates comfortably; the script should use a larger step.
 LQUANTIZE_MAX_BUCKETS = 1000
+# bpftrace's hist(): below 0, 0, then [2^k, 2^(k+1)) up to 2^63 (PLYC_HIST_BUCKETS)
+BT_HIST_BUCKETS = 65
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,14 @@ def _log2(v, x, m):
             f"{v}->s += (__u64)({x});"]
 
 
+def _bt_hist(v, x, m):
+    return [f"__u32 {v}_i = plyc_bt_hist_bucket((__s64)({x}));",
+            f"asm volatile(\"\" : \"+r\"({v}_i));",   # as _lquantize's
+            f"if ({v}_i < {BT_HIST_BUCKETS})",
+            f"\t{v}->b[{v}_i] += 1;",
+            f"{v}->s += (__u64)({x});"]
+
+
 def _lquantize(v, x, m):
     from .codegen.cgen import c_int   # the code generator imports this table
     lo, hi, step = m.info.params
@@ -118,6 +128,11 @@ TABLE = (
     Aggregation("lquantize", True, 4, "PLYC_A_LQUANTIZE", _lq_layout, _lquantize, _lq_params),
     # bcc's log2 histogram, for `plyc argdist`: [0] is 0, [i] is [2^(i-1), 2^i)
     Aggregation("_log2", True, 1, "PLYC_A_LOG2", _hist(64), _log2),
+    # bpftrace's, for its front end (bpftrace's lhist() is lquantize):
+    # stats(x), and hist(x) with its own buckets
+    Aggregation("_stats", True, 1, "PLYC_A_STATS", lambda cname, info: Layout("struct plyc_avg", 16),
+                lambda v, x, m: [f"{v}->sum += {x};", f"{v}->count += 1;"]),
+    Aggregation("_hist", True, 1, "PLYC_A_HIST", _hist(BT_HIST_BUCKETS), _bt_hist),
 )
 
 AGGREGATIONS = {a.name: a for a in TABLE}

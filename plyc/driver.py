@@ -8,7 +8,7 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -40,6 +40,9 @@ class Options:
     # For front ends that generate the script: (script line, spec) of a probe
     # -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
+    # Whose output the tracer prints: "ply" or "bpftrace" (runtime-c/btoutput.c);
+    # default: the script's language's
+    output_style: Optional[str] = None
 
 
 @dataclass
@@ -95,6 +98,7 @@ def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> 
 
 def compile_source(source: str, filename: str, opts: Options, name: Optional[str] = None) -> Compiled:
     if language(filename, opts.lang) != "ply":
+        opts = replace(opts, output_style=opts.output_style or "bpftrace")
         return compile_ir(lower(source, filename, opts), source, filename, opts, name)
     program = parse(source, filename, opts.lang)
     prog = analyze(program, source, filename, opts)
@@ -116,7 +120,7 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
         raise PlycError(Diagnostic(f"{p.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    p.spec.span), filename, source)
-    generated = render.render(prog, res, opts.argdist, opts.origin)
+    generated = render.render(prog, res, opts.argdist, opts.origin, opts.output_style or "ply")
     return Compiled(None, prog, res, generated)
 
 

@@ -651,33 +651,180 @@ static void metric_lquantize(const struct plyc_metric_out *o, const void *v)
 	metric_hist_end(o, v, !(o->om && m->lq_min - 1 < 0));
 }
 
+/* --- bpftrace's stats() and hist(), and bpftrace's output of every kind -- */
+
+static int64_t avg_of(const void *v)
+{
+	struct plyc_avg av;
+
+	memcpy(&av, v, sizeof(av));
+	return av.count ? av.sum / (int64_t)av.count : 0;
+}
+
+/* bpftrace's text of a stats() value, also ply's (ply has no stats) */
+static void print_stats(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	struct plyc_avg av;
+
+	(void)m;
+	memcpy(&av, v, sizeof(av));
+	fprintf(fp, "count %" PRId64 ", average %" PRId64 ", total %" PRId64, (int64_t)av.count,
+		avg_of(v), av.sum);
+}
+
+static void json_stats(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	struct plyc_avg av;
+
+	(void)m;
+	memcpy(&av, v, sizeof(av));
+	fprintf(fp, "{\"count\": %" PRId64 ", \"average\": %" PRId64 ", \"total\": %" PRId64 "}",
+		(int64_t)av.count, avg_of(v), av.sum);
+}
+
+/* avg() and stats() both order by the average */
+static int cmp_avg(const struct plyc_map *m, const void *a, const void *b)
+{
+	(void)m;
+	return cmp_s64(avg_of(a), avg_of(b));
+}
+
+static void bt_print_avg(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	(void)m;
+	fprintf(fp, "%" PRId64, avg_of(v) / (int64_t)plyc_bt_div());
+}
+
+static int cmp_hist_total(const struct plyc_map *m, const void *a, const void *b)
+{
+	return cmp_u64(hist_total(m, a), hist_total(m, b));
+}
+
+/* plain values: integers by value, the rest by key */
+static int bt_cmp_plain(const struct plyc_map *m, const void *a, const void *b)
+{
+	if (m->value.kind == PLYC_K_STR || m->value.kind == PLYC_K_MEM ||
+	    m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM || m->value.size > 8)
+		return 0;
+	return plyc_cmp_typed(&m->value, a, b);
+}
+
+/* an integer divided by print()'s div, or NULL when it isn't one */
+static const void *div_plain(const struct plyc_map *m, const void *v, int64_t *tmp)
+{
+	if (plyc_bt_div() == 1 || m->value.kind != PLYC_K_INT || m->value.size > 8)
+		return v;
+	if (m->value.is_signed)
+		*tmp = plyc_load_int(v, m->value.size) / (int64_t)plyc_bt_div();
+	else
+		*tmp = (int64_t)(plyc_load_uint(v, m->value.size) / plyc_bt_div());
+	return NULL;
+}
+
+static void bt_print_plain(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0 };
+	int64_t x;
+
+	if (div_plain(m, v, &x))
+		plyc_bt_value(fp, &m->value, v, 8);
+	else
+		plyc_bt_value(fp, &t, &x, 8);
+}
+
+static void bt_json_plain(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0 };
+	int64_t x;
+
+	if (div_plain(m, v, &x))
+		plyc_bt_json_value(fp, &m->value, v);
+	else
+		plyc_bt_json_value(fp, &t, &x);
+}
+
+/* count, sum, min, max: the number, whatever the argument's kind */
+static void bt_print_scalar(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	uint64_t x = scalar_value(m, v);
+
+	if (scalar_type(m).is_signed)
+		fprintf(fp, "%" PRId64, (int64_t)x / (int64_t)plyc_bt_div());
+	else
+		fprintf(fp, "%" PRIu64, x / plyc_bt_div());
+}
+
+/* ply's rows of a quantize (argdist's histograms have no bpftrace form) */
+static void bt_print_quantize(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	print_quantize(fp, m, v);
+	fputc('\n', fp);
+}
+
+/* hist() in a ply-style dump: its rows under the name */
+static void print_hist(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	fputc('\n', fp);
+	plyc_bt_hist_rows(fp, m, v);
+}
+
+/* [0] < 0, [1] 0, [i] up to 2^(i-1) - 1 */
+static void metric_hist(const struct plyc_metric_out *o, const void *v)
+{
+	uint32_t nb = plyc_agg_nbuckets(o->m), i, top;
+	uint64_t cum = 0;
+
+	for (top = nb; top > 0 && !word(v, top - 1); top--)
+		;
+	for (i = 0; i < top && i < nb - 1; i++) {
+		cum += word(v, i);
+		metric_bucket(o, i < 2 ? (int64_t)i - 1 : (int64_t)((1ULL << (i - 1)) - 1), 1, cum);
+	}
+	metric_hist_end(o, v, !o->om);
+}
+
 /* --- the table ------------------------------------------------------------ */
 
 #define SCALAR .cmp = cmp_scalar, .print = print_scalar, .json = json_scalar
+#define BT_SCALAR .bt_cmp = cmp_scalar, .bt_print = bt_print_scalar, .bt_json = bt_print_scalar
 #define HIST .hist = 1, .typed = 1, .merge = merge_words, .cmp = cmp_buckets, \
-	.metric_type = type_histogram
+	.metric_type = type_histogram, .bt_group = PLYC_BT_HIST, .bt_cmp = cmp_hist_total
 
 static const struct plyc_agg_ops ops[] = {
 	[PLYC_A_NONE] = { .merge = merge_first, .cmp = cmp_plain, .print = print_plain,
-			  .json = json_plain },
-	[PLYC_A_COUNT] = { "count()", SCALAR, .merge = merge_words, .scalar = scalar_word, .metric_type = type_counter,
+			  .json = json_plain, .bt_cmp = bt_cmp_plain, .bt_print = bt_print_plain,
+			  .bt_json = bt_json_plain },
+	[PLYC_A_COUNT] = { "count()", SCALAR, BT_SCALAR, .merge = merge_words, .scalar = scalar_word, .metric_type = type_counter,
 			   .metric = metric_count },
-	[PLYC_A_SUM] = { "sum()", SCALAR, .typed = 1, .merge = merge_words, .scalar = scalar_word, .metric_type = type_sum,
+	[PLYC_A_SUM] = { "sum()", SCALAR, BT_SCALAR, .typed = 1, .merge = merge_words, .scalar = scalar_word, .metric_type = type_sum,
 			 .metric = metric_sum },
-	[PLYC_A_MIN] = { "min()", SCALAR, .typed = 1, .merge = merge_min, .scalar = scalar_minmax,
+	[PLYC_A_MIN] = { "min()", SCALAR, BT_SCALAR, .typed = 1, .merge = merge_min, .scalar = scalar_minmax,
 			 .metric_type = type_gauge, .metric = metric_minmax },
-	[PLYC_A_MAX] = { "max()", SCALAR, .typed = 1, .merge = merge_max, .scalar = scalar_minmax,
+	[PLYC_A_MAX] = { "max()", SCALAR, BT_SCALAR, .typed = 1, .merge = merge_max, .scalar = scalar_minmax,
 			 .metric_type = type_gauge, .metric = metric_minmax },
 	[PLYC_A_AVG] = { "avg()", SCALAR, .typed = 1, .merge = merge_words, .scalar = scalar_avg, .metric_type = type_gauge,
-			 .metric = metric_avg },
+			 .metric = metric_avg, .bt_group = PLYC_BT_STATS, .bt_cmp = cmp_avg,
+			 .bt_print = bt_print_avg, .bt_json = bt_print_avg },
 	[PLYC_A_QUANTIZE] = { "quantize()", HIST, .buckets = PLYC_QUANTIZE_BUCKETS,
-			      .print = print_quantize, .json = json_quantize, .metric = metric_quantize },
+			      .print = print_quantize, .json = json_quantize, .metric = metric_quantize,
+			      .bt_print = bt_print_quantize, .bt_json = json_quantize },
+	/* also bpftrace's lhist(): the same buckets */
 	[PLYC_A_LQUANTIZE] = { "lquantize()", HIST, .print = print_lquantize, .json = json_lquantize,
-			       .metric = metric_lquantize },
+			       .metric = metric_lquantize, .bt_print = plyc_bt_lhist_rows,
+			       .bt_json = plyc_bt_lhist_json },
 	/* argdist's report prints these itself (argdist.c); a dump or JSON
 	 * shows them as quantize's, --metrics with bcc's bounds */
 	[PLYC_A_LOG2] = { "quantize()", HIST, .buckets = PLYC_QUANTIZE_BUCKETS,
-			  .print = print_quantize, .json = json_quantize, .metric = metric_log2 },
+			  .print = print_quantize, .json = json_quantize, .metric = metric_log2,
+			  .bt_print = bt_print_quantize, .bt_json = json_quantize },
+	/* bpftrace's, for its front end; a ply-style dump shows them as bpftrace does */
+	[PLYC_A_STATS] = { "stats()", .merge = merge_words, .cmp = cmp_avg, .print = print_stats,
+			   .json = json_stats, .metric_type = type_gauge, .metric = metric_avg,
+			   .bt_group = PLYC_BT_STATS, .bt_cmp = cmp_avg, .bt_print = print_stats,
+			   .bt_json = json_stats },
+	[PLYC_A_HIST] = { "hist()", HIST, .buckets = PLYC_HIST_BUCKETS, .print = print_hist,
+			  .json = plyc_bt_hist_json, .metric = metric_hist, .bt_print = plyc_bt_hist_rows,
+			  .bt_json = plyc_bt_hist_json },
 };
 
 const struct plyc_agg_ops *plyc_agg_ops(const struct plyc_map *m)

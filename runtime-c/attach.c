@@ -117,6 +117,18 @@ int plyc_check_targets(const struct plyc_program *prog)
 	return err;
 }
 
+int plyc_count_probes(const struct plyc_program *prog)
+{
+	int i, n = 0;
+
+	for (i = 0; i < prog->nprobes; i++) {
+		const struct plyc_provider *pv = prog->probes[i].provider;
+
+		n += pv->count && ctxs ? pv->count(&ctxs[i]) : 1;
+	}
+	return n;
+}
+
 int plyc_binary_error(struct plyc_probe_ctx *c, const char *path, int err)
 {
 	if (err == -ENOENT && !strchr(path, '/'))

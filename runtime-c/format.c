@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "plyc_rt.h"
+#include "plyc_btout.h"
 
 #define NSEC_PER_SEC 1000000000LL
 
@@ -110,7 +111,7 @@ void plyc_print_duration(FILE *fp, int64_t ns)
 	fputs(buf, fp);
 }
 
-static void print_walltime(FILE *fp, int64_t mono_ns)
+void plyc_print_walltime(FILE *fp, int64_t mono_ns)
 {
 	int64_t ns = mono_ns + plyc_rt.mono_to_real_ns;
 	int64_t sec = ns / NSEC_PER_SEC, rem = ns % NSEC_PER_SEC;
@@ -128,18 +129,6 @@ static void print_walltime(FILE *fp, int64_t mono_ns)
 		strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
 
 	fprintf(fp, "%s.%09" PRId64, hms, rem);
-}
-
-/* bpftrace's time(FMT): the wall-clock time when the tracer prints the
- * event (not when the probe fired), as strftime(3) formats it. */
-void plyc_print_time(FILE *fp, const char *fmt)
-{
-	char buf[256];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	if (localtime_r(&now, &tm) && strftime(buf, sizeof(buf), fmt, &tm))
-		fputs(buf, fp);
 }
 
 static void print_int(FILE *fp, const struct plyc_type *t, const void *data)
@@ -236,6 +225,12 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 {
 	char sym[PLYC_KSYM_LEN];
 
+	/* printf's %s of a stack, and every value, in bpftrace's tracers */
+	if (plyc_rt.style == PLYC_STYLE_BPFTRACE) {
+		plyc_bt_value(fp, t, data, 8);
+		return;
+	}
+
 	switch (t->kind) {
 	case PLYC_K_INT:
 		if (is_int_size(t->size))
@@ -254,7 +249,7 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 		plyc_print_duration(fp, plyc_load_int(data, t->size));
 		break;
 	case PLYC_K_WALLTIME:
-		print_walltime(fp, plyc_load_int(data, t->size));
+		plyc_print_walltime(fp, plyc_load_int(data, t->size));
 		break;
 	case PLYC_K_SYM:
 		fputs(plyc_ksym(plyc_load_uint(data, t->size), sym, sizeof(sym)),

@@ -197,6 +197,30 @@ const char *plyc_ksym(uint64_t addr, char *buf, size_t len)
 	return buf;
 }
 
+const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len)
+{
+	const struct ksym *sym;
+
+	if (!ksyms.loaded)
+		plyc_ksyms_load("/proc/kallsyms");
+
+	sym = ksym_find(addr);
+	if (!sym)
+		snprintf(buf, len, "0x%" PRIx64, addr);
+	else if (offset)
+		snprintf(buf, len, "%s+%" PRIu64, ksyms.names + sym->name, addr - sym->addr);
+	else
+		snprintf(buf, len, "%s", ksyms.names + sym->name);
+	return buf;
+}
+
+const char *plyc_ksym_text(uint64_t addr, char *buf, size_t len)
+{
+	if (plyc_rt.style == PLYC_STYLE_BPFTRACE)
+		return plyc_ksym_bt(addr, 0, buf, len);
+	return plyc_ksym(addr, buf, len);
+}
+
 int plyc_stack_read(int64_t id, uint64_t ips[PLYC_STACK_DEPTH])
 {
 	uint32_t key;

@@ -29,6 +29,7 @@
 #include "plyc_metrics.h"
 #include "plyc_verifier.h"
 #include "plyc_output.h"
+#include "plyc_btout.h"
 
 struct options {
 	const char *cmd;
@@ -43,6 +44,7 @@ struct options {
 	int nargs;
 	const char *metrics;       /* --metrics [ADDR:]PORT */
 	const char *metrics_prefix;
+	int quiet;                 /* -q: no "Attaching N probes..." (bpftrace's style) */
 };
 
 static volatile sig_atomic_t stopping;
@@ -103,7 +105,8 @@ void plyc_request_exit(int code)
 }
 
 /* printf output: straight to the output in text mode; in JSON mode
- * collected and written as one {"printf": "..."} line. */
+ * collected and written as one {"printf": "..."} line (bpftrace's style:
+ * {"type": "printf", "data": "..."}). */
 static char *text_buf;
 static size_t text_len;
 
@@ -119,9 +122,14 @@ void plyc_text_end(FILE *fp)
 	if (!plyc_rt.json || !fp)
 		return;
 	fclose(fp);
+	if (plyc_rt.style == PLYC_STYLE_BPFTRACE) {
+		plyc_bt_json_printf(plyc_rt.out, text_buf ? text_buf : "", text_len);
+		goto out;
+	}
 	fputs("{\"printf\": ", plyc_rt.out);
 	plyc_json_string(plyc_rt.out, text_buf ? text_buf : "", text_len);
 	fputs("}\n", plyc_rt.out);
+out:
 	free(text_buf);
 	text_buf = NULL;
 	text_len = 0;
@@ -129,15 +137,16 @@ void plyc_text_end(FILE *fp)
 
 static void usage(FILE *fp)
 {
-	int i;
+	int bt = P->style == PLYC_STYLE_BPFTRACE, i;
 
 	fprintf(fp,
-		"Usage: %s [-c CMD] [-p PID] [-d SECONDS] [-f text|json] [-o FILE] [-k] [-v]\n"
+		"Usage: %s [-c CMD] [-p PID] [-d SECONDS] [-f text|json] [-o FILE] [-k] [-v]%s\n"
 		"       %*s [--metrics [ADDR:]PORT] [--metrics-prefix NAME]\n"
 		"       %*s [--btf FILE] [-h] [--version] [ARG...]\n"
 		"\n"
 		"Tracer built by plyc %s from %s. Probes:\n",
-		P->name, (int)strlen(P->name), "", (int)strlen(P->name), "", P->version, P->script);
+		P->name, bt ? " [-q]" : "", (int)strlen(P->name), "", (int)strlen(P->name), "", P->version,
+		P->script);
 	for (i = 0; i < P->nprobes; i++)
 		fprintf(fp, "  %s: %s\n", P->probes[i].where, P->probes[i].spec);
 	fprintf(fp,
@@ -146,9 +155,10 @@ static void usage(FILE *fp)
 		"  -c CMD       run CMD once the probes are attached; trace until it exits\n"
 		"  -p PID       $target is PID; stop when it exits\n"
 		"  -d SECONDS   stop after this long\n"
-		"  -f FORMAT    text (ply's format, default) or json (one object per line)\n"
+		"  -f FORMAT    text (%s format, default) or json (one object per line)\n"
 		"  -o FILE      write output to FILE\n"
 		"  -k           keep going when events are lost\n"
+		"%s"
 		"  -v           show libbpf's and the loader's diagnostics\n"
 		"  --btf FILE   kernel BTF to use instead of the running kernel's\n"
 		"  --metrics [ADDR:]PORT\n"
@@ -161,7 +171,7 @@ static void usage(FILE *fp)
 		"Examples:\n"
 		"  %s -d 5            trace for five seconds\n"
 		"  %s -c 'ls /tmp'    trace while a command runs\n",
-		P->name, P->name);
+		bt ? "bpftrace's" : "ply's", bt ? "  -q           no \"Attaching N probes...\"\n" : "", P->name, P->name);
 }
 
 static int fail(const char *fmt, ...)
@@ -189,7 +199,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+c:p:d:f:o:kvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:p:d:f:o:kqvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->cmd = optarg;
@@ -215,6 +225,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'k':
 			o->keep_going = 1;
+			break;
+		case 'q':
+			if (P->style != PLYC_STYLE_BPFTRACE)
+				return fail("-q is for tracers of bpftrace scripts (ply's output has no banner)");
+			o->quiet = 1;
 			break;
 		case 'v':
 			o->verbose = 1;
@@ -525,6 +540,32 @@ static void report_costs(struct bpf_object *obj)
 	}
 }
 
+static int cmp_map_name(const void *a, const void *b)
+{
+	const struct plyc_map *const *x = a, *const *y = b;
+
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* bpftrace's exit dump: two newlines, then every map in name order. */
+static void dump_by_name(const struct plyc_program *prog)
+{
+	const struct plyc_map **order = calloc((size_t)prog->nmaps + 1, sizeof(*order));
+	int i;
+
+	plyc_bt_exit_banner(plyc_rt.out);
+	if (!order) {
+		fail("out of memory");
+		return;
+	}
+	for (i = 0; i < prog->nmaps; i++)
+		order[i] = &prog->maps[i];
+	qsort(order, (size_t)prog->nmaps, sizeof(*order), cmp_map_name);
+	for (i = 0; i < prog->nmaps; i++)
+		plyc_map_dump(order[i]);
+	free(order);
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -557,6 +598,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	prog->target_pid = o.pid ? o.pid : -1;
 	plyc_rt_init();
 	plyc_rt.json = o.json;
+	plyc_rt.style = prog->style;
 	if (o.outfile) {
 		plyc_rt.out = fopen(o.outfile, "w");
 		if (!plyc_rt.out)
@@ -646,6 +688,11 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		}
 	}
 
+	/* bpftrace says it before BEGIN runs */
+	if (prog->style == PLYC_STYLE_BPFTRACE && !o.quiet) {
+		plyc_bt_attached(plyc_rt.out, plyc_count_probes(prog));
+		fflush(plyc_rt.out);
+	}
 	if (plyc_once_run(prog, obj, &plyc_provider_begin)) {
 		failed = 1;
 		goto cleanup;
@@ -744,7 +791,9 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	 * time since the last report, unless a report ended the run (-n, -d). */
 	if (prog->argdist && !exit_requested)
 		plyc_argdist_report(prog->maps, prog->argdist);
-	for (i = 0; i < prog->nmaps && !prog->argdist; i++)
+	if (prog->style == PLYC_STYLE_BPFTRACE)
+		dump_by_name(prog);
+	for (i = 0; i < prog->nmaps && !prog->argdist && prog->style != PLYC_STYLE_BPFTRACE; i++)
 		plyc_map_dump(&prog->maps[i]);
 	fflush(plyc_rt.out);
 	plyc_detach_in_background(&links);

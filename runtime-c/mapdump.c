@@ -122,6 +122,10 @@ static void print_json(FILE *fp, const struct plyc_map *m,
 void plyc_map_print(FILE *fp, const struct plyc_map *m,
 		    struct plyc_entry *ents, size_t n)
 {
+	if (plyc_rt.style == PLYC_STYLE_BPFTRACE) {
+		plyc_bt_map_print(fp, m, ents, n);
+		return;
+	}
 	if (!n)
 		return;
 
@@ -257,7 +261,19 @@ out:
 	return 0;
 }
 
+static int dump(const struct plyc_map *m, uint32_t top, uint32_t div);
+
 int plyc_map_dump(const struct plyc_map *m)
+{
+	return dump(m, 0, 1);
+}
+
+int plyc_map_dump_top(const struct plyc_map *m, uint32_t top, uint32_t div)
+{
+	return dump(m, top, div);
+}
+
+static int dump(const struct plyc_map *m, uint32_t top, uint32_t div)
 {
 	struct plyc_entry *ents = NULL;
 	char *keys = NULL, *vals = NULL;
@@ -271,8 +287,9 @@ int plyc_map_dump(const struct plyc_map *m)
 	if (err)
 		return err;
 
-	if (n) {
-		ents = calloc(n, sizeof(*ents));
+	/* bpftrace prints empty maps too (a blank line) */
+	if (n || plyc_rt.style == PLYC_STYLE_BPFTRACE) {
+		ents = calloc(n ? n : 1, sizeof(*ents));
 		if (!ents) {
 			err = -ENOMEM;
 			goto out;
@@ -281,7 +298,10 @@ int plyc_map_dump(const struct plyc_map *m)
 			ents[i].key = keys + i * m->key_size;
 			ents[i].value = vals + i * m->value_size;
 		}
-		plyc_map_print(plyc_rt.out ? plyc_rt.out : stdout, m, ents, n);
+		if (plyc_rt.style == PLYC_STYLE_BPFTRACE)
+			plyc_bt_map_print_top(plyc_rt.out ? plyc_rt.out : stdout, m, ents, n, top, div);
+		else
+			plyc_map_print(plyc_rt.out ? plyc_rt.out : stdout, m, ents, n);
 		fflush(plyc_rt.out ? plyc_rt.out : stdout);
 	}
 	err = (int)n;
@@ -304,38 +324,50 @@ static void *zero_value(const struct plyc_map *m)
 				       : m->value_size);
 }
 
-int plyc_map_clear(const struct plyc_map *m)
+/* Every key of the map, collected first: deleting or updating while
+ * walking would restart the walk of a hash map. 0 or a negative errno. */
+static int collect_keys(const struct plyc_map *m, char **keysp, size_t *np)
 {
-	size_t ks = m->key_size, cap = 0, n = 0, i;
-	char *keys = NULL, *prev = NULL;
-	void *zero = NULL;
-	int err = 0;
+	size_t ks = m->key_size ? m->key_size : 1, cap = 0, n = 0;
+	char *keys = NULL, *prev;
 	void *tmp;
 
-	if (m->fd < 0)
-		return -EBADF;
-
-	/* Collect the keys first, then delete: deleting while walking
-	 * would restart the walk of a hash map. */
 	for (;;) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
-			tmp = realloc(keys, cap * (ks ? ks : 1));
+			tmp = realloc(keys, cap * ks);
 			if (!tmp) {
-				err = -ENOMEM;
-				goto out;
+				free(keys);
+				return -ENOMEM;
 			}
 			keys = tmp;
 		}
 
 		prev = n ? keys + (n - 1) * ks : NULL;
 		if (bpf_map_get_next_key(m->fd, prev, keys + n * ks)) {
-			if (errno != ENOENT)
-				err = -errno;
+			if (errno != ENOENT) {
+				free(keys);
+				return -errno;
+			}
 			break;
 		}
 		n++;
 	}
+	*keysp = keys;
+	*np = n;
+	return 0;
+}
+
+int plyc_map_clear(const struct plyc_map *m)
+{
+	size_t ks = m->key_size ? m->key_size : 1, n = 0, i;
+	char *keys = NULL;
+	void *zero = NULL;
+	int err;
+
+	if (m->fd < 0)
+		return -EBADF;
+	err = collect_keys(m, &keys, &n);
 
 	for (i = 0; i < n && !err; i++) {
 		if (!bpf_map_delete_elem(m->fd, keys + i * ks) || errno == ENOENT)
@@ -353,7 +385,26 @@ int plyc_map_clear(const struct plyc_map *m)
 		if (bpf_map_update_elem(m->fd, keys + i * ks, zero, BPF_ANY))
 			err = -errno;
 	}
-out:
+	free(zero);
+	free(keys);
+	return err;
+}
+
+int plyc_map_zero(const struct plyc_map *m)
+{
+	size_t ks = m->key_size ? m->key_size : 1, n = 0, i;
+	char *keys = NULL;
+	void *zero;
+	int err;
+
+	if (m->fd < 0)
+		return -EBADF;
+	if (!(zero = zero_value(m)))
+		return -ENOMEM;
+	err = collect_keys(m, &keys, &n);
+	for (i = 0; i < n && !err; i++)
+		if (bpf_map_update_elem(m->fd, keys + i * ks, zero, BPF_EXIST) && errno != ENOENT)
+			err = -errno;
 	free(zero);
 	free(keys);
 	return err;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "plyc_rt.h"
+#include "plyc_btout.h"
 
 /* Where one entry's --metrics samples go. */
 struct plyc_metric_out {
@@ -47,6 +48,13 @@ struct plyc_agg_ops {
 	const char *(*metric_type)(const struct plyc_map *m, const char **suffix);
 	/* one entry's samples */
 	void (*metric)(const struct plyc_metric_out *o, const void *v);
+	/* bpftrace's output (btoutput.c): which of its printers shows the
+	 * kind, how it orders entries (<0, 0, >0; 0 leaves it to the keys),
+	 * one merged value in its text (rows for a hist) and in its JSON */
+	enum plyc_bt_group bt_group;
+	int (*bt_cmp)(const struct plyc_map *m, const void *a, const void *b);
+	void (*bt_print)(FILE *fp, const struct plyc_map *m, const void *v);
+	void (*bt_json)(FILE *fp, const struct plyc_map *m, const void *v);
 };
 
 /* The entry of m's kind (PLYC_A_NONE's for an unknown kind). */

@@ -18,6 +18,8 @@ struct plyc_links {
 /* Every probe's target exists on this device (its provider's resolve),
  * before the load. */
 int plyc_check_targets(const struct plyc_program *prog);
+/* The probes as bpftrace counts them, after plyc_check_targets. */
+int plyc_count_probes(const struct plyc_program *prog);
 /* Whether probe i resolved to syscall wrappers (for plyc_params.kwrap). */
 int plyc_probe_wrapped(int probe);
 /* Program settings that depend on the device (providers' prepare), before load. */

@@ -60,6 +60,7 @@ struct plyc_program {
 	int (*handle_event)(const void *data, size_t size);
 	const struct plyc_argdist *argdist;   /* argdist tracers report their own way */
 	long default_pid;          /* -p built in (argdist -p): the default for -p */
+	enum plyc_style style;     /* whose output: ply's or bpftrace's (plyc build --output-style) */
 };
 
 int plyc_main(struct plyc_program *prog, int argc, char **argv);

@@ -31,6 +31,9 @@ struct plyc_provider {
 	/* NULL: the tracer runs the program itself (BEGIN, END). */
 	int (*attach)(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
 		      struct plyc_links *links);
+	/* How many probes bpftrace would count this one as, once resolved
+	 * (its "Attaching N probes..."): each match of a wildcard. NULL: 1. */
+	int (*count)(const struct plyc_probe_ctx *c);
 	/* Whether the probe resolved to syscall wrappers (plyc_params.kwrap). */
 	int (*wrapped)(const struct plyc_probe_ctx *c);
 	/* What `state` holds besides itself (state itself the tracer frees). */

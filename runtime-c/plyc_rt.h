@@ -49,6 +49,15 @@ enum plyc_agg {
 	PLYC_A_QUANTIZE,  /* u64 buckets[64]; signed args: bucket 63 counts < 0 */
 	PLYC_A_LQUANTIZE, /* u64 buckets[nbuckets]: [0] < min, [last] >= max */
 	PLYC_A_LOG2,      /* u64 buckets[64] in bcc's log2 layout: [0] is 0, [i] is [2^(i-1), 2^i) */
+	PLYC_A_STATS,     /* struct plyc_avg: bpftrace's stats(), count, average and total */
+	PLYC_A_HIST,      /* u64 buckets[65], bpftrace's hist(): [0] < 0, [1] 0, [i] [2^(i-2), 2^(i-1)) */
+};
+
+/* Whose output a tracer prints, chosen when it is built: ply's (the
+ * default) or bpftrace 0.17's (btoutput.c, docs/bpftrace.md "Output"). */
+enum plyc_style {
+	PLYC_STYLE_PLY,
+	PLYC_STYLE_BPFTRACE,
 };
 
 /* BPF-side value layouts of the aggregations that need more than one word.
@@ -65,6 +74,7 @@ struct plyc_avg {
 };
 
 #define PLYC_QUANTIZE_BUCKETS 64
+#define PLYC_HIST_BUCKETS 65
 
 struct plyc_map {
 	const char *name;          /* as printed: "@", "@name", "rx" */
@@ -85,6 +95,7 @@ struct plyc_map {
 struct plyc_rt {
 	FILE *out;
 	int json;                  /* -f json */
+	enum plyc_style style;     /* ply's text and JSON, or bpftrace's */
 	int utf8;                  /* draw histogram bars with Unicode blocks */
 	int stack_fd;              /* stack map, or -1 */
 	int64_t mono_to_real_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
@@ -97,7 +108,8 @@ extern struct plyc_rt plyc_rt;
  * mono_to_real_ns from the clocks. Leaves json and stack_fd alone. */
 void plyc_rt_init(void);
 
-/* Default format of one value, no trailing newline. */
+/* Default format of one value, no trailing newline (bpftrace's in its
+ * style: plyc_bt_value). */
 void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data);
 /* The same value as one JSON value. */
 void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data);
@@ -110,15 +122,21 @@ int plyc_is_zero(const void *p, size_t n);   /* every byte 0 */
  * " 512us", "1.05 s", "  17 M", ... Returns snprintf's result. */
 int plyc_fmt_duration(char *buf, size_t len, int64_t ns);
 void plyc_print_duration(FILE *fp, int64_t ns);
-/* The wall-clock time now, as strftime(3) formats it with fmt. */
-void plyc_print_time(FILE *fp, const char *fmt);
+/* a CLOCK_MONOTONIC time as local HH:MM:SS.nnnnnnnnn */
+void plyc_print_walltime(FILE *fp, int64_t mono_ns);
 
 /* Dump one map in ply's layout (or one JSON line): blank line, "NAME:",
  * one line per entry sorted by value then key. Prints nothing for an empty
  * map. Returns the number of entries, or a negative errno. */
 int plyc_map_dump(const struct plyc_map *m);
+/* bpftrace's print(@map, top, div) (its style only; ply's prints it all):
+ * the `top` largest entries (0: all), values divided by div. */
+int plyc_map_dump_top(const struct plyc_map *m, uint32_t top, uint32_t div);
 /* Delete every entry. Returns 0 or a negative errno. */
 int plyc_map_clear(const struct plyc_map *m);
+/* Set every entry's value to zero, keeping the keys (bpftrace's zero()).
+ * Returns 0 or a negative errno. */
+int plyc_map_zero(const struct plyc_map *m);
 /* Every key and its merged value, into two malloc'd arrays of *n records
  * (key_size and value_size bytes each). 0 or a negative errno. */
 int plyc_map_collect(const struct plyc_map *m, char **keys, char **vals, size_t *n);
@@ -174,6 +192,13 @@ int plyc_report_refusals(const char *name, int stats_fd, const struct plyc_map *
  * /proc/kallsyms is read the first time a symbol is needed. */
 #define PLYC_KSYM_LEN 600
 const char *plyc_ksym(uint64_t addr, char *buf, size_t len);
+
+/* The same as bpftrace prints it: "sym", or with offset "sym+off" (also
+ * "+0"); "0x..." when unknown. */
+const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len);
+
+/* printf's %s of a kernel address: plyc_ksym, or bpftrace's ksym(). */
+const char *plyc_ksym_text(uint64_t addr, char *buf, size_t len);
 
 /* (Re)load the symbol cache from a kallsyms-format file. Only text
  * symbols (t/T) are kept. Returns the number of symbols, or a negative

@@ -113,7 +113,7 @@ def c_out(tmp_path_factory):
     subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2", f"-I{rt}",
                     str(ROOT / "tests/c/test_metrics.c"),
                     *[str(rt / f) for f in ("metrics.c", "mapdump.c", "aggregations.c", "format.c",
-                                            "ksyms.c", "json.c")],
+                                            "ksyms.c", "json.c", "btoutput.c")],
                     "-lbpf", "-lelf", "-lz", "-o", str(tmp / "tm")], check=True, capture_output=True, text=True)
     subprocess.run([str(tmp / "tm"), str(tmp)], check=True, timeout=30)
     return {p.stem: p.read_bytes().decode("utf-8") for p in tmp.glob("*.txt")}
@@ -198,6 +198,24 @@ def test_argdist_log2_family(c_out):
         'plyc_lat_bucket{le="+Inf"} 6\n'
         "plyc_lat_sum 29\n"
         "plyc_lat_count 6\n")
+
+
+def test_bt_hist_and_stats_families(c_out):
+    """bpftrace's hist(): le -1 (below 0), 0, 1, 3, 7 up to the highest
+    non-empty bucket; OpenMetrics without _sum (negative bounds). stats():
+    the exact mean, as avg()."""
+    buckets = ('plyc_h_bucket{le="-1.0"} 1\n'
+               'plyc_h_bucket{le="0.0"} 3\n'
+               'plyc_h_bucket{le="1.0"} 3\n'
+               'plyc_h_bucket{le="3.0"} 3\n'
+               'plyc_h_bucket{le="7.0"} 4\n'
+               'plyc_h_bucket{le="+Inf"} 4\n')
+    assert c_out["family_bt_hist"] == (
+        "# HELP plyc_h @h: hist() in t.ply\n# TYPE plyc_h histogram\n" + buckets +
+        "plyc_h_sum 1\nplyc_h_count 4\n"
+        "# TYPE plyc_h histogram\n# HELP plyc_h @h: hist() in t.ply\n" + buckets +
+        "plyc_h_count 4\n"
+        "# HELP plyc_s @s: stats() in t.ply\n# TYPE plyc_s gauge\nplyc_s 3.5\n")
 
 
 def test_http_answers(c_out):

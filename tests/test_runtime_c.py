@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime-c"
-SOURCES = ["format.c", "json.c", "ksyms.c", "mapdump.c", "aggregations.c", "verifier.c"]
+SOURCES = ["format.c", "json.c", "ksyms.c", "mapdump.c", "aggregations.c", "btoutput.c", "verifier.c"]
 CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"]
 
 
@@ -378,8 +378,12 @@ def test_json_histograms(out):
 def test_json_lines_parse(out):
     import json
     for name, text in out.items():
-        if name.endswith("_json") and text:
+        if name.endswith("_json") and text and not name.startswith("bt_"):
             assert json.loads(text)["map"].startswith("@")
+        elif name.endswith("_json") and text:
+            # bpftrace's objects, one per line
+            for line in text.splitlines():
+                assert json.loads(line)["type"] in ("map", "hist", "stats")
 
 
 def test_json_values(out):
@@ -439,6 +443,9 @@ def test_bpf_maps(out):
         "dumped 3\n"
         f"\n@lo:\n{{ 1 }}: {low[0]}\n{{ 2 }}: {low[1]}\n{{ 3 }}: {low[2]}\n"
         f"dumped 3 min over {ncpus} cpus\n"
+        "zeroed 0\n"
+        "@[1]: 0\n@[2]: 0\n@[3]: 0\n"
+        "dumped 3\n"
         "cleared 0\n"
         "dumped 0\n"
     )
@@ -474,3 +481,141 @@ def test_verifier_hints(out):
         "this kernel has no BPF helper bpf_probe_read_kernel for this kind of probe (it came in Linux 5.5)\n"
         "this kernel has no BPF helper #999 for this kind of probe\n"
         "-\n")
+
+
+# --- bpftrace's style (runtime-c/btoutput.c) ----------------------------
+# The expected text is what bpftrace 0.17 (Debian 12) printed for the same
+# values from BEGIN (bpftrace -e '... exit(); }'), kept here as bytes.
+
+def btrow(label, count, top):
+    """One hist/lhist row: label in 16 columns, count in 8, a 52-column bar
+    of '@' scaled to the largest count and truncated."""
+    bar = "@" * int(count / top * 52)
+    return f"{label:<16}{count:>8} |{bar:<52}|\n"
+
+
+def bt_hist_labels():
+    """bpftrace's hist() labels from [0] on: [0], [1], [2, 4), ... [512, 1K), ..."""
+    def p(n):
+        for unit, shift in (("T", 40), ("G", 30), ("M", 20), ("K", 10)):
+            if n >= shift:
+                return f"{1 << (n - shift)}{unit}"
+        return str(1 << n)
+    return ["(..., 0)", "[0]", "[1]"] + [f"[{p(i)}, {p(i + 1)})" for i in range(1, 63)]
+
+
+def test_bt_count(out):
+    # values ascending; keys printed as bpftrace does, in [ ]
+    assert out["bt_count"] == "@a[256]: 1\n@a[-1]: 2\n@a[2]: 3\n@a[7]: 4\n"
+    assert out["bt_count_json"] == '{"type": "map", "data": {"@a": {"256": 1, "-1": 2, "2": 3, "7": 4}}}\n'
+    # equal values: plyc orders by key, integers unsigned (bpftrace: its
+    # hash map's order, which changes from run to run)
+    assert out["bt_count_ties"] == "@a[2]: 1\n@a[7]: 1\n@a[256]: 1\n@a[-1]: 1\n"
+
+
+def test_bt_plain_keys(out):
+    # string values: by key, first member first; strings unpadded
+    assert out["bt_plain_keys"] == "@t[a, 1]: z\n@t[a, 3]: y\n@t[a, -1]: w\"\xe9\n@t[b, 2]: x\n"
+    # bpftrace escapes bytes above 0x7f as negative chars: \uffffffc3
+    assert out["bt_plain_keys_json"] == (
+        '{"type": "map", "data": {"@t": {"a,1": "z", "a,3": "y", '
+        '"a,-1": "w\\"\\uffffffc3\\uffffffa9", "b,2": "x"}}}\n')
+    assert out["bt_plain_ints"] == "@b[2]: -5\n@b[1]: 3\n"
+
+
+def test_bt_hist(out):
+    # bpftrace 0.17 printed these rows but the last: it counts every value
+    # of 2^31 or more in [2G, 4G); plyc goes on to [4G, 8G) and up to 2^63
+    labels = bt_hist_labels()
+    counts = {0: 1, 1: 1, 2: 2, 3: 1, 12: 1, 23: 1, 34: 1}
+    rows = "".join(btrow(labels[i], counts.get(i, 0), 2) for i in range(35))
+    assert out["bt_hist"] == "@h: \n" + rows + "\n"
+    assert rows.startswith("(..., 0)               1 |" + "@" * 26 + " " * 26 + "|\n")
+    assert "[1K, 2K)               1 |" in rows and "[4G, 8G)" in rows
+    buckets = ['{"max": -1, "count": 1}', '{"min": 0, "max": 0, "count": 1}',
+               '{"min": 1, "max": 1, "count": 2}'] + [
+        f'{{"min": {1 << i}, "max": {(2 << i) - 1}, "count": {counts.get(i + 2, 0)}}}' for i in range(1, 33)]
+    assert out["bt_hist_json"] == '{"type": "hist", "data": {"@h": [' + ", ".join(buckets) + "]}}\n"
+    # zero(@h): the name and no rows
+    assert out["bt_hist_zeroed"] == "@h: \n\n"
+
+
+def test_bt_hist_keys(out):
+    labels = bt_hist_labels()
+    # by total count: @g[1] (1), @g[2] (3), @g[3] (3, ties by key)
+    g1 = "@g[1]: \n" + btrow("[2, 4)", 1, 1)
+    g2 = "@g[2]: \n" + "".join(btrow(labels[i], {3: 1, 8: 2}.get(i, 0), 2) for i in range(3, 9))
+    g3 = "@g[3]: \n" + "".join(btrow(labels[i], {2: 1, 42: 2}.get(i, 0), 2) for i in range(2, 43))
+    assert out["bt_hist_keys"] == g1 + "\n" + g2 + "\n" + g3 + "\n"
+    assert g3.endswith("[512G, 1T)             0 |" + " " * 52 + "|\n[1T, 2T)               2 |" + "@" * 52 + "|\n")
+    assert out["bt_hist_keys_json"].startswith(
+        '{"type": "hist", "data": {"@g": {"1": [{"min": 2, "max": 3, "count": 1}], "2": [')
+
+
+def test_bt_lhist(out):
+    # lhist(x, 0, 100, 10) of -5, 3, 35, 100, 250
+    labels = ["(..., 0)"] + [f"[{i}, {i + 10})" for i in range(0, 100, 10)] + ["[100, ...)"]
+    counts = {0: 1, 1: 1, 4: 1, 11: 2}
+    assert out["bt_lhist"] == "@l: \n" + "".join(btrow(labels[i], counts.get(i, 0), 2) for i in range(12)) + "\n"
+    buckets = ['{"max": -1, "count": 1}'] + [
+        f'{{"min": {lo}, "max": {lo + 9}, "count": {counts.get(lo // 10 + 1, 0)}}}' for lo in range(0, 100, 10)
+    ] + ['{"min": 100, "count": 2}']
+    assert out["bt_lhist_json"] == '{"type": "hist", "data": {"@l": [' + ", ".join(buckets) + "]}}\n"
+    # bounds in K and M when whole
+    assert out["bt_lhist_k"] == ("@j: \n" + btrow("[0, 1K)", 1, 1) + btrow("[1K, 2K)", 0, 1) +
+                                 btrow("[2K, 3K)", 1, 1) + "\n")
+    assert out["bt_lhist_m"] == ("@k: \n" + btrow("[0, 1M)", 1, 1) + btrow("[1M, 2M)", 0, 1) +
+                                 btrow("[2M, ...)", 1, 1) + "\n")
+
+
+def test_bt_avg_stats(out):
+    # by average; a blank line after the dump
+    assert out["bt_avg"] == "@a[2]: 4\n@a[1]: 10\n@a[3]: 11\n\n"
+    assert out["bt_avg_json"] == '{"type": "stats", "data": {"@a": {"2": 4, "1": 10, "3": 11}}}\n'
+    assert out["bt_stats"] == ("@s[2]: count 3, average 4, total 12\n@s[1]: count 1, average 10, total 10\n"
+                               "@s[3]: count 1, average 11, total 11\n\n")
+    assert out["bt_stats_json"] == (
+        '{"type": "stats", "data": {"@s": {"2": {"count": 3, "average": 4, "total": 12}, '
+        '"1": {"count": 1, "average": 10, "total": 10}, "3": {"count": 1, "average": 11, "total": 11}}}}\n')
+    assert out["bt_stats_nokey"] == "@s: count 3, average 4, total 12\n\n"
+    assert out["bt_stats_nokey_json"] == '{"type": "stats", "data": {"@s": {"count": 3, "average": 4, "total": 12}}}\n'
+
+
+def test_bt_empty(out):
+    # an empty map is a blank line (two for avg and stats: PLYC_A_AVG 5,
+    # PLYC_A_STATS 9); a key-less count() is 0; JSON prints nothing
+    assert out["bt_empty"] == "0:\n2:\n5:\n\n9:\n\n10:\n1:\n@c: 0\n"
+    assert out["bt_empty_json"] == '{"type": "map", "data": {"@c": 0}}\n'
+
+
+def test_bt_events(out):
+    text = ("Attaching 1 probe...\nAttaching 8 probes...\n5\nstr\n(5, ab, -2)\nab\\x01\\x0a\n0x1234\n\n\n")
+    json = ('{"type": "attached_probes", "data": {"probes": 1}}\n'
+            '{"type": "attached_probes", "data": {"probes": 8}}\n'
+            '{"type": "value", "data": 5}\n{"type": "value", "data": "str"}\n'
+            '{"type": "value", "data": [5,"ab",-2]}\n{"type": "value", "data": "ab\\\\x01\\\\x0a"}\n'
+            '{"type": "value", "data": 0x1234}\n\n\n')
+    printf = '{"type": "printf", "data": "a\\tb \\"3\\"\\n\\u0001\\uffffffc3\\uffffffa9"}\n'
+    assert out["bt_events"] == text + json + printf
+
+
+def test_bt_top_div_time_join(out):
+    import time
+    year = time.strftime("%Y", time.gmtime())
+    assert out["bt_top_div"] == (
+        # print(@a, 2), print(@a, 0, 2)
+        "@a[2]: 2\n@a[3]: 3\n" "@a[1]: 0\n@a[2]: 1\n@a[3]: 1\n"
+        # print(@h, 0, 2) of hist(3) three times and hist(5)
+        "@h: \n" + btrow("[2, 4)", 3, 3).replace("       3 |", "       1 |")
+        + btrow("[4, 8)", 1, 3).replace("       1 |", "       0 |") + "\n"
+        # print(@v, 1, 3) of avg(); print(@s, 1, 3) of stats(): all, undivided
+        "@v[2]: 10\n\n"
+        "@s[1]: count 1, average 10, total 10\n@s[2]: count 1, average 30, total 30\n\n"
+        # print(@p, 0, 2) of 7 and -9
+        "@p[2]: -4\n@p[1]: 3\n"
+        '{"type": "map", "data": {"@p": {"2": -4, "1": 3}}}\n'
+        '{"type": "hist", "data": {"@h": [{"min": 2, "max": 3, "count": 1}, {"min": 4, "max": 7, "count": 0}]}}\n'
+        '{"type": "join", "data": "/bin/echo a b"}\n'
+        "/bin/echo a b\n/bin/echo,a,b\n"
+        f"{year}|"
+        f'{{"type": "time", "data": "{year}\\n"}}\n')

@@ -29,7 +29,7 @@ def conversion(conv: P.Conv, field, typ) -> list:
             return [f'fprintf(fp, "%{spec}.*s", (int){n}, (const char *){ref});']
         return ["{",
                 "\tchar sym[256];",
-                f'\tfprintf(fp, "%{spec}s", plyc_ksym({ref}, sym, sizeof(sym)));',
+                f'\tfprintf(fp, "%{spec}s", plyc_ksym_text({ref}, sym, sizeof(sym)));',
                 "}"]
     prec = f".{conv.prec}" if conv.prec is not None else ""
     if conv.conv in "di":
@@ -58,7 +58,14 @@ def printf_body(er: EventRes) -> list:
 
 def print_body(er: EventRes) -> list:
     pairs = list(zip(er.fields, er.event.arg_types))
-    lines = ["FILE *fp = plyc_rt.out;", "", "if (plyc_rt.json) {", '\tfputs("{\\"print\\": [", fp);']
+    lines = ["FILE *fp = plyc_rt.out;", ""]
+    if pairs:
+        # bpftrace's print(a), and of a tuple
+        lines += ["if (plyc_rt.style == PLYC_STYLE_BPFTRACE) {",
+                  "\tconst struct plyc_type *t[] = { " + ", ".join(type_literal(t) for f, t in pairs) + " };",
+                  "\tconst void *v[] = { " + ", ".join(f"&e->{f.name}" for f, t in pairs) + " };", "",
+                  f"\tplyc_bt_print(fp, t, v, {len(pairs)});", "\treturn;", "}"]
+    lines += ["if (plyc_rt.json) {", '\tfputs("{\\"print\\": [", fp);']
     for i, (f, t) in enumerate(pairs):
         if i:
             lines.append('\tfputs(", ", fp);')
@@ -85,8 +92,7 @@ def _event_body(er: EventRes, res: Resources) -> list:
     if kind == "exit":
         return ["plyc_request_exit((int)e->a0);"]
     if kind == "time":
-        return ["FILE *fp = plyc_text_begin();", "", "if (!fp)", "\treturn;",
-                f"plyc_print_time(fp, {c_string(er.event.parts[0].encode())});", "plyc_text_end(fp);"]
+        return [f"plyc_bt_time(plyc_rt.out, {c_string(er.event.parts[0].encode())});"]
     if kind == "report":
         return ["plyc_argdist_report(maps, &argdist);"]
     index = res.maps.index(er.map)

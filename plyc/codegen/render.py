@@ -221,7 +221,8 @@ def loader_context(res: Resources, bpf_c: str, argdist=None, origin=None) -> dic
                 default_pid=argdist.default_pid or 0 if argdist else 0)
 
 
-def render(program: ir_nodes.Program, res: Resources, argdist=None, origin=None) -> Generated:
+def render(program: ir_nodes.Program, res: Resources, argdist=None, origin=None,
+           style: str = "ply") -> Generated:
     j = _env()
     bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(program, res))
     guard = re.sub(r"\W", "_", res.name).upper()
@@ -229,5 +230,6 @@ def render(program: ir_nodes.Program, res: Resources, argdist=None, origin=None)
         version=__version__, script=res.script, guard=guard, records=_records(res),
         nargs_dim=max(1, res.nargs), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
-    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, argdist, origin))
+    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, argdist, origin),
+                                                     style=f"PLYC_STYLE_{style.upper()}")
     return Generated(bpf_c, header, loader_c)

@@ -401,6 +401,16 @@ static __always_inline __u32 plyc_bcc_log2_bucket(__u64 v)
 	return b < 63 ? b + 1 : 63;
 }
 
+/* bpftrace's hist(): [0] below 0, [1] 0, [2 + log2(v)] above. */
+static __always_inline __u32 plyc_bt_hist_bucket(__s64 v)
+{
+	if (v < 0)
+		return 0;
+	if (!v)
+		return 1;
+	return plyc_log2_bucket((__u64)v, 0) + 2;
+}
+
 /* lquantize: [0] below min, [1 + (v - min) / step] inside, [n - 1] at or above max. */
 static __always_inline __u32 plyc_lin_bucket(__s64 v, __s64 min, __s64 max, __s64 step, __u32 n)
 {

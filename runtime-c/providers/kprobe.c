@@ -332,12 +332,20 @@ static void release(struct plyc_probe_ctx *c)
 	vmlinux = NULL;
 }
 
+/* each function a glob matches, as bpftrace counts them */
+static int count(const struct plyc_probe_ctx *c)
+{
+	const struct kstate *k = c->state;
+
+	return k && plyc_has_glob(D(c)->target) && k->funcs.n ? (int)k->funcs.n : 1;
+}
+
 const struct plyc_provider plyc_provider_kprobe = {
 	.name = "kprobe", .resolve = resolve, .prepare = prepare, .attach = attach, .wrapped = wrapped,
-	.release = release,
+	.release = release, .count = count,
 };
 
 const struct plyc_provider plyc_provider_kretprobe = {
 	.name = "kretprobe", .resolve = resolve, .prepare = prepare, .attach = attach, .wrapped = wrapped,
-	.release = release,
+	.release = release, .count = count,
 };

@@ -76,6 +76,20 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	return attach_one(group, event, &t) ? -1 : 0;
 }
 
+/* each tracepoint a glob matches, as bpftrace counts them */
+static int count(const struct plyc_probe_ctx *c)
+{
+	char group[256];
+	const char *event;
+	int n;
+
+	split(c, group, sizeof(group), &event);
+	if (!plyc_has_glob(event))
+		return 1;
+	n = plyc_tp_glob(group, event, count_match, NULL);
+	return n > 0 ? n : 1;
+}
+
 const struct plyc_provider plyc_provider_tracepoint = {
-	.name = "tracepoint", .resolve = resolve, .attach = attach,
+	.name = "tracepoint", .resolve = resolve, .attach = attach, .count = count,
 };

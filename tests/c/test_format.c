@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 
 #include "plyc_rt.h"
+#include "plyc_btout.h"
 #include "plyc_verifier.h"
 
 static const char *outdir;
@@ -675,6 +676,13 @@ static void case_bpf(void)
 	fprintf(fp, "dumped %d\n", ret);
 	ret = plyc_map_dump(&mm);
 	fprintf(fp, "dumped %d min over %d cpus\n", ret, ncpus);
+	/* bpftrace's zero(): the keys stay, their values are 0 */
+	ret = plyc_map_zero(&m);
+	fprintf(fp, "zeroed %d\n", ret);
+	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	ret = plyc_map_dump(&m);
+	plyc_rt.style = PLYC_STYLE_PLY;
+	fprintf(fp, "dumped %d\n", ret);
 	ret = plyc_map_clear(&m);
 	fprintf(fp, "cleared %d\n", ret);
 	ret = plyc_map_dump(&m);
@@ -704,6 +712,314 @@ static void case_verifier_hints(void)
 
 	for (i = 0; i < ARRAY_SIZE(logs); i++)
 		fprintf(fp, "%s\n", plyc_verifier_hint(logs[i], hint, sizeof(hint)) ? hint : "-");
+	fclose(fp);
+}
+
+/* --- bpftrace's style (btoutput.c): the values of bpftrace runs ------- */
+
+static void bt_dump(const char *name, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
+		    int json)
+{
+	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	dump(name, m, ents, n, json);
+	plyc_rt.style = PLYC_STYLE_PLY;
+}
+
+/* @a[k] = count() with counts 1, 2, 3, 4 under keys 7, -1, 256, 2 */
+static void case_bt_count(void)
+{
+	struct plyc_map m = {
+		.name = "@a", .agg = PLYC_A_COUNT, .nkeys = 1, .keys = f_s32,
+		.key_size = 4, .value = t_u64, .value_size = 8,
+	};
+	int32_t keys[] = { 7, -1, 256, 2 };
+	uint64_t vals[] = { 4, 2, 1, 3 };
+	struct plyc_entry ents[4];
+	size_t i;
+
+	for (i = 0; i < 4; i++)
+		ents[i] = (struct plyc_entry){ &keys[i], &vals[i] };
+	bt_dump("bt_count", &m, ents, 4, 0);
+	bt_dump("bt_count_json", &m, ents, 4, 1);
+	/* ties: by key (bpftrace: its hash map's order) */
+	vals[0] = vals[1] = vals[2] = vals[3] = 1;
+	bt_dump("bt_count_ties", &m, ents, 4, 0);
+}
+
+/* @t[str, int] = "value": by key, strings then integers unsigned */
+static void case_bt_plain_keys(void)
+{
+	struct keyrec {
+		char s[8];
+		int32_t i;
+	} keys[] = { { "b", 2 }, { "a", 3 }, { "a", 1 }, { "a", -1 } };
+	static const struct plyc_field f[] = { { { PLYC_K_STR, 8, 0, 0 }, 0 },
+					       { { PLYC_K_INT, 4, 1, 0 }, 8 } };
+	struct plyc_map m = {
+		.name = "@t", .agg = PLYC_A_NONE, .nkeys = 2, .keys = f,
+		.key_size = sizeof(keys[0]), .value = t_lit8, .value_size = 8,
+	};
+	char vals[4][8] = { "x", "y", "z", "w\"\xc3\xa9" };
+	struct plyc_entry ents[4];
+	size_t i;
+
+	for (i = 0; i < 4; i++)
+		ents[i] = (struct plyc_entry){ &keys[i], vals[i] };
+	bt_dump("bt_plain_keys", &m, ents, 4, 0);
+	bt_dump("bt_plain_keys_json", &m, ents, 4, 1);
+
+	/* plain integers sort by value, signed */
+	m.name = "@b";
+	m.nkeys = 1;
+	m.keys = f_s32;
+	m.key_size = 4;
+	m.value = t_s64;
+	{
+		int32_t k[] = { 1, 2 };
+		int64_t v[] = { 3, -5 };
+
+		for (i = 0; i < 2; i++)
+			ents[i] = (struct plyc_entry){ &k[i], &v[i] };
+		bt_dump("bt_plain_ints", &m, ents, 2, 0);
+	}
+}
+
+/* hist(-1), hist(0), hist(1) twice, hist(2), hist(1500), hist(3000000),
+ * hist(5000000000) */
+static void case_bt_hist(void)
+{
+	struct plyc_map m = {
+		.name = "@h", .agg = PLYC_A_HIST, .value = t_s64,
+		.value_size = 8 * PLYC_HIST_BUCKETS + 8, .nbuckets = PLYC_HIST_BUCKETS,
+	};
+	uint64_t h[PLYC_HIST_BUCKETS + 1] = { 0 };
+	struct plyc_entry e = { NULL, h };
+
+	h[0] = 1;		/* -1 */
+	h[1] = 1;		/* 0 */
+	h[2] = 2;		/* 1 */
+	h[3] = 1;		/* 2 */
+	h[2 + 10] = 1;		/* 1500: [1K, 2K) */
+	h[2 + 21] = 1;		/* 3000000: [2M, 4M) */
+	h[2 + 32] = 1;		/* 5000000000: [4G, 8G) */
+	bt_dump("bt_hist", &m, &e, 1, 0);
+	bt_dump("bt_hist_json", &m, &e, 1, 1);
+	memset(h, 0, sizeof(h));
+	bt_dump("bt_hist_zeroed", &m, &e, 1, 0);
+}
+
+/* @g[k] = hist(): sorted by their total counts */
+static void case_bt_hist_keys(void)
+{
+	struct plyc_map m = {
+		.name = "@g", .agg = PLYC_A_HIST, .nkeys = 1, .keys = f_s32, .key_size = 4,
+		.value = t_s64, .value_size = 8 * PLYC_HIST_BUCKETS + 8,
+		.nbuckets = PLYC_HIST_BUCKETS,
+	};
+	uint64_t h[3][PLYC_HIST_BUCKETS + 1] = { { 0 } };
+	int32_t keys[] = { 1, 2, 3 };
+	struct plyc_entry ents[3];
+	size_t i;
+
+	h[0][3] = 1;			/* 3 */
+	h[1][3] = 1;			/* 3 */
+	h[1][2 + 6] = 2;		/* 100, twice */
+	h[2][2] = 1;			/* 1, under the key 3 */
+	h[2][2 + 40] = 2;		/* 2^40 */
+	for (i = 0; i < 3; i++)
+		ents[i] = (struct plyc_entry){ &keys[i], h[i] };
+	bt_dump("bt_hist_keys", &m, ents, 3, 0);
+	bt_dump("bt_hist_keys_json", &m, ents, 3, 1);
+}
+
+/* lhist(x, 0, 100, 10) of -5, 3, 35, 100, 250, and one in K */
+static void case_bt_lhist(void)
+{
+	struct plyc_map m = {
+		.name = "@l", .agg = PLYC_A_LQUANTIZE, .value = t_s64, .value_size = 8 * 12 + 8,
+		.lq_min = 0, .lq_max = 100, .lq_step = 10, .nbuckets = 12,
+	};
+	uint64_t h[13] = { 0 };
+	uint64_t j[6] = { 0 };
+	struct plyc_entry e = { NULL, h };
+
+	h[0] = 1;
+	h[1] = 1;
+	h[4] = 1;
+	h[11] = 2;
+	bt_dump("bt_lhist", &m, &e, 1, 0);
+	bt_dump("bt_lhist_json", &m, &e, 1, 1);
+
+	/* lhist(x, 0, 4096, 1024) of 5 and 3000; lhist(x, 0, 2M, 1M) of 2M */
+	m.name = "@j";
+	m.lq_max = 4096;
+	m.lq_step = 1024;
+	m.nbuckets = 6;
+	m.value_size = 8 * 6 + 8;
+	e.value = j;
+	j[1] = 1;
+	j[3] = 1;
+	bt_dump("bt_lhist_k", &m, &e, 1, 0);
+	m.name = "@k";
+	m.lq_max = 2097152;
+	m.lq_step = 1048576;
+	m.nbuckets = 4;
+	memset(j, 0, sizeof(j));
+	j[1] = 1;
+	j[3] = 1;
+	bt_dump("bt_lhist_m", &m, &e, 1, 0);
+}
+
+/* @a[k] = avg(x), @s[k] = stats(x): by average */
+static void case_bt_stats(void)
+{
+	struct plyc_map m = {
+		.name = "@a", .agg = PLYC_A_AVG, .nkeys = 1, .keys = f_s32, .key_size = 4,
+		.value = t_s64, .value_size = 16,
+	};
+	int32_t keys[] = { 1, 2, 3 };
+	struct plyc_avg av[] = { { 10, 1 }, { 12, 3 }, { 11, 1 } };
+	struct plyc_entry ents[3];
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		ents[i] = (struct plyc_entry){ &keys[i], &av[i] };
+	bt_dump("bt_avg", &m, ents, 3, 0);
+	bt_dump("bt_avg_json", &m, ents, 3, 1);
+	m.name = "@s";
+	m.agg = PLYC_A_STATS;
+	bt_dump("bt_stats", &m, ents, 3, 0);
+	bt_dump("bt_stats_json", &m, ents, 3, 1);
+	m.nkeys = 0;
+	bt_dump("bt_stats_nokey", &m, ents, 1, 0);
+	bt_dump("bt_stats_nokey_json", &m, ents, 1, 1);
+}
+
+/* Maps with nothing in them: a blank line (two for stats and avg), and a
+ * key-less count() is 0; nothing in JSON. */
+static void case_bt_empty(void)
+{
+	static const enum plyc_agg aggs[] = { PLYC_A_NONE, PLYC_A_SUM, PLYC_A_AVG, PLYC_A_STATS,
+					      PLYC_A_HIST, PLYC_A_COUNT };
+	struct plyc_map m = {
+		.name = "@e", .nkeys = 1, .keys = f_s32, .key_size = 4, .value = t_s64, .value_size = 8,
+		.nbuckets = PLYC_HIST_BUCKETS,
+	};
+	FILE *fp = open_case("bt_empty"), *js = open_case("bt_empty_json");
+	size_t i;
+
+	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	for (i = 0; i < ARRAY_SIZE(aggs); i++) {
+		m.agg = aggs[i];
+		fprintf(fp, "%d:", (int)aggs[i]);
+		plyc_map_print(fp, &m, NULL, 0);
+	}
+	m.nkeys = 0;
+	m.agg = PLYC_A_COUNT;
+	m.name = "@c";
+	plyc_map_print(fp, &m, NULL, 0);
+	plyc_rt.json = 1;
+	plyc_map_print(js, &m, NULL, 0);
+	m.agg = PLYC_A_SUM;
+	plyc_map_print(js, &m, NULL, 0);
+	plyc_rt.json = 0;
+	plyc_rt.style = PLYC_STYLE_PLY;
+	fclose(fp);
+	fclose(js);
+}
+
+/* print(): values, tuples, buffers, pointers; printf in JSON; the banner */
+static void case_bt_events(void)
+{
+	FILE *fp = open_case("bt_events");
+	int64_t five = 5, neg = -2;
+	char str[8] = "str", ab[8] = "ab";
+	unsigned char buf[4] = { 'a', 'b', 1, '\n' };
+	uint64_t ptr = 0x1234;
+	const struct plyc_type t_buf = { PLYC_K_MEM, 4, 0, 0 }, t_ptr = { PLYC_K_HEX, 8, 0, 0 };
+	const struct plyc_type *one[] = { &t_s64 }, *s[] = { &t_lit8 }, *b[] = { &t_buf },
+		*p[] = { &t_ptr }, *tup[] = { &t_s64, &t_lit8, &t_s64 };
+	const void *v5[] = { &five }, *vs[] = { str }, *vb[] = { buf }, *vp[] = { &ptr },
+		*vt[] = { &five, ab, &neg };
+	int json;
+
+	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	for (json = 0; json < 2; json++) {
+		plyc_rt.json = json;
+		plyc_bt_attached(fp, 1);
+		plyc_bt_attached(fp, 8);
+		plyc_bt_print(fp, one, v5, 1);
+		plyc_bt_print(fp, s, vs, 1);
+		plyc_bt_print(fp, tup, vt, 3);
+		plyc_bt_print(fp, b, vb, 1);
+		plyc_bt_print(fp, p, vp, 1);
+		plyc_bt_exit_banner(fp);
+	}
+	plyc_bt_json_printf(fp, "a\tb \"3\"\n\x01\xc3\xa9", 11);
+	plyc_rt.json = 0;
+	plyc_rt.style = PLYC_STYLE_PLY;
+	fclose(fp);
+}
+
+/* print(@map, top, div), time() and join() */
+static void case_bt_top_div(void)
+{
+	struct plyc_map m = {
+		.name = "@a", .agg = PLYC_A_COUNT, .nkeys = 1, .keys = f_s32,
+		.key_size = 4, .value = t_u64, .value_size = 8,
+	};
+	struct plyc_map h = {
+		.name = "@h", .agg = PLYC_A_HIST, .value = t_s64,
+		.value_size = 8 * PLYC_HIST_BUCKETS + 8, .nbuckets = PLYC_HIST_BUCKETS,
+	};
+	FILE *fp = open_case("bt_top_div");
+	int32_t keys[] = { 3, 1, 2 };
+	uint64_t vals[] = { 3, 1, 2 }, hv[PLYC_HIST_BUCKETS + 1] = { 0 };
+	int64_t pv[] = { 7, -9 };
+	struct plyc_avg av[] = { { 10, 1 }, { 30, 1 } };
+	struct plyc_entry ents[3], he = { NULL, hv };
+	const char *const args[] = { "/bin/echo", "a", "b" };
+	size_t i;
+
+	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	for (i = 0; i < 3; i++)
+		ents[i] = (struct plyc_entry){ &keys[i], &vals[i] };
+	plyc_bt_map_print_top(fp, &m, ents, 3, 2, 1);
+	plyc_bt_map_print_top(fp, &m, ents, 3, 0, 2);
+	/* hist: counts divided, bars not */
+	hv[3] = 3;
+	hv[4] = 1;
+	plyc_bt_map_print_top(fp, &h, &he, 1, 0, 2);
+	/* avg: top and div; stats: neither */
+	m.name = "@v";
+	m.agg = PLYC_A_AVG;
+	m.value = t_s64;
+	for (i = 0; i < 2; i++)
+		ents[i] = (struct plyc_entry){ &keys[i + 1], &av[i] };
+	plyc_bt_map_print_top(fp, &m, ents, 2, 1, 3);
+	m.name = "@s";
+	m.agg = PLYC_A_STATS;
+	plyc_bt_map_print_top(fp, &m, ents, 2, 1, 3);
+	/* plain integers, signed */
+	m.name = "@p";
+	m.agg = PLYC_A_NONE;
+	for (i = 0; i < 2; i++)
+		ents[i] = (struct plyc_entry){ &keys[i + 1], &pv[i] };
+	plyc_bt_map_print_top(fp, &m, ents, 2, 0, 2);
+	plyc_rt.json = 1;
+	plyc_bt_map_print_top(fp, &m, ents, 2, 0, 2);
+	plyc_bt_map_print_top(fp, &h, &he, 1, 0, 2);
+	plyc_bt_join(fp, args, 3, NULL);
+	plyc_rt.json = 0;
+	plyc_bt_join(fp, args, 3, NULL);
+	plyc_bt_join(fp, args, 3, ",");
+	setenv("TZ", "UTC", 1);
+	tzset();
+	plyc_bt_time(fp, "%Y|");
+	plyc_rt.json = 1;
+	plyc_bt_time(fp, "%Y\n");
+	plyc_rt.json = 0;
+	plyc_rt.style = PLYC_STYLE_PLY;
 	fclose(fp);
 }
 
@@ -738,5 +1054,14 @@ int main(int argc, char **argv)
 	case_merge();
 	case_bpf();
 	case_verifier_hints();
+	case_bt_count();
+	case_bt_plain_keys();
+	case_bt_hist();
+	case_bt_hist_keys();
+	case_bt_lhist();
+	case_bt_stats();
+	case_bt_empty();
+	case_bt_events();
+	case_bt_top_div();
 	return 0;
 }

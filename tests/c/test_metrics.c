@@ -137,6 +137,32 @@ int main(int argc, char **argv)
 		fclose(fp);
 	}
 
+	{
+		/* bpftrace's hist(): [0] < 0, [1] 0, [i] 2^(i-2) .. 2^(i-1) - 1; stats() */
+		struct plyc_map hm = { .name = "@h", .agg = PLYC_A_HIST, .key_size = 4,
+				       .value = { PLYC_K_INT, 8, 1, 0 }, .value_size = 8 * 65 + 8,
+				       .nbuckets = 65, .percpu = 1, .fd = -1 };
+		struct plyc_map sm = { .name = "@s", .agg = PLYC_A_STATS, .key_size = 4,
+				       .value = { PLYC_K_INT, 8, 1, 0 }, .value_size = 16, .percpu = 1,
+				       .fd = -1 };
+		struct plyc_metrics_src hsrc = src;
+		uint64_t hh[66] = { 0 };
+		struct plyc_avg st = { 7, 2 };
+
+		hsrc.maps = &hm;
+		hsrc.nmaps = 1;
+		hh[0] = 1;	/* -4 */
+		hh[1] = 2;	/* 0, 0 */
+		hh[4] = 1;	/* 5 */
+		hh[65] = 1;	/* the sum */
+		fp = open_case("family_bt_hist");
+		plyc_metrics_family(fp, &hsrc, 0, "", (const char *)hh, 1, 0);
+		plyc_metrics_family(fp, &hsrc, 0, "", (const char *)hh, 1, 1);
+		hsrc.maps = &sm;
+		plyc_metrics_family(fp, &hsrc, 0, "", (const char *)&st, 1, 0);
+		fclose(fp);
+	}
+
 	respond_case("get", "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n", 47);
 	respond_case("get_om", "GET /metrics HTTP/1.1\r\naccept: application/openmetrics-text; version=1.0.0\r\n\r\n", 80);
 	respond_case("get_lf_only", "GET /metrics?a=b HTTP/1.0\n\n", 27);

@@ -438,11 +438,8 @@ class Typer:
             self.err(f"{e.name} is an aggregation and can't be read in a probe",
                      e.span, "keep values you need to read in a plain map (no '@')")
         info, keys = self.map_ref(e, writing=False)
-        if info.value_type is None:
-            if self.final:
-                self.err(f"map '{e.name}' is read but never assigned", e.span)
-            return ir.MapRead(info.name, keys, type=T.S64)
-        return ir.MapRead(info.name, keys, type=info.value_type)
+        # A map no probe writes: the core's maps_written says so.
+        return ir.MapRead(info.name, keys, type=info.value_type or T.S64)
 
     def expr_Unary(self, e: ast.Unary):
         x = self.expr(e.operand)

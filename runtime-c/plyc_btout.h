@@ -1,0 +1,70 @@
+/* bpftrace 0.17's output, for tracers built with its style
+ * (plyc_rt.style == PLYC_STYLE_BPFTRACE): values, map dumps, hist, lhist
+ * and stats rows, print(), "Attaching N probes...", and -f json's objects.
+ * btoutput.c; what matches and what doesn't is in docs/bpftrace.md,
+ * "Output". */
+#ifndef PLYC_BTOUT_H
+#define PLYC_BTOUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "plyc_rt.h"
+
+/* Which of bpftrace's map printers shows a kind: they differ in what
+ * follows a dump (one newline, two) and in the JSON object's "type". */
+enum plyc_bt_group {
+	PLYC_BT_MAP,     /* "map": count, sum, min, max, plain values */
+	PLYC_BT_STATS,   /* "stats": avg, stats; a blank line after the dump */
+	PLYC_BT_HIST,    /* "hist": hist, lhist; rows under each key */
+};
+
+/* One value in bpftrace's text; stacks with frames indented by `indent`
+ * (8 in values, 4 in map keys). */
+void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent);
+/* The same as bpftrace writes it in JSON (strings, symbols, stacks and
+ * buffers quoted; pointers as bare 0x... as bpftrace does). */
+void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data);
+/* A string's bytes up to a NUL or n, escaped as bpftrace's JSON does. */
+void plyc_bt_json_escape(FILE *fp, const char *s, size_t n);
+
+/* Rows of a hist() value (PLYC_HIST_BUCKETS counts) and of an lhist()
+ * value (buckets as lquantize's: [0] < min, [n - 1] >= max), text and
+ * JSON; a histogram with no count prints no rows, "[]" in JSON. */
+void plyc_bt_hist_rows(FILE *fp, const struct plyc_map *m, const void *v);
+void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v);
+void plyc_bt_lhist_rows(FILE *fp, const struct plyc_map *m, const void *v);
+void plyc_bt_lhist_json(FILE *fp, const struct plyc_map *m, const void *v);
+
+/* One map, sorted as bpftrace sorts it, in its text or one JSON line
+ * (plyc_rt.json). An empty map prints its blank line(s) in text and
+ * nothing in JSON, as bpftrace does. */
+void plyc_bt_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n);
+/* The same for print(@map, top, div): only the last `top` entries (the
+ * largest; 0: all), values and hist counts divided by div (1: as they are). */
+void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
+			   uint32_t top, uint32_t div);
+/* The div of the print in progress, for the kinds' printers (aggregations.c). */
+uint32_t plyc_bt_div(void);
+
+/* print(a) and print(a, b, ...) (a tuple): the text line or
+ * {"type": "value", "data": ...}. */
+void plyc_bt_print(FILE *fp, const struct plyc_type *const *types, const void *const *vals, int n);
+
+/* printf's text as {"type": "printf", "data": "..."}. */
+void plyc_bt_json_printf(FILE *fp, const char *text, size_t len);
+
+/* time(fmt): local time by strftime(fmt) (NULL: "%H:%M:%S\n"), as it
+ * is or {"type": "time", "data": "..."}. */
+void plyc_bt_time(FILE *fp, const char *fmt);
+/* join(args, sep): the n strings joined by sep (NULL: " ") and a newline,
+ * or {"type": "join", "data": "..."}. */
+void plyc_bt_join(FILE *fp, const char *const *args, int n, const char *sep);
+
+/* "Attaching N probes..." or its JSON object. */
+void plyc_bt_attached(FILE *fp, int nprobes);
+
+/* What bpftrace prints between the end of tracing and the exit dump. */
+void plyc_bt_exit_banner(FILE *fp);
+
+#endif
