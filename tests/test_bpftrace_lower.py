@@ -60,17 +60,17 @@ probe 1 BEGIN -> BEGIN - line 5
 
 
 REFUSED = [
-    ("BEGIN { @x = hist(1); while (1) { break; } $t = (1, 2); }",
-     "tool.bt:1:14: error: hist() is not supported by plyc yet\n"
-     "BEGIN { @x = hist(1); while (1) { break; } $t = (1, 2); }\n             ^~~~\n"
+    ("BEGIN { @x = join(1); while (1) { break; } $t = (1, 2); }",
+     "tool.bt:1:14: error: join() is not supported by plyc yet\n"
+     "BEGIN { @x = join(1); while (1) { break; } $t = (1, 2); }\n             ^~~~\n"
      "tool.bt:1:23: error: a while loop is not supported by plyc yet\n"
-     "BEGIN { @x = hist(1); while (1) { break; } $t = (1, 2); }\n"
+     "BEGIN { @x = join(1); while (1) { break; } $t = (1, 2); }\n"
      "                      ^~~~~~~~~~~~~~~~~~~~\n"
      "tool.bt:1:35: error: 'break' is not supported by plyc yet\n"
-     "BEGIN { @x = hist(1); while (1) { break; } $t = (1, 2); }\n"
+     "BEGIN { @x = join(1); while (1) { break; } $t = (1, 2); }\n"
      "                                  ^~~~~\n"
      "tool.bt:1:49: error: a tuple is not supported by plyc yet\n"
-     "BEGIN { @x = hist(1); while (1) { break; } $t = (1, 2); }\n"
+     "BEGIN { @x = join(1); while (1) { break; } $t = (1, 2); }\n"
      "                                                ^~~~~~"),
     ("#include <linux/sched.h>\nconfig = { max_map_keys = 2 }\nmacro one() { 1 }\nBEGIN { }",
      "tool.bt:2:1: error: the config block is not supported by plyc yet\n"
@@ -112,9 +112,6 @@ REFUSED = [
      "tool.bt:1:112: error: 'username' is not supported by plyc yet\n"
      "BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
      "$s = offsetof(struct task_struct, pid); $e = username; }\n" + " " * 111 + "^~~~~~~~"),
-    ("BEGIN { print(@m, 2); @m[1] = 2; }",
-     "tool.bt:1:9: error: print() with top and div arguments is not supported by plyc yet\n"
-     "BEGIN { print(@m, 2); @m[1] = 2; }\n        ^~~~~~~~~~~~"),
 ]
 
 
@@ -129,8 +126,8 @@ TYPE_ERRORS = [
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n             ^~\n"
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
-     "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, time, bswap, kptr, "
-     "strncmp, count, sum, min, max, avg\n"
+     "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, time, zero, bswap, "
+     "kptr, strncmp, count, sum, min, max, avg, hist, lhist, stats\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: constants from #include'd headers are not supported by plyc yet\n"

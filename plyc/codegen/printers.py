@@ -96,8 +96,13 @@ def _event_body(er: EventRes, res: Resources) -> list:
     if kind == "report":
         return ["plyc_argdist_report(maps, &argdist);"]
     index = res.maps.index(er.map)
+    if kind == "printmap" and er.event.parts:      # print(@map, top, div)
+        top, div = er.event.parts
+        return [f"plyc_map_dump_top(&maps[{index}], {top}, {div});"]
     if kind == "printmap":
         return [f"plyc_map_dump(&maps[{index}]);"]
+    if kind == "zero":
+        return [f"plyc_map_zero(&maps[{index}]);"]
     if kind == "clear":
         return [f"plyc_map_clear(&maps[{index}]);"]
     raise AssertionError(kind)

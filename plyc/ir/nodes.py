@@ -275,6 +275,7 @@ CLEAR = "clear"          # empty `map`
 PRINTMAP = "printmap"    # print `map`
 REPORT = "report"        # the program's periodic report (Program.report)
 TIME = "time"            # print the wall-clock time, strftime format parts[0]
+ZERO = "zero"            # set every value of `map` to zero, keys kept
 
 
 @dataclass(eq=False)

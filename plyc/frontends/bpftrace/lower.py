@@ -37,14 +37,16 @@ from . import builtins as BT
 from . import preamble
 from . import specs as S
 
-AGGREGATIONS = ("count", "sum", "min", "max", "avg")
+AGGREGATIONS = ("count", "sum", "min", "max", "avg", "hist", "lhist", "stats")
+# bpftrace's aggregations as the table (plyc/aggregations.py) names them.
+AGG_NAMES = {"hist": "_hist", "lhist": "lquantize", "stats": "_stats"}
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
-FUNCTIONS = SHARED + ("delete", "time") + tuple(BT.FUNCTIONS)
+FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "hist lhist stats zero join buf kaddr uaddr usym ntop pton reg strcontains cat "
+    "join buf kaddr uaddr usym ntop pton reg strcontains cat "
     "system signal override macaddr cgroupid cgroup_path path strftime strerror "
     "skboutput unwatch kstack ustack has_key len percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
@@ -271,7 +273,7 @@ class Typer(PlyTyper):
             self.err("this expression does nothing; assign it or print it", e.span)
         if e.name in AGGREGATIONS:
             self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
-                     f"{AGG.get(e.name).example_args})", e.span)
+                     f"{AGG.get(AGG_NAMES.get(e.name, e.name)).example_args})", e.span)
         if e.name == "delete":
             return self.delete(e, s.span)
         node = self.call(e, statement=True)
@@ -334,8 +336,37 @@ class Typer(PlyTyper):
                 self.err("time()'s format must be a string literal", call.args[0].span)
         return self.event(call, ir.TIME, [], parts=[fmt.decode("utf-8", "replace")], arg_types=[])
 
+    def whole_map_arg(self, call: A.Call) -> str:
+        whole = self.whole_map(call.args[0]) if call.args else None
+        if whole is None:
+            self.err(f"{call.name}() takes a map, e.g. {call.name}(@name)", call.span)
+        if whole[0] not in self.maps:
+            self.err(f"no map named {whole[0]}", call.args[0].span)
+        return whole[0]
+
+    def zero(self, call: A.Call, statement: bool) -> ir.EmitEvent:
+        """zero(@m): every value back to zero, the keys kept (the tracer does it)."""
+        if not statement:
+            self.err("zero() has no value", call.span)
+        if len(call.args) != 1:
+            self.err(f"zero() takes 1 argument, got {len(call.args)}", call.span)
+        return self.event(call, ir.ZERO, map=self.whole_map_arg(call))
+
+    def print_top(self, call: A.Call, statement: bool) -> ir.EmitEvent:
+        """print(@m, top[, div]): the top largest entries, values divided by div."""
+        if not statement:
+            self.err("print() has no value", call.span)
+        if len(call.args) > 3:
+            self.err(f"print() of a map takes at most 3 arguments, got {len(call.args)}", call.span)
+        name = self.whole_map_arg(call)
+        top = self.const_int(call.args[1], "print()'s top must be a constant")
+        div = self.const_int(call.args[2], "print()'s div must be a constant") if len(call.args) > 2 else 1
+        if not 0 <= top < 1 << 32 or not 1 <= div < 1 << 32:
+            self.err("print(@m, top, div) needs 0 <= top and 1 <= div, both 32-bit", call.span)
+        return self.event(call, ir.PRINTMAP, map=name, parts=[top, div])
+
     def agg_assign(self, target: A.Map, value: A.Call, span) -> ir.Aggregate:
-        agg = AGG.get(value.name)
+        agg = AGG.get(AGG_NAMES.get(value.name, value.name))
         info, keys = self.map_ref(target, writing=True)
         if info.agg is not None and info.agg is not agg:
             self.err(f"{info.name} is a {info.agg.name}() aggregation elsewhere, not {value.name}()",
@@ -352,6 +383,8 @@ class Typer(PlyTyper):
             if not x.type.is_int:
                 self.err(f"{value.name}() needs an integer, got {x.type}", value.args[0].span)
             typ = T.Int(8, x.type.signed)
+            if agg.params:
+                info.params = agg.params(self, info, value)
             info.value_type = typ if info.value_type is None else (T.unify(info.value_type, typ) or typ)
             args = [x]
         info.written = True
@@ -554,14 +587,16 @@ class Typer(PlyTyper):
     def call(self, e: A.Call, statement: bool):
         if e.name in AGGREGATIONS:
             self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
-                     f"{AGG.get(e.name).example_args})", e.span)
+                     f"{AGG.get(AGG_NAMES.get(e.name, e.name)).example_args})", e.span)
         if e.name == "delete":
             self.err("delete() has no value", e.span)
         if e.name not in FUNCTIONS:
             self.err(f"unknown function '{e.name}'", e.name_span,
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
-            self.err(not_yet("print() with top and div arguments"), e.span)
+            return self.print_top(e, statement)
+        if e.name == "zero":
+            return self.zero(e, statement)
         if e.name == "time":
             return self.time(e, statement)
         func = BT.FUNCTIONS.get(e.name)
