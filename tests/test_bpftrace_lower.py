@@ -60,17 +60,17 @@ probe 1 BEGIN -> BEGIN - line 5
 
 
 REFUSED = [
-    ("BEGIN { @x = join(1); while (1) { break; } $t = (1, 2); }",
-     "tool.bt:1:14: error: join() is not supported by plyc yet\n"
-     "BEGIN { @x = join(1); while (1) { break; } $t = (1, 2); }\n             ^~~~\n"
+    ("BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }",
+     "tool.bt:1:14: error: ntop() is not supported by plyc yet\n"
+     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n             ^~~~\n"
      "tool.bt:1:23: error: a while loop is not supported by plyc yet\n"
-     "BEGIN { @x = join(1); while (1) { break; } $t = (1, 2); }\n"
+     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n"
      "                      ^~~~~~~~~~~~~~~~~~~~\n"
      "tool.bt:1:35: error: 'break' is not supported by plyc yet\n"
-     "BEGIN { @x = join(1); while (1) { break; } $t = (1, 2); }\n"
+     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n"
      "                                  ^~~~~\n"
      "tool.bt:1:49: error: a tuple is not supported by plyc yet\n"
-     "BEGIN { @x = join(1); while (1) { break; } $t = (1, 2); }\n"
+     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n"
      "                                                ^~~~~~"),
     ("#include <linux/sched.h>\nconfig = { max_map_keys = 2 }\nmacro one() { 1 }\nBEGIN { }",
      "tool.bt:2:1: error: the config block is not supported by plyc yet\n"
@@ -127,7 +127,7 @@ TYPE_ERRORS = [
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, time, zero, bswap, "
-     "kptr, strncmp, count, sum, min, max, avg, hist, lhist, stats\n"
+     "kptr, strncmp, join, count, sum, min, max, avg, hist, lhist, stats\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: constants from #include'd headers are not supported by plyc yet\n"

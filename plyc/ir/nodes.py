@@ -276,6 +276,7 @@ PRINTMAP = "printmap"    # print `map`
 REPORT = "report"        # the program's periodic report (Program.report)
 TIME = "time"            # print the wall-clock time, strftime format parts[0]
 ZERO = "zero"            # set every value of `map` to zero, keys kept
+JOIN = "join"            # print the strings in args[0] (one per parts[1] bytes), joined by parts[0]
 
 
 @dataclass(eq=False)

@@ -83,8 +83,54 @@ def emit_strncmp(g, call):
     return f"(__s64)plyc_strcmp({a}, {sa}, {b}, {sb})"
 
 
+# join(argv[, sep]): up to JOIN_ARGS strings of a NULL-terminated array,
+# JOIN_SIZE bytes each (bpftrace 0.17's limits: 16 arguments, its 64-byte
+# strings), read into the event's record; the tracer joins them.
+JOIN_ARGS, JOIN_SIZE = 16, 64
+
+
+def emit_join_read(g, call):
+    arg = call.args[0]
+    dst = g.local_bytes(JOIN_ARGS * JOIN_SIZE)
+    base, more = g.tmp("argv"), g.tmp("more")
+    read = "plyc_read_user" if arg.type.user else "plyc_read_any"
+    read_str = "bpf_probe_read_user_str" if arg.type.user else "plyc_read_str"
+    g.line(f"const char *const *{base} = (const char *const *)(unsigned long)({g.scalar(arg)});")
+    g.line(f"int {more} = 1;")
+    for i in range(JOIN_ARGS):
+        p = g.tmp("p")
+        g.line(f"if ({more}) {{")
+        g.line(f"\tconst char *{p} = 0;")
+        g.line(f"\t{read}(&{p}, sizeof({p}), {base} + {i});")
+        g.line(f"\tif ({p})")
+        g.line(f"\t\t{read_str}({dst} + {i * JOIN_SIZE}, {JOIN_SIZE}, {p});")
+        g.line("\telse")
+        g.line(f"\t\t{more} = 0;")
+        g.line("}")
+    return dst
+
+
+JOIN_READ = B.Func("_join_read", (1, 1), None, emit_join_read, "join()'s strings, read")
+
+
+def check_join(chk, call) -> ir.EmitEvent:
+    x = chk.expr(call.args[0])
+    if not x.type.is_int:
+        chk.err(f"join() needs an array of string pointers (char **), got {x.type}", call.args[0].span)
+    sep = " "
+    if len(call.args) > 1:
+        lit = chk.literal_string(call.args[1])
+        if lit is None:
+            chk.err("join()'s separator must be a string literal", call.args[1].span)
+        sep = lit.decode("utf-8", "replace")
+    typ = T.Buf(JOIN_ARGS * JOIN_SIZE)
+    strings = _call(JOIN_READ, [x], typ, call.span)
+    return chk.event(call, ir.JOIN, [strings], parts=[sep, JOIN_SIZE], arg_types=[typ])
+
+
 FUNCTIONS = {f.name: f for f in (
     B.Func("bswap", (1, 1), check_bswap, emit_bswap, "reverse an integer's bytes"),
     B.Func("kptr", (1, 1), check_kptr, B.emit_same, "mark a pointer as a kernel pointer"),
     B.Func("strncmp", (3, 3), check_strncmp, emit_strncmp, "compare the first n bytes of two strings"),
+    B.Func("join", (1, 2), check_join, None, "print an array of strings, joined"),
 )}

@@ -46,7 +46,7 @@ SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
 FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "join buf kaddr uaddr usym ntop pton reg strcontains cat "
+    "buf kaddr uaddr usym ntop pton reg strcontains cat "
     "system signal override macaddr cgroupid cgroup_path path strftime strerror "
     "skboutput unwatch kstack ustack has_key len percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
@@ -569,7 +569,7 @@ class Typer(PlyTyper):
                 fld = self.probe.provider.member(self.probe.target, e.name, e.span)
             except PlycError as err:
                 d = err.diags[0]
-                self.err(d.message, d.span, d.note)
+                self.err(d.message.replace("data->", "args->"), d.span, d.note)   # the provider speaks ply
             self.probe.tp_fields[e.name] = fld
             return ir.TpField(e.name, fld, type=fld.type)
         # bpftrace follows a pointer with '.' or '->' alike.
@@ -604,8 +604,12 @@ class Typer(PlyTyper):
             return super().call(e, statement)
         lo, hi = func.arity
         if not lo <= len(e.args) <= hi:
-            self.err(f"{e.name}() takes {lo} argument{'s' if lo != 1 else ''}, got {len(e.args)}", e.span)
-        return func.check(self, e)
+            want = str(lo) if lo == hi else f"{lo} or {hi}"
+            self.err(f"{e.name}() takes {want} argument{'s' if want != '1' else ''}, got {len(e.args)}", e.span)
+        node = func.check(self, e)
+        if isinstance(node, ir.Stmt) and not statement:
+            self.err(f"{e.name}() has no value", e.span)
+        return node
 
 
 @dataclass
