@@ -8,7 +8,6 @@ import sys
 
 from . import __version__, doctor, driver
 from .codegen import resources
-from .frontends.ply import ast
 from . import arch as A
 from . import types as T
 from .diag import PlycError
@@ -54,8 +53,10 @@ def read_script(args) -> tuple[str, str]:
 
 
 def add_script_args(p):
-    p.add_argument("script", nargs="?", help="the .ply script")
+    p.add_argument("script", nargs="?", help="the script: ply, or bpftrace for a .bt file")
     p.add_argument("-e", metavar="TEXT", help="the script as text (one-liners)")
+    p.add_argument("--lang", choices=driver.LANGUAGES,
+                   help="the script's language (default: bpftrace for a .bt file, else ply)")
 
 
 def add_build_args(p):
@@ -78,8 +79,8 @@ def add_build_args(p):
                    "(default: /sys/kernel/btf/vmlinux)")
     p.add_argument("--keep", metavar="DIR", help="keep the generated files in DIR")
     p.add_argument("--no-strip", action="store_true", help="keep symbols in the tracer")
-    # the bpftrace front end's output, for testing it on ply scripts until that front end lands
-    p.add_argument("--output-style", choices=["ply", "bpftrace"], default="ply", help=argparse.SUPPRESS)
+    # whose output the tracer prints (default: the script's language's); for tests
+    p.add_argument("--output-style", choices=["ply", "bpftrace"], default=None, help=argparse.SUPPRESS)
 
 
 def options(args) -> driver.Options:
@@ -88,12 +89,12 @@ def options(args) -> driver.Options:
     for name in ("strsize", "map_entries", "hist_entries", "stack_entries"):
         if getattr(args, name) < 1:
             raise SystemExit(f"plyc: error: --{name.replace('_', '-')} must be at least 1")
-    return driver.Options(strsize=args.strsize, map_entries=args.map_entries,
+    return driver.Options(lang=args.lang, strsize=args.strsize, map_entries=args.map_entries,
                           hist_entries=args.hist_entries, buffer_size=args.buffer_size,
                           stack_entries=args.stack_entries, target=args.target,
                           verbose=args.verbose, keep_dir=args.keep, strip=not args.no_strip, btf=args.btf,
                           sysroot=args.sysroot, libc=args.libc,
-                          output_style=getattr(args, "output_style", "ply"))
+                          output_style=getattr(args, "output_style", None))
 
 
 def cmd_build(args) -> int:
@@ -121,9 +122,13 @@ def cmd_run(args) -> int:
 
 def cmd_check(args) -> int:
     source, filename = read_script(args)
-    program = driver.parse(source, filename)
-    driver.analyze(program, source, filename, driver.Options(btf=args.btf))
+    driver.lower(source, filename, driver.Options(btf=args.btf, lang=args.lang))
     return 0
+
+
+def _is_node(value) -> bool:
+    """A syntax tree node of any front end: a dataclass with a span."""
+    return hasattr(value, "__dataclass_fields__") and hasattr(value, "span")
 
 
 def dump_ast(node, indent=0) -> str:
@@ -136,7 +141,7 @@ def dump_ast(node, indent=0) -> str:
         if name in ("span", "name_span"):
             continue
         value = getattr(node, name)
-        if isinstance(value, ast.Node) or (isinstance(value, list) and value and isinstance(value[0], ast.Node)):
+        if _is_node(value) or (isinstance(value, list) and value and _is_node(value[0])):
             kids.append((name, value))
         elif value is not None and value != []:
             fields.append(f"{name}={value!r}")
@@ -148,14 +153,13 @@ def dump_ast(node, indent=0) -> str:
 
 def cmd_emit(args) -> int:
     source, filename = read_script(args)
-    opts = driver.Options(verbose=args.verbose)
+    opts = driver.Options(verbose=args.verbose, lang=args.lang)
     if args.stage == "ast":
-        sys.stdout.write(dump_ast(driver.parse(source, filename)))
+        sys.stdout.write(dump_ast(driver.parse(source, filename, args.lang)))
         return 0
     if args.stage == "ir":
         from .ir.dump import dump
-        program = driver.parse(source, filename)
-        sys.stdout.write(dump(driver.analyze(program, source, filename, opts)))
+        sys.stdout.write(dump(driver.lower(source, filename, opts)))
         return 0
     compiled = driver.compile_source(source, filename, opts)
     if args.stage == "resources":

@@ -8,13 +8,13 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Optional
 
 from .codegen import render, resources
 from .diag import PlycError, Diagnostic
-from .frontends import ply
+from .frontends import bpftrace, ply
 from .frontends.ply import ast
 from .ir import nodes as ir
 from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_error
@@ -35,11 +35,13 @@ class Options:
     btf: Optional[str] = None        # kernel BTF for typing kernel types (default: this machine's)
     sysroot: Optional[str] = None     # the target's libraries (cross builds)
     libc: Optional[str] = None        # glibc or musl (default: toolchain.default_libc())
+    lang: Optional[str] = None        # ply or bpftrace (default: from the file name, language())
     # For front ends whose probes are not script lines: (a probe's span line,
     # spec) -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
-    # Whose output the tracer prints: "ply" or "bpftrace" (runtime-c/btoutput.c)
-    output_style: str = "ply"
+    # Whose output the tracer prints: "ply" or "bpftrace" (runtime-c/btoutput.c);
+    # default: the script's language's
+    output_style: Optional[str] = None
 
 
 @dataclass
@@ -56,8 +58,32 @@ def tracer_name(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", base) or "tracer"
 
 
-def parse(source: str, filename: str) -> ast.Program:
+LANGUAGES = ("ply", "bpftrace")
+
+
+def language(filename: str, lang: Optional[str] = None) -> str:
+    """The script's language: as told, else bpftrace for a .bt file, else ply."""
+    if lang:
+        return lang
+    return "bpftrace" if filename.endswith(".bt") else "ply"
+
+
+def parse(source: str, filename: str, lang: Optional[str] = None):
+    """The script's tree in its language's AST."""
+    if language(filename, lang) == "bpftrace":
+        return bpftrace.parse(source, filename)
     return ply.parse(source, filename)
+
+
+def lower(source: str, filename: str, opts: Options) -> ir.Program:
+    """Any language's script, parsed and lowered into the IR."""
+    program = parse(source, filename, opts.lang)
+    if language(filename, opts.lang) == "ply":
+        return analyze(program, source, filename, opts)
+    try:
+        return bpftrace.lower(program, opts.btf, opts.target)
+    except PlycError as err:
+        raise PlycError(err.diags, filename, source) from None
 
 
 def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> ir.Program:
@@ -70,7 +96,10 @@ def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> 
 
 
 def compile_source(source: str, filename: str, opts: Options, name: Optional[str] = None) -> Compiled:
-    program = parse(source, filename)
+    if language(filename, opts.lang) != "ply":
+        opts = replace(opts, output_style=opts.output_style or "bpftrace")
+        return compile_ir(lower(source, filename, opts), source, filename, opts, name)
+    program = parse(source, filename, opts.lang)
     prog = analyze(program, source, filename, opts)
     compiled = compile_ir(prog, source, filename, opts, name)
     compiled.program = program
@@ -90,12 +119,12 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
         raise PlycError(Diagnostic(f"{p.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    p.spec.span), filename, source)
-    generated = render.render(prog, res, opts.origin, opts.output_style)
+    generated = render.render(prog, res, opts.origin, opts.output_style or "ply")
     return Compiled(None, prog, res, generated)
 
 
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
-    """A ply script into the tracer `out`."""
+    """A script, in any front end's language, into the tracer `out`."""
     return link(compile_source(source, filename, opts, tracer_name(out)), out, opts)
 
 

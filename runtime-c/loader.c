@@ -388,6 +388,16 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 
 		memcpy(params + P->off_pid_filter, &pid_filter, sizeof(pid_filter));
 	}
+	{
+		/* bpf_ktime_get_ns()'s clock, for bpftrace's `elapsed`. */
+		struct timespec ts;
+		uint64_t start = 0, count = (uint64_t)o->nargs;
+
+		if (!clock_gettime(CLOCK_MONOTONIC, &ts))
+			start = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		memcpy(params + P->off_start_ns, &start, sizeof(start));
+		memcpy(params + P->off_arg_count, &count, sizeof(count));
+	}
 	for (i = 0; i < P->nargs; i++) {
 		int64_t num = strtoll(o->args[i], NULL, 0);
 

@@ -54,6 +54,7 @@ struct plyc_program {
 	int nlines;
 	int nargs;                 /* highest $N the script reads */
 	size_t params_size, off_target, off_pid_filter, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_tp_size, off_kwrap;
+	size_t off_start_ns, off_arg_count;   /* the start time (CLOCK_MONOTONIC ns), how many arguments */
 	int verbose;               /* set by plyc_main from -v */
 	long target_pid;           /* -p PID, for uprobes; -1 for every process */
 	int (*handle_event)(const void *data, size_t size);

@@ -2,7 +2,10 @@
 arguments, and what it must print, run against this machine's kernel.
 
 Sections of a .test file (each starts with a line `=== NAME`):
-  script     the ply script (required, unless argdist is given)
+  script     the ply script (required, unless argdist or bpftrace is given)
+  bpftrace   instead of a script: a bpftrace script (built as a .bt file;
+             tests/test_bpftrace_compat.py also runs it with bpftrace itself
+             and compares the output with stdout)
   argdist    instead of a script: `plyc argdist` options (shell words)
   args       the tracer's arguments, shell words; {workload} is the
              deterministic workload program (tests/helpers/workload.c),
@@ -40,7 +43,8 @@ def parse_case(path: Path) -> dict:
             sections[name] = ""
         elif name is not None:
             sections[name] += line
-    assert sections.keys() & {"script", "argdist", "example"}, f"{path.name}: no === script section"
+    assert sections.keys() & {"script", "argdist", "bpftrace", "example"}, \
+        f"{path.name}: no === script section"
     return sections
 
 
@@ -52,8 +56,9 @@ def build_tracer(case: dict, path: Path, tmp: Path, subst) -> Path:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
         assert proc.returncode == 0, f"argdist build failed:\n{proc.stderr}"
         return out
-    script = tmp / (path.stem.replace("-", "_") + ".ply")
-    script.write_text(subst(case["script"]))
+    lang = "bpftrace" if "bpftrace" in case else "script"
+    script = tmp / (path.stem.replace("-", "_") + (".bt" if lang == "bpftrace" else ".ply"))
+    script.write_text(subst(case[lang]))
     env = dict(os.environ)
     for line in case.get("env", "").splitlines():
         if "=" in line:

@@ -14,6 +14,7 @@ tests/runtime/*.test (see tests/test_runtime.py), plus:
              from its -dbg package where the kernel has none)
   command    instead of args: a shell command line, {tracer} being the tracer
   example    instead of script: a file of examples/ to run as it is
+  bpftrace   instead of script: a bpftrace script (built as a .bt file)
   argdist    instead of script: `plyc argdist` options (x86_64 guests)
 
 {workload} is a static build of tests/helpers/workload.c, {usdt} one of
@@ -115,7 +116,7 @@ def build_batch(arch: str, kernel: str, tmp: Path):
         if example_missing(case):
             continue
         name = path.stem.replace("-", "_")
-        src = tmp / f"{name}.ply"
+        src = tmp / (f"{name}.bt" if "bpftrace" in case else f"{name}.ply")
         out = tmp / name
         build_opts = case.get("build", "")
         if "{kernel-btf}" in build_opts:
@@ -125,7 +126,7 @@ def build_batch(arch: str, kernel: str, tmp: Path):
             cmd = [sys.executable, "-m", "plyc", "argdist", *shlex.split(case["argdist"].strip()), "-o", str(out)]
         else:
             text = (ROOT / "examples" / case["example"].strip()).read_text() if "example" in case \
-                else case["script"]
+                else case["bpftrace"] if "bpftrace" in case else case["script"]
             src.write_text(subst(text))
             cmd = [sys.executable, "-m", "plyc", "build", "--target", TARGET[arch], str(src),
                    "-o", str(out), *shlex.split(build_opts)]

@@ -534,7 +534,8 @@ class FuncGen:
     def sc_Local(self, e: ir.Local) -> str:
         return f"v_{e.name}"
 
-    PARAMS = {ir.TARGET: "((__u64)plyc_params.target)", ir.PID_FILTER: "((__u64)(__u32)plyc_params.pid_filter)"}
+    PARAMS = {ir.TARGET: "((__u64)plyc_params.target)", ir.PID_FILTER: "((__u64)(__u32)plyc_params.pid_filter)",
+              ir.START_NS: "plyc_params.start_ns", ir.ARG_COUNT: "plyc_params.arg_count"}
 
     def sc_Param(self, e: ir.Param) -> str:
         if e.kind == ir.ARG_NUM:

@@ -91,9 +91,24 @@ def _event_body(er: EventRes, res: Resources) -> list:
         return print_body(er)
     if kind == "exit":
         return ["plyc_request_exit((int)e->a0);"]
+    if kind == "join":
+        sep, size = er.event.parts
+        field = er.fields[0].name
+        count = er.event.arg_types[0].size // size
+        return [f"const char *args[{count}];", "int n = 0;", "",
+                f"while (n < {count} && e->{field}[n * {size}]) {{",
+                f"\targs[n] = (const char *)&e->{field}[n * {size}];", "\tn++;", "}",
+                f"plyc_bt_join(plyc_rt.out, args, n, {c_string(sep.encode())});"]
+    if kind == "time":
+        return [f"plyc_bt_time(plyc_rt.out, {c_string(er.event.parts[0].encode())});"]
     index = res.maps.index(er.map)
+    if kind == "printmap" and er.event.parts:      # print(@map, top, div)
+        top, div = er.event.parts
+        return [f"plyc_map_dump_top(&maps[{index}], {top}, {div});"]
     if kind == "printmap":
         return [f"plyc_map_dump(&maps[{index}]);"]
+    if kind == "zero":
+        return [f"plyc_map_zero(&maps[{index}]);"]
     if kind == "clear":
         return [f"plyc_map_clear(&maps[{index}]);"]
     raise AssertionError(kind)

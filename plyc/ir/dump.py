@@ -18,7 +18,7 @@ def dump(program: ir.Program) -> str:
     for ev in program.events:
         args = ", ".join(str(t) for t in ev.arg_types)
         extra = f" {c_string(''.join(p if isinstance(p, str) else p.text for p in ev.parts).encode())}" \
-            if ev.kind == ir.PRINTF else f" {ev.map}" if ev.map else ""
+            if ev.kind in (ir.PRINTF, ir.TIME) else f" {ev.map}" if ev.map else ""
         out.append(f"event {ev.id} {ev.kind}{extra} ({args}) line {ev.span.line}")
     params = []
     if program.nargs:

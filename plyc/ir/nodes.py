@@ -81,6 +81,8 @@ TARGET = "target"          # -c COMMAND's pid (u32)
 ARG_NUM = "arg_num"        # the Nth positional argument as a number
 ARG_STR = "arg_str"        # ... as a string (char[strsize])
 PID_FILTER = "pid_filter"  # -p PID, or 0
+START_NS = "start_ns"      # bpf_ktime_get_ns()'s clock when the tracer set its parameters (u64)
+ARG_COUNT = "arg_count"    # how many positional arguments the tracer was given (u64)
 
 
 @dataclass(eq=False)
@@ -271,6 +273,9 @@ PRINT = "print"          # print the args, comma separated
 EXIT = "exit"            # stop with the status args[0]
 CLEAR = "clear"          # empty `map`
 PRINTMAP = "printmap"    # print `map`
+TIME = "time"            # print the wall-clock time, strftime format parts[0]
+ZERO = "zero"            # set every value of `map` to zero, keys kept
+JOIN = "join"            # print the strings in args[0] (one per parts[1] bytes), joined by parts[0]
 
 
 @dataclass(eq=False)

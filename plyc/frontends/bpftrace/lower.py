@@ -1,0 +1,640 @@
+"""bpftrace's rules, lowering its tree to the core IR.
+
+The front end's passes, run in order by plyc.ir.passes.run (each stops the
+compilation if it reported errors):
+  refuse   what plyc does not lower yet, each by name with its span, all at once;
+           the preamble evaluated as on a kernel with BTF (preamble.py)
+  resolve  each spec rewritten for plyc's providers (specs.py) and resolved
+  learn    a silent typing run: the maps' and locals' types
+  type     names resolved and typed, the IR built:
+           - a map assigned count()/sum()/min()/max()/avg() anywhere is a
+             per-CPU aggregation, any other map a plain hash map;
+           - `$x` a scratch local, `$1` a positional parameter, `cpid` -c's pid;
+           - `args->f` and `args.f` a tracepoint field, other `.`/`->` a kernel
+             member through BTF (bpftrace follows a pointer with either);
+           - a predicate is an `if` around the body, `unroll(n)` n copies of
+             its body, `x op= y` and `x++` are `x = x op y`;
+           - integers print as plain numbers (no ply padding of pid, no
+             durations for nsecs), as bpftrace prints them.
+The typing of operators, casts, kernel members and the shared builtins
+(printf, str, exit, print, clear, ksym) is the ply front end's Typer, whose
+interface the builtins' rules use; this module overrides what bpftrace
+spells or means differently. The tree is never changed; the IR is new nodes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ... import aggregations as AGG
+from ... import types as T
+from ...diag import Collector, PlycError
+from ...ir import nodes as ir
+from ...ir import passes
+from ...kernel_types import KernelTypes
+from ..ply.lower import Typer as PlyTyper
+from . import ast as A
+from . import builtins as BT
+from . import preamble
+from . import specs as S
+
+AGGREGATIONS = ("count", "sum", "min", "max", "avg", "hist", "lhist", "stats")
+# bpftrace's aggregations as the table (plyc/aggregations.py) names them.
+AGG_NAMES = {"hist": "_hist", "lhist": "lquantize", "stats": "_stats"}
+# bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
+# this front end's own (builtins.py).
+SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
+FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS)
+# bpftrace's other functions, refused by name until they are lowered.
+FUNCTIONS_NOT_YET = frozenset(
+    "buf kaddr uaddr usym ntop pton reg strcontains cat "
+    "system signal override macaddr cgroupid cgroup_path path strftime strerror "
+    "skboutput unwatch kstack ustack has_key len percpu_kaddr print_map".split())
+# bpftrace's builtin variables as plyc's names.
+VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
+             "comm": "comm", "nsecs": "time", "kstack": "stack"}
+VARIABLES_NOT_YET = frozenset("username ustack jiffies ncpus ctx".split())
+INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
+             "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
+
+
+def not_yet(what: str) -> str:
+    return f"{what} is not supported by plyc yet"
+
+
+# --- refuse: what is not lowered yet, found in one walk ------------------------
+
+def walk(node):
+    """Every bpftrace node in the tree, depth first."""
+    yield node
+    if isinstance(node, list):
+        for x in node:
+            yield from walk(x)
+        return
+    if not isinstance(node, A.Node):
+        return
+    for name in node.__dataclass_fields__:
+        value = getattr(node, name)
+        if isinstance(value, (A.Node, list)):
+            yield from walk(value)
+
+
+def refuse(st: "Lowering", diag: Collector):
+    prog = st.ast
+    st.preamble = preamble.evaluate(prog.preamble, diag)
+    if prog.config is not None:
+        diag.error(not_yet("the config block"), prog.config.span)
+    for m in prog.macros:
+        diag.error(not_yet("a macro"), m.span)
+    for probe in prog.probes:
+        # A tuple as a map's key or delete()'s key is the key's parts.
+        keys = {id(n.keys[0]) for n in walk(probe.body) if isinstance(n, A.Map) and n.keys
+                and len(n.keys) == 1 and isinstance(n.keys[0], A.Tuple)} | \
+               {id(n.args[1]) for n in walk(probe.body) if isinstance(n, A.Call)
+                and n.name == "delete" and len(n.args) == 2}
+        for n in walk([probe.predicate, probe.body]):
+            what = None
+            if isinstance(n, A.While):
+                what = "a while loop"
+            elif isinstance(n, A.For):
+                what = "a for loop"
+            elif isinstance(n, A.Jump) and n.kind != "return":
+                what = f"'{n.kind}'"
+            elif isinstance(n, A.Jump) and n.value is not None:
+                what = "return with a value"
+            elif isinstance(n, A.Tuple) and id(n) not in keys or isinstance(n, A.TupleIndex):
+                what = "a tuple"
+            elif isinstance(n, A.Offsetof):
+                what = "offsetof()"
+            elif isinstance(n, A.Unary) and n.op == "&":
+                what = "the address-of operator '&'"
+            elif isinstance(n, A.Unary) and n.op == "*":
+                what = "dereferencing with '*' (use str(), or '->' on a cast)"
+            elif isinstance(n, A.Cast) and n.type.array_len is not None:
+                what = "a cast to an array"
+            elif isinstance(n, A.IncDec) and not _is_statement(probe, n):
+                what = f"'{n.op}' inside an expression"
+            elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
+                what = f"{n.name}()"
+            elif isinstance(n, A.Ident) and (n.name in VARIABLES_NOT_YET or
+                                             n.name.startswith("sarg") and n.name[4:].isdigit()):
+                what = f"'{n.name}'"
+            if what:
+                span = n.name_span if isinstance(n, A.Call) else n.span
+                diag.error(not_yet(what), span)
+
+
+def _is_statement(probe: A.Probe, n: A.IncDec) -> bool:
+    return any(isinstance(s, A.ExprStmt) and s.expr is n for s in walk(probe.body))
+
+
+# --- resolve ---------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Unit:
+    """A probe body under one of its specs, on its way to an ir.Probe."""
+    index: int
+    probe: A.Probe
+    spec: ir.Spec
+    target: object
+    body: A.Stmt
+    written: A.ProbeSpec = None     # the spec as the script wrote it (for `probe`)
+
+
+class Lowering:
+    """The state bpftrace's passes share (what the shared Typer reads)."""
+
+    def __init__(self, program: A.Program, strsize: int, btf_path: Optional[str], arch: str):
+        self.ast = program
+        self.env: dict = {}
+        self.strsize = strsize
+        self.ktypes = KernelTypes(btf_path)
+        self.arch = arch
+        self.units: list = []
+        self.maps: dict = {}                # what `learn` found, completed by `type`
+        self.locals: dict = {}              # unit index -> its $locals' types, from `learn`
+        self.preamble = preamble.Preamble()
+        self.ir: Optional[ir.Program] = None
+
+
+def resolve(st: Lowering, diag: Collector):
+    pairs, written = [], []
+    for probe in st.ast.probes:
+        for spec in probe.specs:
+            try:
+                pairs.append((probe, S.to_ir(spec)))
+                written.append(spec)
+            except PlycError as err:
+                diag.diags.extend(err.diags)
+    if diag.diags:
+        return
+    targets = passes.resolve_specs([s for _, s in pairs], diag)
+    for (probe, _), (spec, target), bt_spec in zip(pairs, targets, written):
+        if target is not None:
+            body = probe.body
+            if probe.predicate is not None:
+                body = A.If(probe.predicate, probe.body, None, span=probe.predicate.span)
+            st.units.append(Unit(len(st.units), probe, spec, target, body, bt_spec))
+
+
+def learn(st: Lowering, diag: Collector):
+    """Map and local types from a silent run (a map may be read before the probe writing it)."""
+    Typer(st, diag, final=False).run()
+
+
+def type_program(st: Lowering, diag: Collector):
+    st.ir = Typer(st, diag, final=True).run()
+
+
+PASSES = (refuse, resolve, learn, type_program) + passes.on_ir(passes.CORE)
+
+
+def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
+          strsize: int = 64) -> ir.Program:
+    """The IR of a bpftrace program; strings are 64 bytes, as bpftrace's
+    BPFTRACE_STRLEN default."""
+    st = Lowering(program, strsize, btf_path, arch)
+    passes.run(PASSES, st)
+    return st.ir
+
+
+# --- type ----------------------------------------------------------------------------
+
+def const_value(e) -> Optional[int]:
+    """The value of a constant integer expression, or None."""
+    if isinstance(e, A.Int):
+        return e.value
+    if isinstance(e, A.Unary) and e.op in ("-", "~", "!"):
+        v = const_value(e.operand)
+        return None if v is None else {"-": -v, "~": ~v, "!": int(not v)}[e.op]
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "<<", ">>", "&", "|", "^"):
+        a, b = const_value(e.left), const_value(e.right)
+        if a is None or b is None or (e.op in ("<<", ">>") and not 0 <= b < 64):
+            return None
+        return {"+": a + b, "-": a - b, "*": a * b, "<<": a << b, ">>": a >> b,
+                "&": a & b, "|": a | b, "^": a ^ b}[e.op]
+    return None
+
+
+def map_keys(ref: A.Map) -> list:
+    """`@m[a, b]` and `@m[(a, b)]` name the same key."""
+    keys = ref.keys or []
+    if len(keys) == 1 and isinstance(keys[0], A.Tuple):
+        return keys[0].items
+    return keys
+
+
+class _TypeWords:
+    """A bpftrace type as the shared cast rules read it (words, pointers, span)."""
+
+    def __init__(self, tn: A.TypeName):
+        words = tn.words
+        self.words = (INT_TYPES[words[0]],) if len(words) == 1 and words[0] in INT_TYPES else words
+        self.pointers = tn.pointers
+        self.span = tn.span
+
+    def __str__(self):
+        return " ".join(self.words) + (" " + "*" * self.pointers if self.pointers else "")
+
+
+class Typer(PlyTyper):
+    """The shared Typer with bpftrace's names and rules."""
+
+    def __init__(self, st: Lowering, diag: Collector, final: bool):
+        super().__init__(st, diag, final)
+        # A map is an aggregation when some assignment gives it one.
+        self.agg_maps = {n.target.name for n in walk([p.body for p in st.ast.probes])
+                         if isinstance(n, A.Assign) and isinstance(n.target, A.Map)
+                         and isinstance(n.value, A.Call) and n.value.name in AGGREGATIONS}
+
+    def type_unit(self, u: Unit) -> ir.Probe:
+        probe = ir.Probe(u.index, u.spec, u.target, ir.Block([]))
+        if self.final:
+            probe.locals = self.st.locals[u.index]
+        else:
+            self.st.locals[u.index] = probe.locals
+        self.probe = probe
+        self.scratch_names = {n.target.name for n in walk(u.body)
+                              if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | \
+                             {n.var.name for n in walk(u.body) if isinstance(n, A.Let)}
+        self.defined = set()
+        body = self.stmt(u.body)
+        probe.body = body if isinstance(body, ir.Block) else \
+            ir.Block([body] if body else [], span=u.body.span)
+        return probe
+
+    # --- statements ---------------------------------------------------------------
+
+    def stmt_ExprStmt(self, s: A.ExprStmt):
+        e = s.expr
+        if isinstance(e, A.IncDec):
+            one = A.Int(1, "1", span=e.span)
+            return self.stmt_Assign(A.Assign(e.target, e.op[0] + "=", one, span=s.span))
+        if not isinstance(e, A.Call):
+            self.err("this expression does nothing; assign it or print it", e.span)
+        if e.name in AGGREGATIONS:
+            self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
+                     f"{AGG.get(AGG_NAMES.get(e.name, e.name)).example_args})", e.span)
+        if e.name == "delete":
+            return self.delete(e, s.span)
+        node = self.call(e, statement=True)
+        if isinstance(node, ir.Stmt):
+            node.span = s.span
+            return node
+        return ir.CallStmt(node, span=s.span)
+
+    def stmt_Assign(self, s: A.Assign):
+        target, value = s.target, s.value
+        if isinstance(target, A.Ident):                 # `_ = expr`: evaluated, discarded
+            x = self.expr(value)
+            return ir.CallStmt(x, span=s.span) if isinstance(x, ir.Call) else None
+        if s.op != "=":
+            value = A.Binary(s.op[:-1], target, value, span=s.span)
+        if isinstance(target, A.Var):
+            x = self.expr(value)
+            typ = x.type
+            if typ.kind in ("void", "ctx"):
+                self.err(f"can't assign a value of type {typ} to ${target.name}", value.span)
+            old = self.probe.locals.get(target.name)
+            if old is not None:
+                new = T.unify(old, typ)
+                if new is None:
+                    self.err(f"${target.name} was {old} and can't now hold {typ}", value.span)
+                typ = new
+            self.probe.locals[target.name] = typ
+            self.defined.add(target.name)
+            return ir.SetLocal(target.name, x, span=s.span)
+        if target.name in self.agg_maps:
+            if not (isinstance(value, A.Call) and value.name in AGGREGATIONS):
+                self.err(f"{target.name} holds an aggregation elsewhere; it can't be assigned a value "
+                         "here", value.span)
+            return self.agg_assign(target, value, s.span)
+        x = self.expr(value)
+        typ = x.type
+        if typ.kind in ("void", "ctx"):
+            self.err(f"can't store a value of type {typ} in a map", value.span)
+        info, keys = self.map_ref(target, writing=True)
+        if info.value_type is None or not self.final:
+            old = info.value_type
+            info.value_type = typ if old is None else (T.unify(old, typ) or old)
+        elif T.unify(info.value_type, typ) is None:
+            self.err(f"map '{info.name}' holds {info.value_type}, not {typ}", value.span)
+        else:
+            info.value_type = T.unify(info.value_type, typ)
+        info.written = True
+        return ir.MapStore(info.name, keys, x, span=s.span)
+
+    def time(self, call: A.Call, statement: bool) -> ir.EmitEvent:
+        """time([FMT]): the tracer prints the wall-clock time (default "%H:%M:%S\\n")."""
+        if not statement:
+            self.err("time() has no value", call.span)
+        if len(call.args) > 1:
+            self.err(f"time() takes 0 or 1 arguments, got {len(call.args)}", call.span)
+        fmt = b"%H:%M:%S\n"
+        if call.args:
+            fmt = self.literal_string(call.args[0])
+            if fmt is None:
+                self.err("time()'s format must be a string literal", call.args[0].span)
+        return self.event(call, ir.TIME, [], parts=[fmt.decode("utf-8", "replace")], arg_types=[])
+
+    def whole_map_arg(self, call: A.Call) -> str:
+        whole = self.whole_map(call.args[0]) if call.args else None
+        if whole is None:
+            self.err(f"{call.name}() takes a map, e.g. {call.name}(@name)", call.span)
+        if whole[0] not in self.maps:
+            self.err(f"no map named {whole[0]}", call.args[0].span)
+        return whole[0]
+
+    def zero(self, call: A.Call, statement: bool) -> ir.EmitEvent:
+        """zero(@m): every value back to zero, the keys kept (the tracer does it)."""
+        if not statement:
+            self.err("zero() has no value", call.span)
+        if len(call.args) != 1:
+            self.err(f"zero() takes 1 argument, got {len(call.args)}", call.span)
+        return self.event(call, ir.ZERO, map=self.whole_map_arg(call))
+
+    def print_top(self, call: A.Call, statement: bool) -> ir.EmitEvent:
+        """print(@m, top[, div]): the top largest entries, values divided by div."""
+        if not statement:
+            self.err("print() has no value", call.span)
+        if len(call.args) > 3:
+            self.err(f"print() of a map takes at most 3 arguments, got {len(call.args)}", call.span)
+        name = self.whole_map_arg(call)
+        top = self.const_int(call.args[1], "print()'s top must be a constant")
+        div = self.const_int(call.args[2], "print()'s div must be a constant") if len(call.args) > 2 else 1
+        if not 0 <= top < 1 << 32 or not 1 <= div < 1 << 32:
+            self.err("print(@m, top, div) needs 0 <= top and 1 <= div, both 32-bit", call.span)
+        return self.event(call, ir.PRINTMAP, map=name, parts=[top, div])
+
+    def agg_assign(self, target: A.Map, value: A.Call, span) -> ir.Aggregate:
+        agg = AGG.get(AGG_NAMES.get(value.name, value.name))
+        info, keys = self.map_ref(target, writing=True)
+        if info.agg is not None and info.agg is not agg:
+            self.err(f"{info.name} is a {info.agg.name}() aggregation elsewhere, not {value.name}()",
+                     value.span)
+        info.agg = agg
+        if len(value.args) != agg.arity:
+            self.err(f"{value.name}() takes {agg.arity} argument{'s' if agg.arity != 1 else ''}, "
+                     f"got {len(value.args)}", value.span)
+        args = []
+        if not agg.takes_x:
+            info.value_type = T.U64
+        else:
+            x = self.expr(value.args[0])
+            if not x.type.is_int:
+                self.err(f"{value.name}() needs an integer, got {x.type}", value.args[0].span)
+            typ = T.Int(8, x.type.signed)
+            if agg.params:
+                info.params = agg.params(self, info, value)
+            info.value_type = typ if info.value_type is None else (T.unify(info.value_type, typ) or typ)
+            args = [x]
+        info.written = True
+        return ir.Aggregate(info.name, keys, agg, args, span=span)
+
+    def stmt_Let(self, s: A.Let):
+        value = s.value if s.value is not None else A.Int(0, "0", span=s.span)
+        return self.stmt_Assign(A.Assign(s.var, "=", value, span=s.span))
+
+    def stmt_Unroll(self, s: A.Unroll):
+        n = const_value(s.count)
+        if n is None or not 1 <= n <= 100:
+            self.err("unroll's count must be a constant from 1 to 100", s.count.span)
+        return ir.Block([self.body(s.body) for _ in range(n)], span=s.span)
+
+    def stmt_Jump(self, s: A.Jump):
+        return ir.Return(span=s.span)
+
+    def delete(self, call: A.Call, span):
+        """`delete(@m[k])` (0.17) or `delete(@m, k)` (current)."""
+        args = call.args
+        if len(args) == 1 and isinstance(args[0], A.Map):
+            ref = args[0]
+        elif len(args) == 2 and isinstance(args[0], A.Map) and args[0].keys is None:
+            key = args[1]
+            ref = A.Map(args[0].name, key.items if isinstance(key, A.Tuple) else [key], span=call.span)
+        else:
+            self.err("delete() takes a map element: delete(@m[key]) or delete(@m, key)", call.span)
+        if ref.name in self.agg_maps:
+            self.err(not_yet("deleting from an aggregation"), call.span)
+        info, keys = self.map_ref(ref, writing=False)
+        return ir.MapDelete(info.name, keys, span=span)
+
+    # --- maps ---------------------------------------------------------------------
+
+    def map_ref(self, ref: A.Map, writing: bool) -> tuple:
+        info = self.maps.get(ref.name)
+        if info is None:
+            storage = ir.AGGREGATION if ref.name in self.agg_maps else ir.HASH
+            info = ir.Map(ref.name, len(self.maps), storage, ref.span)
+            self.maps[ref.name] = info
+        exprs = map_keys(ref)
+        keys = [self.expr(k) for k in exprs]
+        key_types = [k.type for k in keys]
+        for k, kt in zip(exprs, key_types):
+            if kt.kind not in ("int", "str", "buf", "stack"):
+                self.err(f"a value of type {kt} can't be a map key", k.span)
+        if info.key_names is None:
+            info.key_names = [None] * len(keys)
+        if info.key_types is None:
+            info.key_types = key_types
+        else:
+            if len(info.key_types) != len(key_types):
+                self.err(f"{info.name} has {len(info.key_types)} key{'s' if len(info.key_types) != 1 else ''} "
+                         f"elsewhere, {len(key_types)} here", ref.span)
+            merged = []
+            for k, old, new in zip(exprs, info.key_types, key_types):
+                u = T.unify(old, new)
+                if u is None:
+                    self.err(f"{info.name}'s key is {old} elsewhere, {new} here", k.span)
+                merged.append(u)
+            info.key_types = merged
+        return info, keys
+
+    def whole_map(self, e) -> Optional[tuple]:
+        if isinstance(e, A.Map) and e.keys is None:
+            return e.name, e.name in self.agg_maps
+        return None
+
+    # --- the shared rules' questions ---------------------------------------------------
+
+    def cond(self, e) -> ir.Expr:
+        x = self.expr(e)
+        if not x.type.is_int:
+            self.err(f"a condition must be an integer, got {x.type}", e.span,
+                     'compare strings with == or strncmp(a, b, n) == 0' if x.type.kind == "str" else None)
+        return x
+
+    def const_int(self, e, what: str = "expected a constant integer") -> int:
+        val = const_value(e)
+        if val is None:
+            self.err(what, e.span)
+        return val
+
+    def literal_string(self, e) -> Optional[bytes]:
+        return e.value if isinstance(e, A.Str) else None
+
+    def is_positional(self, e) -> bool:
+        return isinstance(e, A.Positional)
+
+    # --- expressions ---------------------------------------------------------------
+
+    def expr(self, e, statement: bool = False):
+        if isinstance(e, A.Call):
+            return self.call(e, statement)
+        node = getattr(self, "expr_" + type(e).__name__)(e)
+        node.span = e.span
+        return node
+
+    def expr_Int(self, e: A.Int):
+        return ir.IntConst(e.value, type=T.U64 if e.value >= 1 << 63 else T.S64)
+
+    def expr_Var(self, e: A.Var):
+        if e.name not in self.scratch_names or e.name not in self.defined:
+            self.err(f"${e.name} is read before it is assigned", e.span)
+        return ir.Local(e.name, type=self.probe.locals.get(e.name, T.S64))
+
+    def expr_Positional(self, e: A.Positional):
+        if e.index == 0:
+            self.err("$0 is not a parameter; they start at $1", e.span)
+        self.nargs = max(self.nargs, e.index)
+        return ir.Param(ir.ARG_NUM, e.index, type=T.S64)
+
+    def expr_ParamCount(self, e: A.ParamCount):
+        return ir.Param(ir.ARG_COUNT, type=T.U64)
+
+    def expr_Map(self, e: A.Map):
+        if e.name in self.agg_maps:
+            self.err(not_yet(f"reading the aggregation {e.name} in a probe"), e.span)
+        info, keys = self.map_ref(e, writing=False)
+        if info.value_type is None:
+            if self.final:
+                self.err(f"map '{e.name}' is read but never assigned", e.span)
+            return ir.MapRead(info.name, keys, type=T.S64)
+        return ir.MapRead(info.name, keys, type=info.value_type)
+
+    def expr_Ident(self, e: A.Ident):
+        name = e.name
+        const = self.st.preamble.constants.get(name)
+        if const is not None:
+            return self.expr(const)
+        if name == "cpid":
+            self.uses_target = True
+            return ir.Param(ir.TARGET, type=T.U32)
+        probe = self.probe
+        if name in BT.VARIABLES:
+            var = BT.VARIABLES[name]
+            return ir.Variable(var, type=var.type)
+        if name == "curtask":
+            return ir.Variable(BT.CURTASK, type=BT.curtask_type(self, e.span))
+        if name == "elapsed":
+            # ns since the tracer set its parameters, on bpf_ktime_get_ns()'s clock
+            now = self.expr_Name(_Name("time", e.span))
+            start = ir.Param(ir.START_NS, type=T.U64, span=e.span)
+            return ir.Binary("-", ir.Variable(now.var, type=T.U64, span=e.span), start, type=T.U64)
+        if name == "probe":
+            # The probe's name as bpftrace prints it: known now unless a wildcard.
+            written = self.st.units[probe.index].written
+            if written.wildcard:
+                self.err(not_yet("'probe' in a wildcard probe"), e.span)
+            return self.expr(A.Str(str(written).encode(), span=e.span))
+        if name == "func":
+            # The probed function's name: known now for an exact-name probe.
+            pname = probe.provider.name
+            if pname not in ("kprobe", "kretprobe", "uprobe") or probe.target.glob:
+                what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
+                self.err(not_yet(f"'func' in {what}"), e.span)
+            symbol = probe.spec.arg.rsplit(":", 1)[-1].split("+")[0]
+            return self.expr(A.Str(symbol.encode(), span=e.span))
+        if name == "args":
+            var = probe.provider.var("data")
+            if var is None:
+                self.err(f"{probe.provider.name} probes have no 'args'", e.span,
+                         "args holds a tracepoint's fields; kprobes and uprobes have arg0, arg1, ...")
+            return ir.Variable(var, type=var.type)
+        plyname = VARIABLES.get(name)
+        if plyname is None and (name == "retval" or (name.startswith("arg") and name[3:].isdigit())):
+            plyname = name
+        if plyname is None:
+            note = ("constants from #include'd headers are not supported by plyc yet"
+                    if name.isupper() else None)
+            self.err(f"unknown identifier '{name}'", e.span, note)
+        node = self.expr_Name(_Name(plyname, e.span))
+        if node.type.kind == "int":
+            node.type = T.Int(node.type.size, node.type.signed)   # bpftrace pads nothing
+        return node
+
+    def expr_Field(self, e: A.Field):
+        obj = self.expr(e.obj)
+        if obj.type.kind == "ctx" and obj.type.pointee == "tracepoint":
+            try:
+                fld = self.probe.provider.member(self.probe.target, e.name, e.span)
+            except PlycError as err:
+                d = err.diags[0]
+                self.err(d.message.replace("data->", "args->"), d.span, d.note)   # the provider speaks ply
+            self.probe.tp_fields[e.name] = fld
+            return ir.TpField(e.name, fld, type=fld.type)
+        # bpftrace follows a pointer with '.' or '->' alike.
+        member = _Member(e.obj, e.name, obj.type.is_pointer, e.span)
+        return ir.KMember(obj, e.name, type=self.kernel_member(member, obj.type))
+
+    def expr_Cast(self, e: A.Cast):
+        return super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
+
+    def expr_Sizeof(self, e: A.Sizeof):
+        if not isinstance(e.arg, A.TypeName):
+            return ir.IntConst(self.expr(e.arg).type.size, type=T.U64)
+        return self.expr_SizeOf(_SizeOf(_TypeWords(e.arg), e.span))
+
+    def call(self, e: A.Call, statement: bool):
+        if e.name in AGGREGATIONS:
+            self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
+                     f"{AGG.get(AGG_NAMES.get(e.name, e.name)).example_args})", e.span)
+        if e.name == "delete":
+            self.err("delete() has no value", e.span)
+        if e.name not in FUNCTIONS:
+            self.err(f"unknown function '{e.name}'", e.name_span,
+                     f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
+        if e.name == "print" and len(e.args) > 1:
+            return self.print_top(e, statement)
+        if e.name == "zero":
+            return self.zero(e, statement)
+        if e.name == "time":
+            return self.time(e, statement)
+        func = BT.FUNCTIONS.get(e.name)
+        if func is None:
+            return super().call(e, statement)
+        lo, hi = func.arity
+        if not lo <= len(e.args) <= hi:
+            want = str(lo) if lo == hi else f"{lo} or {hi}"
+            self.err(f"{e.name}() takes {want} argument{'s' if want != '1' else ''}, got {len(e.args)}", e.span)
+        node = func.check(self, e)
+        if isinstance(node, ir.Stmt) and not statement:
+            self.err(f"{e.name}() has no value", e.span)
+        return node
+
+
+@dataclass
+class _Name:
+    """A builtin variable in the shape the shared rule reads."""
+    name: str
+    span: object
+
+
+@dataclass
+class _Member:
+    obj: object
+    field: str
+    arrow: bool
+    span: object
+
+
+@dataclass
+class _Cast:
+    type: object
+    operand: object
+    span: object
+
+
+@dataclass
+class _SizeOf:
+    type: object
+    span: object

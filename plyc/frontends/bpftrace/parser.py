@@ -1,0 +1,586 @@
+"""A recursive-descent parser for bpftrace's language (0.17 as Debian
+ships it, and the current spelling: `args.f`, `delete(@m, k)`, `for`,
+`config = {}`, `let`, macros).
+
+Hand-written rather than a grammar because the top level is not made of
+tokens: preprocessor lines and struct definitions are C text kept verbatim,
+and a probe spec (`uprobe:/bin/bash:readline`, `kprobe:tcp_*`) runs to the
+next blank, ',' or '{' as in bpftrace. Errors stop at the first one, as
+bpftrace's do, and name what was expected and what was found."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ...ir.nodes import Span
+from ...diag import Diagnostic, PlycError
+from . import ast as A
+from .lexer import IDENT_RE, KEYWORDS, Lexer, Source, Token
+from .probes import BY_NAME, split_spec
+
+BINARY_PREC = {
+    "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
+    "<": 7, "<=": 7, ">": 7, ">=": 7, "<<": 8, ">>": 8,
+    "+": 9, "-": 9, "*": 10, "/": 10, "%": 10,
+}
+ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
+# Type names a '(' may open a cast with; any name ending in _t and any name
+# followed by '*' is taken as a type too (`(pid_t)x`, `(foo *)p`).
+TYPE_WORDS = frozenset(
+    "int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool char short int long "
+    "unsigned signed void u8 u16 u32 u64 s8 s16 s32 s64".split())
+C_DEF_RE = re.compile(r"(struct|union|enum)\s+[_a-zA-Z][_a-zA-Z0-9]*\s*\{")
+BLOCK_STMTS = (A.If, A.Unroll, A.While, A.For, A.Block)
+
+
+class Parser:
+    def __init__(self, text: str):
+        self.src = Source(text)
+        self.lex = Lexer(self.src)
+        self.text = text
+        self.pos = 0
+        self.in_predicate = False
+
+    # --- token helpers ------------------------------------------------------
+
+    def peek(self, k: int = 0) -> Token:
+        pos = self.pos
+        tok = self.lex.scan(pos)
+        for _ in range(k):
+            tok = self.lex.scan(tok.end)
+        return tok
+
+    def next(self) -> Token:
+        tok = self.peek()
+        self.pos = tok.end
+        return tok
+
+    def at(self, text: str, k: int = 0) -> bool:
+        tok = self.peek(k)
+        return tok.kind in ("punct", "ident") and tok.text == text
+
+    def accept(self, text: str) -> Optional[Token]:
+        return self.next() if self.at(text) else None
+
+    def expect(self, text: str, what: str = "") -> Token:
+        if self.at(text):
+            return self.next()
+        self.fail_at(self.peek(), f"expected '{text}'{what}")
+
+    def fail_at(self, tok: Token, expected: str, note=None):
+        self.src.fail(f"{expected}, found {tok.describe()}", tok.start,
+                      max(tok.end, tok.start + 1), note)
+
+    def span(self, start: int, end: Optional[int] = None) -> Span:
+        return self.src.span(start, self.pos if end is None else end)
+
+    def last_end(self) -> int:
+        return self.pos
+
+    # --- top level ------------------------------------------------------------
+
+    def program(self) -> A.Program:
+        text = self.text
+        preamble, macros, probes, config = [], [], [], None
+        if text.startswith("#!"):
+            end = text.find("\n")
+            self.pos = len(text) if end < 0 else end
+        while True:
+            pos = self.pos = self.lex.skip_space(self.pos)
+            if pos >= len(text):
+                break
+            word = IDENT_RE.match(text, pos)
+            word = word.group() if word else ""
+            if text[pos] == "#":
+                if probes:
+                    self.src.fail("a preprocessor line must come before the first probe", pos)
+                preamble.append(self.preprocessor_line())
+            elif word in ("struct", "union", "enum") and C_DEF_RE.match(text, pos):
+                if probes:
+                    self.src.fail(f"a {word} definition must come before the first probe", pos, pos + len(word))
+                preamble.append(self.c_definition(word))
+            elif word == "config" and self.at("=", 1):
+                if probes or macros or config:
+                    self.src.fail("the config block must come first, before macros and probes"
+                                  if not config else "a second config block", pos, pos + 6)
+                config = self.config_block()
+            elif word == "macro" and self.peek(1).kind == "ident":
+                macros.append(self.macro())
+            elif word == "import":
+                self.src.fail("'import' is not supported by plyc yet", pos, pos + 6)
+            elif word == "let" and self.peek(1).kind == "map":
+                self.src.fail("map declarations ('let @m = hash(N)') are not supported by plyc yet",
+                              pos, self.peek(1).end)
+            else:
+                probes.append(self.probe())
+        if not probes:
+            self.src.fail("the script has no probes", len(text))
+        return A.Program(preamble, config, macros, probes, span=self.src.span(0, len(text)))
+
+    def preprocessor_line(self) -> A.CText:
+        """`#include <x.h>`, `#define X 1` (with '\\' continuations), `#ifdef` ..."""
+        start, text, pos = self.pos, self.text, self.pos
+        while True:
+            end = text.find("\n", pos)
+            if end < 0:
+                end = len(text)
+                break
+            if text[start:end].rstrip("\r").endswith("\\"):
+                pos = end + 1
+                continue
+            break
+        self.pos = end
+        return A.CText("preprocessor", text[start:end], start, end, span=self.span(start))
+
+    def c_definition(self, kind: str) -> A.CText:
+        """`struct name { ... }` up to its matching brace and an optional ';'."""
+        text, start = self.text, self.pos
+        pos, depth = text.index("{", start), 0
+        while pos < len(text):
+            pos = self.lex.skip_space(pos)
+            if pos >= len(text):
+                break
+            c = text[pos]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    end = pos + 1
+                    after = self.lex.skip_space(end, newlines=False)
+                    if text.startswith(";", after):
+                        end = after + 1
+                    self.pos = end
+                    return A.CText(kind, text[start:end], start, end, span=self.span(start))
+            pos += 1
+        self.src.fail(f"this {kind} definition has no closing '}}'", start, start + len(kind))
+
+    def config_block(self) -> A.Config:
+        start = self.pos
+        self.next()
+        self.expect("=")
+        self.expect("{", " to open the config block")
+        items = []
+        while not self.at("}"):
+            name = self.next()
+            if name.kind != "ident":
+                self.fail_at(name, "expected a config variable name")
+            self.expect("=", f" after '{name.text}'")
+            value = self.peek()
+            if value.kind not in ("int", "str", "ident"):
+                self.fail_at(value, f"expected a number, string or word as the value of {name.text}")
+            self.next()
+            node = (A.Int(value.value, value.text) if value.kind == "int" else
+                    A.Str(value.value) if value.kind == "str" else A.Ident(value.text))
+            node.span = self.src.span(value.start, value.end)
+            items.append(A.ConfigItem(name.text, node, span=self.src.span(name.start, value.end)))
+            if not self.accept(";") and not self.at("}"):
+                self.fail_at(self.peek(), "expected ';' or '}' after a config variable")
+        self.next()
+        return A.Config(items, span=self.span(start))
+
+    def macro(self) -> A.Macro:
+        start = self.next().start
+        name = self.next()
+        if name.text in KEYWORDS:
+            self.fail_at(name, "expected a macro name")
+        self.expect("(", f" after the macro name '{name.text}'")
+        params = []
+        while not self.at(")"):
+            tok = self.next()
+            kind = {"var": "var", "map": "map", "ident": "expr"}.get(tok.kind)
+            if kind is None or tok.text in KEYWORDS:
+                self.fail_at(tok, "expected a macro parameter ($x, @x or x)")
+            params.append(A.MacroParam(tok.value, kind, span=self.src.span(tok.start, tok.end)))
+            if not self.accept(","):
+                break
+        self.expect(")", " to close the macro's parameters")
+        body = self.block()
+        return A.Macro(name.text, params, body, span=self.span(start))
+
+    def probe(self) -> A.Probe:
+        start = self.pos
+        specs = [self.probe_spec()]
+        while True:
+            after = self.lex.skip_space(self.pos)
+            if not self.text.startswith(",", after):
+                break
+            self.pos = self.lex.skip_space(after + 1)
+            specs.append(self.probe_spec())
+        predicate = None
+        self.pos = self.lex.skip_space(self.pos)
+        if self.text.startswith("/", self.pos):
+            self.next()
+            self.in_predicate = True
+            predicate = self.expr()
+            self.in_predicate = False
+            self.expect("/", " to end the predicate")
+        if not self.at("{"):
+            self.fail_at(self.peek(), "expected '{' to open the probe's action block"
+                         if predicate or self.at("}") or self.peek().kind == "eof"
+                         else "expected ',', a predicate or '{' after the probe")
+        body = self.block()
+        return A.Probe(specs, predicate, body, span=self.span(start))
+
+    def probe_spec(self) -> A.ProbeSpec:
+        """A spec runs to the next blank, ',' or '{' (outside quotes), as in bpftrace."""
+        text, start = self.text, self.pos
+        pos, quoted = start, False
+        while pos < len(text):
+            c = text[pos]
+            if c == '"':
+                quoted = not quoted
+            elif c == "\\" and quoted:
+                pos += 1
+            elif not quoted and (c.isspace() or c in ",{}" or text.startswith("//", pos)
+                                 or text.startswith("/*", pos)):
+                break
+            pos += 1
+        if quoted:
+            self.src.fail("unterminated string in the probe", start, pos)
+        raw = text[start:pos]
+        if not raw:
+            self.fail_at(self.peek(), "expected a probe")
+        self.pos = pos
+        span = self.src.span(start, pos)
+        if re.match(r"[_a-zA-Z][_a-zA-Z0-9]*=", raw):
+            self.src.fail("probe names ('name=probe') are not supported by plyc yet", start, pos)
+        parts = split_spec(raw)
+        ptype = BY_NAME.get(parts[0])
+        if ptype is None:
+            what = parts[0] if IDENT_RE.fullmatch(parts[0]) else raw
+            if not IDENT_RE.match(raw):
+                self.fail_at(self.lex.scan(start), "expected a probe")
+            self.src.fail(f"unknown probe type '{what}'", start, start + len(parts[0]))
+        if len(parts) - 1 not in ptype.parts:
+            self.src.fail(f"a {ptype.name} probe is written '{ptype.usage}'", start, pos)
+        return A.ProbeSpec(ptype.name, parts[1:], raw, span=span)
+
+    # --- statements -----------------------------------------------------------
+
+    def block(self) -> A.Block:
+        start = self.expect("{").start
+        stmts = []
+        while not self.at("}"):
+            if self.peek().kind == "eof":
+                self.fail_at(self.peek(), "expected '}' to close the block opened at line "
+                             f"{self.src.pos(start)[0]}")
+            stmt = self.statement()
+            stmts.append(stmt)
+            if self.accept(";") or self.at("}") or isinstance(stmt, BLOCK_STMTS):
+                continue
+            self.fail_at(self.peek(), "expected ';' or '}' after the statement")
+        self.next()
+        return A.Block(stmts, span=self.span(start))
+
+    def statement(self) -> A.Stmt:
+        tok = self.peek()
+        start = tok.start
+        if tok.kind == "ident" and tok.text in KEYWORDS:
+            kw = tok.text
+            if kw == "if":
+                return self.if_stmt()
+            if kw in ("while", "unroll"):
+                self.next()
+                self.expect("(", f" after '{kw}'")
+                head = self.expr()
+                self.expect(")", f" to close the {kw} condition" if kw == "while" else " after the unroll count")
+                body = self.block()
+                node = A.While(head, body) if kw == "while" else A.Unroll(head, body)
+                node.span = self.span(start)
+                return node
+            if kw == "for":
+                return self.for_stmt()
+            if kw in ("break", "continue"):
+                self.next()
+                return A.Jump(kw, span=self.span(start))
+            if kw == "return":
+                self.next()
+                value = None if self.at(";") or self.at("}") else self.expr()
+                return A.Jump(kw, value, span=self.span(start))
+            if kw == "let":
+                self.next()
+                var = self.next()
+                if var.kind != "var":
+                    self.fail_at(var, "expected a scratch variable ($name) after 'let'")
+                value = self.expr() if self.accept("=") else None
+                return A.Let(A.Var(var.value, span=self.src.span(var.start, var.end)),
+                             value, span=self.span(start))
+            if kw == "else":
+                self.fail_at(tok, "expected a statement ('else' without 'if')")
+        if self.at("{"):
+            return self.block()
+        expr = self.expr()
+        expr_end = self.pos
+        op = self.peek()
+        if op.kind == "punct" and op.text in ASSIGN_OPS:
+            if not isinstance(expr, (A.Var, A.Map)) and not (
+                    isinstance(expr, A.Ident) and expr.name == "_"):
+                self.src.fail(f"'{op.text}' needs a variable or map on its left", start, expr_end)
+            self.next()
+            value = self.expr()
+            return A.Assign(expr, op.text, value, span=self.span(start))
+        return A.ExprStmt(expr, span=self.span(start))
+
+    def if_stmt(self) -> A.If:
+        start = self.next().start
+        self.expect("(", " after 'if'")
+        cond = self.expr()
+        self.expect(")", " to close the if condition")
+        if not self.at("{"):
+            self.fail_at(self.peek(), "expected '{' (bpftrace needs braces around an if's body)")
+        then = self.block()
+        orelse = None
+        if self.accept("else"):
+            if self.at("if"):
+                orelse = self.if_stmt()
+            elif self.at("{"):
+                orelse = self.block()
+            else:
+                self.fail_at(self.peek(), "expected '{' or 'if' after 'else'")
+        return A.If(cond, then, orelse, span=self.span(start))
+
+    def for_stmt(self) -> A.For:
+        start = self.next().start
+        self.expect("(", " after 'for'")
+        var = self.next()
+        if var.kind != "var":
+            self.fail_at(var, "expected a scratch variable ($name) in the for loop")
+        self.expect(":", f" after {var.text} (for ($x : @map) or for ($i : start..end))")
+        if self.peek().kind == "map" and self.at(")", 1):
+            tok = self.next()
+            iterable = A.Map(tok.value, span=self.src.span(tok.start, tok.end))
+        else:
+            first_at = self.peek().start
+            first = self.unary()
+            self.expect("..", " between the range's start and end")
+            last = self.unary()
+            iterable = A.Range(first, last, span=self.span(first_at))
+        self.expect(")", " to close the for loop's head")
+        body = self.block()
+        return A.For(A.Var(var.value, span=self.src.span(var.start, var.end)), iterable, body,
+                     span=self.span(start))
+
+    # --- expressions ------------------------------------------------------------
+
+    def expr(self) -> A.Expr:
+        start = self.peek().start
+        cond = self.binary(1)
+        if not self.accept("?"):
+            return cond
+        then = self.expr()
+        self.expect(":", " in the ternary operator (cond ? a : b)")
+        orelse = self.expr()
+        return A.Ternary(cond, then, orelse, span=self.span(start))
+
+    def binary(self, min_prec: int) -> A.Expr:
+        start = self.peek().start
+        left = self.unary()
+        while True:
+            op = self.peek()
+            prec = BINARY_PREC.get(op.text) if op.kind == "punct" else None
+            if prec is None or prec < min_prec:
+                return left
+            # In a predicate, '/' followed by '{' ends it (bpftrace's rule).
+            if op.text == "/" and self.in_predicate and self.at("{", 1):
+                return left
+            self.next()
+            right = self.binary(prec + 1)
+            left = A.Binary(op.text, left, right, span=self.span(start))
+
+    def unary(self) -> A.Expr:
+        tok = self.peek()
+        start = tok.start
+        if tok.kind == "punct":
+            if tok.text in ("!", "~", "-", "*", "&"):
+                self.next()
+                return A.Unary(tok.text, self.unary(), span=self.span(start))
+            if tok.text in ("++", "--"):
+                self.next()
+                target = self.unary()
+                self.check_incdec_target(target, tok)
+                return A.IncDec(tok.text, True, target, span=self.span(start))
+            if tok.text == "(":
+                ty = self.try_cast_type()
+                if ty is not None:
+                    return A.Cast(ty, self.unary(), span=self.span(start))
+        if tok.kind == "ident" and tok.text in ("sizeof", "offsetof"):
+            return self.sizeof_offsetof()
+        return self.postfix(self.primary(), start)
+
+    def check_incdec_target(self, target: A.Expr, op: Token):
+        if not isinstance(target, (A.Var, A.Map)):
+            self.src.fail(f"'{op.text}' needs a variable or map", op.start, op.end)
+
+    def postfix(self, node: A.Expr, start: int) -> A.Expr:
+        while True:
+            tok = self.peek()
+            if tok.kind != "punct":
+                return node
+            if tok.text in (".", "->"):
+                self.next()
+                name = self.next()
+                if name.kind == "int" and tok.text == ".":
+                    node = A.TupleIndex(node, name.value, span=self.span(start))
+                    continue
+                if name.kind != "ident":
+                    self.fail_at(name, f"expected a field name after '{tok.text}'")
+                node = A.Field(node, name.text, tok.text == "->", span=self.span(start))
+            elif tok.text == "[":
+                self.next()
+                index = self.expr()
+                self.expect("]", " to close the index")
+                node = A.Index(node, index, span=self.span(start))
+            elif tok.text in ("++", "--"):
+                self.check_incdec_target(node, tok)
+                self.next()
+                node = A.IncDec(tok.text, False, node, span=self.span(start))
+            else:
+                return node
+
+    def primary(self) -> A.Expr:
+        tok = self.next()
+        sp = self.src.span(tok.start, tok.end)
+        if tok.kind == "int":
+            return A.Int(tok.value, tok.text, span=sp)
+        if tok.kind == "str":
+            return A.Str(tok.value, span=sp)
+        if tok.kind == "var":
+            return A.Var(tok.value, span=sp)
+        if tok.kind == "param":
+            return A.Positional(tok.value, span=sp)
+        if tok.kind == "nparams":
+            return A.ParamCount(span=sp)
+        if tok.kind == "map":
+            keys = None
+            if self.accept("["):
+                keys = self.expr_list("]")
+            return A.Map(tok.value, keys, span=self.span(tok.start))
+        if tok.kind == "ident":
+            if tok.text in KEYWORDS:
+                self.fail_at(tok, "expected an expression")
+            if self.accept("("):
+                args = self.expr_list(")")
+                return A.Call(tok.text, args, sp, span=self.span(tok.start))
+            return A.Ident(tok.text, span=sp)
+        if tok.kind == "punct" and tok.text == "(":
+            if self.accept(")"):
+                return A.Tuple([], span=self.span(tok.start))
+            first = self.expr()
+            if self.accept(")"):
+                return first
+            self.expect(",", " or ')' after the expression")
+            items = [first] + self.expr_list(")")
+            return A.Tuple(items, span=self.span(tok.start))
+        if tok.kind == "punct" and tok.text == "{":
+            self.src.fail("block expressions ('{ ...; value }') are not supported by plyc yet",
+                          tok.start, tok.end)
+        self.fail_at(tok, "expected an expression")
+
+    def expr_list(self, close: str) -> list:
+        """Comma-separated expressions up to `close` (a trailing comma allowed)."""
+        items = []
+        while not self.at(close):
+            items.append(self.expr())
+            if not self.accept(","):
+                break
+        self.expect(close, f" or ',' in the list")
+        return items
+
+    def try_cast_type(self) -> Optional[A.TypeName]:
+        """At '(': the cast's type if one follows, else None (nothing consumed)."""
+        k, words = 1, []
+        tok = self.peek(k)
+        if tok.kind != "ident":
+            return None
+        if tok.text in ("struct", "union", "enum"):
+            name = self.peek(k + 1)
+            if name.kind != "ident":
+                return None
+            words, k = [tok.text, name.text], k + 2
+        else:
+            while self.peek(k).kind == "ident" and self.peek(k).text in TYPE_WORDS:
+                words.append(self.peek(k).text)
+                k += 1
+            if not words:
+                words, k = [tok.text], k + 1
+                named = tok.text.endswith("_t")
+                if not named and not (self.at("*", k) and self._closes_type(k)):
+                    return None
+        ptrs = 0
+        while self.at("*", k):
+            ptrs, k = ptrs + 1, k + 1
+        if not self._closes_type(k):
+            return None
+        start = self.peek(1).start
+        array = None
+        for _ in range(k):
+            self.next()
+        if self.accept("["):
+            size = self.peek()
+            if size.kind == "int":
+                array = self.next().value
+            else:
+                array = -1
+            self.expect("]", " to close the array type")
+        end = self.pos
+        self.expect(")", " to close the cast")
+        return A.TypeName(" ".join(words), ptrs, array, span=self.src.span(start, end))
+
+    def _closes_type(self, k: int) -> bool:
+        return self.at(")", k) or self.at("[", k)
+
+    def parse_type(self) -> A.TypeName:
+        """A type inside sizeof()/offsetof(): `struct x`, `uint32`, `foo_t *`."""
+        start = self.peek().start
+        tok = self.next()
+        words = [tok.text]
+        if tok.text in ("struct", "union", "enum"):
+            name = self.next()
+            if name.kind != "ident":
+                self.fail_at(name, f"expected a name after '{tok.text}'")
+            words.append(name.text)
+        else:
+            while self.peek().kind == "ident" and self.peek().text in TYPE_WORDS:
+                words.append(self.next().text)
+        ptrs = 0
+        while self.accept("*"):
+            ptrs += 1
+        return A.TypeName(" ".join(words), ptrs, span=self.span(start))
+
+    def _type_follows(self) -> bool:
+        tok = self.peek()
+        if tok.kind != "ident":
+            return False
+        if tok.text in ("struct", "union", "enum") or tok.text in TYPE_WORDS:
+            return True
+        return tok.text.endswith("_t") and (self.at(")", 1) or self.at("*", 1) or self.at(",", 1))
+
+    def sizeof_offsetof(self) -> A.Expr:
+        kw = self.next()
+        self.expect("(", f" after '{kw.text}'")
+        arg = self.parse_type() if self._type_follows() else self.expr()
+        if kw.text == "sizeof":
+            self.expect(")", " to close sizeof")
+            return A.Sizeof(arg, span=self.span(kw.start))
+        self.expect(",", " between offsetof's type and field")
+        names = []
+        while True:
+            name = self.next()
+            if name.kind != "ident":
+                self.fail_at(name, "expected a field name in offsetof")
+            names.append(name.text)
+            if not self.accept("."):
+                break
+        self.expect(")", " to close offsetof")
+        return A.Offsetof(arg, names, span=self.span(kw.start))
+
+
+def parse(text: str, filename: str = "<script>") -> A.Program:
+    """The script's tree; PlycError at the first syntax error."""
+    try:
+        return Parser(text).program()
+    except PlycError as err:
+        raise PlycError(err.diags, filename, text) from None
+    except RecursionError:
+        raise PlycError(Diagnostic("the script is nested too deeply"), filename, text) from None

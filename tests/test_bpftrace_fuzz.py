@@ -1,0 +1,101 @@
+"""Property-based tests of the bpftrace parser: whatever text it is given,
+it returns a tree whose spans lie inside the text, or raises a PlycError
+with a located, rendered diagnostic; never anything else.
+
+Inputs: mutations (delete / duplicate / insert a character or a token) of
+valid scripts (the shape tests' scripts and Debian's tools where installed),
+and soups of the language's tokens. Derandomized, so CI sees the same
+examples on every run."""
+import glob
+import re
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from plyc.diag import PlycError
+from plyc.frontends.bpftrace import parse
+from plyc.frontends.bpftrace import ast as A
+
+SEEDS = [
+    '#include <linux/sched.h>\nstruct S { int x; }\nconfig = { max_map_keys = 2 }\n'
+    'macro add($a, b) { $a + b }\n'
+    'BEGIN { printf("hi %d\\n", 1_000); }\n'
+    'kprobe:vfs_read, k:tcp_* /arg2 < 16 && comm == "bash"/ { @[pid, comm] = count(); '
+    '$t = (struct task_struct *)curtask; @x[$t->pid] = hist(arg2); }\n'
+    't:syscalls:sys_enter_openat { printf("%s\\n", str(args.filename)); delete(@m, 1); '
+    'if ($x) { $y = $x ? 1 : 2; } else if (!$z) { unroll(2) { $i++; } } else { return; } '
+    'while ($i < 10) { $i += 1; break; } for ($kv : @m) { print($kv.0); } '
+    '$a = (1, "two", (3,)); $b = sizeof(struct sock) + offsetof(struct sock, sk_flags); }\n'
+    'i:s:1 { print(@, 2); clear(@); exit(); }\nEND { $s = -0x1f << 2 % 017; }\n',
+] + [open(p).read() for p in sorted(glob.glob("/usr/sbin/*.bt"))[:12]]
+
+TOKENS = ["BEGIN", "END", "kprobe:f", "t:a:b", "{", "}", "(", ")", "[", "]", "/", ";", ",", ":",
+          "$x", "$1", "$#", "@m", "@", "pid", "comm", "args", ".", "->", "=", "+=", "++", "?",
+          "==", "&&", "!", "*", "&", "1", "0x1f", "1e3", "10ms", '"s"', "if", "else", "while",
+          "for", "unroll", "sizeof", "offsetof", "struct", "(struct sock *)", "#include <x.h>",
+          "config", "macro", "let", "..", "\n", " ", "//c\n", "/*c*/", "'", "\\", "\t"]
+
+FUZZ = settings(derandomize=True, deadline=None, database=None, max_examples=500,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+HEAD = re.compile(r"^f\.bt(:\d+:\d+)?: error: \S")
+
+
+def check(src: str):
+    try:
+        program = parse(src, "f.bt")
+    except PlycError as err:
+        text = err.render()
+        assert HEAD.match(text), text
+        return
+    lines = src.split("\n")
+    for node in _walk(program):
+        sp = getattr(node, "span", None)
+        if sp is not None and sp.line:
+            assert 1 <= sp.line <= sp.end_line <= len(lines), (node, sp)
+            assert 1 <= sp.col <= len(lines[sp.line - 1]) + 1, (node, sp)
+
+
+def _walk(node):
+    if isinstance(node, list):
+        for x in node:
+            yield from _walk(x)
+    elif isinstance(node, A.Node):
+        yield node
+        for name in node.__dataclass_fields__:
+            yield from _walk(getattr(node, name))
+
+
+@st.composite
+def mutated(draw):
+    src = draw(st.sampled_from(SEEDS))
+    for _ in range(draw(st.integers(1, 4))):
+        if not src:
+            break
+        i = draw(st.integers(0, len(src) - 1))
+        op = draw(st.sampled_from(["delete", "dup", "insert", "token"]))
+        if op == "delete":
+            src = src[:i] + src[i + 1:]
+        elif op == "dup":
+            src = src[:i] + src[i] + src[i:]
+        elif op == "insert":
+            src = src[:i] + draw(st.characters(max_codepoint=0x7f)) + src[i:]
+        else:
+            src = src[:i] + draw(st.sampled_from(TOKENS)) + src[i:]
+    return src
+
+
+@FUZZ
+@given(mutated())
+def test_mutations(src):
+    check(src)
+
+
+@FUZZ
+@given(st.lists(st.sampled_from(TOKENS), max_size=40).map(" ".join))
+def test_token_soup(src):
+    check(src)
+
+
+@FUZZ
+@given(st.text(max_size=200))
+def test_random_text(src):
+    check(src)

@@ -1,0 +1,255 @@
+"""bpftrace's lowering to the IR (plyc/frontends/bpftrace/lower.py): the
+IR it makes (as `plyc emit --stage ir` prints it), and what it refuses, by
+name and with its span. Behaviour on a kernel: tests/runtime/bt-*.test and
+tests/test_bpftrace_compat.py."""
+import pytest
+
+from plyc import driver
+from plyc.diag import PlycError
+from plyc.ir.dump import dump
+
+
+def lower(src: str):
+    return driver.lower(src, "tool.bt", driver.Options())
+
+
+def err(src: str) -> str:
+    with pytest.raises(PlycError) as info:
+        lower(src)
+    return info.value.render()
+
+
+def test_language_from_the_file_name():
+    assert driver.language("tool.bt") == "bpftrace"
+    assert driver.language("tool.ply") == "ply"
+    assert driver.language("<command-line>") == "ply"
+    assert driver.language("<command-line>", "bpftrace") == "bpftrace"
+
+
+def test_ir_of_a_tracepoint_script():
+    prog = lower('tracepoint:syscalls:sys_enter_openat /pid == cpid/ {\n'
+                 '  @n[comm] = count(); @last = args.flags; $x = 2; $x *= 3; @c++;\n'
+                 '  printf("%s %d %d\\n", str(args->filename), $x, tid);\n'
+                 '  delete(@last); delete(@c[]); }\n'
+                 'BEGIN { unroll(2) { @c = 1; } exit(); }')
+    assert dump(prog) == """\
+map @n aggregation [char[16]] -> count(u64)
+map @last hash [] -> s32
+map @c hash [] -> s64
+event 1 printf "%s %d %d\\n" (char[64], s64, u32) line 3
+event 2 exit (s32) line 5
+program strsize=64 arch=x86_64 target
+probe 0 tracepoint:syscalls:sys_enter_openat -> tracepoint syscalls/sys_enter_openat line 1
+  local $x: s64
+  field flags: s32
+  field filename: char *
+  if (pid:u32 == param.target:u32):s32  @1
+    @n[comm:char[16]] <- count()  @2
+    @last[] = field.flags:s32  @2
+    $x = 2:s64  @2
+    $x = ($x:s64 * 3:s64):s64  @2
+    @c[] = (@c[]:s64 + 1:s64):s64  @2
+    emit printf 1 (str(field.filename:char *):char[64], $x:s64, kpid:u32)  @3
+    delete @last[]  @4
+    delete @c[]  @4
+probe 1 BEGIN -> BEGIN - line 5
+  @c[] = 1:s64  @5
+  @c[] = 1:s64  @5
+  emit exit 2 (0:s32)  @5
+"""
+
+
+REFUSED = [
+    ("BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }",
+     "tool.bt:1:14: error: ntop() is not supported by plyc yet\n"
+     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n             ^~~~\n"
+     "tool.bt:1:23: error: a while loop is not supported by plyc yet\n"
+     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n"
+     "                      ^~~~~~~~~~~~~~~~~~~~\n"
+     "tool.bt:1:35: error: 'break' is not supported by plyc yet\n"
+     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n"
+     "                                  ^~~~~\n"
+     "tool.bt:1:49: error: a tuple is not supported by plyc yet\n"
+     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n"
+     "                                                ^~~~~~"),
+    ("#include <linux/sched.h>\nconfig = { max_map_keys = 2 }\nmacro one() { 1 }\nBEGIN { }",
+     "tool.bt:2:1: error: the config block is not supported by plyc yet\n"
+     "config = { max_map_keys = 2 }\n^~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+     "tool.bt:3:1: error: a macro is not supported by plyc yet\nmacro one() { 1 }\n^~~~~~~~~~~~~~~~~"),
+    ("kfunc:vfs_read { }\nkprobe:kvm:f { }\nuprobe:/bin/sh:cpp:f { }\nprofile:ms:7 { }\n"
+     "interval:hz:7 { }\nrawtracepoint:x { }",
+     "tool.bt:1:1: error: kfunc probes are not supported by plyc yet\nkfunc:vfs_read { }\n^~~~~~~~~~~~~~\n"
+     "note: use kprobe: plyc attaches an fentry twin of an exact-name kprobe where the device allows it\n"
+     "tool.bt:2:1: error: kprobes in a named module (kvm) are not supported by plyc yet\n"
+     "kprobe:kvm:f { }\n^~~~~~~~~~~~\n"
+     "tool.bt:3:1: error: uprobes with a language (cpp) are not supported by plyc yet\n"
+     "uprobe:/bin/sh:cpp:f { }\n^~~~~~~~~~~~~~~~~~~~\n"
+     "tool.bt:4:1: error: profile:ms:7 is not a whole number of samples a second; plyc's profile "
+     "probes take a frequency (profile:hz:N)\nprofile:ms:7 { }\n^~~~~~~~~~~~\n"
+     "tool.bt:5:1: error: interval:hz:7 is not a whole number of nanoseconds\n"
+     "interval:hz:7 { }\n^~~~~~~~~~~~~\n"
+     "tool.bt:6:1: error: rawtracepoint probes are not supported by plyc yet\n"
+     "rawtracepoint:x { }\n^~~~~~~~~~~~~~~"),
+    ("BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
+     "$s = offsetof(struct task_struct, pid); $e = username; }",
+     "tool.bt:1:22: error: '++' inside an expression is not supported by plyc yet\n"
+     "BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
+     "$s = offsetof(struct task_struct, pid); $e = username; }\n                     ^~~~\n"
+     "tool.bt:1:33: error: the address-of operator '&' is not supported by plyc yet\n"
+     "BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
+     "$s = offsetof(struct task_struct, pid); $e = username; }\n                                ^~~\n"
+     "tool.bt:1:43: error: dereferencing with '*' (use str(), or '->' on a cast) is not supported "
+     "by plyc yet\nBEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
+     "$s = offsetof(struct task_struct, pid); $e = username; }\n                                          ^~~\n"
+     "tool.bt:1:53: error: a cast to an array is not supported by plyc yet\n"
+     "BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
+     "$s = offsetof(struct task_struct, pid); $e = username; }\n"
+     "                                                    ^~~~~~~~~~~~\n"
+     "tool.bt:1:72: error: offsetof() is not supported by plyc yet\n"
+     "BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
+     "$s = offsetof(struct task_struct, pid); $e = username; }\n"
+     "                                                                       ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+     "tool.bt:1:112: error: 'username' is not supported by plyc yet\n"
+     "BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
+     "$s = offsetof(struct task_struct, pid); $e = username; }\n" + " " * 111 + "^~~~~~~~"),
+]
+
+
+@pytest.mark.parametrize("src,message", REFUSED, ids=range(len(REFUSED)))
+def test_refused_by_name(src, message):
+    assert err(src) == message
+
+
+TYPE_ERRORS = [
+    ("BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }",
+     "tool.bt:1:14: error: $x is read before it is assigned\n"
+     "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n             ^~\n"
+     "tool.bt:1:18: error: unknown function 'foo'\n"
+     "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
+     "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, time, zero, bswap, "
+     "kptr, strncmp, join, count, sum, min, max, avg, hist, lhist, stats\n"
+     "tool.bt:1:31: error: unknown identifier 'FOO'\n"
+     "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
+     "note: constants from #include'd headers are not supported by plyc yet\n"
+     "tool.bt:1:41: error: BEGIN probes have no 'args'\n"
+     "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                                        ^~~~\n"
+     "note: args holds a tracepoint's fields; kprobes and uprobes have arg0, arg1, ...\n"
+     "tool.bt:1:52: error: unknown variable 'arg0'\n"
+     "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n"
+     "                                                   ^~~~\n"
+     "note: 'arg0' is a variable of kprobe, uprobe, usdt probes"),
+    ("BEGIN { @c = count(); $v = @c; @c = 1; count(); delete(@c); delete(1); unroll($x) { } }",
+     "tool.bt:1:28: error: reading the aggregation @c in a probe is not supported by plyc yet\n"
+     "BEGIN { @c = count(); $v = @c; @c = 1; count(); delete(@c); delete(1); unroll($x) { } }\n"
+     "                           ^~\n"
+     "tool.bt:1:37: error: @c holds an aggregation elsewhere; it can't be assigned a value here\n"
+     "BEGIN { @c = count(); $v = @c; @c = 1; count(); delete(@c); delete(1); unroll($x) { } }\n"
+     "                                    ^\n"
+     "tool.bt:1:40: error: count() must be assigned to a map, e.g. @x = count()\n"
+     "BEGIN { @c = count(); $v = @c; @c = 1; count(); delete(@c); delete(1); unroll($x) { } }\n"
+     "                                       ^~~~~~~\n"
+     "tool.bt:1:49: error: deleting from an aggregation is not supported by plyc yet\n"
+     "BEGIN { @c = count(); $v = @c; @c = 1; count(); delete(@c); delete(1); unroll($x) { } }\n"
+     "                                                ^~~~~~~~~~\n"
+     "tool.bt:1:61: error: delete() takes a map element: delete(@m[key]) or delete(@m, key)\n"
+     "BEGIN { @c = count(); $v = @c; @c = 1; count(); delete(@c); delete(1); unroll($x) { } }\n"
+     "                                                            ^~~~~~~~~\n"
+     "tool.bt:1:79: error: unroll's count must be a constant from 1 to 100\n"
+     "BEGIN { @c = count(); $v = @c; @c = 1; count(); delete(@c); delete(1); unroll($x) { } }\n"
+     "                                                                              ^~"),
+    ('tracepoint:sched:sched_switch { printf("%s %d\\n", args.prev_comm, args->nosuch); }',
+     "tool.bt:1:67: error: tracepoint sched:sched_switch has no field 'nosuch'\n"
+     'tracepoint:sched:sched_switch { printf("%s %d\\n", args.prev_comm, args->nosuch); }\n'
+     "                                                                  ^~~~~~~~~~~~\n"
+     "note: its fields are: prev_comm, prev_pid, prev_prio, prev_state, next_comm, next_pid, next_prio"),
+]
+
+
+@pytest.mark.parametrize("src,message", TYPE_ERRORS, ids=range(len(TYPE_ERRORS)))
+def test_type_errors(src, message):
+    assert err(src) == message
+
+
+def test_kernel_types_through_btf():
+    """Casts to kernel structs, and '.' and '->' alike through pointers."""
+    prog = lower('kprobe:vfs_read { $f = (struct file *)arg0; @[comm] = count();\n'
+                 '  printf("%d %s\\n", $f->f_flags, str($f.f_path.dentry->d_name.name)); }\n'
+                 'kretprobe:vfs_read { @r = sum(retval); }')
+    assert [str(p.spec.provider) + ":" + p.spec.arg for p in prog.probes] == \
+        ["kprobe:vfs_read", "kretprobe:vfs_read"]
+
+
+def test_preamble_as_with_btf():
+    """`#ifndef BPFTRACE_HAVE_BTF` branches drop out, #define'd numbers and
+    strings are constants, #include lines are not read."""
+    prog = lower('#ifndef BPFTRACE_HAVE_BTF\n#include <linux/sched.h>\nstruct cfs_rq { int x; };\n'
+                 '#else\n#include <sys/socket.h>\n#endif\n#define LIMIT 0x10\n#define NAME "bash"\n'
+                 '#define EMPTY\n#ifdef EMPTY\n#define ON 1\n#endif\n#if !defined(EMPTY)\n#define ON 2\n#endif\n'
+                 'BEGIN { printf("%d %s %d\\n", LIMIT + 1, NAME, ON); exit(); }')
+    assert dump(prog).splitlines()[-2] == \
+        '  emit printf 1 ((16:s64 + 1:s64):s64, "bash":char[8], 1:s64)  @16'
+
+
+def test_preamble_refusals():
+    assert err('#define F(x) x\n#if LINUX_VERSION_CODE > 5\n#endif\nstruct s { int a; };\n'
+               '#if 0\n#else\n#elif 1\n#else\n#endif\n#endif\n#ifdef X\n#pragma once\nBEGIN { }') == (
+        "tool.bt:1:1: error: a function-like #define is not supported by plyc yet\n#define F(x) x\n"
+        "^~~~~~~~~~~~~~\n"
+        "tool.bt:2:1: error: #if with an expression other than defined(NAME) is not supported by plyc yet\n"
+        "#if LINUX_VERSION_CODE > 5\n^~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+        "tool.bt:4:1: error: a struct definition in the script is not supported by plyc yet\n"
+        "struct s { int a; };\n^~~~~~~~~~~~~~~~~~~~\n"
+        "note: kernel types come from the kernel's BTF: casts like (struct sock *)arg0 work without one\n"
+        "tool.bt:7:1: error: #elif after #else\n#elif 1\n^~~~~~~\n"
+        "tool.bt:8:1: error: a second #else\n#else\n^~~~~\n"
+        "tool.bt:10:1: error: #endif without #if\n#endif\n^~~~~~\n"
+        "tool.bt:11:1: error: this conditional has no #endif\n#ifdef X\n^~~~~~~~")
+
+
+def test_func_is_the_probed_functions_name():
+    prog = lower('kprobe:vfs_read+4 { printf("%s\\n", func); } kretprobe:vfs_write { @[func] = count(); }')
+    assert dump(prog).splitlines()[-4:] == [
+        "probe 0 kprobe:vfs_read+4 -> kprobe vfs_read line 1",
+        '  emit printf 1 ("vfs_read":char[16])  @1',
+        "probe 1 kretprobe:vfs_write -> kretprobe vfs_write line 1",
+        '  @["vfs_write":char[16]] <- count()  @1']
+    assert err('tracepoint:sched:sched_switch { printf("%s\\n", func); }') == (
+        "tool.bt:1:48: error: 'func' in tracepoint probes is not supported by plyc yet\n"
+        'tracepoint:sched:sched_switch { printf("%s\\n", func); }\n'
+        "                                               ^~~~")
+
+
+def test_curtask_typed_through_btf():
+    prog = lower('BEGIN { printf("%d\\n", curtask->pid); exit(); }')
+    assert "curtask:struct task_struct *" in dump(prog)
+
+
+def test_lang_overrides_the_extension():
+    """--lang ply on a .bt name reads ply (kpid is a ply variable), --lang bpftrace -e text bpftrace."""
+    ply = driver.lower('BEGIN { print(kpid); exit(0); }', "tool.bt", driver.Options(lang="ply"))
+    assert [p.spec.provider for p in ply.probes] == ["BEGIN"]
+    with pytest.raises(PlycError) as info:
+        driver.lower('BEGIN { print(kpid); }', "<command-line>", driver.Options(lang="bpftrace"))
+    assert info.value.render().startswith("<command-line>:1:15: error: unknown identifier 'kpid'")
+
+
+def test_time_is_an_event():
+    prog = lower('BEGIN { time("%H:%M "); time(); exit(); }')
+    assert dump(prog).splitlines()[:2] == ['event 1 time "%H:%M " () line 1',
+                                           'event 2 time "%H:%M:%S\\n" () line 1']
+    assert err('BEGIN { $f = "%H"; time($f); $x = time(); }') == (
+        "tool.bt:1:25: error: time()'s format must be a string literal\n"
+        'BEGIN { $f = "%H"; time($f); $x = time(); }\n                        ^~\n'
+        "tool.bt:1:35: error: time() has no value\n"
+        'BEGIN { $f = "%H"; time($f); $x = time(); }\n                                  ^~~~~~')
+
+
+def test_probe_is_the_probes_name():
+    prog = lower('t:syscalls:sys_enter_sync, i:s:1 { printf("%s\\n", probe); }')
+    assert [line for line in dump(prog).splitlines() if "emit" in line] == [
+        '  emit printf 1 ("tracepoint:syscalls:sys_enter_sync":char[40])  @1',
+        '  emit printf 1 ("interval:s:1":char[16])  @1']
+    assert err('t:syscalls:sys_enter_sync* { printf("%s\\n", probe); }') == (
+        "tool.bt:1:45: error: 'probe' in a wildcard probe is not supported by plyc yet\n"
+        't:syscalls:sys_enter_sync* { printf("%s\\n", probe); }\n'
+        "                                            ^~~~~")

@@ -1,0 +1,55 @@
+"""Debian's bpftrace tools (/usr/sbin/*.bt, read where the bpftrace package
+installed them): those plyc lowers build into tracers for x86_64 and
+aarch64; every other one stops at a located error (a refusal by name, or
+what this kernel's BTF lacks), never a traceback or a C compiler's message. Running them beside bpftrace is tests/test_bpftrace_compat.py's
+job for scripts in the repository."""
+import glob
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from plyc import driver
+from plyc.diag import PlycError
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = sorted(glob.glob("/usr/sbin/*.bt"))
+# The tools plyc lowers today (docs/bpftrace.md); the rest stop at a refusal.
+LOWERED = ["bashreadline", "biolatency", "biosnoop", "biostacks", "bitesize", "capable", "cpuwalk",
+           "dcsnoop", "gethostlatency", "killsnoop", "mdflush", "naptime", "opensnoop", "pidpersec",
+           "setuids", "ssllatency", "sslsnoop", "statsnoop", "swapin", "syscount", "tcpsynbl",
+           "writeback", "xfsdist"]
+
+
+def need_tools():
+    if not TOOLS:
+        pytest.skip("bpftrace's tools are not installed here (/usr/sbin/*.bt): apt-get install bpftrace")
+
+
+@pytest.mark.parametrize("path", TOOLS or ["(none)"], ids=os.path.basename)
+def test_lowered_or_refused_by_name(path):
+    need_tools()
+    name = os.path.basename(path)[:-3]
+    try:
+        driver.lower(open(path).read(), path, driver.Options())
+    except PlycError as err:
+        assert name not in LOWERED, err.render()
+        assert err.render().startswith(f"{path}:"), err.render()
+        return
+    assert name in LOWERED, f"{name} lowers now: add it to LOWERED and docs/bpftrace.md"
+
+
+@pytest.mark.parametrize("target", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("name", LOWERED)
+def test_builds(name, target, tmp_path):
+    need_tools()
+    path = f"/usr/sbin/{name}.bt"
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is not in this bpftrace package")
+    out = tmp_path / name
+    proc = subprocess.run([sys.executable, "-m", "plyc", "build", "--target", target, path, "-o", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_size > 100_000
