@@ -846,6 +846,11 @@ def main(argv=None) -> int:
     log(f"bench: building into {build}")
     if args.no_build and (build / "info.json").exists():
         binfo = json.loads((build / "info.json").read_text())
+        # An earlier run may not have built every tool asked for now.
+        for w in workloads:
+            for t in tools:
+                if not binfo[w]["size"].get(t) and t not in binfo[w].get("unavailable", {}) and t != "bpftrace":
+                    sys.exit(f"bench: --no-build: {build} has no {t} build of {w} (run without --no-build)")
     else:
         binfo = build_all(build, workloads, cfg, tools)
         (build / "info.json").write_text(json.dumps(binfo))
