@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""plyc's benchmarks: the same five jobs done by a plyc tracer, by bpftrace
-and by a hand-written libbpf tool (the reference, bench/reference/), measured
-side by side on this machine. Needs root. See bench/README.md for what each
+"""plyc's benchmarks: the same five jobs done by a plyc tracer (built from
+ply and from bpftrace syntax), by bpftrace (and its AOT runtime) and by a
+hand-written libbpf tool (the reference, bench/reference/), measured side by
+side on this machine. Needs root. See bench/README.md for what each
 figure is and how it is taken.
 
     bench/run.py            the full run (about 10 minutes on 2 cores)
@@ -33,7 +34,13 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 # plyc-musl: the same plyc tracer linked with musl (--libc musl) instead of glibc.
-TOOLS = ("plyc", "plyc-musl", "reference", "bpftrace")
+# plyc-bt: plyc's tracer built from the bpftrace script (workloads/NAME.bt).
+# bpftrace-aot: that script compiled by `bpftrace --aot`, run by bpftrace-aotrt.
+TOOLS = ("plyc", "plyc-musl", "plyc-bt", "reference", "bpftrace", "bpftrace-aot")
+# The ratios of medians each table ends with: (tool, against, column title).
+RATIOS = (("plyc", "reference", "plyc/ref"), ("plyc", "bpftrace", "plyc/bpftrace"),
+          ("plyc-bt", "reference", "bt/ref"), ("plyc-bt", "plyc", "bt/plyc"),
+          ("plyc-bt", "bpftrace", None))
 STATS = "/proc/sys/kernel/bpf_stats_enabled"
 
 # name: (what it does, load generator mode, BPF programs that must run
@@ -79,13 +86,15 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
 def ensure_peers(tools):
     if os.geteuid() != 0:
         sys.exit("bench: needs root (loads BPF programs)")
-    if "bpftrace" in tools and not shutil.which("bpftrace"):
+    if {"bpftrace", "bpftrace-aot"} & set(tools) and not shutil.which("bpftrace"):
         log("bench: installing bpftrace (Debian's package)")
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
         if subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "bpftrace"],
                           env=env, capture_output=True).returncode:
             run(["apt-get", "update", "-qq"], env=env)
             run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "bpftrace"], env=env)
+    if "bpftrace-aot" in tools and not shutil.which("bpftrace-aotrt"):
+        sys.exit("bench: bpftrace-aotrt is missing (Debian's bpftrace package ships it)")
     for tool in ("bpftool", "clang", "gcc", "llvm-strip"):
         if not shutil.which(tool):
             sys.exit(f"bench: {tool} is missing (run `make setup`)")
@@ -124,6 +133,46 @@ def plyc_build(script: Path, out: Path, cache: Path, target: str = "x86_64", lib
     return time.monotonic() - t0
 
 
+def why_failed(text: str) -> str:
+    """The line of a failed build or run that says why: the first error
+    (plyc's `file:line:col: error: ...`, bpftrace's `...: ERROR: ...`), else
+    the first line (getopt's complaint). bpftrace's complaint that it could
+    not raise RLIMIT_MEMLOCK comes on every run, even a good one: not a reason."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and "RLIMIT_MEMLOCK" not in ln]
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    return (errors or lines or ["failed, saying nothing"])[0]
+
+
+def try_build(cmd, env=None) -> tuple:
+    """(seconds, None), or (None, why) for a build whose failure the tables
+    report instead of stopping the run."""
+    t0 = time.monotonic()
+    proc = subprocess.run([str(c) for c in cmd], cwd=ROOT, env=env, capture_output=True, text=True)
+    if proc.returncode:
+        return None, why_failed(proc.stderr + proc.stdout)
+    return time.monotonic() - t0, None
+
+
+def bt_build(name: str, out: Path, cache: Path) -> tuple:
+    """plyc's tracer from the bpftrace script (plyc-bt); a script plyc's
+    bpftrace front end refuses is reported, not fatal."""
+    return try_build([sys.executable, "-m", "plyc", "build", BENCH / "workloads" / f"{name}.bt", "-o", out],
+                     env=dict(os.environ, PLYC_CACHE=str(cache)))
+
+
+def aot_build(name: str, out: Path) -> tuple:
+    """bpftrace 0.17's ahead-of-time mode: `bpftrace --aot FILE SCRIPT`
+    compiles the script into FILE (the BPF programs and what the runtime
+    needs to print their output), which `bpftrace-aotrt FILE` loads and
+    runs without LLVM. What 0.17's AOT refuses is reported, not fatal."""
+    if out.exists():
+        out.unlink()
+    secs, why = try_build(["bpftrace", "--aot", out, BENCH / "workloads" / f"{name}.bt"])
+    if why is None and not out.exists():
+        return None, "bpftrace --aot exited 0 but wrote no file"
+    return secs, why
+
+
 def musl_libraries(cache: Path, targets: list):
     """plyc's musl libraries for the targets, built once in the user's own
     cache (minutes per target) and lent to the bench's cache."""
@@ -154,15 +203,26 @@ def build_all(build: Path, workloads: list, cfg: dict, tools: list) -> dict:
     """Builds everything; returns build times and sizes by workload."""
     build.mkdir(parents=True, exist_ok=True)
     ref, tracers, musl = build / "reference", build / "plyc", build / "plyc-musl"
-    ref.mkdir(exist_ok=True)
-    tracers.mkdir(exist_ok=True)
-    musl.mkdir(exist_ok=True)
+    bt, aot = build / "plyc-bt", build / "bpftrace-aot"
+    for d in (ref, tracers, musl, bt, aot):
+        d.mkdir(exist_ok=True)
     for prog in ("load", "launch"):
         run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o", build / prog, BENCH / f"{prog}.c"])
     (ref / "vmlinux.h").write_text(
         run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "c"]).stdout)
 
-    info = {w: {"build_cold_s": [], "build_warm_s": [], "size": {}} for w in WORKLOADS}
+    # "unavailable": {tool: why} for a workload plyc-bt or bpftrace-aot can't build.
+    info = {w: {"build_cold_s": [], "build_warm_s": [], "bt_build_cold_s": [], "bt_build_warm_s": [],
+                "size": {}, "unavailable": {}} for w in WORKLOADS}
+    with_bt = "plyc-bt" in tools
+
+    def bt_timed(w, cache, key):
+        secs, why = bt_build(w, bt / w, cache)
+        if why:
+            info[w]["unavailable"]["plyc-bt"] = f"plyc build: {why}"
+        elif key:
+            info[w][key].append(secs)
+        return why
     targets = plyc_targets() if cfg["cross"] else ["x86_64"]
     with tempfile.TemporaryDirectory(prefix="plyc-cache-") as tmpd:
         # plyc: cold (an empty PLYC_CACHE: the C runtime is compiled too),
@@ -175,6 +235,12 @@ def build_all(build: Path, workloads: list, cfg: dict, tools: list) -> dict:
                 cache = Path(tmpd) / f"cache-{w}-{r}"
                 info[w]["build_cold_s"].append(plyc_build(script, tracers / w, cache))
                 info[w]["build_warm_s"].append(plyc_build(script, tracers / w, cache))
+                # The same job from its bpftrace script: cold in a cache of its own.
+                if with_bt:
+                    bt_cache = Path(tmpd) / f"bt-cache-{w}-{r}"
+                    if not bt_timed(w, bt_cache, "bt_build_cold_s"):
+                        bt_timed(w, bt_cache, "bt_build_warm_s")
+                    shutil.rmtree(bt_cache, ignore_errors=True)
                 if not warm.exists():
                     cache.rename(warm)
         with_musl = "plyc-musl" in tools
@@ -186,6 +252,7 @@ def build_all(build: Path, workloads: list, cfg: dict, tools: list) -> dict:
         # except in the smoke run).
         jobs = [lambda w=w: plyc_build(BENCH / "workloads" / f"{w}.ply", tracers / w, warm)
                 for w in WORKLOADS if w not in workloads]
+        jobs += [lambda w=w: bt_timed(w, warm, None) for w in WORKLOADS if w not in workloads and with_bt]
         jobs += [lambda w=w, t=t: cross_build(BENCH / "workloads" / f"{w}.ply", tracers / f"{w}.{t}", warm, t)
                  for w in workloads for t in targets if t != "x86_64"]
         # musl: every workload for x86_64 (it runs), the others for their sizes.
@@ -209,17 +276,39 @@ def build_all(build: Path, workloads: list, cfg: dict, tools: list) -> dict:
         files = {t: musl / (w if t == "x86_64" else f"{w}.{t}") for t in targets}
         info[w]["size"]["plyc-musl"] = {t: os.path.getsize(f) for t, f in files.items() if f.exists()}
 
-    bt = shutil.which("bpftrace")
-    if bt:
-        libs = 0
-        for line in run(["ldd", bt]).stdout.splitlines():
-            m = re.search(r"=> (/\S+)", line)
-            if m:
-                libs += os.path.getsize(os.path.realpath(m.group(1)))
+        if (bt / w).exists() and "plyc-bt" not in info[w]["unavailable"]:
+            info[w]["size"]["plyc-bt"] = {"x86_64": os.path.getsize(bt / w)}
+
+    if shutil.which("bpftrace"):
+        size = os.path.getsize(shutil.which("bpftrace"))
+        libs = shared_libs_size("bpftrace")
         for w in WORKLOADS:
-            info[w]["size"]["bpftrace"] = {"x86_64": os.path.getsize(bt)}
-            info[w]["size"]["bpftrace_with_libs"] = {"x86_64": os.path.getsize(bt) + libs}
+            info[w]["size"]["bpftrace"] = {"x86_64": size}
+            info[w]["size"]["bpftrace_with_libs"] = {"x86_64": size + libs}
+    if "bpftrace-aot" in tools:
+        # bpftrace's compile, once (a tenth of a second): its "build" row.
+        libs = shared_libs_size("bpftrace-aotrt")
+        for w in WORKLOADS:
+            secs, why = aot_build(w, aot / f"{w}.aot")
+            if why:
+                info[w]["unavailable"]["bpftrace-aot"] = f"bpftrace --aot: {why}"
+                continue
+            info[w]["aot_build_s"] = secs
+            # What goes to the target: the runtime and the compiled script.
+            size = os.path.getsize(shutil.which("bpftrace-aotrt")) + os.path.getsize(aot / f"{w}.aot")
+            info[w]["size"]["bpftrace-aot"] = {"x86_64": size}
+            info[w]["size"]["bpftrace-aot_with_libs"] = {"x86_64": size + libs}
     return info
+
+
+def shared_libs_size(program: str) -> int:
+    """Bytes of the shared libraries a program loads (from ldd)."""
+    libs = 0
+    for line in run(["ldd", shutil.which(program)]).stdout.splitlines():
+        m = re.search(r"=> (/\S+)", line)
+        if m:
+            libs += os.path.getsize(os.path.realpath(m.group(1)))
+    return libs
 
 
 # ---------------------------------------------------------------------------
@@ -268,6 +357,14 @@ def stats_delta(a: dict, b: dict) -> tuple:
     return ns, cnt
 
 
+class NotRunning(RuntimeError):
+    """A tool that never attached; .why is the line of its stderr that says why."""
+
+    def __init__(self, msg: str, why: str):
+        super().__init__(msg)
+        self.why = why
+
+
 class Tool:
     """One run of one tool on one workload."""
     serial = 0
@@ -275,10 +372,12 @@ class Tool:
 
     def __init__(self, tool: str, workload: str, build: Path, tmp: Path):
         self.tool, self.workload = tool, workload
-        if tool in ("plyc", "plyc-musl"):
+        if tool in ("plyc", "plyc-musl", "plyc-bt"):
             self.cmd = [build / tool / workload, "-k"]
         elif tool == "reference":
             self.cmd = [build / "reference" / workload]
+        elif tool == "bpftrace-aot":
+            self.cmd = [shutil.which("bpftrace-aotrt"), build / tool / f"{workload}.aot"]
         else:
             self.cmd = [shutil.which("bpftrace"), BENCH / "workloads" / f"{workload}.bt"]
         self.out_path = tmp / f"{tool}-{workload}.out"
@@ -337,8 +436,9 @@ class Tool:
                 break
             time.sleep(0.001)
         self.stop()
-        raise RuntimeError(f"{self.tool} {self.workload}: never attached (exit {self.status}): "
-                           f"{self.err_path.read_text()[-2000:]}")
+        err = self.err_path.read_text()
+        raise NotRunning(f"{self.tool} {self.workload}: never attached (exit {self.status}): {err[-2000:]}",
+                         f"never attached (exit {self.status}): {why_failed(err)}")
 
     def stop(self, sig=signal.SIGINT, timeout=60.0):
         if self.proc.poll() is None:
@@ -349,9 +449,11 @@ class Tool:
         self.wait(timeout)
 
     def wait(self, timeout=60.0):
+        self.timed_out = False
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
+            self.timed_out = True       # (its figures from wait4() are lost: noted)
             for pid in (self.pid, self.proc.pid):
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -417,7 +519,10 @@ def measure_run(tool: str, w: str, build: Path, tmp: Path, cfg: dict, trig: dict
         t.stop()
     ns, cnt = stats_delta(a, b)
     r = {"attach_s": attach, "traced_s": traced, "cost_ns": ns / cnt if cnt else None, "events": cnt,
-         "rss_kb": t.rss_kb, "cpu_s": t.cpu_s, "exit": t.status}
+         "rss_kb": t.rss_kb, "cpu_s": t.cpu_s, "exit": t.status, "timed_out": t.timed_out}
+    if w != "printf" and tool in ("plyc-bt", "bpftrace", "bpftrace-aot"):
+        # bpftrace's output style: every map is printed at exit, as "@...".
+        r["maps_printed"] = any(line.startswith(b"@") for line in t.out_path.read_bytes().splitlines())
     if w == "count":
         m = re.search(rb"bench-load[\s\]}]*:\s*(\d+)", t.out_path.read_bytes())
         r["counted"] = int(m.group(1)) if m else None
@@ -473,8 +578,13 @@ def measure_short(tool: str, w: str, build: Path, tmp: Path) -> dict:
     t = Tool(tool, w, build, tmp)
     t.start(["-c", f"{build / 'load'} getppid 10000"])
     t.wait(timeout=120)
-    return {"wall_s": time.monotonic() - t.t0, "rss_kb": t.rss_kb,
-            "exit": t.status}
+    r = {"wall_s": time.monotonic() - t.t0, "rss_kb": t.rss_kb, "exit": t.status}
+    if t.timed_out:
+        r["error"] = "still running after 120 s: killed"
+    elif t.status:
+        # (bpftrace-aotrt 0.17 has no -c: it says so and exits 1.)
+        r["error"] = f"exit {t.status}: {why_failed(t.err_path.read_text(errors='replace'))}"
+    return r
 
 
 def measure_sweep(tool: str, build: Path, tmp: Path, cfg: dict, trig: dict) -> list:
@@ -498,6 +608,42 @@ def measure_sweep(tool: str, build: Path, tmp: Path, cfg: dict, trig: dict) -> l
         got = t.delivered()
         out.append({"rate": rate, "offered_per_s": 2 * n / secs, "generated": 2 * n, "delivered": got,
                     "lost": 2 * n - got, "lost_reported": t.lost_reported()})
+    return out
+
+
+def attempt(measure, tool: str, *args) -> dict:
+    """One measurement. bpftrace's AOT runtime is experimental in 0.17: when
+    it can't run a workload, that is a result ({"error": why}, shown in the
+    table's notes), not the end of the run. Any other tool failing is."""
+    try:
+        return measure(tool, *args)
+    except NotRunning as e:
+        if tool != "bpftrace-aot":
+            raise
+        log(f"bench: {e}")
+        return {"error": e.why}
+
+
+# Why bpftrace-aot's map workloads print nothing at exit (bench/README.md).
+AOT_NO_MAPS = "bpftrace-aotrt 0.17 does not print them (bench/README.md)"
+
+
+def notes(w: str, tools: list, binfo: dict, runs: dict, short: dict) -> dict:
+    """{tool: [why a figure of its row is missing]}: what a tool could not
+    build or run, in the words it printed."""
+    out = {}
+    for tool in tools:
+        said = []
+        if binfo.get("unavailable", {}).get(tool):
+            said.append(f"not run: {binfo['unavailable'][tool]}")
+        said += sorted({f"not run: {r['error']}" for r in runs[tool] if "error" in r})
+        said += sorted({f"short run (-c) failed: {s['error']}" for s in short[tool] if "error" in s})
+        if any(r.get("timed_out") for r in runs[tool]):
+            said.append("did not exit within 60 s of SIGINT, killed: that run has no RSS, CPU time or output")
+        if any(r.get("maps_printed") is False for r in runs[tool]):
+            said.append("printed no maps at exit" + (f": {AOT_NO_MAPS}" if tool == "bpftrace-aot" else ""))
+        if said:
+            out[tool] = said
     return out
 
 
@@ -557,17 +703,21 @@ def print_tables(res: dict):
         print(f"\n== {w}: {WORKLOADS[w][0]}")
         print(f"   median [min-max] of {res['meta']['reps']} run(s); load: {WORKLOADS[w][1]} x {res['meta']['n']:,}"
               f" on CPU 0, untraced {fmt('{:.3f}', 1, wr['untraced_s'])} s")
-        rows = [("", *TOOLS, "plyc/ref", "plyc/bpftrace")]
+        # The tools measured, in TOOLS' order; a ratio where both were.
+        tools = [t for t in TOOLS if t in res["meta"]["tools"]]
+        cols = [(f"{a}/{b}", title) for a, b, title in RATIOS if title and a in tools and b in tools]
+        rows = [("", *tools, *(title for _, title in cols))]
         for key, label, scale, spec in METRICS:
             m = wr["metrics"].get(key)
-            if not m or all(m.get(t) is None for t in TOOLS):
+            if not m or all(m.get(t) is None for t in tools):
                 continue
-            cells = [fmt(spec, scale, m.get(t)) for t in TOOLS]
-            if key == "size_mb" and wr["metrics"].get("size_with_libs_mb", {}).get("bpftrace"):
-                cells[2] += f" ({fmt(spec, scale, wr['metrics']['size_with_libs_mb']['bpftrace'])} w/ libs)"
+            cells = [fmt(spec, scale, m.get(t)) for t in tools]
+            for i, t in enumerate(tools):
+                with_libs = wr["metrics"].get("size_with_libs_mb", {}).get(t)
+                if key == "size_mb" and with_libs:
+                    cells[i] += f" ({fmt(spec, scale, with_libs)} w/ libs)"
             rr = wr["ratios"].get(key, {})
-            rows.append((label, *cells, *("-" if rr.get(k) is None else f"{rr[k]:.2f}"
-                                          for k in ("plyc/reference", "plyc/bpftrace"))))
+            rows.append((label, *cells, *("-" if rr.get(k) is None else f"{rr[k]:.2f}" for k, _ in cols)))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             print("  " + "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
@@ -578,21 +728,32 @@ def print_tables(res: dict):
                       + ", ".join(f"{t} {v / 1024:.0f}" for t, v in by_target.items()))
         if wr.get("count_check"):
             print("   exact count of the load's calls: " + ", ".join(
-                f"{t} {'ok' if all(c == e for c, e in v) else 'WRONG ' + str(v)}"
-                for t, v in wr["count_check"].items()))
+                f"{t} {check_word(v)}" for t, v in wr["count_check"].items()))
+        for tool, said in (wr.get("notes") or {}).items():
+            for line in said:
+                print(f"   note: {tool}: {line}")
         if wr.get("sweep"):
             print("   printf, loads on both CPUs at a paced total rate (what they managed): events lost / generated")
-            for tool in TOOLS:
+            for tool in wr["sweep"]:
                 cells = []
-                for s in wr["sweep"].get(tool, []):
+                for s in wr["sweep"][tool]:
                     cells.append(f"{sweep_label(s)}: {s['lost']}/{s['generated']}")
-                print(f"     {tool:9}  " + ", ".join(cells))
+                print(f"     {tool:12}  " + ", ".join(cells))
             print(f"   first level with losses: "
                   + ", ".join(f"{t} {sweep_label(v)}" if v else f"{t} none"
                               for t, v in wr["loss_threshold"].items()))
     print("\n== goals")
     for g in res["goals"]:
         print(f"  [{'met' if g['met'] else 'MISSED' if g['met'] is False else '?'}] {g['goal']}: {g['detail']}")
+
+
+def check_word(checks: list) -> str:
+    """The count check of one tool: [(counted, expected)] over its runs."""
+    if all(c == e for c, e in checks):
+        return "ok"
+    if all(c is None for c, _ in checks):
+        return "none printed"
+    return f"WRONG {checks}"
 
 
 def sweep_label(s: dict) -> str:
@@ -602,34 +763,49 @@ def sweep_label(s: dict) -> str:
 
 
 def goals(res: dict) -> list:
+    """The project's goals, for plyc's tracers from ply (plyc) and from
+    bpftrace syntax (plyc-bt), each against the same peers."""
     out = []
     for w, wr in res["workloads"].items():
-        m, rr = wr["metrics"], wr["ratios"]
-        c = rr.get("cost_ns", {})
-        if c.get("plyc/reference") is not None:
-            below = c.get("plyc/bpftrace")
-            out.append({"goal": f"{w}: in-kernel cost within 5% of the reference and below bpftrace",
-                        "met": c["plyc/reference"] <= 1.05 and (below is None or below < 1),
-                        "detail": f"plyc/reference {c['plyc/reference']:.2f}, plyc/bpftrace "
-                                  + (f"{below:.2f}" if below is not None else "-")})
-        a = rr.get("attach_ms", {}).get("plyc/bpftrace")
-        if a is not None:
-            out.append({"goal": f"{w}: start-up to attached at most 1/20 of bpftrace's", "met": a <= 0.05,
-                        "detail": f"plyc/bpftrace {a:.3f}"})
-        r = rr.get("rss_mb", {}).get("plyc/bpftrace")
-        if r is not None:
-            out.append({"goal": f"{w}: peak RSS at most 1/10 of bpftrace's", "met": r <= 0.1,
-                        "detail": f"plyc/bpftrace {r:.3f}"})
-        if wr.get("sweep") and wr["sweep"].get("plyc") and wr["sweep"].get("reference"):
-            # Level by level: plyc must lose nothing where the reference
-            # lost nothing at the same or a higher rate than plyc was offered.
-            bad = [s for s, r in zip(wr["sweep"]["plyc"], wr["sweep"]["reference"])
-                   if s["lost"] and not r["lost"] and s["offered_per_s"] <= 1.05 * r["offered_per_s"]]
-            first = next((s for s in wr["sweep"]["reference"] if s["lost"]), None)
-            out.append({"goal": f"{w}: no lost printf events below the reference's loss threshold",
-                        "met": not bad,
-                        "detail": (f"reference first loses at {sweep_label(first)}" if first else "reference never lost")
-                                  + (f"; plyc lost at {', '.join(sweep_label(s) for s in bad)}" if bad else "")})
+        for tool in ("plyc", "plyc-bt"):
+            if tool in res["meta"]["tools"]:
+                out += tool_goals(tool, w, wr)
+    return out
+
+
+def tool_goals(tool: str, w: str, wr: dict) -> list:
+    out = []
+    rr = wr["ratios"]
+    name = w if tool == "plyc" else f"{w} (.bt, plyc-bt)"
+    why = [n for n in (wr.get("notes") or {}).get(tool, []) if n.startswith("not run")]
+    if why:
+        return [{"goal": f"{name}: plyc builds and runs it", "met": False, "detail": why[0]}]
+    c = rr.get("cost_ns", {})
+    if c.get(f"{tool}/reference") is not None:
+        below = c.get(f"{tool}/bpftrace")
+        out.append({"goal": f"{name}: in-kernel cost within 5% of the reference and below bpftrace",
+                    "met": c[f"{tool}/reference"] <= 1.05 and (below is None or below < 1),
+                    "detail": f"{tool}/reference {c[f'{tool}/reference']:.2f}, {tool}/bpftrace "
+                              + (f"{below:.2f}" if below is not None else "-")})
+    a = rr.get("attach_ms", {}).get(f"{tool}/bpftrace")
+    if a is not None:
+        out.append({"goal": f"{name}: start-up to attached at most 1/20 of bpftrace's", "met": a <= 0.05,
+                    "detail": f"{tool}/bpftrace {a:.3f}"})
+    r = rr.get("rss_mb", {}).get(f"{tool}/bpftrace")
+    if r is not None:
+        out.append({"goal": f"{name}: peak RSS at most 1/10 of bpftrace's", "met": r <= 0.1,
+                    "detail": f"{tool}/bpftrace {r:.3f}"})
+    sweep = wr.get("sweep") or {}
+    if sweep.get(tool) and sweep.get("reference"):
+        # Level by level: the tracer must lose nothing where the reference
+        # lost nothing at the same or a higher rate than it was offered.
+        bad = [s for s, r in zip(sweep[tool], sweep["reference"])
+               if s["lost"] and not r["lost"] and s["offered_per_s"] <= 1.05 * r["offered_per_s"]]
+        first = next((s for s in sweep["reference"] if s["lost"]), None)
+        out.append({"goal": f"{name}: no lost printf events below the reference's loss threshold",
+                    "met": not bad,
+                    "detail": (f"reference first loses at {sweep_label(first)}" if first else "reference never lost")
+                              + (f"; {tool} lost at {', '.join(sweep_label(s) for s in bad)}" if bad else "")})
     return out
 
 
@@ -670,6 +846,11 @@ def main(argv=None) -> int:
     log(f"bench: building into {build}")
     if args.no_build and (build / "info.json").exists():
         binfo = json.loads((build / "info.json").read_text())
+        # An earlier run may not have built every tool asked for now.
+        for w in workloads:
+            for t in tools:
+                if not binfo[w]["size"].get(t) and t not in binfo[w].get("unavailable", {}) and t != "bpftrace":
+                    sys.exit(f"bench: --no-build: {build} has no {t} build of {w} (run without --no-build)")
     else:
         binfo = build_all(build, workloads, cfg, tools)
         (build / "info.json").write_text(json.dumps(binfo))
@@ -697,8 +878,10 @@ def main(argv=None) -> int:
                     # Rotate the order, so no tool always goes first.
                     order = tools[rep % len(tools):] + tools[:rep % len(tools)]
                     for tool in order:
+                        if tool in binfo[w].get("unavailable", {}):
+                            continue
                         log(f"bench: run {rep + 1}/{cfg['reps']} {w} {tool}")
-                        raw[w]["runs"][tool].append(measure_run(tool, w, build, tmp, cfg, trig))
+                        raw[w]["runs"][tool].append(attempt(measure_run, tool, w, build, tmp, cfg, trig))
                         raw[w]["short"][tool].append(measure_short(tool, w, build, tmp))
             if "count" in workloads and "plyc" in tools and not args.smoke:
                 for rep in range(cfg["reps"]):
@@ -707,6 +890,8 @@ def main(argv=None) -> int:
                         scrape_runs.append(measure_scrape(build, tmp, cfg, trig, scrape))
             if "printf" in workloads and not args.smoke:
                 for tool in tools:
+                    if all("error" in r for r in raw["printf"]["runs"][tool]):
+                        continue    # (not built, or never attached: noted in its table)
                     log(f"bench: printf sweep {tool}")
                     sweep[tool] = measure_sweep(tool, build, tmp, cfg, trig)
     finally:
@@ -730,35 +915,44 @@ def main(argv=None) -> int:
         metrics = {k: {} for k, *_ in METRICS}
         metrics["size_with_libs_mb"] = {}
         for tool in tools:
-            rs = runs[tool]
-            metrics["cost_ns"][tool] = summary([r["cost_ns"] for r in rs])
-            metrics["slowdown"][tool] = summary([r["traced_s"] / untraced[i] for i, r in enumerate(rs)])
-            metrics["attach_ms"][tool] = summary([r["attach_s"] * 1e3 for r in rs])
-            metrics["rss_mb"][tool] = summary([r["rss_kb"] / 1024 for r in rs if r["rss_kb"]])
-            metrics["short_wall_ms"][tool] = summary([s["wall_s"] * 1e3 for s in short[tool]])
-            metrics["short_rss_mb"][tool] = summary([s["rss_kb"] / 1024 for s in short[tool] if s["rss_kb"]])
+            # (index i: the repetition, whose untraced load the slowdown is against)
+            rs = [(i, r) for i, r in enumerate(runs[tool]) if "error" not in r]
+            ss = [s for s in short[tool] if "error" not in s]
+            metrics["cost_ns"][tool] = summary([r["cost_ns"] for _, r in rs])
+            metrics["slowdown"][tool] = summary([r["traced_s"] / untraced[i] for i, r in rs])
+            metrics["attach_ms"][tool] = summary([r["attach_s"] * 1e3 for _, r in rs])
+            metrics["rss_mb"][tool] = summary([r["rss_kb"] / 1024 for _, r in rs if r["rss_kb"]])
+            metrics["short_wall_ms"][tool] = summary([s["wall_s"] * 1e3 for s in ss])
+            metrics["short_rss_mb"][tool] = summary([s["rss_kb"] / 1024 for s in ss if s["rss_kb"]])
             size = binfo[w]["size"].get(tool, {}).get("x86_64")
             metrics["size_mb"][tool] = summary([size / 1e6]) if size else None
-            metrics["cpu_ms"][tool] = summary([r["cpu_s"] * 1e3 for r in rs if r["cpu_s"] is not None])
+            metrics["cpu_ms"][tool] = summary([r["cpu_s"] * 1e3 for _, r in rs if r["cpu_s"] is not None])
             if w == "printf":
-                metrics["cpu_per_line_us"][tool] = summary([r["cpu_per_line_us"] for r in rs])
-                metrics["delivered_per_s"][tool] = summary([r["delivered_per_s"] for r in rs])
-                metrics["lost"][tool] = summary([r["lost"] for r in rs])
-        with_libs = binfo[w]["size"].get("bpftrace_with_libs", {}).get("x86_64")
-        metrics["size_with_libs_mb"]["bpftrace"] = summary([with_libs / 1e6]) if with_libs else None
+                metrics["cpu_per_line_us"][tool] = summary([r["cpu_per_line_us"] for _, r in rs])
+                metrics["delivered_per_s"][tool] = summary([r["delivered_per_s"] for _, r in rs])
+                metrics["lost"][tool] = summary([r["lost"] for _, r in rs])
+        for tool in ("bpftrace", "bpftrace-aot"):
+            with_libs = binfo[w]["size"].get(f"{tool}_with_libs", {}).get("x86_64")
+            if tool in tools and with_libs:
+                metrics["size_with_libs_mb"][tool] = summary([with_libs / 1e6])
         metrics["build_cold_s"]["plyc"] = summary(binfo[w]["build_cold_s"])
         metrics["build_warm_s"]["plyc"] = summary(binfo[w]["build_warm_s"])
         metrics["build_cold_s"]["reference"] = summary([binfo[w]["reference_build_s"]])
-        ratios = {}
-        for key, m in metrics.items():
-            p = (m.get("plyc") or {}).get("median")
-            ratios[key] = {"plyc/reference": ratio(p, (m.get("reference") or {}).get("median")),
-                           "plyc/bpftrace": ratio(p, (m.get("bpftrace") or {}).get("median"))}
-        checks = {t: [(r.get("counted"), r.get("expected")) for r in runs[t]] for t in tools} if w == "count" else None
+        if "plyc-bt" in tools:
+            metrics["build_cold_s"]["plyc-bt"] = summary(binfo[w].get("bt_build_cold_s", []))
+            metrics["build_warm_s"]["plyc-bt"] = summary(binfo[w].get("bt_build_warm_s", []))
+        if "bpftrace-aot" in tools and binfo[w].get("aot_build_s"):
+            metrics["build_cold_s"]["bpftrace-aot"] = summary([binfo[w]["aot_build_s"]])
+        ratios = {key: {f"{a}/{b}": ratio((m.get(a) or {}).get("median"), (m.get(b) or {}).get("median"))
+                        for a, b, _ in RATIOS}
+                  for key, m in metrics.items()}
+        checks = ({t: [(r.get("counted"), r.get("expected")) for r in runs[t] if "error" not in r]
+                   for t in tools if runs[t]} if w == "count" else None)
         res["workloads"][w] = {
             "what": WORKLOADS[w][0], "untraced_s": summary(untraced), "metrics": metrics, "ratios": ratios,
-            "sizes_by_target": {t: binfo[w]["size"].get(t) for t in (*tools, "bpftrace_with_libs")},
-            "runs": runs, "short_runs": short,
+            "sizes_by_target": {t: binfo[w]["size"].get(t)
+                                for t in (*tools, "bpftrace_with_libs", "bpftrace-aot_with_libs")},
+            "runs": runs, "short_runs": short, "notes": notes(w, tools, binfo[w], runs, short),
         }
         if checks:
             res["workloads"][w]["count_check"] = checks
