@@ -22,7 +22,7 @@ interface the builtins' rules use; this module overrides what bpftrace
 spells or means differently. The tree is never changed; the IR is new nodes."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ... import aggregations as AGG
@@ -78,6 +78,11 @@ def walk(node):
             yield from walk(value)
 
 
+def _prints_tuple(n) -> bool:
+    return (isinstance(n, A.Call) and n.name == "print" and len(n.args) == 1
+            and isinstance(n.args[0], A.Tuple) and len(n.args[0].items) > 1)
+
+
 def refuse(st: "Lowering", diag: Collector):
     prog = st.ast
     st.preamble = preamble.evaluate(prog.preamble, diag)
@@ -86,11 +91,13 @@ def refuse(st: "Lowering", diag: Collector):
     for m in prog.macros:
         diag.error(not_yet("a macro"), m.span)
     for probe in prog.probes:
-        # A tuple as a map's key or delete()'s key is the key's parts.
+        # A tuple as a map's key or delete()'s key is the key's parts; print()'s
+        # lone tuple, the values it prints.
         keys = {id(n.keys[0]) for n in walk(probe.body) if isinstance(n, A.Map) and n.keys
                 and len(n.keys) == 1 and isinstance(n.keys[0], A.Tuple)} | \
                {id(n.args[1]) for n in walk(probe.body) if isinstance(n, A.Call)
-                and n.name == "delete" and len(n.args) == 2}
+                and n.name == "delete" and len(n.args) == 2} | \
+               {id(n.args[0]) for n in walk(probe.body) if _prints_tuple(n)}
         for n in walk([probe.predicate, probe.body]):
             what = None
             if isinstance(n, A.While):
@@ -595,6 +602,10 @@ class Typer(PlyTyper):
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
             return self.print_top(e, statement)
+        if _prints_tuple(e):
+            # the shared print() of several values prints them as bpftrace
+            # prints a tuple, "(a, b)"
+            e = replace(e, args=e.args[0].items)
         if e.name == "zero":
             return self.zero(e, statement)
         if e.name == "time":
