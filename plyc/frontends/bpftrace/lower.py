@@ -37,9 +37,10 @@ from . import builtins as BT
 from . import preamble
 from . import specs as S
 
-AGGREGATIONS = ("count", "sum", "min", "max", "avg", "hist", "lhist", "stats")
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
-AGG_NAMES = {"hist": "_hist", "lhist": "lquantize", "stats": "_stats"}
+AGG_NAMES = {"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg",
+             "hist": "hist", "lhist": "lquantize", "stats": "stats"}
+AGGREGATIONS = tuple(AGG_NAMES)
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
@@ -280,7 +281,7 @@ class Typer(PlyTyper):
             self.err("this expression does nothing; assign it or print it", e.span)
         if e.name in AGGREGATIONS:
             self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
-                     f"{AGG.get(AGG_NAMES.get(e.name, e.name)).example_args})", e.span)
+                     f"{AGG.AGGREGATIONS[AGG_NAMES[e.name]].example_args})", e.span)
         if e.name == "delete":
             return self.delete(e, s.span)
         node = self.call(e, statement=True)
@@ -373,7 +374,7 @@ class Typer(PlyTyper):
         return self.event(call, ir.PRINTMAP, map=name, parts=[top, div])
 
     def agg_assign(self, target: A.Map, value: A.Call, span) -> ir.Aggregate:
-        agg = AGG.get(AGG_NAMES.get(value.name, value.name))
+        agg = AGG.AGGREGATIONS[AGG_NAMES[value.name]]
         info, keys = self.map_ref(target, writing=True)
         if info.agg is not None and info.agg is not agg:
             self.err(f"{info.name} is a {info.agg.name}() aggregation elsewhere, not {value.name}()",
@@ -594,7 +595,7 @@ class Typer(PlyTyper):
     def call(self, e: A.Call, statement: bool):
         if e.name in AGGREGATIONS:
             self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
-                     f"{AGG.get(AGG_NAMES.get(e.name, e.name)).example_args})", e.span)
+                     f"{AGG.AGGREGATIONS[AGG_NAMES[e.name]].example_args})", e.span)
         if e.name == "delete":
             self.err("delete() has no value", e.span)
         if e.name not in FUNCTIONS:
