@@ -50,13 +50,13 @@ def _u64(cname, info) -> Layout:
     return Layout("__u64", 8)
 
 
-def _hist(nbuckets: int) -> Callable:
+def _buckets(nbuckets: int) -> Callable:
     return lambda cname, info: Layout(f"struct {cname}_hist", 8 * nbuckets + 8, nbuckets)
 
 
 def _lq_layout(cname, info) -> Layout:
     lo, hi, step = info.params
-    return _hist(-(-(hi - lo) // step) + 2)(cname, info)   # + below min, at or above max
+    return _buckets(-(-(hi - lo) // step) + 2)(cname, info)   # + below min, at or above max
 
 
 def _minmax(cmp: str) -> Callable:
@@ -74,12 +74,12 @@ def _quantize(v, x, m):
             f"{v}->s += (__u64)({x});"]
 
 
-def _log2(v, x, m):
+def _bcc_log2(v, x, m):
     return [f"{v}->b[plyc_log2_hist_bucket({x}) & 63] += 1;",
             f"{v}->s += (__u64)({x});"]
 
 
-def _bt_hist(v, x, m):
+def _bt_log2(v, x, m):
     return [f"__u32 {v}_i = plyc_bt_hist_bucket((__s64)({x}));",
             f"asm volatile(\"\" : \"+r\"({v}_i));",   # as _lquantize's
             f"if ({v}_i < {BT_HIST_BUCKETS})",
@@ -123,16 +123,17 @@ TABLE = (
                 _minmax(">")),
     Aggregation("avg", True, 1, "PLYC_A_AVG", lambda cname, info: Layout("struct plyc_avg", 16),
                 lambda v, x, m: [f"{v}->sum += {x};", f"{v}->count += 1;"]),
-    Aggregation("quantize", True, 1, "PLYC_A_QUANTIZE", _hist(64), _quantize),
+    Aggregation("quantize", True, 1, "PLYC_A_QUANTIZE", _buckets(64), _quantize),
     Aggregation("lquantize", True, 4, "PLYC_A_LQUANTIZE", _lq_layout, _lquantize, _lq_params),
-    # a log2 histogram of non-negative values in bcc's (and bpftrace's hist())
-    # layout: [0] is 0, [i] is [2^(i-1), 2^i)
-    Aggregation("log2", True, 1, "PLYC_A_LOG2", _hist(64), _log2, public=False),
-    # bpftrace's, for its front end (bpftrace's lhist() is lquantize):
-    # stats(x), and hist(x) with its own buckets
-    Aggregation("_stats", True, 1, "PLYC_A_STATS", lambda cname, info: Layout("struct plyc_avg", 16),
-                lambda v, x, m: [f"{v}->sum += {x};", f"{v}->count += 1;"]),
-    Aggregation("_hist", True, 1, "PLYC_A_HIST", _hist(BT_HIST_BUCKETS), _bt_hist),
+    # The rest are other front ends' (ply scripts don't name them):
+    # a log2 histogram of non-negative values in bcc's layout (argdist):
+    # [0] is 0, [i] is [2^(i-1), 2^i)
+    Aggregation("log2", True, 1, "PLYC_A_LOG2", _buckets(64), _bcc_log2, public=False),
+    # bpftrace's stats(x) (count, average, total) and hist(x), a log2
+    # histogram in its buckets; its lhist() is lquantize
+    Aggregation("stats", True, 1, "PLYC_A_STATS", lambda cname, info: Layout("struct plyc_avg", 16),
+                lambda v, x, m: [f"{v}->sum += {x};", f"{v}->count += 1;"], public=False),
+    Aggregation("hist", True, 1, "PLYC_A_HIST", _buckets(BT_HIST_BUCKETS), _bt_log2, public=False),
 )
 
 AGGREGATIONS = {a.name: a for a in TABLE}
@@ -145,6 +146,5 @@ def get(name: str) -> Optional[Aggregation]:
 
 
 def public_names() -> list:
-    """ply's names (an `_name` ply accepts but doesn't list: the spelling of
-    another front end's entry in ply scripts that test its output)."""
-    return [a.name for a in TABLE if a.public and not a.name.startswith("_")]
+    """ply's names."""
+    return [a.name for a in TABLE if a.public]

@@ -79,8 +79,6 @@ def add_build_args(p):
                    "(default: /sys/kernel/btf/vmlinux)")
     p.add_argument("--keep", metavar="DIR", help="keep the generated files in DIR")
     p.add_argument("--no-strip", action="store_true", help="keep symbols in the tracer")
-    # whose output the tracer prints (default: the script's language's); for tests
-    p.add_argument("--output-style", choices=["ply", "bpftrace"], default=None, help=argparse.SUPPRESS)
 
 
 def options(args) -> driver.Options:
@@ -93,8 +91,7 @@ def options(args) -> driver.Options:
                           hist_entries=args.hist_entries, buffer_size=args.buffer_size,
                           stack_entries=args.stack_entries, target=args.target,
                           verbose=args.verbose, keep_dir=args.keep, strip=not args.no_strip, btf=args.btf,
-                          sysroot=args.sysroot, libc=args.libc,
-                          output_style=getattr(args, "output_style", None))
+                          sysroot=args.sysroot, libc=args.libc)
 
 
 def cmd_build(args) -> int:

@@ -8,7 +8,7 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -39,9 +39,6 @@ class Options:
     # For front ends whose probes are not script lines: (a probe's span line,
     # spec) -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
-    # Whose output the tracer prints: "ply" or "bpftrace" (runtime-c/btoutput.c);
-    # default: the script's language's
-    output_style: Optional[str] = None
 
 
 @dataclass
@@ -97,7 +94,6 @@ def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> 
 
 def compile_source(source: str, filename: str, opts: Options, name: Optional[str] = None) -> Compiled:
     if language(filename, opts.lang) != "ply":
-        opts = replace(opts, output_style=opts.output_style or "bpftrace")
         return compile_ir(lower(source, filename, opts), source, filename, opts, name)
     program = parse(source, filename, opts.lang)
     prog = analyze(program, source, filename, opts)
@@ -119,7 +115,9 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
         raise PlycError(Diagnostic(f"{p.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    p.spec.span), filename, source)
-    generated = render.render(prog, res, opts.origin, opts.output_style or "ply")
+    # the tracer prints what the script's language's tool prints (runtime-c/btoutput.c)
+    style = "bpftrace" if language(filename, opts.lang) == "bpftrace" else "ply"
+    generated = render.render(prog, res, opts.origin, style)
     return Compiled(None, prog, res, generated)
 
 

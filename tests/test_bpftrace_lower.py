@@ -244,6 +244,20 @@ def test_time_is_an_event():
         'BEGIN { $f = "%H"; time($f); $x = time(); }\n                                  ^~~~~~')
 
 
+def test_print_of_a_tuple_prints_its_values():
+    """print((a, b)) is the shared print() of a and b, which bpftrace's style
+    prints as "(a, b)" (test_btoutput.py); bpftrace 0.17 has no 1-tuples, and
+    tuples inside it are not lowered yet."""
+    prog = lower('BEGIN { print(("a", 3)); }')
+    assert [line for line in dump(prog).splitlines() if "emit" in line] == [
+        '  emit print 1 ("a":char[8], 3:s64)  @1']
+    assert err("BEGIN { print((5,)); print(((1, 2), 3)); }") == (
+        "tool.bt:1:15: error: a tuple is not supported by plyc yet\n"
+        "BEGIN { print((5,)); print(((1, 2), 3)); }\n              ^~~~\n"
+        "tool.bt:1:29: error: a tuple is not supported by plyc yet\n"
+        "BEGIN { print((5,)); print(((1, 2), 3)); }\n                            ^~~~~~")
+
+
 def test_probe_is_the_probes_name():
     prog = lower('t:syscalls:sys_enter_sync, i:s:1 { printf("%s\\n", probe); }')
     assert [line for line in dump(prog).splitlines() if "emit" in line] == [

@@ -1,11 +1,12 @@
 """bpftrace's output style (runtime-c/btoutput.c) against bpftrace itself.
 
-Each case is a ply script built with `plyc build --output-style bpftrace`
-and the bpftrace script that computes the same values; both run here, and
-their stdout must be the same bytes, in text and with -f json. Values come
-from BEGIN, so nothing depends on the workload. Skips (saying so) where
-bpftrace is not installed; tests/runtime/bt-output-*.test hold the same
-output for machines without it. See docs/bpftrace.md, "Output".
+Each case is a bpftrace script that `plyc build` compiles (a .bt file:
+bpftrace's front end, whose tracers print as bpftrace does) and bpftrace
+runs; both run here, and their stdout must be the same bytes, in text and
+with -f json. Values come from BEGIN, so nothing depends on the workload.
+Skips (saying so) where bpftrace is not installed; tests/runtime/
+bt-output-*.test hold the same output for machines without it. See
+docs/bpftrace.md, "Output".
 """
 import shutil
 import subprocess
@@ -16,49 +17,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Every aggregation and its sort order: bpftrace's stats() and hist() are
-# plyc's internal _stats and _hist; its lhist() is lquantize. No ties in
-# any sort (bpftrace leaves ties in its hash map's order), no hist() value
-# of 2^31 or more (bpftrace 0.17 counts those all in [2G, 4G)).
-AGGS_PLY = """
-BEGIN {
-	@a[1, "x"] = count();
-	@a[2, "y"] = count();
-	@a[2, "y"] = count();
-	@s = _stats(3);
-	@s = _stats(8);
-	@st[1] = _stats(10);
-	@st[2] = _stats(4);
-	@st[2] = _stats(4);
-	@st[2] = _stats(4);
-	@st[3] = _stats(11);
-	@h = _hist(5);
-	@h = _hist(-1);
-	@h = _hist(0);
-	@h = _hist(1500);
-	@h = _hist(1);
-	@h = _hist(1);
-	@h = _hist(2000000000);
-	@g[1] = _hist(3);
-	@g[2] = _hist(100);
-	@g[2] = _hist(100);
-	@l = lquantize(35, 0, 100, 10);
-	@l = lquantize(-5, 0, 100, 10);
-	@l = lquantize(250, 0, 100, 10);
-	@l = lquantize(100, 0, 100, 10);
-	@k = lquantize(3000, 0, 4096, 1024);
-	@c = count();
-	@su = sum(5);
-	@su = sum(-12);
-	@mi = min(-4);
-	@ma = max(7);
-	@av[1] = avg(10);
-	@av[2] = avg(3);
-	@str["b"] = sum(2);
-	@str["a"] = sum(1);
-	exit(0);
-}
-"""
+# Every aggregation and its sort order. No ties in any sort (bpftrace
+# leaves ties in its hash map's order), no hist() value of 2^31 or more
+# (bpftrace 0.17 counts those all in [2G, 4G)).
 AGGS_BT = """
 BEGIN {
 	@a[1, "x"] = count();
@@ -101,26 +62,6 @@ BEGIN {
 
 # print() of a map, of values and a tuple; printf; clear; END; maps that
 # END finds empty.
-EVENTS_PLY = """
-BEGIN {
-	@a[1] = count();
-	@a[2] = count();
-	@a[2] = count();
-	print(@a);
-	print(5);
-	print("str");
-	print("hi", 3);
-	printf("x %d %s\\n", 4, "a\\tb\\"c");
-	clear(@a);
-	@b[1] = sum(3);
-	@z = count();
-	clear(@z);
-	exit(0);
-}
-END {
-	printf("end\\n");
-}
-"""
 EVENTS_BT = """
 BEGIN {
 	@a[1] = count();
@@ -142,7 +83,7 @@ END {
 }
 """
 
-CASES = {"aggregations": (AGGS_PLY, AGGS_BT), "events": (EVENTS_PLY, EVENTS_BT)}
+CASES = {"aggregations": AGGS_BT, "events": EVENTS_BT}
 
 
 def need_bpftrace():
@@ -152,12 +93,11 @@ def need_bpftrace():
 
 
 def build(tmp: Path, name: str, script: str) -> Path:
-    src = tmp / f"{name}.ply"
+    src = tmp / f"{name}.bt"
     src.write_text(script)
     out = tmp / name
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out),
-                           "--output-style", "bpftrace"], capture_output=True, text=True, cwd=ROOT,
-                          timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -172,8 +112,8 @@ def run(cmd) -> str:
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_same_as_bpftrace(case, fmt, tmp_path):
     need_bpftrace()
-    ply, bt = CASES[case]
-    tracer = build(tmp_path, case, ply)
+    bt = CASES[case]
+    tracer = build(tmp_path, case, bt)
     ours = run([str(tracer), "-f", fmt])
     theirs = run(["bpftrace", "-f", fmt, "-e", bt])
     assert ours == theirs
@@ -181,8 +121,8 @@ def test_same_as_bpftrace(case, fmt, tmp_path):
 
 def test_quiet_same_as_bpftrace(tmp_path):
     need_bpftrace()
-    ply, bt = CASES["events"]
-    tracer = build(tmp_path, "events", ply)
+    bt = CASES["events"]
+    tracer = build(tmp_path, "events", bt)
     assert run([str(tracer), "-q"]) == run(["bpftrace", "-q", "-e", bt])
 
 
@@ -190,11 +130,9 @@ def test_attaching_counts_each_match(tmp_path):
     """A tracepoint wildcard is as many probes as it matches, BEGIN and END
     one each, as bpftrace counts them."""
     need_bpftrace()
-    tracer = build(tmp_path, "wild", "tracepoint:syscalls/sys_enter_getp* { @c = count(); }\n"
-                                     "BEGIN { exit(0); }\nEND { }\n")
-    ours = run([str(tracer)]).splitlines()[0]
-    theirs = run(["bpftrace", "-e", "tracepoint:syscalls:sys_enter_getp* { @c = count(); } "
-                                    "BEGIN { exit(); } END { }"]).splitlines()[0]
+    bt = "tracepoint:syscalls:sys_enter_getp* { @c = count(); } BEGIN { exit(); } END { }"
+    ours = run([str(build(tmp_path, "wild", bt))]).splitlines()[0]
+    theirs = run(["bpftrace", "-e", bt]).splitlines()[0]
     assert ours == theirs
     n = len(list(Path("/sys/kernel/tracing/events/syscalls").glob("sys_enter_getp*")))
     assert ours == f"Attaching {n + 2} probes..."
@@ -208,11 +146,10 @@ def test_kstack_layouts_as_bpftrace(tmp_path):
     prog = tmp_path / "gp.py"
     prog.write_text("import os\nos.getppid()\n")
     cmd = f"{sys.executable} {prog}"
-    tracer = build(tmp_path, "stk", "tracepoint:syscalls/sys_enter_getppid {\n\t@[stack] = count();\n"
-                                    "\tprint(stack);\n\tprintf(\"%s|\\n\", stack);\n\texit(0);\n}\n")
-    ours = run([str(tracer), "-c", cmd])
-    theirs = run(["bpftrace", "-c", cmd, "-e", "tracepoint:syscalls:sys_enter_getppid { @[kstack] = count(); "
-                                             "print(kstack); printf(\"%s|\\n\", kstack); exit(); }"])
+    bt = ("tracepoint:syscalls:sys_enter_getppid { @[kstack] = count(); "
+          "print(kstack); printf(\"%s|\\n\", kstack); exit(); }")
+    ours = run([str(build(tmp_path, "stk", bt)), "-c", cmd])
+    theirs = run(["bpftrace", "-c", cmd, "-e", bt])
 
     def first_and_map(text):
         # the first print and printf (the probe may fire again before
@@ -228,9 +165,8 @@ def test_attaching_counts_perf_events_once(tmp_path):
     """profile, interval and software probes are one probe each, however
     many CPUs their perf events are opened on."""
     need_bpftrace()
-    tracer = build(tmp_path, "perf", "profile:99 { @p = count(); }\ninterval:300ms { exit(0); }\n"
-                                     "software:cpu-clock:1000000 { @s = count(); }\n")
-    ours = run([str(tracer)]).splitlines()[0]
-    theirs = run(["bpftrace", "-e", "profile:hz:99 { @p = count(); } interval:ms:300 { exit(); } "
-                                    "software:cpu-clock:1000000 { @s = count(); }"]).splitlines()[0]
+    bt = ("profile:hz:99 { @p = count(); } interval:ms:300 { exit(); } "
+          "software:cpu-clock:1000000 { @s = count(); }")
+    ours = run([str(build(tmp_path, "perf", bt))]).splitlines()[0]
+    theirs = run(["bpftrace", "-e", bt]).splitlines()[0]
     assert ours == theirs == "Attaching 3 probes..."

@@ -340,6 +340,28 @@ t.ply:1:14: error: @maps hold aggregations: assign count()/sum()/min()/max()/avg
 BEGIN { @x = 1; }
              ^
 '''),
+    # bpftrace's hist() and stats() are its front end's, not ply's, in any spelling
+    ('bpftrace-hist-in-ply', 'BEGIN { @h = hist(1); }', r'''
+t.ply:1:14: error: @maps hold aggregations: assign count()/sum()/min()/max()/avg()/quantize()/lquantize(), or drop the '@' for a plain map
+BEGIN { @h = hist(1); }
+             ^~~~~~~
+'''),
+    ('internal-hist-in-ply', 'BEGIN { @h = _hist(1); }', r'''
+t.ply:1:14: error: @maps hold aggregations: assign count()/sum()/min()/max()/avg()/quantize()/lquantize(), or drop the '@' for a plain map
+BEGIN { @h = _hist(1); }
+             ^~~~~~~~
+'''),
+    ('bpftrace-stats-in-ply', 'BEGIN { @s = stats(1); }', r'''
+t.ply:1:14: error: @maps hold aggregations: assign count()/sum()/min()/max()/avg()/quantize()/lquantize(), or drop the '@' for a plain map
+BEGIN { @s = stats(1); }
+             ^~~~~~~~
+'''),
+    ('bpftrace-hist-as-statement', 'BEGIN { hist(1); }', r'''
+t.ply:1:9: error: unknown function 'hist'
+BEGIN { hist(1); }
+        ^~~~
+note: functions are: clear, dyn, exit, ksym, mem, print, printf, str, strcmp, uptr
+'''),
     ('mixed-aggregations', 'BEGIN { @x = count(); }\nEND { @x = sum(1); }', r'''
 t.ply:2:12: error: @x is a count() aggregation elsewhere, not sum()
 END { @x = sum(1); }

@@ -22,7 +22,7 @@ interface the builtins' rules use; this module overrides what bpftrace
 spells or means differently. The tree is never changed; the IR is new nodes."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ... import aggregations as AGG
@@ -37,9 +37,10 @@ from . import builtins as BT
 from . import preamble
 from . import specs as S
 
-AGGREGATIONS = ("count", "sum", "min", "max", "avg", "hist", "lhist", "stats")
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
-AGG_NAMES = {"hist": "_hist", "lhist": "lquantize", "stats": "_stats"}
+AGG_NAMES = {"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg",
+             "hist": "hist", "lhist": "lquantize", "stats": "stats"}
+AGGREGATIONS = tuple(AGG_NAMES)
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
@@ -78,6 +79,11 @@ def walk(node):
             yield from walk(value)
 
 
+def _prints_tuple(n) -> bool:
+    return (isinstance(n, A.Call) and n.name == "print" and len(n.args) == 1
+            and isinstance(n.args[0], A.Tuple) and len(n.args[0].items) > 1)
+
+
 def refuse(st: "Lowering", diag: Collector):
     prog = st.ast
     st.preamble = preamble.evaluate(prog.preamble, diag)
@@ -86,11 +92,13 @@ def refuse(st: "Lowering", diag: Collector):
     for m in prog.macros:
         diag.error(not_yet("a macro"), m.span)
     for probe in prog.probes:
-        # A tuple as a map's key or delete()'s key is the key's parts.
+        # A tuple as a map's key or delete()'s key is the key's parts; print()'s
+        # lone tuple, the values it prints.
         keys = {id(n.keys[0]) for n in walk(probe.body) if isinstance(n, A.Map) and n.keys
                 and len(n.keys) == 1 and isinstance(n.keys[0], A.Tuple)} | \
                {id(n.args[1]) for n in walk(probe.body) if isinstance(n, A.Call)
-                and n.name == "delete" and len(n.args) == 2}
+                and n.name == "delete" and len(n.args) == 2} | \
+               {id(n.args[0]) for n in walk(probe.body) if _prints_tuple(n)}
         for n in walk([probe.predicate, probe.body]):
             what = None
             if isinstance(n, A.While):
@@ -273,7 +281,7 @@ class Typer(PlyTyper):
             self.err("this expression does nothing; assign it or print it", e.span)
         if e.name in AGGREGATIONS:
             self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
-                     f"{AGG.get(AGG_NAMES.get(e.name, e.name)).example_args})", e.span)
+                     f"{AGG.AGGREGATIONS[AGG_NAMES[e.name]].example_args})", e.span)
         if e.name == "delete":
             return self.delete(e, s.span)
         node = self.call(e, statement=True)
@@ -366,7 +374,7 @@ class Typer(PlyTyper):
         return self.event(call, ir.PRINTMAP, map=name, parts=[top, div])
 
     def agg_assign(self, target: A.Map, value: A.Call, span) -> ir.Aggregate:
-        agg = AGG.get(AGG_NAMES.get(value.name, value.name))
+        agg = AGG.AGGREGATIONS[AGG_NAMES[value.name]]
         info, keys = self.map_ref(target, writing=True)
         if info.agg is not None and info.agg is not agg:
             self.err(f"{info.name} is a {info.agg.name}() aggregation elsewhere, not {value.name}()",
@@ -587,7 +595,7 @@ class Typer(PlyTyper):
     def call(self, e: A.Call, statement: bool):
         if e.name in AGGREGATIONS:
             self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
-                     f"{AGG.get(AGG_NAMES.get(e.name, e.name)).example_args})", e.span)
+                     f"{AGG.AGGREGATIONS[AGG_NAMES[e.name]].example_args})", e.span)
         if e.name == "delete":
             self.err("delete() has no value", e.span)
         if e.name not in FUNCTIONS:
@@ -595,6 +603,10 @@ class Typer(PlyTyper):
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
             return self.print_top(e, statement)
+        if _prints_tuple(e):
+            # the shared print() of several values prints them as bpftrace
+            # prints a tuple, "(a, b)"
+            e = replace(e, args=e.args[0].items)
         if e.name == "zero":
             return self.zero(e, statement)
         if e.name == "time":
