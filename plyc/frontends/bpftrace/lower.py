@@ -46,7 +46,7 @@ SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
 FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "buf kaddr uaddr usym ntop pton reg strcontains cat "
+    "buf kaddr uaddr usym pton reg strcontains cat "
     "system signal override macaddr cgroupid cgroup_path path strftime strerror "
     "skboutput unwatch kstack ustack has_key len percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
@@ -430,7 +430,7 @@ class Typer(PlyTyper):
         keys = [self.expr(k) for k in exprs]
         key_types = [k.type for k in keys]
         for k, kt in zip(exprs, key_types):
-            if kt.kind not in ("int", "str", "buf", "stack"):
+            if kt.kind not in ("int", "str", "buf", "inet", "stack"):
                 self.err(f"a value of type {kt} can't be a map key", k.span)
         if info.key_names is None:
             info.key_names = [None] * len(keys)
