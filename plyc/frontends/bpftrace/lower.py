@@ -34,6 +34,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
+from . import constants
 from . import preamble
 from . import specs as S
 
@@ -553,6 +554,10 @@ class Typer(PlyTyper):
         plyname = VARIABLES.get(name)
         if plyname is None and (name == "retval" or (name.startswith("arg") and name[3:].isdigit())):
             plyname = name
+        if plyname is None:
+            value = constants.lookup(name, self.st.preamble, self.st.ktypes)
+            if value is not None:
+                return ir.IntConst(value, type=T.S64)
         if plyname is None:
             note = ("constants from #include'd headers are not supported by plyc yet"
                     if name.isupper() else None)
