@@ -140,9 +140,12 @@ def check_ntop(chk, call):
     addr, span = args[-1], call.args[-1].span
     if len(args) == 2 and not args[0].type.is_int:
         chk.err(f"ntop()'s address family must be an integer, got {args[0].type}", call.args[0].span)
+    # A char array of the kernel's (u6_addr8) types as a string; other
+    # strings (comm, literals) are not addresses, as in bpftrace.
+    array = addr.type.kind == "buf" or addr.type.kind == "str" and isinstance(addr, (ir.KMember, ir.TpField))
     if addr.type.is_int:
         family = AF_INET
-    elif addr.type.kind in ("str", "buf") and addr.type.size in (4, 16):
+    elif array and addr.type.size in (4, 16):
         family = AF_INET if addr.type.size == 4 else AF_INET6
     else:
         chk.err(f"ntop() needs an integer or an array of 4 or 16 bytes, got {addr.type}", span)

@@ -58,6 +58,11 @@ def enumerator(name: str, ktypes) -> Optional[int]:
     return None if found is None else found[0]
 
 
+def header_of(name: str) -> Optional[str]:
+    """The header that defines `name`, for a note when it is not included."""
+    return next((h for h, names in HEADERS.items() if name in names), None)
+
+
 def lookup(name: str, preamble, ktypes) -> Optional[int]:
     value = header_constant(name, preamble)
     return value if value is not None else enumerator(name, ktypes)

@@ -561,6 +561,8 @@ class Typer(PlyTyper):
         if plyname is None:
             note = ("constants from #include'd headers are not supported by plyc yet"
                     if name.isupper() else None)
+            if constants.header_of(name):
+                note = f"{name} is defined in <{constants.header_of(name)}>: #include it"
             self.err(f"unknown identifier '{name}'", e.span, note)
         node = self.expr_Name(_Name(plyname, e.span))
         if node.type.kind == "int":
