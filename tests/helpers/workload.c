@@ -23,6 +23,10 @@
  *                               the default), 6 (::1) or 46 (N of each, v4 first)
  *   workload refused N [FAMILIES]  N TCP connects to port 9 of loopback, where
  *                               nothing listens: SYN_SENT then CLOSE, a RST each
+ *   workload retrans N [FAMILIES]  N TCP connects over loopback to a listener
+ *                               whose accept queue is full (listen(0), one
+ *                               connection queued): each SYN is dropped and sent
+ *                               again once, after 1 s; 1.5 s later all is closed
  *   workload touch N            N fresh pages touched (one page fault each, no
  *                               huge pages) while its comm is plyc-touch; the
  *                               same code warmed up first, so that is all it does
@@ -223,6 +227,35 @@ static int tcp(long n, int v6)
 	return 0;
 }
 
+static int retrans(long n, int v6)
+{
+	struct sockaddr_in6 sa;
+	socklen_t len = loopback(&sa, v6, 0);
+	int lfd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0), first, pending[16];
+	long i;
+
+	if (n > 16)
+		n = 16;
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, len) || listen(lfd, 0) ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &len))
+		return 1;
+	first = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+	if (first < 0 || connect(first, (struct sockaddr *)&sa, len))
+		return 1;
+	for (i = 0; i < n; i++) {
+		pending[i] = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (pending[i] < 0)
+			return 1;
+		connect(pending[i], (struct sockaddr *)&sa, len);	/* EINPROGRESS */
+	}
+	usleep(1500000);
+	for (i = 0; i < n; i++)
+		close(pending[i]);
+	close(first);
+	close(lfd);
+	return 0;
+}
+
 static int refused(long n, int v6)
 {
 	struct sockaddr_in6 sa;
@@ -348,8 +381,9 @@ static int run(int argc, char **argv)
 		n = atol(argv[2]);
 		for (i = 0; i < n; i++)
 			sendto(fd, buf, size, 0, (struct sockaddr *)&to, sizeof(to));
-	} else if (!strcmp(argv[1], "tcp") || !strcmp(argv[1], "refused")) {
-		int (*fn)(long, int) = argv[1][0] == 't' ? tcp : refused;
+	} else if (!strcmp(argv[1], "tcp") || !strcmp(argv[1], "refused") ||
+		   !strcmp(argv[1], "retrans")) {
+		int (*fn)(long, int) = argv[1][0] == 't' ? tcp : argv[1][2] == 'f' ? refused : retrans;
 		const char *fam = argc > 3 ? argv[3] : "4";
 
 		n = atol(argv[2]);
