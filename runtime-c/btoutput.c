@@ -434,9 +434,10 @@ static void print_text(FILE *fp, const struct plyc_map *m, const struct plyc_ent
 {
 	const struct plyc_agg_ops *ops = plyc_agg_ops(m);
 	/* bpftrace separates entries with a newline, except those of maps of
-	 * stacks and symbols, which it runs together */
+	 * stacks, symbols and ntop() addresses, which it runs together */
 	int sep = !(m->agg == PLYC_A_NONE &&
-		    (m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM));
+		    (m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM ||
+		     m->value.kind == PLYC_K_INET));
 	size_t e;
 
 	for (e = 0; e < n; e++) {
