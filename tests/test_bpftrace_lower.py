@@ -320,3 +320,19 @@ def test_socket_header_constants_match_the_systems():
         return int(v)
     table = constants.HEADERS["sys/socket.h"]
     assert {k: value(v) for k, v in defs.items()} == {k: v for k, v in table.items() if k[:3] in ("AF_", "PF_")}
+
+
+def test_a_member_of_an_anonymous_union_is_defined_in_place():
+    """`skc_v6_daddr.in6_u.u6_addr8`: struct in6_addr's in6_u is a named
+    member of an anonymous union; the local definition holds that union in
+    place (a separate `union { ... };` declares nothing, and clang refuses it)."""
+    import re
+    from plyc.kernel_types import KernelTypes
+    kt = KernelTypes()
+    in6 = kt.lookup(("struct", "in6_addr"))
+    (path, _), = [kt.member(in6, "in6_u")]
+    union = kt.btf.strip(path[-1].type)
+    kt.member(union, "u6_addr8")
+    text = "\n".join(kt.definitions())
+    assert re.search(r"struct in6_addr \{\n\tunion \{\n\t\t__u8 u6_addr8\[16\];\n\t\} in6_u;\n\}", text), text
+    assert "union  {" not in text
