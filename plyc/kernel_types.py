@@ -127,6 +127,8 @@ class KernelTypes:
                     mt = b[b.strip(mt.type)]
                 if not m.name and sub is not None:
                     deps(mt.id, sub, acc)
+                elif self._inline(mt):
+                    deps(mt.id, self.uses[mt.id], acc)
                 elif mt.kind in (B.STRUCT, B.UNION) and mt.name:
                     acc.append(mt.id)
 
@@ -146,8 +148,14 @@ class KernelTypes:
             out.append("")
 
         for tid in sorted(self.uses):
-            emit(tid)
+            if b[tid].name:     # anonymous ones are defined inside their holder
+                emit(tid)
         return out
+
+    def _inline(self, t) -> bool:
+        """A named member of an anonymous struct/union type whose members the
+        script reads (`in6_u` of struct in6_addr): defined in place."""
+        return t.kind in (B.STRUCT, B.UNION) and not t.name and t.id in self.uses
 
     def _members(self, tid: int, tree: dict, depth: int) -> list:
         b = self.btf
@@ -162,6 +170,12 @@ class KernelTypes:
                 lines.append(f"{pad}{kw} {{")
                 lines.extend(self._members(inner.id, sub or {}, depth + 1))
                 lines.append(f"{pad}}};")
+            elif self._inline(b[b.strip(m.type)]):
+                inner = b[b.strip(m.type)]
+                kw = "struct" if inner.kind == B.STRUCT else "union"
+                lines.append(f"{pad}{kw} {{")
+                lines.extend(self._members(inner.id, self.uses[inner.id], depth + 1))
+                lines.append(f"{pad}}} {m.name};")
             else:
                 lines.append(f"{pad}{self.c_decl(m.type, m.name)};")
         return lines

@@ -11,7 +11,7 @@ DEFAULT_STRSIZE = 128      # ply's string size
 
 @dataclass(frozen=True)
 class Type:
-    kind: str                 # int | str | buf | stack | dataloc | void | ctx | agg
+    kind: str                 # int | str | buf | inet | stack | dataloc | void | ctx | agg
     size: int = 8
     signed: bool = False
     fmt: str = "dec"          # int: dec | hex | time | walltime | sym
@@ -30,8 +30,8 @@ class Type:
 
     @property
     def is_bytes(self) -> bool:
-        """Held in a char array: strings and raw buffers."""
-        return self.kind in ("str", "buf")
+        """Held in a char array: strings, raw buffers and inet addresses."""
+        return self.kind in ("str", "buf", "inet")
 
     def ctype(self) -> str:
         """C type of one value of this type in a BPF record field."""
@@ -49,7 +49,8 @@ class Type:
         if self.kind == "int":
             return {"dec": "PLYC_K_INT", "hex": "PLYC_K_HEX", "time": "PLYC_K_TIME",
                     "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM"}[self.fmt]
-        return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "stack": "PLYC_K_STACK"}[self.kind]
+        return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "inet": "PLYC_K_INET",
+                "stack": "PLYC_K_STACK"}[self.kind]
 
     def __str__(self) -> str:
         if self.kind == "int":
@@ -92,6 +93,13 @@ def literal_str(data: bytes) -> Type:
 
 def Buf(size: int) -> Type:
     return Type("buf", size)
+
+
+# An IP address as bpftrace's ntop() makes it: the family (AF_INET or
+# AF_INET6, a u64) then 16 bytes of address in network order (4 for IPv4);
+# the tracer prints it with inet_ntop (PLYC_K_INET).
+INET_SIZE = 24
+INET = Type("inet", INET_SIZE)
 
 
 def Ptr(pointee: str, user: bool = False, size: int = 8) -> Type:

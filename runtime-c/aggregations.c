@@ -29,6 +29,7 @@ int plyc_cmp_typed(const struct plyc_type *t, const void *a, const void *b)
 	switch (t->kind) {
 	case PLYC_K_STR:
 	case PLYC_K_MEM:
+	case PLYC_K_INET:
 		return memcmp(a, b, t->size);
 	case PLYC_K_STACK:
 		return cmp_s64(plyc_load_int(a, t->size), plyc_load_int(b, t->size));

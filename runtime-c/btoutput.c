@@ -101,6 +101,9 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	case PLYC_K_MEM:
 		bt_buf(fp, data, t->size);
 		break;
+	case PLYC_K_INET:
+		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
+		break;
 	}
 }
 
@@ -156,7 +159,7 @@ static void text_close_escaped(struct textbuf *b, FILE *fp)
 static int is_quoted(const struct plyc_type *t)
 {
 	return t->kind == PLYC_K_STR || t->kind == PLYC_K_SYM || t->kind == PLYC_K_STACK ||
-	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_WALLTIME ||
+	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
 	       (t->kind == PLYC_K_INT && !is_int_size(t->size));
 }
 
@@ -431,9 +434,10 @@ static void print_text(FILE *fp, const struct plyc_map *m, const struct plyc_ent
 {
 	const struct plyc_agg_ops *ops = plyc_agg_ops(m);
 	/* bpftrace separates entries with a newline, except those of maps of
-	 * stacks and symbols, which it runs together */
+	 * stacks, symbols and ntop() addresses, which it runs together */
 	int sep = !(m->agg == PLYC_A_NONE &&
-		    (m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM));
+		    (m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM ||
+		     m->value.kind == PLYC_K_INET));
 	size_t e;
 
 	for (e = 0; e < n; e++) {

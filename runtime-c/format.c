@@ -5,6 +5,7 @@
  * built-in/proc.c): see docs/output.md for the full description.
  */
 #define _GNU_SOURCE		/* strcasestr */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,17 @@ static int is_int_size(uint32_t size)
 	return size == 1 || size == 2 || size == 4 || size == 8;
 }
 
+const char *plyc_inet_text(const void *data, char *buf, size_t len)
+{
+	const uint8_t *d = data;
+	uint64_t af = plyc_load_uint(d, 8);
+
+	buf[0] = 0;
+	if ((af == AF_INET || af == AF_INET6) && !inet_ntop((int)af, d + 8, buf, len))
+		buf[0] = 0;
+	return buf;
+}
+
 void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 {
 	char sym[PLYC_KSYM_LEN];
@@ -260,6 +272,9 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 		break;
 	case PLYC_K_MEM:
 		print_hexdump(fp, data, t->size);
+		break;
+	case PLYC_K_INET:
+		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
 		break;
 	}
 }

@@ -134,6 +134,9 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_STACK:
 		json_stack(fp, plyc_load_int(data, t->size));
 		break;
+	case PLYC_K_INET:
+		plyc_json_string(fp, plyc_inet_text(data, sym, sizeof(sym)), sizeof(sym));
+		break;
 	case PLYC_K_MEM:
 		fputc('"', fp);
 		for (i = 0; i < t->size; i++)

@@ -21,6 +21,7 @@ enum plyc_kind {
 	PLYC_K_SYM,      /* kernel address, printed sym+off */
 	PLYC_K_STACK,    /* s64 id in the stack map, printed one frame a line */
 	PLYC_K_MEM,      /* size bytes, printed as a hex dump */
+	PLYC_K_INET,     /* u64 family, u8 addr[16]: bpftrace's ntop(), "10.0.0.1" or "::1" */
 };
 
 struct plyc_type {
@@ -196,6 +197,12 @@ const char *plyc_ksym(uint64_t addr, char *buf, size_t len);
 /* The same as bpftrace prints it: "sym", or with offset "sym+off" (also
  * "+0"); "0x..." when unknown. */
 const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len);
+
+/* An ntop() value (PLYC_K_INET) as text: inet_ntop of its address in
+ * its family; "" for a family other than AF_INET and AF_INET6, as
+ * bpftrace prints it. Returns buf. */
+#define PLYC_INET_LEN 48
+const char *plyc_inet_text(const void *data, char *buf, size_t len);
 
 /* printf's %s of a kernel address: plyc_ksym, or bpftrace's ksym(). */
 const char *plyc_ksym_text(uint64_t addr, char *buf, size_t len);

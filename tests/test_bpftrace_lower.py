@@ -60,17 +60,17 @@ probe 1 BEGIN -> BEGIN - line 5
 
 
 REFUSED = [
-    ("BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }",
-     "tool.bt:1:14: error: ntop() is not supported by plyc yet\n"
-     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n             ^~~~\n"
+    ("BEGIN { @x = pton(1); while (1) { break; } $t = (1, 2); }",
+     "tool.bt:1:14: error: pton() is not supported by plyc yet\n"
+     "BEGIN { @x = pton(1); while (1) { break; } $t = (1, 2); }\n             ^~~~\n"
      "tool.bt:1:23: error: a while loop is not supported by plyc yet\n"
-     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n"
+     "BEGIN { @x = pton(1); while (1) { break; } $t = (1, 2); }\n"
      "                      ^~~~~~~~~~~~~~~~~~~~\n"
      "tool.bt:1:35: error: 'break' is not supported by plyc yet\n"
-     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n"
+     "BEGIN { @x = pton(1); while (1) { break; } $t = (1, 2); }\n"
      "                                  ^~~~~\n"
      "tool.bt:1:49: error: a tuple is not supported by plyc yet\n"
-     "BEGIN { @x = ntop(1); while (1) { break; } $t = (1, 2); }\n"
+     "BEGIN { @x = pton(1); while (1) { break; } $t = (1, 2); }\n"
      "                                                ^~~~~~"),
     ("#include <linux/sched.h>\nconfig = { max_map_keys = 2 }\nmacro one() { 1 }\nBEGIN { }",
      "tool.bt:2:1: error: the config block is not supported by plyc yet\n"
@@ -127,7 +127,7 @@ TYPE_ERRORS = [
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, time, zero, bswap, "
-     "kptr, strncmp, join, count, sum, min, max, avg, hist, lhist, stats\n"
+     "kptr, strncmp, join, ntop, count, sum, min, max, avg, hist, lhist, stats\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: constants from #include'd headers are not supported by plyc yet\n"
@@ -267,3 +267,86 @@ def test_probe_is_the_probes_name():
         "tool.bt:1:45: error: 'probe' in a wildcard probe is not supported by plyc yet\n"
         't:syscalls:sys_enter_sync* { printf("%s\\n", probe); }\n'
         "                                            ^~~~~")
+
+
+def test_ntop_is_an_inet_value():
+    """ntop() of a tracepoint's u8[4] and u8[16] fields and of an integer: the
+    family given or taken from the address; AF_INET6 from <sys/socket.h>,
+    TCP_CLOSE a kernel enumerator (BTF)."""
+    prog = lower('#include <sys/socket.h>\n'
+                 'tracepoint:sock:inet_sock_set_state { @a[ntop(args->saddr)] = count();\n'
+                 '  $s = ntop(AF_INET6, args->saddr_v6); printf("%s %d\\n", $s, TCP_CLOSE);'
+                 ' @l = ntop(0x0100007f); }')
+    assert dump(prog) == """\
+map @a aggregation [inet] -> count(u64)
+map @l hash [] -> inet
+event 1 printf "%s %d\\n" (inet, s64) line 3
+program strsize=64 arch=x86_64
+probe 0 tracepoint:sock:inet_sock_set_state -> tracepoint sock/inet_sock_set_state line 2
+  local $s: inet
+  field saddr: u8[4]
+  field saddr_v6: u8[16]
+  @a[ntop(2:u64, field.saddr:u8[4]):inet] <- count()  @2
+  $s = ntop(10:s64, field.saddr_v6:u8[16]):inet  @3
+  emit printf 1 ($s:inet, 7:s64)  @3
+  @l[] = ntop(2:u64, 16777343:s64):inet  @3
+"""
+
+
+def test_ntop_of_a_kernel_array_through_an_anonymous_union():
+    prog = lower('kprobe:tcp_connect { $sk = (struct sock *)arg0;\n'
+                 '  printf("%s\\n", ntop($sk->__sk_common.skc_v6_daddr.in6_u.u6_addr8)); }')
+    assert "ntop(10:u64, " in dump(prog)
+
+
+def test_ntop_errors():
+    assert err('BEGIN { $a = ntop("x"); $b = ntop(comm); $c = ntop("a", 1); $d = AF_INET; }') == (
+        "tool.bt:1:19: error: ntop() needs an integer or an array of 4 or 16 bytes, got char[8]\n"
+        'BEGIN { $a = ntop("x"); $b = ntop(comm); $c = ntop("a", 1); $d = AF_INET; }\n'
+        "                  ^~~\n"
+        "tool.bt:1:35: error: ntop() needs an integer or an array of 4 or 16 bytes, got char[16]\n"
+        'BEGIN { $a = ntop("x"); $b = ntop(comm); $c = ntop("a", 1); $d = AF_INET; }\n'
+        "                                  ^~~~\n"
+        "tool.bt:1:52: error: ntop()'s address family must be an integer, got char[8]\n"
+        'BEGIN { $a = ntop("x"); $b = ntop(comm); $c = ntop("a", 1); $d = AF_INET; }\n'
+        "                                                   ^~~\n"
+        "tool.bt:1:66: error: unknown identifier 'AF_INET'\n"
+        'BEGIN { $a = ntop("x"); $b = ntop(comm); $c = ntop("a", 1); $d = AF_INET; }\n'
+        "                                                                 ^~~~~~~\n"
+        "note: AF_INET is defined in <sys/socket.h>: #include it")
+
+
+def test_socket_header_constants_match_the_systems():
+    """The socket families plyc knows, against the C library's own header."""
+    import re
+    import shutil
+    import subprocess
+    from plyc.frontends.bpftrace import constants
+    if not shutil.which("cpp"):
+        pytest.skip("no C preprocessor here")
+    out = subprocess.run(["cpp", "-dM", "-include", "sys/socket.h", "/dev/null"],
+                         capture_output=True, text=True, check=True).stdout
+    defs = dict(re.findall(r"#define ((?:AF|PF)_\w+) (\w+)", out))
+
+    def value(v):
+        while v in defs:
+            v = defs[v]
+        return int(v)
+    table = constants.HEADERS["sys/socket.h"]
+    assert {k: value(v) for k, v in defs.items()} == {k: v for k, v in table.items() if k[:3] in ("AF_", "PF_")}
+
+
+def test_a_member_of_an_anonymous_union_is_defined_in_place():
+    """`skc_v6_daddr.in6_u.u6_addr8`: struct in6_addr's in6_u is a named
+    member of an anonymous union; the local definition holds that union in
+    place (a separate `union { ... };` declares nothing, and clang refuses it)."""
+    import re
+    from plyc.kernel_types import KernelTypes
+    kt = KernelTypes()
+    in6 = kt.lookup(("struct", "in6_addr"))
+    (path, _), = [kt.member(in6, "in6_u")]
+    union = kt.btf.strip(path[-1].type)
+    kt.member(union, "u6_addr8")
+    text = "\n".join(kt.definitions())
+    assert re.search(r"struct in6_addr \{\n\tunion \{\n\t\t__u8 u6_addr8\[16\];\n\t\} in6_u;\n\}", text), text
+    assert "union  {" not in text

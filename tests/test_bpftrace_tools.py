@@ -19,8 +19,8 @@ TOOLS = sorted(glob.glob("/usr/sbin/*.bt"))
 # The tools plyc lowers today (docs/bpftrace.md); the rest stop at a refusal.
 LOWERED = ["bashreadline", "biolatency", "biosnoop", "biostacks", "bitesize", "capable", "cpuwalk",
            "dcsnoop", "gethostlatency", "killsnoop", "mdflush", "naptime", "opensnoop", "pidpersec",
-           "setuids", "ssllatency", "sslsnoop", "statsnoop", "swapin", "syscount", "tcpsynbl",
-           "writeback", "xfsdist"]
+           "setuids", "ssllatency", "sslsnoop", "statsnoop", "swapin", "syscount", "tcpaccept",
+           "tcpconnect", "tcpdrop", "tcplife", "tcpretrans", "tcpsynbl", "writeback", "xfsdist"]
 
 
 def need_tools():

@@ -619,3 +619,12 @@ def test_bt_top_div_time_join(out):
         "/bin/echo a b\n/bin/echo,a,b\n"
         f"{year}|"
         f'{{"type": "time", "data": "{year}\\n"}}\n')
+
+
+def test_bt_inet(out):
+    # ntop(): IPv4, IPv6 (compressed, v4-mapped as inet_ntop writes it), and
+    # an unknown family as the empty string bpftrace 0.17 prints
+    assert out["bt_inet"] == ('127.0.0.1|"127.0.0.1"|"127.0.0.1"\n'
+                              '2001:db8::1|"2001:db8::1"|"2001:db8::1"\n'
+                              '::ffff:10.0.0.9|"::ffff:10.0.0.9"|"::ffff:10.0.0.9"\n'
+                              '|""|""\n')

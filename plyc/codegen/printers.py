@@ -27,6 +27,12 @@ def conversion(conv: P.Conv, field, typ) -> list:
             if conv.prec is not None:
                 n = f"({n} < {conv.prec} ? {n} : {conv.prec})"
             return [f'fprintf(fp, "%{spec}.*s", (int){n}, (const char *){ref});']
+        if typ.kind == "inet":
+            prec = f".{conv.prec}" if conv.prec is not None else ""
+            return ["{",
+                    "\tchar addr[PLYC_INET_LEN];",
+                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_inet_text({ref}, addr, sizeof(addr)));',
+                    "}"]
         return ["{",
                 "\tchar sym[256];",
                 f'\tfprintf(fp, "%{spec}s", plyc_ksym_text({ref}, sym, sizeof(sym)));',

@@ -29,7 +29,7 @@ class Field:
         t = self.type
         if t.kind == "str":
             return f"char {self.name}[{t.size}]"
-        if t.kind == "buf":
+        if t.kind in ("buf", "inet"):
             return f"__u8 {self.name}[{t.size}]"
         if t.kind == "stack":
             return f"__s64 {self.name}"
@@ -37,7 +37,7 @@ class Field:
 
     @property
     def align(self) -> int:
-        return 1 if self.type.kind in ("str", "buf") else self.type.size
+        return 1 if self.type.is_bytes else self.type.size
 
     @property
     def size(self) -> int:

@@ -784,6 +784,31 @@ static void case_bt_plain_keys(void)
 	}
 }
 
+/* ntop() values (PLYC_K_INET): u64 family, then the address bytes as in
+ * memory; a family other than AF_INET/AF_INET6 prints nothing, as in bpftrace */
+static void case_bt_inet(void)
+{
+	static const struct plyc_type t_inet = { PLYC_K_INET, 24, 0, 0 };
+	struct { uint64_t af; uint8_t addr[16]; } v[] = {
+		{ 2, { 127, 0, 0, 1 } },
+		{ 10, { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 } },
+		{ 10, { [10] = 0xff, [11] = 0xff, [12] = 10, [15] = 9 } },
+		{ 7, { 1, 2, 3, 4 } },
+	};
+	FILE *fp = open_case("bt_inet");
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(v); i++) {
+		plyc_bt_value(fp, &t_inet, &v[i], 8);
+		fputc('|', fp);
+		plyc_bt_json_value(fp, &t_inet, &v[i]);
+		fputc('|', fp);
+		plyc_json_value(fp, &t_inet, &v[i]);
+		fputc('\n', fp);
+	}
+	fclose(fp);
+}
+
 /* hist(-1), hist(0), hist(1) twice, hist(2), hist(1500), hist(3000000),
  * hist(5000000000) */
 static void case_bt_hist(void)
@@ -1063,5 +1088,6 @@ int main(int argc, char **argv)
 	case_bt_empty();
 	case_bt_events();
 	case_bt_top_div();
+	case_bt_inet();
 	return 0;
 }

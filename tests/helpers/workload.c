@@ -17,6 +17,16 @@
  * Its comm is plyc-work, or $WORKLOAD_COMM.
  *   workload delay MS MODE...   sleep MS first, then do MODE (to attach to it with -p)
  *   workload udp N SIZE         N UDP datagrams of SIZE bytes to 127.0.0.1:9
+ *   workload tcp N [FAMILIES]   N TCP connections over loopback to a listener of
+ *                               its own on an ephemeral port, each accepted, then
+ *                               closed by the client first; FAMILIES: 4 (127.0.0.1,
+ *                               the default), 6 (::1) or 46 (N of each, v4 first)
+ *   workload refused N [FAMILIES]  N TCP connects to port 9 of loopback, where
+ *                               nothing listens: SYN_SENT then CLOSE, a RST each
+ *   workload retrans N [FAMILIES]  N TCP connects over loopback to a listener
+ *                               whose accept queue is full (listen(0), one
+ *                               connection queued): each SYN is dropped and sent
+ *                               again once, after 1 s; 1.5 s later all is closed
  *   workload touch N            N fresh pages touched (one page fault each, no
  *                               huge pages) while its comm is plyc-touch; the
  *                               same code warmed up first, so that is all it does
@@ -169,6 +179,99 @@ static int waits(long n)
 	return pthread_join(helper, NULL) != 0;
 }
 
+/* A loopback address of the family, port in network order. */
+static socklen_t loopback(struct sockaddr_in6 *sa, int v6, unsigned short port)
+{
+	memset(sa, 0, sizeof(*sa));
+	if (v6) {
+		sa->sin6_family = AF_INET6;
+		sa->sin6_port = port;
+		sa->sin6_addr = in6addr_loopback;
+		return sizeof(struct sockaddr_in6);
+	}
+	((struct sockaddr_in *)sa)->sin_family = AF_INET;
+	((struct sockaddr_in *)sa)->sin_port = port;
+	((struct sockaddr_in *)sa)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return sizeof(struct sockaddr_in);
+}
+
+/* n connections to a listener of our own: connect, accept, close the
+ * client's end, then the server's (one after the other, no overlap). */
+static int tcp(long n, int v6)
+{
+	struct sockaddr_in6 sa;
+	socklen_t len = loopback(&sa, v6, 0);
+	int lfd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+	long i;
+
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, len) || listen(lfd, 8) ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &len))
+		return 1;
+	for (i = 0; i < n; i++) {
+		int c = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0), s;
+		char byte;
+
+		if (c < 0 || connect(c, (struct sockaddr *)&sa, len))
+			return 1;
+		s = accept(lfd, NULL, NULL);
+		if (s < 0)
+			return 1;
+		close(c);
+		/* the client's FIN has arrived: the server closes in CLOSE_WAIT */
+		if (read(s, &byte, 1) < 0)
+			return 1;
+		close(s);
+	}
+	close(lfd);
+	usleep(10000);
+	return 0;
+}
+
+static int retrans(long n, int v6)
+{
+	struct sockaddr_in6 sa;
+	socklen_t len = loopback(&sa, v6, 0);
+	int lfd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0), first, pending[16];
+	long i;
+
+	if (n > 16)
+		n = 16;
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, len) || listen(lfd, 0) ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &len))
+		return 1;
+	first = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+	if (first < 0 || connect(first, (struct sockaddr *)&sa, len))
+		return 1;
+	for (i = 0; i < n; i++) {
+		pending[i] = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (pending[i] < 0)
+			return 1;
+		connect(pending[i], (struct sockaddr *)&sa, len);	/* EINPROGRESS */
+	}
+	usleep(1500000);
+	for (i = 0; i < n; i++)
+		close(pending[i]);
+	close(first);
+	close(lfd);
+	return 0;
+}
+
+static int refused(long n, int v6)
+{
+	struct sockaddr_in6 sa;
+	socklen_t len = loopback(&sa, v6, htons(9));
+	long i;
+
+	for (i = 0; i < n; i++) {
+		int c = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+
+		if (c < 0 || connect(c, (struct sockaddr *)&sa, len) == 0)
+			return 1;
+		close(c);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double start = now();
@@ -278,6 +381,13 @@ static int run(int argc, char **argv)
 		n = atol(argv[2]);
 		for (i = 0; i < n; i++)
 			sendto(fd, buf, size, 0, (struct sockaddr *)&to, sizeof(to));
+	} else if (!strcmp(argv[1], "tcp") || !strcmp(argv[1], "refused") ||
+		   !strcmp(argv[1], "retrans")) {
+		int (*fn)(long, int) = argv[1][0] == 't' ? tcp : argv[1][2] == 'f' ? refused : retrans;
+		const char *fam = argc > 3 ? argv[3] : "4";
+
+		n = atol(argv[2]);
+		return (strchr(fam, '4') && fn(n, 0)) || (strchr(fam, '6') && fn(n, 1));
 	} else if (!strcmp(argv[1], "touch")) {
 		return touch("plyc-warm", 1) || touch("plyc-touch", atol(argv[2]));
 	} else if (!strcmp(argv[1], "switches")) {

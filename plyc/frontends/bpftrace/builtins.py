@@ -128,9 +128,53 @@ def check_join(chk, call) -> ir.EmitEvent:
     return chk.event(call, ir.JOIN, [strings], parts=[sep, JOIN_SIZE], arg_types=[typ])
 
 
+# ntop([af,] addr): an IP address as text, bpftrace's inet value (T.INET):
+# the family, then the address bytes as they are in memory (network order
+# in the kernel's structs). An integer is IPv4 (its low 32 bits, as
+# bpftrace stores them); an array of 4 or 16 bytes is IPv4 or IPv6.
+AF_INET, AF_INET6 = 2, 10
+
+
+def check_ntop(chk, call):
+    args = [chk.expr(a) for a in call.args]
+    addr, span = args[-1], call.args[-1].span
+    if len(args) == 2 and not args[0].type.is_int:
+        chk.err(f"ntop()'s address family must be an integer, got {args[0].type}", call.args[0].span)
+    # A char array of the kernel's (u6_addr8) types as a string; other
+    # strings (comm, literals) are not addresses, as in bpftrace.
+    array = addr.type.kind == "buf" or addr.type.kind == "str" and isinstance(addr, (ir.KMember, ir.TpField))
+    if addr.type.is_int:
+        family = AF_INET
+    elif array and addr.type.size in (4, 16):
+        family = AF_INET if addr.type.size == 4 else AF_INET6
+    else:
+        chk.err(f"ntop() needs an integer or an array of 4 or 16 bytes, got {addr.type}", span)
+        family = AF_INET
+    if len(args) == 1:
+        args.insert(0, ir.IntConst(family, type=T.U64, span=call.span))
+    return _call(FUNCTIONS["ntop"], args, T.INET, call.span)
+
+
+def emit_ntop(g, call):
+    af_expr, addr = call.args
+    af = g.tmp("af")
+    g.line(f"__u64 {af} = {g.scalar(af_expr)};")
+    if addr.type.is_int:
+        src, n = g.tmp("ip4"), 4
+        g.line(f"__u32 {src} = (__u32)({g.scalar(addr)});")
+        src = "&" + src
+    else:
+        src, n = g.bytes(addr), addr.type.size
+    dst = g.local_bytes(T.INET_SIZE)
+    g.line(f"__builtin_memcpy({dst}, &{af}, 8);")
+    g.line(f"__builtin_memcpy({dst} + 8, {src}, {n});")
+    return dst
+
+
 FUNCTIONS = {f.name: f for f in (
     B.Func("bswap", (1, 1), check_bswap, emit_bswap, "reverse an integer's bytes"),
     B.Func("kptr", (1, 1), check_kptr, B.emit_same, "mark a pointer as a kernel pointer"),
     B.Func("strncmp", (3, 3), check_strncmp, emit_strncmp, "compare the first n bytes of two strings"),
     B.Func("join", (1, 2), check_join, None, "print an array of strings, joined"),
+    B.Func("ntop", (1, 2), check_ntop, emit_ntop, "an IPv4 or IPv6 address as text"),
 )}

@@ -34,6 +34,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
+from . import constants
 from . import preamble
 from . import specs as S
 
@@ -47,7 +48,7 @@ SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
 FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "buf kaddr uaddr usym ntop pton reg strcontains cat "
+    "buf kaddr uaddr usym pton reg strcontains cat "
     "system signal override macaddr cgroupid cgroup_path path strftime strerror "
     "skboutput unwatch kstack ustack has_key len percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
@@ -438,7 +439,7 @@ class Typer(PlyTyper):
         keys = [self.expr(k) for k in exprs]
         key_types = [k.type for k in keys]
         for k, kt in zip(exprs, key_types):
-            if kt.kind not in ("int", "str", "buf", "stack"):
+            if kt.kind not in ("int", "str", "buf", "inet", "stack"):
                 self.err(f"a value of type {kt} can't be a map key", k.span)
         if info.key_names is None:
             info.key_names = [None] * len(keys)
@@ -562,8 +563,14 @@ class Typer(PlyTyper):
         if plyname is None and (name == "retval" or (name.startswith("arg") and name[3:].isdigit())):
             plyname = name
         if plyname is None:
+            value = constants.lookup(name, self.st.preamble, self.st.ktypes)
+            if value is not None:
+                return ir.IntConst(value, type=T.S64)
+        if plyname is None:
             note = ("constants from #include'd headers are not supported by plyc yet"
                     if name.isupper() else None)
+            if constants.header_of(name):
+                note = f"{name} is defined in <{constants.header_of(name)}>: #include it"
             self.err(f"unknown identifier '{name}'", e.span, note)
         node = self.expr_Name(_Name(plyname, e.span))
         if node.type.kind == "int":
