@@ -89,7 +89,7 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
         raise PlycError(Diagnostic(f"{p.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    p.spec.span), filename, source)
-    generated = render.render(prog, res, opts.argdist, opts.origin)
+    generated = render.render(prog, res, opts.argdist, opts.origin, source)
     return Compiled(None, prog, res, generated)
 
 

@@ -5,6 +5,7 @@ filled by the statements emitted before their use: small ones on the BPF
 stack, the rest in the probe's per-CPU scratch slot (see Scope)."""
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from ..ir import nodes as ir
@@ -135,12 +136,16 @@ class Scope:
 class FuncGen:
     """Generates the body of one BPF program."""
 
-    def __init__(self, probe: ir.Probe, res: Resources, fentry: Optional[dict] = None):
+    def __init__(self, probe: ir.Probe, res: Resources, fentry: Optional[dict] = None, source: list = ()):
         self.probe = probe
-        self.fentry = fentry      # generating the fentry/fexit twin of a kprobe
+        self.source = source                    # the script's lines, quoted in comments
+        # A kprobe with an fentry/fexit twin (its plan): one body for both
+        # programs, reading arguments from `args` (fentry) or `regs` (kprobe).
+        self.fentry = fentry
         self.res = res
         self.lines: list[tuple[str, int]] = []   # (text, script line)
-        self.depth = 1
+        self.keys: dict = {}                    # (key type, invariant sigs) -> (C name, depth)
+        self._depth = 1
         self.ntmp = 0
         self.cur_line = probe.spec.span.line
         self.stack_used = 0                     # bytes of named temporaries on the stack
@@ -149,6 +154,15 @@ class FuncGen:
         self.local_ref: dict = {}               # $name of a string/buffer -> its C lvalue
 
     # --- output ------------------------------------------------------------
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    @depth.setter
+    def depth(self, value: int):
+        self._depth = value
+        self.forget_keys()
 
     def line(self, text: str):
         self.lines.append(("\t" * self.depth + text, self.cur_line))
@@ -287,7 +301,7 @@ class FuncGen:
             self.stmt_Block(s)
             return
         self.cur_line = s.span.line
-        self.lines.append(("\t" * self.depth + f"/* {self.res.script}:{s.span.line} */", s.span.line))
+        self.lines.append(("\t" * self.depth + self.comment(s.span.line), s.span.line))
         start = len(self.lines)
         # This statement's scratch temporaries are dead once it is done:
         # they share memory with those of its siblings.
@@ -297,6 +311,13 @@ class FuncGen:
             outer.nested.append(self.scope)
             self.lines.insert(start, ("\t" * self.depth + f"plyc_scratch_fence({SCRATCH});", s.span.line))
         self.scope = outer
+
+    def comment(self, line: int) -> str:
+        """`/* script.ply:7: start[kpid] = time; */`: the statement's line
+        as written (render.linemap finds the script line in it)."""
+        text = self.source[line - 1].strip() if 0 < line <= len(self.source) else ""
+        text = " ".join(text.split()).replace("*/", "*\\/")
+        return f"/* {self.res.script}:{line}: {text} */" if text else f"/* {self.res.script}:{line} */"
 
     def stmt_Block(self, s: ir.Block):
         for sub in s.stmts:
@@ -332,6 +353,7 @@ class FuncGen:
         self.line(f"bpf_map_delete_elem(&{m.cname}, &{key});")
 
     def stmt_SetLocal(self, s: ir.SetLocal):
+        self.forget_keys(s.name)
         typ = self.probe.locals[s.name]
         if typ.is_bytes:
             self.copy_bytes(self.local_ref[s.name], typ.size, s.value)
@@ -374,6 +396,19 @@ class FuncGen:
         self.line("}")
 
     def key(self, keys: list, m) -> str:
+        """A map's key, built once per program for the same expressions of
+        values that stay the same within a run (see invariant)."""
+        sigs = [invariant(e) for e in keys]
+        cache = (m.key_ctype, tuple(sigs)) if None not in sigs else None
+        if cache in self.keys:
+            return self.keys[cache][0]
+        k = self.build_key(keys, m)
+        if cache and not k.startswith(SCRATCH):
+            # Scratch memory is shared with later statements: only stack keys are kept.
+            self.keys[cache] = (k, self.depth)
+        return k
+
+    def build_key(self, keys: list, m) -> str:
         if not m.keys:
             k = self.tmp("key")
             ref = self.place(k, f"__u32 {k}", 4)
@@ -384,9 +419,24 @@ class FuncGen:
             return ref
         # Values first: reading them may emit statements of their own.
         values = self.field_values(m.keys, keys)
-        k = self.record("key", f"struct {m.cname}_key", m.key_size)
+        if m.scalar_key:
+            k = self.tmp("key")
+            ref = self.place(k, f"{m.key_ctype} {k}", m.key_size)
+            if ref is None:
+                self.line(f"{m.key_ctype} {k} = {values[0]};")
+                return k
+            self.line(f"{ref} = {values[0]};")
+            return ref
+        k = self.record("key", m.key_ctype, m.key_size)
         self.fill_fields(f"{k}.", m.keys, keys, values, 8)
         return k
+
+    def forget_keys(self, local: Optional[str] = None):
+        """Keys out of scope once their C block closes, or that read a
+        $local about to change."""
+        for c, (k, depth) in list(self.keys.items()):
+            if depth > self.depth or (local is not None and ("l", local) in _flat(c)):
+                del self.keys[c]
 
     def field_values(self, fields: list, exprs: list) -> list:
         """C for each record field's value: a scalar, an array's name, or
@@ -522,10 +572,11 @@ class FuncGen:
         if typ.kind == "ctx":
             return "(__u64)(unsigned long)ctx"
         code = e.var.code.replace("{unit}", str(self.probe.index))
+        kprobe = re.sub(r"\bctx\b", "regs", code)     # the shared body's kprobe side
         if self.fentry and name.startswith("arg") and name[3:].isdigit():
-            code = f"plyc_fentry_arg(ctx, {name[3:]}, {int(self.fentry['wrapped'])})"
+            code = f"(args ? plyc_fentry_arg(args, {name[3:]}, {int(self.fentry['wrapped'])}) : {kprobe})"
         elif self.fentry and name == "retval":
-            code = f"ctx[{self.fentry['nargs']}]"
+            code = f"(args ? args[{self.fentry['nargs']}] : {kprobe})"
         if typ.size < 8:
             # Narrow values (an int retval) are sign- or zero-extended from their size.
             return f"(({typ.scalar_ctype()})({typ.ctype()}){code})"
@@ -686,7 +737,41 @@ class FuncGen:
         return e.func.emit(self, e)
 
 
-def generate(probe: ir.Probe, res: Resources, fentry: Optional[dict] = None) -> FuncGen:
+# Built-in variables whose value stays the same within one run of a program.
+INVARIANT_VARS = frozenset(["comm", "execname", "pid", "kpid", "uid", "gid", "cpu", "stack", "caller",
+                            "retval"] + [f"arg{i}" for i in range(10)])
+
+
+def invariant(e):
+    """A signature of an expression whose value stays the same within a
+    run of the program (until a $local in it is set), else None."""
+    t = (e.type.kind, e.type.size, e.type.signed)
+    if isinstance(e, ir.IntConst):
+        return ("i", e.value, t)
+    if isinstance(e, ir.BytesConst):
+        return ("s", e.value, t)
+    if isinstance(e, ir.Param):
+        return ("P", e.kind, e.index, t)
+    if isinstance(e, ir.Variable):
+        return ("v", e.var.name, t) if e.var.name in INVARIANT_VARS else None
+    if isinstance(e, ir.Local):
+        return ("l", e.name)
+    if isinstance(e, ir.TpField):
+        return ("tp", e.name, t)
+    if isinstance(e, (ir.Cast, ir.Unary, ir.Binary, ir.Ternary)):
+        parts = [invariant(c) for c in ir.children(e)]
+        return None if None in parts else (type(e).__name__, getattr(e, "op", None), t, tuple(parts))
+    return None
+
+
+def _flat(sig):
+    if isinstance(sig, tuple):
+        yield sig
+        for part in sig:
+            yield from _flat(part)
+
+
+def generate(probe: ir.Probe, res: Resources, fentry: Optional[dict] = None, source: list = ()) -> FuncGen:
     """The program of one probe; its finish() gives the lines once the
     scratch slot is known."""
-    return FuncGen(probe, res, fentry).generate()
+    return FuncGen(probe, res, fentry, source).generate()
