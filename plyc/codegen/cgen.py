@@ -9,7 +9,7 @@ import re
 from typing import Optional
 
 from ..ir import nodes as ir
-from .resources import TP_DIRECT_SLOTS, Field, Resources
+from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
 
 
 C_ESCAPES = {ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"}
@@ -140,11 +140,14 @@ class FuncGen:
         self.probe = probe
         self.source = source                    # the script's lines, quoted in comments
         # A kprobe with an fentry/fexit twin (its plan): one body for both
-        # programs, reading arguments from `args` (fentry) or `regs` (kprobe).
+        # programs, reading arguments as fentry or kprobe by its `fentry` flag.
         self.fentry = fentry
         self.res = res
         self.lines: list[tuple[str, int]] = []   # (text, script line)
         self.keys: dict = {}                    # (key type, invariant sigs) -> (C name, depth)
+        self.casts: dict = {}                   # "((T)x)" this generated -> (T, x)
+        self.typed: dict = {}                   # expressions known to be of a C type -> it
+        self.consts: dict = {}                  # constants' C text -> value
         self._depth = 1
         self.ntmp = 0
         self.cur_line = probe.spec.span.line
@@ -329,7 +332,7 @@ class FuncGen:
         self.depth -= 1
 
     def stmt_If(self, s: ir.If):
-        cond = self.scalar(s.cond)
+        cond = bare(self.uncast(self.scalar(s.cond)))
         self.line(f"if ({cond}) {{")
         self.block(s.then)
         if s.other is not None:
@@ -358,7 +361,7 @@ class FuncGen:
         if typ.is_bytes:
             self.copy_bytes(self.local_ref[s.name], typ.size, s.value)
         else:
-            self.line(f"v_{s.name} = {self.scalar(s.value)};")
+            self.line(f"v_{s.name} = {self.stored(s.value)};")
 
     def stmt_MapStore(self, s: ir.MapStore):
         m = self.res.map(s.map)
@@ -367,7 +370,7 @@ class FuncGen:
             vname = self.record("val", m.value_ctype, m.value_size)
             self.copy_bytes(f"{vname}.v", val.type.size, s.value)
         else:
-            x = self.scalar(s.value)
+            x = self.stored(s.value)
             vname = self.tmp("val")
             ref = self.place(vname, f"{m.value_ctype} {vname}", m.value_size)
             if ref is None:
@@ -380,7 +383,7 @@ class FuncGen:
 
     def stmt_Aggregate(self, s: ir.Aggregate):
         m = self.res.map(s.map)
-        x = self.scalar(s.args[0]) if s.agg.takes_x else None
+        x = self.stored(s.args[0]) if s.agg.takes_x else None
         if x is not None and not x.isidentifier():
             xv = self.tmp("x")
             self.line(f"{'__s64' if m.info.value_type.signed else '__u64'} {xv} = {x};")
@@ -446,7 +449,7 @@ class FuncGen:
             if f.type.is_bytes and self.direct_read(e):
                 values.append(None)
             else:
-                values.append(self.bytes(e) if f.type.is_bytes else self.scalar(e))
+                values.append(self.bytes_ref(e) if f.type.is_bytes else self.stored(e))
         return values
 
     def fill_fields(self, prefix: str, fields: list, exprs: list, values: list, base: int):
@@ -520,8 +523,16 @@ class FuncGen:
         if self.direct_read(e):
             self.read_bytes_into(dst, dsize, e)
             return
-        src = self.bytes(e)
+        src = self.bytes_ref(e)
         self.copy_array(dst, dsize, src, e.type.size)
+
+    def bytes_ref(self, e) -> str:
+        """Like bytes(), but a string constant as a literal (NUL-padded to
+        its size): copied from, it needs no array of its own."""
+        if isinstance(e, ir.BytesConst):
+            # C's literal ends in one NUL of its own.
+            return c_string((e.value + b"\0" * e.type.size)[:e.type.size - 1])
+        return self.bytes(e)
 
     def bytes(self, e) -> str:
         """The name of a char array holding the value of a string/buffer expression."""
@@ -562,25 +573,68 @@ class FuncGen:
 
     def scalar(self, e) -> str:
         """A C expression for an integer value, as __s64/__u64."""
+        folded = fold(e)
+        if folded is not None:
+            return self.const(folded)
         return getattr(self, "sc_" + type(e).__name__)(e)
 
+    def const(self, value: int) -> str:
+        text = c_int(value)
+        self.consts[text] = value
+        self.typed[text] = "__u64" if text.endswith("ULL") else "__s64"
+        return text
+
+    def cast(self, ctype: str, x: str) -> str:
+        """x (a unary expression) as ctype; uncast() can take the cast off again."""
+        if self.typed.get(x) == ctype:
+            return x
+        text = f"(({ctype}){x})"
+        self.casts[text] = (ctype, x)
+        self.typed[text] = ctype
+        return text
+
+    def uncast(self, x: str) -> str:
+        """x without the casts to __s64/__u64 that scalar() wrapped it in,
+        where the value is stored into (or tested as) an integer of at most
+        64 bits: C converts it the same way, modulo the width."""
+        while x in self.casts:
+            x = self.casts[x][1]
+        return x
+
+    def operand(self, ctype: str, x: str) -> str:
+        """x converted to ctype as an operand (no cast it already has)."""
+        if x in self.consts:
+            v = self.consts[x] % (1 << 64)
+            if ctype == "__u64":
+                return f"{v}ULL"
+            if v < 1 << 63:
+                return f"{v}LL"
+        if self.typed.get(x) == ctype:
+            return f"({ctype}){self.casts[x][1]}" if x in self.casts else x
+        return f"({ctype}){x}"
+
+    def stored(self, e) -> str:
+        """An integer expression for a store into a record field, key or local."""
+        return self.uncast(self.scalar(e))
+
     def sc_IntConst(self, e: ir.IntConst) -> str:
-        return c_int(e.value)
+        return self.const(e.value)
 
     def sc_Variable(self, e: ir.Variable) -> str:
         typ, name = e.type, e.var.name
         if typ.kind == "ctx":
             return "(__u64)(unsigned long)ctx"
         code = e.var.code.replace("{unit}", str(self.probe.index))
-        kprobe = re.sub(r"\bctx\b", "regs", code)     # the shared body's kprobe side
+        # The shared body's two sides, chosen by the constant `fentry`.
+        kprobe = re.sub(r"\bctx\b", "(struct pt_regs *)ctx", code)
         if self.fentry and name.startswith("arg") and name[3:].isdigit():
-            code = f"(args ? plyc_fentry_arg(args, {name[3:]}, {int(self.fentry['wrapped'])}) : {kprobe})"
+            code = f"(fentry ? plyc_fentry_arg(ctx, {name[3:]}, {int(self.fentry['wrapped'])}) : {kprobe})"
         elif self.fentry and name == "retval":
-            code = f"(args ? args[{self.fentry['nargs']}] : {kprobe})"
-        if typ.size < 8:
+            code = f"(fentry ? ((__u64 *)ctx)[{self.fentry['nargs']}] : {kprobe})"
+        if typ.size < 8 and not code.startswith(f"({typ.ctype()})"):
             # Narrow values (an int retval) are sign- or zero-extended from their size.
-            return f"(({typ.scalar_ctype()})({typ.ctype()}){code})"
-        return f"(({typ.scalar_ctype()}){code})"
+            code = f"({typ.ctype()}){code}"
+        return self.cast(typ.scalar_ctype(), code)
 
     def sc_Local(self, e: ir.Local) -> str:
         return f"v_{e.name}"
@@ -598,22 +652,25 @@ class FuncGen:
         p = self.tmp("p")
         typ = e.type
         self.line(f"{m.value_ctype} *{p} = bpf_map_lookup_elem(&{m.cname}, &{key});")
-        return f"({p} ? ({typ.scalar_ctype()}){p}->v : 0)"
+        stored = record_type(m.info.value_type)
+        v = f"{p}->v" if stored.kind != "str" and stored.ctype() == typ.scalar_ctype() else \
+            f"({typ.scalar_ctype()}){p}->v"
+        return f"({p} ? {v} : 0)"
 
     def sc_Unary(self, e: ir.Unary) -> str:
         x = self.scalar(e.operand)
         if e.op == "!":
-            return f"(__s64)!{x}"
+            return f"!{self.uncast(x)}"
         if e.op == "-":
-            return f"(-(__s64){x})"
+            return f"(-{self.operand('__s64', x)})"
         return f"({e.type.scalar_ctype()})~{x}"
 
     def sc_Binary(self, e: ir.Binary) -> str:
         lt, rt = e.left.type, e.right.type
         if lt.kind == "str":
-            a, b = self.bytes(e.left), self.bytes(e.right)
+            a, b = self.bytes_ref(e.left), self.bytes_ref(e.right)
             eq = "==" if e.op == "==" else "!="
-            return f"(__s64)(plyc_strcmp({a}, sizeof({a}), {b}, sizeof({b})) {eq} 0)"
+            return (f"(plyc_strcmp({a}, {e.left.type.size}, {b}, {e.right.type.size}) {eq} 0)")
         a, b = self.scalar(e.left), self.scalar(e.right)
         typ = e.type
         if e.op in ("&&", "||"):
@@ -622,15 +679,17 @@ class FuncGen:
         if e.op in ("==", "!=", "<", "<=", ">", ">="):
             signed = lt.signed and rt.signed
             ct = "__s64" if signed else "__u64"
-            return f"(__s64)(({ct}){a} {e.op} ({ct}){b})"
+            return f"({self.operand(ct, a)} {e.op} {self.operand(ct, b)})"
         ct = typ.scalar_ctype()
         if e.op in ("/", "%") and typ.signed:
             # BPF has no signed division before v4 of its ISA.
             fn = "plyc_sdiv" if e.op == "/" else "plyc_smod"
             return f"{fn}({a}, {b})"
         if e.op == ">>" and lt.signed:
-            return f"((__s64){a} >> {b})"
-        return f"(({ct}){a} {e.op} ({ct}){b})"
+            return f"({self.operand('__s64', a)} >> {b})"
+        text = f"({self.operand(ct, a)} {e.op} {self.operand(ct, b)})"
+        self.typed[text] = ct
+        return text
 
     def sc_Ternary(self, e: ir.Ternary) -> str:
         c, a, b = self.scalar(e.cond), self.scalar(e.then), self.scalar(e.other)
@@ -687,7 +746,8 @@ class FuncGen:
             self.line(f"__u64 {name} = plyc_tp_int(ctx, {slot.slot}, {where});")
         else:
             self.line(f"__u64 {name} = plyc_tp_read(ctx, {where});")
-        return f"(({typ.scalar_ctype()}){name})"
+        self.typed[name] = "__u64"
+        return self.cast(typ.scalar_ctype(), name)
 
     def member_bytes(self, e) -> str:
         """A string/array member, read whole (zeroed on failure)."""
@@ -761,6 +821,52 @@ def invariant(e):
     if isinstance(e, (ir.Cast, ir.Unary, ir.Binary, ir.Ternary)):
         parts = [invariant(c) for c in ir.children(e)]
         return None if None in parts else (type(e).__name__, getattr(e, "op", None), t, tuple(parts))
+    return None
+
+
+def bare(x: str) -> str:
+    """x without the parentheses around all of it."""
+    while x.startswith("(") and x.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(x):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0:
+                break
+        if i != len(x) - 1:
+            break
+        x = x[1:-1]
+    return x
+
+
+# Operators folded when both operands are constants, as unsigned 64-bit
+# arithmetic (the result is then read in the expression's type).
+FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+        "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+        "<<": lambda a, b: a << b if b < 64 else None}
+
+
+def fold(e):
+    """The value of a constant integer expression, or None."""
+    if isinstance(e, ir.Binary) and e.op in FOLD and not e.left.type.is_bytes:
+        a, b = fold(e.left), fold(e.right)
+        if isinstance(e.left, ir.IntConst):
+            a = e.left.value
+        if isinstance(e.right, ir.IntConst):
+            b = e.right.value
+        if a is None or b is None or not (0 <= b < 64 or e.op != "<<"):
+            return None
+        v = FOLD[e.op](a % (1 << 64), b % (1 << 64))
+        if v is None:
+            return None
+        v %= 1 << 64
+        return v - (1 << 64) if e.type.signed and v >= 1 << 63 else v
+    if isinstance(e, ir.Unary) and e.op == "-":
+        a = e.operand.value if isinstance(e.operand, ir.IntConst) else fold(e.operand)
+        if a is None:
+            return None
+        v = (-a) % (1 << 64)
+        return v - (1 << 64) if e.type.signed and v >= 1 << 63 else v
     return None
 
 
