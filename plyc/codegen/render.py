@@ -121,10 +121,11 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
 
 def linemap(bpf_c: str, script: str) -> list:
     """For each line of the BPF C, the script line it came from (0: none)."""
-    marker = re.compile(r"/\* " + re.escape(script) + r":(\d+)(?: |\*)")
+    # A statement's comment, indented (a probe's, at the margin, is not one).
+    marker = re.compile(r"\t+/\* " + re.escape(script) + r":(\d+)(?::| |\*)")
     out, current = [], 0
     for text in bpf_c.splitlines():
-        m = marker.search(text)
+        m = marker.match(text)
         if m:
             current = int(m.group(1))
         elif text.startswith("}"):
