@@ -22,6 +22,29 @@ C_KEYWORDS = frozenset("""
 TAKEN = frozenset("""
     bool true false NULL SEC likely unlikely barrier barrier_var offsetof container_of
     user_pt_regs pt_regs LICENSE main ctx regs args scratch slot""".split())
+# C library functions clang knows as builtins: a program or map of their
+# name is an incompatible redeclaration (malloc, memcpy, strlen: kernels and
+# libraries have functions of these names). Math functions with f and l forms.
+_MATH = """acos acosh asin asinh atan atan2 atanh cbrt ceil copysign cos cosh erf erfc exp exp2 expm1
+    fabs fdim floor fma fmax fmin fmod frexp hypot ilogb ldexp lgamma llrint llround log log10 log1p
+    log2 logb lrint lround modf nan nearbyint nextafter nexttoward pow remainder remquo rint round
+    scalbln scalbn sin sinh sqrt tan tanh tgamma trunc""".split()
+LIBC = frozenset("""
+    abort abs labs llabs div ldiv lldiv exit _Exit atexit at_quick_exit quick_exit getenv system
+    malloc calloc realloc free aligned_alloc alloca atoi atol atoll atof strtol strtoll strtoul
+    strtoull strtod strtof strtold rand srand qsort bsearch
+    memcpy memmove memset memcmp memchr memccpy mempcpy strcpy strncpy strcat strncat strcmp strncmp
+    strcoll strxfrm strchr strrchr strspn strcspn strpbrk strstr strtok strlen strnlen strerror strdup
+    strndup stpcpy stpncpy strcasecmp strncasecmp strlcpy strlcat bzero bcopy bcmp index rindex
+    printf fprintf sprintf snprintf vprintf vfprintf vsprintf vsnprintf scanf fscanf sscanf vscanf
+    vfscanf vsscanf putchar puts fputc fputs putc getchar getc fgetc fgets gets fopen fclose fread
+    fwrite fflush fseek ftell rewind remove rename tmpfile tmpnam perror
+    isalnum isalpha isblank iscntrl isdigit isgraph islower isprint ispunct isspace isupper isxdigit
+    tolower toupper isascii toascii iswalnum iswalpha iswdigit iswspace towlower towupper
+    wcslen wcschr wcscmp wcsncmp wmemchr wmemcmp wmemcpy wmemmove
+    setjmp longjmp sigsetjmp siglongjmp _setjmp _longjmp savectx getcontext vfork fork _exit
+    signal raise clock time difftime mktime strftime asctime ctime gmtime localtime
+    va_start va_end va_copy main""".split()) | frozenset(m + s for m in _MATH for s in ("", "f", "l"))
 RESERVED_PREFIXES = ("_", "plyc_", "PLYC_", "bpf_", "BPF_", "PT_REGS", "KERNEL_")
 # cgen's locals: t1, key2, val3, p4, x5, agg6, ev7, b8, k9, f10, u11, v_NAME.
 LOCAL = re.compile(r"(?:t|key|val|p|x|agg|ev|b|k|f|u)\d+|v_\w*")
@@ -45,7 +68,8 @@ class Namespace:
         self.cut: set = set()
 
     def free(self, name: str, kernel: bool = True) -> bool:
-        return bool(name) and name not in C_KEYWORDS and name not in TAKEN and name not in self.reserved \
+        return bool(name) and name not in C_KEYWORDS and name not in TAKEN and name not in LIBC \
+            and name not in self.reserved \
             and not name.startswith(RESERVED_PREFIXES) and not LOCAL.fullmatch(name) \
             and name not in self.used and not (kernel and name[:KERNEL_NAME_MAX] in self.cut)
 
@@ -56,6 +80,8 @@ class Namespace:
             if self.free(c):
                 return self._take(c)
         base = candidates[0] if candidates else "anon"
+        if base.startswith(RESERVED_PREFIXES):
+            base = "n_" + base          # no number makes such a name free
         for n in range(2, 1 << 16):
             suffix = f"_{n}"
             c = base[:KERNEL_NAME_MAX - len(suffix)] + suffix if len(base) + len(suffix) > KERNEL_NAME_MAX \
@@ -88,7 +114,7 @@ def map_names(names: list, ns: Namespace) -> dict:
             base = identifier(name[1:])
             out[name] = ns.claim(base, identifier("at_" + name[1:])) if base else ns.claim("at")
         else:
-            out[name] = ns.claim(identifier(name))
+            out[name] = ns.claim(identifier(name), "map_" + identifier(name))
     return out
 
 
