@@ -500,9 +500,8 @@ class FuncGen:
     def read_bytes_into(self, dst: str, size: int, call: ir.Call):
         size = min(size, call.type.size)
         if call.func.name == "mem":
-            ptr = self.scalar(call.args[0])
             fn = "plyc_read_user" if call.args[0].type.user else "plyc_read_any"
-            self.line(f"{fn}({dst}, {size}, (const void *)(unsigned long)({ptr}));")
+            self.line(f"{fn}({dst}, {size}, {self.pointer(call.args[0])});")
         else:
             self.read_string_into(dst, size, call.args[0])
 
@@ -512,9 +511,8 @@ class FuncGen:
             loc = self.scalar(arg)
             self.line(f"plyc_read_dataloc({dst}, {size}, ctx, {loc});")
             return
-        ptr = self.scalar(arg)
         fn = "bpf_probe_read_user_str" if typ.user else "plyc_read_str"
-        self.line(f"{fn}({dst}, {size}, (const void *)(unsigned long)({ptr}));")
+        self.line(f"{fn}({dst}, {size}, {self.pointer(arg)});")
 
     def copy_array(self, dst: str, dsize: int, src: str, ssize: int, offset: int = 0, base: int = 8):
         self.lines_of(copy_stmts(dst, dsize, src, ssize, offset, base))
@@ -533,6 +531,14 @@ class FuncGen:
             # C's literal ends in one NUL of its own.
             return c_string((e.value + b"\0" * e.type.size)[:e.type.size - 1])
         return self.bytes(e)
+
+    def string_sized(self, e) -> tuple:
+        """A string and its size, for a comparison: a constant as a literal
+        of its own length (comparisons stop at the NUL)."""
+        if isinstance(e, ir.BytesConst):
+            data = e.value.split(b"\0")[0]
+            return c_string(data), min(len(data) + 1, e.type.size)
+        return self.bytes(e), e.type.size
 
     def bytes(self, e) -> str:
         """The name of a char array holding the value of a string/buffer expression."""
@@ -613,9 +619,16 @@ class FuncGen:
             return f"({ctype}){self.casts[x][1]}" if x in self.casts else x
         return f"({ctype}){x}"
 
+    def pointer(self, e) -> str:
+        """An integer expression as the address it holds."""
+        x = self.uncast(self.scalar(e))
+        if not (x.isidentifier() or bare(x) != x):
+            x = f"({x})"
+        return f"(const void *)(unsigned long){x}"
+
     def stored(self, e) -> str:
         """An integer expression for a store into a record field, key or local."""
-        return self.uncast(self.scalar(e))
+        return bare(self.uncast(self.scalar(e)))
 
     def sc_IntConst(self, e: ir.IntConst) -> str:
         return self.const(e.value)
@@ -668,9 +681,9 @@ class FuncGen:
     def sc_Binary(self, e: ir.Binary) -> str:
         lt, rt = e.left.type, e.right.type
         if lt.kind == "str":
-            a, b = self.bytes_ref(e.left), self.bytes_ref(e.right)
+            (a, asize), (b, bsize) = self.string_sized(e.left), self.string_sized(e.right)
             eq = "==" if e.op == "==" else "!="
-            return (f"(plyc_strcmp({a}, {e.left.type.size}, {b}, {e.right.type.size}) {eq} 0)")
+            return f"(plyc_strcmp({a}, {asize}, {b}, {bsize}) {eq} 0)"
         a, b = self.scalar(e.left), self.scalar(e.right)
         typ = e.type
         if e.op in ("&&", "||"):
@@ -784,10 +797,10 @@ class FuncGen:
 
     def sc_UserRead(self, e: ir.UserRead) -> str:
         typ = e.type
-        ptr = self.scalar(e.addr)
+        ptr = self.pointer(e.addr)
         name = self.tmp("u")
         self.line(f"{typ.ctype()} {name} = 0;")
-        self.line(f"plyc_read_user(&{name}, sizeof({name}), (const void *)(unsigned long)({ptr}));")
+        self.line(f"plyc_read_user(&{name}, sizeof({name}), {ptr});")
         return f"(({typ.scalar_ctype()}){name})"
 
     def sc_Call(self, e: ir.Call) -> str:
