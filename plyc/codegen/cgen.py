@@ -567,8 +567,8 @@ class FuncGen:
         if isinstance(e, ir.Call):
             return self.call(e)
         if isinstance(e, ir.Ternary):
-            c = self.scalar(e.cond)
-            a, b = self.bytes(e.then), self.bytes(e.other)
+            c = bare(self.uncast(self.scalar(e.cond)))
+            a, b = self.bytes_ref(e.then), self.bytes_ref(e.other)
             name = self.local_bytes(typ.size, zero=False)
             self.if_else(c, copy_stmts(name, typ.size, a, e.then.type.size),
                          copy_stmts(name, typ.size, b, e.other.type.size))
@@ -650,6 +650,7 @@ class FuncGen:
         return self.cast(typ.scalar_ctype(), code)
 
     def sc_Local(self, e: ir.Local) -> str:
+        self.typed[f"v_{e.name}"] = e.type.scalar_ctype()
         return f"v_{e.name}"
 
     PARAMS = {ir.TARGET: "((__u64)plyc_params.target)", ir.PID_FILTER: "((__u64)(__u32)plyc_params.pid_filter)"}
@@ -719,7 +720,7 @@ class FuncGen:
         # The pointer goes into a variable first: everything inside a CO-RE
         # access expression is relocated, and its computation must not be.
         base = self.tmp("b")
-        self.line(f"__u64 {base} = {self.scalar(e.obj)};")
+        self.line(f"__u64 {base} = {self.stored(e.obj)};")
         return f"(({objt.pointee} *)(unsigned long){base})->{e.field}"
 
     def core_scalar(self, e) -> str:
@@ -735,11 +736,12 @@ class FuncGen:
         # Read as many bytes as the device's kernel has for this member.
         self.line(f"bpf_core_read(&{name}, bpf_core_field_size({lv}), &{lv});")
         if typ.signed and typ.size < 8:
-            return f"((__s64)(__s{typ.size * 8}){name})"
-        return f"(({typ.scalar_ctype()}){name})"
+            return self.cast("__s64", f"(__s{typ.size * 8}){name}")
+        self.typed[name] = "__u64"
+        return self.cast(typ.scalar_ctype(), name)
 
     def sc_Register(self, e: ir.Register) -> str:
-        return f"((__u64)PLYC_REG(ctx, {e.name}))"
+        return self.cast("__u64", f"PLYC_REG(ctx, {e.name})")
 
     def sc_KMember(self, e: ir.KMember) -> str:
         return self.core_scalar(e)
@@ -786,8 +788,8 @@ class FuncGen:
         typ = e.type
         x = self.scalar(e.operand)
         if typ.size == 8:
-            return f"(({typ.scalar_ctype()}){x})"
-        return f"(({typ.scalar_ctype()})({typ.ctype()}){x})"
+            return self.cast(typ.scalar_ctype(), x)
+        return self.cast(typ.scalar_ctype(), f"({typ.ctype()}){self.uncast(x)}")
 
     def sc_SizeOf(self, e: ir.SizeOf) -> str:
         if e.size is None:
