@@ -143,9 +143,8 @@ def check_mem(chk, call):
 
 def emit_mem(g, call):
     dst = g.local_bytes(call.type.size)
-    ptr = g.scalar(call.args[0])
     fn = "plyc_read_user" if call.args[0].type.user else "plyc_read_any"
-    g.line(f"{fn}({dst}, sizeof({dst}), (const void *)(unsigned long)({ptr}));")
+    g.line(f"{fn}({dst}, sizeof({dst}), {g.pointer(call.args[0])});")
     return dst
 
 
@@ -193,8 +192,8 @@ def check_strcmp(chk, call):
 
 
 def emit_strcmp(g, call):
-    a, b = (g.bytes(x) for x in call.args)
-    return f"(__s64)plyc_strcmp({a}, sizeof({a}), {b}, sizeof({b}))"
+    (a, asize), (b, bsize) = (g.string_sized(x) for x in call.args)
+    return g.cast("__s64", f"plyc_strcmp({a}, {asize}, {b}, {bsize})")
 
 
 def check_exit(chk, call):

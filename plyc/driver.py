@@ -117,7 +117,7 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                                    p.spec.span), filename, source)
     # the tracer prints what the script's language's tool prints (runtime-c/btoutput.c)
     style = "bpftrace" if language(filename, opts.lang) == "bpftrace" else "ply"
-    generated = render.render(prog, res, opts.origin, style)
+    generated = render.render(prog, res, opts.origin, style, source)
     return Compiled(None, prog, res, generated)
 
 

@@ -212,7 +212,9 @@ def test_large_temporaries_build(kind, tmp_path):
     # Only uprobes (preemptible) claim their slot; twins share theirs.
     assert ("scratch->busy = 1;" in bpf_c) == (kind == "uprobe")
     if kind == "kprobe-kretprobe":
-        assert bpf_c.count("struct plyc_p1_scratch *scratch") == 2
+        # One body for the kretprobe and its fexit twin, called by both.
+        assert bpf_c.count("struct kretprobe_do_sys_openat2_scratch *scratch") == 1
+        assert bpf_c.count("return kretprobe_do_sys_openat2_body(ctx, ") == 2
 
 
 def test_corpus_opensnoop_builds(tmp_path):
@@ -274,7 +276,9 @@ def test_kstack_is_stack():
     kstack = plyc("emit", "--stage", "c", "-e", "kprobe:schedule { @[kstack] = count(); }")
     stack = plyc("emit", "--stage", "c", "-e", "kprobe:schedule { @[stack] = count(); }")
     assert kstack.returncode == 0, kstack.stderr
-    assert kstack.stdout == stack.stdout
+    # The same C but for the comments that quote the script's line.
+    quoted = re.compile(r"/\* <command-line>:1: .*\*/")
+    assert quoted.sub("", kstack.stdout) == quoted.sub("", stack.stdout)
 
 
 @pytest.mark.skipif(not Path("/sys/kernel/btf/vmlinux").exists(), reason="fentry twins need the build kernel's BTF")
@@ -288,10 +292,11 @@ def test_fentry_twins_name_the_context_slots_they_read():
              "kretprobe:vfs_read { @r = count(); } kretprobe:vfs_write { @w = quantize(retval); } "
              "kprobe:SyS_openat { @o[arg1] = count(); }")
     assert p.returncode == 0, p.stderr
-    rows = re.findall(r'\.fentry_prog = "(plyc_p\d)_f",\n\t\.fentry_func = "(\w+)",\n'
+    rows = re.findall(r'\.fentry_prog = "(\w+)",\n\t\.fentry_func = "(\w+)",\n'
                       r'\t\.fentry_nargs = (\d+),\n\t\.fentry_ctx = (0x[0-9a-f]+)ULL,', p.stdout)
-    assert rows == [("plyc_p0", "vfs_read", "4", "0x4"), ("plyc_p1", "vfs_read", "4", "0x0"),
-                    ("plyc_p2", "vfs_write", "4", "0x10"), ("plyc_p3", "__x64_sys_openat", "1", "0x1")]
+    assert rows == [("fentry_vfs_read", "vfs_read", "4", "0x4"), ("fexit_vfs_read", "vfs_read", "4", "0x0"),
+                    ("fexit_vfs_write", "vfs_write", "4", "0x10"),
+                    ("fentry_SyS_openat", "__x64_sys_openat", "1", "0x1")]
 
 
 def test_generated_code_errors_are_shown_once():
@@ -324,3 +329,44 @@ def test_tp_direct_slots_match_the_runtime():
     m = re.search(r"^#define PLYC_TP_SLOTS\s+(0x[0-9a-fA-F]+|\d+)\b", header, re.M)
     assert m, "no PLYC_TP_SLOTS in runtime-c/plyc_tp.h"
     assert TP_DIRECT_SLOTS == int(m.group(1), 0)
+
+
+def test_names_follow_the_script():
+    """Maps and programs carry the script's names, unique in C and in the
+    15 characters the kernel keeps; clashes (with C, libc's builtins, plyc's
+    names or cgen's locals) get a prefix or a number, deterministically."""
+    p = plyc("emit", "--stage", "resources", "-e",
+             "kprobe:vfs_read { @x[pid] = count(); x[kpid] = 1; @ = count(); key1[0] = 2; "
+             "@plyc_stats = count(); @a_very_long_map_name_one = count(); "
+             "@a_very_long_map_name_two = count(); @a_very_long_map_name_three = count(); @malloc = count(); } "
+             "kretprobe:vfs_read { @n = count(); } uprobe:/bin/sh:malloc { @m = count(); } "
+             "tracepoint:syscalls/sys_enter_read { @r = count(); } profile:99hz { @p = count(); }")
+    assert p.returncode == 0, p.stderr
+    maps = re.findall(r"^map (\S+) \((\w+)\)", p.stdout, re.M)
+    assert maps == [("@x", "at_x"), ("x", "x"), ("@", "at"), ("key1", "map_key1"), ("@plyc_stats", "at_plyc_stats"),
+                    ("@a_very_long_map_name_one", "a_very_long_map_name_one"),
+                    ("@a_very_long_map_name_two", "at_a_very_long_map_name_two"),
+                    ("@a_very_long_map_name_three", "a_very_long_m_2"), ("@malloc", "at_malloc"),
+                    ("@n", "n"), ("@m", "m"), ("@r", "r"), ("@p", "p")]
+    progs = re.findall(r'^probe (\w+) .*?(?:fentry_prog="(\w+)".*)?$', p.stdout, re.M)
+    assert progs == [("vfs_read", "fentry_vfs_read"), ("kretprobe_vfs_read", "fexit_vfs_read"),
+                     ("uprobe_malloc", ""), ("sys_enter_read", ""), ("profile_99hz", "")]
+    cut = [n[:15] for _, n in maps] + [n[:15] for pr in progs for n in pr if n]
+    assert len(cut) == len(set(cut))
+
+
+def test_readable_c():
+    """A latency script's C: its names, the key built once, an integer key as
+    the integer, no casts that do nothing, the script's lines quoted."""
+    p = plyc("emit", "--stage", "c", ROOT / "examples" / "read-latency.ply")
+    assert p.returncode == 0, p.stderr
+    bpf_c = p.stdout.split("/* ==== read_latency.h")[0]
+    assert "\t__type(key, __u32);\n\t__type(value, struct start_val);\n} start SEC(\".maps\");" in bpf_c
+    assert "\t__type(key, struct at_key);\n\t__type(value, struct at_hist);\n} at SEC(\".maps\");" in bpf_c
+    body = bpf_c[bpf_c.index("int sys_exit_read(void *ctx)"):]
+    assert body.count("bpf_get_current_pid_tgid()") == 1
+    assert "\t__u32 key1 = (__u32)bpf_get_current_pid_tgid();\n" in body
+    assert "\t\tbpf_map_delete_elem(&start, &key1);\n" in body
+    assert "\tif (p2 ? p2->v : 0) {\n" in body
+    assert '__builtin_memcpy(key5.k0, "latency", 8);' in body
+    assert "\t\t/* read-latency.ply:13: delete start[kpid]; */\n" in body

@@ -41,10 +41,10 @@ def test_generated_data(tmp_path):
                            "--keep", keep], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     loader = (keep / "t.c").read_text()
-    assert """static const struct plyc_perfevent_data plyc_p0_data = {
+    assert """static const struct plyc_perfevent_data software_cs_data = {
 	.event = "context-switches",
 	.type = PERF_TYPE_SOFTWARE,
 	.config = PERF_COUNT_SW_CONTEXT_SWITCHES,
 	.period = 1000ULL,
 };""" in loader
-    assert "\t\t.provider = &plyc_provider_software,\n\t\t.data = &plyc_p0_data,\n" in loader
+    assert "\t\t.provider = &plyc_provider_software,\n\t\t.data = &software_cs_data,\n" in loader

@@ -5,10 +5,11 @@ filled by the statements emitted before their use: small ones on the BPF
 stack, the rest in the probe's per-CPU scratch slot (see Scope)."""
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from ..ir import nodes as ir
-from .resources import TP_DIRECT_SLOTS, Field, Resources
+from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
 
 
 C_ESCAPES = {ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"}
@@ -135,12 +136,19 @@ class Scope:
 class FuncGen:
     """Generates the body of one BPF program."""
 
-    def __init__(self, probe: ir.Probe, res: Resources, fentry: Optional[dict] = None):
+    def __init__(self, probe: ir.Probe, res: Resources, fentry: Optional[dict] = None, source: list = ()):
         self.probe = probe
-        self.fentry = fentry      # generating the fentry/fexit twin of a kprobe
+        self.source = source                    # the script's lines, quoted in comments
+        # A kprobe with an fentry/fexit twin (its plan): one body for both
+        # programs, reading arguments as fentry or kprobe by its `fentry` flag.
+        self.fentry = fentry
         self.res = res
         self.lines: list[tuple[str, int]] = []   # (text, script line)
-        self.depth = 1
+        self.keys: dict = {}                    # (key type, invariant sigs) -> (C name, depth)
+        self.casts: dict = {}                   # "((T)x)" this generated -> (T, x)
+        self.typed: dict = {}                   # expressions known to be of a C type -> it
+        self.consts: dict = {}                  # constants' C text -> value
+        self._depth = 1
         self.ntmp = 0
         self.cur_line = probe.spec.span.line
         self.stack_used = 0                     # bytes of named temporaries on the stack
@@ -149,6 +157,15 @@ class FuncGen:
         self.local_ref: dict = {}               # $name of a string/buffer -> its C lvalue
 
     # --- output ------------------------------------------------------------
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    @depth.setter
+    def depth(self, value: int):
+        self._depth = value
+        self.forget_keys()
 
     def line(self, text: str):
         self.lines.append(("\t" * self.depth + text, self.cur_line))
@@ -287,7 +304,7 @@ class FuncGen:
             self.stmt_Block(s)
             return
         self.cur_line = s.span.line
-        self.lines.append(("\t" * self.depth + f"/* {self.res.script}:{s.span.line} */", s.span.line))
+        self.lines.append(("\t" * self.depth + self.comment(s.span.line), s.span.line))
         start = len(self.lines)
         # This statement's scratch temporaries are dead once it is done:
         # they share memory with those of its siblings.
@@ -297,6 +314,13 @@ class FuncGen:
             outer.nested.append(self.scope)
             self.lines.insert(start, ("\t" * self.depth + f"plyc_scratch_fence({SCRATCH});", s.span.line))
         self.scope = outer
+
+    def comment(self, line: int) -> str:
+        """`/* script.ply:7: start[kpid] = time; */`: the statement's line
+        as written (render.linemap finds the script line in it)."""
+        text = self.source[line - 1].strip() if 0 < line <= len(self.source) else ""
+        text = " ".join(text.split()).replace("*/", "*\\/")
+        return f"/* {self.res.script}:{line}: {text} */" if text else f"/* {self.res.script}:{line} */"
 
     def stmt_Block(self, s: ir.Block):
         for sub in s.stmts:
@@ -308,7 +332,7 @@ class FuncGen:
         self.depth -= 1
 
     def stmt_If(self, s: ir.If):
-        cond = self.scalar(s.cond)
+        cond = bare(self.uncast(self.scalar(s.cond)))
         self.line(f"if ({cond}) {{")
         self.block(s.then)
         if s.other is not None:
@@ -332,11 +356,12 @@ class FuncGen:
         self.line(f"bpf_map_delete_elem(&{m.cname}, &{key});")
 
     def stmt_SetLocal(self, s: ir.SetLocal):
+        self.forget_keys(s.name)
         typ = self.probe.locals[s.name]
         if typ.is_bytes:
             self.copy_bytes(self.local_ref[s.name], typ.size, s.value)
         else:
-            self.line(f"v_{s.name} = {self.scalar(s.value)};")
+            self.line(f"v_{s.name} = {self.stored(s.value)};")
 
     def stmt_MapStore(self, s: ir.MapStore):
         m = self.res.map(s.map)
@@ -345,7 +370,7 @@ class FuncGen:
             vname = self.record("val", m.value_ctype, m.value_size)
             self.copy_bytes(f"{vname}.v", val.type.size, s.value)
         else:
-            x = self.scalar(s.value)
+            x = self.stored(s.value)
             vname = self.tmp("val")
             ref = self.place(vname, f"{m.value_ctype} {vname}", m.value_size)
             if ref is None:
@@ -358,7 +383,7 @@ class FuncGen:
 
     def stmt_Aggregate(self, s: ir.Aggregate):
         m = self.res.map(s.map)
-        x = self.scalar(s.args[0]) if s.agg.takes_x else None
+        x = self.stored(s.args[0]) if s.agg.takes_x else None
         if x is not None and not x.isidentifier():
             xv = self.tmp("x")
             self.line(f"{'__s64' if m.info.value_type.signed else '__u64'} {xv} = {x};")
@@ -374,6 +399,19 @@ class FuncGen:
         self.line("}")
 
     def key(self, keys: list, m) -> str:
+        """A map's key, built once per program for the same expressions of
+        values that stay the same within a run (see invariant)."""
+        sigs = [invariant(e) for e in keys]
+        cache = (m.key_ctype, tuple(sigs)) if None not in sigs else None
+        if cache in self.keys:
+            return self.keys[cache][0]
+        k = self.build_key(keys, m)
+        if cache and not k.startswith(SCRATCH):
+            # Scratch memory is shared with later statements: only stack keys are kept.
+            self.keys[cache] = (k, self.depth)
+        return k
+
+    def build_key(self, keys: list, m) -> str:
         if not m.keys:
             k = self.tmp("key")
             ref = self.place(k, f"__u32 {k}", 4)
@@ -384,9 +422,24 @@ class FuncGen:
             return ref
         # Values first: reading them may emit statements of their own.
         values = self.field_values(m.keys, keys)
-        k = self.record("key", f"struct {m.cname}_key", m.key_size)
+        if m.scalar_key:
+            k = self.tmp("key")
+            ref = self.place(k, f"{m.key_ctype} {k}", m.key_size)
+            if ref is None:
+                self.line(f"{m.key_ctype} {k} = {values[0]};")
+                return k
+            self.line(f"{ref} = {values[0]};")
+            return ref
+        k = self.record("key", m.key_ctype, m.key_size)
         self.fill_fields(f"{k}.", m.keys, keys, values, 8)
         return k
+
+    def forget_keys(self, local: Optional[str] = None):
+        """Keys out of scope once their C block closes, or that read a
+        $local about to change."""
+        for c, (k, depth) in list(self.keys.items()):
+            if depth > self.depth or (local is not None and ("l", local) in _flat(c)):
+                del self.keys[c]
 
     def field_values(self, fields: list, exprs: list) -> list:
         """C for each record field's value: a scalar, an array's name, or
@@ -396,7 +449,7 @@ class FuncGen:
             if f.type.is_bytes and self.direct_read(e):
                 values.append(None)
             else:
-                values.append(self.bytes(e) if f.type.is_bytes else self.scalar(e))
+                values.append(self.bytes_ref(e) if f.type.is_bytes else self.stored(e))
         return values
 
     def fill_fields(self, prefix: str, fields: list, exprs: list, values: list, base: int):
@@ -447,9 +500,8 @@ class FuncGen:
     def read_bytes_into(self, dst: str, size: int, call: ir.Call):
         size = min(size, call.type.size)
         if call.func.name == "mem":
-            ptr = self.scalar(call.args[0])
             fn = "plyc_read_user" if call.args[0].type.user else "plyc_read_any"
-            self.line(f"{fn}({dst}, {size}, (const void *)(unsigned long)({ptr}));")
+            self.line(f"{fn}({dst}, {size}, {self.pointer(call.args[0])});")
         else:
             self.read_string_into(dst, size, call.args[0])
 
@@ -459,9 +511,8 @@ class FuncGen:
             loc = self.scalar(arg)
             self.line(f"plyc_read_dataloc({dst}, {size}, ctx, {loc});")
             return
-        ptr = self.scalar(arg)
         fn = "bpf_probe_read_user_str" if typ.user else "plyc_read_str"
-        self.line(f"{fn}({dst}, {size}, (const void *)(unsigned long)({ptr}));")
+        self.line(f"{fn}({dst}, {size}, {self.pointer(arg)});")
 
     def copy_array(self, dst: str, dsize: int, src: str, ssize: int, offset: int = 0, base: int = 8):
         self.lines_of(copy_stmts(dst, dsize, src, ssize, offset, base))
@@ -470,8 +521,24 @@ class FuncGen:
         if self.direct_read(e):
             self.read_bytes_into(dst, dsize, e)
             return
-        src = self.bytes(e)
+        src = self.bytes_ref(e)
         self.copy_array(dst, dsize, src, e.type.size)
+
+    def bytes_ref(self, e) -> str:
+        """Like bytes(), but a string constant as a literal (NUL-padded to
+        its size): copied from, it needs no array of its own."""
+        if isinstance(e, ir.BytesConst):
+            # C's literal ends in one NUL of its own.
+            return c_string((e.value + b"\0" * e.type.size)[:e.type.size - 1])
+        return self.bytes(e)
+
+    def string_sized(self, e) -> tuple:
+        """A string and its size, for a comparison: a constant as a literal
+        of its own length (comparisons stop at the NUL)."""
+        if isinstance(e, ir.BytesConst):
+            data = e.value.split(b"\0")[0]
+            return c_string(data), min(len(data) + 1, e.type.size)
+        return self.bytes(e), e.type.size
 
     def bytes(self, e) -> str:
         """The name of a char array holding the value of a string/buffer expression."""
@@ -500,8 +567,8 @@ class FuncGen:
         if isinstance(e, ir.Call):
             return self.call(e)
         if isinstance(e, ir.Ternary):
-            c = self.scalar(e.cond)
-            a, b = self.bytes(e.then), self.bytes(e.other)
+            c = bare(self.uncast(self.scalar(e.cond)))
+            a, b = self.bytes_ref(e.then), self.bytes_ref(e.other)
             name = self.local_bytes(typ.size, zero=False)
             self.if_else(c, copy_stmts(name, typ.size, a, e.then.type.size),
                          copy_stmts(name, typ.size, b, e.other.type.size))
@@ -512,26 +579,78 @@ class FuncGen:
 
     def scalar(self, e) -> str:
         """A C expression for an integer value, as __s64/__u64."""
+        folded = fold(e)
+        if folded is not None:
+            return self.const(folded)
         return getattr(self, "sc_" + type(e).__name__)(e)
 
+    def const(self, value: int) -> str:
+        text = c_int(value)
+        self.consts[text] = value
+        self.typed[text] = "__u64" if text.endswith("ULL") else "__s64"
+        return text
+
+    def cast(self, ctype: str, x: str) -> str:
+        """x (a unary expression) as ctype; uncast() can take the cast off again."""
+        if self.typed.get(x) == ctype:
+            return x
+        text = f"(({ctype}){x})"
+        self.casts[text] = (ctype, x)
+        self.typed[text] = ctype
+        return text
+
+    def uncast(self, x: str) -> str:
+        """x without the casts to __s64/__u64 that scalar() wrapped it in,
+        where the value is stored into (or tested as) an integer of at most
+        64 bits: C converts it the same way, modulo the width."""
+        while x in self.casts:
+            x = self.casts[x][1]
+        return x
+
+    def operand(self, ctype: str, x: str) -> str:
+        """x converted to ctype as an operand (no cast it already has)."""
+        if x in self.consts:
+            v = self.consts[x] % (1 << 64)
+            if ctype == "__u64":
+                return f"{v}ULL"
+            if v < 1 << 63:
+                return f"{v}LL"
+        if self.typed.get(x) == ctype:
+            return f"({ctype}){self.casts[x][1]}" if x in self.casts else x
+        return f"({ctype}){x}"
+
+    def pointer(self, e) -> str:
+        """An integer expression as the address it holds."""
+        x = self.uncast(self.scalar(e))
+        if not (x.isidentifier() or bare(x) != x):
+            x = f"({x})"
+        return f"(const void *)(unsigned long){x}"
+
+    def stored(self, e) -> str:
+        """An integer expression for a store into a record field, key or local."""
+        return bare(self.uncast(self.scalar(e)))
+
     def sc_IntConst(self, e: ir.IntConst) -> str:
-        return c_int(e.value)
+        return self.const(e.value)
 
     def sc_Variable(self, e: ir.Variable) -> str:
         typ, name = e.type, e.var.name
         if typ.kind == "ctx":
             return "(__u64)(unsigned long)ctx"
         code = e.var.code.replace("{unit}", str(self.probe.index))
+        # The shared body's two sides, chosen by the constant `fentry`.
+        kprobe = re.sub(r"\bctx\b", "(struct pt_regs *)ctx", code)
         if self.fentry and name.startswith("arg") and name[3:].isdigit():
-            code = f"plyc_fentry_arg(ctx, {name[3:]}, {int(self.fentry['wrapped'])})"
+            code = f"(fentry ? plyc_fentry_arg(ctx, {name[3:]}, {int(self.fentry['wrapped'])}) : {kprobe})"
         elif self.fentry and name == "retval":
-            code = f"ctx[{self.fentry['nargs']}]"
-        if typ.size < 8:
+            code = f"(fentry ? ((__u64 *)ctx)[{self.fentry['nargs']}] : {kprobe})"
+        if typ.size < 8 and not code.startswith(f"({typ.ctype()})"):
             # Narrow values (an int retval) are sign- or zero-extended from their size.
-            return f"(({typ.scalar_ctype()})({typ.ctype()}){code})"
-        return f"(({typ.scalar_ctype()}){code})"
+            code = f"({typ.ctype()}){code}"
+        return self.cast(typ.scalar_ctype(), code)
 
     def sc_Local(self, e: ir.Local) -> str:
+        self.typed[f"v_{e.name}"] = e.type.scalar_ctype()
         return f"v_{e.name}"
 
     PARAMS = {ir.TARGET: "((__u64)plyc_params.target)", ir.PID_FILTER: "((__u64)(__u32)plyc_params.pid_filter)",
@@ -548,22 +667,25 @@ class FuncGen:
         p = self.tmp("p")
         typ = e.type
         self.line(f"{m.value_ctype} *{p} = bpf_map_lookup_elem(&{m.cname}, &{key});")
-        return f"({p} ? ({typ.scalar_ctype()}){p}->v : 0)"
+        stored = record_type(m.info.value_type)
+        v = f"{p}->v" if stored.kind != "str" and stored.ctype() == typ.scalar_ctype() else \
+            f"({typ.scalar_ctype()}){p}->v"
+        return f"({p} ? {v} : 0)"
 
     def sc_Unary(self, e: ir.Unary) -> str:
         x = self.scalar(e.operand)
         if e.op == "!":
-            return f"(__s64)!{x}"
+            return f"!{self.uncast(x)}"
         if e.op == "-":
-            return f"(-(__s64){x})"
+            return f"(-{self.operand('__s64', x)})"
         return f"({e.type.scalar_ctype()})~{x}"
 
     def sc_Binary(self, e: ir.Binary) -> str:
         lt, rt = e.left.type, e.right.type
         if lt.kind == "str":
-            a, b = self.bytes(e.left), self.bytes(e.right)
+            (a, asize), (b, bsize) = self.string_sized(e.left), self.string_sized(e.right)
             eq = "==" if e.op == "==" else "!="
-            return f"(__s64)(plyc_strcmp({a}, sizeof({a}), {b}, sizeof({b})) {eq} 0)"
+            return f"(plyc_strcmp({a}, {asize}, {b}, {bsize}) {eq} 0)"
         a, b = self.scalar(e.left), self.scalar(e.right)
         typ = e.type
         if e.op in ("&&", "||"):
@@ -572,15 +694,17 @@ class FuncGen:
         if e.op in ("==", "!=", "<", "<=", ">", ">="):
             signed = lt.signed and rt.signed
             ct = "__s64" if signed else "__u64"
-            return f"(__s64)(({ct}){a} {e.op} ({ct}){b})"
+            return f"({self.operand(ct, a)} {e.op} {self.operand(ct, b)})"
         ct = typ.scalar_ctype()
         if e.op in ("/", "%") and typ.signed:
             # BPF has no signed division before v4 of its ISA.
             fn = "plyc_sdiv" if e.op == "/" else "plyc_smod"
             return f"{fn}({a}, {b})"
         if e.op == ">>" and lt.signed:
-            return f"((__s64){a} >> {b})"
-        return f"(({ct}){a} {e.op} ({ct}){b})"
+            return f"({self.operand('__s64', a)} >> {b})"
+        text = f"({self.operand(ct, a)} {e.op} {self.operand(ct, b)})"
+        self.typed[text] = ct
+        return text
 
     def sc_Ternary(self, e: ir.Ternary) -> str:
         c, a, b = self.scalar(e.cond), self.scalar(e.then), self.scalar(e.other)
@@ -597,7 +721,7 @@ class FuncGen:
         # The pointer goes into a variable first: everything inside a CO-RE
         # access expression is relocated, and its computation must not be.
         base = self.tmp("b")
-        self.line(f"__u64 {base} = {self.scalar(e.obj)};")
+        self.line(f"__u64 {base} = {self.stored(e.obj)};")
         return f"(({objt.pointee} *)(unsigned long){base})->{e.field}"
 
     def core_scalar(self, e) -> str:
@@ -613,11 +737,12 @@ class FuncGen:
         # Read as many bytes as the device's kernel has for this member.
         self.line(f"bpf_core_read(&{name}, bpf_core_field_size({lv}), &{lv});")
         if typ.signed and typ.size < 8:
-            return f"((__s64)(__s{typ.size * 8}){name})"
-        return f"(({typ.scalar_ctype()}){name})"
+            return self.cast("__s64", f"(__s{typ.size * 8}){name}")
+        self.typed[name] = "__u64"
+        return self.cast(typ.scalar_ctype(), name)
 
     def sc_Register(self, e: ir.Register) -> str:
-        return f"((__u64)PLYC_REG(ctx, {e.name}))"
+        return self.cast("__u64", f"PLYC_REG(ctx, {e.name})")
 
     def sc_KMember(self, e: ir.KMember) -> str:
         return self.core_scalar(e)
@@ -637,7 +762,8 @@ class FuncGen:
             self.line(f"__u64 {name} = plyc_tp_int(ctx, {slot.slot}, {where});")
         else:
             self.line(f"__u64 {name} = plyc_tp_read(ctx, {where});")
-        return f"(({typ.scalar_ctype()}){name})"
+        self.typed[name] = "__u64"
+        return self.cast(typ.scalar_ctype(), name)
 
     def member_bytes(self, e) -> str:
         """A string/array member, read whole (zeroed on failure)."""
@@ -663,8 +789,8 @@ class FuncGen:
         typ = e.type
         x = self.scalar(e.operand)
         if typ.size == 8:
-            return f"(({typ.scalar_ctype()}){x})"
-        return f"(({typ.scalar_ctype()})({typ.ctype()}){x})"
+            return self.cast(typ.scalar_ctype(), x)
+        return self.cast(typ.scalar_ctype(), f"({typ.ctype()}){self.uncast(x)}")
 
     def sc_SizeOf(self, e: ir.SizeOf) -> str:
         if e.size is None:
@@ -674,10 +800,10 @@ class FuncGen:
 
     def sc_UserRead(self, e: ir.UserRead) -> str:
         typ = e.type
-        ptr = self.scalar(e.addr)
+        ptr = self.pointer(e.addr)
         name = self.tmp("u")
         self.line(f"{typ.ctype()} {name} = 0;")
-        self.line(f"plyc_read_user(&{name}, sizeof({name}), (const void *)(unsigned long)({ptr}));")
+        self.line(f"plyc_read_user(&{name}, sizeof({name}), {ptr});")
         return f"(({typ.scalar_ctype()}){name})"
 
     def sc_Call(self, e: ir.Call) -> str:
@@ -687,7 +813,87 @@ class FuncGen:
         return e.func.emit(self, e)
 
 
-def generate(probe: ir.Probe, res: Resources, fentry: Optional[dict] = None) -> FuncGen:
+# Built-in variables whose value stays the same within one run of a program.
+INVARIANT_VARS = frozenset(["comm", "execname", "pid", "kpid", "uid", "gid", "cpu", "stack", "caller",
+                            "retval"] + [f"arg{i}" for i in range(10)])
+
+
+def invariant(e):
+    """A signature of an expression whose value stays the same within a
+    run of the program (until a $local in it is set), else None."""
+    t = (e.type.kind, e.type.size, e.type.signed)
+    if isinstance(e, ir.IntConst):
+        return ("i", e.value, t)
+    if isinstance(e, ir.BytesConst):
+        return ("s", e.value, t)
+    if isinstance(e, ir.Param):
+        return ("P", e.kind, e.index, t)
+    if isinstance(e, ir.Variable):
+        return ("v", e.var.name, t) if e.var.name in INVARIANT_VARS else None
+    if isinstance(e, ir.Local):
+        return ("l", e.name)
+    if isinstance(e, ir.TpField):
+        return ("tp", e.name, t)
+    if isinstance(e, (ir.Cast, ir.Unary, ir.Binary, ir.Ternary)):
+        parts = [invariant(c) for c in ir.children(e)]
+        return None if None in parts else (type(e).__name__, getattr(e, "op", None), t, tuple(parts))
+    return None
+
+
+def bare(x: str) -> str:
+    """x without the parentheses around all of it."""
+    while x.startswith("(") and x.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(x):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0:
+                break
+        if i != len(x) - 1:
+            break
+        x = x[1:-1]
+    return x
+
+
+# Operators folded when both operands are constants, as unsigned 64-bit
+# arithmetic (the result is then read in the expression's type).
+FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+        "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+        "<<": lambda a, b: a << b if b < 64 else None}
+
+
+def fold(e):
+    """The value of a constant integer expression, or None."""
+    if isinstance(e, ir.Binary) and e.op in FOLD and not e.left.type.is_bytes:
+        a, b = fold(e.left), fold(e.right)
+        if isinstance(e.left, ir.IntConst):
+            a = e.left.value
+        if isinstance(e.right, ir.IntConst):
+            b = e.right.value
+        if a is None or b is None or not (0 <= b < 64 or e.op != "<<"):
+            return None
+        v = FOLD[e.op](a % (1 << 64), b % (1 << 64))
+        if v is None:
+            return None
+        v %= 1 << 64
+        return v - (1 << 64) if e.type.signed and v >= 1 << 63 else v
+    if isinstance(e, ir.Unary) and e.op == "-":
+        a = e.operand.value if isinstance(e.operand, ir.IntConst) else fold(e.operand)
+        if a is None:
+            return None
+        v = (-a) % (1 << 64)
+        return v - (1 << 64) if e.type.signed and v >= 1 << 63 else v
+    return None
+
+
+def _flat(sig):
+    if isinstance(sig, tuple):
+        yield sig
+        for part in sig:
+            yield from _flat(part)
+
+
+def generate(probe: ir.Probe, res: Resources, fentry: Optional[dict] = None, source: list = ()) -> FuncGen:
     """The program of one probe; its finish() gives the lines once the
     scratch slot is known."""
-    return FuncGen(probe, res, fentry).generate()
+    return FuncGen(probe, res, fentry, source).generate()

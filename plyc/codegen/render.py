@@ -14,7 +14,6 @@ from .. import __version__
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
 from ..ir.report import Report
-from ..providers import twin_prog
 from . import cgen, printers
 from .resources import Field, Resources, layout
 
@@ -40,7 +39,7 @@ def _env() -> jinja2.Environment:
 def _records(res: Resources) -> list:
     recs = []
     for m in res.maps:
-        if m.keys:
+        if m.key_struct:
             recs.append(dict(cname=f"{m.cname}_key", fields=m.keys, size=m.key_size))
         if m.value_ctype.endswith("_val"):
             f = [Field("v", m.info.value_type)]
@@ -88,38 +87,28 @@ def event_slot_limit(res: Resources) -> int:
     return cgen.words(largest.size)
 
 
-def bpf_context(program: ir_nodes.Program, res: Resources) -> dict:
+def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
     probes = []
     # Each probe with temporaries too large for the BPF stack has a slot of
     # its own in the per-CPU array plyc_scratch (cgen.STACK_TEMP_MAX).
     scratch = []
     for p in res.probes:
-        gens = [cgen.generate(p.probe, res)]
-        if p.fentry:
-            gens.append(cgen.generate(p.probe, res, p.fentry))
+        # A kprobe and its fentry/fexit twin (one of which loads) share one
+        # body, so its scratch slot and struct too.
+        gen = cgen.generate(p.probe, res, p.fentry, lines)
         struct, slot = f"{p.prog}_scratch", len(scratch)
-        if any(g.uses_scratch for g in gens):
-            # A kprobe and its fentry twin (one of which loads) share the slot
-            # and, temporaries being the same, the struct.
-            decls = [g.scratch_decls() for g in gens if g.uses_scratch]
-            assert all(d == decls[0] for d in decls), "twins with different temporaries"
-            size = max(g.scratch_size() for g in gens)
-            scratch_slot_limit(res, p, size)
-            scratch.append(dict(struct=struct, member=p.prog.replace("plyc_", ""), decls=decls[0],
+        if gen.uses_scratch:
+            scratch_slot_limit(res, p, gen.scratch_size())
+            scratch.append(dict(struct=struct, member=p.prog, decls=gen.scratch_decls(),
                                 line=p.line, spec=p.spec.replace("*/", "*\\/")))
-        body = gens[0].finish(struct, slot)
+        body = gen.finish(struct, slot)
+        twin = dict(prog=p.twin, section=p.fentry["section"], func=p.fentry["func"]) if p.fentry else None
         probes.append(dict(prog=p.prog, section=p.section, line=p.line, spec=p.spec.replace("*/", "*\\/"),
                            ctx_decl=p.probe.provider.ctx_decl, body=[text for text, _ in body],
-                           stoppable=not p.probe.provider.runs_once))
-        if p.fentry:
-            # The same probe as fentry/fexit; the tracer loads one of the two.
-            body = gens[1].finish(struct, slot)
-            probes.append(dict(prog=twin_prog(p.prog), section=p.fentry["section"],
-                               line=p.line, spec=p.spec.replace("*/", "*\\/") + " as " +
-                               p.fentry["section"] + ":" + p.fentry["func"],
-                               ctx_decl="__u64 *ctx", body=[text for text, _ in body], stoppable=True))
+                           stoppable=not p.probe.provider.runs_once, twin=twin,
+                           body_name=p.body))
     maps = [dict(name=m.name, cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
-                 key_ctype=f"struct {m.cname}_key" if m.keys else "__u32", value_ctype=m.value_ctype)
+                 key_ctype=m.key_ctype, value_ctype=m.value_ctype)
             for m in res.maps]
     zero = max([m.value_size for m in res.maps] + [8])
     # A script that prints nothing gets the smallest ring buffer there is.
@@ -134,10 +123,11 @@ def bpf_context(program: ir_nodes.Program, res: Resources) -> dict:
 
 def linemap(bpf_c: str, script: str) -> list:
     """For each line of the BPF C, the script line it came from (0: none)."""
-    marker = re.compile(r"/\* " + re.escape(script) + r":(\d+)(?: |\*)")
+    # A statement's comment, indented (a probe's, at the margin, is not one).
+    marker = re.compile(r"\t+/\* " + re.escape(script) + r":(\d+)(?::| |\*)")
     out, current = [], 0
     for text in bpf_c.splitlines():
-        m = marker.search(text)
+        m = marker.match(text)
         if m:
             current = int(m.group(1))
         elif text.startswith("}"):
@@ -214,9 +204,11 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
                 default_pid=report.default_pid if report else 0)
 
 
-def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = "ply") -> Generated:
+def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = "ply",
+           source: str = "") -> Generated:
+    """source: the script's text, whose lines the BPF C's comments quote."""
     j = _env()
-    bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(program, res))
+    bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(program, res, source.splitlines()))
     guard = re.sub(r"\W", "_", res.name).upper()
     header = j.get_template("shared.h.j2").render(
         version=__version__, script=res.script, guard=guard, records=_records(res),

@@ -9,6 +9,7 @@ from typing import Optional
 
 from .. import types as T
 from ..ir import nodes as ir
+from . import names as N
 
 # Default sizes; `plyc build --map-entries/--buffer-size/--stack-entries` change them.
 DEFAULT_MAP_ENTRIES = 4096
@@ -82,6 +83,22 @@ class MapRes:
     def name(self) -> str:
         return self.info.name
 
+    @property
+    def key_struct(self) -> bool:
+        """Keys are a struct, but one integer is its own C type (the layout
+        is the same: one field at offset 0)."""
+        return bool(self.keys) and not self.scalar_key
+
+    @property
+    def scalar_key(self) -> bool:
+        return len(self.keys) == 1 and self.keys[0].type.kind not in ("str", "buf")
+
+    @property
+    def key_ctype(self) -> str:
+        if self.scalar_key:
+            return self.keys[0].decl().rsplit(" ", 1)[0]
+        return f"struct {self.cname}_key" if self.keys else "__u32"
+
 
 @dataclass
 class EventRes:
@@ -121,6 +138,8 @@ class ProbeRes:
     spec: str
     glob: bool
     fentry: Optional[dict] = None    # run as fentry/fexit where the device allows (plan)
+    twin: str = ""                   # the fentry/fexit twin's BPF function name
+    body: str = ""                   # the body the two share (static __always_inline)
 
 
 @dataclass
@@ -147,17 +166,17 @@ class Resources:
         return next(s for s in self.tp_slots if s.unit == unit and s.field == fieldname)
 
 
-def _map_res(info: ir.Map, index: int, opts) -> MapRes:
+def _map_res(info: ir.Map, cname: str, opts) -> MapRes:
     keys = [Field(f"k{i}", record_type(t)) for i, t in enumerate(info.key_types or [])]
     key_size = layout(keys) if keys else 4
     agg = info.agg if info.is_agg else None
     if agg:
-        lay = agg.layout(info_cname(index), info)
+        lay = agg.layout(cname, info)
         ctype, size, nbuckets = lay.ctype, lay.size, lay.nbuckets
     else:
         f = Field("v", record_type(info.value_type or T.S64))
         size, nbuckets = layout([f]), 0
-        ctype = f"struct {info_cname(index)}_val"
+        ctype = f"struct {cname}_val"
     if info.is_agg and not keys:
         # One value: a one-slot per-CPU array, whose lookup the verifier
         # inlines and which allocates nothing per key.
@@ -169,17 +188,15 @@ def _map_res(info: ir.Map, index: int, opts) -> MapRes:
     else:
         entries = opts.get("map_entries", DEFAULT_MAP_ENTRIES)
         bpf_type = "BPF_MAP_TYPE_HASH"
-    return MapRes(info, info_cname(index), keys, key_size, ctype, size, bpf_type, entries,
+    return MapRes(info, cname, keys, key_size, ctype, size, bpf_type, entries,
                   agg.kind if agg else "PLYC_A_NONE", nbuckets)
-
-
-def info_cname(index: int) -> str:
-    return f"plyc_m{index}"
 
 
 def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = None) -> Resources:
     opts = opts or {}
-    maps = [_map_res(info, i, opts) for i, info in enumerate(program.maps.values())]
+    ns = N.Namespace()
+    cnames = N.map_names(list(program.maps), ns)
+    maps = [_map_res(info, cnames[info.name], opts) for info in program.maps.values()]
     by_name = {m.name: m for m in maps}
     events = []
     for ev in program.events:
@@ -193,9 +210,13 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
         fentry = None
         if t.provider.fentry and not probe.uses_regs and opts.get("fentry", True):
             fentry = t.provider.fentry(t, program.ktypes, program.arch)
-        probes.append(ProbeRes(probe, f"plyc_p{probe.index}", t.provider.section(t), probe.spec.span.line,
+        prov = t.provider.name
+        prog = ns.claim(*N.prog_candidates(prov, probe.spec.arg or ""))
+        twin = ns.claim(*N.twin_candidates(fentry["section"], prog, prov)) if fentry else ""
+        body = ns.claim_c(f"{prog}_body") if fentry else ""
+        probes.append(ProbeRes(probe, prog, t.provider.section(t), probe.spec.span.line,
                                f"{probe.spec.provider}:{probe.spec.arg}" if probe.spec.arg
-                               else probe.spec.provider, t.glob, fentry))
+                               else probe.spec.provider, t.glob, fentry, twin, body))
         for fname, fld in probe.tp_fields.items():
             is_int = fld.type.kind in ("int", "dataloc")
             slots.append(TpSlot(len(slots), probe.index, t.target, fname, fld.size, probe.spec.span.line,

@@ -78,11 +78,6 @@ class Provider:
         return None
 
 
-def twin_prog(prog: str) -> str:
-    """The BPF program name of a probe's fentry/fexit twin."""
-    return prog + "_f"
-
-
 def c_str(s: str) -> str:
     """A C string literal, or NULL for none."""
     from ..codegen.cgen import c_string

@@ -9,7 +9,7 @@ import re
 from .. import arch as A
 from .. import btf as B
 from .. import types as T
-from . import Provider, Target, Var, c_str, spec_error, twin_prog
+from . import Provider, Target, Var, c_str, spec_error
 
 # A syscall named in any era's spelling, and the name of the syscall itself.
 SYSCALL = re.compile(r"^(?:SyS_|sys_|__se_sys_|__do_sys_|__(?:x64|ia32|arm64|arm|s390x|riscv)_sys_)(\w+)$")
@@ -129,7 +129,7 @@ def c_data(t: Target, p):
     return "plyc_kprobe_data", [
         ("target", c_str(t.target)), ("offset", f"{t.extra.get('offset', 0)}ULL"),
         ("retprobe", str(int(t.provider is KRETPROBE))),
-        ("fentry_prog", c_str(twin_prog(p.prog)) if f else "NULL"),
+        ("fentry_prog", c_str(p.twin) if f else "NULL"),
         ("fentry_func", c_str(f["func"]) if f else "NULL"),
         ("fentry_nargs", str(f["nargs"] if f else 0)), ("fentry_ctx", fentry_ctx(p))]
 
