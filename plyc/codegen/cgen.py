@@ -600,6 +600,14 @@ class FuncGen:
         self.line(f"__u64 {base} = {self.scalar(e.obj)};")
         return f"(({objt.pointee} *)(unsigned long){base})->{e.field}"
 
+    @staticmethod
+    def core_read(e) -> str:
+        """bpf_core_read, or its user-memory twin when the access starts at a
+        user pointer (a syscall's argument): the kernel's read fails there."""
+        while isinstance(e.obj, (ir.KMember, ir.Index)) and not e.obj.type.is_pointer:
+            e = e.obj
+        return "bpf_core_read_user" if e.obj.type.user else "bpf_core_read"
+
     def core_scalar(self, e) -> str:
         typ = e.type
         lv = self.lvalue(e)
@@ -611,7 +619,7 @@ class FuncGen:
             name = ref
             self.line(f"{name} = 0;")
         # Read as many bytes as the device's kernel has for this member.
-        self.line(f"bpf_core_read(&{name}, bpf_core_field_size({lv}), &{lv});")
+        self.line(f"{self.core_read(e)}(&{name}, bpf_core_field_size({lv}), &{lv});")
         if typ.signed and typ.size < 8:
             return f"((__s64)(__s{typ.size * 8}){name})"
         return f"(({typ.scalar_ctype()}){name})"
@@ -645,7 +653,7 @@ class FuncGen:
         name = self.local_bytes(typ.size, zero=False)
         if isinstance(e, ir.KMember):
             lv = self.lvalue(e)
-            self.line(f"bpf_core_read({name}, sizeof({name}), &{lv});")
+            self.line(f"{self.core_read(e)}({name}, sizeof({name}), &{lv});")
             return name
         slot = self.res.slot(self.probe.index, e.name)
         self.line(f"bpf_probe_read_kernel({name}, sizeof({name}), "

@@ -22,7 +22,7 @@ interface the builtins' rules use; this module overrides what bpftrace
 spells or means differently. The tree is never changed; the IR is new nodes."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ... import aggregations as AGG
@@ -574,7 +574,10 @@ class Typer(PlyTyper):
             return ir.TpField(e.name, fld, type=fld.type)
         # bpftrace follows a pointer with '.' or '->' alike.
         member = _Member(e.obj, e.name, obj.type.is_pointer, e.span)
-        return ir.KMember(obj, e.name, type=self.kernel_member(member, obj.type))
+        typ = self.kernel_member(member, obj.type)
+        if obj.type.user and typ.is_pointer:
+            typ = replace(typ, user=True)   # bpftrace keeps a user pointer's address space
+        return ir.KMember(obj, e.name, type=typ)
 
     def expr_Cast(self, e: A.Cast):
         return super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
