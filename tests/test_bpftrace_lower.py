@@ -130,7 +130,7 @@ TYPE_ERRORS = [
      "kptr, strncmp, join, count, sum, min, max, avg, hist, lhist, stats\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
-     "note: constants from #include'd headers are not supported by plyc yet\n"
+     "note: not #define'd by the script, which #includes no header\n"
      "tool.bt:1:41: error: BEGIN probes have no 'args'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                                        ^~~~\n"
      "note: args holds a tracepoint's fields; kprobes and uprobes have arg0, arg1, ...\n"
@@ -188,6 +188,29 @@ def test_preamble_as_with_btf():
                  'BEGIN { printf("%d %s %d\\n", LIMIT + 1, NAME, ON); exit(); }')
     assert dump(prog).splitlines()[-2] == \
         '  emit printf 1 ((16:s64 + 1:s64):s64, "bash":char[8], 1:s64)  @16'
+
+
+def test_constants_from_included_headers(tmp_path):
+    """An identifier a #define of an #include'd header names (runqlat's
+    TASK_RUNNING) takes its value, from the kernel headers bpftrace would
+    read ($BPFTRACE_KERNEL_SOURCE here); where none has it, the note says
+    which files were read."""
+    (tmp_path / "include/linux").mkdir(parents=True)
+    (tmp_path / "include/linux/sched.h").write_text(
+        "#define TASK_RUNNING\t\t\t0x00000000\n#define TASK_DEAD 0x80 /* dead */\n#define F(x) x\n")
+    src = ('#include <linux/sched.h>\n#include <no/such.h>\n'
+           'BEGIN { printf("%d %d\\n", TASK_RUNNING, TASK_DEAD); exit(); }')
+    opts = driver.Options(env={"BPFTRACE_KERNEL_SOURCE": str(tmp_path)})
+    prog = driver.lower(src, "tool.bt", opts)
+    assert dump(prog).splitlines()[-2] == '  emit printf 1 (0:s64, 128:s64)  @3'
+    with pytest.raises(PlycError) as info:
+        driver.lower(src.replace("TASK_DEAD", "TASK_GONE"), "tool.bt", opts)
+    assert info.value.render() == (
+        "tool.bt:3:41: error: unknown identifier 'TASK_GONE'\n"
+        'BEGIN { printf("%d %d\\n", TASK_RUNNING, TASK_GONE); exit(); }\n'
+        "                                        ^~~~~~~~~\n"
+        "note: plyc takes `#define NAME number` from the #include'd headers themselves; looked in: "
+        f"{tmp_path}/include/linux/sched.h, <no/such.h> (not found)")
 
 
 def test_preamble_refusals():

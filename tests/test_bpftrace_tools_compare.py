@@ -72,6 +72,14 @@ class Tool:
     workload: object        # tmp_path -> argv
     marked: bool = True     # lines naming MARK must show up, the same in both
     settle: float = 1.0     # seconds to let events through before SIGINT
+    headers: dict = None    # a kernel headers tree for both (BPFTRACE_KERNEL_SOURCE): path -> text
+
+
+# The build machine has no kernel headers (/lib/modules/`uname -r` is absent), which
+# runqlat's TASK_RUNNING comes from: a tree with just that #define, the value every
+# kernel has, for both bpftrace (its clang wants linux/kconfig.h there too) and plyc.
+SCHED_H = {"include/linux/kconfig.h": "",
+           "include/linux/sched.h": "#define TASK_RUNNING\t\t\t0x00000000\n"}
 
 
 TOOLS = {
@@ -89,6 +97,8 @@ TOOLS = {
                                    "libc.syscall(nr, ts, None)\n")),
     "bashreadline": Tool(bash_readline),
     "gethostlatency": Tool(lambda tmp: py("import socket\nsocket.getaddrinfo('localhost', 80)\n")),
+    "runqlat": Tool(lambda tmp: py("for i in range(200):\n    time.sleep(0.001)\n"), marked=False,
+                    headers=SCHED_H),
     "pidpersec": Tool(lambda tmp: ["sh", "-c", "for i in 1 2 3 4 5; do /bin/true; done"],
                       marked=False, settle=2.5),
     "syscount": Tool(lambda tmp: ["sh", "-c", "ls / > /dev/null"], marked=False),
@@ -134,8 +144,14 @@ def wait_lines(path: Path, procs, n: int, timeout: float):
 def run_side_by_side(name: str, tool: Tool, tmp: Path, bpftrace: str):
     path = f"/usr/sbin/{name}.bt"
     exe = tmp / name
+    env = {**os.environ, "LANG": "C.UTF-8"}
+    if tool.headers:
+        for rel, text in tool.headers.items():
+            (tmp / "kernel" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / "kernel" / rel).write_text(text)
+        env["BPFTRACE_KERNEL_SOURCE"] = str(tmp / "kernel")
     build = subprocess.run([sys.executable, "-m", "plyc", "build", path, "-o", str(exe)],
-                           capture_output=True, text=True, cwd=ROOT, timeout=300)
+                           capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
     assert build.returncode == 0, build.stderr
     outs = {k: tmp / f"{k}.out" for k in ("plyc", "bpftrace")}
     errs = {k: tmp / f"{k}.err" for k in ("plyc", "bpftrace")}
@@ -144,7 +160,7 @@ def run_side_by_side(name: str, tool: Tool, tmp: Path, bpftrace: str):
     head = begin_lines(open(path).read())
     for k in ("plyc", "bpftrace"):
         procs[k] = subprocess.Popen(argv[k], stdout=open(outs[k], "w"), stderr=open(errs[k], "w"),
-                                    cwd=tmp, env={**os.environ, "LANG": "C.UTF-8"})
+                                    cwd=tmp, env=env)
     try:
         # "Attaching N probes..." and BEGIN's lines: both are attached
         for k in procs:

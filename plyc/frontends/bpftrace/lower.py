@@ -34,7 +34,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import preamble
+from . import headers, preamble
 from . import specs as S
 
 AGGREGATIONS = ("count", "sum", "min", "max", "avg", "hist", "lhist", "stats")
@@ -146,6 +146,7 @@ class Lowering:
     def __init__(self, program: A.Program, strsize: int, btf_path: Optional[str], arch: str):
         self.ast = program
         self.env: dict = {}
+        self.build_env: dict = {}           # the build machine's environment (headers.py)
         self.strsize = strsize
         self.ktypes = KernelTypes(btf_path)
         self.arch = arch
@@ -189,10 +190,12 @@ PASSES = (refuse, resolve, learn, type_program) + passes.on_ir(passes.CORE)
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
-          strsize: int = 64) -> ir.Program:
+          strsize: int = 64, build_env: Optional[dict] = None) -> ir.Program:
     """The IR of a bpftrace program; strings are 64 bytes, as bpftrace's
-    BPFTRACE_STRLEN default."""
+    BPFTRACE_STRLEN default. build_env: the build machine's environment
+    (where kernel headers are: headers.py)."""
     st = Lowering(program, strsize, btf_path, arch)
+    st.build_env = {} if build_env is None else build_env
     passes.run(PASSES, st)
     return st.ir
 
@@ -553,10 +556,16 @@ class Typer(PlyTyper):
         plyname = VARIABLES.get(name)
         if plyname is None and (name == "retval" or (name.startswith("arg") and name[3:].isdigit())):
             plyname = name
-        if plyname is None:
-            note = ("constants from #include'd headers are not supported by plyc yet"
-                    if name.isupper() else None)
+        if plyname is None and self.st.preamble.includes:
+            value, where = headers.constant(name, self.st.preamble.includes, self.st.build_env, self.st.arch)
+            if value is not None:
+                return self.expr(value)
+            note = ("plyc takes `#define NAME number` from the #include'd headers themselves; looked in: "
+                    + ", ".join(where)) if where else None
             self.err(f"unknown identifier '{name}'", e.span, note)
+        if plyname is None:
+            self.err(f"unknown identifier '{name}'", e.span,
+                     "not #define'd by the script, which #includes no header" if name.isupper() else None)
         node = self.expr_Name(_Name(plyname, e.span))
         if node.type.kind == "int":
             node.type = T.Int(node.type.size, node.type.signed)   # bpftrace pads nothing
