@@ -272,7 +272,12 @@ def test_probe_is_the_probes_name():
     assert [line for line in dump(prog).splitlines() if "emit" in line] == [
         '  emit printf 1 ("tracepoint:syscalls:sys_enter_sync":char[40])  @1',
         '  emit printf 1 ("interval:s:1":char[16])  @1']
-    assert err('t:syscalls:sys_enter_sync* { printf("%s\\n", probe); }') == (
-        "tool.bt:1:45: error: 'probe' in a wildcard probe is not supported by plyc yet\n"
-        't:syscalls:sys_enter_sync* { printf("%s\\n", probe); }\n'
-        "                                            ^~~~~")
+    # a tracepoint wildcard's: the matched event's name, from the table the tracer fills
+    prog = lower('t:syscalls:sys_enter_sync* { printf("%s\\n", probe); }')
+    assert [line for line in dump(prog).splitlines() if "emit" in line] == [
+        '  emit printf 1 (_tp_name():char[64])  @1']
+    assert prog.probes[0].bpf_defines == {"PLYC_TP_NAMES"}
+    assert err('k:vfs_rea* { printf("%s\\n", probe); }') == (
+        "tool.bt:1:29: error: 'probe' in a kprobe wildcard probe is not supported by plyc yet\n"
+        'k:vfs_rea* { printf("%s\\n", probe); }\n'
+        "                            ^~~~~")

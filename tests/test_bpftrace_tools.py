@@ -19,8 +19,8 @@ TOOLS = sorted(glob.glob("/usr/sbin/*.bt"))
 # The tools plyc lowers today (docs/bpftrace.md); the rest stop at a refusal.
 LOWERED = ["bashreadline", "biolatency", "biosnoop", "biostacks", "bitesize", "capable", "cpuwalk",
            "dcsnoop", "gethostlatency", "killsnoop", "mdflush", "naptime", "opensnoop", "pidpersec",
-           "runqlat", "setuids", "ssllatency", "sslsnoop", "statsnoop", "swapin", "syscount", "tcpsynbl",
-           "writeback", "xfsdist"]
+           "runqlat", "setuids", "ssllatency", "sslsnoop", "statsnoop", "swapin",
+           "syncsnoop", "syscount", "tcpsynbl", "writeback", "xfsdist"]
 
 
 # runqlat's TASK_RUNNING comes from the kernel headers (plyc/frontends/bpftrace/headers.py),

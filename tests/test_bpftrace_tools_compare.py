@@ -85,6 +85,13 @@ SCHED_H = {"include/linux/kconfig.h": "",
 TOOLS = {
     "killsnoop": Tool(lambda tmp: py("os.kill(os.getpid(), 0)\n"
                                      "try:\n    os.kill(4194303, 0)\nexcept OSError:\n    pass\n")),
+    # every sync call; sync_file_range is the glob's only match (`probe` per matched event)
+    "syncsnoop": Tool(lambda tmp: py("import mmap\n"
+                                     f"fd = os.open('/tmp/{MARK}-sync', os.O_CREAT | os.O_RDWR)\n"
+                                     "os.ftruncate(fd, 4096)\nos.fsync(fd)\nos.fdatasync(fd)\n"
+                                     "libc.sync_file_range(fd, ctypes.c_long(0), ctypes.c_long(0), 0)\n"
+                                     "libc.syncfs(fd)\nlibc.sync()\n"
+                                     "m = mmap.mmap(fd, 4096)\nm[0] = 1\nm.flush()\n")),
     "setuids": Tool(lambda tmp: py("os.setuid(0)\nos.setresuid(0, 0, 0)\nlibc.setfsuid(0)\n")),
     "opensnoop": Tool(lambda tmp: py(f"open('/tmp/{MARK}-a', 'w').close()\n"
                                      f"try:\n    open('/tmp/{MARK}-missing')\nexcept OSError:\n    pass\n")),

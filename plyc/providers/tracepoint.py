@@ -30,7 +30,8 @@ def parse(spec) -> Target:
 
 
 def c_data(t: Target, p):
-    return "plyc_tracepoint_data", [("target", c_str(t.target))]
+    names = "PLYC_TP_NAMES" in p.probe.bpf_defines     # `probe` in a glob (bpftrace's)
+    return "plyc_tracepoint_data", [("target", c_str(t.target)), ("names", str(int(names)))]
 
 
 def member(target: Target, name: str, span):

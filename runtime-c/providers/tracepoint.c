@@ -34,6 +34,9 @@ static int resolve(struct plyc_probe_ctx *c)
 	const char *event;
 
 	split(c, group, sizeof(group), &event);
+	if (d->names && libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_get_attach_cookie, NULL) != 1)
+		return plyc_probe_error(c->prog, c->pr, "'probe' in a tracepoint wildcard needs BPF cookies, "
+					"which this kernel lacks (Linux 5.15 has them)");
 	if (!plyc_tracefs())
 		return plyc_probe_error(c->prog, c->pr, "tracefs is not available (mount it on /sys/kernel/tracing)");
 	if (plyc_has_glob(event)) {
@@ -49,13 +52,38 @@ struct tp_ctx {
 	struct plyc_probe_ctx *c;
 	struct bpf_program *prog;
 	struct plyc_links *links;
+	int names_fd;		/* plyc_tp_names, where `probe` is read in a glob; else -1 */
 };
+
+/* Name an event under the next cookie, for `probe` in a glob; 0 if not. */
+static int name_event(struct tp_ctx *t, const char *group, const char *event, __u64 *cookie)
+{
+	static __u32 last;
+	char name[64] = "";
+	__u32 id = last + 1;
+
+	*cookie = 0;
+	if (t->names_fd < 0)
+		return 0;
+	snprintf(name, sizeof(name), "tracepoint:%s:%s", group, event);
+	if (bpf_map_update_elem(t->names_fd, &id, name, BPF_ANY))
+		return plyc_probe_error(t->c->prog, t->c->pr, "cannot record %s's name for 'probe': %s", name,
+					plyc_errstr(errno));
+	last = id;
+	*cookie = id;
+	return 0;
+}
 
 static int attach_one(const char *group, const char *event, void *arg)
 {
 	struct tp_ctx *t = arg;
-	struct bpf_link *link = bpf_program__attach_tracepoint(t->prog, group, event);
+	LIBBPF_OPTS(bpf_tracepoint_opts, opts);
+	struct bpf_link *link;
 
+	/* named before it can fire */
+	if (name_event(t, group, event, &opts.bpf_cookie))
+		return -1;
+	link = bpf_program__attach_tracepoint_opts(t->prog, group, event, &opts);
 	if (!link)
 		return plyc_probe_error(t->c->prog, t->c->pr, "cannot attach to %s:%s: %s", group, event,
 					plyc_errstr(errno));
@@ -65,11 +93,12 @@ static int attach_one(const char *group, const char *event, void *arg)
 static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
 		  struct plyc_links *links)
 {
-	struct tp_ctx t = { c, bp, links };
+	const struct plyc_tracepoint_data *d = c->pr->data;
+	struct bpf_map *names = d->names ? bpf_object__find_map_by_name(obj, "plyc_tp_names") : NULL;
+	struct tp_ctx t = { c, bp, links, names ? bpf_map__fd(names) : -1 };
 	char group[256];
 	const char *event;
 
-	(void)obj;
 	split(c, group, sizeof(group), &event);
 	if (plyc_has_glob(event))
 		return plyc_tp_glob(group, event, attach_one, &t) < 0 ? -1 : 0;

@@ -6,6 +6,7 @@
 
 struct plyc_tracepoint_data {
 	const char *target;        /* group/event (a glob on the event allowed) */
+	int names;                 /* `probe` is read: each event attached with a cookie naming it */
 };
 
 extern const struct plyc_provider plyc_provider_tracepoint;

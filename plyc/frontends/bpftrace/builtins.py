@@ -128,6 +128,21 @@ def check_join(chk, call) -> ir.EmitEvent:
     return chk.event(call, ir.JOIN, [strings], parts=[sep, JOIN_SIZE], arg_types=[typ])
 
 
+# `probe` in a tracepoint wildcard: the event that fired, by the id every
+# tracepoint record starts with; the tracer fills the id -> name table as it
+# attaches each event the glob matches on the device (plyc_tp_names).
+TP_NAME_SIZE = 64
+
+
+def emit_tp_name(g, call):
+    dst = g.local_bytes(TP_NAME_SIZE)
+    g.line(f"plyc_tp_name(ctx, {dst});")
+    return dst
+
+
+TP_NAME = B.Func("_tp_name", (0, 0), None, emit_tp_name, "a tracepoint glob's event that fired, by name")
+
+
 FUNCTIONS = {f.name: f for f in (
     B.Func("bswap", (1, 1), check_bswap, emit_bswap, "reverse an integer's bytes"),
     B.Func("kptr", (1, 1), check_kptr, B.emit_same, "mark a pointer as a kernel pointer"),

@@ -536,8 +536,11 @@ class Typer(PlyTyper):
         if name == "probe":
             # The probe's name as bpftrace prints it: known now unless a wildcard.
             written = self.st.units[probe.index].written
+            if written.wildcard and probe.provider.name == "tracepoint":
+                probe.bpf_defines.add("PLYC_TP_NAMES")
+                return ir.Call(BT.TP_NAME, [], type=T.Str(BT.TP_NAME_SIZE), span=e.span)
             if written.wildcard:
-                self.err(not_yet("'probe' in a wildcard probe"), e.span)
+                self.err(not_yet(f"'probe' in a {probe.provider.name} wildcard probe"), e.span)
             return self.expr(A.Str(str(written).encode(), span=e.span))
         if name == "func":
             # The probed function's name: known now for an exact-name probe.
