@@ -281,3 +281,21 @@ def test_probe_is_the_probes_name():
         "tool.bt:1:29: error: 'probe' in a kprobe wildcard probe is not supported by plyc yet\n"
         'k:vfs_rea* { printf("%s\\n", probe); }\n'
         "                            ^~~~~")
+
+
+def test_fields_of_a_tracepoint_wildcard():
+    """A field every matched event has, of one type (read where each event
+    has it: the tracer fills the table); otherwise an error naming the event."""
+    prog = lower('t:syscalls:sys_enter_exec* { printf("%s\\n", str(args->filename)); }')
+    assert [line for line in dump(prog).splitlines() if "emit" in line] == [
+        '  emit printf 1 (str(field.filename:char *):char[64])  @1']
+    assert err('t:syscalls:sys_enter_exec* { @ = args->fd; }') == (
+        "tool.bt:1:34: error: tracepoint syscalls:sys_enter_execve, which syscalls:sys_enter_exec* "
+        "matches, has no field 'fd'\n"
+        "t:syscalls:sys_enter_exec* { @ = args->fd; }\n"
+        "                                 ^~~~~~~~")
+    assert err('t:syscalls:sys_enter_[cd][ou]p[3y]* { @ = args->flags; }') == (
+        "tool.bt:1:43: error: field 'flags' is unsigned int in syscalls:sys_enter_copy_file_range and "
+        "int in syscalls:sys_enter_dup3\n"
+        "t:syscalls:sys_enter_[cd][ou]p[3y]* { @ = args->flags; }\n"
+        "                                          ^~~~~~~~~~~")

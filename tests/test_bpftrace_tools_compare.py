@@ -83,6 +83,10 @@ SCHED_H = {"include/linux/kconfig.h": "",
 
 
 TOOLS = {
+    # execve by path, then execveat (fexecve): sys_enter_exec* reads both events' fields
+    "execsnoop": Tool(lambda tmp: ["sh", "-c", f"/bin/true {MARK}-ve one; "
+                                   f"{sys.executable} -c \"import os; os.execve(os.open('/bin/true', os.O_RDONLY), "
+                                   f"['true', '{MARK}-veat', 'two'], {{}})\""]),
     "killsnoop": Tool(lambda tmp: py("os.kill(os.getpid(), 0)\n"
                                      "try:\n    os.kill(4194303, 0)\nexcept OSError:\n    pass\n")),
     # every sync call; sync_file_range is the glob's only match (`probe` per matched event)

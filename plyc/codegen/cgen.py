@@ -641,7 +641,10 @@ class FuncGen:
         # placeholders can number, the helper read.
         size = 4 if typ.kind == "dataloc" else typ.size
         where = f"plyc_params.tp_off[{slot.slot}], plyc_params.tp_size[{slot.slot}], {size}, {int(typ.signed)}"
-        if slot.slot < TP_DIRECT_SLOTS:
+        if self.probe.target.glob:
+            # Where the field is depends on the matched event that fired.
+            self.line(f"__u64 {name} = plyc_tp_glob_int(ctx, {slot.slot}, {size}, {int(typ.signed)});")
+        elif slot.slot < TP_DIRECT_SLOTS:
             self.line(f"__u64 {name} = plyc_tp_int(ctx, {slot.slot}, {where});")
         else:
             self.line(f"__u64 {name} = plyc_tp_read(ctx, {where});")
@@ -656,6 +659,10 @@ class FuncGen:
             self.line(f"{self.core_read(e)}({name}, sizeof({name}), &{lv});")
             return name
         slot = self.res.slot(self.probe.index, e.name)
+        if self.probe.target.glob:
+            self.line(f"__builtin_memset({name}, 0, sizeof({name}));")
+            self.line(f"plyc_tp_glob_bytes(ctx, {slot.slot}, {name}, sizeof({name}));")
+            return name
         self.line(f"bpf_probe_read_kernel({name}, sizeof({name}), "
                   f"(const char *)ctx + plyc_params.tp_off[{slot.slot}]);")
         return name

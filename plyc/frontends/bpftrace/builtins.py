@@ -84,9 +84,11 @@ def emit_strncmp(g, call):
 
 
 # join(argv[, sep]): up to JOIN_ARGS strings of a NULL-terminated array,
-# JOIN_SIZE bytes each (bpftrace 0.17's limits: 16 arguments, its 64-byte
-# strings), read into the event's record; the tracer joins them.
-JOIN_ARGS, JOIN_SIZE = 16, 64
+# JOIN_SIZE bytes each (bpftrace 0.17's limits: 16 arguments of up to 1024
+# bytes, not its 64-byte strings: execsnoop side by side with it prints a
+# long `sh -c` argument whole), read into the event's record; the tracer
+# joins them.
+JOIN_ARGS, JOIN_SIZE = 16, 1024
 
 
 def emit_join_read(g, call):
