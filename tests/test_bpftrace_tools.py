@@ -1,8 +1,9 @@
 """Debian's bpftrace tools (/usr/sbin/*.bt, read where the bpftrace package
 installed them): those plyc lowers build into tracers for x86_64 and
 aarch64; every other one stops at a located error (a refusal by name, or
-what this kernel's BTF lacks), never a traceback or a C compiler's message. Running them beside bpftrace is tests/test_bpftrace_compat.py's
-job for scripts in the repository."""
+what this kernel's BTF lacks), never a traceback or a C compiler's message.
+Those whose probes this kernel has run beside bpftrace in
+tests/test_bpftrace_tools_compare.py."""
 import glob
 import os
 import subprocess
