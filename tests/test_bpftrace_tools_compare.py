@@ -187,7 +187,7 @@ def run_side_by_side(name: str, tool: Tool, tmp: Path, bpftrace: str):
                 p.send_signal(signal.SIGINT)
         for p in procs.values():
             try:
-                p.wait(timeout=30)
+                p.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
