@@ -242,6 +242,22 @@ def test_func_is_the_probed_functions_name():
         "                                               ^~~~")
 
 
+def test_func_in_a_kprobe_wildcard_is_the_symbol_that_fired():
+    """A kprobe glob's func is the probed address as a symbol (bpftrace's ksym
+    type), read from the registers (no fentry twin); an exact kprobe sharing
+    the body with a glob too, so that func has one type."""
+    prog = lower('kprobe:vfs_rea*, kprobe:vfs_fsync { @[func] = count(); }')
+    assert [line for line in dump(prog).splitlines() if line.startswith(("probe", "  @"))] == [
+        "probe 0 kprobe:vfs_rea* -> kprobe vfs_rea* line 1 regs",
+        "  @[caller:u64 (sym)] <- count()  @1",
+        "probe 1 kprobe:vfs_fsync -> kprobe vfs_fsync line 1 regs",
+        "  @[caller:u64 (sym)] <- count()  @1"]
+    assert err('kretprobe:vfs_rea* { @[func] = count(); }') == (
+        "tool.bt:1:24: error: 'func' in a wildcard probe is not supported by plyc yet\n"
+        "kretprobe:vfs_rea* { @[func] = count(); }\n"
+        "                       ^~~~")
+
+
 def test_curtask_typed_through_btf():
     prog = lower('BEGIN { printf("%d\\n", curtask->pid); exit(); }')
     assert "curtask:struct task_struct *" in dump(prog)

@@ -21,7 +21,7 @@ TOOLS = sorted(glob.glob("/usr/sbin/*.bt"))
 LOWERED = ["bashreadline", "biolatency", "biosnoop", "biostacks", "bitesize", "capable", "cpuwalk",
            "dcsnoop", "execsnoop", "gethostlatency", "killsnoop", "mdflush", "naptime", "opensnoop", "pidpersec",
            "runqlat", "setuids", "ssllatency", "sslsnoop", "statsnoop", "swapin",
-           "syncsnoop", "syscount", "tcpsynbl", "writeback", "xfsdist"]
+           "syncsnoop", "syscount", "tcpsynbl", "vfscount", "vfsstat", "writeback", "xfsdist"]
 
 
 # runqlat's TASK_RUNNING comes from the kernel headers (plyc/frontends/bpftrace/headers.py),

@@ -545,6 +545,14 @@ class Typer(PlyTyper):
         if name == "func":
             # The probed function's name: known now for an exact-name probe.
             pname = probe.provider.name
+            unit = self.st.units[probe.index]
+            if pname == "kprobe" and any(u.probe is unit.probe and u.target.glob for u in self.st.units
+                                         if u.target.provider.name == "kprobe"):
+                # The function that fired: the symbol of the probed address (no fentry
+                # twin: it needs the kprobe's registers), as bpftrace 0.17 resolves it;
+                # an exact-name kprobe sharing the body with a glob too (vfsstat's
+                # @[func]), so that func has one type there.
+                return self.expr_Name(_Name("caller", e.span))
             if pname not in ("kprobe", "kretprobe", "uprobe") or probe.target.glob:
                 what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
                 self.err(not_yet(f"'func' in {what}"), e.span)
