@@ -78,7 +78,8 @@ def lower(source: str, filename: str, opts: Options) -> ir.Program:
     if language(filename, opts.lang) == "ply":
         return analyze(program, source, filename, opts)
     try:
-        return bpftrace.lower(program, opts.btf, opts.target)
+        return bpftrace.lower(program, opts.btf, opts.target,
+                              build_env=dict(os.environ) if opts.env is None else opts.env)
     except PlycError as err:
         raise PlycError(err.diags, filename, source) from None
 

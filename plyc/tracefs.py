@@ -3,6 +3,7 @@ The tracer reads the device's own format files when it starts, so offsets
 here are never baked into the binary; only names, sizes and types are."""
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import re
@@ -114,3 +115,16 @@ def event_fields(group: str, event: str) -> dict[str, Field]:
         raise TracefsError(f"cannot read {path}: permission denied (run as root)") from None
     except OSError as err:
         raise TracefsError(f"cannot read {path}: {err.strerror}") from None
+
+
+def matching_events(group: str, pattern: str) -> list:
+    """The build machine's events of a group that a glob matches, by name."""
+    path = os.path.join(root(), "events", group)
+    try:
+        names = sorted(os.listdir(path))
+    except FileNotFoundError:
+        raise TracefsError(f"no tracepoint group {group} on the build machine") from None
+    except OSError as err:
+        raise TracefsError(f"cannot read {path}: {err.strerror}") from None
+    return [n for n in names if fnmatch.fnmatchcase(n, pattern)
+            and os.path.isfile(os.path.join(path, n, "format"))]

@@ -35,6 +35,17 @@
 
 static struct plyc_tploc *locs;
 
+/* A field of a tracepoint glob's probe: its offset can differ from one
+ * matched event to the next, so the tracepoint provider looks it up for each
+ * event as it attaches it (runtime-c/providers/tracepoint.c). */
+static int glob_slot(const struct plyc_program *P, const struct plyc_tpslot *s)
+{
+	const struct plyc_probe *pr = &P->probes[s->probe];
+
+	return pr->provider == &plyc_provider_tracepoint &&
+	       plyc_has_glob(((const struct plyc_tracepoint_data *)pr->data)->target);
+}
+
 const struct plyc_tploc *plyc_tp_resolve(const struct plyc_program *P)
 {
 	int i;
@@ -52,6 +63,8 @@ const struct plyc_tploc *plyc_tp_resolve(const struct plyc_program *P)
 		uint32_t off, size;
 		int err;
 
+		if (glob_slot(P, s))
+			continue;
 		snprintf(group, sizeof(group), "%s", ((const struct plyc_tracepoint_data *)pr->data)->target);
 		event = strchr(group, '/');
 		*event++ = 0;
@@ -163,7 +176,7 @@ static int patch_program(const struct plyc_program *P, int probe, struct bpf_pro
 		const struct plyc_tpslot *s = &P->slots[i];
 		const char *why = "its load was not found in the program";
 
-		if (s->probe != probe || !s->is_int || i >= PLYC_TP_SLOTS)
+		if (s->probe != probe || !s->is_int || i >= PLYC_TP_SLOTS || glob_slot(P, s))
 			continue;
 		if (loads[i])
 			width[i] = direct_width(s, &locs[i], &why);

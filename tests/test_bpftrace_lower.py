@@ -130,7 +130,7 @@ TYPE_ERRORS = [
      "kptr, strncmp, join, ntop, count, sum, min, max, avg, hist, lhist, stats\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
-     "note: constants from #include'd headers are not supported by plyc yet\n"
+     "note: not #define'd by the script, which #includes no header\n"
      "tool.bt:1:41: error: BEGIN probes have no 'args'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                                        ^~~~\n"
      "note: args holds a tracepoint's fields; kprobes and uprobes have arg0, arg1, ...\n"
@@ -190,6 +190,29 @@ def test_preamble_as_with_btf():
         '  emit printf 1 ((16:s64 + 1:s64):s64, "bash":char[8], 1:s64)  @16'
 
 
+def test_constants_from_included_headers(tmp_path):
+    """An identifier a #define of an #include'd header names (runqlat's
+    TASK_RUNNING) takes its value, from the kernel headers bpftrace would
+    read ($BPFTRACE_KERNEL_SOURCE here); where none has it, the note says
+    which files were read."""
+    (tmp_path / "include/linux").mkdir(parents=True)
+    (tmp_path / "include/linux/sched.h").write_text(
+        "#define TASK_RUNNING\t\t\t0x00000000\n#define TASK_DEAD 0x80 /* dead */\n#define F(x) x\n")
+    src = ('#include <linux/sched.h>\n#include <no/such.h>\n'
+           'BEGIN { printf("%d %d\\n", TASK_RUNNING, TASK_DEAD); exit(); }')
+    opts = driver.Options(env={"BPFTRACE_KERNEL_SOURCE": str(tmp_path)})
+    prog = driver.lower(src, "tool.bt", opts)
+    assert dump(prog).splitlines()[-2] == '  emit printf 1 (0:s64, 128:s64)  @3'
+    with pytest.raises(PlycError) as info:
+        driver.lower(src.replace("TASK_DEAD", "TASK_GONE"), "tool.bt", opts)
+    assert info.value.render() == (
+        "tool.bt:3:41: error: unknown identifier 'TASK_GONE'\n"
+        'BEGIN { printf("%d %d\\n", TASK_RUNNING, TASK_GONE); exit(); }\n'
+        "                                        ^~~~~~~~~\n"
+        "note: plyc takes `#define NAME number` from the #include'd headers themselves; looked in: "
+        f"{tmp_path}/include/linux/sched.h, <no/such.h> (not found)")
+
+
 def test_preamble_refusals():
     assert err('#define F(x) x\n#if LINUX_VERSION_CODE > 5\n#endif\nstruct s { int a; };\n'
                '#if 0\n#else\n#elif 1\n#else\n#endif\n#endif\n#ifdef X\n#pragma once\nBEGIN { }') == (
@@ -217,6 +240,22 @@ def test_func_is_the_probed_functions_name():
         "tool.bt:1:48: error: 'func' in tracepoint probes is not supported by plyc yet\n"
         'tracepoint:sched:sched_switch { printf("%s\\n", func); }\n'
         "                                               ^~~~")
+
+
+def test_func_in_a_kprobe_wildcard_is_the_symbol_that_fired():
+    """A kprobe glob's func is the probed address as a symbol (bpftrace's ksym
+    type), read from the registers (no fentry twin); an exact kprobe sharing
+    the body with a glob too, so that func has one type."""
+    prog = lower('kprobe:vfs_rea*, kprobe:vfs_fsync { @[func] = count(); }')
+    assert [line for line in dump(prog).splitlines() if line.startswith(("probe", "  @"))] == [
+        "probe 0 kprobe:vfs_rea* -> kprobe vfs_rea* line 1 regs",
+        "  @[caller:u64 (sym)] <- count()  @1",
+        "probe 1 kprobe:vfs_fsync -> kprobe vfs_fsync line 1 regs",
+        "  @[caller:u64 (sym)] <- count()  @1"]
+    assert err('kretprobe:vfs_rea* { @[func] = count(); }') == (
+        "tool.bt:1:24: error: 'func' in a wildcard probe is not supported by plyc yet\n"
+        "kretprobe:vfs_rea* { @[func] = count(); }\n"
+        "                       ^~~~")
 
 
 def test_curtask_typed_through_btf():
@@ -263,10 +302,33 @@ def test_probe_is_the_probes_name():
     assert [line for line in dump(prog).splitlines() if "emit" in line] == [
         '  emit printf 1 ("tracepoint:syscalls:sys_enter_sync":char[40])  @1',
         '  emit printf 1 ("interval:s:1":char[16])  @1']
-    assert err('t:syscalls:sys_enter_sync* { printf("%s\\n", probe); }') == (
-        "tool.bt:1:45: error: 'probe' in a wildcard probe is not supported by plyc yet\n"
-        't:syscalls:sys_enter_sync* { printf("%s\\n", probe); }\n'
-        "                                            ^~~~~")
+    # a tracepoint wildcard's: the matched event's name, from the table the tracer fills
+    prog = lower('t:syscalls:sys_enter_sync* { printf("%s\\n", probe); }')
+    assert [line for line in dump(prog).splitlines() if "emit" in line] == [
+        '  emit printf 1 (_tp_name():char[64])  @1']
+    assert prog.probes[0].bpf_defines == {"PLYC_TP_NAMES"}
+    assert err('k:vfs_rea* { printf("%s\\n", probe); }') == (
+        "tool.bt:1:29: error: 'probe' in a kprobe wildcard probe is not supported by plyc yet\n"
+        'k:vfs_rea* { printf("%s\\n", probe); }\n'
+        "                            ^~~~~")
+
+
+def test_fields_of_a_tracepoint_wildcard():
+    """A field every matched event has, of one type (read where each event
+    has it: the tracer fills the table); otherwise an error naming the event."""
+    prog = lower('t:syscalls:sys_enter_exec* { printf("%s\\n", str(args->filename)); }')
+    assert [line for line in dump(prog).splitlines() if "emit" in line] == [
+        '  emit printf 1 (str(field.filename:char *):char[64])  @1']
+    assert err('t:syscalls:sys_enter_exec* { @ = args->fd; }') == (
+        "tool.bt:1:34: error: tracepoint syscalls:sys_enter_execve, which syscalls:sys_enter_exec* "
+        "matches, has no field 'fd'\n"
+        "t:syscalls:sys_enter_exec* { @ = args->fd; }\n"
+        "                                 ^~~~~~~~")
+    assert err('t:syscalls:sys_enter_[cd][ou]p[3y]* { @ = args->flags; }') == (
+        "tool.bt:1:43: error: field 'flags' is unsigned int in syscalls:sys_enter_copy_file_range and "
+        "int in syscalls:sys_enter_dup3\n"
+        "t:syscalls:sys_enter_[cd][ou]p[3y]* { @ = args->flags; }\n"
+        "                                          ^~~~~~~~~~~")
 
 
 def test_ntop_is_an_inet_value():

@@ -497,7 +497,7 @@ t:syscalls/sys_enter_openat { printf("%d\n", data->nosuch); }
 note: its fields are: __syscall_nr, dfd, filename, flags, mode
 '''),
     ('tracepoint-field-in-glob', 't:syscalls/sys_enter_* { printf("%d\\n", data->dfd); }', r'''
-t.ply:1:41: error: data->dfd: fields can't be read in a tracepoint glob probe (the matched events may lay them out differently)
+t.ply:1:41: error: tracepoint syscalls:sys_enter_accept, which syscalls:sys_enter_* matches, has no field 'dfd'
 t:syscalls/sys_enter_* { printf("%d\n", data->dfd); }
                                         ^~~~~~~~~
 '''),

@@ -724,6 +724,14 @@ class FuncGen:
         self.line(f"__u64 {base} = {self.stored(e.obj)};")
         return f"(({objt.pointee} *)(unsigned long){base})->{e.field}"
 
+    @staticmethod
+    def core_read(e) -> str:
+        """bpf_core_read, or its user-memory twin when the access starts at a
+        user pointer (a syscall's argument): the kernel's read fails there."""
+        while isinstance(e.obj, (ir.KMember, ir.Index)) and not e.obj.type.is_pointer:
+            e = e.obj
+        return "bpf_core_read_user" if e.obj.type.user else "bpf_core_read"
+
     def core_scalar(self, e) -> str:
         typ = e.type
         lv = self.lvalue(e)
@@ -735,7 +743,7 @@ class FuncGen:
             name = ref
             self.line(f"{name} = 0;")
         # Read as many bytes as the device's kernel has for this member.
-        self.line(f"bpf_core_read(&{name}, bpf_core_field_size({lv}), &{lv});")
+        self.line(f"{self.core_read(e)}(&{name}, bpf_core_field_size({lv}), &{lv});")
         if typ.signed and typ.size < 8:
             return self.cast("__s64", f"(__s{typ.size * 8}){name}")
         self.typed[name] = "__u64"
@@ -758,7 +766,10 @@ class FuncGen:
         # placeholders can number, the helper read.
         size = 4 if typ.kind == "dataloc" else typ.size
         where = f"plyc_params.tp_off[{slot.slot}], plyc_params.tp_size[{slot.slot}], {size}, {int(typ.signed)}"
-        if slot.slot < TP_DIRECT_SLOTS:
+        if self.probe.target.glob:
+            # Where the field is depends on the matched event that fired.
+            self.line(f"__u64 {name} = plyc_tp_glob_int(ctx, {slot.slot}, {size}, {int(typ.signed)});")
+        elif slot.slot < TP_DIRECT_SLOTS:
             self.line(f"__u64 {name} = plyc_tp_int(ctx, {slot.slot}, {where});")
         else:
             self.line(f"__u64 {name} = plyc_tp_read(ctx, {where});")
@@ -771,9 +782,13 @@ class FuncGen:
         name = self.local_bytes(typ.size, zero=False)
         if isinstance(e, ir.KMember):
             lv = self.lvalue(e)
-            self.line(f"bpf_core_read({name}, sizeof({name}), &{lv});")
+            self.line(f"{self.core_read(e)}({name}, sizeof({name}), &{lv});")
             return name
         slot = self.res.slot(self.probe.index, e.name)
+        if self.probe.target.glob:
+            self.line(f"__builtin_memset({name}, 0, sizeof({name}));")
+            self.line(f"plyc_tp_glob_bytes(ctx, {slot.slot}, {name}, sizeof({name}));")
+            return name
         self.line(f"bpf_probe_read_kernel({name}, sizeof({name}), "
                   f"(const char *)ctx + plyc_params.tp_off[{slot.slot}]);")
         return name

@@ -117,7 +117,10 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                 event_max=event_slot_limit(res), event_slots=max([p.probe.index + 1 for p in res.probes] + [1]),
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
                 stack_entries=res.stack_entries, maps=maps, probes=probes, scratch=scratch,
-                bpf_defines=sorted({p.probe.provider.bpf_define for p in res.probes} - {""}),
+                bpf_defines=sorted(({p.probe.provider.bpf_define for p in res.probes} - {""})
+                                   | {d for p in res.probes for d in p.probe.bpf_defines}
+                                   | {"PLYC_TP_GLOB_FIELDS" for p in res.probes
+                                      if p.probe.target.glob and p.probe.tp_fields}),
                 kernel_types=program.ktypes.definitions() if program.ktypes and program.ktypes.uses else [])
 
 

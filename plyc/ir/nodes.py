@@ -300,6 +300,7 @@ class Probe:
     uses_stack: bool = False
     uses_regs: bool = False                         # needs the kprobe's pt_regs (no fentry twin)
     args_read: set = field(default_factory=set)    # argN and retval read (an fentry twin's ctx)
+    bpf_defines: set = field(default_factory=set)  # plyc.bpf.h features its code needs (PLYC_TP_NAMES)
 
     @property
     def provider(self) -> "Provider":

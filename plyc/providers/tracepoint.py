@@ -30,14 +30,42 @@ def parse(spec) -> Target:
 
 
 def c_data(t: Target, p):
-    return "plyc_tracepoint_data", [("target", c_str(t.target))]
+    names = "PLYC_TP_NAMES" in p.probe.bpf_defines     # `probe` in a glob (bpftrace's)
+    glob_fields = t.glob and bool(p.probe.tp_fields)
+    return "plyc_tracepoint_data", [("target", c_str(t.target)), ("names", str(int(names))),
+                                    ("glob_fields", str(int(glob_fields)))]
+
+
+def glob_member(target: Target, name: str, span):
+    """A field of every event a glob matches on the build machine, of one
+    type in all; the device's tracer finds it in each event it attaches
+    (its offset may differ: sys_enter_execve's filename is at 16,
+    sys_enter_execveat's at 24)."""
+    group, pattern = target.target.split("/", 1)
+    try:
+        events = tracefs.matching_events(group, pattern)
+        found = [(event, tracefs.event_fields(group, event)) for event in events]
+    except tracefs.TracefsError as err:
+        raise error(str(err), target.spec.span) from None
+    if not found:
+        raise error(f"no tracepoint on the build machine matches {group}:{pattern}", target.spec.span)
+    first = None
+    for event, fields in found:
+        if name not in fields:
+            raise error(f"tracepoint {group}:{event}, which {group}:{pattern} matches, has no field "
+                        f"'{name}'", span)
+        if first is None:
+            first = (event, fields[name])
+        elif fields[name].type != first[1].type:
+            raise error(f"field '{name}' is {first[1].ctype} in {group}:{first[0]} and "
+                        f"{fields[name].ctype} in {group}:{event}", span)
+    return first[1]
 
 
 def member(target: Target, name: str, span):
     """Type of data->name on the build machine; the offset comes from the device."""
     if target.glob:
-        raise error(f"data->{name}: fields can't be read in a tracepoint glob probe "
-                    "(the matched events may lay them out differently)", span)
+        return glob_member(target, name, span)
     group, event = target.target.split("/", 1)
     try:
         fields = tracefs.event_fields(group, event)

@@ -133,6 +133,67 @@ struct {
 } plyc_stacks SEC(".maps");
 #endif
 
+#ifdef PLYC_TP_NAMES
+/* `probe` in a tracepoint wildcard: the BPF cookie the tracer attached each
+ * matched event with (1, 2, ...) -> "tracepoint:group:event", filled by
+ * the tracer as it attaches (runtime-c/providers/tracepoint.c). The event's
+ * own id can't be used: perf overwrites the record's first 8 bytes, where
+ * it is, with a pt_regs pointer. Cookies need Linux 5.15. */
+#define PLYC_TP_NAME_SIZE 64
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, char[PLYC_TP_NAME_SIZE]);
+} plyc_tp_names SEC(".maps");
+
+static __always_inline void plyc_tp_name(void *ctx, char *dst)
+{
+	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
+	const char *name = bpf_map_lookup_elem(&plyc_tp_names, &id);
+
+	if (name)
+		__builtin_memcpy(dst, name, PLYC_TP_NAME_SIZE);
+}
+#endif
+
+#ifdef PLYC_TP_GLOB_FIELDS
+/* A field read in a tracepoint glob's probe: where it is in each matched
+ * event, under (the event's BPF cookie, the field's slot), filled by the
+ * tracer as it attaches (runtime-c/providers/tracepoint.c). */
+struct plyc_tp_loc {
+	__u32 off, size;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct plyc_tp_loc);
+} plyc_tp_offs SEC(".maps");
+
+static __always_inline const struct plyc_tp_loc *plyc_tp_glob_loc(void *ctx, __u32 slot)
+{
+	__u64 key = bpf_get_attach_cookie(ctx) << 32 | slot;
+
+	return bpf_map_lookup_elem(&plyc_tp_offs, &key);
+}
+
+#define plyc_tp_glob_int(ctx, slot, bytes, is_signed) ({					\
+	const struct plyc_tp_loc *__l = plyc_tp_glob_loc(ctx, slot);				\
+	__l ? plyc_tp_read(ctx, __l->off, __l->size, bytes, is_signed) : 0;			\
+})
+
+/* A string or array field, read whole; dst stays zeroed if it is unknown. */
+static __always_inline void plyc_tp_glob_bytes(void *ctx, __u32 slot, void *dst, __u32 size)
+{
+	const struct plyc_tp_loc *l = plyc_tp_glob_loc(ctx, slot);
+
+	if (l)
+		bpf_probe_read_kernel(dst, size, (const char *)ctx + l->off);
+}
+#endif
+
 /* Set by the tracer when it stops: probes do nothing from then on, so END
  * and the final dump see a still picture. */
 volatile __u32 plyc_stopped;

@@ -34,6 +34,11 @@ static int resolve(struct plyc_probe_ctx *c)
 	const char *event;
 
 	split(c, group, sizeof(group), &event);
+	if ((d->names || d->glob_fields) &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_get_attach_cookie, NULL) != 1)
+		return plyc_probe_error(c->prog, c->pr, "%s in a tracepoint wildcard needs BPF cookies, "
+					"which this kernel lacks (Linux 5.15 has them)",
+					d->names ? "'probe'" : "reading fields");
 	if (!plyc_tracefs())
 		return plyc_probe_error(c->prog, c->pr, "tracefs is not available (mount it on /sys/kernel/tracing)");
 	if (plyc_has_glob(event)) {
@@ -49,13 +54,68 @@ struct tp_ctx {
 	struct plyc_probe_ctx *c;
 	struct bpf_program *prog;
 	struct plyc_links *links;
+	int names_fd;		/* plyc_tp_names, where `probe` is read in a glob; else -1 */
+	int offs_fd;		/* plyc_tp_offs, where a glob's fields are read; else -1 */
 };
+
+/* The offsets of this probe's fields in one matched event, under its cookie. */
+static int event_fields(struct tp_ctx *t, const char *group, const char *event, __u32 cookie)
+{
+	const struct plyc_program *P = t->c->prog;
+	int i;
+
+	for (i = 0; i < P->nslots; i++) {
+		const struct plyc_tpslot *s = &P->slots[i];
+		struct { __u32 off, size; } loc;
+		__u64 key = (__u64)cookie << 32 | (__u32)i;
+
+		if (s->probe != t->c->index)
+			continue;
+		if (plyc_tp_field(group, event, s->field, &loc.off, &loc.size))
+			return plyc_probe_error(P, t->c->pr, "%s:%s has no field '%s' on this kernel", group, event,
+						s->field);
+		if (s->is_int ? (loc.size == 0 || loc.size > 8) : loc.size != s->size)
+			return plyc_probe_error(P, t->c->pr, "field '%s' of %s:%s is %u bytes on this kernel, %u "
+						"where the tracer was built", s->field, group, event, loc.size, s->size);
+		if (bpf_map_update_elem(t->offs_fd, &key, &loc, BPF_ANY))
+			return plyc_probe_error(P, t->c->pr, "cannot record where %s:%s's fields are: %s", group,
+						event, plyc_errstr(errno));
+	}
+	return 0;
+}
+
+/* A glob's event gets the next BPF cookie (1, 2, ...) when its program
+ * reads `probe` (its name under the cookie) or fields (their offsets). */
+static int describe_event(struct tp_ctx *t, const char *group, const char *event, __u64 *cookie)
+{
+	static __u32 last;
+	char name[64] = "";
+	__u32 id = last + 1;
+
+	*cookie = 0;
+	if (t->names_fd < 0 && t->offs_fd < 0)
+		return 0;
+	snprintf(name, sizeof(name), "tracepoint:%s:%s", group, event);
+	if (t->names_fd >= 0 && bpf_map_update_elem(t->names_fd, &id, name, BPF_ANY))
+		return plyc_probe_error(t->c->prog, t->c->pr, "cannot record %s's name for 'probe': %s", name,
+					plyc_errstr(errno));
+	if (t->offs_fd >= 0 && event_fields(t, group, event, id))
+		return -1;
+	last = id;
+	*cookie = id;
+	return 0;
+}
 
 static int attach_one(const char *group, const char *event, void *arg)
 {
 	struct tp_ctx *t = arg;
-	struct bpf_link *link = bpf_program__attach_tracepoint(t->prog, group, event);
+	LIBBPF_OPTS(bpf_tracepoint_opts, opts);
+	struct bpf_link *link;
 
+	/* described before it can fire */
+	if (describe_event(t, group, event, &opts.bpf_cookie))
+		return -1;
+	link = bpf_program__attach_tracepoint_opts(t->prog, group, event, &opts);
 	if (!link)
 		return plyc_probe_error(t->c->prog, t->c->pr, "cannot attach to %s:%s: %s", group, event,
 					plyc_errstr(errno));
@@ -65,11 +125,13 @@ static int attach_one(const char *group, const char *event, void *arg)
 static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
 		  struct plyc_links *links)
 {
-	struct tp_ctx t = { c, bp, links };
+	const struct plyc_tracepoint_data *d = c->pr->data;
+	struct bpf_map *names = d->names ? bpf_object__find_map_by_name(obj, "plyc_tp_names") : NULL;
+	struct bpf_map *offs = d->glob_fields ? bpf_object__find_map_by_name(obj, "plyc_tp_offs") : NULL;
+	struct tp_ctx t = { c, bp, links, names ? bpf_map__fd(names) : -1, offs ? bpf_map__fd(offs) : -1 };
 	char group[256];
 	const char *event;
 
-	(void)obj;
 	split(c, group, sizeof(group), &event);
 	if (plyc_has_glob(event))
 		return plyc_tp_glob(group, event, attach_one, &t) < 0 ? -1 : 0;

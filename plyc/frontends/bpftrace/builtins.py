@@ -84,9 +84,11 @@ def emit_strncmp(g, call):
 
 
 # join(argv[, sep]): up to JOIN_ARGS strings of a NULL-terminated array,
-# JOIN_SIZE bytes each (bpftrace 0.17's limits: 16 arguments, its 64-byte
-# strings), read into the event's record; the tracer joins them.
-JOIN_ARGS, JOIN_SIZE = 16, 64
+# JOIN_SIZE bytes each (bpftrace 0.17's limits: 16 arguments of up to 1024
+# bytes, not its 64-byte strings: execsnoop side by side with it prints a
+# long `sh -c` argument whole), read into the event's record; the tracer
+# joins them.
+JOIN_ARGS, JOIN_SIZE = 16, 1024
 
 
 def emit_join_read(g, call):
@@ -169,6 +171,21 @@ def emit_ntop(g, call):
     g.line(f"__builtin_memcpy({dst}, &{af}, 8);")
     g.line(f"__builtin_memcpy({dst} + 8, {src}, {n});")
     return dst
+
+
+# `probe` in a tracepoint wildcard: the event that fired, by the id every
+# tracepoint record starts with; the tracer fills the id -> name table as it
+# attaches each event the glob matches on the device (plyc_tp_names).
+TP_NAME_SIZE = 64
+
+
+def emit_tp_name(g, call):
+    dst = g.local_bytes(TP_NAME_SIZE)
+    g.line(f"plyc_tp_name(ctx, {dst});")
+    return dst
+
+
+TP_NAME = B.Func("_tp_name", (0, 0), None, emit_tp_name, "a tracepoint glob's event that fired, by name")
 
 
 FUNCTIONS = {f.name: f for f in (

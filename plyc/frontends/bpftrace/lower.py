@@ -34,8 +34,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import constants
-from . import preamble
+from . import constants, headers, preamble
 from . import specs as S
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
@@ -155,6 +154,7 @@ class Lowering:
     def __init__(self, program: A.Program, strsize: int, btf_path: Optional[str], arch: str):
         self.ast = program
         self.env: dict = {}
+        self.build_env: dict = {}           # the build machine's environment (headers.py)
         self.strsize = strsize
         self.ktypes = KernelTypes(btf_path)
         self.arch = arch
@@ -198,10 +198,12 @@ PASSES = (refuse, resolve, learn, type_program) + passes.on_ir(passes.CORE)
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
-          strsize: int = 64) -> ir.Program:
+          strsize: int = 64, build_env: Optional[dict] = None) -> ir.Program:
     """The IR of a bpftrace program; strings are 64 bytes, as bpftrace's
-    BPFTRACE_STRLEN default."""
+    BPFTRACE_STRLEN default. build_env: the build machine's environment
+    (where kernel headers are: headers.py)."""
     st = Lowering(program, strsize, btf_path, arch)
+    st.build_env = {} if build_env is None else build_env
     passes.run(PASSES, st)
     return st.ir
 
@@ -542,12 +544,23 @@ class Typer(PlyTyper):
         if name == "probe":
             # The probe's name as bpftrace prints it: known now unless a wildcard.
             written = self.st.units[probe.index].written
+            if written.wildcard and probe.provider.name == "tracepoint":
+                probe.bpf_defines.add("PLYC_TP_NAMES")
+                return ir.Call(BT.TP_NAME, [], type=T.Str(BT.TP_NAME_SIZE), span=e.span)
             if written.wildcard:
-                self.err(not_yet("'probe' in a wildcard probe"), e.span)
+                self.err(not_yet(f"'probe' in a {probe.provider.name} wildcard probe"), e.span)
             return self.expr(A.Str(str(written).encode(), span=e.span))
         if name == "func":
             # The probed function's name: known now for an exact-name probe.
             pname = probe.provider.name
+            unit = self.st.units[probe.index]
+            if pname == "kprobe" and any(u.probe is unit.probe and u.target.glob for u in self.st.units
+                                         if u.target.provider.name == "kprobe"):
+                # The function that fired: the symbol of the probed address (no fentry
+                # twin: it needs the kprobe's registers), as bpftrace 0.17 resolves it;
+                # an exact-name kprobe sharing the body with a glob too (vfsstat's
+                # @[func]), so that func has one type there.
+                return self.expr_Name(_Name("caller", e.span))
             if pname not in ("kprobe", "kretprobe", "uprobe") or probe.target.glob:
                 what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
                 self.err(not_yet(f"'func' in {what}"), e.span)
@@ -566,9 +579,18 @@ class Typer(PlyTyper):
             value = constants.lookup(name, self.st.preamble, self.st.ktypes)
             if value is not None:
                 return ir.IntConst(value, type=T.S64)
+        if plyname is None and self.st.preamble.includes:
+            value, where = headers.constant(name, self.st.preamble.includes, self.st.build_env, self.st.arch)
+            if value is not None:
+                return self.expr(value)
+            note = ("plyc takes `#define NAME number` from the #include'd headers themselves; looked in: "
+                    + ", ".join(where)) if where else None
+            if constants.header_of(name):
+                note = f"{name} is defined in <{constants.header_of(name)}>: #include it"
+            self.err(f"unknown identifier '{name}'", e.span, note)
+            self.err(f"unknown identifier '{name}'", e.span, note)
         if plyname is None:
-            note = ("constants from #include'd headers are not supported by plyc yet"
-                    if name.isupper() else None)
+            note = "not #define'd by the script, which #includes no header" if name.isupper() else None
             if constants.header_of(name):
                 note = f"{name} is defined in <{constants.header_of(name)}>: #include it"
             self.err(f"unknown identifier '{name}'", e.span, note)
@@ -589,7 +611,10 @@ class Typer(PlyTyper):
             return ir.TpField(e.name, fld, type=fld.type)
         # bpftrace follows a pointer with '.' or '->' alike.
         member = _Member(e.obj, e.name, obj.type.is_pointer, e.span)
-        return ir.KMember(obj, e.name, type=self.kernel_member(member, obj.type))
+        typ = self.kernel_member(member, obj.type)
+        if obj.type.user and typ.is_pointer:
+            typ = replace(typ, user=True)   # bpftrace keeps a user pointer's address space
+        return ir.KMember(obj, e.name, type=typ)
 
     def expr_Cast(self, e: A.Cast):
         return super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
