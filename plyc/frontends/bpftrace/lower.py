@@ -30,6 +30,7 @@ from ... import types as T
 from ...diag import Collector, PlycError
 from ...ir import nodes as ir
 from ...ir import passes
+from ...ir.maps import use_keys
 from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
@@ -439,25 +440,9 @@ class Typer(PlyTyper):
             self.maps[ref.name] = info
         exprs = map_keys(ref)
         keys = [self.expr(k) for k in exprs]
-        key_types = [k.type for k in keys]
-        for k, kt in zip(exprs, key_types):
-            if kt.kind not in ("int", "str", "buf", "inet", "stack"):
-                self.err(f"a value of type {kt} can't be a map key", k.span)
         if info.key_names is None:
             info.key_names = [None] * len(keys)
-        if info.key_types is None:
-            info.key_types = key_types
-        else:
-            if len(info.key_types) != len(key_types):
-                self.err(f"{info.name} has {len(info.key_types)} key{'s' if len(info.key_types) != 1 else ''} "
-                         f"elsewhere, {len(key_types)} here", ref.span)
-            merged = []
-            for k, old, new in zip(exprs, info.key_types, key_types):
-                u = T.unify(old, new)
-                if u is None:
-                    self.err(f"{info.name}'s key is {old} elsewhere, {new} here", k.span)
-                merged.append(u)
-            info.key_types = merged
+        use_keys(info, keys, [k.span for k in exprs], ref.span, self.err)
         return info, keys
 
     def whole_map(self, e) -> Optional[tuple]:

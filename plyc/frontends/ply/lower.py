@@ -27,6 +27,7 @@ from ...btf import BTFError
 from ...diag import Collector, PlycError
 from ...ir import nodes as ir
 from ...ir import passes
+from ...ir.maps import use_keys
 from ...kernel_types import KernelTypes
 from . import ast
 from .parser import parse_int
@@ -312,28 +313,12 @@ class Typer:
             info = ir.Map(ref.name, len(self.maps), ir.AGGREGATION if ref.is_agg else ir.HASH, ref.span)
             self.maps[ref.name] = info
         keys = [self.expr(k) for k in ref.keys]
-        key_types = [k.type for k in keys]
-        for k, kt in zip(ref.keys, key_types):
-            if kt.kind not in ("int", "str", "buf", "stack"):
-                self.err(f"a value of type {kt} can't be a map key", k.span)
         names = [key_name(k) for k in ref.keys]
         if info.key_names is None:
             info.key_names = names
         else:
             info.key_names = [a if a == b else None for a, b in zip(info.key_names, names)]
-        if info.key_types is None:
-            info.key_types = key_types
-        else:
-            if len(info.key_types) != len(key_types):
-                self.err(f"{info.name} has {len(info.key_types)} key{'s' if len(info.key_types) != 1 else ''} "
-                         f"elsewhere, {len(key_types)} here", ref.span)
-            merged = []
-            for k, old, new in zip(ref.keys, info.key_types, key_types):
-                u = T.unify(old, new)
-                if u is None:
-                    self.err(f"{info.name} key is {old} elsewhere, {new} here", k.span)
-                merged.append(u)
-            info.key_types = merged
+        use_keys(info, keys, [k.span for k in ref.keys], ref.span, self.err)
         return info, keys
 
     def whole_map(self, e) -> Optional[tuple]:
