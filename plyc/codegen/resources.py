@@ -91,7 +91,7 @@ class MapRes:
 
     @property
     def scalar_key(self) -> bool:
-        return len(self.keys) == 1 and self.keys[0].type.kind not in ("str", "buf")
+        return len(self.keys) == 1 and not self.keys[0].type.is_bytes
 
     @property
     def key_ctype(self) -> str:
