@@ -258,21 +258,10 @@ class Typer(PlyTyper):
                          if isinstance(n, A.Assign) and isinstance(n.target, A.Map)
                          and isinstance(n.value, A.Call) and n.value.name in AGGREGATIONS}
 
-    def type_unit(self, u: Unit) -> ir.Probe:
-        probe = ir.Probe(u.index, u.spec, u.target, ir.Block([]))
-        if self.final:
-            probe.locals = self.st.locals[u.index]
-        else:
-            self.st.locals[u.index] = probe.locals
-        self.probe = probe
-        self.scratch_names = {n.target.name for n in walk(u.body)
-                              if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | \
-                             {n.var.name for n in walk(u.body) if isinstance(n, A.Let)}
-        self.defined = set()
-        body = self.stmt(u.body)
-        probe.body = body if isinstance(body, ir.Block) else \
-            ir.Block([body] if body else [], span=u.body.span)
-        return probe
+    def assigned_names(self, body) -> set:
+        return {n.target.name for n in walk(body)
+                if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | \
+            {n.var.name for n in walk(body) if isinstance(n, A.Let)}
 
     # --- statements ---------------------------------------------------------------
 

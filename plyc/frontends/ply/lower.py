@@ -178,12 +178,16 @@ class Typer:
         else:
             self.st.locals[u.index] = probe.locals
         self.probe = probe
-        self.scratch_names = assigned_locals(u.body)
+        self.scratch_names = self.assigned_names(u.body)
         self.defined = set()
         body = self.stmt(u.body)
         probe.body = body if isinstance(body, ir.Block) else \
             ir.Block([body] if body else [], span=u.body.span)
         return probe
+
+    def assigned_names(self, body) -> set:
+        """The $names a probe body assigns: its scratch locals."""
+        return assigned_locals(body)
 
     # --- statements ----------------------------------------------------------
 
