@@ -398,6 +398,19 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 		memcpy(params + P->off_start_ns, &start, sizeof(start));
 		memcpy(params + P->off_arg_count, &count, sizeof(count));
 	}
+	if (P->ndconsts) {
+		/* kaddr(), cgroupid(), ncpus: found here, not where it was built */
+		uint64_t *values = calloc((size_t)P->ndconsts, sizeof(*values));
+
+		if (!values)
+			return fail("out of memory");
+		if (plyc_dconst_resolve(P, values)) {
+			free(values);
+			return 1;
+		}
+		memcpy(params + P->off_dconst, values, (size_t)P->ndconsts * sizeof(*values));
+		free(values);
+	}
 	for (i = 0; i < P->nargs; i++) {
 		int64_t num = strtoll(o->args[i], NULL, 0);
 

@@ -35,6 +35,15 @@ struct plyc_tpslot {
 	int is_signed;             /* ... and sign */
 };
 
+/* A value the tracer finds on the device at start-up (dconst.c). */
+enum plyc_dconst_kind { PLYC_DC_KADDR, PLYC_DC_CGROUPID, PLYC_DC_NCPUS };
+
+struct plyc_dconst {
+	enum plyc_dconst_kind kind;
+	const char *name;          /* the symbol, the cgroup's path */
+	const char *where;         /* "script:LINE", for errors */
+};
+
 struct plyc_program {
 	const char *name;
 	const char *script;
@@ -55,6 +64,9 @@ struct plyc_program {
 	int nargs;                 /* highest $N the script reads */
 	size_t params_size, off_target, off_pid_filter, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_tp_size, off_kwrap;
 	size_t off_start_ns, off_arg_count;   /* the start time (CLOCK_MONOTONIC ns), how many arguments */
+	const struct plyc_dconst *dconsts;   /* values found on the device, set at off_dconst */
+	int ndconsts;
+	size_t off_dconst;
 	int verbose;               /* set by plyc_main from -v */
 	long target_pid;           /* -p PID, for uprobes; -1 for every process */
 	int (*handle_event)(const void *data, size_t size);
@@ -101,6 +113,10 @@ struct plyc_tploc {
 };
 const struct plyc_tploc *plyc_tp_resolve(const struct plyc_program *prog);
 int plyc_tp_patch(const struct plyc_program *prog, struct bpf_object *obj);
+
+/* dconst.c: each of prog->dconsts' values, found on this device (0, or 1
+ * once the reason is told). */
+int plyc_dconst_resolve(const struct plyc_program *prog, uint64_t *values);
 
 /* readhelpers.c: the BPF object's image to open: prog->obj, or a copy whose
  * bpf_probe_read_kernel/_user(_str) calls became bpf_probe_read(_str),

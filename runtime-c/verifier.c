@@ -30,6 +30,7 @@ static const struct {
 	{ 113, "bpf_probe_read_kernel", "5.5" },
 	{ 114, "bpf_probe_read_user_str", "5.5" },
 	{ 115, "bpf_probe_read_kernel_str", "5.5" },
+	{ 118, "bpf_jiffies64", "5.5" },
 	{ 131, "bpf_ringbuf_reserve", "5.8" },
 	{ 132, "bpf_ringbuf_submit", "5.8" },
 	{ 174, "bpf_get_attach_cookie", "5.15" },

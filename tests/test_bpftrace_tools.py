@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOLS = sorted(glob.glob("/usr/sbin/*.bt"))
 # The tools plyc lowers today (docs/bpftrace.md); the rest stop at a refusal.
 LOWERED = ["bashreadline", "biolatency", "biosnoop", "biostacks", "bitesize", "capable", "cpuwalk",
-           "dcsnoop", "execsnoop", "gethostlatency", "killsnoop", "mdflush", "naptime",
+           "dcsnoop", "execsnoop", "gethostlatency", "killsnoop", "loads", "mdflush", "naptime",
            "opensnoop", "pidpersec", "runqlat", "setuids", "ssllatency", "sslsnoop", "statsnoop",
            "swapin", "syncsnoop", "syscount", "tcpaccept", "tcpconnect", "tcpdrop", "tcplife",
            "tcpretrans", "tcpsynbl", "vfscount", "vfsstat", "writeback", "xfsdist"]

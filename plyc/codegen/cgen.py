@@ -661,6 +661,10 @@ class FuncGen:
             return f"plyc_params.arg_num[{e.index - 1}]"
         return self.PARAMS[e.kind]
 
+    def sc_DeviceConst(self, e: ir.DeviceConst) -> str:
+        # set by the tracer before the load: a constant to the verifier
+        return f"plyc_params.dconst[{self.res.dconst(e)}]"
+
     def sc_MapRead(self, e: ir.MapRead) -> str:
         m = self.res.map(e.map)
         key = self.key(e.keys, m)
@@ -671,6 +675,11 @@ class FuncGen:
         v = f"{p}->v" if stored.kind != "str" and stored.ctype() == typ.scalar_ctype() else \
             f"({typ.scalar_ctype()}){p}->v"
         return f"({p} ? {v} : 0)"
+
+    def sc_MapHas(self, e: ir.MapHas) -> str:
+        m = self.res.map(e.map)
+        key = self.key(e.keys, m)
+        return f"(__s64)(bpf_map_lookup_elem(&{m.cname}, &{key}) != 0)"
 
     def sc_Unary(self, e: ir.Unary) -> str:
         x = self.scalar(e.operand)
@@ -820,6 +829,15 @@ class FuncGen:
         self.line(f"{typ.ctype()} {name} = 0;")
         self.line(f"plyc_read_user(&{name}, sizeof({name}), {ptr});")
         return f"(({typ.scalar_ctype()}){name})"
+
+    def sc_Deref(self, e: ir.Deref) -> str:
+        typ = e.type
+        ptr = self.pointer(e.addr)
+        name = self.tmp("d")
+        read = "plyc_read_user" if e.user else "bpf_probe_read_kernel"
+        self.line(f"{typ.ctype()} {name} = 0;")
+        self.line(f"{read}(&{name}, sizeof({name}), {ptr});")
+        return self.cast(typ.scalar_ctype(), name)
 
     def sc_Call(self, e: ir.Call) -> str:
         return self.call(e)

@@ -203,6 +203,9 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     rows = [" ".join(f"{n}," for n in lm[i:i + 16]) for i in range(0, len(lm), 16)] or ["0,"]
     return dict(version=__version__, script=res.script, name=res.name, maps=maps, probes=probes,
                 slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows,
+                dconsts=[dict(kind=f"PLYC_DC_{kind.upper()}", name=cgen.c_string(name.encode()),
+                              where=cgen.c_string(f"{res.script}:{line}".encode()))
+                         for kind, name, line in res.device_consts],
                 report=report_context(res, report) if report else None,
                 default_pid=report.default_pid if report else 0)
 
@@ -215,7 +218,7 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
     guard = re.sub(r"\W", "_", res.name).upper()
     header = j.get_template("shared.h.j2").render(
         version=__version__, script=res.script, guard=guard, records=_records(res),
-        nargs_dim=max(1, res.nargs), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
+        nargs_dim=max(1, res.nargs), ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
     loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, program.report, origin),
                                                      style=f"PLYC_STYLE_{style.upper()}")

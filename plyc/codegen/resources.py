@@ -4,7 +4,7 @@ their record layouts, output events, run-time parameters, and the probes
 to attach."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from .. import types as T
@@ -155,6 +155,12 @@ class Resources:
     buffer_size: int
     stack_entries: int
     strsize: int
+    # (kind, name, script line) of each value the tracer finds on the
+    # device at start-up (ir.DeviceConst): plyc_params.dconst[i]
+    device_consts: list = field(default_factory=list)
+
+    def dconst(self, e: ir.DeviceConst) -> int:
+        return next(i for i, d in enumerate(self.device_consts) if d[:2] == (e.kind, e.name))
 
     def map(self, name: str) -> MapRes:
         return next(m for m in self.maps if m.name == name)
@@ -224,7 +230,18 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
                                 int(is_int and fld.type.signed)))
     return Resources(name, script, maps, events, probes, slots, program.nargs, program.uses_stack,
                      opts.get("buffer_size", DEFAULT_BUFFER),
-                     opts.get("stack_entries", DEFAULT_STACK_ENTRIES), program.strsize)
+                     opts.get("stack_entries", DEFAULT_STACK_ENTRIES), program.strsize,
+                     device_consts(program))
+
+
+def device_consts(program: ir.Program) -> list:
+    """Each distinct value the tracer finds on the device, in order of first use."""
+    out = []
+    for probe in program.probes:
+        for n in ir.walk(probe.body):
+            if isinstance(n, ir.DeviceConst) and (n.kind, n.name) not in [d[:2] for d in out]:
+                out.append((n.kind, n.name, n.span.line))
+    return out
 
 
 def describe(res: Resources) -> str:
@@ -246,6 +263,8 @@ def describe(res: Resources) -> str:
                    + "".join(f" {k}={v}" for k, v in data))
     for s in res.tp_slots:
         out.append(f"param tp_off[{s.slot}]: {s.tracepoint} field {s.field} size={s.size}")
+    for i, (kind, name, _) in enumerate(res.device_consts):
+        out.append(f"param dconst[{i}]: {kind}" + (f" {name}" if name else ""))
     out.append(f"args={res.nargs} stack={'yes' if res.uses_stack else 'no'} "
                f"ringbuf={res.buffer_size} strsize={res.strsize}")
     return "\n".join(out) + "\n"

@@ -114,6 +114,12 @@ def _expr(e: ir.Expr) -> str:
         return f"sizeof({e.ctype})" + (f"={e.size}" if e.size is not None else "")
     if isinstance(e, ir.UserRead):
         return f"uread{e.size * 8}{'s' if e.signed else 'u'}({expr(e.addr)})"
+    if isinstance(e, ir.DeviceConst):
+        return f"device.{e.kind}" + (f"({c_string(e.name.encode())})" if e.name else "")
+    if isinstance(e, ir.Deref):
+        return f"*{'user ' if e.user else ''}{expr(e.addr)}"
+    if isinstance(e, ir.MapHas):
+        return f"has {e.map}[{exprs(e.keys)}]"
     if isinstance(e, ir.Call):
         return f"{e.func.name}({exprs(e.args)})"
     raise AssertionError(type(e).__name__)

@@ -91,9 +91,40 @@ class Param(Expr):
     index: int = 0       # ARG_*: 1-based
 
 
+# Values the tracer finds on the device at start-up and sets in plyc_params
+# (DeviceConst.kind): what bpftrace resolves on the machine it compiles on.
+KADDR = "kaddr"            # a kernel symbol's address, from /proc/kallsyms
+CGROUPID = "cgroupid"      # a cgroup v2 directory's id (its file handle)
+NCPUS = "ncpus"            # the CPUs the device has (possible ones)
+
+
+@dataclass(eq=False)
+class DeviceConst(Expr):
+    """A u64 the tracer resolves on the device before the load (one per
+    distinct kind and name in a program), known to the verifier as a
+    constant of .rodata."""
+    kind: str            # KADDR | CGROUPID | NCPUS
+    name: str = ""
+
+
+@dataclass(eq=False)
+class Deref(Expr):
+    """`*addr`: an integer of type .type read from memory at addr (kernel
+    memory, or user memory for a user pointer); 0 if the read fails."""
+    addr: Expr
+    user: bool = False
+
+
 @dataclass(eq=False)
 class MapRead(Expr):
     """The value stored under keys in a plain map, 0 when there is none."""
+    map: str
+    keys: list
+
+
+@dataclass(eq=False)
+class MapHas(Expr):
+    """1 if the map holds an entry under keys, else 0."""
     map: str
     keys: list
 

@@ -536,6 +536,21 @@ static __always_inline __u64 plyc_kprobe_arg(struct pt_regs *ctx, int n, int wra
 	return v;
 }
 
+/* bpftrace's sargN: word n of the probed function's arguments on the stack
+ * (PLYC_STACK_ARG: above the return address on x86_64), user memory for a
+ * uprobe's; 0 if it can't be read. */
+static __always_inline __u64 plyc_stack_word(struct pt_regs *ctx, int n, int user)
+{
+	const void *p = (const void *)(unsigned long)PLYC_STACK_ARG(ctx, PLYC_NREGARGS + n);
+	__u64 v = 0;
+
+	if (user)
+		bpf_probe_read_user(&v, PLYC_WORD, p);
+	else
+		bpf_probe_read_kernel(&v, PLYC_WORD, p);
+	return v;
+}
+
 /* Argument n in an fentry/fexit program: the traced function's arguments
  * are the context's words (a syscall wrapper's first is the user's regs). */
 static __always_inline __u64 plyc_fentry_arg(__u64 *ctx, int n, int wrapped)

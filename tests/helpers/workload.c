@@ -10,6 +10,9 @@
  *   workload exit CODE          exit with CODE
  *   workload probe TEXT N       call plyc_probe(TEXT, N) once, a function of the
  *                               workload's own for uprobes (it returns -N)
+ *   workload stackargs N        call plyc_probe_stack(N, N+1, ..., N+9) once: ten
+ *                               arguments, the last ones on the stack (x86_64 passes
+ *                               six in registers, aarch64 eight), for sargN
  *   workload pingpong N         getpgid(i) for i in 0..N-1, taking turns between two
  *                               threads on two CPUs (one task's events, from CPU
  *                               after CPU, faster than a tracer reads them)
@@ -98,6 +101,17 @@ __attribute__((noinline)) long plyc_probe(const char *text, long n)
 {
 	__asm__ volatile("" : : "r"(text) : "memory");
 	return -n;
+}
+
+/* Ten arguments, so that some are on the stack (bpftrace's sargN); the
+ * sum keeps every one of them used. */
+__attribute__((noinline)) long plyc_probe_stack(long a0, long a1, long a2, long a3, long a4, long a5,
+					       long a6, long a7, long a8, long a9)
+{
+	long sum = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9;
+
+	__asm__ volatile("" : : "r"(sum) : "memory");
+	return sum;
 }
 
 /* workload waits: every pthread_cond_wait() call is one round. The waker
@@ -404,6 +418,10 @@ static int run(int argc, char **argv)
 		return pthread_join(other, NULL) != 0;
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
+	} else if (!strcmp(argv[1], "stackargs") && argc > 2) {
+		long n = atol(argv[2]);
+
+		return plyc_probe_stack(n, n + 1, n + 2, n + 3, n + 4, n + 5, n + 6, n + 7, n + 8, n + 9) != 10 * n + 45;
 	} else if (!strcmp(argv[1], "probe") && argc > 3) {
 		return plyc_probe(argv[2], atol(argv[3])) != -atol(argv[3]);
 	} else {

@@ -17,6 +17,7 @@ VARIABLES = {v.name: v for v in (
     Var("rand", T.U32, "bpf_get_prandom_u32()", doc="a random number"),
     Var("cgroup", T.U64, "bpf_get_current_cgroup_id()", doc="the task's cgroup v2 id"),
     Var("numaid", T.U32, "bpf_get_numa_node_id()", doc="the NUMA node running the probe"),
+    Var("jiffies", T.U64, "bpf_jiffies64()", doc="the kernel's jiffies (Linux 5.5)"),
 )}
 
 # curtask: the task_struct pointer, typed through BTF so `curtask->pid` reads

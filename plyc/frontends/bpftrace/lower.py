@@ -37,6 +37,7 @@ from . import ast as A
 from . import builtins as BT
 from . import constants, headers, preamble
 from . import specs as S
+from . import values as V
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
 AGG_NAMES = {"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg",
@@ -45,16 +46,16 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
-FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS)
+FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(V.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "buf kaddr uaddr usym pton reg strcontains cat "
-    "system signal override macaddr cgroupid cgroup_path path strftime strerror "
-    "skboutput unwatch kstack ustack has_key len percpu_kaddr print_map".split())
+    "buf uaddr usym pton strcontains cat "
+    "system signal override macaddr cgroup_path path strftime strerror "
+    "skboutput unwatch kstack ustack len percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "nsecs": "time", "kstack": "stack"}
-VARIABLES_NOT_YET = frozenset("username ustack jiffies ncpus ctx".split())
+VARIABLES_NOT_YET = frozenset("username ustack ctx".split())
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 
@@ -93,12 +94,12 @@ def refuse(st: "Lowering", diag: Collector):
     for m in prog.macros:
         diag.error(not_yet("a macro"), m.span)
     for probe in prog.probes:
-        # A tuple as a map's key or delete()'s key is the key's parts; print()'s
+        # A tuple as a map's key or delete()'s or has_key()'s key is the key's parts; print()'s
         # lone tuple, the values it prints.
         keys = {id(n.keys[0]) for n in walk(probe.body) if isinstance(n, A.Map) and n.keys
                 and len(n.keys) == 1 and isinstance(n.keys[0], A.Tuple)} | \
                {id(n.args[1]) for n in walk(probe.body) if isinstance(n, A.Call)
-                and n.name == "delete" and len(n.args) == 2} | \
+                and n.name in ("delete", "has_key") and len(n.args) == 2} | \
                {id(n.args[0]) for n in walk(probe.body) if _prints_tuple(n)}
         for n in walk([probe.predicate, probe.body]):
             what = None
@@ -112,20 +113,15 @@ def refuse(st: "Lowering", diag: Collector):
                 what = "return with a value"
             elif isinstance(n, A.Tuple) and id(n) not in keys or isinstance(n, A.TupleIndex):
                 what = "a tuple"
-            elif isinstance(n, A.Offsetof):
-                what = "offsetof()"
             elif isinstance(n, A.Unary) and n.op == "&":
                 what = "the address-of operator '&'"
-            elif isinstance(n, A.Unary) and n.op == "*":
-                what = "dereferencing with '*' (use str(), or '->' on a cast)"
             elif isinstance(n, A.Cast) and n.type.array_len is not None:
                 what = "a cast to an array"
             elif isinstance(n, A.IncDec) and not _is_statement(probe, n):
                 what = f"'{n.op}' inside an expression"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
-            elif isinstance(n, A.Ident) and (n.name in VARIABLES_NOT_YET or
-                                             n.name.startswith("sarg") and n.name[4:].isdigit()):
+            elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET:
                 what = f"'{n.name}'"
             if what:
                 span = n.name_span if isinstance(n, A.Call) else n.span
@@ -508,6 +504,9 @@ class Typer(PlyTyper):
         if name in BT.VARIABLES:
             var = BT.VARIABLES[name]
             return ir.Variable(var, type=var.type)
+        value = V.variable(self, name, e.span)
+        if value is not None:
+            return value
         if name == "curtask":
             return ir.Variable(BT.CURTASK, type=BT.curtask_type(self, e.span))
         if name == "elapsed":
@@ -593,6 +592,14 @@ class Typer(PlyTyper):
     def expr_Cast(self, e: A.Cast):
         return super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
 
+    def expr_Unary(self, e: A.Unary):
+        if e.op == "*":
+            return V.deref(self, e)
+        return super().expr_Unary(e)
+
+    def expr_Offsetof(self, e: A.Offsetof):
+        return V.offsetof(self, e)
+
     def expr_Sizeof(self, e: A.Sizeof):
         if not isinstance(e.arg, A.TypeName):
             return ir.IntConst(self.expr(e.arg).type.size, type=T.U64)
@@ -617,6 +624,8 @@ class Typer(PlyTyper):
             return self.zero(e, statement)
         if e.name == "time":
             return self.time(e, statement)
+        if e.name in V.FUNCTIONS:
+            return V.call(self, e)
         func = BT.FUNCTIONS.get(e.name)
         if func is None:
             return super().call(e, statement)

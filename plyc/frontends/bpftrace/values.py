@@ -1,0 +1,179 @@
+"""bpftrace's value functions and builtins that read memory, registers or
+the device: `*p`, kaddr(), cgroupid(), ncpus, reg(), sargN, offsetof(),
+has_key(). Each is a typing rule called by lower.py's Typer (`chk`), giving
+IR; bpftrace resolves kaddr, cgroupid and ncpus when it compiles, on the
+machine it traces, where plyc's tracer resolves them at start-up
+(ir.DeviceConst, runtime-c/dconst.c)."""
+from __future__ import annotations
+
+from ... import arch as ARCH
+from ... import builtins as B
+from ... import types as T
+from ...ir import nodes as ir
+from . import ast as A
+
+
+def _literal(chk, call: A.Call, what: str) -> str:
+    arg = call.args[0]
+    text = chk.literal_string(arg)
+    if text is None or not text:
+        chk.err(f"{call.name}()'s {what} must be a string literal", arg.span)
+    return text.decode("utf-8", "replace")
+
+
+# --- values the tracer finds on the device ----------------------------------------
+
+def check_kaddr(chk, call: A.Call):
+    """kaddr("sym"): the kernel symbol's address (/proc/kallsyms on the device)."""
+    name = _literal(chk, call, "symbol")
+    return ir.DeviceConst(ir.KADDR, name, type=T.U64, span=call.span)
+
+
+def check_cgroupid(chk, call: A.Call):
+    """cgroupid("/sys/fs/cgroup/..."): the id of a cgroup v2 directory, the
+    value `cgroup` has for tasks in it."""
+    path = _literal(chk, call, "path")
+    return ir.DeviceConst(ir.CGROUPID, path, type=T.U64, span=call.span)
+
+
+def ncpus(span):
+    return ir.DeviceConst(ir.NCPUS, "", type=T.U64, span=span)
+
+
+# --- memory ------------------------------------------------------------------------
+
+def pointee_type(chk, ptr: T.Type, span) -> T.Type:
+    """What `*p` reads for a pointer of type ptr: the pointed integer or
+    pointer; for an integer that is no typed pointer, 8 bytes unsigned (as
+    bpftrace does with kaddr()'s value)."""
+    if ptr.pointee in (None, "void"):
+        return T.U64
+    words = tuple(w for w in ptr.pointee.split() if w not in ("const", "volatile"))
+    if words and words[-1] == "*":
+        return T.Ptr(" ".join(words[:-1]), user=ptr.user)
+    if words and words[0] in ("struct", "union") or ptr.btf:
+        chk.err(f"can't dereference a {ptr} with '*': read its members with '->'", span)
+    if words in B.INT_WORDS and B.INT_WORDS[words][0]:
+        size, signed = B.INT_WORDS[words]
+        return T.Int(size, signed)
+    chk.err(f"can't dereference a {ptr}: cast it to a pointer to an integer first, "
+            "e.g. *(int32 *)p", span)
+
+
+def deref(chk, e: A.Unary):
+    """`*p`: a read of the pointed type, in user memory for a user pointer."""
+    x = chk.expr(e.operand)
+    if not x.type.is_int:
+        chk.err(f"can't dereference a value of type {x.type}", e.operand.span)
+    typ = pointee_type(chk, x.type, e.span)
+    return ir.Deref(x, user=x.type.user, type=typ)
+
+
+# --- registers and the stack ------------------------------------------------------
+
+def _needs_regs(chk, what: str, span):
+    probe = chk.probe
+    if probe.provider.var("regs") is None:
+        chk.err(f"{what} reads the registers of a kprobe or uprobe; {probe.provider.name} probes "
+                "have none", span)
+    probe.uses_regs = True      # no fentry twin: it has no pt_regs
+
+
+def check_reg(chk, call: A.Call):
+    """reg("ip"): a register of the probed context by the kernel's name."""
+    name = _literal(chk, call, "register name")
+    _needs_regs(chk, "reg()", call.span)
+    names = ARCH.get(chk.arch).regs
+    if name not in names:
+        chk.err(f"{chk.arch} has no register '{name}'", call.args[0].span, f"registers: {', '.join(names)}")
+    return ir.Register(name, type=T.U64, span=call.span)
+
+
+def emit_sarg(g, call):
+    n = call.args[0].value
+    user = int(g.probe.provider.name in ("uprobe", "uretprobe"))
+    return g.cast("__u64", f"plyc_stack_word((struct pt_regs *)ctx, {n}, {user})")
+
+
+SARG = B.Func("_sarg", (1, 1), None, emit_sarg, "a stack argument")
+
+
+def sarg(chk, n: int, span):
+    """sargN: the Nth word of the probed function's arguments on the stack
+    (above the return address on x86_64, at the stack pointer on aarch64:
+    PLYC_STACK_ARG), in user memory for uprobes."""
+    _needs_regs(chk, f"sarg{n}", span)
+    return ir.Call(SARG, [ir.IntConst(n, type=T.S64)], type=T.U64, span=span)
+
+
+# --- types ----------------------------------------------------------------------------
+
+def emit_offsetof(g, call):
+    ctype, path = call.args[0].value.decode(), call.args[1].value.decode()
+    return f"((__u64)bpf_core_field_offset({ctype}, {path}))"
+
+
+OFFSETOF = B.Func("_offsetof", (2, 2), None, emit_offsetof, "a member's offset")
+
+
+def offsetof(chk, e: A.Offsetof):
+    """offsetof(struct T, a.b): the member's offset on the device (CO-RE)."""
+    if not isinstance(e.arg, A.TypeName) or e.arg.pointers or e.arg.array_len is not None:
+        chk.err("offsetof() takes a struct type and a member: offsetof(struct T, member)", e.span)
+    words = e.arg.words
+    if words[0] not in ("struct", "union") or len(words) != 2:
+        chk.err(f"offsetof() needs a struct or union type, got '{e.arg.base}'", e.arg.span)
+    tid = chk.kernel(lambda k: k.lookup(words), e.arg.span)
+    if tid is None:
+        chk.err(f"the kernel has no type '{' '.join(words)}'", e.arg.span)
+    owner = T.Type("struct", btf=tid, pointee=" ".join(words))
+    for name in e.fields:
+        found = chk.kernel(lambda k: k.member(owner.btf, name), e.span)
+        if found is None:
+            members = chk.kernel(lambda k: k.members_of(owner), e.span)
+            chk.err(f"{owner.pointee} has no member '{name}'", e.span,
+                    "its members include: " + ", ".join(members) if members else None)
+        owner = found[1]
+        if owner.kind != "struct" and name != e.fields[-1]:
+            chk.err(f"'{name}' is not a struct or union: it has no member '{e.fields[e.fields.index(name) + 1]}'",
+                    e.span)
+    args = [ir.BytesConst(" ".join(words).encode(), type=T.Str(64)),
+            ir.BytesConst(".".join(e.fields).encode(), type=T.Str(64))]
+    return ir.Call(OFFSETOF, args, type=T.U64, span=e.span)
+
+
+# --- maps -------------------------------------------------------------------------------
+
+def has_key(chk, call: A.Call):
+    """has_key(@m, k): 1 if the map holds key k (current bpftrace)."""
+    if len(call.args) != 2 or not isinstance(call.args[0], A.Map) or call.args[0].keys is not None:
+        chk.err("has_key() takes a map and a key: has_key(@m, key)", call.span)
+    key = call.args[1]
+    ref = A.Map(call.args[0].name, key.items if isinstance(key, A.Tuple) else [key], span=call.span)
+    info, keys = chk.map_ref(ref, writing=False)
+    return ir.MapHas(info.name, keys, type=T.S64, span=call.span)
+
+
+# The functions above, by name: (fewest, most arguments), typing rule.
+FUNCTIONS = {
+    "kaddr": ((1, 1), check_kaddr),
+    "cgroupid": ((1, 1), check_cgroupid),
+    "reg": ((1, 1), check_reg),
+    "has_key": ((2, 2), has_key),
+}
+
+
+def call(chk, e: A.Call):
+    (lo, hi), check = FUNCTIONS[e.name]
+    if not lo <= len(e.args) <= hi:
+        chk.err(f"{e.name}() takes {lo} argument{'s' if lo != 1 else ''}, got {len(e.args)}", e.span)
+    return check(chk, e)
+
+
+def variable(chk, name: str, span):
+    """ncpus and sargN as IR, or None for other names."""
+    if name == "ncpus":
+        return ncpus(span)
+    if name.startswith("sarg") and name[4:].isdigit():
+        return sarg(chk, int(name[4:]), span)
+    return None
