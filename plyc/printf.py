@@ -63,12 +63,18 @@ def parse(fmt: str) -> list:
     return parts
 
 
+# Integers the tracer prints as text it makes (bpftrace's username,
+# macaddr() and strftime() values: runtime-c/btvalues.c).
+TEXT_FMTS = ("username", "mac", "strftime")
+
+
 def accepts(conv: str, typ) -> bool:
     """Whether a value of `typ` may be printed with this conversion."""
     if conv == "v":
         return typ.kind in ("int", "str", "buf", "inet", "stack")
     if conv == "s":
-        return typ.kind in ("str", "buf", "inet") or (typ.kind == "int" and typ.fmt == "sym") or typ.kind == "stack"
+        return typ.kind in ("str", "buf", "inet") or typ.kind == "stack" or \
+            (typ.kind == "int" and typ.fmt in ("sym",) + TEXT_FMTS)
     if conv in "diouxXcp":
         return typ.kind == "int"
     return False

@@ -48,7 +48,10 @@ class Type:
         """The runtime's enum plyc_kind name."""
         if self.kind == "int":
             return {"dec": "PLYC_K_INT", "hex": "PLYC_K_HEX", "time": "PLYC_K_TIME",
-                    "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM"}[self.fmt]
+                    "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
+                    # bpftrace's values the tracer prints as text (runtime-c/btvalues.c)
+                    "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
+                    "strftime": "PLYC_K_STRFTIME"}[self.fmt]
         return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "inet": "PLYC_K_INET",
                 "stack": "PLYC_K_STACK"}[self.kind]
 

@@ -104,6 +104,11 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	case PLYC_K_INET:
 		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
 		break;
+	case PLYC_K_USERNAME:
+	case PLYC_K_MAC:
+	case PLYC_K_STRFTIME:
+		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
+		break;
 	}
 }
 
@@ -156,10 +161,13 @@ static void text_close_escaped(struct textbuf *b, FILE *fp)
 	free(b->s);
 }
 
+/* bpftrace 0.17 writes macaddr() and strftime() values unquoted, as
+ * their text (not JSON: its quirk, kept); a username is a string. */
 static int is_quoted(const struct plyc_type *t)
 {
 	return t->kind == PLYC_K_STR || t->kind == PLYC_K_SYM || t->kind == PLYC_K_STACK ||
 	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
+	       t->kind == PLYC_K_USERNAME ||
 	       (t->kind == PLYC_K_INT && !is_int_size(t->size));
 }
 

@@ -276,5 +276,10 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_INET:
 		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
 		break;
+	case PLYC_K_USERNAME:
+	case PLYC_K_MAC:
+	case PLYC_K_STRFTIME:
+		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
+		break;
 	}
 }

@@ -137,6 +137,11 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_INET:
 		plyc_json_string(fp, plyc_inet_text(data, sym, sizeof(sym)), sizeof(sym));
 		break;
+	case PLYC_K_USERNAME:
+	case PLYC_K_MAC:
+	case PLYC_K_STRFTIME:
+		plyc_json_string(fp, plyc_value_text(t, data, sym, sizeof(sym)), sizeof(sym));
+		break;
 	case PLYC_K_MEM:
 		fputc('"', fp);
 		for (i = 0; i < t->size; i++)

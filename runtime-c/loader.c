@@ -620,6 +620,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	plyc_rt_init();
 	plyc_rt.json = o.json;
 	plyc_rt.style = prog->style;
+	plyc_rt.time_formats = prog->time_formats;
 	if (o.outfile) {
 		plyc_rt.out = fopen(o.outfile, "w");
 		if (!plyc_rt.out)

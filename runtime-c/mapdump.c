@@ -239,8 +239,9 @@ int plyc_map_collect(const struct plyc_map *m, char **keysp, char **valsp,
 
 		/* [ext] a key-less aggregation may live in an array map,
 		 * whose one slot exists from the start: all zero means
-		 * never updated. */
-		if (!m->nkeys && plyc_is_zero(vals + n * vs, vs))
+		 * never updated. A plain map's entry (a hash's) is there
+		 * only once written, 0 or not. */
+		if (!m->nkeys && m->agg != PLYC_A_NONE && plyc_is_zero(vals + n * vs, vs))
 			continue;
 
 		if (++n == max)

@@ -145,6 +145,11 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 	case PLYC_K_INET:
 		plyc_metrics_label_value(fp, plyc_inet_text(p, buf, sizeof(buf)), sizeof(buf));
 		break;
+	case PLYC_K_USERNAME:
+	case PLYC_K_MAC:
+	case PLYC_K_STRFTIME:
+		plyc_metrics_label_value(fp, plyc_value_text(t, p, buf, sizeof(buf)), sizeof(buf));
+		break;
 	case PLYC_K_MEM:
 		for (i = 0; i < t->size; i++)
 			fprintf(fp, "%02x", (unsigned char)p[i]);

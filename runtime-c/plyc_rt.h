@@ -22,6 +22,10 @@ enum plyc_kind {
 	PLYC_K_STACK,    /* s64 id in the stack map, printed one frame a line */
 	PLYC_K_MEM,      /* size bytes, printed as a hex dump */
 	PLYC_K_INET,     /* u64 family, u8 addr[16]: bpftrace's ntop(), "10.0.0.1" or "::1" */
+	/* bpftrace's values printed as text the tracer makes (plyc_value_text): */
+	PLYC_K_USERNAME, /* a uid, printed as its name in /etc/passwd */
+	PLYC_K_MAC,      /* six bytes (of a u64), printed "01:AB:7F:5A:FF:00" */
+	PLYC_K_STRFTIME, /* bpf_ktime_get_ns() ns, printed by plyc_rt.time_formats[width] */
 };
 
 struct plyc_type {
@@ -100,6 +104,7 @@ struct plyc_rt {
 	int utf8;                  /* draw histogram bars with Unicode blocks */
 	int stack_fd;              /* stack map, or -1 */
 	int64_t mono_to_real_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
+	const char *const *time_formats;   /* strftime() values' formats, by their type's width */
 };
 
 extern struct plyc_rt plyc_rt;
@@ -203,6 +208,11 @@ const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len);
  * bpftrace prints it. Returns buf. */
 #define PLYC_INET_LEN 48
 const char *plyc_inet_text(const void *data, char *buf, size_t len);
+
+/* A PLYC_K_USERNAME, PLYC_K_MAC or PLYC_K_STRFTIME value as text
+ * (btvalues.c); other kinds as an unsigned number. Returns buf. */
+#define PLYC_VALUE_TEXT_LEN 256
+const char *plyc_value_text(const struct plyc_type *t, const void *data, char *buf, size_t len);
 
 /* printf's %s of a kernel address: plyc_ksym, or bpftrace's ksym(). */
 const char *plyc_ksym_text(uint64_t addr, char *buf, size_t len);

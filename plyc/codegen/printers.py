@@ -33,6 +33,12 @@ def conversion(conv: P.Conv, field, typ) -> list:
                     "\tchar addr[PLYC_INET_LEN];",
                     f'\tfprintf(fp, "%{spec}{prec}s", plyc_inet_text({ref}, addr, sizeof(addr)));',
                     "}"]
+        if typ.fmt in P.TEXT_FMTS:
+            prec = f".{conv.prec}" if conv.prec is not None else ""
+            return ["{",
+                    "\tchar text[PLYC_VALUE_TEXT_LEN];",
+                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_value_text({type_literal(typ)}, &{ref}, text, sizeof(text)));',
+                    "}"]
         return ["{",
                 "\tchar sym[256];",
                 f'\tfprintf(fp, "%{spec}s", plyc_ksym_text({ref}, sym, sizeof(sym)));',

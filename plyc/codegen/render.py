@@ -221,5 +221,7 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
         nargs_dim=max(1, res.nargs), ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
     loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, program.report, origin),
-                                                     style=f"PLYC_STYLE_{style.upper()}")
+                                                     style=f"PLYC_STYLE_{style.upper()}",
+                                                     time_formats=[cgen.c_string(f.encode())
+                                                                   for f in program.time_formats])
     return Generated(bpf_c, header, loader_c)

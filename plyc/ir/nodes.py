@@ -349,6 +349,7 @@ class Program:
     ktypes: Optional["KernelTypes"] = None
     arch: str = "x86_64"
     report: Optional[Any] = None   # a periodic report request (plyc/ir/report.py)
+    time_formats: list = field(default_factory=list)   # strftime() formats, by their type's width
 
     @property
     def uses_stack(self) -> bool:

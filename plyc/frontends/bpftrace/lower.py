@@ -50,12 +50,12 @@ FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(V.
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
     "buf uaddr usym pton strcontains cat "
-    "system signal override macaddr cgroup_path path strftime strerror "
+    "system signal override cgroup_path path strerror "
     "skboutput unwatch kstack ustack len percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "nsecs": "time", "kstack": "stack"}
-VARIABLES_NOT_YET = frozenset("username ustack ctx".split())
+VARIABLES_NOT_YET = frozenset("ustack ctx".split())
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 
@@ -160,6 +160,7 @@ class Lowering:
         self.locals: dict = {}              # unit index -> its $locals' types, from `learn`
         self.preamble = preamble.Preamble()
         self.ir: Optional[ir.Program] = None
+        self.time_formats: list = []        # strftime()'s formats, in order of first use (values.py)
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -189,6 +190,7 @@ def learn(st: Lowering, diag: Collector):
 
 def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
+    st.ir.time_formats = st.time_formats
 
 
 PASSES = (refuse, resolve, learn, type_program) + passes.on_ir(passes.CORE)

@@ -10,6 +10,7 @@ from ... import arch as ARCH
 from ... import builtins as B
 from ... import types as T
 from ...ir import nodes as ir
+from ...providers import Var
 from . import ast as A
 
 
@@ -142,6 +143,59 @@ def offsetof(chk, e: A.Offsetof):
     return ir.Call(OFFSETOF, args, type=T.U64, span=e.span)
 
 
+# --- values the tracer prints as text (runtime-c/btvalues.c) ------------------------
+
+USERNAME = Var("username", T.Int(4, False, "username"), "(__u32)bpf_get_current_uid_gid()",
+               doc="the task's uid, printed as its name in the device's /etc/passwd")
+
+
+def emit_macaddr(g, call):
+    arg = call.args[0]
+    name = g.tmp("mac")
+    g.line(f"__u64 {name} = 0;")
+    if arg.type.is_int:
+        read = "plyc_read_user" if arg.type.user else "plyc_read_any"
+        g.line(f"{read}(&{name}, 6, {g.pointer(arg)});")
+    else:
+        g.line(f"__builtin_memcpy(&{name}, {g.bytes(arg)}, 6);")
+    return g.cast("__u64", name)
+
+
+MACADDR = B.Func("macaddr", (1, 1), None, emit_macaddr, "six bytes as a MAC address")
+
+
+def check_macaddr(chk, call: A.Call):
+    """macaddr(p): the 6 bytes at p (or of a 6-byte array), printed as a
+    MAC address; kept in a u64's first six bytes."""
+    arg = call.args[0]
+    if isinstance(arg, A.Str):
+        chk.err("macaddr() takes a pointer or an array of 6 bytes, not a string literal", arg.span)
+    x = chk.expr(arg)
+    if not (x.type.is_int or x.type.kind in ("buf", "str") and x.type.size == 6):
+        chk.err(f"macaddr() needs a pointer or an array of 6 bytes, got {x.type}", arg.span)
+    return ir.Call(MACADDR, [x], type=T.Int(8, False, "mac"), span=call.span)
+
+
+STRFTIME = B.Func("strftime", (2, 2), None, B.emit_same, "a time since boot, formatted by the tracer")
+
+
+def check_strftime(chk, call: A.Call):
+    """strftime(fmt, ns): ns (bpf_ktime_get_ns()'s clock, as nsecs) printed
+    by the tracer in strftime(3)'s fmt as local time, with bpftrace's %f
+    (microseconds). The format is the program's time_formats[i], i held in
+    the type's width (the runtime's plyc_type carries no more)."""
+    fmt = _literal(chk, call, "format")
+    x = chk.expr(call.args[1])
+    if not x.type.is_int:
+        chk.err(f"strftime() needs a time in nanoseconds, got {x.type}", call.args[1].span)
+    formats = chk.st.time_formats
+    if fmt not in formats:
+        if len(formats) == 255:
+            chk.err("a program can have at most 255 strftime() formats", call.args[0].span)
+        formats.append(fmt)
+    return ir.Call(STRFTIME, [x], type=T.Int(8, False, "strftime", width=formats.index(fmt)), span=call.span)
+
+
 # --- maps -------------------------------------------------------------------------------
 
 def has_key(chk, call: A.Call):
@@ -160,6 +214,8 @@ FUNCTIONS = {
     "cgroupid": ((1, 1), check_cgroupid),
     "reg": ((1, 1), check_reg),
     "has_key": ((2, 2), has_key),
+    "macaddr": ((1, 1), check_macaddr),
+    "strftime": ((2, 2), check_strftime),
 }
 
 
@@ -171,9 +227,11 @@ def call(chk, e: A.Call):
 
 
 def variable(chk, name: str, span):
-    """ncpus and sargN as IR, or None for other names."""
+    """ncpus, username and sargN as IR, or None for other names."""
     if name == "ncpus":
         return ncpus(span)
+    if name == "username":
+        return ir.Variable(USERNAME, type=USERNAME.type, span=span)
     if name.startswith("sarg") and name[4:].isdigit():
         return sarg(chk, int(name[4:]), span)
     return None
