@@ -7,6 +7,10 @@
  *   cgroupid("path")   the cgroup v2 directory's id: its file handle, as
  *                      name_to_handle_at(2) gives it (kernfs' 8-byte id)
  *   ncpus              the CPUs the kernel can have (possible ones)
+ *   uaddr("sym")       the symbol's link-time address in a uprobe's binary
+ *                      (the program adds the load offset it sees: the
+ *                      probed address minus the probe's link-time address,
+ *                      0 for a fixed-address executable)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,10 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
+#include <gelf.h>
+#include <libelf.h>
 
 #include "plyc_loader.h"
+#include "plyc_uprobes.h"
 
 #define CGROUP2_MAGIC 0x63677270
 
@@ -119,6 +127,75 @@ static int resolve_cgroupid(const struct plyc_program *P, const struct plyc_dcon
 	return 0;
 }
 
+/* The link-time address of symbol `name` (any type, defined) in path's
+ * .symtab, else its .dynsym, and whether the file is position-independent
+ * (ET_DYN). 0, -ENOENT, or another -errno. */
+static int elf_symbol(const char *path, const char *name, uint64_t *vaddr, int *pie)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0, pass;
+	Elf *elf;
+	GElf_Ehdr eh;
+
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || !gelf_getehdr(elf, &eh)) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return -ENOEXEC;
+	}
+	*pie = eh.e_type == ET_DYN;
+	for (pass = 0; pass < 2 && !found; pass++) {
+		Elf_Scn *scn = NULL;
+
+		while (!found && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+			size_t i, n;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) ||
+			    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+				continue;
+			n = sh.sh_size / sh.sh_entsize;
+			for (i = 0; i < n && !found; i++) {
+				GElf_Sym sym;
+				const char *s;
+
+				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+					continue;
+				s = elf_strptr(elf, sh.sh_link, sym.st_name);
+				if (s && !strcmp(s, name)) {
+					*vaddr = sym.st_value;
+					found = 1;
+				}
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found ? 0 : -ENOENT;
+}
+
+static int resolve_uaddr(const struct plyc_program *P, const struct plyc_dconst *d, uint64_t *out)
+{
+	char path[4096];
+	int pie = 0, err = plyc_resolve_binary(d->binary, path, sizeof(path));
+
+	if (err)
+		return told(P, d, "uaddr(\"%s\"): can't find %s: %s", d->name, d->binary, strerror(-err));
+	err = elf_symbol(path, d->name, out, &pie);
+	if (err == -ENOENT)
+		return told(P, d, "uaddr(\"%s\"): %s has no symbol %s", d->name, path, d->name);
+	if (err)
+		return told(P, d, "uaddr(\"%s\"): can't read %s's symbols: %s", d->name, path, strerror(-err));
+	if (pie && d->kind == PLYC_DC_UADDR_FIXED)
+		return told(P, d, "uaddr(\"%s\") in a uretprobe: %s is position-independent, at another address "
+			    "in each process, which a uretprobe can't see (use it in a uprobe)", d->name, path);
+	return 0;
+}
+
 int plyc_dconst_resolve(const struct plyc_program *P, uint64_t *values)
 {
 	int i;
@@ -134,6 +211,10 @@ int plyc_dconst_resolve(const struct plyc_program *P, uint64_t *values)
 			break;
 		case PLYC_DC_CGROUPID:
 			err = resolve_cgroupid(P, d, &values[i]);
+			break;
+		case PLYC_DC_UADDR:
+		case PLYC_DC_UADDR_FIXED:
+			err = resolve_uaddr(P, d, &values[i]);
 			break;
 		case PLYC_DC_NCPUS:
 			n = libbpf_num_possible_cpus();

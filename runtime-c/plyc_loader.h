@@ -36,12 +36,17 @@ struct plyc_tpslot {
 };
 
 /* A value the tracer finds on the device at start-up (dconst.c). */
-enum plyc_dconst_kind { PLYC_DC_KADDR, PLYC_DC_CGROUPID, PLYC_DC_NCPUS };
+enum plyc_dconst_kind {
+	PLYC_DC_KADDR, PLYC_DC_CGROUPID, PLYC_DC_NCPUS,
+	PLYC_DC_UADDR,             /* a symbol's link-time address in `binary` */
+	PLYC_DC_UADDR_FIXED,       /* ... which must not be position-independent */
+};
 
 struct plyc_dconst {
 	enum plyc_dconst_kind kind;
 	const char *name;          /* the symbol, the cgroup's path */
 	const char *where;         /* "script:LINE", for errors */
+	const char *binary;        /* uaddr: the uprobe's binary (plyc_resolve_binary) */
 };
 
 struct plyc_program {

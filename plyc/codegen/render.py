@@ -204,8 +204,9 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     return dict(version=__version__, script=res.script, name=res.name, maps=maps, probes=probes,
                 slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows,
                 dconsts=[dict(kind=f"PLYC_DC_{kind.upper()}", name=cgen.c_string(name.encode()),
-                              where=cgen.c_string(f"{res.script}:{line}".encode()))
-                         for kind, name, line in res.device_consts],
+                              where=cgen.c_string(f"{res.script}:{line}".encode()),
+                              binary=cgen.c_string(binary.encode()) if binary else "NULL")
+                         for kind, name, binary, line in res.device_consts],
                 report=report_context(res, report) if report else None,
                 default_pid=report.default_pid if report else 0)
 

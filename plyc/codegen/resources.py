@@ -155,12 +155,12 @@ class Resources:
     buffer_size: int
     stack_entries: int
     strsize: int
-    # (kind, name, script line) of each value the tracer finds on the
-    # device at start-up (ir.DeviceConst): plyc_params.dconst[i]
+    # (kind, name, binary, script line) of each value the tracer finds on
+    # the device at start-up (ir.DeviceConst): plyc_params.dconst[i]
     device_consts: list = field(default_factory=list)
 
     def dconst(self, e: ir.DeviceConst) -> int:
-        return next(i for i, d in enumerate(self.device_consts) if d[:2] == (e.kind, e.name))
+        return next(i for i, d in enumerate(self.device_consts) if d[:3] == (e.kind, e.name, e.binary))
 
     def map(self, name: str) -> MapRes:
         return next(m for m in self.maps if m.name == name)
@@ -239,8 +239,8 @@ def device_consts(program: ir.Program) -> list:
     out = []
     for probe in program.probes:
         for n in ir.walk(probe.body):
-            if isinstance(n, ir.DeviceConst) and (n.kind, n.name) not in [d[:2] for d in out]:
-                out.append((n.kind, n.name, n.span.line))
+            if isinstance(n, ir.DeviceConst) and (n.kind, n.name, n.binary) not in [d[:3] for d in out]:
+                out.append((n.kind, n.name, n.binary, n.span.line))
     return out
 
 
@@ -263,8 +263,8 @@ def describe(res: Resources) -> str:
                    + "".join(f" {k}={v}" for k, v in data))
     for s in res.tp_slots:
         out.append(f"param tp_off[{s.slot}]: {s.tracepoint} field {s.field} size={s.size}")
-    for i, (kind, name, _) in enumerate(res.device_consts):
-        out.append(f"param dconst[{i}]: {kind}" + (f" {name}" if name else ""))
+    for i, (kind, name, binary, _) in enumerate(res.device_consts):
+        out.append(f"param dconst[{i}]: {kind}" + (f" {name}" if name else "") + (f" in {binary}" if binary else ""))
     out.append(f"args={res.nargs} stack={'yes' if res.uses_stack else 'no'} "
                f"ringbuf={res.buffer_size} strsize={res.strsize}")
     return "\n".join(out) + "\n"

@@ -115,7 +115,8 @@ def _expr(e: ir.Expr) -> str:
     if isinstance(e, ir.UserRead):
         return f"uread{e.size * 8}{'s' if e.signed else 'u'}({expr(e.addr)})"
     if isinstance(e, ir.DeviceConst):
-        return f"device.{e.kind}" + (f"({c_string(e.name.encode())})" if e.name else "")
+        return f"device.{e.kind}" + (f"({c_string(e.name.encode())})" if e.name else "") + \
+            (f" in {e.binary}" if e.binary else "")
     if isinstance(e, ir.Deref):
         return f"*{'user ' if e.user else ''}{expr(e.addr)}"
     if isinstance(e, ir.MapHas):

@@ -96,6 +96,8 @@ class Param(Expr):
 KADDR = "kaddr"            # a kernel symbol's address, from /proc/kallsyms
 CGROUPID = "cgroupid"      # a cgroup v2 directory's id (its file handle)
 NCPUS = "ncpus"            # the CPUs the device has (possible ones)
+UADDR = "uaddr"            # a symbol's link-time address in a uprobe's binary
+UADDR_FIXED = "uaddr_fixed"  # ... which must be a fixed-address executable (not PIE)
 
 
 @dataclass(eq=False)
@@ -103,8 +105,9 @@ class DeviceConst(Expr):
     """A u64 the tracer resolves on the device before the load (one per
     distinct kind and name in a program), known to the verifier as a
     constant of .rodata."""
-    kind: str            # KADDR | CGROUPID | NCPUS
+    kind: str            # KADDR | CGROUPID | NCPUS | UADDR | UADDR_FIXED
     name: str = ""
+    binary: str = ""     # UADDR*: the binary (a uprobe's path)
 
 
 @dataclass(eq=False)

@@ -93,13 +93,17 @@ static plyc_ifunc_fn *resolve_plyc_ifunc(void)
 
 int plyc_ifunc(int x) __attribute__((ifunc("resolve_plyc_ifunc")));
 
+/* A global for uaddr(): its value, read through its address in the
+ * probed process (workload probe). */
+long plyc_global = 4242;
+
 /* For uprobe tests where a libc function won't do (a static binary's libc
  * is Thumb code on armhf, which 32-bit ARM uprobes can't probe): a string
  * and an integer argument, and a negative long return value. The empty asm
  * keeps the call and its arguments as they are written. */
 __attribute__((noinline)) long plyc_probe(const char *text, long n)
 {
-	__asm__ volatile("" : : "r"(text) : "memory");
+	__asm__ volatile("" : : "r"(text), "r"(&plyc_global) : "memory");
 	return -n;
 }
 

@@ -49,7 +49,7 @@ SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
 FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(V.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "buf uaddr usym pton strcontains cat "
+    "buf usym pton strcontains cat "
     "system signal override cgroup_path path strerror "
     "skboutput unwatch kstack ustack len percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.

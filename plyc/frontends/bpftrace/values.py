@@ -37,6 +37,35 @@ def check_cgroupid(chk, call: A.Call):
     return ir.DeviceConst(ir.CGROUPID, path, type=T.U64, span=call.span)
 
 
+def check_uaddr(chk, call: A.Call):
+    """uaddr("sym"): the symbol's address in the probed process, from the
+    uprobe's binary (its symbol table, read on the device). In a uprobe the
+    program adds the load offset it sees (the probed address minus the
+    probe's link-time address), so position-independent executables and
+    libraries work too; a uretprobe sees no such address and needs a
+    fixed-address executable. A pointer to 8 bytes (bpftrace sizes it by
+    the symbol's size in the build machine's binary)."""
+    name = _literal(chk, call, "symbol")
+    probe = chk.probe
+    pname = probe.provider.name
+    if pname not in ("uprobe", "uretprobe"):
+        chk.err(f"uaddr() finds a symbol in a uprobe's binary; {pname} probes have none", call.span)
+    path = probe.target.extra["path"]
+    typ = T.Ptr("u64", user=True)
+    if pname == "uretprobe":
+        return ir.DeviceConst(ir.UADDR_FIXED, name, binary=path, type=typ, span=call.span)
+    target, off = probe.target.target, probe.target.extra.get("offset", 0)
+    if target.startswith("0x"):
+        at = ir.IntConst(int(target, 16) + off, type=T.U64, span=call.span)
+    else:
+        at = ir.Binary("+", ir.DeviceConst(ir.UADDR, target.split("@")[0], binary=path, type=T.U64, span=call.span),
+                       ir.IntConst(off, type=T.U64, span=call.span), type=T.U64, span=call.span)
+    ip = probe.provider.var("caller")
+    load = ir.Binary("-", ir.Variable(ip, type=T.U64, span=call.span), at, type=T.U64, span=call.span)
+    return ir.Binary("+", ir.DeviceConst(ir.UADDR, name, binary=path, type=T.U64, span=call.span), load,
+                     type=typ, span=call.span)
+
+
 def ncpus(span):
     return ir.DeviceConst(ir.NCPUS, "", type=T.U64, span=span)
 
@@ -212,6 +241,7 @@ def has_key(chk, call: A.Call):
 FUNCTIONS = {
     "kaddr": ((1, 1), check_kaddr),
     "cgroupid": ((1, 1), check_cgroupid),
+    "uaddr": ((1, 1), check_uaddr),
     "reg": ((1, 1), check_reg),
     "has_key": ((2, 2), has_key),
     "macaddr": ((1, 1), check_macaddr),
