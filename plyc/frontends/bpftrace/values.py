@@ -17,8 +17,10 @@ from . import ast as A
 def _literal(chk, call: A.Call, what: str) -> str:
     arg = call.args[0]
     text = chk.literal_string(arg)
-    if text is None or not text:
+    if text is None:
         chk.err(f"{call.name}()'s {what} must be a string literal", arg.span)
+    if not text:
+        chk.err(f"{call.name}()'s {what} is empty", arg.span)
     return text.decode("utf-8", "replace")
 
 
