@@ -1,9 +1,12 @@
 """bpftrace's value functions and builtins that read memory, registers or
-the device: `*p`, kaddr(), cgroupid(), ncpus, reg(), sargN, offsetof(),
-has_key(). Each is a typing rule called by lower.py's Typer (`chk`), giving
-IR; bpftrace resolves kaddr, cgroupid and ncpus when it compiles, on the
-machine it traces, where plyc's tracer resolves them at start-up
-(ir.DeviceConst, runtime-c/dconst.c)."""
+the device, or that the tracer prints as text: `*p`, kaddr(), uaddr(),
+cgroupid(), ncpus, reg(), sargN, offsetof(), has_key(), username,
+macaddr(), strftime(). Each is a typing rule called by lower.py's Typer
+(`chk`), giving IR. bpftrace resolves kaddr, uaddr, cgroupid and ncpus when
+it compiles, on the machine it traces; plyc's tracer resolves them on its
+device at start-up (ir.DeviceConst, runtime-c/dconst.c). The text of
+username, macaddr and strftime values is made by the tracer when it prints
+them (runtime-c/btvalues.c)."""
 from __future__ import annotations
 
 from ... import arch as ARCH
