@@ -40,6 +40,7 @@ enum plyc_dconst_kind {
 	PLYC_DC_KADDR, PLYC_DC_CGROUPID, PLYC_DC_NCPUS,
 	PLYC_DC_UADDR,             /* a symbol's link-time address in `binary` */
 	PLYC_DC_UADDR_FIXED,       /* ... which must not be position-independent */
+	PLYC_DC_HELPER,            /* 1: the kernel has BPF helper `name` (else told) */
 };
 
 struct plyc_dconst {

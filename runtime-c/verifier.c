@@ -33,6 +33,7 @@ static const struct {
 	{ 118, "bpf_jiffies64", "5.5" },
 	{ 131, "bpf_ringbuf_reserve", "5.8" },
 	{ 132, "bpf_ringbuf_submit", "5.8" },
+	{ 164, "bpf_for_each_map_elem", "5.13" },
 	{ 174, "bpf_get_attach_cookie", "5.15" },
 };
 

@@ -63,6 +63,16 @@ def test_uaddr_adds_the_load_offset_the_uprobe_sees():
                                                   ("uaddr_fixed", "x", "/bin/sh")]
 
 
+def test_len_checks_its_helper_on_the_device():
+    prog = lower('BEGIN { @m[1] = 1; printf("%d\\n", len(@m)); }')
+    assert 'emit printf 1 (len("@m":char[64], device.helper("bpf_for_each_map_elem"):u64):s64)  @1' in dump(prog)
+    assert prog.probes[0].bpf_defines == {"PLYC_MAP_LEN"}
+    assert [d[:2] for d in resources.build(prog, "tool", "tool.bt").device_consts] == \
+        [("helper", "bpf_for_each_map_elem")]
+    assert "len() counts a map's keys; @k has none" in err('BEGIN { @k = 1; printf("%d\\n", len(@k)); }')
+    assert "len() takes a map: len(@m)" in err('BEGIN { @k[1] = 1; printf("%d\\n", len(@k[1])); }')
+
+
 def test_text_values_and_their_formats():
     prog = lower('BEGIN { printf("%s %s %s\\n", username, strftime("%H:%M", nsecs), strftime("%f", 0));\n'
                  '  @t[strftime("%H:%M", 1)] = 1; }\n'

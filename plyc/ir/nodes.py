@@ -98,6 +98,7 @@ CGROUPID = "cgroupid"      # a cgroup v2 directory's id (its file handle)
 NCPUS = "ncpus"            # the CPUs the device has (possible ones)
 UADDR = "uaddr"            # a symbol's link-time address in a uprobe's binary
 UADDR_FIXED = "uaddr_fixed"  # ... which must be a fixed-address executable (not PIE)
+HELPER = "helper"          # 1: a BPF helper the program calls, which the device's kernel must have
 
 
 @dataclass(eq=False)
@@ -105,7 +106,7 @@ class DeviceConst(Expr):
     """A u64 the tracer resolves on the device before the load (one per
     distinct kind and name in a program), known to the verifier as a
     constant of .rodata."""
-    kind: str            # KADDR | CGROUPID | NCPUS | UADDR | UADDR_FIXED
+    kind: str            # KADDR | CGROUPID | NCPUS | UADDR | UADDR_FIXED | HELPER
     name: str = ""
     binary: str = ""     # UADDR*: the binary (a uprobe's path)
 

@@ -133,6 +133,15 @@ struct {
 } plyc_stacks SEC(".maps");
 #endif
 
+#ifdef PLYC_MAP_LEN
+/* bpftrace's len(@m): bpf_for_each_map_elem() (Linux 5.13) returns how
+ * many entries it visited; this callback visits them all and does nothing. */
+static long plyc_count_entry(void *map, const void *key, void *value, void *ctx)
+{
+	return 0;
+}
+#endif
+
 #ifdef PLYC_TP_NAMES
 /* `probe` in a tracepoint wildcard: the BPF cookie the tracer attached each
  * matched event with (1, 2, ...) -> "tracepoint:group:event", filled by

@@ -51,7 +51,7 @@ FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(V.
 FUNCTIONS_NOT_YET = frozenset(
     "buf usym pton strcontains cat "
     "system signal override cgroup_path path strerror "
-    "skboutput unwatch kstack ustack len percpu_kaddr print_map".split())
+    "skboutput unwatch kstack ustack percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "nsecs": "time", "kstack": "stack"}

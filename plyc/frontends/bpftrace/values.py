@@ -242,6 +242,33 @@ def has_key(chk, call: A.Call):
     return ir.MapHas(info.name, keys, type=T.S64, span=call.span)
 
 
+def emit_len(g, call):
+    m = g.res.map(call.args[0].value.decode())
+    return f"((__s64)bpf_for_each_map_elem(&{m.cname}, plyc_count_entry, (void *)0, 0))"
+
+
+LEN = B.Func("len", (2, 2), None, emit_len, "how many entries a map holds")
+
+
+def check_len(chk, call: A.Call):
+    """len(@m): how many keys the map holds (current bpftrace), counted by
+    bpf_for_each_map_elem() (Linux 5.13)."""
+    arg = call.args[0]
+    if not isinstance(arg, A.Map) or arg.keys is not None:
+        chk.err("len() takes a map: len(@m)", arg.span)
+    info = chk.maps.get(arg.name)
+    if info is None:
+        chk.err(f"no map named {arg.name}", arg.span)
+    if not info.key_types:
+        chk.err(f"len() counts a map's keys; {arg.name} has none", arg.span)
+    chk.probe.bpf_defines.add("PLYC_MAP_LEN")
+    # The second argument (unused by the C) has the tracer check at start-up
+    # that the kernel has the helper: 5.10's verifier would reject the
+    # callback's BTF without naming it.
+    helper = ir.DeviceConst(ir.HELPER, "bpf_for_each_map_elem", type=T.U64, span=call.span)
+    return ir.Call(LEN, [ir.BytesConst(arg.name.encode(), type=T.Str(64)), helper], type=T.S64, span=call.span)
+
+
 # The functions above, by name: (fewest, most arguments), typing rule.
 FUNCTIONS = {
     "kaddr": ((1, 1), check_kaddr),
@@ -251,6 +278,7 @@ FUNCTIONS = {
     "has_key": ((2, 2), has_key),
     "macaddr": ((1, 1), check_macaddr),
     "strftime": ((2, 2), check_strftime),
+    "len": ((1, 1), check_len),
 }
 
 
