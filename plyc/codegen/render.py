@@ -102,11 +102,12 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
             scratch.append(dict(struct=struct, member=p.prog, decls=gen.scratch_decls(),
                                 line=p.line, spec=p.spec.replace("*/", "*\\/")))
         body = gen.finish(struct, slot)
+        callbacks = gen.callback_functions(struct)
         twin = dict(prog=p.twin, section=p.fentry["section"], func=p.fentry["func"]) if p.fentry else None
         probes.append(dict(prog=p.prog, section=p.section, line=p.line, spec=p.spec.replace("*/", "*\\/"),
                            ctx_decl=p.probe.provider.ctx_decl, body=[text for text, _ in body],
                            stoppable=not p.probe.provider.runs_once, twin=twin,
-                           body_name=p.body))
+                           body_name=p.body, callbacks=callbacks))
     maps = [dict(name=m.name, cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
                  key_ctype=m.key_ctype, value_ctype=m.value_ctype)
             for m in res.maps]

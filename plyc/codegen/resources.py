@@ -208,7 +208,9 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
     for probe in program.probes:
         t = probe.target
         fentry = None
-        if t.provider.fentry and not probe.uses_regs and opts.get("fentry", True):
+        # A for loop's callback can't be told which twin runs it (codegen/loops.py).
+        if t.provider.fentry and not probe.uses_regs and opts.get("fentry", True) \
+                and not any(isinstance(n, ir.ForMap) for n in ir.walk(probe.body)):
             fentry = t.provider.fentry(t, program.ktypes, program.arch)
         prov = t.provider.name
         prog = ns.claim(*N.prog_candidates(prov, probe.spec.arg or ""))

@@ -1,0 +1,136 @@
+"""The C of the IR's loops (ir.While, ir.ForMap, ir.Break, ir.Continue),
+for cgen.FuncGen.
+
+A While is a C `for` bounded by a counter (ir.LOOP_CAP): the verifier
+(Linux 5.3+) follows a loop only when it sees it end, and a counter makes
+every loop end, whatever its condition reads.
+
+A ForMap's body runs in a callback of bpf_for_each_map_elem (Linux 5.13),
+a C function of its own: it reaches the probe's state through a context
+struct on the probe's stack. The struct carries the probe's context
+pointer, its scratch slot and a copy of every scalar $local, copied in
+before the call and back after it (and by the callback at each of its
+exits), so the body reads and sets them as the probe's own code does.
+String and buffer locals of such a probe live in its scratch slot, which
+both functions address. Break and continue in the callback return 1 and
+0, as the helper reads them."""
+from __future__ import annotations
+
+from ..ir import nodes as ir
+from . import cgen as C
+
+# Placeholders that cgen's finish() resolves once it knows whether the
+# probe has a scratch slot and what its C type is.
+SCRATCH_PASS = "\0scratch_pass "       # + the context struct's name: hand the slot over
+SCRATCH_DECL = "\0scratch_decl"        # the callback's pointer to the slot
+
+
+def local_c(name: str) -> str:
+    """The C variable of a $local: `v_x`; a loop's hidden ones (kv.0,
+    i.end: no script name has a dot) `lv_kv_0`, out of the script's way."""
+    return f"lv_{name.replace('.', '_')}" if "." in name else f"v_{name}"
+
+
+def has_callbacks(probe: ir.Probe) -> bool:
+    return any(isinstance(n, ir.ForMap) for n in ir.walk(probe.body))
+
+
+def assigned(s: ir.Stmt) -> set:
+    return {n.name for n in ir.walk(s) if isinstance(n, ir.SetLocal)}
+
+
+def stmt_While(g, s: ir.While):
+    for name in assigned(s):
+        g.forget_keys(name)        # a key built before the loop goes stale in it
+    n = g.tmp("n")
+    g.line("#pragma clang loop unroll(disable)")
+    g.line(f"for (__u32 {n} = 0; {n} < {ir.LOOP_CAP}; {n}++) {{")
+    g.depth += 1
+    g.loops.append(None)
+    if s.step is not None:
+        # Before each test but the first: `continue` reaches it too.
+        g.line(f"if ({n}) {{")
+        g.block(s.step)
+        g.line("}")
+    cond = C.bare(g.uncast(g.scalar(s.cond)))
+    g.line(f"if (!({cond}))")
+    g.line("\tbreak;")
+    g.stmt(s.body)
+    g.loops.pop()
+    g.depth -= 1
+    g.line("}")
+
+
+def stmt_Break(g, s: ir.Break):
+    store = g.loops[-1]
+    if store is None:
+        g.line("break;")
+    else:
+        g.lines_of(store + ["return 1;"])
+
+
+def stmt_Continue(g, s: ir.Continue):
+    store = g.loops[-1]
+    if store is None:
+        g.line("continue;")
+    else:
+        g.lines_of(store + ["return 0;"])
+
+
+def stmt_ForMap(g, s: ir.ForMap):
+    m = g.res.map(s.map)
+    name = f"plyc_p{g.probe.index}_loop{g.ncallbacks}"
+    g.ncallbacks += 1
+    scalars = [(local_c(n), t.scalar_ctype()) for n, t in sorted(g.probe.locals.items())
+               if not t.is_bytes]
+    # The probe's side: its state into the context, the call, its locals back.
+    c = g.tmp("c")
+    g.line(f"struct {name}_ctx {c} = {{}};")
+    g.line(f"{c}.ctx = ctx;")
+    g.line(SCRATCH_PASS + c)
+    g.lines_of([f"{c}.{v} = {v};" for v, _ in scalars])
+    g.line(f"bpf_for_each_map_elem(&{m.cname}, {name}, &{c}, 0);")
+    g.lines_of([f"{v} = {c}.{v};" for v, _ in scalars])
+    for n in assigned(s):
+        g.forget_keys(n)
+
+    # The callback: its own lines, keys and loops.
+    saved = g.lines, g.keys, g._depth, g.loops
+    g.lines, g.keys, g._depth, g.loops = [], {}, 1, []
+    store = [f"c->{v} = {v};" for v, _ in scalars]
+    g.line(f"struct {name}_ctx *c = cx;")
+    g.line(f"{g.probe.provider.ctx_decl} = c->ctx;")
+    g.line(SCRATCH_DECL)
+    g.lines_of([f"{t} {v} = c->{v};" for v, t in scalars])
+    g.line("(void)ctx;")
+    g.line("(void)map;")
+    g.line(g.comment(s.span.line))
+    entry_fields(g, m, s)
+    g.loops.append(store)
+    g.stmt(s.body)
+    g.lines_of(store + ["return 0;"])
+    body = g.lines
+    g.lines, g.keys, g._depth, g.loops = saved
+    g.callbacks.append(dict(name=name, line=s.span.line, map=s.map, body=body,
+                            fields=["void *ctx", "void *scratch"] + [f"{t} {v}" for v, t in scalars]))
+
+
+def entry_fields(g, m, s: ir.ForMap):
+    """The loop's locals set from the entry: key parts, then the value."""
+    locs = g.probe.locals
+    if m.scalar_key:
+        g.line(f"{local_c(s.keys[0])} = *(const {m.key_ctype} *)key;")
+    else:
+        for f, name in zip(m.keys, s.keys):
+            if locs[name].is_bytes:
+                a = C.alignment(f.offset)
+                src = C.offset_ptr("key", f.offset, a, const=True)
+                g.lines_of(C.mem_calls("memcpy", g.local_ref[name], src, min(f.type.size, locs[name].size), a))
+            else:
+                g.line(f"{local_c(name)} = ((const {m.key_ctype} *)key)->{f.name};")
+    if locs[s.value].is_bytes:
+        g.lines_of(C.mem_calls("memcpy", g.local_ref[s.value],
+                               f"__builtin_assume_aligned(((const {m.value_ctype} *)value)->v, 8)",
+                               locs[s.value].size))
+    else:
+        g.line(f"{local_c(s.value)} = ((const {m.value_ctype} *)value)->v;")
