@@ -668,7 +668,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	 * decide parameters (syscall wrappers) and program types (kprobe.multi). */
 	if (plyc_check_targets(prog) || set_params(obj, &o, target) || plyc_tp_patch(prog, obj) ||
 	    plyc_prepare_programs(prog, obj) || plyc_once_prepare(prog, obj) ||
-	    plyc_output_prepare(obj, prog->name, o.verbose)) {
+	    plyc_output_prepare(obj, prog->name, o.verbose) || plyc_check_needs(prog, obj)) {
 		failed = 1;
 		goto cleanup;
 	}

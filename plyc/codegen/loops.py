@@ -134,3 +134,20 @@ def entry_fields(g, m, s: ir.ForMap):
                                locs[s.value].size))
     else:
         g.line(f"{local_c(s.value)} = ((const {m.value_ctype} *)value)->v;")
+
+
+# The helper a ForMap calls: BPF_FUNC_for_each_map_elem's number, name, release.
+FOR_EACH_HELPER = (164, "bpf_for_each_map_elem", "5.13")
+
+
+def needs(res) -> list:
+    """Each for loop's helper, for the tracer to ask the kernel before the
+    load (runtime-c/needs.c): the tracer's table of them."""
+    out = []
+    for p in res.probes:
+        for n in ir.walk(p.probe.body):
+            if isinstance(n, ir.ForMap):
+                helper, hname, since = FOR_EACH_HELPER
+                out.append(dict(prog=p.prog, helper=helper, helper_name=hname, since=since,
+                                line=n.span.line, what=C.c_string(f"a for loop over {n.map}".encode())))
+    return out

@@ -14,7 +14,7 @@ from .. import __version__
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
 from ..ir.report import Report
-from . import cgen, printers
+from . import cgen, loops, printers
 from .resources import Field, Resources, layout
 
 
@@ -204,7 +204,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     rows = [" ".join(f"{n}," for n in lm[i:i + 16]) for i in range(0, len(lm), 16)] or ["0,"]
     return dict(version=__version__, script=res.script, name=res.name, maps=maps, probes=probes,
                 slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows,
-                report=report_context(res, report) if report else None,
+                report=report_context(res, report) if report else None, needs=loops.needs(res),
                 default_pid=report.default_pid if report else 0)
 
 
