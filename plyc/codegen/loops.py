@@ -8,13 +8,16 @@ every loop end, whatever its condition reads.
 A ForMap's body runs in a callback of bpf_for_each_map_elem (Linux 5.13),
 a C function of its own: it reaches the probe's state through a context
 struct on the probe's stack. The struct carries the probe's context
-pointer, its scratch slot and a copy of every scalar $local, copied in
+pointer, its scratch slot and a copy of each scalar $local the body uses,
+copied in
 before the call and back after it (and by the callback at each of its
 exits), so the body reads and sets them as the probe's own code does.
 String and buffer locals of such a probe live in its scratch slot, which
 both functions address. Break and continue in the callback return 1 and
 0, as the helper reads them."""
 from __future__ import annotations
+
+import re
 
 from ..ir import nodes as ir
 from . import cgen as C
@@ -26,9 +29,9 @@ SCRATCH_DECL = "\0scratch_decl"        # the callback's pointer to the slot
 
 
 def local_c(name: str) -> str:
-    """The C variable of a $local: `v_x`; a loop's hidden ones (kv.0,
-    i.end: no script name has a dot) `lv_kv_0`, out of the script's way."""
-    return f"lv_{name.replace('.', '_')}" if "." in name else f"v_{name}"
+    """The C variable of a $local: `v_x`; a loop's hidden ones (kv@4:2.0,
+    i.end: no script name has a dot) `lv_kv_4_2_0`, out of the script's way."""
+    return f"v_{name}" if name.isidentifier() else "lv_" + re.sub(r"\W", "_", name)
 
 
 def has_callbacks(probe: ir.Probe) -> bool:
@@ -81,16 +84,22 @@ def stmt_ForMap(g, s: ir.ForMap):
     m = g.res.map(s.map)
     name = f"plyc_p{g.probe.index}_loop{g.ncallbacks}"
     g.ncallbacks += 1
+    used = {n.name for n in ir.walk(s) if isinstance(n, (ir.Local, ir.SetLocal))} | set(s.keys) | {s.value}
     scalars = [(local_c(n), t.scalar_ctype()) for n, t in sorted(g.probe.locals.items())
-               if not t.is_bytes]
-    # The probe's side: its state into the context, the call, its locals back.
+               if not t.is_bytes and n in used]
+    # The probe's side, in a block of its own (the context's stack ends
+    # with it): its state into the context, the call, its locals back.
     c = g.tmp("c")
+    g.line("{")
+    g.depth += 1
     g.line(f"struct {name}_ctx {c} = {{}};")
     g.line(f"{c}.ctx = ctx;")
     g.line(SCRATCH_PASS + c)
     g.lines_of([f"{c}.{v} = {v};" for v, _ in scalars])
     g.line(f"bpf_for_each_map_elem(&{m.cname}, {name}, &{c}, 0);")
     g.lines_of([f"{v} = {c}.{v};" for v, _ in scalars])
+    g.depth -= 1
+    g.line("}")
     for n in assigned(s):
         g.forget_keys(n)
 

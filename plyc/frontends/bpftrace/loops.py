@@ -8,7 +8,8 @@
 - `for ($kv : @m)`: an ir.ForMap over the plain map @m (bpf_for_each_map_elem,
   Linux 5.13). `$kv` is a (key, value) pair, read as `$kv.0` and `$kv.1`
   (`$kv.0.N`: the Nth part of a key of several): each part is a hidden local
-  the loop sets, named "kv.0", "kv.0.N", "kv.1" (no script name has a dot).
+  the loop sets, named "kv@LINE:COL.0", "...0.N", "...1" (no script name has
+  a dot; the loop's place tells apart loops binding the same name).
   A pair as a whole is a tuple, not lowered here.
 - `break`, `continue`: in the innermost loop; `return` is refused in a `for`
   body, as bpftrace refuses it.
@@ -111,8 +112,10 @@ def _for_map(ty, s: A.For, name: str) -> ir.ForMap:
     keys = list(info.key_types)
     if not keys:
         ty.err(f"{ref.name} has no keys: a for loop needs a map with keys", ref.span)
-    key_names = [f"{name}.0"] if len(keys) == 1 else [f"{name}.0.{i}" for i in range(len(keys))]
-    value = f"{name}.1"
+    # Each loop's own locals (another loop may bind the same name to other types).
+    base = f"{name}@{s.span.line}:{s.span.col}"
+    key_names = [f"{base}.0"] if len(keys) == 1 else [f"{base}.0.{i}" for i in range(len(keys))]
+    value = f"{base}.1"
     for n, t in zip(key_names + [value], keys + [info.value_type]):
         ty.probe.locals[n] = t
         ty.defined.add(n)
