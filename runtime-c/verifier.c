@@ -66,6 +66,14 @@ int plyc_verifier_hint(const char *log, char *buf, size_t len)
 			 "programs: bounded loops came in Linux 5.3");
 		return 1;
 	}
+	/* The verifier walks each iteration of a loop apart: a while loop whose
+	 * end it can't see is walked up to plyc's cap (ir.LOOP_CAP). */
+	if (strstr(log, "BPF program is too large")) {
+		snprintf(buf, len, "the verifier follows each path of a program, and each iteration of "
+			 "a loop apart (a while loop up to plyc's cap of 1024), up to a million "
+			 "instructions: a smaller loop body, or a constant bound, loads");
+		return 1;
+	}
 	id = helper_id(log);
 	if (id < 0)
 		return 0;
