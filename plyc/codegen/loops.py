@@ -84,12 +84,14 @@ def stmt_ForMap(g, s: ir.ForMap):
     m = g.res.map(s.map)
     name = f"plyc_p{g.probe.index}_loop{g.ncallbacks}"
     g.ncallbacks += 1
-    used = {n.name for n in ir.walk(s) if isinstance(n, (ir.Local, ir.SetLocal))} | set(s.keys) | {s.value}
+    used = {n.name for n in ir.walk(s) if isinstance(n, (ir.Local, ir.SetLocal))} | \
+        {name for n in ir.walk(s) if isinstance(n, ir.ForMap) for name in n.keys + [n.value]}
     scalars = [(local_c(n), t.scalar_ctype()) for n, t in sorted(g.probe.locals.items())
                if not t.is_bytes and n in used]
     # The probe's side, in a block of its own (the context's stack ends
     # with it): its state into the context, the call, its locals back.
     c = g.tmp("c")
+    g.stack_used += 16 + 8 * len(scalars)    # later temporaries go to scratch sooner
     g.line("{")
     g.depth += 1
     g.line(f"struct {name}_ctx {c} = {{}};")
