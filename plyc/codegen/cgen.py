@@ -158,7 +158,7 @@ class FuncGen:
         self.local_ref: dict = {}               # $name of a string/buffer -> its C lvalue
         self.loops: list = []                   # enclosing loops: None (C), or a callback's store-back lines
         self.callbacks: list = []               # functions of for-loop bodies (loops.py)
-        self.ncallbacks = 0
+        self.callback_names: set = set()        # their C names
         # A probe with callbacks keeps its strings in scratch, where they reach.
         self.captured = loops.has_callbacks(probe)
 

@@ -82,8 +82,15 @@ def stmt_Continue(g, s: ir.Continue):
 
 def stmt_ForMap(g, s: ir.ForMap):
     m = g.res.map(s.map)
-    name = f"plyc_p{g.probe.index}_loop{g.ncallbacks}"
-    g.ncallbacks += 1
+    # Named for the probe's program and the map, `PROG_for_MAP`, then `_2`, ...
+    # past any C name already taken (maps', programs', other loops').
+    prog = next(p.prog for p in g.res.probes if p.probe is g.probe)
+    taken = g.callback_names | {x.cname for x in g.res.maps} | {p.prog for p in g.res.probes}
+    base = name = f"{prog}_for_{m.cname}"
+    k = 2
+    while name in taken or f"{name}_ctx" in taken:
+        name, k = f"{base}_{k}", k + 1
+    g.callback_names.add(name)
     used = {n.name for n in ir.walk(s) if isinstance(n, (ir.Local, ir.SetLocal))} | \
         {name for n in ir.walk(s) if isinstance(n, ir.ForMap) for name in n.keys + [n.value]}
     scalars = [(local_c(n), t.scalar_ctype()) for n, t in sorted(g.probe.locals.items())
