@@ -825,6 +825,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		if (!o.keep_going)
 			failed = 1;
 	}
+	plyc_report_loop_caps(prog, obj);
 	/* Map updates the kernel refused, by reason (docs/output.md). */
 	if (plyc_report_refusals(prog->name, stats_fd, prog->maps, prog->nmaps, o.keep_going))
 		failed = 1;

@@ -74,6 +74,8 @@ struct plyc_program {
 	enum plyc_style style;     /* whose output: ply's or bpftrace's (plyc build --output-style) */
 	const struct plyc_need *needs;
 	int nneeds;
+	const int *loop_lines;     /* script line of each while loop (plyc_loopcap's slots) */
+	int nloops;
 };
 
 int plyc_main(struct plyc_program *prog, int argc, char **argv);
@@ -124,6 +126,10 @@ const unsigned char *plyc_read_helpers(const struct plyc_program *prog, size_t *
 /* needs.c: each helper of prog->needs asked of the kernel for its
  * program's type, before load; 0, or -1 once the lacking ones are told. */
 int plyc_check_needs(const struct plyc_program *prog, struct bpf_object *obj);
+
+/* loopcaps.c: at exit, a warning for each while loop that plyc's cap
+ * stopped (its line, how often). */
+void plyc_report_loop_caps(const struct plyc_program *prog, struct bpf_object *obj);
 
 /* once.c: how BEGIN and END run on this kernel (BPF_PROG_TEST_RUN, or a
  * uprobe on the tracer itself), settled before load; then running every

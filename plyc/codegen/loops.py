@@ -3,7 +3,8 @@ for cgen.FuncGen.
 
 A While is a C `for` bounded by a counter (ir.LOOP_CAP): the verifier
 (Linux 5.3+) follows a loop only when it sees it end, and a counter makes
-every loop end, whatever its condition reads.
+every loop end, whatever its condition reads. A loop stopped by the cap
+is counted (plyc_loopcap), and the tracer warns at exit, naming its line.
 
 A ForMap's body runs in a callback of bpf_for_each_map_elem (Linux 5.13),
 a C function of its own: it reaches the probe's state through a context
@@ -46,8 +47,11 @@ def stmt_While(g, s: ir.While):
     for name in assigned(s):
         g.forget_keys(name)        # a key built before the loop goes stale in it
     n = g.tmp("n")
+    cap = len(g.res.loop_caps)         # its slot in plyc_loopcap: the tracer warns of a stop
+    g.res.loop_caps.append(s.span.line)
+    g.line(f"__u32 {n} = 0;")
     g.line("#pragma clang loop unroll(disable)")
-    g.line(f"for (__u32 {n} = 0; {n} < {ir.LOOP_CAP}; {n}++) {{")
+    g.line(f"for (; {n} < {ir.LOOP_CAP}; {n}++) {{")
     g.depth += 1
     g.loops.append(None)
     if s.step is not None:
@@ -62,6 +66,8 @@ def stmt_While(g, s: ir.While):
     g.loops.pop()
     g.depth -= 1
     g.line("}")
+    g.line(f"if ({n} >= {ir.LOOP_CAP})")
+    g.line(f"\tplyc_count_loopcap({cap});")
 
 
 def stmt_Break(g, s: ir.Break):

@@ -118,6 +118,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                 event_max=event_slot_limit(res), event_slots=max([p.probe.index + 1 for p in res.probes] + [1]),
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
                 stack_entries=res.stack_entries, maps=maps, probes=probes, scratch=scratch,
+                loop_caps=len(res.loop_caps),
                 bpf_defines=sorted(({p.probe.provider.bpf_define for p in res.probes} - {""})
                                    | {d for p in res.probes for d in p.probe.bpf_defines}
                                    | {"PLYC_TP_GLOB_FIELDS" for p in res.probes
@@ -205,6 +206,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     return dict(version=__version__, script=res.script, name=res.name, maps=maps, probes=probes,
                 slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows,
                 report=report_context(res, report) if report else None, needs=loops.needs(res),
+                loop_lines=res.loop_caps,
                 default_pid=report.default_pid if report else 0)
 
 

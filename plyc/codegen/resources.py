@@ -4,7 +4,7 @@ their record layouts, output events, run-time parameters, and the probes
 to attach."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from .. import types as T
@@ -155,6 +155,7 @@ class Resources:
     buffer_size: int
     stack_entries: int
     strsize: int
+    loop_caps: list = field(default_factory=list)   # script line of each While, by its index (codegen/loops.py)
 
     def map(self, name: str) -> MapRes:
         return next(m for m in self.maps if m.name == name)
