@@ -296,10 +296,9 @@ class FuncGen:
                 head += [f"if (!{SCRATCH})", "\treturn 0;"]
         out = [("\t" + text if text else "", line) for text in head]
         for text, n in self.lines:
-            if loops.SCRATCH_PASS in text:
-                if self.uses_scratch:
-                    c = text.split(loops.SCRATCH_PASS)[1]
-                    out.append((text.split(loops.SCRATCH_PASS)[0] + f"{c}.scratch = {SCRATCH};", n))
+            lines = self.scratch_placeholder(text, struct)
+            if lines is not None:
+                out += [(t, n) for t in lines]
                 continue
             if text.endswith(RETURN):
                 ind = text[:-len(RETURN)]
@@ -372,18 +371,22 @@ class FuncGen:
         for cb in self.callbacks:
             body = []
             for text, _ in cb["body"]:
-                if loops.SCRATCH_PASS in text:
-                    if self.uses_scratch:
-                        ind, c = text.split(loops.SCRATCH_PASS)
-                        body.append(f"{ind}{c}.scratch = {SCRATCH};")
-                    continue
-                if text.endswith(loops.SCRATCH_DECL):
-                    if self.uses_scratch:
-                        body += [f"\tstruct {struct} *{SCRATCH} = c->scratch;", f"\t(void){SCRATCH};"]
-                    continue
-                body.append(text)
+                lines = self.scratch_placeholder(text, struct)
+                body += [text] if lines is None else lines
             out.append(dict(cb, body=body))
         return out
+
+    def scratch_placeholder(self, text: str, struct: Optional[str]) -> Optional[list]:
+        """A line of loops.py's placeholders as C (none where the probe has
+        no scratch slot), or None for any other line."""
+        if loops.SCRATCH_PASS in text:
+            ind, c = text.split(loops.SCRATCH_PASS)
+            return [f"{ind}{c}.scratch = {SCRATCH};"] if self.uses_scratch else []
+        if text.endswith(loops.SCRATCH_DECL):
+            ind = text[:-len(loops.SCRATCH_DECL)]
+            return [f"{ind}struct {struct} *{SCRATCH} = c->scratch;", f"{ind}(void){SCRATCH};"] \
+                if self.uses_scratch else []
+        return None
 
     def stmt_CallStmt(self, s: ir.CallStmt):
         # Evaluated for the statements it emits; its value is unused.
