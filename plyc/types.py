@@ -71,6 +71,10 @@ class Type:
             return f"char[{self.size}]"
         if self.kind == "buf":
             return f"u8[{self.size}]"
+        if self.kind == "stack":
+            args = ([self.fmt] if self.fmt in STACK_MODES and self.fmt != "bpftrace" else []) + \
+                ([str(self.width)] if self.width else [])
+            return ("ustack" if self.user else "stack") + (f"({', '.join(args)})" if args else "")
         return self.kind
 
 

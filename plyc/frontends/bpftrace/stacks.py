@@ -38,8 +38,9 @@ def _stack_args(chk, call) -> tuple:
     args, mode, limit = list(call.args), "bpftrace", 0
     if args and isinstance(args[0], A.Ident) and args[0].name in MODES:
         mode = args.pop(0).name
-    elif len(args) == 2:
+    elif len(args) == 2 or args and isinstance(args[0], A.Ident):
         chk.err(f"{call.name}()'s mode is one of {', '.join(MODES)}", args[0].span)
+        args.pop(0)
     if args:
         limit = chk.const_int(args[0], f"{call.name}()'s frame count must be a constant")
         if not 1 <= limit <= DEPTH:
