@@ -343,6 +343,34 @@ struct umaps {
 	uint32_t pid;
 };
 
+/* "start-end perms offset major:minor inode   /path" into m; 0 for a file. */
+static int parse_mapping(char *line, struct mapping *m)
+{
+	unsigned long major, minor;
+	char *p = line, *end;
+
+	m->start = strtoull(p, &end, 16);
+	if (*end != '-')
+		return -1;
+	m->end = strtoull(end + 1, &end, 16);
+	p = strchr(end, ' ');		/* then the permissions */
+	if (!p || !(p = strchr(p + 1, ' ')))
+		return -1;
+	m->pgoff = strtoull(p + 1, &end, 16);
+	major = strtoul(end, &end, 16);
+	if (*end != ':')
+		return -1;
+	minor = strtoul(end + 1, &end, 16);
+	m->ino = strtoull(end, &end, 10);
+	p = end + strspn(end, " \t");
+	if (*p != '/' || !m->ino)
+		return -1;
+	m->dev = makedev(major, minor);
+	p[strcspn(p, "\n")] = '\0';
+	snprintf(m->path, sizeof(m->path), "%s", p);
+	return 0;
+}
+
 static void umaps_read(struct umaps *u, uint32_t pid)
 {
 	char path[64], *line = NULL;
@@ -357,18 +385,10 @@ static void umaps_read(struct umaps *u, uint32_t pid)
 	if (!fp)
 		return;
 	while (getline(&line, &cap, fp) > 0) {
-		struct mapping m = { 0 };
-		unsigned int major, minor;
-		char perms[8];
-		int pathpos = 0;
+		struct mapping m;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &m.start, &m.end,
-			   perms, &m.pgoff, &major, &minor, &m.ino, &pathpos) < 7 || !pathpos ||
-		    line[pathpos] != '/' || !m.ino)
+		if (parse_mapping(line, &m))
 			continue;
-		m.dev = makedev(major, minor);
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(m.path, sizeof(m.path), "%s", line + pathpos);
 		if (u->n == mcap) {
 			struct mapping *g;
 
