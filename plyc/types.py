@@ -99,8 +99,9 @@ STACK_MODES = {"bpftrace": 0, "perf": 1, "raw": 2}
 
 def Stack(user: bool = False, mode: str = "bpftrace", limit: int = 0) -> Type:
     """A stack id (kernel: the s64 of bpf_get_stackid; user: the pid in the
-    high 32 bits, the id in the low 32, as bpftrace keys a user stack)."""
-    return Type("stack", 8, True, mode, user=user, width=limit)
+    high 32 bits, the id in the low 32, as bpftrace keys a user stack).
+    bpftrace's mode is the default "dec": kstack() is STACK, bare kstack."""
+    return Type("stack", 8, True, "dec" if mode == "bpftrace" else mode, user=user, width=limit)
 
 
 def Str(size: int = DEFAULT_STRSIZE) -> Type:

@@ -92,3 +92,13 @@ ERRORS = [
 @pytest.mark.parametrize("src,message", ERRORS, ids=range(len(ERRORS)))
 def test_errors(src, message):
     assert err(src) == message
+
+
+def test_default_mode_and_full_depth_are_the_bare_stacks():
+    """kstack() and kstack(bpftrace) are the bare kstack, ustack(bpftrace, 127)
+    the bare ustack: one key type each."""
+    prog = lower('uprobe:/bin/sh:main { @k[kstack] = count(); @k[kstack()] = count(); '
+                 '@k[kstack(bpftrace)] = count(); @u[ustack] = count(); @u[ustack(bpftrace, 127)] = count(); }')
+    assert dump(prog).splitlines()[:2] == ["map @k aggregation [stack] -> count(u64)",
+                                           "map @u aggregation [ustack] -> count(u64)"]
+    assert prog.probes[0].stack_limits == set()
