@@ -66,9 +66,9 @@ def parse(fmt: str) -> list:
 def accepts(conv: str, typ) -> bool:
     """Whether a value of `typ` may be printed with this conversion."""
     if conv == "v":
-        return typ.kind in ("int", "str", "buf", "inet", "stack")
+        return typ.kind in ("int", "str", "buf", "inet", "usym", "stack")
     if conv == "s":
-        return typ.kind in ("str", "buf", "inet") or (typ.kind == "int" and typ.fmt == "sym") or typ.kind == "stack"
+        return typ.kind in ("str", "buf", "inet", "usym") or (typ.kind == "int" and typ.fmt == "sym") or typ.kind == "stack"
     if conv in "diouxXcp":
         return typ.kind == "int"
     return False

@@ -685,9 +685,9 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		prog->maps[i].fd = m ? bpf_map__fd(m) : -1;
 	}
 	{
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, "plyc_stacks");
+		struct bpf_map *m;
 
-		plyc_rt.stack_fd = m ? bpf_map__fd(m) : -1;
+		plyc_stacks_find(obj);
 		m = bpf_object__find_map_by_name(obj, "plyc_stats");
 		stats_fd = m ? bpf_map__fd(m) : -1;
 		if (plyc_output_open(obj, P->handle_event)) {

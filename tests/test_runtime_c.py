@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime-c"
-SOURCES = ["format.c", "json.c", "ksyms.c", "mapdump.c", "aggregations.c", "btoutput.c", "verifier.c"]
+SOURCES = ["format.c", "json.c", "ksyms.c", "mapdump.c", "aggregations.c", "btoutput.c", "usyms.c", "verifier.c"]
 CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"]
 
 

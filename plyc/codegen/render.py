@@ -117,7 +117,8 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
     return dict(version=__version__, script=res.script, name=res.name, buffer_size=buffer_size,
                 event_max=event_slot_limit(res), event_slots=max([p.probe.index + 1 for p in res.probes] + [1]),
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
-                stack_entries=res.stack_entries, maps=maps, probes=probes, scratch=scratch,
+                stack_entries=res.stack_entries,
+                stack_limits=sorted({n for p in res.probes for n in p.probe.stack_limits}), maps=maps, probes=probes, scratch=scratch,
                 loop_caps=len(res.loop_caps),
                 bpf_defines=sorted(({p.probe.provider.bpf_define for p in res.probes} - {""})
                                    | {d for p in res.probes for d in p.probe.bpf_defines}
@@ -191,9 +192,9 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
             percpu=int(m.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")), nbuckets=m.nbuckets,
             lq=m.info.params or (0, 0, 0),
             key_fields=[dict(kind=f.type.rt_kind(), size=f.type.size, signed=int(f.type.signed),
-                       width=f.type.width, offset=f.offset) for f in m.keys],
+                       width=f.type.rt_width(), offset=f.offset) for f in m.keys],
             value=dict(kind=vt.rt_kind() if vt.kind != "dataloc" else "PLYC_K_INT", size=vt.size,
-                       signed=int(vt.signed), width=vt.width)))
+                       signed=int(vt.signed), width=vt.rt_width())))
     probes = [dict(prog=p.prog, line=p.line, provider=p.probe.provider.c_provider,
                    where_c=cgen.c_string(where.encode()), spec_c=cgen.c_string(spec.encode()),
                    data_struct=struct, data=fields)

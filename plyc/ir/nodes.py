@@ -337,6 +337,7 @@ class Probe:
     uses_regs: bool = False                         # needs the kprobe's pt_regs (no fentry twin)
     args_read: set = field(default_factory=set)    # argN and retval read (an fentry twin's ctx)
     bpf_defines: set = field(default_factory=set)  # plyc.bpf.h features its code needs (PLYC_TP_NAMES)
+    stack_limits: set = field(default_factory=set)  # frame limits of its stacks (kstack(n)): a map each
 
     @property
     def provider(self) -> "Provider":

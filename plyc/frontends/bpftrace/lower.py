@@ -35,7 +35,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import constants, headers, loops, preamble
+from . import constants, headers, loops, preamble, stacks
 from . import specs as S
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
@@ -45,16 +45,16 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
-FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS)
+FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "buf kaddr uaddr usym pton reg strcontains cat "
+    "buf kaddr uaddr pton reg strcontains cat "
     "system signal override macaddr cgroupid cgroup_path path strftime strerror "
-    "skboutput unwatch kstack ustack has_key len percpu_kaddr print_map".split())
+    "skboutput unwatch has_key len percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "nsecs": "time", "kstack": "stack"}
-VARIABLES_NOT_YET = frozenset("username ustack jiffies ncpus ctx".split())
+VARIABLES_NOT_YET = frozenset("username jiffies ncpus ctx".split())
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 
@@ -520,6 +520,8 @@ class Typer(PlyTyper):
         if name in BT.VARIABLES:
             var = BT.VARIABLES[name]
             return ir.Variable(var, type=var.type)
+        if name == "ustack":
+            return stacks.ustack(self, e.span)
         if name == "curtask":
             return ir.Variable(BT.CURTASK, type=BT.curtask_type(self, e.span))
         if name == "elapsed":
@@ -547,6 +549,8 @@ class Typer(PlyTyper):
                 # an exact-name kprobe sharing the body with a glob too (vfsstat's
                 # @[func]), so that func has one type there.
                 return self.expr_Name(_Name("caller", e.span))
+            if pname == "uretprobe" and not probe.target.glob:
+                return stacks.uretprobe_func(self, e.span)
             if pname not in ("kprobe", "kretprobe", "uprobe") or probe.target.glob:
                 what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
                 self.err(not_yet(f"'func' in {what}"), e.span)
@@ -629,12 +633,12 @@ class Typer(PlyTyper):
             return self.zero(e, statement)
         if e.name == "time":
             return self.time(e, statement)
-        func = BT.FUNCTIONS.get(e.name)
+        func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name)
         if func is None:
             return super().call(e, statement)
         lo, hi = func.arity
         if not lo <= len(e.args) <= hi:
-            want = str(lo) if lo == hi else f"{lo} or {hi}"
+            want = str(lo) if lo == hi else f"{lo} or {hi}" if hi == lo + 1 else f"{lo} to {hi}"
             self.err(f"{e.name}() takes {want} argument{'s' if want != '1' else ''}, got {len(e.args)}", e.span)
         node = func.check(self, e)
         if isinstance(node, ir.Stmt) and not statement:
