@@ -32,6 +32,7 @@ static const struct {
 	{ 115, "bpf_probe_read_kernel_str", "5.5" },
 	{ 131, "bpf_ringbuf_reserve", "5.8" },
 	{ 132, "bpf_ringbuf_submit", "5.8" },
+	{ 173, "bpf_get_func_ip", "5.15" },
 	{ 174, "bpf_get_attach_cookie", "5.15" },
 };
 

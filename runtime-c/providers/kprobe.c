@@ -33,6 +33,19 @@ static const struct plyc_kprobe_data *D(const struct plyc_probe_ctx *c)
 	return c->pr->data;
 }
 
+/* Why a module has none of the functions asked for: not loaded, or built
+ * into the kernel (/sys/module/NAME without the initstate of a loaded one). */
+static const char *module_state(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	if (access(path, F_OK))
+		return " (the module is not loaded)";
+	snprintf(path, sizeof(path), "/sys/module/%s/initstate", name);
+	return access(path, F_OK) ? " (the module is built into this kernel: leave out its name)" : "";
+}
+
 static int is_address(const char *target)
 {
 	return !strncmp(target, "0x", 2);
@@ -52,6 +65,15 @@ static int resolve(struct plyc_probe_ctx *c)
 		return 0;
 	if (!plyc_tracefs() && access("/proc/kallsyms", R_OK))
 		return plyc_probe_error(P, pr, "cannot list the kernel's functions (no tracefs, no /proc/kallsyms)");
+	if (D(c)->module) {
+		err = plyc_kfuncs_in_module(target, plyc_has_glob(target), D(c)->module, &k->funcs);
+		if (err == -ENOENT)
+			return plyc_probe_error(P, pr, "no function %s in module %s on this device%s", target,
+						D(c)->module, module_state(D(c)->module));
+		if (err)
+			return plyc_probe_error(P, pr, "cannot read /proc/kallsyms: %s", strerror(-err));
+		return 0;
+	}
 	err = plyc_kfuncs_resolve(target, plyc_has_glob(target), &k->funcs);
 	if (err == -ENOENT && plyc_has_glob(target))
 		return plyc_probe_error(P, pr, "no kernel function on this device matches %s", target);

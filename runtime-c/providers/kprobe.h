@@ -8,6 +8,7 @@
 
 struct plyc_kprobe_data {
 	const char *target;        /* function, glob, or 0xADDR */
+	const char *module;        /* only this module's functions (kprobe:mod:f), or NULL */
 	uint64_t offset;           /* sym+offset */
 	int retprobe;
 	const char *fentry_prog;   /* the probe's fentry/fexit twin, or NULL */

@@ -35,7 +35,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import constants, headers, preamble
+from . import constants, fargs, headers, preamble
 from . import specs as S
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
@@ -535,16 +535,21 @@ class Typer(PlyTyper):
                 # an exact-name kprobe sharing the body with a glob too (vfsstat's
                 # @[func]), so that func has one type there.
                 return self.expr_Name(_Name("caller", e.span))
-            if pname not in ("kprobe", "kretprobe", "uprobe") or probe.target.glob:
+            if pname in fargs.FUNC_IP_PROBES and probe.target.glob:
+                return fargs.func_ip(e.span)
+            if pname not in ("kprobe", "kretprobe", "uprobe", "kfunc", "kretfunc") or probe.target.glob:
                 what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
                 self.err(not_yet(f"'func' in {what}"), e.span)
             symbol = probe.spec.arg.rsplit(":", 1)[-1].split("+")[0]
             return self.expr(A.Str(symbol.encode(), span=e.span))
+        if fargs.owns(probe, name):
+            return fargs.retval(self, e.span)
         if name == "args":
             var = probe.provider.var("data")
             if var is None:
                 self.err(f"{probe.provider.name} probes have no 'args'", e.span,
-                         "args holds a tracepoint's fields; kprobes and uprobes have arg0, arg1, ...")
+                         "args holds a tracepoint's, kfunc's or rawtracepoint's arguments; "
+                         "kprobes and uprobes have arg0, arg1, ...")
             return ir.Variable(var, type=var.type)
         plyname = VARIABLES.get(name)
         if plyname is None and (name == "retval" or (name.startswith("arg") and name[3:].isdigit())):
@@ -583,6 +588,8 @@ class Typer(PlyTyper):
                 self.err(d.message.replace("data->", "args->"), d.span, d.note)   # the provider speaks ply
             self.probe.tp_fields[e.name] = fld
             return ir.TpField(e.name, fld, type=fld.type)
+        if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
+            return fargs.field(self, e.name, e.span)
         # bpftrace follows a pointer with '.' or '->' alike.
         member = _Member(e.obj, e.name, obj.type.is_pointer, e.span)
         typ = self.kernel_member(member, obj.type)
