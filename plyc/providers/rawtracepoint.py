@@ -22,9 +22,10 @@ WORDS = tuple(Var(f"arg{i}", T.U64, f"ctx[{i}]", doc="the tracepoint's argument,
 
 def parse(spec) -> Target:
     module, _, event = spec.arg.rpartition(":")
+    if re.search(r"[*?\[]", spec.arg):
+        raise spec_error(spec, "rawtracepoint wildcards are not supported by plyc yet")
     if not re.fullmatch(r"\w+", event) or (module and not re.fullmatch(r"[\w-]+", module)):
-        raise spec_error(spec, f"'{spec.arg}' is not a raw tracepoint name (rawtracepoint[:module]:event)",
-                         "wildcards are not supported by plyc yet" if re.search(r"[*?\[]", event) else None)
+        raise spec_error(spec, f"'{spec.arg}' is not a raw tracepoint name (rawtracepoint[:module]:event)")
     return Target(PROVIDER, spec, event)
 
 
