@@ -128,7 +128,7 @@ def c_data(t: Target, p):
 def _provider(ret: bool) -> Provider:
     name = "kretfunc" if ret else "kfunc"
     return Provider(
-        name=name, aliases=("fexit", "fr") if ret else ("fentry", "f"), parse=parse_kind(ret),
+        name=name, aliases=("fexit",) if ret else ("fentry",), parse=parse_kind(ret),
         c_provider=f"plyc_provider_{name}", c_data=c_data, example="vfs_read",
         section=lambda t: "fexit" if ret else "fentry", ctx_decl="__u64 *ctx",
         variables=(Var("data", ARGS, "ctx", doc="the function's arguments: args.name"),),

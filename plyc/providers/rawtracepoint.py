@@ -84,7 +84,7 @@ def c_data(t: Target, p):
 
 
 PROVIDER = Provider(
-    name="rawtracepoint", aliases=("rt",), parse=parse, section=lambda t: "raw_tp",
+    name="rawtracepoint", aliases=(), parse=parse, section=lambda t: "raw_tp",
     ctx_decl="__u64 *ctx", variables=WORDS + (Var("data", ARGS, "ctx", doc="the arguments: args.name"),),
     c_provider="plyc_provider_rawtracepoint", c_data=c_data, example="sched_switch",
     doc="a tracepoint's raw arguments")
