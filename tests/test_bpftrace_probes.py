@@ -122,3 +122,14 @@ def test_kprobe_in_a_module():
         '  @["kvm_vcpu_ioctl":char[16], "kprobe:kvm:kvm_vcpu_ioctl":char[32]] <- count()  @1',
         '  @["kvm_vcpu_ioctl":char[16], "kretprobe:kvm:kvm_vcpu_ioctl":char[32]] <- count()  @1']
     assert lower("kprobe:vmlinux:vfs_read { }").probes[0].target.extra["module"] == ""
+
+
+def test_probe_in_kprobe_wildcards_is_the_function_that_fired():
+    """Each matched function is attached with a BPF cookie under which the
+    tracer puts its name (the tracepoint wildcards' table); an exact kprobe
+    sharing the body keeps its own name, a constant."""
+    prog = lower("kprobe:vfs_rea*, kretprobe:vfs_rea*, kprobe:vfs_write { @[probe] = count(); }")
+    assert [line for line in dump(prog).splitlines() if line.startswith("  ")] == [
+        "  @[_tp_name():char[64]] <- count()  @1", "  @[_tp_name():char[64]] <- count()  @1",
+        '  @["kprobe:vfs_write":char[24]] <- count()  @1']
+    assert [p.bpf_defines for p in prog.probes] == [{"PLYC_TP_NAMES"}, {"PLYC_TP_NAMES"}, set()]

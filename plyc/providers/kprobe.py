@@ -138,6 +138,8 @@ def c_data(t: Target, p):
         ("target", c_str(t.target)), ("module", c_str(t.extra.get("module", ""))),
         ("offset", f"{t.extra.get('offset', 0)}ULL"),
         ("retprobe", str(int(t.provider is KRETPROBE))),
+        # `probe` in a glob (bpftrace's): each function attached with a cookie naming it
+        ("names", str(int("PLYC_TP_NAMES" in p.probe.bpf_defines))),
         ("fentry_prog", c_str(p.twin) if f else "NULL"),
         ("fentry_func", c_str(f["func"]) if f else "NULL"),
         ("fentry_nargs", str(f["nargs"] if f else 0)), ("fentry_ctx", fentry_ctx(p))]

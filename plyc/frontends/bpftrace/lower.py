@@ -518,7 +518,7 @@ class Typer(PlyTyper):
         if name == "probe":
             # The probe's name as bpftrace prints it: known now unless a wildcard.
             written = self.st.units[probe.index].written
-            if written.wildcard and probe.provider.name == "tracepoint":
+            if written.wildcard and probe.provider.name in ("tracepoint", "kprobe", "kretprobe"):
                 probe.bpf_defines.add("PLYC_TP_NAMES")
                 return ir.Call(BT.TP_NAME, [], type=T.Str(BT.TP_NAME_SIZE), span=e.span)
             if written.wildcard:
