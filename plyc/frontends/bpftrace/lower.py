@@ -535,7 +535,9 @@ class Typer(PlyTyper):
                 # an exact-name kprobe sharing the body with a glob too (vfsstat's
                 # @[func]), so that func has one type there.
                 return self.expr_Name(_Name("caller", e.span))
-            if pname in fargs.FUNC_IP_PROBES and probe.target.glob:
+            if pname in fargs.FUNC_IP_PROBES and any(u.probe is unit.probe and u.target.glob for u in self.st.units
+                                                     if u.target.provider.name in fargs.FUNC_IP_PROBES):
+                # as in a kprobe glob, an exact name sharing the body too
                 return fargs.func_ip(e.span)
             if pname not in ("kprobe", "kretprobe", "uprobe", "kfunc", "kretfunc") or probe.target.glob:
                 what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
