@@ -33,6 +33,7 @@ static const struct {
 	{ 131, "bpf_ringbuf_reserve", "5.8" },
 	{ 132, "bpf_ringbuf_submit", "5.8" },
 	{ 164, "bpf_for_each_map_elem", "5.13" },
+	{ 173, "bpf_get_func_ip", "5.15" },
 	{ 174, "bpf_get_attach_cookie", "5.15" },
 };
 

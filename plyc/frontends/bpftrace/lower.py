@@ -35,7 +35,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import constants, headers, loops, preamble, stacks
+from . import constants, fargs, headers, loops, preamble, stacks
 from . import specs as S
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
@@ -532,7 +532,7 @@ class Typer(PlyTyper):
         if name == "probe":
             # The probe's name as bpftrace prints it: known now unless a wildcard.
             written = self.st.units[probe.index].written
-            if written.wildcard and probe.provider.name == "tracepoint":
+            if written.wildcard and probe.provider.name in ("tracepoint", "kprobe", "kretprobe"):
                 probe.bpf_defines.add("PLYC_TP_NAMES")
                 return ir.Call(BT.TP_NAME, [], type=T.Str(BT.TP_NAME_SIZE), span=e.span)
             if written.wildcard:
@@ -549,18 +549,25 @@ class Typer(PlyTyper):
                 # an exact-name kprobe sharing the body with a glob too (vfsstat's
                 # @[func]), so that func has one type there.
                 return self.expr_Name(_Name("caller", e.span))
+            if pname in fargs.FUNC_IP_PROBES and any(u.probe is unit.probe and u.target.glob for u in self.st.units
+                                                     if u.target.provider.name in fargs.FUNC_IP_PROBES):
+                # as in a kprobe glob, an exact name sharing the body too
+                return fargs.func_ip(e.span)
             if pname == "uretprobe" and not probe.target.glob:
                 return stacks.uretprobe_func(self, e.span)
-            if pname not in ("kprobe", "kretprobe", "uprobe") or probe.target.glob:
+            if pname not in ("kprobe", "kretprobe", "uprobe", "kfunc", "kretfunc") or probe.target.glob:
                 what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
                 self.err(not_yet(f"'func' in {what}"), e.span)
             symbol = probe.spec.arg.rsplit(":", 1)[-1].split("+")[0]
             return self.expr(A.Str(symbol.encode(), span=e.span))
+        if fargs.owns(probe, name):
+            return fargs.retval(self, e.span)
         if name == "args":
             var = probe.provider.var("data")
             if var is None:
                 self.err(f"{probe.provider.name} probes have no 'args'", e.span,
-                         "args holds a tracepoint's fields; kprobes and uprobes have arg0, arg1, ...")
+                         "args holds a tracepoint's, kfunc's or rawtracepoint's arguments; "
+                         "kprobes and uprobes have arg0, arg1, ...")
             return ir.Variable(var, type=var.type)
         plyname = VARIABLES.get(name)
         if plyname is None and (name == "retval" or (name.startswith("arg") and name[3:].isdigit())):
@@ -599,6 +606,8 @@ class Typer(PlyTyper):
                 self.err(d.message.replace("data->", "args->"), d.span, d.note)   # the provider speaks ply
             self.probe.tp_fields[e.name] = fld
             return ir.TpField(e.name, fld, type=fld.type)
+        if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
+            return fargs.field(self, e.name, e.span)
         # bpftrace follows a pointer with '.' or '->' alike.
         member = _Member(e.obj, e.name, obj.type.is_pointer, e.span)
         typ = self.kernel_member(member, obj.type)
