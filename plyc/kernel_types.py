@@ -11,6 +11,10 @@ from . import btf as B
 from . import types as T
 
 
+# Structs the generated C's headers define (runtime-c/bpf/plyc_arch.bpf.h).
+HEADER_DEFINED = frozenset({"pt_regs"})
+
+
 class KernelTypes:
     def __init__(self, path: Optional[str] = None):
         self.path = path
@@ -148,7 +152,9 @@ class KernelTypes:
             out.append("")
 
         for tid in sorted(self.uses):
-            if b[tid].name:     # anonymous ones are defined inside their holder
+            # anonymous ones are defined inside their holder; pt_regs by the
+            # BPF side's arch header (the ABI's layout, the kernel's names)
+            if b[tid].name and b[tid].name not in HEADER_DEFINED:
                 emit(tid)
         return out
 

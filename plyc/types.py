@@ -11,13 +11,14 @@ DEFAULT_STRSIZE = 128      # ply's string size
 
 @dataclass(frozen=True)
 class Type:
-    kind: str                 # int | str | buf | inet | stack | dataloc | void | ctx | agg
+    kind: str                 # int | str | buf | inet | usym | stack | dataloc | void | ctx | agg
     size: int = 8
     signed: bool = False
-    fmt: str = "dec"          # int: dec | hex | time | walltime | sym
+    fmt: str = "dec"          # int: dec | hex | time | walltime | sym; stack: its mode (STACK_MODES)
     pointee: Optional[str] = None   # int values that are pointers: what they point to ("char")
-    user: bool = False        # pointer into user memory
-    width: int = 0            # minimum print width (ply pads pid to 5, uid to 4, cpu to 2)
+    user: bool = False        # pointer into user memory; a stack: the user stack
+    width: int = 0            # minimum print width (ply pads pid to 5, uid to 4, cpu to 2);
+                              # a stack: at most this many frames (0: PLYC_STACK_DEPTH)
     btf: int = 0              # kernel type (BTF id): a pointer's target, a struct, an array
 
     @property
@@ -31,7 +32,7 @@ class Type:
     @property
     def is_bytes(self) -> bool:
         """Held in a char array: strings, raw buffers and inet addresses."""
-        return self.kind in ("str", "buf", "inet")
+        return self.kind in ("str", "buf", "inet", "usym")
 
     def ctype(self) -> str:
         """C type of one value of this type in a BPF record field."""
@@ -52,8 +53,16 @@ class Type:
                     # bpftrace's values the tracer prints as text (runtime-c/btvalues.c)
                     "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
                     "strftime": "PLYC_K_STRFTIME"}[self.fmt]
-        return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "inet": "PLYC_K_INET",
+        if self.kind == "stack" and self.user:
+            return "PLYC_K_USTACK"
+        return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "inet": "PLYC_K_INET", "usym": "PLYC_K_USYM",
                 "stack": "PLYC_K_STACK"}[self.kind]
+
+    def rt_width(self) -> int:
+        """struct plyc_type's width: a stack's frame limit | its mode << 8."""
+        if self.kind == "stack":
+            return self.width | STACK_MODES.get(self.fmt, 0) << 8
+        return self.width
 
     def __str__(self) -> str:
         if self.kind == "int":
@@ -65,6 +74,10 @@ class Type:
             return f"char[{self.size}]"
         if self.kind == "buf":
             return f"u8[{self.size}]"
+        if self.kind == "stack":
+            args = ([self.fmt] if self.fmt in STACK_MODES and self.fmt != "bpftrace" else []) + \
+                ([str(self.width)] if self.width else [])
+            return ("ustack" if self.user else "stack") + (f"({', '.join(args)})" if args else "")
         return self.kind
 
 
@@ -82,6 +95,16 @@ WALLTIME = Int(8, True, "walltime")
 SYM = Int(8, False, "sym")
 VOID = Type("void", 0)
 STACK = Type("stack", 8, True)
+# bpftrace's stack modes (kstack(perf), ustack(raw, 3)), as the runtime
+# numbers them (struct plyc_type's mode); ply's stacks are "dec", mode 0.
+STACK_MODES = {"bpftrace": 0, "perf": 1, "raw": 2}
+
+
+def Stack(user: bool = False, mode: str = "bpftrace", limit: int = 0) -> Type:
+    """A stack id (kernel: the s64 of bpf_get_stackid; user: the pid in the
+    high 32 bits, the id in the low 32, as bpftrace keys a user stack).
+    bpftrace's mode is the default "dec": kstack() is STACK, bare kstack."""
+    return Type("stack", 8, True, "dec" if mode == "bpftrace" else mode, user=user, width=limit)
 
 
 def Str(size: int = DEFAULT_STRSIZE) -> Type:
@@ -103,6 +126,11 @@ def Buf(size: int) -> Type:
 # the tracer prints it with inet_ntop (PLYC_K_INET).
 INET_SIZE = 24
 INET = Type("inet", INET_SIZE)
+
+# bpftrace's usym(addr): the address, then the pid whose memory it is in
+# (both u64); the tracer names it from that process's mappings (PLYC_K_USYM).
+USYM_SIZE = 16
+USYM = Type("usym", USYM_SIZE)
 
 
 def Ptr(pointee: str, user: bool = False, size: int = 8) -> Type:

@@ -30,8 +30,10 @@ int plyc_cmp_typed(const struct plyc_type *t, const void *a, const void *b)
 	case PLYC_K_STR:
 	case PLYC_K_MEM:
 	case PLYC_K_INET:
+	case PLYC_K_USYM:
 		return memcmp(a, b, t->size);
 	case PLYC_K_STACK:
+	case PLYC_K_USTACK:
 		return cmp_s64(plyc_load_int(a, t->size), plyc_load_int(b, t->size));
 	default:
 		if (t->size > 8)
@@ -705,7 +707,8 @@ static int cmp_hist_total(const struct plyc_map *m, const void *a, const void *b
 static int bt_cmp_plain(const struct plyc_map *m, const void *a, const void *b)
 {
 	if (m->value.kind == PLYC_K_STR || m->value.kind == PLYC_K_MEM ||
-	    m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM || m->value.size > 8)
+	    m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM || m->value.kind == PLYC_K_USTACK ||
+	    m->value.size > 8)
 		return 0;
 	return plyc_cmp_typed(&m->value, a, b);
 }

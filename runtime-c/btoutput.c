@@ -50,19 +50,34 @@ static void bt_buf(FILE *fp, const unsigned char *d, size_t n)
 	}
 }
 
-/* A newline, then a line per frame, "sym+off" (the offset even when 0),
- * indented. An id that can't be read is an empty stack. */
-static void bt_stack(FILE *fp, int64_t id, int indent)
+/* A newline, then a line per frame in the stack's mode: "sym+off" (the
+ * offset even when 0) indented, perf's tab, address and symbol, or the
+ * address alone (raw). A user stack holds its pid in the high 32 bits.
+ * A stack that can't be read (no user stack in a kernel thread, no kernel
+ * stack in a uprobe) prints nothing at all, as in bpftrace. */
+static void bt_stack(FILE *fp, const struct plyc_type *t, const void *data, int indent)
 {
-	uint64_t ips[PLYC_STACK_DEPTH];
+	uint64_t ips[PLYC_STACK_DEPTH], v = plyc_load_uint(data, 8);
+	int user = t->kind == PLYC_K_USTACK;
+	int64_t id = user ? (int32_t)(uint32_t)v : (int64_t)v;
 	char sym[PLYC_KSYM_LEN];
 	size_t i;
 
-	fputc('\n', fp);
-	if (id < 0 || plyc_stack_read(id, ips))
+	if (id < 0 || plyc_stack_read_limit(id, PLYC_STACK_LIMIT(t), ips))
 		return;
-	for (i = 0; i < PLYC_STACK_DEPTH && ips[i]; i++)
-		fprintf(fp, "%*s%s\n", indent, "", plyc_ksym_bt(ips[i], 1, sym, sizeof(sym)));
+	fputc('\n', fp);
+	if (user) {
+		plyc_print_ustack(fp, (uint32_t)(v >> 32), ips, PLYC_STACK_DEPTH, PLYC_STACK_MODE(t), indent);
+		return;
+	}
+	for (i = 0; i < PLYC_STACK_DEPTH && ips[i]; i++) {
+		if (PLYC_STACK_MODE(t) == PLYC_STACK_RAW)
+			fprintf(fp, "%" PRIx64 "\n", ips[i]);
+		else if (PLYC_STACK_MODE(t) == PLYC_STACK_PERF)
+			fprintf(fp, "\t%" PRIx64 " %s\n", ips[i], plyc_ksym_bt(ips[i], 1, sym, sizeof(sym)));
+		else
+			fprintf(fp, "%*s%s\n", indent, "", plyc_ksym_bt(ips[i], 1, sym, sizeof(sym)));
+	}
 }
 
 static int is_int_size(uint32_t size)
@@ -96,7 +111,11 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 		fputs(plyc_ksym_bt(plyc_load_uint(data, t->size), 0, sym, sizeof(sym)), fp);
 		break;
 	case PLYC_K_STACK:
-		bt_stack(fp, plyc_load_int(data, t->size), indent);
+	case PLYC_K_USTACK:
+		bt_stack(fp, t, data, indent);
+		break;
+	case PLYC_K_USYM:
+		fputs(plyc_usym_text(data, sym, sizeof(sym)), fp);
 		break;
 	case PLYC_K_MEM:
 		bt_buf(fp, data, t->size);
@@ -166,6 +185,7 @@ static void text_close_escaped(struct textbuf *b, FILE *fp)
 static int is_quoted(const struct plyc_type *t)
 {
 	return t->kind == PLYC_K_STR || t->kind == PLYC_K_SYM || t->kind == PLYC_K_STACK ||
+	       t->kind == PLYC_K_USTACK || t->kind == PLYC_K_USYM ||
 	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
 	       t->kind == PLYC_K_USERNAME ||
 	       (t->kind == PLYC_K_INT && !is_int_size(t->size));
@@ -445,7 +465,8 @@ static void print_text(FILE *fp, const struct plyc_map *m, const struct plyc_ent
 	 * stacks, symbols and ntop() addresses, which it runs together */
 	int sep = !(m->agg == PLYC_A_NONE &&
 		    (m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM ||
-		     m->value.kind == PLYC_K_INET));
+		     m->value.kind == PLYC_K_INET || m->value.kind == PLYC_K_USTACK ||
+		     m->value.kind == PLYC_K_USYM));
 	size_t e;
 
 	for (e = 0; e < n; e++) {

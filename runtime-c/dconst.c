@@ -11,10 +11,6 @@
  *                      (the program adds the load offset it sees: the
  *                      probed address minus the probe's link-time address,
  *                      0 for a fixed-address executable)
- *   a helper           1, once the kernel is seen to have a BPF helper that a
- *                      program calls in a way whose refusal the verifier
- *                      would not name (len()'s bpf_for_each_map_elem and its
- *                      callback: 5.10 rejects the callback's BTF first)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -200,34 +196,6 @@ static int resolve_uaddr(const struct plyc_program *P, const struct plyc_dconst 
 	return 0;
 }
 
-/* The helpers checked this way: name, number, the release it came in. */
-static const struct {
-	const char *name;
-	enum bpf_func_id id;
-	const char *since;
-	const char *what;
-} helpers[] = {
-	{ "bpf_for_each_map_elem", BPF_FUNC_for_each_map_elem, "5.13", "len()" },
-};
-
-static int resolve_helper(const struct plyc_program *P, const struct plyc_dconst *d, uint64_t *out)
-{
-	size_t i;
-	int ok;
-
-	for (i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
-		if (strcmp(helpers[i].name, d->name))
-			continue;
-		ok = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, helpers[i].id, NULL);
-		if (ok <= 0)
-			return told(P, d, "%s needs the BPF helper %s, which this kernel lacks (it came in Linux %s)",
-				    helpers[i].what, helpers[i].name, helpers[i].since);
-		*out = 1;
-		return 0;
-	}
-	return told(P, d, "no check for the BPF helper %s (a bug of this tracer)", d->name);
-}
-
 int plyc_dconst_resolve(const struct plyc_program *P, uint64_t *values)
 {
 	int i;
@@ -247,9 +215,6 @@ int plyc_dconst_resolve(const struct plyc_program *P, uint64_t *values)
 		case PLYC_DC_UADDR:
 		case PLYC_DC_UADDR_FIXED:
 			err = resolve_uaddr(P, d, &values[i]);
-			break;
-		case PLYC_DC_HELPER:
-			err = resolve_helper(P, d, &values[i]);
 			break;
 		case PLYC_DC_NCPUS:
 			n = libbpf_num_possible_cpus();

@@ -270,6 +270,10 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_STACK:
 		plyc_print_stack(fp, plyc_load_int(data, t->size));
 		break;
+	case PLYC_K_USTACK:     /* bpftrace's: only its style prints them */
+	case PLYC_K_USYM:
+		plyc_bt_value(fp, t, data, 8);
+		break;
 	case PLYC_K_MEM:
 		print_hexdump(fp, data, t->size);
 		break;

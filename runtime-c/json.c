@@ -6,6 +6,7 @@
 #include <inttypes.h>
 
 #include "plyc_rt.h"
+#include "plyc_btout.h"
 
 /* Length of the UTF-8 sequence starting at s (at most n bytes), or 0 if
  * it is not a valid, shortest-form sequence. */
@@ -133,6 +134,10 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 		break;
 	case PLYC_K_STACK:
 		json_stack(fp, plyc_load_int(data, t->size));
+		break;
+	case PLYC_K_USTACK:     /* bpftrace's: only its style prints them */
+	case PLYC_K_USYM:
+		plyc_bt_json_value(fp, t, data);
 		break;
 	case PLYC_K_INET:
 		plyc_json_string(fp, plyc_inet_text(data, sym, sizeof(sym)), sizeof(sym));

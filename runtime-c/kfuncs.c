@@ -244,6 +244,34 @@ done:
 	return err;
 }
 
+/* A module's text symbols (kallsyms' "ADDR t name\t[module]" lines) that
+ * target names, as "module:name": how the kernel's kprobes look a symbol
+ * up in one module only. */
+int plyc_kfuncs_in_module(const char *target, int glob, const char *module, struct plyc_kfuncs *out)
+{
+	char line[512], want[128], name[512];
+	FILE *fp = fopen("/proc/kallsyms", "re");
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!fp)
+		return -errno;
+	snprintf(want, sizeof(want), "[%s]", module);
+	while (!err && fgets(line, sizeof(line), fp)) {
+		char type, mod[128] = "", sym[256];
+
+		if (sscanf(line, "%*s %c %255s %127s", &type, sym, mod) != 3 || (type != 't' && type != 'T') ||
+		    strcmp(mod, want) || (glob ? fnmatch(target, sym, 0) != 0 : strcmp(target, sym) != 0))
+			continue;
+		snprintf(name, sizeof(name), "%s:%s", module, sym);
+		if (out->n && !strcmp(out->names[out->n - 1], name))
+			continue;
+		err = add_match(out, name);
+	}
+	fclose(fp);
+	return err ? err : out->n ? 0 : -ENOENT;
+}
+
 int plyc_kfunc_in_kallsyms(const char *name)
 {
 	return !load_all() && in(&text_syms, name);
@@ -351,6 +379,11 @@ size_t plyc_kfunc_near(const char *name, char *out, size_t len)
 	for (i = 0; i < n && used < len; i++)
 		used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", best[i]);
 	return n;
+}
+
+int plyc_kfuncs_ftrace_listed(void)
+{
+	return !load_all() && ftrace_fns.n > 0;
 }
 
 int plyc_kfunc_ftraceable(const char *name)

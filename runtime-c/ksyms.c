@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "plyc_rt.h"
 
@@ -219,6 +220,48 @@ const char *plyc_ksym_text(uint64_t addr, char *buf, size_t len)
 	if (plyc_rt.style == PLYC_STYLE_BPFTRACE)
 		return plyc_ksym_bt(addr, 0, buf, len);
 	return plyc_ksym(addr, buf, len);
+}
+
+/* The maps of stacks of at most N frames, by N: their fd + 1, 0 for none. */
+static int limited_fd[PLYC_STACK_DEPTH];
+
+void plyc_stacks_find(struct bpf_object *obj)
+{
+	struct bpf_map *m;
+	unsigned int n;
+	int end;
+
+	m = bpf_object__find_map_by_name(obj, "plyc_stacks");
+	plyc_rt.stack_fd = m ? bpf_map__fd(m) : -1;
+	bpf_object__for_each_map(m, obj) {
+		end = 0;
+		if (sscanf(bpf_map__name(m), "plyc_stacks_%u%n", &n, &end) == 1 && end &&
+		    !bpf_map__name(m)[end] && n && n < PLYC_STACK_DEPTH)
+			limited_fd[n] = bpf_map__fd(m) + 1;
+	}
+}
+
+static int stack_lookup(int fd, int64_t id, uint64_t *ips)
+{
+	uint32_t key;
+
+	if (fd < 0)
+		return -EBADF;
+	/* bpf_get_stackid() returns a negative errno on failure */
+	if (id < 0 || id > UINT32_MAX)
+		return -ENOENT;
+	key = (uint32_t)id;
+	if (bpf_map_lookup_elem(fd, &key, ips))
+		return -errno;
+	return 0;
+}
+
+int plyc_stack_read_limit(int64_t id, unsigned int limit, uint64_t ips[PLYC_STACK_DEPTH])
+{
+	memset(ips, 0, PLYC_STACK_DEPTH * sizeof(ips[0]));
+	if (!limit || limit >= PLYC_STACK_DEPTH)
+		return stack_lookup(plyc_rt.stack_fd, id, ips);
+	return stack_lookup(limited_fd[limit] - 1, id, ips);
 }
 
 int plyc_stack_read(int64_t id, uint64_t ips[PLYC_STACK_DEPTH])

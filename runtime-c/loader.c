@@ -682,7 +682,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	 * decide parameters (syscall wrappers) and program types (kprobe.multi). */
 	if (plyc_check_targets(prog) || set_params(obj, &o, target) || plyc_tp_patch(prog, obj) ||
 	    plyc_prepare_programs(prog, obj) || plyc_once_prepare(prog, obj) ||
-	    plyc_output_prepare(obj, prog->name, o.verbose)) {
+	    plyc_output_prepare(obj, prog->name, o.verbose) || plyc_check_needs(prog, obj)) {
 		failed = 1;
 		goto cleanup;
 	}
@@ -699,9 +699,9 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		prog->maps[i].fd = m ? bpf_map__fd(m) : -1;
 	}
 	{
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, "plyc_stacks");
+		struct bpf_map *m;
 
-		plyc_rt.stack_fd = m ? bpf_map__fd(m) : -1;
+		plyc_stacks_find(obj);
 		m = bpf_object__find_map_by_name(obj, "plyc_stats");
 		stats_fd = m ? bpf_map__fd(m) : -1;
 		if (plyc_output_open(obj, P->handle_event)) {
@@ -839,6 +839,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		if (!o.keep_going)
 			failed = 1;
 	}
+	plyc_report_loop_caps(prog, obj);
 	/* Map updates the kernel refused, by reason (docs/output.md). */
 	if (plyc_report_refusals(prog->name, stats_fd, prog->maps, prog->nmaps, o.keep_going))
 		failed = 1;

@@ -150,6 +150,25 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 	case PLYC_K_STRFTIME:
 		plyc_metrics_label_value(fp, plyc_value_text(t, p, buf, sizeof(buf)), sizeof(buf));
 		break;
+	case PLYC_K_USYM:
+		plyc_metrics_label_value(fp, plyc_usym_text(p, buf, sizeof(buf)), sizeof(buf));
+		break;
+	case PLYC_K_USTACK:
+		/* folded as kernel stacks are; the pid is in the high 32 bits */
+		id = (int32_t)(uint32_t)plyc_load_uint(p, 8);
+		if (id < 0 || plyc_stack_read_limit(id, PLYC_STACK_LIMIT(t), ips)) {
+			fprintf(fp, "<STACKID%" PRId64 ">", id);
+			break;
+		}
+		for (n = 0; n < PLYC_STACK_DEPTH && ips[n]; n++)
+			;
+		while (n-- > 0) {
+			plyc_metrics_label_value(fp, plyc_usym_bt((uint32_t)(plyc_load_uint(p, 8) >> 32), ips[n], 1, 0,
+								 buf, sizeof(buf)), sizeof(buf));
+			if (n)
+				fputc(';', fp);
+		}
+		break;
 	case PLYC_K_MEM:
 		for (i = 0; i < t->size; i++)
 			fprintf(fp, "%02x", (unsigned char)p[i]);

@@ -13,10 +13,14 @@ struct plyc_kfuncs {
 int plyc_kfunc_exists(const char *name);
 /* Listed in available_filter_functions (what kprobe.multi attaches to). */
 int plyc_kfunc_ftraceable(const char *name);
+/* Whether the device lists its ftrace-able functions (tracefs readable). */
+int plyc_kfuncs_ftrace_listed(void);
 /* The functions a kprobe target means on this device: an exact name (or
  * the syscall it names, in this kernel's spelling) or a glob. 0, -ENOENT
  * when nothing matches, or another -errno. */
 int plyc_kfuncs_resolve(const char *target, int glob, struct plyc_kfuncs *out);
+/* The same in one module's text symbols, each as "module:name". */
+int plyc_kfuncs_in_module(const char *target, int glob, const char *module, struct plyc_kfuncs *out);
 /* In /proc/kallsyms' text symbols (a kprobe may still refuse it). */
 int plyc_kfunc_in_kallsyms(const char *name);
 /* On the kernel's kprobe blacklist (debugfs kprobes/blacklist). */

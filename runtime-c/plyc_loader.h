@@ -40,7 +40,6 @@ enum plyc_dconst_kind {
 	PLYC_DC_KADDR, PLYC_DC_CGROUPID, PLYC_DC_NCPUS,
 	PLYC_DC_UADDR,             /* a symbol's link-time address in `binary` */
 	PLYC_DC_UADDR_FIXED,       /* ... which must not be position-independent */
-	PLYC_DC_HELPER,            /* 1: the kernel has BPF helper `name` (else told) */
 };
 
 struct plyc_dconst {
@@ -48,6 +47,17 @@ struct plyc_dconst {
 	const char *name;          /* the symbol, the cgroup's path */
 	const char *where;         /* "script:LINE", for errors */
 	const char *binary;        /* uaddr: the uprobe's binary (plyc_resolve_binary) */
+};
+
+/* A BPF helper a construct of the script calls, which older kernels lack
+ * (needs.c). */
+struct plyc_need {
+	const char *prog;          /* the program calling it */
+	int helper;                /* BPF_FUNC_* */
+	const char *helper_name;
+	const char *since;         /* the release that brought it */
+	int line;                  /* the construct's script line */
+	const char *what;          /* the construct, as the error names it */
 };
 
 struct plyc_program {
@@ -80,6 +90,10 @@ struct plyc_program {
 	const struct plyc_report *report;   /* a periodic report instead of the dump at exit */
 	long default_pid;          /* -p when none is given (a front end's built-in one) */
 	enum plyc_style style;     /* whose output: ply's or bpftrace's (plyc build --output-style) */
+	const struct plyc_need *needs;
+	int nneeds;
+	const int *loop_lines;     /* script line of each while loop (plyc_loopcap's slots) */
+	int nloops;
 };
 
 int plyc_main(struct plyc_program *prog, int argc, char **argv);
@@ -130,6 +144,14 @@ int plyc_dconst_resolve(const struct plyc_program *prog, uint64_t *values);
  * where the kernel lacks them (before 5.5) or PLYC_NO_PROBE_READ_KERNEL is
  * set. NULL when out of memory. */
 const unsigned char *plyc_read_helpers(const struct plyc_program *prog, size_t *size);
+
+/* needs.c: each helper of prog->needs asked of the kernel for its
+ * program's type, before load; 0, or -1 once the lacking ones are told. */
+int plyc_check_needs(const struct plyc_program *prog, struct bpf_object *obj);
+
+/* loopcaps.c: at exit, a warning for each while loop that plyc's cap
+ * stopped (its line, how often). */
+void plyc_report_loop_caps(const struct plyc_program *prog, struct bpf_object *obj);
 
 /* once.c: how BEGIN and END run on this kernel (BPF_PROG_TEST_RUN, or a
  * uprobe on the tracer itself), settled before load; then running every

@@ -11,5 +11,7 @@
 #include "providers/profile.h"
 #include "providers/perfevent.h"
 #include "providers/special.h"
+#include "providers/kfunc.h"
+#include "providers/rawtracepoint.h"
 
 #endif

@@ -22,6 +22,8 @@ enum plyc_kind {
 	PLYC_K_STACK,    /* s64 id in the stack map, printed one frame a line */
 	PLYC_K_MEM,      /* size bytes, printed as a hex dump */
 	PLYC_K_INET,     /* u64 family, u8 addr[16]: bpftrace's ntop(), "10.0.0.1" or "::1" */
+	PLYC_K_USTACK,   /* u64: pid << 32 | the user stack's u32 id in the stack map */
+	PLYC_K_USYM,     /* u64 address, u64 pid: bpftrace's usym(), named from the pid's mappings */
 	/* bpftrace's values printed as text the tracer makes (plyc_value_text): */
 	PLYC_K_USERNAME, /* a uid, printed as its name in /etc/passwd */
 	PLYC_K_MAC,      /* six bytes (of a u64), printed "01:AB:7F:5A:FF:00" */
@@ -32,8 +34,20 @@ struct plyc_type {
 	enum plyc_kind kind;
 	uint32_t size;
 	uint8_t is_signed;
-	uint8_t width;     /* PLYC_K_INT: minimum width, right-aligned, 0 for none.
-			    * ply pads pid/kpid to 5, uid/gid to 4, cpu to 2. */
+	uint16_t width;    /* PLYC_K_INT: minimum width, right-aligned, 0 for none.
+			    * ply pads pid/kpid to 5, uid/gid to 4, cpu to 2.
+			    * Stacks: at most PLYC_STACK_LIMIT() frames (0: all
+			    * PLYC_STACK_DEPTH), printed in PLYC_STACK_MODE(). */
+};
+
+#define PLYC_STACK_LIMIT(t) ((t)->width & 0xff)
+#define PLYC_STACK_MODE(t) ((t)->width >> 8)
+
+/* bpftrace's stack modes: kstack(perf), ustack(raw, 5) */
+enum plyc_stack_mode {
+	PLYC_STACK_BPFTRACE,   /* "sym+off" a line, indented */
+	PLYC_STACK_PERF,       /* "\taddr sym+off (module)" */
+	PLYC_STACK_RAW,        /* the address in hex, no symbol */
 };
 
 /* One member of a packed record (map key, event payload). */
@@ -234,6 +248,22 @@ int plyc_stack_read(int64_t id, uint64_t ips[PLYC_STACK_DEPTH]);
 void plyc_print_frames(FILE *fp, const uint64_t *ips, size_t n);
 /* plyc_stack_read + plyc_print_frames; "<STACKID%d>" if it can't be read. */
 void plyc_print_stack(FILE *fp, int64_t stack_id);
+/* Stack `id` of a stack of at most `limit` frames (kstack(n), ustack(n):
+ * the map plyc_stacks_N; 0 is the full plyc_stacks). */
+int plyc_stack_read_limit(int64_t id, unsigned int limit, uint64_t ips[PLYC_STACK_DEPTH]);
+struct bpf_object;
+/* After load: the stack maps' fds (plyc_stacks, plyc_stacks_N). */
+void plyc_stacks_find(struct bpf_object *obj);
+
+/* User symbols (usyms.c), in bpftrace's text: "name+off" (`offset`), then
+ * " (module)", or " ([unknown])" without a symbol (`module`); without one,
+ * the address as 0x..., 0 as "0". Read from pid's mappings now. */
+const char *plyc_usym_bt(uint32_t pid, uint64_t addr, int offset, int module, char *buf, size_t len);
+/* A usym() value (PLYC_K_USYM: address, pid) as bpftrace prints it. */
+const char *plyc_usym_text(const void *data, char *buf, size_t len);
+/* A user stack's frames of process pid in a mode (enum plyc_stack_mode),
+ * a line each, up to the first 0 or n; bpftrace's are indented. */
+void plyc_print_ustack(FILE *fp, uint32_t pid, const uint64_t *ips, size_t n, int mode, int indent);
 
 /* Unaligned-safe loads of a `size`-byte integer (1, 2, 4 or 8) as found in
  * packed records; plyc_load_int sign-extends. */

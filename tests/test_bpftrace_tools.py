@@ -21,7 +21,7 @@ TOOLS = sorted(glob.glob("/usr/sbin/*.bt"))
 LOWERED = ["bashreadline", "biolatency", "biosnoop", "biostacks", "bitesize", "capable", "cpuwalk",
            "dcsnoop", "execsnoop", "gethostlatency", "killsnoop", "loads", "mdflush", "naptime",
            "opensnoop", "pidpersec", "runqlat", "setuids", "ssllatency", "sslsnoop", "statsnoop",
-           "swapin", "syncsnoop", "syscount", "tcpaccept", "tcpconnect", "tcpdrop", "tcplife",
+           "swapin", "syncsnoop", "syscount", "tcpaccept", "tcpconnect", "tcpdrop", "tcplife", "threadsnoop",
            "tcpretrans", "tcpsynbl", "vfscount", "vfsstat", "writeback", "xfsdist"]
 
 

@@ -67,12 +67,43 @@ def bash_readline(tmp: Path) -> list:
     return [sys.executable, "-c", code]
 
 
+def threads(tmp: Path) -> list:
+    """A program named MARK whose two threads start in MARK_worker; it lives
+    a second more, while the tools name that function from its mappings."""
+    src = tmp / f"{MARK}.c"
+    src.write_text("#include <pthread.h>\n#include <unistd.h>\n"
+                   f"void *{MARK}_worker(void *arg) {{ return arg; }}\n"
+                   "int main(void) {\n  pthread_t t[2];\n"
+                   f"  for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, {MARK}_worker, 0);\n"
+                   "  for (int i = 0; i < 2; i++) pthread_join(t[i], 0);\n  sleep(1);\n  return 0;\n}\n")
+    subprocess.run(["gcc", "-O2", "-o", str(tmp / MARK), str(src), "-lpthread"], check=True)
+    return [str(tmp / MARK)]
+
+
+def libc_dir() -> Path:
+    """Where this machine's C library is (the one python maps)."""
+    for line in open("/proc/self/maps"):
+        if line.rstrip().endswith("/libc.so.6"):
+            return Path(line.split()[-1]).parent
+    return Path("/lib")
+
+
+# glibc 2.34 moved pthread_create from libpthread.so.0 into libc.so.6, so
+# threadsnoop's uprobe on libpthread finds nothing on Debian 12 (bpftrace
+# 0.17 attaches nothing and says nothing; plyc's tracer names the missing
+# function). Both tools run in a mount namespace where libpthread.so.0 is
+# libc.so.6, as on a glibc before 2.34: the probe is on libc's pthread_create.
+def pthread_in_libc() -> dict:
+    return {str(libc_dir() / "libpthread.so.0"): str(libc_dir() / "libc.so.6")}
+
+
 @dataclass
 class Tool:
     workload: object        # tmp_path -> argv
     marked: bool = True     # lines naming MARK must show up, the same in both
     settle: float = 1.0     # seconds to let events through before SIGINT
     headers: dict = None    # a kernel headers tree for both (BPFTRACE_KERNEL_SOURCE): path -> text
+    binds: object = None    # () -> {path: file bind-mounted over it} in both tools' mount namespace
     ksyms: tuple = ()       # kernel symbols its kaddr() calls read from /proc/kallsyms
 
 
@@ -108,6 +139,7 @@ TOOLS = {
                                    "ts = ctypes.create_string_buffer(struct.pack('qq', 0, 20000000))\n"
                                    "libc.syscall(nr, ts, None)\n")),
     "bashreadline": Tool(bash_readline),
+    "threadsnoop": Tool(threads, settle=1.5, binds=pthread_in_libc),
     "gethostlatency": Tool(lambda tmp: py("import socket\nsocket.getaddrinfo('localhost', 80)\n")),
     "runqlat": Tool(lambda tmp: py("for i in range(200):\n    time.sleep(0.001)\n"), marked=False,
                     headers=SCHED_H),
@@ -198,6 +230,9 @@ def run_side_by_side(name: str, tool: Tool, tmp: Path, bpftrace: str):
     outs = {k: tmp / f"{k}.out" for k in ("plyc", "bpftrace")}
     errs = {k: tmp / f"{k}.err" for k in ("plyc", "bpftrace")}
     argv = {"plyc": [str(exe)], "bpftrace": [bpftrace, path]}
+    if tool.binds:
+        mounts = " && ".join(f"mount --bind {src} {dst}" for dst, src in tool.binds().items())
+        argv = {k: ["unshare", "-m", "sh", "-c", f'{mounts} && exec "$@"', "sh", *v] for k, v in argv.items()}
     procs = {}
     head = begin_lines(open(path).read())
     for k in ("plyc", "bpftrace"):

@@ -7,7 +7,7 @@ bt-stack-args-arm64, bt-uaddr-static."""
 import pytest
 
 from plyc import driver
-from plyc.codegen import resources
+from plyc.codegen import loops, resources
 from plyc.diag import PlycError
 from plyc.ir.dump import dump
 
@@ -65,10 +65,12 @@ def test_uaddr_adds_the_load_offset_the_uprobe_sees():
 
 def test_len_checks_its_helper_on_the_device():
     prog = lower('BEGIN { @m[1] = 1; printf("%d\\n", len(@m)); }')
-    assert 'emit printf 1 (len("@m":char[64], device.helper("bpf_for_each_map_elem"):u64):s64)  @1' in dump(prog)
+    assert 'emit printf 1 (len("@m":char[64]):s64)  @1' in dump(prog)
     assert prog.probes[0].bpf_defines == {"PLYC_MAP_LEN"}
-    assert [d[:2] for d in resources.build(prog, "tool", "tool.bt").device_consts] == \
-        [("helper", "bpf_for_each_map_elem")]
+    res = resources.build(prog, "tool", "tool.bt")
+    # the tracer asks the kernel for the helper before the load (runtime-c/needs.c)
+    assert [(n["helper_name"], n["line"], n["what"]) for n in loops.needs(res)] == \
+        [("bpf_for_each_map_elem", 1, '"len(@m)"')]
     assert "len() counts a map's keys; @k has none" in err('BEGIN { @k = 1; printf("%d\\n", len(@k)); }')
     assert "len() takes a map: len(@m)" in err('BEGIN { @k[1] = 1; printf("%d\\n", len(@k[1])); }')
 

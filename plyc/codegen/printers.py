@@ -8,7 +8,7 @@ from .resources import EventRes, Resources
 
 
 def type_literal(t) -> str:
-    return f"&(const struct plyc_type){{ {t.rt_kind()}, {t.size}, {int(t.signed)}, {t.width} }}"
+    return f"&(const struct plyc_type){{ {t.rt_kind()}, {t.size}, {int(t.signed)}, {t.rt_width()} }}"
 
 
 def conversion(conv: P.Conv, field, typ) -> list:
@@ -27,6 +27,12 @@ def conversion(conv: P.Conv, field, typ) -> list:
             if conv.prec is not None:
                 n = f"({n} < {conv.prec} ? {n} : {conv.prec})"
             return [f'fprintf(fp, "%{spec}.*s", (int){n}, (const char *){ref});']
+        if typ.kind == "usym":
+            prec = f".{conv.prec}" if conv.prec is not None else ""
+            return ["{",
+                    "\tchar sym[PLYC_KSYM_LEN];",
+                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_usym_text({ref}, sym, sizeof(sym)));',
+                    "}"]
         if typ.kind == "inet":
             prec = f".{conv.prec}" if conv.prec is not None else ""
             return ["{",

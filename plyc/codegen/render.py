@@ -14,7 +14,7 @@ from .. import __version__
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
 from ..ir.report import Report
-from . import cgen, printers
+from . import cgen, loops, printers
 from .resources import Field, Resources, layout
 
 
@@ -102,11 +102,12 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
             scratch.append(dict(struct=struct, member=p.prog, decls=gen.scratch_decls(),
                                 line=p.line, spec=p.spec.replace("*/", "*\\/")))
         body = gen.finish(struct, slot)
+        callbacks = gen.callback_functions(struct)
         twin = dict(prog=p.twin, section=p.fentry["section"], func=p.fentry["func"]) if p.fentry else None
         probes.append(dict(prog=p.prog, section=p.section, line=p.line, spec=p.spec.replace("*/", "*\\/"),
                            ctx_decl=p.probe.provider.ctx_decl, body=[text for text, _ in body],
                            stoppable=not p.probe.provider.runs_once, twin=twin,
-                           body_name=p.body))
+                           body_name=p.body, callbacks=callbacks))
     maps = [dict(name=m.name, cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
                  key_ctype=m.key_ctype, value_ctype=m.value_ctype)
             for m in res.maps]
@@ -116,7 +117,9 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
     return dict(version=__version__, script=res.script, name=res.name, buffer_size=buffer_size,
                 event_max=event_slot_limit(res), event_slots=max([p.probe.index + 1 for p in res.probes] + [1]),
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
-                stack_entries=res.stack_entries, maps=maps, probes=probes, scratch=scratch,
+                stack_entries=res.stack_entries,
+                stack_limits=sorted({n for p in res.probes for n in p.probe.stack_limits}), maps=maps, probes=probes, scratch=scratch,
+                loop_caps=len(res.loop_caps),
                 bpf_defines=sorted(({p.probe.provider.bpf_define for p in res.probes} - {""})
                                    | {d for p in res.probes for d in p.probe.bpf_defines}
                                    | {"PLYC_TP_GLOB_FIELDS" for p in res.probes
@@ -189,9 +192,9 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
             percpu=int(m.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")), nbuckets=m.nbuckets,
             lq=m.info.params or (0, 0, 0),
             key_fields=[dict(kind=f.type.rt_kind(), size=f.type.size, signed=int(f.type.signed),
-                       width=f.type.width, offset=f.offset) for f in m.keys],
+                       width=f.type.rt_width(), offset=f.offset) for f in m.keys],
             value=dict(kind=vt.rt_kind() if vt.kind != "dataloc" else "PLYC_K_INT", size=vt.size,
-                       signed=int(vt.signed), width=vt.width)))
+                       signed=int(vt.signed), width=vt.rt_width())))
     probes = [dict(prog=p.prog, line=p.line, provider=p.probe.provider.c_provider,
                    where_c=cgen.c_string(where.encode()), spec_c=cgen.c_string(spec.encode()),
                    data_struct=struct, data=fields)
@@ -207,7 +210,8 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
                               where=cgen.c_string(f"{res.script}:{line}".encode()),
                               binary=cgen.c_string(binary.encode()) if binary else "NULL")
                          for kind, name, binary, line in res.device_consts],
-                report=report_context(res, report) if report else None,
+                report=report_context(res, report) if report else None, needs=loops.needs(res),
+                loop_lines=res.loop_caps,
                 default_pid=report.default_pid if report else 0)
 
 

@@ -30,7 +30,7 @@ class Field:
         t = self.type
         if t.kind == "str":
             return f"char {self.name}[{t.size}]"
-        if t.kind in ("buf", "inet"):
+        if t.kind in ("buf", "inet", "usym"):
             return f"__u8 {self.name}[{t.size}]"
         if t.kind == "stack":
             return f"__s64 {self.name}"
@@ -155,6 +155,7 @@ class Resources:
     buffer_size: int
     stack_entries: int
     strsize: int
+    loop_caps: list = field(default_factory=list)   # script line of each While, by its index (codegen/loops.py)
     # (kind, name, binary, script line) of each value the tracer finds on
     # the device at start-up (ir.DeviceConst): plyc_params.dconst[i]
     device_consts: list = field(default_factory=list)
@@ -214,7 +215,9 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
     for probe in program.probes:
         t = probe.target
         fentry = None
-        if t.provider.fentry and not probe.uses_regs and opts.get("fentry", True):
+        # A for loop's callback can't be told which twin runs it (codegen/loops.py).
+        if t.provider.fentry and not probe.uses_regs and opts.get("fentry", True) \
+                and not any(isinstance(n, ir.ForMap) for n in ir.walk(probe.body)):
             fentry = t.provider.fentry(t, program.ktypes, program.arch)
         prov = t.provider.name
         prog = ns.claim(*N.prog_candidates(prov, probe.spec.arg or ""))
@@ -231,7 +234,7 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
     return Resources(name, script, maps, events, probes, slots, program.nargs, program.uses_stack,
                      opts.get("buffer_size", DEFAULT_BUFFER),
                      opts.get("stack_entries", DEFAULT_STACK_ENTRIES), program.strsize,
-                     device_consts(program))
+                     device_consts=device_consts(program))
 
 
 def device_consts(program: ir.Program) -> list:

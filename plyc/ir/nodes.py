@@ -98,7 +98,6 @@ CGROUPID = "cgroupid"      # a cgroup v2 directory's id (its file handle)
 NCPUS = "ncpus"            # the CPUs the device has (possible ones)
 UADDR = "uaddr"            # a symbol's link-time address in a uprobe's binary
 UADDR_FIXED = "uaddr_fixed"  # ... which must be a fixed-address executable (not PIE)
-HELPER = "helper"          # 1: a BPF helper the program calls, which the device's kernel must have
 
 
 @dataclass(eq=False)
@@ -106,7 +105,7 @@ class DeviceConst(Expr):
     """A u64 the tracer resolves on the device before the load (one per
     distinct kind and name in a program), known to the verifier as a
     constant of .rodata."""
-    kind: str            # KADDR | CGROUPID | NCPUS | UADDR | UADDR_FIXED | HELPER
+    kind: str            # KADDR | CGROUPID | NCPUS | UADDR | UADDR_FIXED
     name: str = ""
     binary: str = ""     # UADDR*: the binary (a uprobe's path)
 
@@ -277,6 +276,42 @@ class CallStmt(Stmt):
     call: Expr
 
 
+@dataclass(eq=False)
+class While(Stmt):
+    """Run body while cond holds, at most LOOP_CAP times (the verifier must
+    see the loop end). `step` (a range's increment) runs before each test
+    but the first, also after a `continue`."""
+    cond: Expr
+    body: Stmt
+    step: Optional[Stmt] = None
+
+
+# The most iterations of a While: a bound the verifier can always follow, so
+# that a loop whose end depends on data still loads (docs/bpftrace.md, Loops).
+LOOP_CAP = 1024
+
+
+@dataclass(eq=False)
+class ForMap(Stmt):
+    """Run body for each entry of the plain map `map`, with the locals
+    `keys` (one per key part) and `value` set to the entry's (a callback of
+    bpf_for_each_map_elem, Linux 5.13)."""
+    map: str
+    keys: list            # local names, one per key part
+    value: str            # local name
+    body: Stmt
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    """Leave the innermost While or ForMap."""
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    """Go on with the innermost loop's next iteration."""
+
+
 # --- program ---------------------------------------------------------------
 
 # Map storage kinds.
@@ -336,6 +371,7 @@ class Probe:
     uses_regs: bool = False                         # needs the kprobe's pt_regs (no fentry twin)
     args_read: set = field(default_factory=set)    # argN and retval read (an fentry twin's ctx)
     bpf_defines: set = field(default_factory=set)  # plyc.bpf.h features its code needs (PLYC_TP_NAMES)
+    stack_limits: set = field(default_factory=set)  # frame limits of its stacks (kstack(n)): a map each
 
     @property
     def provider(self) -> "Provider":

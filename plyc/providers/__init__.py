@@ -89,7 +89,7 @@ def spec_error(spec: Spec, message: str, note: str = None) -> PlycError:
     return error(message, spec.span, note)
 
 
-from . import interval, kprobe, perfevent, profile, special, tracepoint, uprobe  # noqa: E402
+from . import interval, kfunc, kprobe, perfevent, profile, rawtracepoint, special, tracepoint, uprobe  # noqa: E402
 
 REGISTRY: tuple[Provider, ...] = (
     tracepoint.PROVIDER,
@@ -104,6 +104,9 @@ REGISTRY: tuple[Provider, ...] = (
     perfevent.HARDWARE,
     special.BEGIN,
     special.END,
+    kfunc.KFUNC,
+    kfunc.KRETFUNC,
+    rawtracepoint.PROVIDER,
 )
 
 

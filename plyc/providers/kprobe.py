@@ -20,7 +20,12 @@ ARGS = tuple(Var(f"arg{i}", T.U64, f"plyc_kprobe_arg(ctx, {i}, plyc_params.kwrap
 
 def parse_kind(ret: bool):
     def parse(spec) -> Target:
-        arg = spec.arg
+        # module:function (bpftrace's kprobe:kvm:f): only that module's symbols
+        module, _, arg = spec.arg.rpartition(":") if not spec.arg.startswith("0x") else ("", "", spec.arg)
+        if module and not re.fullmatch(r"[\w-]+", module):
+            raise spec_error(spec, f"'{module}' is not a kernel module's name")
+        if module and arg.startswith("0x"):
+            raise spec_error(spec, "an address is not in a module: write kprobe:0xADDR")
         if not re.fullmatch(r"(0x[0-9a-fA-F]+|[A-Za-z0-9_.*?\[\]\-!^]+(\+(0x[0-9a-fA-F]+|\d+))?)", arg):
             raise spec_error(spec, f"'{arg}' is not a kernel symbol, glob, sym+offset or 0xADDR")
         if ret and ("+" in arg or arg.startswith("0x")):
@@ -28,6 +33,7 @@ def parse_kind(ret: bool):
         sym, _, off = arg.partition("+")
         t = Target(KRETPROBE if ret else KPROBE, spec, sym, glob=bool(re.search(r"[*?\[]", sym)))
         t.extra["offset"] = int(off, 0) if off else 0
+        t.extra["module"] = "" if module == "vmlinux" else module
         return t
     return parse
 
@@ -35,7 +41,8 @@ def parse_kind(ret: bool):
 def prototype(ktypes, target: Target):
     """The BTF prototype (FUNC_PROTO type) of the probed function, if known:
     for a syscall in any spelling, its typed implementation."""
-    if target.glob or target.target.startswith("0x") or target.extra.get("offset"):
+    if target.glob or target.target.startswith("0x") or target.extra.get("offset") or \
+            target.extra.get("module"):
         return None
     name = target.target
     m = SYSCALL.match(name)
@@ -77,7 +84,8 @@ def fentry_plan(target: Target, ktypes, arch: str):
     wrapper. None when it can't (globs, offsets, addresses, no BTF). The
     tracer uses the plan only if the device resolves the same function
     with the same prototype, else the kprobe."""
-    if target.glob or target.target.startswith("0x") or target.extra.get("offset"):
+    if target.glob or target.target.startswith("0x") or target.extra.get("offset") or \
+            target.extra.get("module"):
         return None
     try:
         b = ktypes.btf
@@ -127,8 +135,11 @@ def fentry_ctx(p) -> str:
 def c_data(t: Target, p):
     f = p.fentry
     return "plyc_kprobe_data", [
-        ("target", c_str(t.target)), ("offset", f"{t.extra.get('offset', 0)}ULL"),
+        ("target", c_str(t.target)), ("module", c_str(t.extra.get("module", ""))),
+        ("offset", f"{t.extra.get('offset', 0)}ULL"),
         ("retprobe", str(int(t.provider is KRETPROBE))),
+        # `probe` in a glob (bpftrace's): each function attached with a cookie naming it
+        ("names", str(int("PLYC_TP_NAMES" in p.probe.bpf_defines))),
         ("fentry_prog", c_str(p.twin) if f else "NULL"),
         ("fentry_func", c_str(f["func"]) if f else "NULL"),
         ("fentry_nargs", str(f["nargs"] if f else 0)), ("fentry_ctx", fentry_ctx(p))]

@@ -32,6 +32,7 @@ enum bpf_map_type {
 };
 
 #define BPF_F_CURRENT_CPU 0xffffffffULL
+#define BPF_F_USER_STACK (1ULL << 8)
 
 enum {
 	BPF_ANY = 0,
@@ -224,6 +225,25 @@ static __always_inline void plyc_count_lost(void)
 	plyc_count_stat(PLYC_STAT_LOST);
 }
 
+#ifdef PLYC_LOOP_CAPS
+/* Per-CPU counts of while loops stopped by plyc's cap, one slot a loop
+ * (codegen/loops.py); the tracer warns of them at exit (loopcaps.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PLYC_LOOP_CAPS);
+	__type(key, __u32);
+	__type(value, __u64);
+} plyc_loopcap SEC(".maps");
+
+static __always_inline void plyc_count_loopcap(__u32 index)
+{
+	__u64 *count = bpf_map_lookup_elem(&plyc_loopcap, &index);
+
+	if (count)
+		*count += 1;
+}
+#endif
+
 /* Room for an output record of `size` bytes (a constant), or NULL: the
  * caller counts the loss. Probe `slot` builds its records in
  * plyc_evbuf[slot] when there is no ring buffer. The ring buffer's record
@@ -316,15 +336,32 @@ static __always_inline void plyc_map_store(void *map, const void *key, const voi
  * counted under that id print the wrong stack), nor one when the map has
  * no room (-ENOMEM): both are counted for the tracer to tell. -EFAULT is
  * no kernel stack at all (a sample taken in user mode). */
-static __always_inline __s64 plyc_stackid(void *ctx)
+static __always_inline __s64 plyc_stackid_in(void *ctx, void *map, __u64 flags)
 {
-	long id = bpf_get_stackid(ctx, &plyc_stacks, 0);
+	long id = bpf_get_stackid(ctx, map, flags);
 
 	if (id == -PLYC_EEXIST)
 		plyc_count_stat(PLYC_STAT_STACK_COLLISION);
 	else if (id == -PLYC_ENOMEM)
 		plyc_count_stat(PLYC_STAT_STACK_OTHER);
 	return id;
+}
+
+static __always_inline __s64 plyc_stackid(void *ctx)
+{
+	return plyc_stackid_in(ctx, &plyc_stacks, 0);
+}
+
+/* bpftrace's ustack: the user stack's id in `map` (plyc_stacks, or
+ * plyc_stacks_N for ustack(N)) in the low 32 bits, the process in the high
+ * 32, as bpftrace keys it: the tracer names the frames from that process's
+ * mappings. A negative id (no user stack: a kernel thread) stays one in
+ * the low half. */
+static __always_inline __s64 plyc_ustackid(void *ctx, void *map)
+{
+	__u32 id = (__u32)plyc_stackid_in(ctx, map, BPF_F_USER_STACK);
+
+	return (__s64)((bpf_get_current_pid_tgid() >> 32) << 32 | id);
 }
 #endif
 

@@ -33,6 +33,19 @@ static const struct plyc_kprobe_data *D(const struct plyc_probe_ctx *c)
 	return c->pr->data;
 }
 
+/* Why a module has none of the functions asked for: not loaded, or built
+ * into the kernel (/sys/module/NAME without the initstate of a loaded one). */
+static const char *module_state(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	if (access(path, F_OK))
+		return " (the module is not loaded)";
+	snprintf(path, sizeof(path), "/sys/module/%s/initstate", name);
+	return access(path, F_OK) ? " (the module is built into this kernel: leave out its name)" : "";
+}
+
 static int is_address(const char *target)
 {
 	return !strncmp(target, "0x", 2);
@@ -50,8 +63,20 @@ static int resolve(struct plyc_probe_ctx *c)
 		return -1;
 	if (is_address(target))
 		return 0;
+	if (D(c)->names && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) != 1)
+		return plyc_probe_error(P, pr, "'probe' in a %s wildcard needs BPF cookies, which this kernel "
+					"lacks (Linux 5.15 has them)", D(c)->retprobe ? "kretprobe" : "kprobe");
 	if (!plyc_tracefs() && access("/proc/kallsyms", R_OK))
 		return plyc_probe_error(P, pr, "cannot list the kernel's functions (no tracefs, no /proc/kallsyms)");
+	if (D(c)->module) {
+		err = plyc_kfuncs_in_module(target, plyc_has_glob(target), D(c)->module, &k->funcs);
+		if (err == -ENOENT)
+			return plyc_probe_error(P, pr, "no function %s in module %s on this device%s", target,
+						D(c)->module, module_state(D(c)->module));
+		if (err)
+			return plyc_probe_error(P, pr, "cannot read /proc/kallsyms: %s", strerror(-err));
+		return 0;
+	}
 	err = plyc_kfuncs_resolve(target, plyc_has_glob(target), &k->funcs);
 	if (err == -ENOENT && plyc_has_glob(target))
 		return plyc_probe_error(P, pr, "no kernel function on this device matches %s", target);
@@ -216,9 +241,11 @@ static int kprobe_refused(const struct plyc_probe_ctx *c, const char *func, int 
  * entry then goes just past the site's nops, where the arguments are still
  * in their registers (a kretprobe must be at the entry: its fexit twin is
  * the way there). */
-static struct bpf_link *kprobe_link(const struct plyc_probe_ctx *c, struct bpf_program *bp, const char *func)
+static struct bpf_link *kprobe_link(const struct plyc_probe_ctx *c, struct bpf_program *bp, const char *func,
+				    __u64 cookie)
 {
-	LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = D(c)->retprobe, .offset = D(c)->offset);
+	LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = D(c)->retprobe, .offset = D(c)->offset,
+		    .bpf_cookie = cookie);
 	struct bpf_link *link = bpf_program__attach_kprobe_opts(bp, func, &opts);
 
 #ifdef PLYC_FTRACE_SITE
@@ -233,6 +260,28 @@ static struct bpf_link *kprobe_link(const struct plyc_probe_ctx *c, struct bpf_p
 	}
 #endif
 	return link;
+}
+
+/* `probe` in a glob: function i's cookie, under which its name goes in
+ * plyc_tp_names (runtime-c/bpf/plyc.bpf.h) before it can fire. Kprobes
+ * take ids from 2^31 up, tracepoints from 1 (tracepoint.c). 0: no name
+ * is read, or it could not be recorded (told). */
+static __u64 name_cookie(const struct plyc_probe_ctx *c, struct bpf_object *obj, const char *func)
+{
+	static __u32 last = 1U << 31;
+	struct bpf_map *names = D(c)->names ? bpf_object__find_map_by_name(obj, "plyc_tp_names") : NULL;
+	char name[64];
+	__u32 id = last + 1;
+
+	if (!names)
+		return 0;
+	snprintf(name, sizeof(name), "%s:%s", D(c)->retprobe ? "kretprobe" : "kprobe", func);
+	if (bpf_map_update_elem(bpf_map__fd(names), &id, name, BPF_ANY)) {
+		plyc_probe_error(c->prog, c->pr, "cannot record %s's name for 'probe': %s", name, plyc_errstr(errno));
+		return 0;
+	}
+	last = id;
+	return id;
 }
 
 /* The fentry/fexit twin chosen before load. */
@@ -279,8 +328,20 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	if (ks->multi) {
 		LIBBPF_OPTS(bpf_kprobe_multi_opts, opts, .syms = (const char **)k->names, .cnt = k->n,
 			    .retprobe = ret);
+		__u64 *cookies = D(c)->names ? calloc(k->n, sizeof(*cookies)) : NULL;
 
+		if (D(c)->names && !cookies)
+			return -1;
+		for (j = 0; cookies && j < k->n; j++)
+			if (!(cookies[j] = name_cookie(c, obj, k->names[j]))) {
+				free(cookies);
+				return -1;
+			}
+		opts.cookies = cookies;
 		link = bpf_program__attach_kprobe_multi_opts(bp, NULL, &opts);
+		j = (size_t)errno;
+		free(cookies);
+		errno = (int)j;
 		if (!link)
 			return plyc_probe_error(P, pr, "cannot attach to the %zu matching functions: %s",
 						k->n, plyc_errstr(errno));
@@ -289,7 +350,11 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 		return plyc_add_link(links, link);
 	}
 	for (j = 0; j < k->n; j++) {
-		link = kprobe_link(c, bp, k->names[j]);
+		__u64 cookie = name_cookie(c, obj, k->names[j]);
+
+		if (D(c)->names && !cookie)
+			return -1;
+		link = kprobe_link(c, bp, k->names[j], cookie);
 		if (!link) {
 			/* One function of a glob that can't be probed is not fatal. */
 			if (k->n == 1 && errno == EILSEQ)

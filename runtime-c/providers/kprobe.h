@@ -8,8 +8,10 @@
 
 struct plyc_kprobe_data {
 	const char *target;        /* function, glob, or 0xADDR */
+	const char *module;        /* only this module's functions (kprobe:mod:f), or NULL */
 	uint64_t offset;           /* sym+offset */
 	int retprobe;
+	int names;                 /* `probe` is read in a glob: each function's name under its cookie */
 	const char *fentry_prog;   /* the probe's fentry/fexit twin, or NULL */
 	const char *fentry_func;   /* ... built for this function */
 	int fentry_nargs;          /* ... with this many arguments */

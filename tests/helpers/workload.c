@@ -13,6 +13,10 @@
  *   workload stackargs N        call plyc_probe_stack(N, N+1, ..., N+9) once: ten
  *                               arguments, the last ones on the stack (x86_64 passes
  *                               six in registers, aarch64 eight), for sargN
+ *   workload stack N MS         N calls of plyc_stack_outer() -> plyc_stack_mid() ->
+ *                               plyc_stack_leaf(plyc_probe), which keep frame pointers
+ *                               (user stacks), then plyc_stack_done(), then a sleep of
+ *                               MS (a tracer names the frames while the process lives)
  *   workload pingpong N         getpgid(i) for i in 0..N-1, taking turns between two
  *                               threads on two CPUs (one task's events, from CPU
  *                               after CPU, faster than a tracer reads them)
@@ -116,6 +120,38 @@ __attribute__((noinline)) long plyc_probe_stack(long a0, long a1, long a2, long 
 
 	__asm__ volatile("" : : "r"(sum) : "memory");
 	return sum;
+}
+
+/* workload stack: three frames of its own for user stacks, each with a
+ * frame pointer (the kernel walks user stacks by them) and no tail call
+ * (the empty asm after each call), and a code address for usym(). */
+#define STACK_FRAME __attribute__((noinline, optimize("no-omit-frame-pointer")))
+
+STACK_FRAME long plyc_stack_leaf(long (*fn)(const char *, long))
+{
+	__asm__ volatile("" : : "r"(fn) : "memory");
+	return fn == plyc_probe;
+}
+
+STACK_FRAME long plyc_stack_mid(long x)
+{
+	long r = plyc_stack_leaf(plyc_probe);
+
+	__asm__ volatile("" : : : "memory");
+	return r + x;
+}
+
+STACK_FRAME long plyc_stack_outer(long x)
+{
+	long r = plyc_stack_mid(x);
+
+	__asm__ volatile("" : : : "memory");
+	return r * 2;
+}
+
+__attribute__((noinline)) void plyc_stack_done(void)
+{
+	__asm__ volatile("" : : : "memory");
 }
 
 /* workload waits: every pthread_cond_wait() call is one round. The waker
@@ -426,6 +462,12 @@ static int run(int argc, char **argv)
 		long n = atol(argv[2]);
 
 		return plyc_probe_stack(n, n + 1, n + 2, n + 3, n + 4, n + 5, n + 6, n + 7, n + 8, n + 9) != 10 * n + 45;
+	} else if (!strcmp(argv[1], "stack") && argc > 3) {
+		n = atol(argv[2]);
+		for (i = 0; i < n; i++)
+			plyc_stack_outer(i);
+		plyc_stack_done();
+		usleep((useconds_t)atol(argv[3]) * 1000);
 	} else if (!strcmp(argv[1], "probe") && argc > 3) {
 		return plyc_probe(argv[2], atol(argv[3])) != -atol(argv[3]);
 	} else {

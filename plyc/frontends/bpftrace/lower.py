@@ -35,7 +35,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import constants, headers, preamble
+from . import constants, fargs, headers, loops, preamble, stacks
 from . import specs as S
 from . import values as V
 
@@ -46,16 +46,17 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
-FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(V.FUNCTIONS)
+FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
+    tuple(V.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "buf usym pton strcontains cat "
+    "buf pton strcontains cat "
     "system signal override cgroup_path path strerror "
-    "skboutput unwatch kstack ustack percpu_kaddr print_map".split())
+    "skboutput unwatch percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "nsecs": "time", "kstack": "stack"}
-VARIABLES_NOT_YET = frozenset("ustack ctx".split())
+VARIABLES_NOT_YET = frozenset("ctx".split())
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 
@@ -101,17 +102,14 @@ def refuse(st: "Lowering", diag: Collector):
                {id(n.args[1]) for n in walk(probe.body) if isinstance(n, A.Call)
                 and n.name in ("delete", "has_key") and len(n.args) == 2} | \
                {id(n.args[0]) for n in walk(probe.body) if _prints_tuple(n)}
+        pairs = loops.loop_vars(probe.body)    # $kv.0, $kv.1 of a for loop: loops.py
         for n in walk([probe.predicate, probe.body]):
             what = None
-            if isinstance(n, A.While):
-                what = "a while loop"
-            elif isinstance(n, A.For):
-                what = "a for loop"
-            elif isinstance(n, A.Jump) and n.kind != "return":
-                what = f"'{n.kind}'"
-            elif isinstance(n, A.Jump) and n.value is not None:
+            if isinstance(n, A.Jump) and n.value is not None:
                 what = "return with a value"
-            elif isinstance(n, A.Tuple) and id(n) not in keys or isinstance(n, A.TupleIndex):
+            elif isinstance(n, A.Tuple) and id(n) not in keys or (
+                    isinstance(n, A.TupleIndex) and not (isinstance(loops.pair_base(n)[0], A.Var)
+                                                         and loops.pair_base(n)[0].name in pairs)):
                 what = "a tuple"
             elif isinstance(n, A.Unary) and n.op == "&":
                 what = "the address-of operator '&'"
@@ -255,11 +253,14 @@ class Typer(PlyTyper):
         self.agg_maps = {n.target.name for n in walk([p.body for p in st.ast.probes])
                          if isinstance(n, A.Assign) and isinstance(n.target, A.Map)
                          and isinstance(n.value, A.Call) and n.value.name in AGGREGATIONS}
+        self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
+        self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
 
     def assigned_names(self, body) -> set:
         return {n.target.name for n in walk(body)
                 if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | \
-            {n.var.name for n in walk(body) if isinstance(n, A.Let)}
+            {n.var.name for n in walk(body) if isinstance(n, A.Let)} | \
+            {n.var.name for n in walk(body) if isinstance(n, A.For) and isinstance(n.iterable, A.Range)}
 
     # --- statements ---------------------------------------------------------------
 
@@ -400,7 +401,13 @@ class Typer(PlyTyper):
         return ir.Block([self.body(s.body) for _ in range(n)], span=s.span)
 
     def stmt_Jump(self, s: A.Jump):
-        return ir.Return(span=s.span)
+        return loops.lower_jump(self, s)
+
+    def stmt_While(self, s: A.While):
+        return loops.lower_while(self, s)
+
+    def stmt_For(self, s: A.For):
+        return loops.lower_for(self, s)
 
     def delete(self, call: A.Call, span):
         """`delete(@m[k])` (0.17) or `delete(@m, k)` (current)."""
@@ -470,7 +477,13 @@ class Typer(PlyTyper):
     def expr_Int(self, e: A.Int):
         return ir.IntConst(e.value, type=T.U64 if e.value >= 1 << 63 else T.S64)
 
+    def expr_TupleIndex(self, e: A.TupleIndex):
+        return loops.pair_part(self, e)
+
     def expr_Var(self, e: A.Var):
+        if e.name in self.pairs:
+            self.err(f"${e.name} is a (key, value) tuple: plyc reads its parts, ${e.name}.0 and "
+                     f"${e.name}.1, not the whole tuple yet", e.span)
         if e.name not in self.scratch_names or e.name not in self.defined:
             self.err(f"${e.name} is read before it is assigned", e.span)
         return ir.Local(e.name, type=self.probe.locals.get(e.name, T.S64))
@@ -509,6 +522,8 @@ class Typer(PlyTyper):
         value = V.variable(self, name, e.span)
         if value is not None:
             return value
+        if name == "ustack":
+            return stacks.ustack(self, e.span)
         if name == "curtask":
             return ir.Variable(BT.CURTASK, type=BT.curtask_type(self, e.span))
         if name == "elapsed":
@@ -519,7 +534,7 @@ class Typer(PlyTyper):
         if name == "probe":
             # The probe's name as bpftrace prints it: known now unless a wildcard.
             written = self.st.units[probe.index].written
-            if written.wildcard and probe.provider.name == "tracepoint":
+            if written.wildcard and probe.provider.name in ("tracepoint", "kprobe", "kretprobe"):
                 probe.bpf_defines.add("PLYC_TP_NAMES")
                 return ir.Call(BT.TP_NAME, [], type=T.Str(BT.TP_NAME_SIZE), span=e.span)
             if written.wildcard:
@@ -536,16 +551,25 @@ class Typer(PlyTyper):
                 # an exact-name kprobe sharing the body with a glob too (vfsstat's
                 # @[func]), so that func has one type there.
                 return self.expr_Name(_Name("caller", e.span))
-            if pname not in ("kprobe", "kretprobe", "uprobe") or probe.target.glob:
+            if pname in fargs.FUNC_IP_PROBES and any(u.probe is unit.probe and u.target.glob for u in self.st.units
+                                                     if u.target.provider.name in fargs.FUNC_IP_PROBES):
+                # as in a kprobe glob, an exact name sharing the body too
+                return fargs.func_ip(e.span)
+            if pname == "uretprobe" and not probe.target.glob:
+                return stacks.uretprobe_func(self, e.span)
+            if pname not in ("kprobe", "kretprobe", "uprobe", "kfunc", "kretfunc") or probe.target.glob:
                 what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
                 self.err(not_yet(f"'func' in {what}"), e.span)
             symbol = probe.spec.arg.rsplit(":", 1)[-1].split("+")[0]
             return self.expr(A.Str(symbol.encode(), span=e.span))
+        if fargs.owns(probe, name):
+            return fargs.retval(self, e.span)
         if name == "args":
             var = probe.provider.var("data")
             if var is None:
                 self.err(f"{probe.provider.name} probes have no 'args'", e.span,
-                         "args holds a tracepoint's fields; kprobes and uprobes have arg0, arg1, ...")
+                         "args holds a tracepoint's, kfunc's or rawtracepoint's arguments; "
+                         "kprobes and uprobes have arg0, arg1, ...")
             return ir.Variable(var, type=var.type)
         plyname = VARIABLES.get(name)
         if plyname is None and (name == "retval" or (name.startswith("arg") and name[3:].isdigit())):
@@ -584,6 +608,8 @@ class Typer(PlyTyper):
                 self.err(d.message.replace("data->", "args->"), d.span, d.note)   # the provider speaks ply
             self.probe.tp_fields[e.name] = fld
             return ir.TpField(e.name, fld, type=fld.type)
+        if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
+            return fargs.field(self, e.name, e.span)
         # bpftrace follows a pointer with '.' or '->' alike.
         member = _Member(e.obj, e.name, obj.type.is_pointer, e.span)
         typ = self.kernel_member(member, obj.type)
@@ -628,12 +654,12 @@ class Typer(PlyTyper):
             return self.time(e, statement)
         if e.name in V.FUNCTIONS:
             return V.call(self, e)
-        func = BT.FUNCTIONS.get(e.name)
+        func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name)
         if func is None:
             return super().call(e, statement)
         lo, hi = func.arity
         if not lo <= len(e.args) <= hi:
-            want = str(lo) if lo == hi else f"{lo} or {hi}"
+            want = str(lo) if lo == hi else f"{lo} or {hi}" if hi == lo + 1 else f"{lo} to {hi}"
             self.err(f"{e.name}() takes {want} argument{'s' if want != '1' else ''}, got {len(e.args)}", e.span)
         node = func.check(self, e)
         if isinstance(node, ir.Stmt) and not statement:

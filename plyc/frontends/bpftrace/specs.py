@@ -16,9 +16,7 @@ UNIT_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9}
 
 # bpftrace probe types with no plyc provider yet, and why.
 NOT_YET = {
-    "kfunc": "use kprobe: plyc attaches an fentry twin of an exact-name kprobe where the device allows it",
-    "kretfunc": "use kretprobe: plyc attaches an fexit twin where the device allows it",
-    "rawtracepoint": None, "watchpoint": None, "asyncwatchpoint": None, "iter": None, "self": None,
+    "watchpoint": None, "asyncwatchpoint": None, "iter": None, "self": None,
 }
 
 
@@ -49,9 +47,8 @@ def to_ir(spec: A.ProbeSpec) -> ir.Spec:
     if p == "tracepoint":
         return ir.Spec("tracepoint", f"{parts[0]}:{parts[1]}", span=span)
     if p in ("kprobe", "kretprobe"):
-        if len(parts) == 2:
-            raise error(f"{p}s in a named module ({parts[0]}) are not supported by plyc yet", span)
-        return ir.Spec(p, parts[0], span=span)
+        # kprobe:module:f is resolved in that module's symbols only
+        return ir.Spec(p, ":".join(x for x in parts if x), span=span)
     if p in ("uprobe", "uretprobe"):
         if len(parts) == 3:
             raise error(f"{p}s with a language ({parts[1]}) are not supported by plyc yet", span)
@@ -60,6 +57,11 @@ def to_ir(spec: A.ProbeSpec) -> ir.Spec:
         if "/" not in path and path.startswith("lib") and ".so" not in path:
             path = path[3:]
         return ir.Spec(p, f"{path}:{parts[1]}", span=span)
+    if p in ("kfunc", "kretfunc", "rawtracepoint"):
+        # [module:]name; a BPF program's functions (kfunc:bpf:ID:f) are not kernel ones
+        if len(parts) == 3:
+            raise error(f"{p} probes on BPF programs ({':'.join(parts)}) are not supported by plyc yet", span)
+        return ir.Spec(p, ":".join(parts), span=span)
     if p == "usdt":
         return ir.Spec("usdt", ":".join(parts), span=span)
     if p in ("software", "hardware"):

@@ -247,7 +247,7 @@ def emit_len(g, call):
     return f"((__s64)bpf_for_each_map_elem(&{m.cname}, plyc_count_entry, (void *)0, 0))"
 
 
-LEN = B.Func("len", (2, 2), None, emit_len, "how many entries a map holds")
+LEN = B.Func("len", (1, 1), None, emit_len, "how many entries a map holds")
 
 
 def check_len(chk, call: A.Call):
@@ -262,11 +262,9 @@ def check_len(chk, call: A.Call):
     if not info.key_types:
         chk.err(f"len() counts a map's keys; {arg.name} has none", arg.span)
     chk.probe.bpf_defines.add("PLYC_MAP_LEN")
-    # The second argument (unused by the C) has the tracer check at start-up
-    # that the kernel has the helper: 5.10's verifier would reject the
-    # callback's BTF without naming it.
-    helper = ir.DeviceConst(ir.HELPER, "bpf_for_each_map_elem", type=T.U64, span=call.span)
-    return ir.Call(LEN, [ir.BytesConst(arg.name.encode(), type=T.Str(64)), helper], type=T.S64, span=call.span)
+    # The tracer checks for the helper at start-up (codegen/loops.py's needs:
+    # 5.10's verifier would reject the callback's BTF without naming it).
+    return ir.Call(LEN, [ir.BytesConst(arg.name.encode(), type=T.Str(64))], type=T.S64, span=call.span)
 
 
 # The functions above, by name: (fewest, most arguments), typing rule.

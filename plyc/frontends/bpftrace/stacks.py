@@ -1,0 +1,105 @@
+"""bpftrace's stacks and user symbols: `ustack`, `ustack([mode][, n])`,
+`kstack([mode][, n])` (bare `kstack` is plyc's `stack`), `usym(addr)`, and
+`func` in a uretprobe (the function it returns into, a usym).
+
+A stack is its id in a BPF stack map (types.Stack): the mode and frame
+limit are in its type, so `ustack(perf)` and `ustack` are different keys,
+as in bpftrace. A limited stack (`ustack(3)`) comes from a map of that
+depth of its own (the probe's stack_limits), so stacks alike in their first
+n frames are one key. A user stack carries the pid beside its id, and a
+usym value the pid beside the address: the tracer names user addresses
+from that process's mappings when it prints them (runtime-c/usyms.c)."""
+from __future__ import annotations
+
+from ... import builtins as B
+from ... import types as T
+from ...ir import nodes as ir
+from ...providers import Var
+from . import ast as A
+
+MODES = tuple(T.STACK_MODES)
+DEPTH = 127     # PLYC_STACK_DEPTH: the full stack map's frames
+
+
+def _stack_probe(chk, what: str, span):
+    probe = chk.probe
+    if not probe.provider.has_stack:
+        chk.err(f"{probe.provider.name} probes have no stack for {what}", span)
+    probe.uses_stack = True
+    return probe
+
+
+def _map(limit: int) -> str:
+    return "&plyc_stacks" if limit in (0, DEPTH) else f"&plyc_stacks_{limit}"
+
+
+def _stack_args(chk, call) -> tuple:
+    """(mode, limit) of kstack(...)/ustack(...): `(mode)`, `(n)`, `(mode, n)`."""
+    args, mode, limit = list(call.args), "bpftrace", 0
+    if args and isinstance(args[0], A.Ident) and args[0].name in MODES:
+        mode = args.pop(0).name
+    elif len(args) == 2 or args and isinstance(args[0], A.Ident):
+        chk.err(f"{call.name}()'s mode is one of {', '.join(MODES)}", args[0].span)
+        args.pop(0)
+    if args:
+        limit = chk.const_int(args[0], f"{call.name}()'s frame count must be a constant")
+        if not 1 <= limit <= DEPTH:
+            chk.err(f"{call.name}() keeps 1 to {DEPTH} frames, not {limit}", args[0].span)
+    return mode, (0 if limit == DEPTH else limit)
+
+
+def check_stack(chk, call):
+    user = call.name == "ustack"
+    mode, limit = _stack_args(chk, call)
+    probe = _stack_probe(chk, f"{call.name}()", call.span)
+    if limit:
+        probe.stack_limits.add(limit)
+    return ir.Call(FUNCTIONS[call.name], [ir.IntConst(limit, type=T.U32)],
+                   type=T.Stack(user, mode, limit), span=call.span)
+
+
+def emit_stack(g, call):
+    limit = call.args[0].value
+    if call.type.user:
+        return f"plyc_ustackid(ctx, {_map(limit)})"
+    return f"plyc_stackid_in(ctx, {_map(limit)}, 0)"
+
+
+def ustack(chk, span) -> ir.Expr:
+    """The bare `ustack`: the whole user stack in bpftrace's mode."""
+    return check_stack(chk, A.Call("ustack", [], span=span, name_span=span))
+
+
+def check_usym(chk, call):
+    x = chk.expr(call.args[0])
+    if not x.type.is_int:
+        chk.err(f"usym() needs an address, got {x.type}", call.args[0].span)
+    return ir.Call(FUNCTIONS["usym"], [x], type=T.USYM, span=call.span)
+
+
+def emit_usym(g, call):
+    addr, pid = g.tmp("addr"), g.tmp("pid")
+    g.line(f"__u64 {addr} = {g.scalar(call.args[0])};")
+    g.line(f"__u64 {pid} = bpf_get_current_pid_tgid() >> 32;")
+    dst = g.local_bytes(T.USYM_SIZE)
+    g.line(f"__builtin_memcpy({dst}, &{addr}, 8);")
+    g.line(f"__builtin_memcpy({dst} + 8, &{pid}, 8);")
+    return dst
+
+
+# The user instruction pointer: in a uretprobe, where the function returned to.
+IP = Var("_ip", T.U64, "PLYC_IP(ctx)", doc="the instruction pointer")
+
+
+def uretprobe_func(chk, span) -> ir.Expr:
+    """`func` in a uretprobe: the symbol of the address it returns into, as
+    bpftrace 0.17 gives it (its caller, not the probed function)."""
+    ip = ir.Variable(IP, type=IP.type, span=span)
+    return ir.Call(FUNCTIONS["usym"], [ip], type=T.USYM, span=span)
+
+
+FUNCTIONS = {f.name: f for f in (
+    B.Func("ustack", (0, 2), check_stack, emit_stack, "the user stack"),
+    B.Func("kstack", (0, 2), check_stack, emit_stack, "the kernel stack"),
+    B.Func("usym", (1, 1), check_usym, emit_usym, "a user address's symbol"),
+)}

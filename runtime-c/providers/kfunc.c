@@ -1,0 +1,325 @@
+/* kfunc / kretfunc: fentry / fexit programs, attached by BPF trampolines
+ * to the functions the target names in the device's BTF (vmlinux's, or a
+ * module's). A wildcard's program is loaded once per matched function: the
+ * first by libbpf with the object, the others from its relocated
+ * instructions, each with that function as its attach target (a tracing
+ * program is verified for one function). The program reads fixed context
+ * words (the build machine's prototypes): a function whose prototype on the
+ * device puts an argument read elsewhere is refused (exact name) or left
+ * out (wildcard). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <linux/bpf.h>
+
+#include "plyc_attach.h"
+#include "plyc_kfuncs.h"
+#include "providers/kfunc.h"
+
+struct kfstate {
+	struct btf *btf;           /* vmlinux's, or the module's (split on vmlinux's) */
+	struct btf *base;          /* vmlinux's, under a module's */
+	char **names;              /* the functions matched, as attached */
+	int *ids;                  /* ... their BTF ids */
+	size_t n;
+	int *fds;                  /* the clones' programs and links (2 per function after the first) */
+	size_t nfds;
+};
+
+static const struct plyc_kfunc_data *D(const struct plyc_probe_ctx *c)
+{
+	return c->pr->data;
+}
+
+static int has(const struct kfstate *k, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		if (!strcmp(k->names[i], name))
+			return 1;
+	return 0;
+}
+
+static int add(struct kfstate *k, const char *name, int id)
+{
+	char **names = realloc(k->names, (k->n + 1) * sizeof(*names));
+	int *ids;
+
+	if (!names)
+		return -ENOMEM;
+	k->names = names;
+	if (!(ids = realloc(k->ids, (k->n + 1) * sizeof(*ids))))
+		return -ENOMEM;
+	k->ids = ids;
+	if (!(k->names[k->n] = strdup(name)))
+		return -ENOMEM;
+	k->ids[k->n++] = id;
+	return 0;
+}
+
+/* Why the device's prototype of func (BTF id) doesn't fit the words the
+ * program reads, in why; 0 when it fits. */
+static int misfit(const struct plyc_probe_ctx *c, const struct btf *btf, int id, char *why, size_t len)
+{
+	const struct btf_type *proto = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	const struct btf_param *params = btf_params(proto);
+	int nargs = btf_vlen(proto);
+	const char *p = D(c)->args;
+	char name[128];
+	int slot, used;
+
+	while (p && *p && sscanf(p, "%127[^@]@%d%n", name, &slot, &used) == 2) {
+		p += used + (p[used] == ',');
+		if (slot >= nargs || strcmp(btf__name_by_offset(btf, params[slot].name_off), name)) {
+			snprintf(why, len, "its argument %d is not '%s' here", slot, name);
+			return 1;
+		}
+	}
+	if (D(c)->ret_slot >= 0 && D(c)->ret_slot != nargs) {
+		snprintf(why, len, "it takes %d arguments here, not %d", nargs, D(c)->ret_slot);
+		return 1;
+	}
+	return 0;
+}
+
+/* The functions a glob matches in the BTF, traceable ones only where the
+ * device lists them (available_filter_functions), as bpftrace does. */
+static int match_glob(struct plyc_probe_ctx *c, struct kfstate *k)
+{
+	__u32 i, n = btf__type_cnt(k->btf), skipped = 0;
+	int listed = plyc_kfuncs_ftrace_listed(), err;
+	char why[160];
+
+	/* A module's own types follow vmlinux's. */
+	for (i = k->base ? btf__type_cnt(k->base) : 1; i < n; i++) {
+		const struct btf_type *t = btf__type_by_id(k->btf, i);
+		const char *name = t ? btf__name_by_offset(k->btf, t->name_off) : NULL;
+
+		if (!t || !btf_is_func(t) || !name || fnmatch(D(c)->target, name, 0) ||
+		    (listed && !plyc_kfunc_ftraceable(name)) || has(k, name))
+			continue;
+		if (misfit(c, k->btf, (int)i, why, sizeof(why))) {
+			if (skipped++ < 5)
+				fprintf(stderr, "%s: warning: %s: leaving out %s: %s\n", c->pr->where, c->pr->spec,
+					name, why);
+			continue;
+		}
+		if ((err = add(k, name, (int)i)))
+			return err;
+	}
+	return 0;
+}
+
+static int resolve(struct plyc_probe_ctx *c)
+{
+	const struct plyc_kfunc_data *d = D(c);
+	struct kfstate *k;
+	char why[160];
+	int id, err;
+
+	if (!(c->state = k = calloc(1, sizeof(*k))))
+		return -1;
+	k->btf = btf__load_vmlinux_btf();
+	if (!k->btf)
+		return plyc_probe_error(c->prog, c->pr, "kfunc probes need the kernel's BTF "
+					"(/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF), which this kernel lacks");
+	if (d->module) {
+		k->base = k->btf;
+		k->btf = btf__load_module_btf(d->module, k->base);
+		if (!k->btf)
+			return plyc_probe_error(c->prog, c->pr, "no module %s with BTF is loaded on this kernel",
+						d->module);
+	}
+	if (plyc_has_glob(d->target)) {
+		if ((err = match_glob(c, k)))
+			return plyc_probe_error(c->prog, c->pr, "cannot list the kernel's functions: %s",
+						strerror(-err));
+		if (!k->n)
+			return plyc_probe_error(c->prog, c->pr, "no traceable kernel function on this device "
+						"matches %s", d->target);
+		return 0;
+	}
+	id = btf__find_by_name_kind(k->btf, d->target, BTF_KIND_FUNC);
+	if (id < 0) {
+		char near[512];
+
+		plyc_kfunc_near(d->target, near, sizeof(near));
+		return plyc_probe_error(c->prog, c->pr, "no kernel function %s in %s's BTF on this device%s%s",
+					d->target, d->module ? d->module : "the kernel", near[0] ? "; near: " : "", near);
+	}
+	if (misfit(c, k->btf, id, why, sizeof(why)))
+		return plyc_probe_error(c->prog, c->pr, "%s differs from the build machine's: %s", d->target, why);
+	return add(k, d->target, id) ? -1 : 0;
+}
+
+/* The context words the program reads, as a mask (bit n: ctx[n]). */
+static __u64 words_read(const struct plyc_kfunc_data *d)
+{
+	const char *p = d->args;
+	__u64 mask = d->ret_slot >= 0 ? 1ULL << d->ret_slot : 0;
+	int slot, used;
+	char name[128];
+
+	while (p && *p && sscanf(p, "%127[^@]@%d%n", name, &slot, &used) == 2) {
+		p += used + (p[used] == ',');
+		mask |= 1ULL << slot;
+	}
+	return mask;
+}
+
+/* Whether a program reading the words of mask loads for BTF id and
+ * attaches (a trampoline): 0, else the errno. */
+static int trampoline_takes(int id, int fexit, __u64 mask)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
+		    .attach_btf_id = (__u32)id);
+	struct bpf_insn insns[66];
+	int n = 0, slot, prog, link;
+
+	for (slot = 0; slot < 64; slot++)
+		if (mask >> slot & 1)   /* r0 = *(u64 *)(r1 + 8 * slot) */
+			insns[n++] = (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_0,
+							.src_reg = BPF_REG_1, .off = (__s16)(8 * slot) };
+	insns[n++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 };
+	insns[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, (size_t)n, &opts);
+	if (prog < 0)
+		return errno ? errno : EINVAL;
+	link = bpf_raw_tracepoint_open(NULL, prog);
+	n = link < 0 ? (errno ? errno : EINVAL) : 0;
+	close(prog);
+	if (link >= 0)
+		close(link);
+	return n;
+}
+
+/* The first function is the object's program's target; fentry must work
+ * here, and the verifier take the words read (5.10 refuses an argument
+ * that points to other than a struct). */
+static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
+{
+	const struct plyc_kfunc_data *d = D(c);
+	struct kfstate *k = c->state;
+	struct bpf_program *bp = bpf_object__find_program_by_name(obj, c->pr->prog);
+	int err;
+
+	if (!d->module) {
+		if (trampoline_takes(k->ids[0], d->retprobe, 0))
+			return plyc_probe_error(c->prog, c->pr, "this kernel cannot attach BPF trampolines "
+						"(fentry/fexit) to %s: kfunc probes need them (x86_64 has them "
+						"since Linux 5.5, arm64 since 6.0, 32-bit ARM not at all); "
+						"kprobe:%s does not need them", k->names[0],
+						plyc_has_glob(d->target) ? d->target : k->names[0]);
+		if ((err = trampoline_takes(k->ids[0], d->retprobe, words_read(d))))
+			return plyc_probe_error(c->prog, c->pr, "this kernel's verifier refuses reading the "
+						"arguments %s of %s that the script reads (Linux 5.10 takes only "
+						"pointers to structs): %s", d->args && d->args[0] ? d->args : "(retval)",
+						k->names[0], plyc_errstr(err));
+	}
+	if (!bp || bpf_program__set_attach_target(bp, 0, k->names[0]))
+		return plyc_probe_error(c->prog, c->pr, "cannot set %s as the program's target: %s", k->names[0],
+					plyc_errstr(errno));
+	return 0;
+}
+
+/* Function i of a wildcard: the program's instructions loaded again for it. */
+static int attach_clone(struct plyc_probe_ctx *c, struct bpf_program *bp, size_t i)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .expected_attach_type = D(c)->retprobe ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
+		    .attach_btf_id = (__u32)((struct kfstate *)c->state)->ids[i]);
+	struct kfstate *k = c->state;
+	int *fds = realloc(k->fds, (k->nfds + 2) * sizeof(*fds));
+	int prog, link;
+
+	if (!fds)
+		return ENOMEM;
+	k->fds = fds;
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, bpf_program__name(bp), "GPL", bpf_program__insns(bp),
+			     bpf_program__insn_cnt(bp), &opts);
+	if (prog < 0)
+		return errno;
+	link = bpf_raw_tracepoint_open(NULL, prog);
+	if (link < 0) {
+		int err = errno;
+
+		close(prog);
+		return err;
+	}
+	k->fds[k->nfds++] = prog;
+	k->fds[k->nfds++] = link;
+	return 0;
+}
+
+static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
+		  struct plyc_links *links)
+{
+	const struct plyc_program *P = c->prog;
+	const struct plyc_probe *pr = c->pr;
+	struct kfstate *k = c->state;
+	struct bpf_link *link = bpf_program__attach_trace(bp);
+	size_t i, attached = 1, failed = 0;
+	int err;
+
+	(void)obj;
+	if (!link)
+		return plyc_probe_error(P, pr, "cannot attach to %s: %s", k->names[0], plyc_errstr(errno));
+	if (plyc_add_link(links, link))
+		return -1;
+	for (i = 1; i < k->n; i++) {
+		if ((err = attach_clone(c, bp, i))) {
+			if (failed++ < 5)
+				fprintf(stderr, "%s: warning: %s: cannot attach to %s: %s\n", pr->where, pr->spec,
+					k->names[i], plyc_errstr(err));
+			continue;
+		}
+		attached++;
+	}
+	if (k->n > 1 && (failed || P->verbose))
+		fprintf(stderr, "%s: %s: attached to %zu of %zu functions\n", pr->where, pr->spec, attached, k->n);
+	return 0;
+}
+
+static int count(const struct plyc_probe_ctx *c)
+{
+	const struct kfstate *k = c->state;
+
+	return k && k->n ? (int)k->n : 1;
+}
+
+static void release(struct plyc_probe_ctx *c)
+{
+	struct kfstate *k = c->state;
+	size_t i;
+
+	if (!k)
+		return;
+	for (i = k->nfds; i > 0; i--)
+		close(k->fds[i - 1]);
+	for (i = 0; i < k->n; i++)
+		free(k->names[i]);
+	free(k->fds);
+	free(k->names);
+	free(k->ids);
+	btf__free(k->btf);
+	btf__free(k->base);
+	memset(k, 0, sizeof(*k));
+}
+
+const struct plyc_provider plyc_provider_kfunc = {
+	.name = "kfunc", .resolve = resolve, .prepare = prepare, .attach = attach, .count = count,
+	.release = release,
+};
+
+const struct plyc_provider plyc_provider_kretfunc = {
+	.name = "kretfunc", .resolve = resolve, .prepare = prepare, .attach = attach, .count = count,
+	.release = release,
+};

@@ -1,0 +1,138 @@
+"""bpftrace's kfunc/kretfunc (fentry/fexit), rawtracepoint and module
+kprobes, lowered to the IR: arguments typed from the build machine's BTF
+prototypes, wildcards whose matches must agree, `func` in return and
+kfunc wildcards, and what is refused, with the reason. On a kernel:
+tests/runtime/bt-rawtracepoint.test (this machine), tests/vm/cases/bt-kfunc*.test
+(the 5.10, 6.1 and 6.12 guests: this kernel attaches no trampolines)."""
+import pytest
+
+from plyc import driver
+from plyc.diag import PlycError
+from plyc.ir.dump import dump
+
+
+def lower(src: str):
+    return driver.lower(src, "tool.bt", driver.Options())
+
+
+def err(src: str) -> str:
+    with pytest.raises(PlycError) as info:
+        lower(src)
+    return info.value.render()
+
+
+def probe_lines(src: str) -> list:
+    return [line for line in dump(lower(src)).splitlines() if line.startswith(("probe", "  "))]
+
+
+def test_kfunc_arguments_and_retval_typed_from_the_prototype():
+    """args.count is vfs_read's third word, args->file a struct file * read
+    through BTF; retval the word after the four arguments, a ssize_t."""
+    prog = lower('kfunc:vfs_read { @[probe, func] = sum(args.count); printf("%d\\n", args->file->f_flags); }\n'
+                 'kretfunc:vfs_read { @r = hist(retval); }')
+    assert [line for line in dump(prog).splitlines() if line.startswith(("probe", "  "))] == [
+        "probe 0 kfunc:vfs_read -> kfunc vfs_read line 1",
+        '  @["kfunc:vfs_read":char[16], "vfs_read":char[16]] <- sum(args_count:u64)  @1',
+        "  emit printf 1 (args_file:struct file *->f_flags:u32)  @1",
+        "probe 1 kretfunc:vfs_read -> kretfunc vfs_read line 2",
+        "  @r[] <- hist(retval:s64)  @2"]
+    assert prog.probes[0].target.extra["args"] == {"count": 2, "file": 0}
+    assert prog.probes[1].target.extra["retval"] == 4
+
+
+def test_fentry_and_fexit_spellings():
+    assert probe_lines("fentry:vfs_read { @ = count(); } fexit:vfs_read { @x = count(); }") == [
+        "probe 0 kfunc:vfs_read -> kfunc vfs_read line 1", "  @[] <- count()  @1",
+        "probe 1 kretfunc:vfs_read -> kretfunc vfs_read line 1", "  @x[] <- count()  @1"]
+
+
+def test_func_in_return_and_kfunc_wildcards_is_the_function_that_fired():
+    """bpf_get_func_ip(): the traced function's address, printed as its symbol."""
+    for spec in ("kfunc:vfs_rea*", "kretfunc:vfs_rea*", "kretprobe:vfs_rea*"):
+        assert "  @[func:u64 (sym)] <- count()  @1" in probe_lines(f"{spec} {{ @[func] = count(); }}")
+    # an exact name sharing the body with such a wildcard: the same, so func has one type
+    assert probe_lines("kretprobe:vfs_rea*, kretprobe:vfs_write { @[func] = count(); }")[3] == \
+        "  @[func:u64 (sym)] <- count()  @1"
+
+
+def test_wildcard_matches_must_agree():
+    assert err("fentry:vfs_rea* { @ = sum(args.count); }") == (
+        "tool.bt:1:27: error: function vfs_readlink (a match of vfs_rea*) has no argument 'count'\n"
+        "fentry:vfs_rea* { @ = sum(args.count); }\n"
+        "                          ^~~~~~~~~~\n"
+        "note: its arguments are: dentry, buffer, buflen")
+    assert err("fexit:vfs_rea* { @ = sum(retval); }") == (
+        "tool.bt:1:26: error: retval differs among the functions vfs_rea* matches: vfs_read takes 4 "
+        "arguments and returns ssize_t, vfs_readlink 3 and int; a wildcard's program reads one place\n"
+        "fexit:vfs_rea* { @ = sum(retval); }\n"
+        "                         ^~~~~~")
+    # vfs_read and vfs_write agree on args.count (ctx[2], size_t)
+    assert "sum(args_count:u64)" in dump(lower("kfunc:vfs_[rw][er]i*e, kfunc:vfs_read { @ = sum(args.count); }"))
+
+
+def test_kfunc_errors():
+    assert err("kfunc:vfs_read { @ = sum(args.nosuch); }") == (
+        "tool.bt:1:26: error: function vfs_read has no argument 'nosuch'\n"
+        "kfunc:vfs_read { @ = sum(args.nosuch); }\n"
+        "                         ^~~~~~~~~~~\n"
+        "note: its arguments are: file, buf, count, pos")
+    assert err("kretfunc:nosuch_fn { @ = sum(retval); }") == (
+        "tool.bt:1:1: error: the build machine's kernel BTF has no function nosuch_fn\n"
+        "kretfunc:nosuch_fn { @ = sum(retval); }\n^~~~~~~~~~~~~~~~~~")
+    assert err("kfunc:kvm:kvm_vcpu_ioctl { @ = sum(args.arg); }") == (
+        "tool.bt:1:36: error: the arguments of kvm:kvm_vcpu_ioctl are not typed by plyc yet (it reads "
+        "vmlinux's BTF, not a module's)\n"
+        "kfunc:kvm:kvm_vcpu_ioctl { @ = sum(args.arg); }\n"
+        "                                   ^~~~~~~~")
+    assert err("kfunc:kvm:kvm_* { }") == (
+        "tool.bt:1:1: error: a wildcard in a module's functions is not supported by plyc yet\n"
+        "kfunc:kvm:kvm_* { }\n^~~~~~~~~~~~~~~")
+    assert err("kfunc:bpf:1:f { }") == (
+        "tool.bt:1:1: error: kfunc probes on BPF programs (bpf:1:f) are not supported by plyc yet\n"
+        "kfunc:bpf:1:f { }\n^~~~~~~~~~~~~")
+
+
+def test_kfunc_in_a_module_without_arguments():
+    prog = lower("kfunc:kvm:kvm_vcpu_ioctl { @[probe] = count(); }")
+    assert prog.probes[0].target.extra["module"] == "kvm"
+    assert prog.probes[0].target.target == "kvm_vcpu_ioctl"
+
+
+def test_rawtracepoint_words_and_typed_arguments():
+    """arg0.. are words; args.prev is typed from btf_trace_sched_switch, named
+    by __bpf_trace_sched_switch; sched_wakeup's names are its class's."""
+    assert probe_lines("rawtracepoint:sched_switch { @[args.prev->pid, arg0] = count(); }") == [
+        "probe 0 rawtracepoint:sched_switch -> rawtracepoint sched_switch line 1 reads=arg0",
+        "  @[args_prev:struct task_struct *->pid:s32, arg0:u64] <- count()  @1"]
+    assert probe_lines("rt:vmlinux:sched_wakeup { @[args.p->pid] = count(); }")[1] == \
+        "  @[args_p:struct task_struct *->pid:s32] <- count()  @1"
+    assert err("rawtracepoint:sched_switch { @ = sum(args.x); }") == (
+        "tool.bt:1:38: error: rawtracepoint:sched_switch has no argument 'x'\n"
+        "rawtracepoint:sched_switch { @ = sum(args.x); }\n"
+        "                                     ^~~~~~\n"
+        "note: its arguments are: preempt, prev, next, prev_state")
+    assert err("rt:sched_* { }") == (
+        "tool.bt:1:1: error: rawtracepoint wildcards are not supported by plyc yet\n"
+        "rt:sched_* { }\n^~~~~~~~~~")
+
+
+def test_kprobe_in_a_module():
+    """kprobe:MODULE:f is resolved in that module's symbols on the device;
+    func is the function, probe as written; no fentry twin (vmlinux's BTF)."""
+    prog = lower("kprobe:kvm:kvm_vcpu_ioctl, kretprobe:kvm:kvm_vcpu_ioctl { @[func, probe] = count(); }")
+    assert [p.target.extra["module"] for p in prog.probes] == ["kvm", "kvm"]
+    assert [line for line in dump(prog).splitlines() if line.startswith("  ")] == [
+        '  @["kvm_vcpu_ioctl":char[16], "kprobe:kvm:kvm_vcpu_ioctl":char[32]] <- count()  @1',
+        '  @["kvm_vcpu_ioctl":char[16], "kretprobe:kvm:kvm_vcpu_ioctl":char[32]] <- count()  @1']
+    assert lower("kprobe:vmlinux:vfs_read { }").probes[0].target.extra["module"] == ""
+
+
+def test_probe_in_kprobe_wildcards_is_the_function_that_fired():
+    """Each matched function is attached with a BPF cookie under which the
+    tracer puts its name (the tracepoint wildcards' table); an exact kprobe
+    sharing the body keeps its own name, a constant."""
+    prog = lower("kprobe:vfs_rea*, kretprobe:vfs_rea*, kprobe:vfs_write { @[probe] = count(); }")
+    assert [line for line in dump(prog).splitlines() if line.startswith("  ")] == [
+        "  @[_tp_name():char[64]] <- count()  @1", "  @[_tp_name():char[64]] <- count()  @1",
+        '  @["kprobe:vfs_write":char[24]] <- count()  @1']
+    assert [p.bpf_defines for p in prog.probes] == [{"PLYC_TP_NAMES"}, {"PLYC_TP_NAMES"}, set()]
