@@ -458,10 +458,6 @@ static int run(int argc, char **argv)
 		return pthread_join(other, NULL) != 0;
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
-	} else if (!strcmp(argv[1], "stackargs") && argc > 2) {
-		long n = atol(argv[2]);
-
-		return plyc_probe_stack(n, n + 1, n + 2, n + 3, n + 4, n + 5, n + 6, n + 7, n + 8, n + 9) != 10 * n + 45;
 	} else if (!strcmp(argv[1], "stack") && argc > 3) {
 		n = atol(argv[2]);
 		for (i = 0; i < n; i++)
@@ -470,6 +466,10 @@ static int run(int argc, char **argv)
 		usleep((useconds_t)atol(argv[3]) * 1000);
 	} else if (!strcmp(argv[1], "probe") && argc > 3) {
 		return plyc_probe(argv[2], atol(argv[3])) != -atol(argv[3]);
+	} else if (!strcmp(argv[1], "stackargs") && argc > 2) {
+		long n = atol(argv[2]);
+
+		return plyc_probe_stack(n, n + 1, n + 2, n + 3, n + 4, n + 5, n + 6, n + 7, n + 8, n + 9) != 10 * n + 45;
 	} else {
 		return 2;
 	}
