@@ -49,6 +49,8 @@ class Type:
         if self.kind == "int":
             return {"dec": "PLYC_K_INT", "hex": "PLYC_K_HEX", "time": "PLYC_K_TIME",
                     "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM"}[self.fmt]
+        if self.kind == "buf" and self.fmt == "sized":
+            return "PLYC_K_BUF"
         return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "inet": "PLYC_K_INET",
                 "stack": "PLYC_K_STACK"}[self.kind]
 
@@ -60,6 +62,8 @@ class Type:
             return name if self.fmt == "dec" else f"{name} ({self.fmt})"
         if self.kind == "str":
             return f"char[{self.size}]"
+        if self.kind == "buf" and self.fmt == "sized":
+            return f"buffer[{self.size - BUF_LEN_SIZE}]"
         if self.kind == "buf":
             return f"u8[{self.size}]"
         return self.kind
@@ -93,6 +97,16 @@ def literal_str(data: bytes) -> Type:
 
 def Buf(size: int) -> Type:
     return Type("buf", size)
+
+
+# bpftrace's buf(): a length (u32), then up to `capacity` bytes; the
+# tracer prints the first `length` (PLYC_K_BUF). fmt "sized" tells it from a
+# plain buffer, whose bytes are all its value.
+BUF_LEN_SIZE = 4
+
+
+def SizedBuf(capacity: int) -> Type:
+    return Type("buf", BUF_LEN_SIZE + capacity, fmt="sized")
 
 
 # An IP address as bpftrace's ntop() makes it: the family (AF_INET or
@@ -132,6 +146,6 @@ def unify(a: Type, b: Type) -> Optional[Type]:
         return Type("int", max(a.size, b.size), a.signed and b.signed, fmt,
                     a.pointee if a.pointee == b.pointee else None, a.user and b.user,
                     max(a.width, b.width))
-    if a.kind == b.kind and a.kind in ("str", "buf"):
+    if a.kind == b.kind and a.kind in ("str", "buf") and a.fmt == b.fmt:
         return replace(a, size=max(a.size, b.size))
     return None

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 
 #include "plyc_rt.h"
+#include "plyc_btout.h"
 
 /* Length of the UTF-8 sequence starting at s (at most n bytes), or 0 if
  * it is not a valid, shortest-form sequence. */
@@ -136,6 +137,10 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 		break;
 	case PLYC_K_INET:
 		plyc_json_string(fp, plyc_inet_text(data, sym, sizeof(sym)), sizeof(sym));
+		break;
+	case PLYC_K_BUF:
+		/* bpftrace's buf(): in its style's JSON (btoutput.c) */
+		plyc_bt_json_value(fp, t, data);
 		break;
 	case PLYC_K_MEM:
 		fputc('"', fp);

@@ -145,6 +145,7 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 	case PLYC_K_INET:
 		plyc_metrics_label_value(fp, plyc_inet_text(p, buf, sizeof(buf)), sizeof(buf));
 		break;
+	case PLYC_K_BUF:
 	case PLYC_K_MEM:
 		for (i = 0; i < t->size; i++)
 			fprintf(fp, "%02x", (unsigned char)p[i]);

@@ -22,6 +22,7 @@ enum plyc_kind {
 	PLYC_K_STACK,    /* s64 id in the stack map, printed one frame a line */
 	PLYC_K_MEM,      /* size bytes, printed as a hex dump */
 	PLYC_K_INET,     /* u64 family, u8 addr[16]: bpftrace's ntop(), "10.0.0.1" or "::1" */
+	PLYC_K_BUF,      /* u32 length, then size - 4 bytes: bpftrace's buf(), the first length printed */
 };
 
 struct plyc_type {
