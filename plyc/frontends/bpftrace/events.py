@@ -197,7 +197,7 @@ def check_path(chk, call):
     x = chk.expr(call.args[0])
     arg = x.operand if isinstance(x, ir.Cast) else x
     if not (isinstance(arg, ir.Variable) and arg.var.name.startswith("arg") and arg.var.name[3:].isdigit()
-            and x.type.is_pointer):
+            and x.type.is_int):
         chk.err("path() takes a probe argument that is a struct path * (argN, or a cast of one)",
                 call.args[0].span, "bpf_d_path needs the kernel's own pointer, as the function received it")
     if probe.provider.name not in ("kprobe", "kretprobe") or probe.target.glob:
