@@ -459,7 +459,10 @@ static void explain_load_failure(int err)
 			start--;
 		snprintf(reason, sizeof(reason), "%.*s", (int)(end - start), start);
 	}
-	if (strstr(log, "kernel BTF") || strstr(log, "vmlinux BTF")) {
+	/* a refusal the hints name (path() outside its functions) is not a
+	 * missing BTF, which the log's mentions of BTF could suggest */
+	if ((strstr(log, "kernel BTF") || strstr(log, "vmlinux BTF")) &&
+	    !strstr(log, "helper call is not allowed in probe")) {
 		fail("this kernel has no BTF, which these probes need (CO-RE): rebuild the tracer with "
 		     "`plyc build --btf FILE` (the target kernel's BTF, vmlinux or image), or run it with --btf FILE");
 		return;

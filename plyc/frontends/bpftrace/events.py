@@ -156,7 +156,9 @@ def check_buf(chk, call):
                 chk.err("buf()'s length can't be negative", call.args[1].span)
             capacity = min(n.value, chk.strsize)
         args.append(n)
-    if array:
+    if array and x.type.kind == "buf":
+        # a kernel byte array's own length; a string reads as bpftrace's
+        # 64-byte strings do, zeros past its end
         capacity = min(capacity, x.type.size)
     return ir.Call(FUNCTIONS["buf"], args, type=T.SizedBuf(max(capacity, 1)), span=call.span)
 
