@@ -72,7 +72,8 @@ int plyc_verifier_hint(const char *log, char *buf, size_t len)
 	 * in btf_allowlist_d_path alone */
 	if (strstr(log, "helper call is not allowed in probe")) {
 		snprintf(buf, len, "path() (bpf_d_path) can only be used in probes of the functions the "
-			 "kernel allows it in (btf_allowlist_d_path: vfs_open, vfs_read, ...)");
+			 "kernel allows it in (btf_allowlist_d_path: security_inode_getattr, "
+			 "vfs_truncate, filp_close, ...)");
 		return 1;
 	}
 	id = helper_id(log);

@@ -218,7 +218,7 @@ def emit_path(g, call):
     dst = g.local_bytes(call.type.size)
     if g.fentry and not g.fentry["wrapped"]:
         # Only the fentry/fexit side calls it: the tracer refuses the kprobe side.
-        g.line(f"if (fentry)")
+        g.line("if (fentry)")
         g.line(f"\tbpf_d_path((struct path *)(unsigned long)({g.scalar(call.args[0])}), {dst}, "
                f"sizeof({dst}));")
     return dst
