@@ -36,6 +36,7 @@ class Options:
     sysroot: Optional[str] = None     # the target's libraries (cross builds)
     libc: Optional[str] = None        # glibc or musl (default: toolchain.default_libc())
     lang: Optional[str] = None        # ply or bpftrace (default: from the file name, language())
+    unsafe: bool = False              # bpftrace's unsafe functions allowed (system, signal, override)
     # For front ends whose probes are not script lines: (a probe's span line,
     # spec) -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
@@ -79,7 +80,8 @@ def lower(source: str, filename: str, opts: Options) -> ir.Program:
         return analyze(program, source, filename, opts)
     try:
         return bpftrace.lower(program, opts.btf, opts.target,
-                              build_env=dict(os.environ) if opts.env is None else opts.env)
+                              build_env=dict(os.environ) if opts.env is None else opts.env,
+                              unsafe=opts.unsafe)
     except PlycError as err:
         raise PlycError(err.diags, filename, source) from None
 

@@ -52,6 +52,8 @@ class Type:
                     "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM"}[self.fmt]
         if self.kind == "stack" and self.user:
             return "PLYC_K_USTACK"
+        if self.kind == "buf" and self.fmt == "sized":
+            return "PLYC_K_BUF"
         return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "inet": "PLYC_K_INET", "usym": "PLYC_K_USYM",
                 "stack": "PLYC_K_STACK"}[self.kind]
 
@@ -69,6 +71,8 @@ class Type:
             return name if self.fmt == "dec" else f"{name} ({self.fmt})"
         if self.kind == "str":
             return f"char[{self.size}]"
+        if self.kind == "buf" and self.fmt == "sized":
+            return f"buffer[{self.size - BUF_LEN_SIZE}]"
         if self.kind == "buf":
             return f"u8[{self.size}]"
         if self.kind == "stack":
@@ -118,6 +122,16 @@ def Buf(size: int) -> Type:
     return Type("buf", size)
 
 
+# bpftrace's buf(): a length (u32), then up to `capacity` bytes; the
+# tracer prints the first `length` (PLYC_K_BUF). fmt "sized" tells it from a
+# plain buffer, whose bytes are all its value.
+BUF_LEN_SIZE = 4
+
+
+def SizedBuf(capacity: int) -> Type:
+    return Type("buf", BUF_LEN_SIZE + capacity, fmt="sized")
+
+
 # An IP address as bpftrace's ntop() makes it: the family (AF_INET or
 # AF_INET6, a u64) then 16 bytes of address in network order (4 for IPv4);
 # the tracer prints it with inet_ntop (PLYC_K_INET).
@@ -160,6 +174,6 @@ def unify(a: Type, b: Type) -> Optional[Type]:
         return Type("int", max(a.size, b.size), a.signed and b.signed, fmt,
                     a.pointee if a.pointee == b.pointee else None, a.user and b.user,
                     max(a.width, b.width))
-    if a.kind == b.kind and a.kind in ("str", "buf"):
+    if a.kind == b.kind and a.kind in ("str", "buf") and a.fmt == b.fmt:
         return replace(a, size=max(a.size, b.size))
     return None

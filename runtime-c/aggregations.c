@@ -29,6 +29,7 @@ int plyc_cmp_typed(const struct plyc_type *t, const void *a, const void *b)
 	switch (t->kind) {
 	case PLYC_K_STR:
 	case PLYC_K_MEM:
+	case PLYC_K_BUF:
 	case PLYC_K_INET:
 	case PLYC_K_USYM:
 		return memcmp(a, b, t->size);
@@ -706,7 +707,7 @@ static int cmp_hist_total(const struct plyc_map *m, const void *a, const void *b
 /* plain values: integers by value, the rest by key */
 static int bt_cmp_plain(const struct plyc_map *m, const void *a, const void *b)
 {
-	if (m->value.kind == PLYC_K_STR || m->value.kind == PLYC_K_MEM ||
+	if (m->value.kind == PLYC_K_STR || m->value.kind == PLYC_K_MEM || m->value.kind == PLYC_K_BUF ||
 	    m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM || m->value.kind == PLYC_K_USTACK ||
 	    m->value.size > 8)
 		return 0;

@@ -50,6 +50,28 @@ static void bt_buf(FILE *fp, const unsigned char *d, size_t n)
 	}
 }
 
+/* A buf() value: its length, then the bytes (PLYC_K_BUF). */
+static size_t sized_len(const unsigned char *d, size_t size)
+{
+	uint32_t n;
+
+	memcpy(&n, d, sizeof(n));
+	return n < size - sizeof(n) ? n : size - sizeof(n);
+}
+
+void plyc_bt_buf_format(FILE *fp, const void *data, size_t size, char mode)
+{
+	const unsigned char *d = (const unsigned char *)data + sizeof(uint32_t);
+	size_t i, n = sized_len(data, size);
+
+	if (mode == ' ') {
+		bt_buf(fp, d, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		fprintf(fp, mode == 'h' ? "%s%02x" : "%s\\x%02x", mode == 'h' && i ? " " : "", d[i]);
+}
+
 /* A newline, then a line per frame in the stack's mode: "sym+off" (the
  * offset even when 0) indented, perf's tab, address and symbol, or the
  * address alone (raw). A user stack holds its pid in the high 32 bits.
@@ -120,6 +142,9 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	case PLYC_K_MEM:
 		bt_buf(fp, data, t->size);
 		break;
+	case PLYC_K_BUF:
+		plyc_bt_buf_format(fp, data, t->size, ' ');
+		break;
 	case PLYC_K_INET:
 		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
 		break;
@@ -179,7 +204,7 @@ static int is_quoted(const struct plyc_type *t)
 {
 	return t->kind == PLYC_K_STR || t->kind == PLYC_K_SYM || t->kind == PLYC_K_STACK ||
 	       t->kind == PLYC_K_USTACK || t->kind == PLYC_K_USYM ||
-	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
+	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
 	       (t->kind == PLYC_K_INT && !is_int_size(t->size));
 }
 
@@ -370,7 +395,7 @@ static int cmp_key_member(const struct plyc_type *t, const void *a, const void *
 
 	if (t->kind == PLYC_K_STR)
 		return strncmp(a, b, t->size);
-	if (!is_int_size(t->size) || t->kind == PLYC_K_MEM)
+	if (!is_int_size(t->size) || t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF)
 		return memcmp(a, b, t->size);
 	x = plyc_load_uint(a, t->size);
 	y = plyc_load_uint(b, t->size);
@@ -538,6 +563,13 @@ void plyc_bt_json_printf(FILE *fp, const char *text, size_t len)
 }
 
 /* a message bpftrace prints as it is, or in JSON as {"type": TYPE, ...} */
+static void message(FILE *fp, const char *type, const char *text, size_t len, int newline);
+
+void plyc_bt_message(FILE *fp, const char *type, const char *text, size_t len)
+{
+	message(fp, type, text, len, 0);
+}
+
 static void message(FILE *fp, const char *type, const char *text, size_t len, int newline)
 {
 	if (!plyc_rt.json) {

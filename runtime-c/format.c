@@ -277,6 +277,10 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_MEM:
 		print_hexdump(fp, data, t->size);
 		break;
+	case PLYC_K_BUF:
+		/* bpftrace's buf(): only its scripts make one, and print it their way */
+		plyc_bt_buf_format(fp, data, t->size, ' ');
+		break;
 	case PLYC_K_INET:
 		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
 		break;

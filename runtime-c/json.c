@@ -142,6 +142,10 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_INET:
 		plyc_json_string(fp, plyc_inet_text(data, sym, sizeof(sym)), sizeof(sym));
 		break;
+	case PLYC_K_BUF:
+		/* bpftrace's buf(): in its style's JSON (btoutput.c) */
+		plyc_bt_json_value(fp, t, data);
+		break;
 	case PLYC_K_MEM:
 		fputc('"', fp);
 		for (i = 0; i < t->size; i++)

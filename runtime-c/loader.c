@@ -59,15 +59,16 @@ static int verbose;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char buf[4096];
+	char *buf = NULL;
 	int n;
 	va_list copy;
 
+	/* whole: the verifier's log comes as one message, its reason at the end */
 	va_copy(copy, ap);
-	n = vsnprintf(buf, sizeof(buf), fmt, copy);
+	n = vasprintf(&buf, fmt, copy);
 	va_end(copy);
 	if (n > 0) {
-		size_t len = (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+		size_t len = (size_t)n;
 		char *grown = realloc(libbpf_log, libbpf_log_len + len + 1);
 
 		if (grown) {
@@ -77,6 +78,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 			libbpf_log = grown;
 		}
 	}
+	if (n >= 0)
+		free(buf);
 	if (verbose || level == LIBBPF_WARN)
 		return verbose ? vfprintf(stderr, fmt, ap) : 0;
 	return 0;
@@ -459,7 +462,10 @@ static void explain_load_failure(int err)
 			start--;
 		snprintf(reason, sizeof(reason), "%.*s", (int)(end - start), start);
 	}
-	if (strstr(log, "kernel BTF") || strstr(log, "vmlinux BTF")) {
+	/* libbpf's words for a missing BTF ("failed to find valid kernel BTF",
+	 * "Error loading vmlinux BTF"), not its debug line "loading kernel
+	 * BTF '...': 0" of every load */
+	if (strstr(log, "valid kernel BTF") || strstr(log, "vmlinux BTF")) {
 		fail("this kernel has no BTF, which these probes need (CO-RE): rebuild the tracer with "
 		     "`plyc build --btf FILE` (the target kernel's BTF, vmlinux or image), or run it with --btf FILE");
 		return;

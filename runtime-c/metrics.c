@@ -164,6 +164,7 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 				fputc(';', fp);
 		}
 		break;
+	case PLYC_K_BUF:
 	case PLYC_K_MEM:
 		for (i = 0; i < t->size; i++)
 			fprintf(fp, "%02x", (unsigned char)p[i]);

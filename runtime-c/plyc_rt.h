@@ -24,6 +24,7 @@ enum plyc_kind {
 	PLYC_K_INET,     /* u64 family, u8 addr[16]: bpftrace's ntop(), "10.0.0.1" or "::1" */
 	PLYC_K_USTACK,   /* u64: pid << 32 | the user stack's u32 id in the stack map */
 	PLYC_K_USYM,     /* u64 address, u64 pid: bpftrace's usym(), named from the pid's mappings */
+	PLYC_K_BUF,      /* u32 length, then size - 4 bytes: bpftrace's buf(), the first length printed */
 };
 
 struct plyc_type {

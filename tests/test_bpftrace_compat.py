@@ -38,7 +38,9 @@ def test_same_output_as_bpftrace(path, tmp_path, workload, usdt_prog):
     script = tmp_path / (path.stem + ".bt")
     script.write_text(subst(case["bpftrace"]))
     args = shlex.split(subst(case.get("args", "").strip()))
-    proc = subprocess.run([bpftrace, str(script), *args], capture_output=True, text=True,
+    # a case built with --unsafe (system(), signal()) is run so by bpftrace
+    unsafe = ["--unsafe"] if "--unsafe" in case.get("build", "").split() else []
+    proc = subprocess.run([bpftrace, *unsafe, str(script), *args], capture_output=True, text=True,
                           timeout=float(case.get("timeout", "30").strip()) + 30, cwd=tmp_path,
                           env={**os.environ, "LANG": "C.UTF-8"})
     detail = f"\n--- stdout:\n{proc.stdout}\n--- stderr:\n{proc.stderr}"

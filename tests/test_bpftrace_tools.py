@@ -19,10 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOLS = sorted(glob.glob("/usr/sbin/*.bt"))
 # The tools plyc lowers today (docs/bpftrace.md); the rest stop at a refusal.
 LOWERED = ["bashreadline", "biolatency", "biosnoop", "biostacks", "bitesize", "capable", "cpuwalk",
-           "dcsnoop", "execsnoop", "gethostlatency", "killsnoop", "mdflush", "naptime",
+           "dcsnoop", "execsnoop", "gethostlatency", "killsnoop", "mdflush", "naptime", "oomkill",
            "opensnoop", "pidpersec", "runqlat", "setuids", "ssllatency", "sslsnoop", "statsnoop",
            "swapin", "syncsnoop", "syscount", "tcpaccept", "tcpconnect", "tcpdrop", "tcplife", "threadsnoop",
-           "tcpretrans", "tcpsynbl", "vfscount", "vfsstat", "writeback", "xfsdist"]
+           "tcpretrans", "tcpsynbl", "undump", "vfscount", "vfsstat", "writeback", "xfsdist"]
 
 
 # runqlat's TASK_RUNNING comes from the kernel headers (plyc/frontends/bpftrace/headers.py),

@@ -484,7 +484,18 @@ def test_verifier_hints(out):
         "the verifier follows each path of a program, and each iteration of a loop apart (a while loop "
         "up to plyc's cap of 1024), up to a million instructions: a smaller loop body, or a constant "
         "bound, loads\n"
-        "-\n")
+        "-\n"
+        "this kernel has no BPF helper bpf_send_signal for this kind of probe (it came in Linux 5.3)\n"
+        "this kernel has no BPF helper bpf_override_return for this kind of probe (it came in Linux "
+        "4.16, in kernels built with CONFIG_BPF_KPROBE_OVERRIDE)\n"
+        "path() (bpf_d_path) can only be used in probes of the functions the kernel allows it in "
+        "(btf_allowlist_d_path: security_inode_getattr, vfs_truncate, filp_close, ...)\n")
+
+
+def test_bt_buf(out):
+    # bpftrace 0.17's %r, %rx and %rh of the same bytes (tests/runtime/bt-cat-buf.test
+    # compares them with bpftrace itself)
+    assert out["bt_buf"] == "a\\x0a\\x01\\xff\n\\x61\\x0a\\x01\\xff\n61 0a 01 ff\nok\n"
 
 
 # --- bpftrace's style (runtime-c/btoutput.c) ----------------------------

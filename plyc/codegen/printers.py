@@ -19,6 +19,9 @@ def conversion(conv: P.Conv, field, typ) -> list:
     if "0" in flags and (conv.prec is not None or "-" in flags or conv.conv in "sc"):
         flags = flags.replace("0", "")
     spec = flags + (conv.width or "")
+    if conv.conv.startswith("r"):
+        # bpftrace's %r (printable bytes, \xNN), %rx (all \xNN), %rh (hex, spaced)
+        return [f"plyc_bt_buf_format(fp, &{ref}, {typ.size}, '{(conv.conv + ' ')[1]}');"]
     if conv.conv == "v" or (conv.conv == "s" and typ.kind == "stack"):
         return [f"plyc_print_value(fp, {type_literal(typ)}, &{ref});"]
     if conv.conv == "s":
@@ -56,7 +59,13 @@ def conversion(conv: P.Conv, field, typ) -> list:
 
 
 def printf_body(er: EventRes) -> list:
-    lines = ["FILE *fp = plyc_text_begin();", "", "if (!fp)", "\treturn;"]
+    return ["FILE *fp = plyc_text_begin();", "", "if (!fp)", "\treturn;"] + formatted(er) + \
+        ["plyc_text_end(fp);"]
+
+
+def formatted(er: EventRes) -> list:
+    """The statements writing the event's format with its arguments to fp."""
+    lines = []
     fields = iter(zip(er.fields, er.event.arg_types))
     for part in er.event.parts:
         if isinstance(part, str):
@@ -64,8 +73,13 @@ def printf_body(er: EventRes) -> list:
         else:
             field, typ = next(fields)
             lines += conversion(part, field, typ)
-    lines.append("plyc_text_end(fp);")
     return lines
+
+
+def acted_body(er: EventRes, act: str) -> list:
+    """cat() and system(): the formatted text, then what the tracer does with it."""
+    return ["FILE *fp = plyc_bt_act_begin();", "", "if (!fp)", "\treturn;"] + formatted(er) + \
+        [f"plyc_bt_act_end(fp, {act});"]
 
 
 def print_body(er: EventRes) -> list:
@@ -101,6 +115,8 @@ def _event_body(er: EventRes, res: Resources) -> list:
         return printf_body(er)
     if kind == "print":
         return print_body(er)
+    if kind in ("cat", "system"):
+        return acted_body(er, f"plyc_bt_{kind}")
     if kind == "exit":
         return ["plyc_request_exit((int)e->a0);"]
     if kind == "join":

@@ -312,6 +312,8 @@ PRINTMAP = "printmap"    # print `map`
 TIME = "time"            # print the wall-clock time, strftime format parts[0]
 ZERO = "zero"            # set every value of `map` to zero, keys kept
 JOIN = "join"            # print the strings in args[0] (one per parts[1] bytes), joined by parts[0]
+CAT = "cat"              # print the file named by the args formatted by `parts` (as printf's)
+SYSTEM = "system"        # run the command the args formatted by `parts` make, print its output
 
 
 @dataclass(eq=False)
@@ -338,6 +340,7 @@ class Probe:
     args_read: set = field(default_factory=set)    # argN and retval read (an fentry twin's ctx)
     bpf_defines: set = field(default_factory=set)  # plyc.bpf.h features its code needs (PLYC_TP_NAMES)
     stack_limits: set = field(default_factory=set)  # frame limits of its stacks (kstack(n)): a map each
+    needs_fentry: str = ""                          # what runs only as an fentry/fexit twin ("path()")
 
     @property
     def provider(self) -> "Provider":

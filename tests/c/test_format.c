@@ -707,6 +707,9 @@ static void case_verifier_hints(void)
 		"5: (85) call bpf_for_each_map_elem#164\ninvalid func unknown#164\n",
 		"BPF program is too large. Processed 1000001 insn\nprocessed 1000001 insns\n",
 		"R1 invalid mem access 'inv'\nprocessed 12 insns\n",
+		"4: (85) call bpf_send_signal#109\nunknown func bpf_send_signal#109\n",
+		"9: (85) call bpf_override_return#58\nunknown func bpf_override_return#58\n",
+		"56: (85) call bpf_d_path#147\nhelper call is not allowed in probe\nprocessed 54 insns\n",
 	};
 	FILE *fp = open_case("verifier_hints");
 	char hint[512];
@@ -718,6 +721,25 @@ static void case_verifier_hints(void)
 }
 
 /* --- bpftrace's style (btoutput.c): the values of bpftrace runs ------- */
+
+/* buf() values (a u32 length, then the bytes) by %r, %rx and %rh; a length
+ * past the capacity is the capacity. */
+static void case_bt_buf(void)
+{
+	static const unsigned char a[4 + 6] = { 4, 0, 0, 0, 'a', '\n', 0x01, 0xff, 'z', 'z' };
+	static const unsigned char big[4 + 2] = { 200, 0, 0, 0, 'o', 'k' };
+	static const char modes[] = { ' ', 'x', 'h' };
+	FILE *fp = open_case("bt_buf");
+	size_t i;
+
+	for (i = 0; i < sizeof(modes); i++) {
+		plyc_bt_buf_format(fp, a, sizeof(a), modes[i]);
+		fputc('\n', fp);
+	}
+	plyc_bt_buf_format(fp, big, sizeof(big), ' ');
+	fputc('\n', fp);
+	fclose(fp);
+}
 
 static void bt_dump(const char *name, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
 		    int json)
@@ -1081,6 +1103,7 @@ int main(int argc, char **argv)
 	case_merge();
 	case_bpf();
 	case_verifier_hints();
+	case_bt_buf();
 	case_bt_count();
 	case_bt_plain_keys();
 	case_bt_hist();

@@ -31,6 +31,8 @@
  *                               whose accept queue is full (listen(0), one
  *                               connection queued): each SYN is dropped and sent
  *                               again once, after 1 s; 1.5 s later all is closed
+ *   workload unix TEXT N        N times: TEXT sent over a unix stream socket pair
+ *                               (one write(2)) and read back whole (undump.bt)
  *   workload touch N            N fresh pages touched (one page fault each, no
  *                               huge pages) while its comm is plyc-touch; the
  *                               same code warmed up first, so that is all it does
@@ -338,6 +340,25 @@ static int touch(const char *name, long n)
 	return munmap(buf, (size_t)(n * page));
 }
 
+/* TEXT through a unix stream socket pair, N times: one write, one read. */
+static int unix_stream(const char *text, long n)
+{
+	size_t len = strlen(text);
+	char *buf = malloc(len + 1);
+	int sv[2];
+	long i;
+
+	if (!buf || socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return 1;
+	for (i = 0; i < n; i++)
+		if (write(sv[0], text, len) != (ssize_t)len || read(sv[1], buf, len) != (ssize_t)len)
+			return 1;
+	close(sv[0]);
+	close(sv[1]);
+	free(buf);
+	return 0;
+}
+
 static int switches(const char *name, long n)
 {
 	struct timespec ts = { 0, 100000 };
@@ -424,6 +445,8 @@ static int run(int argc, char **argv)
 
 		n = atol(argv[2]);
 		return (strchr(fam, '4') && fn(n, 0)) || (strchr(fam, '6') && fn(n, 1));
+	} else if (!strcmp(argv[1], "unix") && argc > 3) {
+		return unix_stream(argv[2], atol(argv[3]));
 	} else if (!strcmp(argv[1], "touch")) {
 		return touch("plyc-warm", 1) || touch("plyc-touch", atol(argv[2]));
 	} else if (!strcmp(argv[1], "switches")) {

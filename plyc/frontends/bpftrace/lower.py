@@ -35,7 +35,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import constants, fargs, headers, loops, preamble, stacks
+from . import constants, events, fargs, headers, loops, preamble, stacks
 from . import specs as S
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
@@ -45,11 +45,12 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
-FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS)
+FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
+    tuple(events.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "buf kaddr uaddr pton reg strcontains cat "
-    "system signal override macaddr cgroupid cgroup_path path strftime strerror "
+    "kaddr uaddr pton reg strcontains "
+    "macaddr cgroupid cgroup_path strftime strerror "
     "skboutput unwatch has_key len percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
@@ -161,6 +162,7 @@ class Lowering:
         self.locals: dict = {}              # unit index -> its $locals' types, from `learn`
         self.preamble = preamble.Preamble()
         self.ir: Optional[ir.Program] = None
+        self.unsafe = False                 # built with --unsafe: system(), signal(), override()
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -192,16 +194,17 @@ def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
 
 
-PASSES = (refuse, resolve, learn, type_program) + passes.on_ir(passes.CORE)
+PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE)
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
-          strsize: int = 64, build_env: Optional[dict] = None) -> ir.Program:
+          strsize: int = 64, build_env: Optional[dict] = None, unsafe: bool = False) -> ir.Program:
     """The IR of a bpftrace program; strings are 64 bytes, as bpftrace's
     BPFTRACE_STRLEN default. build_env: the build machine's environment
     (where kernel headers are: headers.py)."""
     st = Lowering(program, strsize, btf_path, arch)
     st.build_env = {} if build_env is None else build_env
+    st.unsafe = unsafe
     passes.run(PASSES, st)
     return st.ir
 
@@ -642,7 +645,7 @@ class Typer(PlyTyper):
             return self.zero(e, statement)
         if e.name == "time":
             return self.time(e, statement)
-        func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name)
+        func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name) or events.FUNCTIONS.get(e.name)
         if func is None:
             return super().call(e, statement)
         lo, hi = func.arity
