@@ -10,8 +10,9 @@
  *   workload exit CODE          exit with CODE
  *   workload probe TEXT N       call plyc_probe(TEXT, N) once, a function of the
  *                               workload's own for uprobes (it returns -N)
- *   workload stack N MS         N calls of plyc_stack_outer() -> plyc_stack_mid() ->
- *                               plyc_stack_leaf(plyc_probe), which keep frame pointers
+ *   workload stack N MS         plyc_stack_run(): N calls of plyc_stack_outer() ->
+ *                               plyc_stack_mid() -> plyc_stack_leaf(plyc_probe), which
+ *                               keep frame pointers
  *                               (user stacks), then plyc_stack_done(), then a sleep of
  *                               MS (a tracer names the frames while the process lives)
  *   workload pingpong N         getpgid(i) for i in 0..N-1, taking turns between two
@@ -136,6 +137,17 @@ STACK_FRAME long plyc_stack_outer(long x)
 __attribute__((noinline)) void plyc_stack_done(void)
 {
 	__asm__ volatile("" : : : "memory");
+}
+
+/* The outermost frame tests name, so that a change to main() moves no
+ * offset they print. */
+STACK_FRAME void plyc_stack_run(long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		plyc_stack_outer(i);
+	plyc_stack_done();
 }
 
 /* workload waits: every pthread_cond_wait() call is one round. The waker
@@ -464,10 +476,7 @@ static int run(int argc, char **argv)
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
 	} else if (!strcmp(argv[1], "stack") && argc > 3) {
-		n = atol(argv[2]);
-		for (i = 0; i < n; i++)
-			plyc_stack_outer(i);
-		plyc_stack_done();
+		plyc_stack_run(atol(argv[2]));
 		usleep((useconds_t)atol(argv[3]) * 1000);
 	} else if (!strcmp(argv[1], "probe") && argc > 3) {
 		return plyc_probe(argv[2], atol(argv[3])) != -atol(argv[3]);
