@@ -637,6 +637,10 @@ class Typer(PlyTyper):
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
             return self.print_top(e, statement)
+        whole = self.whole_map(e.args[0]) if e.name == "print" and len(e.args) == 1 else None
+        if whole and whole[0] in self.maps:
+            # bpftrace dumps any map, a key-less plain one too ("@x: 5")
+            return self.event(e, ir.PRINTMAP, map=whole[0])
         if _prints_tuple(e):
             # the shared print() of several values prints them as bpftrace
             # prints a tuple, "(a, b)"
