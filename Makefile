@@ -18,11 +18,12 @@ demo: setup
 # Two runs: the tests that load nothing into this machine's kernel on every
 # CPU at once (pytest-xdist), then those that load BPF or boot qemu guests,
 # one at a time as their timings need. Both run even when the first fails.
+# Both share the tracers they build (tests/builds.py).
 test: setup
-	@rc=0; \
+	@rc=0; export PLYC_TEST_BUILDS=$$(mktemp -d -t plyc-test-builds-XXXXXX); \
 	$(PYTHON) -m pytest -q -ra -n auto -m "not bpf and not vm" || rc=$$?; \
 	$(PYTHON) -m pytest -q -ra -m "bpf or vm" || rc=$$?; \
-	exit $$rc
+	rm -rf "$$PLYC_TEST_BUILDS"; exit $$rc
 
 # Without the tests that load BPF (for machines where you are not root)
 # or boot kernels in qemu.

@@ -1,12 +1,28 @@
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+
+def pytest_configure(config):
+    # The builds this run shares between its tests (tests/builds.py): made
+    # here unless the caller gives one (make test gives its two runs one);
+    # pytest-xdist's workers inherit it from the controller.
+    if not os.environ.get("PLYC_TEST_BUILDS") and not hasattr(config, "workerinput"):
+        os.environ["PLYC_TEST_BUILDS"] = config._plyc_builds = tempfile.mkdtemp(prefix="plyc-test-builds-")
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "_plyc_builds", None):
+        shutil.rmtree(config._plyc_builds, ignore_errors=True)
+        del os.environ["PLYC_TEST_BUILDS"]
 
 
 def pytest_collection_modifyitems(config, items):
