@@ -12,6 +12,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def pytest_configure(config):
+    # The tests start plyc some 2000 times: with PYTHONDONTWRITEBYTECODE
+    # (set on some machines, ours among them) each start compiled all of
+    # plyc's modules again, a quarter of a small build's CPU time.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     # The builds this run shares between its tests (tests/builds.py): made
     # here unless the caller gives one (make test gives its two runs one);
     # pytest-xdist's workers inherit it from the controller.
