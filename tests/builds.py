@@ -19,9 +19,11 @@ VOLATILE = ("PYTEST_CURRENT_TEST",)
 
 
 def _key(cmd: list, cwd, env: dict):
-    """The build's inputs as a hash; None for a command that is no build."""
+    """The build's inputs as a hash, and the output's path; None for a
+    command that is no build."""
     args = [str(a) for a in cmd]
-    if "-o" not in args or not ({"build", "argdist"} & set(args)):
+    # --keep's folder of generated files is a product a copy would not give
+    if "-o" not in args or not ({"build", "argdist"} & set(args)) or "--keep" in args:
         return None
     out = args.index("-o") + 1
     h = hashlib.sha256()
