@@ -16,13 +16,14 @@ demo: setup
 	$(OUT)/syscall-count -c 'ls -R /usr/share/doc > /dev/null; cat /etc/os-release > /dev/null'
 
 # Two runs: the tests that load nothing into this machine's kernel on every
-# CPU at once (pytest-xdist), then those that load BPF or boot qemu guests,
-# one at a time as their timings need. Both run even when the first fails.
-# Both share the tracers they build (tests/builds.py).
+# CPU at once (pytest-xdist), the qemu guests one after the other on one of
+# them (tests/conftest.py); then those that load BPF here, one at a time as
+# their timings need. Both run even when the first fails, and share the
+# tracers they build (tests/builds.py).
 test: setup
 	@rc=0; export PLYC_TEST_BUILDS=$$(mktemp -d -t plyc-test-builds-XXXXXX); \
-	$(PYTHON) -m pytest -q -ra -n auto -m "not bpf and not vm" || rc=$$?; \
-	$(PYTHON) -m pytest -q -ra -m "bpf or vm" || rc=$$?; \
+	$(PYTHON) -m pytest -q -ra -n auto --dist loadgroup -m "not bpf" || rc=$$?; \
+	$(PYTHON) -m pytest -q -ra -m bpf || rc=$$?; \
 	rm -rf "$$PLYC_TEST_BUILDS"; exit $$rc
 
 # Without the tests that load BPF (for machines where you are not root)

@@ -29,10 +29,18 @@ def pytest_unconfigure(config):
         del os.environ["PLYC_TEST_BUILDS"]
 
 
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "bpf" in item.keywords and os.geteuid() != 0:
             item.add_marker(pytest.mark.skip(reason="loads BPF: needs root"))
+        # Under pytest-xdist's --dist loadgroup (make test), the qemu tests
+        # are one unit: one worker boots the guests one after the other (a
+        # guest mostly keeps one CPU busy) while the others build.
+        if "vm" in item.keywords:
+            item.add_marker(pytest.mark.xdist_group("vm"))
+    # The guests first: the longest unit, started while the builds run.
+    items.sort(key=lambda item: "vm" not in item.keywords)
 
 
 def build_helper(tmp_path_factory, name: str) -> str:
