@@ -12,7 +12,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def pytest_configure(config):
-    # The tests start plyc some 2000 times: with PYTHONDONTWRITEBYTECODE
+    # The tests start plyc hundreds of times: with PYTHONDONTWRITEBYTECODE
     # (set on some machines, ours among them) each start compiled all of
     # plyc's modules again, a quarter of a small build's CPU time.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -35,8 +35,8 @@ def pytest_collection_modifyitems(config, items):
         if "bpf" in item.keywords and os.geteuid() != 0:
             item.add_marker(pytest.mark.skip(reason="loads BPF: needs root"))
         # Under pytest-xdist's --dist loadgroup (make test), the qemu tests
-        # are one unit: one worker boots the guests one after the other (a
-        # guest mostly keeps one CPU busy) while the others build.
+        # are one unit: one worker boots the guests one after the other
+        # while the others build and check.
         if "vm" in item.keywords:
             item.add_marker(pytest.mark.xdist_group("vm"))
     # The guests first: the longest unit, started while the builds run.
