@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 from plyc import driver
 from plyc.diag import PlycError
 
@@ -62,7 +64,7 @@ def test_builds(name, target, tmp_path, headers_env):
     if not os.path.exists(path):
         pytest.skip(f"{path} is not in this bpftrace package")
     out = tmp_path / name
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", "--target", target, path, "-o", str(out)],
+    proc = builds.run([sys.executable, "-m", "plyc", "build", "--target", target, path, "-o", str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=300, env=headers_env)
     assert proc.returncode == 0, proc.stderr
     assert out.stat().st_size > 100_000
