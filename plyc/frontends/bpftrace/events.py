@@ -12,7 +12,6 @@ from __future__ import annotations
 import signal as _signal
 
 from ... import builtins as B
-from ... import printf as P
 from ... import types as T
 from ...diag import Collector
 from ...ir import nodes as ir
@@ -47,26 +46,8 @@ def _walk(node):
 # --- cat(fmt, ...) and system(fmt, ...): a formatted text the tracer acts on -----
 
 def _formatted(chk, call, kind: str) -> ir.EmitEvent:
-    """An event carrying a printf-style format's arguments."""
-    fmt = chk.literal_string(call.args[0])
-    if fmt is None:
-        chk.err(f"{call.name}()'s first argument must be a format string literal", call.args[0].span)
-    try:
-        parts = P.parse(fmt.decode("utf-8", "replace"))
-    except P.FormatError as err:
-        chk.err(str(err), call.args[0].span)
-    convs = [p for p in parts if isinstance(p, P.Conv)]
-    rest = call.args[1:]
-    if len(convs) != len(rest):
-        chk.err(f"the format has {len(convs)} conversion{'s' if len(convs) != 1 else ''} "
-                f"but {len(rest)} argument{'s follow' if len(rest) != 1 else ' follows'}", call.span)
-    args = []
-    for conv, a in zip(convs, rest):
-        x = chk.expr(a)
-        if not P.accepts(conv.conv, x.type):
-            chk.err(f"'{conv.text}' can't print a value of type {x.type}", a.span)
-        args.append(x)
-    return chk.event(call, kind, args, parts=parts, arg_types=[x.type for x in args])
+    """An event carrying a printf-style format's arguments, checked as printf's."""
+    return B.check_formatted(chk, call, kind, call.name)
 
 
 def check_cat(chk, call):
