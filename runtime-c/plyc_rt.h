@@ -22,7 +22,10 @@ enum plyc_kind {
 	PLYC_K_STACK,    /* s64 id in the stack map, printed one frame a line */
 	PLYC_K_MEM,      /* size bytes, printed as a hex dump */
 	PLYC_K_INET,     /* u64 family, u8 addr[16]: bpftrace's ntop(), "10.0.0.1" or "::1" */
+	PLYC_K_TUPLE,    /* bpftrace's tuple: nfields members at their offsets, "(1, abc)" */
 };
+
+struct plyc_field;
 
 struct plyc_type {
 	enum plyc_kind kind;
@@ -30,6 +33,8 @@ struct plyc_type {
 	uint8_t is_signed;
 	uint8_t width;     /* PLYC_K_INT: minimum width, right-aligned, 0 for none.
 			    * ply pads pid/kpid to 5, uid/gid to 4, cpu to 2. */
+	uint32_t nfields;  /* PLYC_K_TUPLE: its members */
+	const struct plyc_field *fields;
 };
 
 /* One member of a packed record (map key, event payload). */

@@ -60,18 +60,15 @@ probe 1 BEGIN -> BEGIN - line 5
 
 
 REFUSED = [
-    ("BEGIN { @x = pton(1); while (1) { break; } $t = (1, 2); }",
+    ("BEGIN { @x = pton(1); while (1) { break; } }",
      "tool.bt:1:14: error: pton() is not supported by plyc yet\n"
-     "BEGIN { @x = pton(1); while (1) { break; } $t = (1, 2); }\n             ^~~~\n"
+     "BEGIN { @x = pton(1); while (1) { break; } }\n             ^~~~\n"
      "tool.bt:1:23: error: a while loop is not supported by plyc yet\n"
-     "BEGIN { @x = pton(1); while (1) { break; } $t = (1, 2); }\n"
+     "BEGIN { @x = pton(1); while (1) { break; } }\n"
      "                      ^~~~~~~~~~~~~~~~~~~~\n"
      "tool.bt:1:35: error: 'break' is not supported by plyc yet\n"
-     "BEGIN { @x = pton(1); while (1) { break; } $t = (1, 2); }\n"
-     "                                  ^~~~~\n"
-     "tool.bt:1:49: error: a tuple is not supported by plyc yet\n"
-     "BEGIN { @x = pton(1); while (1) { break; } $t = (1, 2); }\n"
-     "                                                ^~~~~~"),
+     "BEGIN { @x = pton(1); while (1) { break; } }\n"
+     "                                  ^~~~~"),
     ("#include <linux/sched.h>\nconfig = { max_map_keys = 2 }\nmacro one() { 1 }\nBEGIN { }",
      "tool.bt:2:1: error: the config block is not supported by plyc yet\n"
      "config = { max_map_keys = 2 }\n^~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
@@ -285,16 +282,49 @@ def test_time_is_an_event():
 
 def test_print_of_a_tuple_prints_its_values():
     """print((a, b)) is the shared print() of a and b, which bpftrace's style
-    prints as "(a, b)" (test_btoutput.py); bpftrace 0.17 has no 1-tuples, and
-    tuples inside it are not lowered yet."""
-    prog = lower('BEGIN { print(("a", 3)); }')
+    prints as "(a, b)" (test_btoutput.py); a tuple inside it is a value."""
+    prog = lower('BEGIN { print(("a", 3)); print(((1, "b"), 3)); }')
     assert [line for line in dump(prog).splitlines() if "emit" in line] == [
-        '  emit print 1 ("a":char[8], 3:s64)  @1']
-    assert err("BEGIN { print((5,)); print(((1, 2), 3)); }") == (
-        "tool.bt:1:15: error: a tuple is not supported by plyc yet\n"
-        "BEGIN { print((5,)); print(((1, 2), 3)); }\n              ^~~~\n"
-        "tool.bt:1:29: error: a tuple is not supported by plyc yet\n"
-        "BEGIN { print((5,)); print(((1, 2), 3)); }\n                            ^~~~~~")
+        '  emit print 1 ("a":char[8], 3:s64)  @1',
+        '  emit print 2 (tuple(1:s64, "b":char[8]):(s64, char[8]), 3:s64)  @1']
+
+
+def test_tuples_are_values():
+    """A tuple is a value of the IR's tuple type: a $local, a member read
+    with .N, a map's value, a lone tuple key naming its members as keys."""
+    prog = lower('BEGIN { $t = (1, "ab", comm); @m[$t.0] = ($t, (int8)2); $u = @m[1]; @k[$u.0] = 1; }')
+    assert dump(prog).splitlines()[:2] == [
+        "map @m hash [s64] -> ((s64, char[8], char[16]), s8)",
+        "map @k hash [s64, char[8], char[16]] -> s64"]
+    body = [line.strip() for line in dump(prog).splitlines() if line.endswith("@1")]
+    assert body[:2] == [
+        '$t = tuple(1:s64, "ab":char[8], comm:char[16]):(s64, char[8], char[16])  @1',
+        "@m[$t:(s64, char[8], char[16]).0:s64] = tuple($t:(s64, char[8], char[16]), "
+        "cast(2:s64):s8):((s64, char[8], char[16]), s8)  @1"]
+
+
+def test_tuple_layout_is_bpftraces():
+    """Members at their natural alignment (strings 1, integers their size,
+    3 to 4 bytes at 4, a tuple its widest member's), the size rounded up."""
+    from plyc import types as T
+    t = T.Tuple([T.Int(1), T.Str(3), T.Int(2), T.Int(8)])
+    assert T.tuple_layout(t.items) == ([0, 1, 4, 8], 16)
+    assert T.tuple_layout([T.Str(5), T.Int(4)]) == ([0, 8], 12)
+    assert T.tuple_layout([T.Int(1), T.Tuple([T.Int(2), T.Int(1)])]) == ([0, 2], 6)
+    assert T.unify(T.Tuple([T.Str(8), T.Int(2)]), T.Tuple([T.Str(16), T.Int(2)])) == \
+        T.Tuple([T.Str(16), T.Int(2)])
+    assert T.unify(T.Tuple([T.Int(8)]), T.Tuple([T.Int(8), T.Int(8)])) is None
+
+
+def test_tuple_errors():
+    src = 'BEGIN { $t = (1, 2); print($t.2); $x = 5; print($x.0); $e = (); $q = (1, args); }'
+    assert err(src) == (
+        "tool.bt:1:28: error: this tuple has 2 members (.0 to .1), no .2\n" + src + "\n" + " " * 27 + "^~~~\n"
+        "tool.bt:1:49: error: '.0' reads a member of a tuple, not of a value of type s64\n" + src + "\n"
+        + " " * 48 + "^~~~\n"
+        "tool.bt:1:61: error: an empty tuple '()' has no value\n" + src + "\n" + " " * 60 + "^~\n"
+        "tool.bt:1:74: error: BEGIN probes have no 'args'\n" + src + "\n" + " " * 73 + "^~~~\n"
+        "note: args holds a tracepoint's fields; kprobes and uprobes have arg0, arg1, ...")
 
 
 def test_probe_is_the_probes_name():

@@ -10,6 +10,7 @@ from typing import Optional
 
 from ..ir import nodes as ir
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
+from .tuples import TupleGen
 
 
 C_ESCAPES = {ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"}
@@ -133,7 +134,7 @@ class Scope:
         return out
 
 
-class FuncGen:
+class FuncGen(TupleGen):
     """Generates the body of one BPF program."""
 
     def __init__(self, probe: ir.Probe, res: Resources, fentry: Optional[dict] = None, source: list = ()):
@@ -359,7 +360,7 @@ class FuncGen:
         self.forget_keys(s.name)
         typ = self.probe.locals[s.name]
         if typ.is_bytes:
-            self.copy_bytes(self.local_ref[s.name], typ.size, s.value)
+            self.copy_bytes(self.local_ref[s.name], typ.size, s.value, typ)
         else:
             self.line(f"v_{s.name} = {self.stored(s.value)};")
 
@@ -368,7 +369,7 @@ class FuncGen:
         val = Field("v", m.info.value_type)
         if val.type.is_bytes:
             vname = self.record("val", m.value_ctype, m.value_size)
-            self.copy_bytes(f"{vname}.v", val.type.size, s.value)
+            self.copy_bytes(f"{vname}.v", val.type.size, s.value, val.type)
         else:
             x = self.stored(s.value)
             vname = self.tmp("val")
@@ -449,7 +450,7 @@ class FuncGen:
             if f.type.is_bytes and self.direct_read(e):
                 values.append(None)
             else:
-                values.append(self.bytes_ref(e) if f.type.is_bytes else self.stored(e))
+                values.append(self.bytes_as(e, f.type) if f.type.is_bytes else self.stored(e))
         return values
 
     def fill_fields(self, prefix: str, fields: list, exprs: list, values: list, base: int):
@@ -459,7 +460,7 @@ class FuncGen:
                 if val is None:
                     self.read_bytes_into(f"{prefix}{f.name}", f.type.size, e)
                 else:
-                    self.copy_array(f"{prefix}{f.name}", f.type.size, val, e.type.size,
+                    self.copy_array(f"{prefix}{f.name}", f.type.size, val, self.size_as(e, f.type),
                                     f.offset, base)
             else:
                 self.line(f"{prefix}{f.name} = {val};")
@@ -517,12 +518,13 @@ class FuncGen:
     def copy_array(self, dst: str, dsize: int, src: str, ssize: int, offset: int = 0, base: int = 8):
         self.lines_of(copy_stmts(dst, dsize, src, ssize, offset, base))
 
-    def copy_bytes(self, dst: str, dsize: int, e):
+    def copy_bytes(self, dst: str, dsize: int, e, dtype=None):
+        """dtype: the destination's type, where a tuple may need converting."""
         if self.direct_read(e):
             self.read_bytes_into(dst, dsize, e)
             return
-        src = self.bytes_ref(e)
-        self.copy_array(dst, dsize, src, e.type.size)
+        src = self.bytes_as(e, dtype) if dtype is not None else self.bytes_ref(e)
+        self.copy_array(dst, dsize, src, e.type.size if dtype is None else self.size_as(e, dtype))
 
     def bytes_ref(self, e) -> str:
         """Like bytes(), but a string constant as a literal (NUL-padded to
@@ -566,6 +568,8 @@ class FuncGen:
             return self.member_bytes(e)
         if isinstance(e, ir.Call):
             return self.call(e)
+        if isinstance(e, (ir.TupleMake, ir.TupleGet)):
+            return self.tuple_bytes(e)
         if isinstance(e, ir.Ternary):
             c = bare(self.uncast(self.scalar(e.cond)))
             a, b = self.bytes_ref(e.then), self.bytes_ref(e.other)

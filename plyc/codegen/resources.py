@@ -30,7 +30,7 @@ class Field:
         t = self.type
         if t.kind == "str":
             return f"char {self.name}[{t.size}]"
-        if t.kind in ("buf", "inet"):
+        if t.kind in ("buf", "inet", "tuple"):
             return f"__u8 {self.name}[{t.size}]"
         if t.kind == "stack":
             return f"__s64 {self.name}"

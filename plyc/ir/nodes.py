@@ -176,6 +176,20 @@ class Call(Expr):
     args: list
 
 
+@dataclass(eq=False)
+class TupleMake(Expr):
+    """A tuple of the items' values (type: types.Tuple, members placed by
+    types.tuple_layout)."""
+    items: list
+
+
+@dataclass(eq=False)
+class TupleGet(Expr):
+    """Member `index` of a tuple value."""
+    obj: Expr
+    index: int
+
+
 # --- statements ------------------------------------------------------------
 
 @dataclass(eq=False)

@@ -37,6 +37,7 @@ from . import ast as A
 from . import builtins as BT
 from . import constants, headers, preamble
 from . import specs as S
+from . import tuples
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
 AGG_NAMES = {"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg",
@@ -93,13 +94,6 @@ def refuse(st: "Lowering", diag: Collector):
     for m in prog.macros:
         diag.error(not_yet("a macro"), m.span)
     for probe in prog.probes:
-        # A tuple as a map's key or delete()'s key is the key's parts; print()'s
-        # lone tuple, the values it prints.
-        keys = {id(n.keys[0]) for n in walk(probe.body) if isinstance(n, A.Map) and n.keys
-                and len(n.keys) == 1 and isinstance(n.keys[0], A.Tuple)} | \
-               {id(n.args[1]) for n in walk(probe.body) if isinstance(n, A.Call)
-                and n.name == "delete" and len(n.args) == 2} | \
-               {id(n.args[0]) for n in walk(probe.body) if _prints_tuple(n)}
         for n in walk([probe.predicate, probe.body]):
             what = None
             if isinstance(n, A.While):
@@ -110,8 +104,6 @@ def refuse(st: "Lowering", diag: Collector):
                 what = f"'{n.kind}'"
             elif isinstance(n, A.Jump) and n.value is not None:
                 what = "return with a value"
-            elif isinstance(n, A.Tuple) and id(n) not in keys or isinstance(n, A.TupleIndex):
-                what = "a tuple"
             elif isinstance(n, A.Offsetof):
                 what = "offsetof()"
             elif isinstance(n, A.Unary) and n.op == "&":
@@ -428,7 +420,9 @@ class Typer(PlyTyper):
             info = ir.Map(ref.name, len(self.maps), storage, ref.span)
             self.maps[ref.name] = info
         exprs = map_keys(ref)
-        keys = [self.expr(k) for k in exprs]
+        keys = tuples.flatten_key(self, [self.expr(k) for k in exprs], exprs)
+        if len(keys) != len(exprs):
+            exprs = exprs * len(keys)
         if info.key_names is None:
             info.key_names = [None] * len(keys)
         use_keys(info, keys, [k.span for k in exprs], ref.span, self.err)
@@ -589,6 +583,12 @@ class Typer(PlyTyper):
         if obj.type.user and typ.is_pointer:
             typ = replace(typ, user=True)   # bpftrace keeps a user pointer's address space
         return ir.KMember(obj, e.name, type=typ)
+
+    def expr_Tuple(self, e: A.Tuple):
+        return tuples.make(self, e)
+
+    def expr_TupleIndex(self, e: A.TupleIndex):
+        return tuples.get(self, e)
 
     def expr_Cast(self, e: A.Cast):
         return super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
