@@ -61,6 +61,7 @@ struct plyc_program {
 	const struct plyc_report *report;   /* a periodic report instead of the dump at exit */
 	long default_pid;          /* -p when none is given (a front end's built-in one) */
 	enum plyc_style style;     /* whose output: ply's or bpftrace's (plyc build --output-style) */
+	int no_exit_maps;          /* no map dump at exit (bpftrace's print_maps_on_exit=false) */
 };
 
 int plyc_main(struct plyc_program *prog, int argc, char **argv);

@@ -70,8 +70,6 @@ REFUSED = [
      "BEGIN { @x = pton(1); while (1) { break; } }\n"
      "                                  ^~~~~"),
     ("#include <linux/sched.h>\nconfig = { max_map_keys = 2 }\nmacro one() { 1 }\nBEGIN { }",
-     "tool.bt:2:1: error: the config block is not supported by plyc yet\n"
-     "config = { max_map_keys = 2 }\n^~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
      "tool.bt:3:1: error: a macro is not supported by plyc yet\nmacro one() { 1 }\n^~~~~~~~~~~~~~~~~"),
     ("kfunc:vfs_read { }\nkprobe:kvm:f { }\nuprobe:/bin/sh:cpp:f { }\nprofile:ms:7 { }\n"
      "interval:hz:7 { }\nrawtracepoint:x { }",
@@ -287,6 +285,46 @@ def test_print_of_a_tuple_prints_its_values():
     assert [line for line in dump(prog).splitlines() if "emit" in line] == [
         '  emit print 1 ("a":char[8], 3:s64)  @1',
         '  emit print 2 (tuple(1:s64, "b":char[8]):(s64, char[8]), 3:s64)  @1']
+
+
+def test_config_block():
+    """The config block's honoured variables reach the build (resources), a
+    build option given otherwise than its default wins; the others are
+    refused by name, each at its span."""
+    from plyc import driver
+    from plyc.codegen import resources
+    src = ("config = { max_strlen = 16; BPFTRACE_MAX_MAP_KEYS = 2; perf_rb_pages = 16; "
+           "on_stack_limit = 8; print_maps_on_exit = false }\nBEGIN { @[comm] = 1; }")
+    prog = lower(src)
+    assert prog.strsize == 16 and prog.limits == dict(map_entries=2, buffer_size=65536, stack_temp_max=8,
+                                                     print_maps_on_exit=False)
+    res = resources.build(prog, "t", "tool.bt", driver.build_limits(prog, driver.Options()))
+    assert (res.maps[0].max_entries, res.buffer_size, res.stack_temp_max, res.print_maps_on_exit) == \
+        (2, 65536, 8, False)
+    limits = driver.build_limits(prog, driver.Options(map_entries=100))
+    assert limits["map_entries"] == 100 and limits["buffer_size"] == 65536
+    src = ('config = { max_strlen = 0; license = "GPL"; stack_mode = perf; foo = 1; perf_rb_pages = 3; '
+           'print_maps_on_exit = maybe; strlen = 9; str_trunc_trailer = ".."; missing_probes = error }\n'
+           "BEGIN { }")
+    line = src.splitlines()[0]
+    messages = [m for m in err(src).splitlines() if m.startswith(("tool.bt", "note"))]
+    assert messages == [
+        "tool.bt:1:25: error: max_strlen takes a number from 1 to 65536",
+        "tool.bt:1:28: error: config variable license is not supported by plyc yet",
+        "note: plyc's BPF programs are GPL",
+        "tool.bt:1:58: error: stack_mode=perf is not supported by plyc yet",
+        "note: plyc's tracers have stack_mode=bpftrace only",
+        "tool.bt:1:64: error: unknown config variable 'foo'",
+        "note: bpftrace's: cache_user_symbols, cpp_demangle, lazy_symbolication, license, log_size, "
+        "max_bpf_progs, max_cat_bytes, max_map_keys, max_probes, max_strlen, max_type_res_iterations, "
+        "missing_probes, on_stack_limit, perf_rb_pages, print_maps_on_exit, show_debug_info, stack_mode, "
+        "str_trunc_trailer, unstable_addr, unstable_import, unstable_macro, unstable_map_decl, unstable_tseries",
+        "tool.bt:1:89: error: perf_rb_pages must be a power of two (the ring buffer's size)",
+        "tool.bt:1:113: error: print_maps_on_exit takes true or false",
+        "tool.bt:1:120: error: config variable max_strlen is set twice",
+        "tool.bt:1:152: error: str_trunc_trailer=.. is not supported by plyc yet",
+        "note: plyc's tracers have str_trunc_trailer=\"\" only"]
+    assert err(src).splitlines()[1] == line
 
 
 def test_tuples_are_values():

@@ -179,7 +179,9 @@ class FuncGen(TupleGen):
         """Where a new temporary `decl` (declaring `name`, 8-aligned) lives:
         None for the stack, where the caller declares it; else its lvalue
         in the scratch slot."""
-        if size <= STACK_TEMP_MAX and self.stack_used + words(size) <= STACK_TEMP_BUDGET:
+        # STACK_TEMP_MAX unless the script says otherwise (bpftrace's on_stack_limit)
+        limit = self.res.stack_temp_max
+        if size <= limit and self.stack_used + words(size) <= STACK_TEMP_BUDGET:
             self.stack_used += words(size)
             return None
         self.scope.members.append((decl, size))

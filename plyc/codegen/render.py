@@ -202,6 +202,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     return dict(version=__version__, script=res.script, name=res.name, maps=maps, probes=probes,
                 slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows,
                 report=report_context(res, report) if report else None,
+                no_exit_maps=int(not res.print_maps_on_exit),
                 default_pid=report.default_pid if report else 0)
 
 

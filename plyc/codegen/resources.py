@@ -155,6 +155,8 @@ class Resources:
     buffer_size: int
     stack_entries: int
     strsize: int
+    stack_temp_max: int = 32         # the largest temporary on the BPF stack (cgen.STACK_TEMP_MAX)
+    print_maps_on_exit: bool = True
 
     def map(self, name: str) -> MapRes:
         return next(m for m in self.maps if m.name == name)
@@ -224,7 +226,8 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
                                 int(is_int and fld.type.signed)))
     return Resources(name, script, maps, events, probes, slots, program.nargs, program.uses_stack,
                      opts.get("buffer_size", DEFAULT_BUFFER),
-                     opts.get("stack_entries", DEFAULT_STACK_ENTRIES), program.strsize)
+                     opts.get("stack_entries", DEFAULT_STACK_ENTRIES), program.strsize,
+                     opts.get("stack_temp_max", 32), opts.get("print_maps_on_exit", True))
 
 
 def describe(res: Resources) -> str:

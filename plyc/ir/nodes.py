@@ -332,6 +332,10 @@ class Program:
     ktypes: Optional["KernelTypes"] = None
     arch: str = "x86_64"
     report: Optional[Any] = None   # a periodic report request (plyc/ir/report.py)
+    # Build limits the script sets itself (bpftrace's config block): map_entries,
+    # buffer_size, stack_temp_max, print_maps_on_exit; a build option given on
+    # the command line wins (driver.compile_ir).
+    limits: dict = field(default_factory=dict)
 
     @property
     def uses_stack(self) -> bool:

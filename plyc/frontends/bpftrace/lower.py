@@ -35,7 +35,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import constants, headers, preamble
+from . import config, constants, headers, preamble
 from . import specs as S
 from . import tuples
 
@@ -89,8 +89,9 @@ def _prints_tuple(n) -> bool:
 def refuse(st: "Lowering", diag: Collector):
     prog = st.ast
     st.preamble = preamble.evaluate(prog.preamble, diag)
-    if prog.config is not None:
-        diag.error(not_yet("the config block"), prog.config.span)
+    st.config = config.evaluate(prog.config, diag)
+    if st.config.strsize is not None:
+        st.strsize = st.config.strsize
     for m in prog.macros:
         diag.error(not_yet("a macro"), m.span)
     for probe in prog.probes:
@@ -155,6 +156,7 @@ class Lowering:
         self.maps: dict = {}                # what `learn` found, completed by `type`
         self.locals: dict = {}              # unit index -> its $locals' types, from `learn`
         self.preamble = preamble.Preamble()
+        self.config = config.Config()
         self.ir: Optional[ir.Program] = None
 
 
@@ -185,6 +187,8 @@ def learn(st: Lowering, diag: Collector):
 
 def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
+    if st.ir is not None:
+        st.ir.limits = dict(st.config.limits)
 
 
 PASSES = (refuse, resolve, learn, type_program) + passes.on_ir(passes.CORE)
