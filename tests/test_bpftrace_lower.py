@@ -5,6 +5,7 @@ tests/test_bpftrace_compat.py."""
 import pytest
 
 from plyc import driver
+from plyc.frontends.bpftrace import cdefs
 from plyc.diag import PlycError
 from plyc.ir.dump import dump
 
@@ -215,9 +216,6 @@ def test_preamble_refusals():
         "^~~~~~~~~~~~~~\n"
         "tool.bt:2:1: error: #if with an expression other than defined(NAME) is not supported by plyc yet\n"
         "#if LINUX_VERSION_CODE > 5\n^~~~~~~~~~~~~~~~~~~~~~~~~~\n"
-        "tool.bt:4:1: error: a struct definition in the script is not supported by plyc yet\n"
-        "struct s { int a; };\n^~~~~~~~~~~~~~~~~~~~\n"
-        "note: kernel types come from the kernel's BTF: casts like (struct sock *)arg0 work without one\n"
         "tool.bt:7:1: error: #elif after #else\n#elif 1\n^~~~~~~\n"
         "tool.bt:8:1: error: a second #else\n#else\n^~~~~\n"
         "tool.bt:10:1: error: #endif without #if\n#endif\n^~~~~~\n"
@@ -480,3 +478,66 @@ def test_a_member_of_an_anonymous_union_is_defined_in_place():
     text = "\n".join(kt.definitions())
     assert re.search(r"struct in6_addr \{\n\tunion \{\n\t\t__u8 u6_addr8\[16\];\n\t\} in6_u;\n\}", text), text
     assert "union  {" not in text
+
+
+STRUCTS = '''struct file { int fake; char c; };
+union u { char b[3]; long l; };
+struct s { int a; struct file *f; struct task_struct *t; char *name; union u v; int arr[3]; };
+enum e { A = 1 << 3, B, C = B * 2 };
+kprobe:vfs_read { $s = (struct s *)arg0; @[$s->a, $s->arr[2], $s->v.l, str($s->name), C] = count();
+  print(($s->f->c, $s->t->pid, sizeof(struct file), sizeof(union u), sizeof(struct s), (enum e)arg1)); }'''
+
+
+def test_script_structs_are_read_at_the_scripts_offsets():
+    """The script's definitions (pycparser): its layout, not CO-RE; its
+    `struct file` wins over the kernel's, as in bpftrace 0.17; a member
+    pointing to a kernel struct goes on through BTF; enumerators are
+    constants."""
+    prog = lower(STRUCTS)
+    lines = dump(prog).splitlines()
+    assert lines[0] == "map @ aggregation [s32, s32, s64, char[64], s64] -> count(u64)"
+    assert lines[-2] == (
+        "  @[member(cast($s:struct s *):void *):s32, member(($s:struct s * + 48:s64):void *):s32, "
+        "member(cast(($s:struct s * + 32:s64):void *):void *):s64, "
+        "str(member(($s:struct s * + 24:s64):void *):char *):char[64], 18:s64] <- count()  @5")
+    assert lines[-1] == (
+        "  emit print 1 (member((member(($s:struct s * + 8:s64):void *):struct file * + 4:s64):void *):s8, "
+        "member(($s:struct s * + 16:s64):void *):struct task_struct *->pid:s32, 8:u64, 8:u64, 56:u64, "
+        "cast(arg1:u64):u32)  @6")
+
+
+def test_script_struct_layout_follows_the_target():
+    """long and pointers are 4 bytes on armhf: the same struct is smaller."""
+    src = "struct s { char c; long l; void *p; };\nBEGIN { print(sizeof(struct s)); }"
+    assert dump(lower(src)).splitlines()[-1] == "  emit print 1 (24:u64)  @2"
+    prog = driver.lower(src, "tool.bt", driver.Options(target="armhf"))
+    assert dump(prog).splitlines()[-1] == "  emit print 1 (12:u64)  @2"
+
+
+def test_script_struct_errors():
+    src = "struct s {\n\tint a;\n\tfoo b; };\nBEGIN { }"
+    assert err(src) == (
+        "tool.bt:3:2: error: unknown type name 'foo'\n        foo b; };\n        ^~~\n"
+        "note: types plyc knows in definitions besides C's: " + ", ".join(sorted(cdefs.TYPEDEFS)))
+    # pycparser's own words vary by version; the place is the script's
+    first = err("struct s { int a; int b };\nBEGIN { }").splitlines()
+    assert first[0].startswith("tool.bt:1:25: error: this definition is not C that plyc can read (")
+    assert first[1:] == ["struct s { int a; int b };", " " * 24 + "^"]
+    assert err("struct t { long x : 3; };\nstruct u { int a; };\nstruct u { int b; };\n"
+               "struct w { char n[]; };\nBEGIN { }") == (
+        "tool.bt:1:17: error: bit-field 'x' is not supported by plyc yet\n"
+        "struct t { long x : 3; };\n                ^\n"
+        "tool.bt:3:8: error: struct u is defined twice\nstruct u { int b; };\n       ^\n"
+        "tool.bt:4:17: error: array 'n' needs a size\nstruct w { char n[]; };\n                ^")
+    src = ("struct s { char n[2]; struct i { int z; } in; };\nstruct q { int a; };\n"
+           "kprobe:f { $s = (struct q *)arg0; print($s->b); $x = (struct q)arg0; $t = (struct s *)arg1; "
+           "print($t->in); print($t->n[2]); }")
+    line = src.splitlines()[-1]
+    assert err(src) == (
+        f"tool.bt:3:41: error: struct q has no member 'b'\n{line}\n" + " " * 40 + "^~~~~\n"
+        "note: its members: a\n"
+        f"tool.bt:3:55: error: casts to 'struct q' are not supported: cast to one pointer, (struct q *)\n"
+        f"{line}\n" + " " * 54 + "^~~~~~~~\n"
+        f"tool.bt:3:99: error: member 'in' is a struct i held by value: read one of its members (in.x)\n"
+        f"{line}\n" + " " * 98 + "^~~~~~\n"
+        f"tool.bt:3:120: error: index 2 is out of 'n' (2 elements)\n{line}\n" + " " * 119 + "^")

@@ -35,7 +35,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import config, constants, headers, preamble
+from . import cdefs, config, constants, headers, preamble, structs
 from . import specs as S
 from . import tuples
 
@@ -89,6 +89,9 @@ def _prints_tuple(n) -> bool:
 def refuse(st: "Lowering", diag: Collector):
     prog = st.ast
     st.preamble = preamble.evaluate(prog.preamble, diag)
+    st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
+    for name, value in st.cdefs.constants.items():     # enumerators
+        st.preamble.constants.setdefault(name, A.Int(value, str(value)))
     st.config = config.evaluate(prog.config, diag)
     if st.config.strsize is not None:
         st.strsize = st.config.strsize
@@ -157,6 +160,7 @@ class Lowering:
         self.locals: dict = {}              # unit index -> its $locals' types, from `learn`
         self.preamble = preamble.Preamble()
         self.config = config.Config()
+        self.cdefs = cdefs.Definitions()
         self.ir: Optional[ir.Program] = None
 
 
@@ -572,6 +576,9 @@ class Typer(PlyTyper):
         return node
 
     def expr_Field(self, e: A.Field):
+        script = structs.field(self, e)     # a struct the script defines
+        if script is not None:
+            return script
         obj = self.expr(e.obj)
         if obj.type.kind == "ctx" and obj.type.pointee == "tracepoint":
             try:
@@ -594,12 +601,22 @@ class Typer(PlyTyper):
     def expr_TupleIndex(self, e: A.TupleIndex):
         return tuples.get(self, e)
 
+    def expr_Index(self, e: A.Index):
+        script = structs.index(self, e)
+        return script if script is not None else super().expr_Index(e)
+
     def expr_Cast(self, e: A.Cast):
+        script = structs.cast(self, e, lambda: self.expr(e.operand))
+        if script is not None:
+            return script
         return super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
 
     def expr_Sizeof(self, e: A.Sizeof):
         if not isinstance(e.arg, A.TypeName):
             return ir.IntConst(self.expr(e.arg).type.size, type=T.U64)
+        script = structs.sizeof(self, e.arg)
+        if script is not None:
+            return script
         return self.expr_SizeOf(_SizeOf(_TypeWords(e.arg), e.span))
 
     def call(self, e: A.Call, statement: bool):
