@@ -35,7 +35,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import cdefs, config, constants, headers, preamble, structs
+from . import cdefs, config, constants, headers, macros, preamble, structs
 from . import specs as S
 from . import tuples
 
@@ -87,7 +87,7 @@ def _prints_tuple(n) -> bool:
 
 
 def refuse(st: "Lowering", diag: Collector):
-    prog = st.ast
+    st.ast = prog = macros.expand(st.ast, diag)      # macros are gone from here on
     st.preamble = preamble.evaluate(prog.preamble, diag)
     st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
     for name, value in st.cdefs.constants.items():     # enumerators
@@ -95,8 +95,6 @@ def refuse(st: "Lowering", diag: Collector):
     st.config = config.evaluate(prog.config, diag)
     if st.config.strsize is not None:
         st.strsize = st.config.strsize
-    for m in prog.macros:
-        diag.error(not_yet("a macro"), m.span)
     for probe in prog.probes:
         for n in walk([probe.predicate, probe.body]):
             what = None
