@@ -552,7 +552,7 @@ def test_macros_expand_in_the_tree():
     assert body == [
         "$a = 3:s64  @3",
         "$__bump_1_t = ($a:s64 * 2:s64):s64  @2",
-        "@out = $__bump_1_t:s64  @2",
+        "@out[] = $__bump_1_t:s64  @2",
         "emit print 1 ((($a:s64 + 1:s64):s64 * 2:s64):s64)  @3"]
 
 
