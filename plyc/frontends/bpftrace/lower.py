@@ -427,11 +427,11 @@ class Typer(PlyTyper):
             self.maps[ref.name] = info
         exprs = map_keys(ref)
         keys = tuples.flatten_key(self, [self.expr(k) for k in exprs], exprs)
-        if len(keys) != len(exprs):
-            exprs = exprs * len(keys)
         if info.key_names is None:
             info.key_names = [None] * len(keys)
-        use_keys(info, keys, [k.span for k in exprs], ref.span, self.err)
+        # a tuple key's members were written as one expression
+        spans = [k.span for k in exprs] if len(exprs) == len(keys) else [exprs[0].span] * len(keys)
+        use_keys(info, keys, spans, ref.span, self.err)
         return info, keys
 
     def whole_map(self, e) -> Optional[tuple]:
