@@ -337,6 +337,15 @@ def test_tuples_are_values():
         "cast(2:s64):s8):((s64, char[8], char[16]), s8)  @1"]
 
 
+def test_tuples_in_a_ternary():
+    """Both branches of one tuple type (bpftrace 0.17 refuses tuples in ?:)."""
+    prog = lower('BEGIN { $t = (1, "a"); $u = pid > 0 ? $t : (2, "b"); }')
+    assert dump(prog).splitlines()[-1].strip().startswith("$u = ((pid:u32 > 0:s64):s32 ? $t:(s64, char[8]) : tuple(")
+    assert err('BEGIN { $u = 1 ? (1, "a") : ("b", 2); }') == (
+        "tool.bt:1:14: error: the branches of '?:' have different types: (s64, char[8]) and (char[8], s64)\n"
+        'BEGIN { $u = 1 ? (1, "a") : ("b", 2); }\n' + " " * 13 + "^~~~~~~~~~~~~~~~~~~~~~~")
+
+
 def test_tuple_layout_is_bpftraces():
     """Members at their natural alignment (strings 1, integers their size,
     3 to 4 bytes at 4, a tuple its widest member's), the size rounded up."""

@@ -784,6 +784,45 @@ static void case_bt_plain_keys(void)
 	}
 }
 
+/* Tuples (PLYC_K_TUPLE), laid out as bpftrace lays them out: @t[k] =
+ * ((int8)-2, "ab", (7, "x")) with a nested tuple key member, text and JSON;
+ * entries by key, tuple keys member by member. */
+static void case_bt_tuples(void)
+{
+	static const struct plyc_field inner[] = {
+		{ { PLYC_K_INT, 8, 1, 0, 0, NULL }, 0 },
+		{ { PLYC_K_STR, 2, 0, 0, 0, NULL }, 8 },
+	};
+	static const struct plyc_field outer[] = {
+		{ { PLYC_K_INT, 1, 1, 0, 0, NULL }, 0 },
+		{ { PLYC_K_STR, 3, 0, 0, 0, NULL }, 1 },
+		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8 },
+	};
+	static const struct plyc_field keyf[] = {
+		{ { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0 },
+		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8 },
+	};
+	struct val { int8_t a; char s[3]; char pad[4]; int64_t n; char x[2]; char pad2[6]; } vals[] = {
+		{ -2, "ab", "", 7, "x", "" }, { 1, "c", "", -1, "yz", "" },
+	};
+	struct key { int32_t k; char pad[4]; int64_t n; char x[2]; char pad2[6]; } keys[] = {
+		{ 3, "", 2, "b", "" }, { 3, "", 2, "a", "" },
+	};
+	struct plyc_map m = {
+		.name = "@t", .agg = PLYC_A_NONE, .nkeys = 2, .keys = keyf, .key_size = sizeof(keys[0]),
+		.value = { PLYC_K_TUPLE, 24, 0, 0, 3, outer }, .value_size = sizeof(vals[0]),
+	};
+	struct plyc_entry ents[2] = { { &keys[0], &vals[0] }, { &keys[1], &vals[1] } };
+
+	bt_dump("bt_tuples", &m, ents, 2, 0);
+	bt_dump("bt_tuples_json", &m, ents, 2, 1);
+	/* the nested tuple alone, a key-less map's value */
+	m.value = outer[2].type;
+	m.nkeys = 0;
+	ents[0].value = &vals[0].n;
+	bt_dump("bt_tuple_value", &m, ents, 1, 0);
+}
+
 /* ntop() values (PLYC_K_INET): u64 family, then the address bytes as in
  * memory; a family other than AF_INET/AF_INET6 prints nothing, as in bpftrace */
 static void case_bt_inet(void)
@@ -1081,6 +1120,7 @@ int main(int argc, char **argv)
 	case_verifier_hints();
 	case_bt_count();
 	case_bt_plain_keys();
+	case_bt_tuples();
 	case_bt_hist();
 	case_bt_hist_keys();
 	case_bt_lhist();

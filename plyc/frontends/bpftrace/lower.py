@@ -596,6 +596,10 @@ class Typer(PlyTyper):
     def expr_Tuple(self, e: A.Tuple):
         return tuples.make(self, e)
 
+    def expr_Ternary(self, e: A.Ternary):
+        node = tuples.ternary(self, e)
+        return node if node is not None else super().expr_Ternary(e)
+
     def expr_TupleIndex(self, e: A.TupleIndex):
         return tuples.get(self, e)
 

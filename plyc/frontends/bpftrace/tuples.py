@@ -41,3 +41,17 @@ def flatten_key(typer, keys: list, exprs: list) -> list:
         return keys
     t = keys[0]
     return [ir.TupleGet(t, i, type=it, span=exprs[0].span) for i, it in enumerate(t.type.items)]
+
+
+def ternary(typer, e: A.Ternary):
+    """`c ? (a, b) : (x, y)` of one tuple type (the shared rule takes
+    integers and strings only); None when the branches are no tuples."""
+    if not (isinstance(e.then, A.Tuple) or isinstance(e.other, A.Tuple)):
+        then = typer.expr(e.then)
+        if then.type.kind != "tuple":
+            return None
+    cond = typer.cond(e.cond)
+    a, b = typer.expr(e.then), typer.expr(e.other)
+    if a.type != b.type:
+        typer.err(f"the branches of '?:' have different types: {a.type} and {b.type}", e.span)
+    return ir.Ternary(cond, a, b, type=a.type)
