@@ -671,7 +671,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	 * decide parameters (syscall wrappers) and program types (kprobe.multi). */
 	if (plyc_check_targets(prog) || set_params(obj, &o, target) || plyc_tp_patch(prog, obj) ||
 	    plyc_prepare_programs(prog, obj) || plyc_once_prepare(prog, obj) ||
-	    plyc_output_prepare(obj, prog->name, o.verbose)) {
+	    plyc_output_prepare(obj, prog->name, o.verbose) || plyc_check_needs(prog, obj)) {
 		failed = 1;
 		goto cleanup;
 	}
@@ -828,6 +828,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		if (!o.keep_going)
 			failed = 1;
 	}
+	plyc_report_loop_caps(prog, obj);
 	/* Map updates the kernel refused, by reason (docs/output.md). */
 	if (plyc_report_refusals(prog->name, stats_fd, prog->maps, prog->nmaps, o.keep_going))
 		failed = 1;

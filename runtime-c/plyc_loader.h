@@ -35,6 +35,17 @@ struct plyc_tpslot {
 	int is_signed;             /* ... and sign */
 };
 
+/* A BPF helper a construct of the script calls, which older kernels lack
+ * (needs.c). */
+struct plyc_need {
+	const char *prog;          /* the program calling it */
+	int helper;                /* BPF_FUNC_* */
+	const char *helper_name;
+	const char *since;         /* the release that brought it */
+	int line;                  /* the construct's script line */
+	const char *what;          /* the construct, as the error names it */
+};
+
 struct plyc_program {
 	const char *name;
 	const char *script;
@@ -61,6 +72,10 @@ struct plyc_program {
 	const struct plyc_report *report;   /* a periodic report instead of the dump at exit */
 	long default_pid;          /* -p when none is given (a front end's built-in one) */
 	enum plyc_style style;     /* whose output: ply's or bpftrace's (plyc build --output-style) */
+	const struct plyc_need *needs;
+	int nneeds;
+	const int *loop_lines;     /* script line of each while loop (plyc_loopcap's slots) */
+	int nloops;
 	int no_exit_maps;          /* no map dump at exit (bpftrace's print_maps_on_exit=false) */
 };
 
@@ -108,6 +123,14 @@ int plyc_tp_patch(const struct plyc_program *prog, struct bpf_object *obj);
  * where the kernel lacks them (before 5.5) or PLYC_NO_PROBE_READ_KERNEL is
  * set. NULL when out of memory. */
 const unsigned char *plyc_read_helpers(const struct plyc_program *prog, size_t *size);
+
+/* needs.c: each helper of prog->needs asked of the kernel for its
+ * program's type, before load; 0, or -1 once the lacking ones are told. */
+int plyc_check_needs(const struct plyc_program *prog, struct bpf_object *obj);
+
+/* loopcaps.c: at exit, a warning for each while loop that plyc's cap
+ * stopped (its line, how often). */
+void plyc_report_loop_caps(const struct plyc_program *prog, struct bpf_object *obj);
 
 /* once.c: how BEGIN and END run on this kernel (BPF_PROG_TEST_RUN, or a
  * uprobe on the tracer itself), settled before load; then running every

@@ -32,6 +32,7 @@ static const struct {
 	{ 115, "bpf_probe_read_kernel_str", "5.5" },
 	{ 131, "bpf_ringbuf_reserve", "5.8" },
 	{ 132, "bpf_ringbuf_submit", "5.8" },
+	{ 164, "bpf_for_each_map_elem", "5.13" },
 	{ 174, "bpf_get_attach_cookie", "5.15" },
 };
 
@@ -63,6 +64,14 @@ int plyc_verifier_hint(const char *log, char *buf, size_t len)
 	if (strstr(log, "back-edge from insn")) {
 		snprintf(buf, len, "the program has a loop, and this kernel refuses loops in BPF "
 			 "programs: bounded loops came in Linux 5.3");
+		return 1;
+	}
+	/* The verifier walks each iteration of a loop apart: a while loop whose
+	 * end it can't see is walked up to plyc's cap (ir.LOOP_CAP). */
+	if (strstr(log, "BPF program is too large")) {
+		snprintf(buf, len, "the verifier follows each path of a program, and each iteration of "
+			 "a loop apart (a while loop up to plyc's cap of 1024), up to a million "
+			 "instructions: a smaller loop body, or a constant bound, loads");
 		return 1;
 	}
 	id = helper_id(log);

@@ -61,15 +61,9 @@ probe 1 BEGIN -> BEGIN - line 5
 
 
 REFUSED = [
-    ("BEGIN { @x = pton(1); while (1) { break; } }",
+    ("BEGIN { @x = pton(1); }",
      "tool.bt:1:14: error: pton() is not supported by plyc yet\n"
-     "BEGIN { @x = pton(1); while (1) { break; } }\n             ^~~~\n"
-     "tool.bt:1:23: error: a while loop is not supported by plyc yet\n"
-     "BEGIN { @x = pton(1); while (1) { break; } }\n"
-     "                      ^~~~~~~~~~~~~~~~~~~~\n"
-     "tool.bt:1:35: error: 'break' is not supported by plyc yet\n"
-     "BEGIN { @x = pton(1); while (1) { break; } }\n"
-     "                                  ^~~~~"),
+     "BEGIN { @x = pton(1); }\n             ^~~~"),
     ("kfunc:vfs_read { }\nkprobe:kvm:f { }\nuprobe:/bin/sh:cpp:f { }\nprofile:ms:7 { }\n"
      "interval:hz:7 { }\nrawtracepoint:x { }",
      "tool.bt:1:1: error: kfunc probes are not supported by plyc yet\nkfunc:vfs_read { }\n^~~~~~~~~~~~~~\n"
@@ -582,3 +576,67 @@ def test_macro_errors():
         "note: call it as a statement, or make its body one expression\n"
         f"tool.bt:4:16: error: macro rec expands into itself\n{lines[3]}\n" + " " * 15 + "^~~~~~\n"
         f"tool.bt:5:75: error: macro wants_var takes 1 argument, got 0\n{lines[4]}\n" + " " * 74 + "^~~~~~~~~~~")
+
+
+# --- loops (frontends/bpftrace/loops.py) -----------------------------------------
+
+def test_ir_of_loops():
+    prog = lower('BEGIN { @m[1, "a"] = 2; $n = 0;\n'
+                 '  while ($n < 3) { $n++; if ($n == 1) { continue; } }\n'
+                 '  for ($i : 0..$n) { if ($i > 1) { break; } }\n'
+                 '  for ($kv : @m) { $n += $kv.0.0 + $kv.1; printf("%s\\n", $kv.0.1); } }')
+    assert dump(prog).split("probe 0", 1)[1] == """ BEGIN -> BEGIN - line 1
+  local $i: s64
+  local $i.end: s64
+  local $kv@4:3.0.0: s64
+  local $kv@4:3.0.1: char[8]
+  local $kv@4:3.1: s64
+  local $n: s64
+  @m[1:s64, "a":char[8]] = 2:s64  @1
+  $n = 0:s64  @1
+  while ($n:s64 < 3:s64):s32 cap=1024  @2
+    $n = ($n:s64 + 1:s64):s64  @2
+    if ($n:s64 == 1:s64):s32  @2
+      continue  @2
+  $i = 0:s64  @3
+  $i.end = $n:s64  @3
+  while ($i:s64 < $i.end:s64):s32 cap=1024  @3
+    step
+      $i = ($i:s64 + 1:s64):s64  @3
+    if ($i:s64 > 1:s64):s32  @3
+      break  @3
+  for [$kv@4:3.0.0, $kv@4:3.0.1], $kv@4:3.1 in @m  @4
+    $n = ($n:s64 + ($kv@4:3.0.0:s64 + $kv@4:3.1:s64):s64):s64  @4
+    emit printf 1 ($kv@4:3.0.1:char[8])  @4
+"""
+
+
+@pytest.mark.parametrize("src,message", [
+    ("BEGIN { break; }", "tool.bt:1:9: error: 'break' outside a loop"),
+    ("BEGIN { @a = count(); for ($kv : @a) { } }",
+     "tool.bt:1:34: error: a for loop over the aggregation @a is not supported by plyc yet"),
+    ("BEGIN { @m[1] = 1; for ($kv : @m) { return; } }",
+     "tool.bt:1:37: error: 'return' is not allowed in a for loop's body (as in bpftrace)"),
+    ("BEGIN { @m[1] = 1; for ($kv : @m) { print($kv); } }",
+     "tool.bt:1:43: error: $kv is a (key, value) tuple: plyc reads its parts, $kv.0 and $kv.1, "
+     "not the whole tuple yet"),
+    ("BEGIN { @m[1] = 1; for ($kv : @m) { print($kv.2); } }",
+     "tool.bt:1:43: error: $kv is (key, value) of @m: no element 2"),
+    ("BEGIN { $kv = 1; @m[1] = 1; for ($kv : @m) { } }",
+     "tool.bt:1:34: error: the loop variable $kv is already a variable here"),
+    ("BEGIN { for ($i : 0..5000) { } }",
+     "tool.bt:1:19: error: this range has 5000 values; plyc runs a loop at most 1024 times"),
+    ("BEGIN { @m = 1; for ($kv : @m) { } }",
+     "tool.bt:1:28: error: @m has no keys: a for loop needs a map with keys"),
+    ("BEGIN { $t = 1; print($t.0); }",
+     "tool.bt:1:23: error: '.0' reads a member of a tuple, not of a value of type s64"),
+])
+def test_loop_errors(src, message):
+    assert message in err(src)
+
+
+def test_for_loop_probe_has_no_fentry_twin():
+    """A for loop's callback can't be told which twin runs it: the kprobe stays."""
+    from plyc.codegen import resources
+    prog = lower("kprobe:vfs_read { @m[1] = 1; for ($kv : @m) { } }")
+    assert not resources.build(prog, "t", "t.bt").probes[0].fentry

@@ -480,6 +480,10 @@ def test_verifier_hints(out):
         "this kernel has no BPF helper bpf_ringbuf_reserve for this kind of probe (it came in Linux 5.8)\n"
         "this kernel has no BPF helper bpf_probe_read_kernel for this kind of probe (it came in Linux 5.5)\n"
         "this kernel has no BPF helper #999 for this kind of probe\n"
+        "this kernel has no BPF helper bpf_for_each_map_elem for this kind of probe (it came in Linux 5.13)\n"
+        "the verifier follows each path of a program, and each iteration of a loop apart (a while loop "
+        "up to plyc's cap of 1024), up to a million instructions: a smaller loop body, or a constant "
+        "bound, loads\n"
         "-\n")
 
 

@@ -9,6 +9,7 @@ import re
 from typing import Optional
 
 from ..ir import nodes as ir
+from . import loops
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
 from .tuples import TupleGen
 
@@ -156,6 +157,11 @@ class FuncGen(TupleGen):
         self.root = self.scope = Scope(self.cur_line)
         self.uses_scratch = False
         self.local_ref: dict = {}               # $name of a string/buffer -> its C lvalue
+        self.loops: list = []                   # enclosing loops: None (C), or a callback's store-back lines
+        self.callbacks: list = []               # functions of for-loop bodies (loops.py)
+        self.callback_names: set = set()        # their C names
+        # A probe with callbacks keeps its strings in scratch, where they reach.
+        self.captured = loops.has_callbacks(probe)
 
     # --- output ------------------------------------------------------------
 
@@ -175,13 +181,13 @@ class FuncGen(TupleGen):
         self.ntmp += 1
         return f"{prefix}{self.ntmp}"
 
-    def place(self, name: str, decl: str, size: int) -> Optional[str]:
+    def place(self, name: str, decl: str, size: int, scratch: bool = False) -> Optional[str]:
         """Where a new temporary `decl` (declaring `name`, 8-aligned) lives:
         None for the stack, where the caller declares it; else its lvalue
-        in the scratch slot."""
+        in the scratch slot (always there if `scratch`)."""
         # STACK_TEMP_MAX unless the script says otherwise (bpftrace's on_stack_limit)
         limit = self.res.stack_temp_max
-        if size <= limit and self.stack_used + words(size) <= STACK_TEMP_BUDGET:
+        if not scratch and size <= limit and self.stack_used + words(size) <= STACK_TEMP_BUDGET:
             self.stack_used += words(size)
             return None
         self.scope.members.append((decl, size))
@@ -202,12 +208,12 @@ class FuncGen(TupleGen):
             self.lines_of(mem_calls("memset", f"&{ref}", None, size))
         return ref
 
-    def array(self, name: str, size: int, zero: bool = True) -> str:
+    def array(self, name: str, size: int, zero: bool = True, scratch: bool = False) -> str:
         """A char array, zeroed unless the caller fills all of it.
         8-aligned, so copies into keys and records move words, not bytes.
         Zeroed: string reads (and 6.1's bpf_get_current_comm) stop at the
         NUL, and what follows it ends up in keys and output too."""
-        ref = self.place(name, f"char {name}[{size}] {WORDS}", size)
+        ref = self.place(name, f"char {name}[{size}] {WORDS}", size, scratch)
         if ref is None:
             self.line(f"char {name}[{size}] {WORDS}{' = {}' if zero else ''};")
             return name
@@ -253,9 +259,9 @@ class FuncGen(TupleGen):
     def generate(self) -> "FuncGen":
         for name, typ in sorted(self.probe.locals.items()):
             if typ.is_bytes:
-                self.local_ref[name] = self.array(f"v_{name}", typ.size)
+                self.local_ref[name] = self.array(loops.local_c(name), typ.size, scratch=self.captured)
             else:
-                self.line(f"{typ.scalar_ctype()} v_{name} = 0;")
+                self.line(f"{typ.scalar_ctype()} {loops.local_c(name)} = 0;")
         self.stmt(self.probe.body)
         self.ret()
         return self
@@ -293,6 +299,10 @@ class FuncGen(TupleGen):
                 head += [f"if (!{SCRATCH})", "\treturn 0;"]
         out = [("\t" + text if text else "", line) for text in head]
         for text, n in self.lines:
+            lines = self.scratch_placeholder(text, struct)
+            if lines is not None:
+                out += [(t, n) for t in lines]
+                continue
             if text.endswith(RETURN):
                 ind = text[:-len(RETURN)]
                 out += [(ind + r, n) for r in release] + [(ind + "return 0;", n)]
@@ -346,6 +356,41 @@ class FuncGen(TupleGen):
     def stmt_Return(self, s):
         self.ret()
 
+    def stmt_While(self, s: ir.While):
+        loops.stmt_While(self, s)
+
+    def stmt_ForMap(self, s: ir.ForMap):
+        loops.stmt_ForMap(self, s)
+
+    def stmt_Break(self, s: ir.Break):
+        loops.stmt_Break(self, s)
+
+    def stmt_Continue(self, s: ir.Continue):
+        loops.stmt_Continue(self, s)
+
+    def callback_functions(self, struct: Optional[str]) -> list:
+        """The for loops' callbacks, their scratch pointer resolved."""
+        out = []
+        for cb in self.callbacks:
+            body = []
+            for text, _ in cb["body"]:
+                lines = self.scratch_placeholder(text, struct)
+                body += [text] if lines is None else lines
+            out.append(dict(cb, body=body))
+        return out
+
+    def scratch_placeholder(self, text: str, struct: Optional[str]) -> Optional[list]:
+        """A line of loops.py's placeholders as C (none where the probe has
+        no scratch slot), or None for any other line."""
+        if loops.SCRATCH_PASS in text:
+            ind, c = text.split(loops.SCRATCH_PASS)
+            return [f"{ind}{c}.scratch = {SCRATCH};"] if self.uses_scratch else []
+        if text.endswith(loops.SCRATCH_DECL):
+            ind = text[:-len(loops.SCRATCH_DECL)]
+            return [f"{ind}struct {struct} *{SCRATCH} = c->scratch;", f"{ind}(void){SCRATCH};"] \
+                if self.uses_scratch else []
+        return None
+
     def stmt_CallStmt(self, s: ir.CallStmt):
         # Evaluated for the statements it emits; its value is unused.
         if s.call.type.is_bytes:
@@ -364,7 +409,7 @@ class FuncGen(TupleGen):
         if typ.is_bytes:
             self.copy_bytes(self.local_ref[s.name], typ.size, s.value, typ)
         else:
-            self.line(f"v_{s.name} = {self.stored(s.value)};")
+            self.line(f"{loops.local_c(s.name)} = {self.stored(s.value)};")
 
     def stmt_MapStore(self, s: ir.MapStore):
         m = self.res.map(s.map)
@@ -656,8 +701,9 @@ class FuncGen(TupleGen):
         return self.cast(typ.scalar_ctype(), code)
 
     def sc_Local(self, e: ir.Local) -> str:
-        self.typed[f"v_{e.name}"] = e.type.scalar_ctype()
-        return f"v_{e.name}"
+        name = loops.local_c(e.name)
+        self.typed[name] = e.type.scalar_ctype()
+        return name
 
     PARAMS = {ir.TARGET: "((__u64)plyc_params.target)", ir.PID_FILTER: "((__u64)(__u32)plyc_params.pid_filter)",
               ir.START_NS: "plyc_params.start_ns", ir.ARG_COUNT: "plyc_params.arg_count"}

@@ -14,7 +14,7 @@ from .. import __version__
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
 from ..ir.report import Report
-from . import cgen, printers
+from . import cgen, loops, printers
 from .resources import Field, Resources, layout
 
 
@@ -102,11 +102,12 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
             scratch.append(dict(struct=struct, member=p.prog, decls=gen.scratch_decls(),
                                 line=p.line, spec=p.spec.replace("*/", "*\\/")))
         body = gen.finish(struct, slot)
+        callbacks = gen.callback_functions(struct)
         twin = dict(prog=p.twin, section=p.fentry["section"], func=p.fentry["func"]) if p.fentry else None
         probes.append(dict(prog=p.prog, section=p.section, line=p.line, spec=p.spec.replace("*/", "*\\/"),
                            ctx_decl=p.probe.provider.ctx_decl, body=[text for text, _ in body],
                            stoppable=not p.probe.provider.runs_once, twin=twin,
-                           body_name=p.body))
+                           body_name=p.body, callbacks=callbacks))
     maps = [dict(name=m.name, cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
                  key_ctype=m.key_ctype, value_ctype=m.value_ctype)
             for m in res.maps]
@@ -117,6 +118,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                 event_max=event_slot_limit(res), event_slots=max([p.probe.index + 1 for p in res.probes] + [1]),
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
                 stack_entries=res.stack_entries, maps=maps, probes=probes, scratch=scratch,
+                loop_caps=len(res.loop_caps),
                 bpf_defines=sorted(({p.probe.provider.bpf_define for p in res.probes} - {""})
                                    | {d for p in res.probes for d in p.probe.bpf_defines}
                                    | {"PLYC_TP_GLOB_FIELDS" for p in res.probes
@@ -201,8 +203,8 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     rows = [" ".join(f"{n}," for n in lm[i:i + 16]) for i in range(0, len(lm), 16)] or ["0,"]
     return dict(version=__version__, script=res.script, name=res.name, maps=maps, probes=probes,
                 slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows,
-                report=report_context(res, report) if report else None,
-                no_exit_maps=int(not res.print_maps_on_exit),
+                report=report_context(res, report) if report else None, needs=loops.needs(res),
+                loop_lines=res.loop_caps, no_exit_maps=int(not res.print_maps_on_exit),
                 default_pid=report.default_pid if report else 0)
 
 

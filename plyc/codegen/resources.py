@@ -4,7 +4,7 @@ their record layouts, output events, run-time parameters, and the probes
 to attach."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from .. import types as T
@@ -155,6 +155,7 @@ class Resources:
     buffer_size: int
     stack_entries: int
     strsize: int
+    loop_caps: list = field(default_factory=list)   # script line of each While, by its index (codegen/loops.py)
     stack_temp_max: int = 32         # the largest temporary on the BPF stack (cgen.STACK_TEMP_MAX)
     print_maps_on_exit: bool = True
 
@@ -210,7 +211,9 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
     for probe in program.probes:
         t = probe.target
         fentry = None
-        if t.provider.fentry and not probe.uses_regs and opts.get("fentry", True):
+        # A for loop's callback can't be told which twin runs it (codegen/loops.py).
+        if t.provider.fentry and not probe.uses_regs and opts.get("fentry", True) \
+                and not any(isinstance(n, ir.ForMap) for n in ir.walk(probe.body)):
             fentry = t.provider.fentry(t, program.ktypes, program.arch)
         prov = t.provider.name
         prog = ns.claim(*N.prog_candidates(prov, probe.spec.arg or ""))
@@ -227,7 +230,8 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
     return Resources(name, script, maps, events, probes, slots, program.nargs, program.uses_stack,
                      opts.get("buffer_size", DEFAULT_BUFFER),
                      opts.get("stack_entries", DEFAULT_STACK_ENTRIES), program.strsize,
-                     opts.get("stack_temp_max", 32), opts.get("print_maps_on_exit", True))
+                     stack_temp_max=opts.get("stack_temp_max", 32),
+                     print_maps_on_exit=opts.get("print_maps_on_exit", True))
 
 
 def describe(res: Resources) -> str:

@@ -54,8 +54,20 @@ def stmt(s: ir.Stmt, depth: int) -> list:
         if s.other is not None:
             out += [f"{pad}else"] + stmt(s.other, depth + 1)
         return out
+    if isinstance(s, ir.While):
+        out = [f"{pad}while {expr(s.cond)} cap={ir.LOOP_CAP}{at}"]
+        if s.step is not None:
+            out += [f"{pad}  step"] + stmt(s.step, depth + 2)
+        return out + stmt(s.body, depth + 1)
+    if isinstance(s, ir.ForMap):
+        keys = ", ".join(f"${k}" for k in s.keys)
+        return [f"{pad}for [{keys}], ${s.value} in {s.map}{at}"] + stmt(s.body, depth + 1)
     if isinstance(s, ir.Return):
         text = "return"
+    elif isinstance(s, ir.Break):
+        text = "break"
+    elif isinstance(s, ir.Continue):
+        text = "continue"
     elif isinstance(s, ir.SetLocal):
         text = f"${s.name} = {expr(s.value)}"
     elif isinstance(s, ir.MapStore):

@@ -256,6 +256,42 @@ class CallStmt(Stmt):
     call: Expr
 
 
+@dataclass(eq=False)
+class While(Stmt):
+    """Run body while cond holds, at most LOOP_CAP times (the verifier must
+    see the loop end). `step` (a range's increment) runs before each test
+    but the first, also after a `continue`."""
+    cond: Expr
+    body: Stmt
+    step: Optional[Stmt] = None
+
+
+# The most iterations of a While: a bound the verifier can always follow, so
+# that a loop whose end depends on data still loads (docs/bpftrace.md, Loops).
+LOOP_CAP = 1024
+
+
+@dataclass(eq=False)
+class ForMap(Stmt):
+    """Run body for each entry of the plain map `map`, with the locals
+    `keys` (one per key part) and `value` set to the entry's (a callback of
+    bpf_for_each_map_elem, Linux 5.13)."""
+    map: str
+    keys: list            # local names, one per key part
+    value: str            # local name
+    body: Stmt
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    """Leave the innermost While or ForMap."""
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    """Go on with the innermost loop's next iteration."""
+
+
 # --- program ---------------------------------------------------------------
 
 # Map storage kinds.

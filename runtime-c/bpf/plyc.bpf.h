@@ -215,6 +215,25 @@ static __always_inline void plyc_count_lost(void)
 	plyc_count_stat(PLYC_STAT_LOST);
 }
 
+#ifdef PLYC_LOOP_CAPS
+/* Per-CPU counts of while loops stopped by plyc's cap, one slot a loop
+ * (codegen/loops.py); the tracer warns of them at exit (loopcaps.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PLYC_LOOP_CAPS);
+	__type(key, __u32);
+	__type(value, __u64);
+} plyc_loopcap SEC(".maps");
+
+static __always_inline void plyc_count_loopcap(__u32 index)
+{
+	__u64 *count = bpf_map_lookup_elem(&plyc_loopcap, &index);
+
+	if (count)
+		*count += 1;
+}
+#endif
+
 /* Room for an output record of `size` bytes (a constant), or NULL: the
  * caller counts the loss. Probe `slot` builds its records in
  * plyc_evbuf[slot] when there is no ring buffer. The ring buffer's record

@@ -704,10 +704,12 @@ static void case_verifier_hints(void)
 		"5: (85) call unknown#131\ninvalid func unknown#131\n",
 		"5: (85) call bpf_probe_read_kernel#113\nunknown func bpf_probe_read_kernel#113\n",
 		"invalid func unknown#999\n",
+		"5: (85) call bpf_for_each_map_elem#164\ninvalid func unknown#164\n",
+		"BPF program is too large. Processed 1000001 insn\nprocessed 1000001 insns\n",
 		"R1 invalid mem access 'inv'\nprocessed 12 insns\n",
 	};
 	FILE *fp = open_case("verifier_hints");
-	char hint[256];
+	char hint[512];
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(logs); i++)

@@ -35,7 +35,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import cdefs, config, constants, headers, macros, preamble, structs
+from . import cdefs, config, constants, headers, loops, macros, preamble, structs
 from . import specs as S
 from . import tuples
 
@@ -98,13 +98,7 @@ def refuse(st: "Lowering", diag: Collector):
     for probe in prog.probes:
         for n in walk([probe.predicate, probe.body]):
             what = None
-            if isinstance(n, A.While):
-                what = "a while loop"
-            elif isinstance(n, A.For):
-                what = "a for loop"
-            elif isinstance(n, A.Jump) and n.kind != "return":
-                what = f"'{n.kind}'"
-            elif isinstance(n, A.Jump) and n.value is not None:
+            if isinstance(n, A.Jump) and n.value is not None:
                 what = "return with a value"
             elif isinstance(n, A.Offsetof):
                 what = "offsetof()"
@@ -255,11 +249,14 @@ class Typer(PlyTyper):
         self.agg_maps = {n.target.name for n in walk([p.body for p in st.ast.probes])
                          if isinstance(n, A.Assign) and isinstance(n.target, A.Map)
                          and isinstance(n.value, A.Call) and n.value.name in AGGREGATIONS}
+        self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
+        self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
 
     def assigned_names(self, body) -> set:
         return {n.target.name for n in walk(body)
                 if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | \
-            {n.var.name for n in walk(body) if isinstance(n, A.Let)}
+            {n.var.name for n in walk(body) if isinstance(n, A.Let)} | \
+            {n.var.name for n in walk(body) if isinstance(n, A.For) and isinstance(n.iterable, A.Range)}
 
     # --- statements ---------------------------------------------------------------
 
@@ -400,7 +397,13 @@ class Typer(PlyTyper):
         return ir.Block([self.body(s.body) for _ in range(n)], span=s.span)
 
     def stmt_Jump(self, s: A.Jump):
-        return ir.Return(span=s.span)
+        return loops.lower_jump(self, s)
+
+    def stmt_While(self, s: A.While):
+        return loops.lower_while(self, s)
+
+    def stmt_For(self, s: A.For):
+        return loops.lower_for(self, s)
 
     def delete(self, call: A.Call, span):
         """`delete(@m[k])` (0.17) or `delete(@m, k)` (current)."""
@@ -473,6 +476,9 @@ class Typer(PlyTyper):
         return ir.IntConst(e.value, type=T.U64 if e.value >= 1 << 63 else T.S64)
 
     def expr_Var(self, e: A.Var):
+        if e.name in self.pairs:
+            self.err(f"${e.name} is a (key, value) tuple: plyc reads its parts, ${e.name}.0 and "
+                     f"${e.name}.1, not the whole tuple yet", e.span)
         if e.name not in self.scratch_names or e.name not in self.defined:
             self.err(f"${e.name} is read before it is assigned", e.span)
         return ir.Local(e.name, type=self.probe.locals.get(e.name, T.S64))
@@ -601,6 +607,9 @@ class Typer(PlyTyper):
         return node if node is not None else super().expr_Ternary(e)
 
     def expr_TupleIndex(self, e: A.TupleIndex):
+        base = loops.pair_base(e)[0]
+        if isinstance(base, A.Var) and base.name in self.pairs:
+            return loops.pair_part(self, e)     # a for loop's $kv.0, $kv.1 (loops.py)
         return tuples.get(self, e)
 
     def expr_Index(self, e: A.Index):

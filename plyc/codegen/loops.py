@@ -1,0 +1,177 @@
+"""The C of the IR's loops (ir.While, ir.ForMap, ir.Break, ir.Continue),
+for cgen.FuncGen.
+
+A While is a C `for` bounded by a counter (ir.LOOP_CAP): the verifier
+(Linux 5.3+) follows a loop only when it sees it end, and a counter makes
+every loop end, whatever its condition reads. A loop stopped by the cap
+is counted (plyc_loopcap), and the tracer warns at exit, naming its line.
+
+A ForMap's body runs in a callback of bpf_for_each_map_elem (Linux 5.13),
+a C function of its own: it reaches the probe's state through a context
+struct on the probe's stack. The struct carries the probe's context
+pointer, its scratch slot and a copy of each scalar $local the body uses,
+copied in
+before the call and back after it (and by the callback at each of its
+exits), so the body reads and sets them as the probe's own code does.
+String and buffer locals of such a probe live in its scratch slot, which
+both functions address. Break and continue in the callback return 1 and
+0, as the helper reads them."""
+from __future__ import annotations
+
+import re
+
+from ..ir import nodes as ir
+from . import cgen as C
+
+# Placeholders that cgen's finish() resolves once it knows whether the
+# probe has a scratch slot and what its C type is.
+SCRATCH_PASS = "\0scratch_pass "       # + the context struct's name: hand the slot over
+SCRATCH_DECL = "\0scratch_decl"        # the callback's pointer to the slot
+
+
+def local_c(name: str) -> str:
+    """The C variable of a $local: `v_x`; a loop's hidden ones (kv@4:2.0,
+    i.end: no script name has a dot) `lv_kv_4_2_0`, out of the script's way."""
+    return f"v_{name}" if name.isidentifier() else "lv_" + re.sub(r"\W", "_", name)
+
+
+def has_callbacks(probe: ir.Probe) -> bool:
+    return any(isinstance(n, ir.ForMap) for n in ir.walk(probe.body))
+
+
+def assigned(s: ir.Stmt) -> set:
+    return {n.name for n in ir.walk(s) if isinstance(n, ir.SetLocal)}
+
+
+def stmt_While(g, s: ir.While):
+    for name in assigned(s):
+        g.forget_keys(name)        # a key built before the loop goes stale in it
+    n = g.tmp("n")
+    cap = len(g.res.loop_caps)         # its slot in plyc_loopcap: the tracer warns of a stop
+    g.res.loop_caps.append(s.span.line)
+    g.line(f"__u32 {n} = 0;")
+    g.line("#pragma clang loop unroll(disable)")
+    g.line(f"for (; {n} < {ir.LOOP_CAP}; {n}++) {{")
+    g.depth += 1
+    g.loops.append(None)
+    if s.step is not None:
+        # Before each test but the first: `continue` reaches it too.
+        g.line(f"if ({n}) {{")
+        g.block(s.step)
+        g.line("}")
+    cond = C.bare(g.uncast(g.scalar(s.cond)))
+    g.line(f"if (!({cond}))")
+    g.line("\tbreak;")
+    g.stmt(s.body)
+    g.loops.pop()
+    g.depth -= 1
+    g.line("}")
+    g.line(f"if ({n} >= {ir.LOOP_CAP})")
+    g.line(f"\tplyc_count_loopcap({cap});")
+
+
+def stmt_Break(g, s: ir.Break):
+    store = g.loops[-1]
+    if store is None:
+        g.line("break;")
+    else:
+        g.lines_of(store + ["return 1;"])
+
+
+def stmt_Continue(g, s: ir.Continue):
+    store = g.loops[-1]
+    if store is None:
+        g.line("continue;")
+    else:
+        g.lines_of(store + ["return 0;"])
+
+
+def stmt_ForMap(g, s: ir.ForMap):
+    m = g.res.map(s.map)
+    # Named for the probe's program and the map, `PROG_for_MAP`, then `_2`, ...
+    # past any C name already taken (maps', programs', other loops').
+    prog = next(p.prog for p in g.res.probes if p.probe is g.probe)
+    taken = g.callback_names | {x.cname for x in g.res.maps} | {p.prog for p in g.res.probes}
+    base = name = f"{prog}_for_{m.cname}"
+    k = 2
+    while name in taken or f"{name}_ctx" in taken:
+        name, k = f"{base}_{k}", k + 1
+    g.callback_names.add(name)
+    used = {n.name for n in ir.walk(s) if isinstance(n, (ir.Local, ir.SetLocal))} | \
+        {name for n in ir.walk(s) if isinstance(n, ir.ForMap) for name in n.keys + [n.value]}
+    scalars = [(local_c(n), t.scalar_ctype()) for n, t in sorted(g.probe.locals.items())
+               if not t.is_bytes and n in used]
+    # The probe's side, in a block of its own (the context's stack ends
+    # with it): its state into the context, the call, its locals back.
+    c = g.tmp("c")
+    g.stack_used += 16 + 8 * len(scalars)    # later temporaries go to scratch sooner
+    g.line("{")
+    g.depth += 1
+    g.line(f"struct {name}_ctx {c} = {{}};")
+    g.line(f"{c}.ctx = ctx;")
+    g.line(SCRATCH_PASS + c)
+    g.lines_of([f"{c}.{v} = {v};" for v, _ in scalars])
+    g.line(f"bpf_for_each_map_elem(&{m.cname}, {name}, &{c}, 0);")
+    g.lines_of([f"{v} = {c}.{v};" for v, _ in scalars])
+    g.depth -= 1
+    g.line("}")
+    for n in assigned(s):
+        g.forget_keys(n)
+
+    # The callback: its own lines, keys and loops.
+    saved = g.lines, g.keys, g._depth, g.loops
+    g.lines, g.keys, g._depth, g.loops = [], {}, 1, []
+    store = [f"c->{v} = {v};" for v, _ in scalars]
+    g.line(f"struct {name}_ctx *c = cx;")
+    g.line(f"{g.probe.provider.ctx_decl} = c->ctx;")
+    g.line(SCRATCH_DECL)
+    g.lines_of([f"{t} {v} = c->{v};" for v, t in scalars])
+    g.line("(void)ctx;")
+    g.line("(void)map;")
+    g.line(g.comment(s.span.line))
+    entry_fields(g, m, s)
+    g.loops.append(store)
+    g.stmt(s.body)
+    g.lines_of(store + ["return 0;"])
+    body = g.lines
+    g.lines, g.keys, g._depth, g.loops = saved
+    g.callbacks.append(dict(name=name, line=s.span.line, map=s.map, body=body,
+                            fields=["void *ctx", "void *scratch"] + [f"{t} {v}" for v, t in scalars]))
+
+
+def entry_fields(g, m, s: ir.ForMap):
+    """The loop's locals set from the entry: key parts, then the value."""
+    locs = g.probe.locals
+    if m.scalar_key:
+        g.line(f"{local_c(s.keys[0])} = *(const {m.key_ctype} *)key;")
+    else:
+        for f, name in zip(m.keys, s.keys):
+            if locs[name].is_bytes:
+                a = C.alignment(f.offset)
+                src = C.offset_ptr("key", f.offset, a, const=True)
+                g.lines_of(C.mem_calls("memcpy", g.local_ref[name], src, min(f.type.size, locs[name].size), a))
+            else:
+                g.line(f"{local_c(name)} = ((const {m.key_ctype} *)key)->{f.name};")
+    if locs[s.value].is_bytes:
+        g.lines_of(C.mem_calls("memcpy", g.local_ref[s.value],
+                               f"__builtin_assume_aligned(((const {m.value_ctype} *)value)->v, 8)",
+                               locs[s.value].size))
+    else:
+        g.line(f"{local_c(s.value)} = ((const {m.value_ctype} *)value)->v;")
+
+
+# The helper a ForMap calls: BPF_FUNC_for_each_map_elem's number, name, release.
+FOR_EACH_HELPER = (164, "bpf_for_each_map_elem", "5.13")
+
+
+def needs(res) -> list:
+    """Each for loop's helper, for the tracer to ask the kernel before the
+    load (runtime-c/needs.c): the tracer's table of them."""
+    out = []
+    for p in res.probes:
+        for n in ir.walk(p.probe.body):
+            if isinstance(n, ir.ForMap):
+                helper, hname, since = FOR_EACH_HELPER
+                out.append(dict(prog=p.prog, helper=helper, helper_name=hname, since=since,
+                                line=n.span.line, what=C.c_string(f"a for loop over {n.map}".encode())))
+    return out

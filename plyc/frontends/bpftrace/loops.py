@@ -1,0 +1,158 @@
+"""bpftrace's loops, lowered to the core's While and ForMap.
+
+- `while (c) { ... }`: an ir.While (at most ir.LOOP_CAP iterations, so that
+  the verifier always sees it end).
+- `for ($i : a..b)`: `$i = a`, the end evaluated once into a hidden local,
+  then a While of `$i < end` stepping `$i++` (a plain bounded loop: Linux 5.3,
+  where bpftrace calls bpf_loop, 5.17).
+- `for ($kv : @m)`: an ir.ForMap over the plain map @m (bpf_for_each_map_elem,
+  Linux 5.13). `$kv` is a (key, value) pair, read as `$kv.0` and `$kv.1`
+  (`$kv.0.N`: the Nth part of a key of several): each part is a hidden local
+  the loop sets, named "kv@LINE:COL.0", "...0.N", "...1" (no script name has
+  a dot; the loop's place tells apart loops binding the same name).
+  A pair as a whole is a tuple, not lowered here.
+- `break`, `continue`: in the innermost loop; `return` is refused in a `for`
+  body, as bpftrace refuses it.
+"""
+from __future__ import annotations
+
+from ... import types as T
+from ...ir import nodes as ir
+from . import ast as A
+
+
+def loop_vars(body) -> set:
+    """The names `for` loops bind in a probe body (for the refuse pass)."""
+    from .lower import walk
+    return {n.var.name for n in walk(body) if isinstance(n, A.For)}
+
+
+def pair_base(n) -> tuple:
+    """`$kv.0.1` -> (Var kv, [0, 1]); other nodes -> (node, [])."""
+    path = []
+    while isinstance(n, A.TupleIndex):
+        path.insert(0, n.index)
+        n = n.obj
+    return n, path
+
+
+def lower_while(ty, s: A.While) -> ir.While:
+    cond = ty.cond(s.cond)
+    body = in_loop(ty, s.body)
+    return ir.While(cond, body, span=s.span)
+
+
+def in_loop(ty, body) -> ir.Stmt:
+    ty.loop_kinds.append("loop")
+    try:
+        return ty.body(body)
+    finally:
+        ty.loop_kinds.pop()
+
+
+def lower_for(ty, s: A.For):
+    name = s.var.name
+    if name in ty.defined or name in ty.pairs:
+        ty.err(f"the loop variable ${name} is already a variable here (bpftrace refuses the shadowing)",
+               s.var.span)
+    from .lower import walk
+    for n in walk(s.body):
+        if isinstance(n, A.Jump) and n.kind == "return":
+            ty.err("'return' is not allowed in a for loop's body (as in bpftrace)", n.span)
+    if isinstance(s.iterable, A.Range):
+        return _for_range(ty, s, name)
+    return _for_map(ty, s, name)
+
+
+def _for_range(ty, s: A.For, name: str) -> ir.Block:
+    rng = s.iterable
+    start, end = ty.expr(rng.start), ty.expr(rng.end)
+    for x, e in ((start, rng.start), (end, rng.end)):
+        if not x.type.is_int:
+            ty.err(f"a range's bounds must be integers, got {x.type}", e.span)
+    from .lower import const_value
+    lo, hi = const_value(rng.start), const_value(rng.end)
+    if lo is not None and hi is not None and hi - lo > ir.LOOP_CAP:
+        ty.err(f"this range has {hi - lo} values; plyc runs a loop at most {ir.LOOP_CAP} times",
+               rng.span, "docs/bpftrace.md, Loops: the cap lets the verifier see every loop end")
+    typ = T.unify(start.type, end.type) or T.S64
+    typ = T.Int(8, typ.signed)
+    hidden = f"{name}.end"
+    locals_ = ty.probe.locals
+    for n in (name, hidden):
+        old = locals_.get(n)
+        locals_[n] = typ if old is None else (T.unify(old, typ) or typ)
+    typ = locals_[name]
+    sp = s.span
+    var = ir.Local(name, type=typ, span=s.var.span)
+    first = ir.SetLocal(name, start, span=sp)
+    last = ir.SetLocal(hidden, end, span=sp)
+    ty.defined.add(name)
+    ty.defined.add(hidden)
+    ty.pairs.pop(name, None)
+    cond = ir.Binary("<", var, ir.Local(hidden, type=locals_[hidden], span=sp), type=T.S32, span=sp)
+    step = ir.SetLocal(name, ir.Binary("+", var, ir.IntConst(1, type=T.S64, span=sp), type=typ, span=sp),
+                       span=sp)
+    body = in_loop(ty, s.body)
+    ty.defined.discard(name)      # the loop's own: not a variable after it
+    return ir.Block([first, last, ir.While(cond, body, step, span=sp)], span=sp)
+
+
+def _for_map(ty, s: A.For, name: str) -> ir.ForMap:
+    ref = s.iterable
+    if ref.name in ty.agg_maps:
+        ty.err(f"a for loop over the aggregation {ref.name} is not supported by plyc yet", ref.span,
+               "bpftrace sums each key's per-CPU values there (bpf_map_lookup_percpu_elem, Linux 5.19); "
+               "plyc reads aggregations only in the tracer")
+    info = ty.maps.get(ref.name)
+    if info is None or info.value_type is None or info.key_types is None:
+        if ty.final:
+            ty.err(f"map '{ref.name}' is never assigned", ref.span)
+        ty.err("", ref.span)      # the silent pass: types come later
+    keys = list(info.key_types)
+    if not keys:
+        ty.err(f"{ref.name} has no keys: a for loop needs a map with keys", ref.span)
+    # Each loop's own locals (another loop may bind the same name to other types).
+    base = f"{name}@{s.span.line}:{s.span.col}"
+    key_names = [f"{base}.0"] if len(keys) == 1 else [f"{base}.0.{i}" for i in range(len(keys))]
+    value = f"{base}.1"
+    for n, t in zip(key_names + [value], keys + [info.value_type]):
+        ty.probe.locals[n] = t
+        ty.defined.add(n)
+    ty.pairs[name] = (key_names, value, ref.name)
+    try:
+        body = in_loop(ty, s.body)
+    finally:
+        del ty.pairs[name]
+    for n in key_names + [value]:
+        ty.defined.discard(n)
+    return ir.ForMap(ref.name, key_names, value, body, span=s.span)
+
+
+def lower_jump(ty, s: A.Jump):
+    if s.kind == "return":
+        return ir.Return(span=s.span)
+    if not ty.loop_kinds:
+        ty.err(f"'{s.kind}' outside a loop", s.span)
+    return (ir.Break if s.kind == "break" else ir.Continue)(span=s.span)
+
+
+def pair_part(ty, e: A.TupleIndex) -> ir.Local:
+    """`$kv.0`, `$kv.1`, `$kv.0.N` of a for loop's pair."""
+    base, path = pair_base(e)
+    if not isinstance(base, A.Var) or base.name not in ty.pairs:
+        ty.err("a tuple is not supported by plyc yet (only a for loop's $kv.0 and $kv.1)", e.span)
+    key_names, value, mapname = ty.pairs[base.name]
+    name = None
+    if path == [1]:
+        name = value
+    elif path == [0] and len(key_names) == 1:
+        name = key_names[0]
+    elif len(path) == 2 and path[0] == 0 and len(key_names) > 1 and path[1] < len(key_names):
+        name = key_names[path[1]]
+    if name is None:
+        shape = "(key, value)" if len(key_names) == 1 else \
+            "((" + ", ".join(f"key{i}" for i in range(len(key_names))) + "), value)"
+        ty.err(f"${base.name} is {shape} of {mapname}: no element {'.'.join(map(str, path))}", e.span,
+               "a whole tuple is not supported by plyc yet: read its elements")
+    return ir.Local(name, type=ty.probe.locals[name])
