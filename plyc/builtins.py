@@ -232,7 +232,7 @@ def check_print(chk, call):
                 chk.err(f"no map named {whole[0]}", a.span)
             chk.err("print() of a map takes that map alone: print(@name)", a.span)
         x = chk.expr(a)
-        if x.type.kind not in ("int", "str", "buf", "inet", "usym", "stack"):
+        if x.type.kind not in ("int", "str", "buf", "inet", "usym", "stack", "tuple"):
             chk.err(f"can't print a value of type {x.type}", a.span)
         args.append(x)
     return chk.event(call, ir.PRINT, args, arg_types=[x.type for x in args])

@@ -105,13 +105,24 @@ def compile_source(source: str, filename: str, opts: Options, name: Optional[str
     return compiled
 
 
+def build_limits(prog: ir.Program, opts: Options) -> dict:
+    """The build options, where the script's own (prog.limits) replace the
+    defaults: an option given other than its default wins, as bpftrace's
+    environment variables win over its config block."""
+    out = dict(map_entries=opts.map_entries, hist_entries=opts.hist_entries, buffer_size=opts.buffer_size,
+               stack_entries=opts.stack_entries)
+    defaults = dict(map_entries=resources.DEFAULT_MAP_ENTRIES, buffer_size=resources.DEFAULT_BUFFER)
+    for name, value in prog.limits.items():
+        if name not in out or out[name] == defaults.get(name):
+            out[name] = value
+    return out
+
+
 def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                name: Optional[str] = None) -> Compiled:
     """From the IR on: resources and the generated C (source: for messages)."""
     script = os.path.basename(filename)
-    res = resources.build(prog, name or tracer_name(filename), script, dict(
-        map_entries=opts.map_entries, hist_entries=opts.hist_entries, buffer_size=opts.buffer_size,
-        stack_entries=opts.stack_entries))
+    res = resources.build(prog, name or tracer_name(filename), script, build_limits(prog, opts))
     not_here = [p for p in prog.probes if not p.provider.runnable_here]
     if not_here:
         p = not_here[0]

@@ -107,6 +107,29 @@ static int is_int_size(uint32_t size)
 	return size == 1 || size == 2 || size == 4 || size == 8;
 }
 
+void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent);
+void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data);
+
+/* A tuple as bpftrace prints it: "(1, abc, (2, x))", or in JSON
+ * [1,"abc",[2,"x"]] (no blanks). */
+static void bt_tuple(FILE *fp, const struct plyc_type *t, const void *data, int indent, int json)
+{
+	uint32_t i;
+
+	fputc(json ? '[' : '(', fp);
+	for (i = 0; i < t->nfields; i++) {
+		const void *v = (const char *)data + t->fields[i].offset;
+
+		if (i)
+			fputs(json ? "," : ", ", fp);
+		if (json)
+			plyc_bt_json_value(fp, &t->fields[i].type, v);
+		else
+			plyc_bt_value(fp, &t->fields[i].type, v, indent);
+	}
+	fputc(json ? ']' : ')', fp);
+}
+
 void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent)
 {
 	char sym[PLYC_KSYM_LEN];
@@ -147,6 +170,9 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 		break;
 	case PLYC_K_INET:
 		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
+		break;
+	case PLYC_K_TUPLE:
+		bt_tuple(fp, t, data, indent, 0);
 		break;
 	}
 }
@@ -212,6 +238,10 @@ void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 {
 	struct textbuf b;
 
+	if (t->kind == PLYC_K_TUPLE) {
+		bt_tuple(fp, t, data, 8, 1);
+		return;
+	}
 	if (!is_quoted(t)) {
 		plyc_bt_value(fp, t, data, 8);
 		return;
@@ -392,7 +422,15 @@ void plyc_bt_lhist_json(FILE *fp, const struct plyc_map *m, const void *v)
 static int cmp_key_member(const struct plyc_type *t, const void *a, const void *b)
 {
 	uint64_t x, y;
+	uint32_t i;
+	int c;
 
+	if (t->kind == PLYC_K_TUPLE) {
+		for (i = 0, c = 0; !c && i < t->nfields; i++)
+			c = cmp_key_member(&t->fields[i].type, (const char *)a + t->fields[i].offset,
+					   (const char *)b + t->fields[i].offset);
+		return c;
+	}
 	if (t->kind == PLYC_K_STR)
 		return strncmp(a, b, t->size);
 	if (!is_int_size(t->size) || t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF)

@@ -284,5 +284,14 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_INET:
 		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
 		break;
+	case PLYC_K_TUPLE:
+		fputc('(', fp);
+		for (uint32_t i = 0; i < t->nfields; i++) {
+			if (i)
+				fputs(", ", fp);
+			plyc_print_value(fp, &t->fields[i].type, (const char *)data + t->fields[i].offset);
+		}
+		fputc(')', fp);
+		break;
 	}
 }

@@ -152,5 +152,14 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 			fprintf(fp, "%02x", d[i]);
 		fputc('"', fp);
 		break;
+	case PLYC_K_TUPLE:
+		fputc('[', fp);
+		for (i = 0; i < t->nfields; i++) {
+			if (i)
+				fputs(", ", fp);
+			plyc_json_value(fp, &t->fields[i].type, d + t->fields[i].offset);
+		}
+		fputc(']', fp);
+		break;
 	}
 }

@@ -559,10 +559,13 @@ static int cmp_map_name(const void *a, const void *b)
 /* bpftrace's exit dump: two newlines, then every map in name order. */
 static void dump_by_name(const struct plyc_program *prog)
 {
-	const struct plyc_map **order = calloc((size_t)prog->nmaps + 1, sizeof(*order));
+	const struct plyc_map **order;
 	int i;
 
 	plyc_bt_exit_banner(plyc_rt.out);
+	if (prog->no_exit_maps)
+		return;
+	order = calloc((size_t)prog->nmaps + 1, sizeof(*order));
 	if (!order) {
 		fail("out of memory");
 		return;

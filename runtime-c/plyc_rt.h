@@ -25,7 +25,10 @@ enum plyc_kind {
 	PLYC_K_USTACK,   /* u64: pid << 32 | the user stack's u32 id in the stack map */
 	PLYC_K_USYM,     /* u64 address, u64 pid: bpftrace's usym(), named from the pid's mappings */
 	PLYC_K_BUF,      /* u32 length, then size - 4 bytes: bpftrace's buf(), the first length printed */
+	PLYC_K_TUPLE,    /* bpftrace's tuple: nfields members at their offsets, "(1, abc)" */
 };
+
+struct plyc_field;
 
 struct plyc_type {
 	enum plyc_kind kind;
@@ -35,6 +38,8 @@ struct plyc_type {
 			    * ply pads pid/kpid to 5, uid/gid to 4, cpu to 2.
 			    * Stacks: at most PLYC_STACK_LIMIT() frames (0: all
 			    * PLYC_STACK_DEPTH), printed in PLYC_STACK_MODE(). */
+	uint32_t nfields;  /* PLYC_K_TUPLE: its members */
+	const struct plyc_field *fields;
 };
 
 #define PLYC_STACK_LIMIT(t) ((t)->width & 0xff)

@@ -16,6 +16,8 @@ Sections of a .test file (each starts with a line `=== NAME`):
              trailing blank lines aside)
   stderr-re  a regular expression that must be found in stderr
   exit       the expected exit status (default 0)
+  compare-script, compare-env  bpftrace 0.17's spelling of the script and
+             its environment, for test_bpftrace_compat.py
   build      extra `plyc build` options
   env        NAME=VALUE lines for the build (compile-time $NAME)
   timeout    seconds (default 30)

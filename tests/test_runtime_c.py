@@ -538,6 +538,15 @@ def test_bt_plain_keys(out):
     assert out["bt_plain_ints"] == "@b[2]: -5\n@b[1]: 3\n"
 
 
+def test_bt_tuples(out):
+    # bpftrace 0.17's layout of ((int8)-2, "ab", (7, "x")): the nested tuple
+    # at 8; entries by key, the tuple key member by member ("a" before "b")
+    assert out["bt_tuples"] == "@t[3, (2, a)]: (1, c, (-1, yz))\n@t[3, (2, b)]: (-2, ab, (7, x))\n"
+    assert out["bt_tuples_json"] == (
+        '{"type": "map", "data": {"@t": {"3,(2, a)": [1,"c",[-1,"yz"]], "3,(2, b)": [-2,"ab",[7,"x"]]}}}\n')
+    assert out["bt_tuple_value"] == "@t: (7, x)\n"
+
+
 def test_bt_hist(out):
     # bpftrace 0.17 printed these rows but the last: it counts every value
     # of 2^31 or more in [2G, 4G); plyc goes on to [4G, 8G) and up to 2^63

@@ -3,12 +3,23 @@ site, with a literal format per conversion so the C compiler checks them."""
 from __future__ import annotations
 
 from .. import printf as P
+from .. import types as T
 from .cgen import c_string
 from .resources import EventRes, Resources
 
 
+def type_init(t) -> str:
+    """The initializer of the runtime's struct plyc_type for t; a tuple's
+    lists its members (struct plyc_field: type and offset)."""
+    if t.kind != "tuple":
+        return f"{{ {t.rt_kind()}, {t.size}, {int(t.signed)}, {t.rt_width()}, 0, NULL }}"
+    offsets, _ = T.tuple_layout(t.items)
+    members = ", ".join(f"{{ {type_init(i)}, {off} }}" for i, off in zip(t.items, offsets))
+    return f"{{ PLYC_K_TUPLE, {t.size}, 0, 0, {len(t.items)}, (const struct plyc_field[]){{ {members} }} }}"
+
+
 def type_literal(t) -> str:
-    return f"&(const struct plyc_type){{ {t.rt_kind()}, {t.size}, {int(t.signed)}, {t.rt_width()} }}"
+    return f"&(const struct plyc_type){type_init(t)}"
 
 
 def conversion(conv: P.Conv, field, typ) -> list:

@@ -30,7 +30,7 @@ class Field:
         t = self.type
         if t.kind == "str":
             return f"char {self.name}[{t.size}]"
-        if t.kind in ("buf", "inet", "usym"):
+        if t.kind in ("buf", "inet", "usym", "tuple"):
             return f"__u8 {self.name}[{t.size}]"
         if t.kind == "stack":
             return f"__s64 {self.name}"
@@ -156,6 +156,8 @@ class Resources:
     stack_entries: int
     strsize: int
     loop_caps: list = field(default_factory=list)   # script line of each While, by its index (codegen/loops.py)
+    stack_temp_max: int = 32         # the largest temporary on the BPF stack (cgen.STACK_TEMP_MAX)
+    print_maps_on_exit: bool = True
 
     def map(self, name: str) -> MapRes:
         return next(m for m in self.maps if m.name == name)
@@ -227,7 +229,9 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
                                 int(is_int and fld.type.signed)))
     return Resources(name, script, maps, events, probes, slots, program.nargs, program.uses_stack,
                      opts.get("buffer_size", DEFAULT_BUFFER),
-                     opts.get("stack_entries", DEFAULT_STACK_ENTRIES), program.strsize)
+                     opts.get("stack_entries", DEFAULT_STACK_ENTRIES), program.strsize,
+                     stack_temp_max=opts.get("stack_temp_max", 32),
+                     print_maps_on_exit=opts.get("print_maps_on_exit", True))
 
 
 def describe(res: Resources) -> str:

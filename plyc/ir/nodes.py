@@ -176,6 +176,20 @@ class Call(Expr):
     args: list
 
 
+@dataclass(eq=False)
+class TupleMake(Expr):
+    """A tuple of the items' values (type: types.Tuple, members placed by
+    types.tuple_layout)."""
+    items: list
+
+
+@dataclass(eq=False)
+class TupleGet(Expr):
+    """Member `index` of a tuple value."""
+    obj: Expr
+    index: int
+
+
 # --- statements ------------------------------------------------------------
 
 @dataclass(eq=False)
@@ -358,6 +372,10 @@ class Program:
     ktypes: Optional["KernelTypes"] = None
     arch: str = "x86_64"
     report: Optional[Any] = None   # a periodic report request (plyc/ir/report.py)
+    # Build limits the script sets itself (bpftrace's config block): map_entries,
+    # buffer_size, stack_temp_max, print_maps_on_exit; a build option given on
+    # the command line wins (driver.compile_ir).
+    limits: dict = field(default_factory=dict)
 
     @property
     def uses_stack(self) -> bool:

@@ -35,8 +35,9 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import constants, events, fargs, headers, loops, preamble, stacks
+from . import cdefs, config, constants, events, fargs, headers, loops, macros, preamble, stacks, structs
 from . import specs as S
+from . import tuples
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
 AGG_NAMES = {"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg",
@@ -87,29 +88,19 @@ def _prints_tuple(n) -> bool:
 
 
 def refuse(st: "Lowering", diag: Collector):
-    prog = st.ast
+    st.ast = prog = macros.expand(st.ast, diag)      # macros are gone from here on
     st.preamble = preamble.evaluate(prog.preamble, diag)
-    if prog.config is not None:
-        diag.error(not_yet("the config block"), prog.config.span)
-    for m in prog.macros:
-        diag.error(not_yet("a macro"), m.span)
+    st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
+    for name, value in st.cdefs.constants.items():     # enumerators
+        st.preamble.constants.setdefault(name, A.Int(value, str(value)))
+    st.config = config.evaluate(prog.config, diag)
+    if st.config.strsize is not None:
+        st.strsize = st.config.strsize
     for probe in prog.probes:
-        # A tuple as a map's key or delete()'s key is the key's parts; print()'s
-        # lone tuple, the values it prints.
-        keys = {id(n.keys[0]) for n in walk(probe.body) if isinstance(n, A.Map) and n.keys
-                and len(n.keys) == 1 and isinstance(n.keys[0], A.Tuple)} | \
-               {id(n.args[1]) for n in walk(probe.body) if isinstance(n, A.Call)
-                and n.name == "delete" and len(n.args) == 2} | \
-               {id(n.args[0]) for n in walk(probe.body) if _prints_tuple(n)}
-        pairs = loops.loop_vars(probe.body)    # $kv.0, $kv.1 of a for loop: loops.py
         for n in walk([probe.predicate, probe.body]):
             what = None
             if isinstance(n, A.Jump) and n.value is not None:
                 what = "return with a value"
-            elif isinstance(n, A.Tuple) and id(n) not in keys or (
-                    isinstance(n, A.TupleIndex) and not (isinstance(loops.pair_base(n)[0], A.Var)
-                                                         and loops.pair_base(n)[0].name in pairs)):
-                what = "a tuple"
             elif isinstance(n, A.Offsetof):
                 what = "offsetof()"
             elif isinstance(n, A.Unary) and n.op == "&":
@@ -161,6 +152,8 @@ class Lowering:
         self.maps: dict = {}                # what `learn` found, completed by `type`
         self.locals: dict = {}              # unit index -> its $locals' types, from `learn`
         self.preamble = preamble.Preamble()
+        self.config = config.Config()
+        self.cdefs = cdefs.Definitions()
         self.ir: Optional[ir.Program] = None
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
 
@@ -192,6 +185,8 @@ def learn(st: Lowering, diag: Collector):
 
 def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
+    if st.ir is not None:
+        st.ir.limits = dict(st.config.limits)
 
 
 PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE)
@@ -437,10 +432,12 @@ class Typer(PlyTyper):
             info = ir.Map(ref.name, len(self.maps), storage, ref.span)
             self.maps[ref.name] = info
         exprs = map_keys(ref)
-        keys = [self.expr(k) for k in exprs]
+        keys = tuples.flatten_key(self, [self.expr(k) for k in exprs], exprs)
         if info.key_names is None:
             info.key_names = [None] * len(keys)
-        use_keys(info, keys, [k.span for k in exprs], ref.span, self.err)
+        # a tuple key's members were written as one expression
+        spans = [k.span for k in exprs] if len(exprs) == len(keys) else [exprs[0].span] * len(keys)
+        use_keys(info, keys, spans, ref.span, self.err)
         return info, keys
 
     def whole_map(self, e) -> Optional[tuple]:
@@ -480,9 +477,6 @@ class Typer(PlyTyper):
 
     def expr_Int(self, e: A.Int):
         return ir.IntConst(e.value, type=T.U64 if e.value >= 1 << 63 else T.S64)
-
-    def expr_TupleIndex(self, e: A.TupleIndex):
-        return loops.pair_part(self, e)
 
     def expr_Var(self, e: A.Var):
         if e.name in self.pairs:
@@ -600,6 +594,9 @@ class Typer(PlyTyper):
         return node
 
     def expr_Field(self, e: A.Field):
+        script = structs.field(self, e)     # a struct the script defines
+        if script is not None:
+            return script
         obj = self.expr(e.obj)
         if obj.type.kind == "ctx" and obj.type.pointee == "tracepoint":
             try:
@@ -618,12 +615,35 @@ class Typer(PlyTyper):
             typ = replace(typ, user=True)   # bpftrace keeps a user pointer's address space
         return ir.KMember(obj, e.name, type=typ)
 
+    def expr_Tuple(self, e: A.Tuple):
+        return tuples.make(self, e)
+
+    def expr_Ternary(self, e: A.Ternary):
+        node = tuples.ternary(self, e)
+        return node if node is not None else super().expr_Ternary(e)
+
+    def expr_TupleIndex(self, e: A.TupleIndex):
+        base = loops.pair_base(e)[0]
+        if isinstance(base, A.Var) and base.name in self.pairs:
+            return loops.pair_part(self, e)     # a for loop's $kv.0, $kv.1 (loops.py)
+        return tuples.get(self, e)
+
+    def expr_Index(self, e: A.Index):
+        script = structs.index(self, e)
+        return script if script is not None else super().expr_Index(e)
+
     def expr_Cast(self, e: A.Cast):
+        script = structs.cast(self, e, lambda: self.expr(e.operand))
+        if script is not None:
+            return script
         return super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
 
     def expr_Sizeof(self, e: A.Sizeof):
         if not isinstance(e.arg, A.TypeName):
             return ir.IntConst(self.expr(e.arg).type.size, type=T.U64)
+        script = structs.sizeof(self, e.arg)
+        if script is not None:
+            return script
         return self.expr_SizeOf(_SizeOf(_TypeWords(e.arg), e.span))
 
     def call(self, e: A.Call, statement: bool):
