@@ -353,7 +353,7 @@ def test_tuple_errors():
         + " " * 48 + "^~~~\n"
         "tool.bt:1:61: error: an empty tuple '()' has no value\n" + src + "\n" + " " * 60 + "^~\n"
         "tool.bt:1:74: error: BEGIN probes have no 'args'\n" + src + "\n" + " " * 73 + "^~~~\n"
-        "note: args holds a tracepoint's fields; kprobes and uprobes have arg0, arg1, ...")
+        "note: args holds a tracepoint's, kfunc's or rawtracepoint's arguments; kprobes and uprobes have arg0, arg1, ...")
 
 
 def test_probe_is_the_probes_name():
