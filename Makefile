@@ -15,13 +15,21 @@ demo: setup
 	@ls -l $(OUT)/syscall-count
 	$(OUT)/syscall-count -c 'ls -R /usr/share/doc > /dev/null; cat /etc/os-release > /dev/null'
 
+# Two runs: the tests that load nothing into this machine's kernel on every
+# CPU at once (pytest-xdist), the qemu guests one after the other on one of
+# them (tests/conftest.py); then those that load BPF here, one at a time as
+# their timings need. Both run even when the first fails, and share the
+# tracers they build (tests/builds.py).
 test: setup
-	$(PYTHON) -m pytest -q -ra
+	@rc=0; export PLYC_TEST_BUILDS=$$(mktemp -d -t plyc-test-builds-XXXXXX); \
+	$(PYTHON) -m pytest -q -ra -n auto --dist loadgroup -m "not bpf" || rc=$$?; \
+	$(PYTHON) -m pytest -q -ra -m bpf || rc=$$?; \
+	rm -rf "$$PLYC_TEST_BUILDS"; exit $$rc
 
 # Without the tests that load BPF (for machines where you are not root)
 # or boot kernels in qemu.
 test-fast: setup
-	$(PYTHON) -m pytest -q -ra -m "not bpf and not vm"
+	$(PYTHON) -m pytest -q -ra -n auto -m "not bpf and not vm"
 
 # Only the tests in qemu guests: kprobe/kretprobe/fentry on Debian's 5.10, 6.1
 # and 6.12 kernels, and cross-built tracers on arm64, armhf and riscv64 (Debian

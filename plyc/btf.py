@@ -59,10 +59,12 @@ class BTF:
         type_off, type_len, str_off, str_len = struct.unpack_from(endian + "IIII", data, 8)
         base = hdr_len
         self.strings = data[base + str_off: base + str_off + str_len]
-        self.types: list[Optional[BType]] = [BType(0, 0, "void")]
         self._enums: list = []       # (type id, offset, count) of each enum's values
         self._type_data = data[base + type_off: base + type_off + type_len]
-        self._parse(self._type_data)
+        # Where each type's record starts; a type is decoded when first
+        # asked for: a build uses a few hundred of a kernel's 100,000+.
+        self._offsets = self._scan(self._type_data)
+        self.types = _Types(self)
         self._by_name: Optional[dict] = None
         self._enumerators: Optional[dict] = None
 
@@ -70,76 +72,88 @@ class BTF:
         end = self.strings.find(b"\0", off)
         return self.strings[off:end].decode("ascii", "replace")
 
-    def _parse(self, buf: bytes):
-        e = self.e
+    def _scan(self, buf: bytes) -> list:
+        """The offset of each type's record (index: type id; 0 is void),
+        and where each enum's values are (for enumerator())."""
+        offsets = [-1]
+        u32 = struct.Struct(self.e + "I").unpack_from
         pos, n = 0, len(buf)
-        u32 = struct.Struct(e + "I")
-        hdr = struct.Struct(e + "III")
         while pos < n:
-            name_off, info, size_type = hdr.unpack_from(buf, pos)
+            info = u32(buf, pos + 4)[0]
+            kind, vlen = (info >> 24) & 0x1F, info & 0xFFFF
+            offsets.append(pos)
             pos += 12
-            kind = (info >> 24) & 0x1F
-            vlen = info & 0xFFFF
-            kflag = info >> 31
-            t = BType(len(self.types), kind, self._str(name_off) if name_off else "")
-            if kind == INT:
-                enc = u32.unpack_from(buf, pos)[0]
-                pos += 4
-                t.size, t.signed = size_type, bool((enc >> 24) & 1)
-            elif kind in (PTR, TYPEDEF, VOLATILE, CONST, RESTRICT, FUNC, TYPE_TAG):
-                t.type = size_type
-            elif kind == ARRAY:
-                t.type, _, t.nelems = struct.unpack_from(e + "III", buf, pos)
-                pos += 12
-            elif kind in (STRUCT, UNION):
-                t.size = size_type
-                mems = []
-                for _ in range(vlen):
-                    m_name, m_type, m_off = hdr.unpack_from(buf, pos)
-                    pos += 12
-                    if kflag:
-                        mems.append(Member(self._str(m_name) if m_name else "", m_type, m_off & 0xFFFFFF, m_off >> 24))
-                    else:
-                        mems.append(Member(self._str(m_name) if m_name else "", m_type, m_off, 0))
-                t.members = tuple(mems)
-            elif kind in (ENUM, ENUM64):
-                t.size, t.signed = size_type, bool(kflag)
-                # Enumerators are decoded when first asked for (enumerator()).
-                self._enums.append((t.id, pos, vlen))
-                pos += (8 if kind == ENUM else 12) * vlen
-            elif kind == FWD:
-                pass
-            elif kind == FUNC_PROTO:
-                t.type = size_type
-                params = []
-                for _ in range(vlen):
-                    p_name, p_type = struct.unpack_from(e + "II", buf, pos)
-                    pos += 8
-                    params.append((self._str(p_name) if p_name else "", p_type))
-                t.members = tuple(params)
-            elif kind == VAR:
-                t.type = size_type
-                pos += 4
-            elif kind == DATASEC:
-                t.size = size_type
+            if kind in (STRUCT, UNION, DATASEC):
                 pos += 12 * vlen
-            elif kind == FLOAT:
-                t.size = size_type
-            elif kind == DECL_TAG:
-                t.type = size_type
+            elif kind == FUNC_PROTO:
+                pos += 8 * vlen
+            elif kind in (ENUM, ENUM64):
+                self._enums.append((len(offsets) - 1, pos, vlen))
+                pos += (8 if kind == ENUM else 12) * vlen
+            elif kind == ARRAY:
+                pos += 12
+            elif kind in (INT, VAR, DECL_TAG):
                 pos += 4
-            else:
+            elif kind not in (PTR, TYPEDEF, VOLATILE, CONST, RESTRICT, FUNC, TYPE_TAG, FWD, FLOAT):
                 raise BTFError(f"{self.path}: unknown BTF kind {kind}")
-            self.types.append(t)
+        return offsets
+
+    def _decode(self, tid: int) -> BType:
+        """Type `tid` from its record."""
+        if tid == 0:
+            return BType(0, 0, "void")
+        buf, e, pos = self._type_data, self.e, self._offsets[tid]
+        hdr = struct.Struct(e + "III")
+        name_off, info, size_type = hdr.unpack_from(buf, pos)
+        pos += 12
+        kind = (info >> 24) & 0x1F
+        vlen = info & 0xFFFF
+        kflag = info >> 31
+        t = BType(tid, kind, self._str(name_off) if name_off else "")
+        if kind == INT:
+            enc = struct.unpack_from(e + "I", buf, pos)[0]
+            t.size, t.signed = size_type, bool((enc >> 24) & 1)
+        elif kind in (PTR, TYPEDEF, VOLATILE, CONST, RESTRICT, FUNC, TYPE_TAG, VAR, DECL_TAG):
+            t.type = size_type
+        elif kind == ARRAY:
+            t.type, _, t.nelems = struct.unpack_from(e + "III", buf, pos)
+        elif kind in (STRUCT, UNION):
+            t.size = size_type
+            mems = []
+            for _ in range(vlen):
+                m_name, m_type, m_off = hdr.unpack_from(buf, pos)
+                pos += 12
+                if kflag:
+                    mems.append(Member(self._str(m_name) if m_name else "", m_type, m_off & 0xFFFFFF, m_off >> 24))
+                else:
+                    mems.append(Member(self._str(m_name) if m_name else "", m_type, m_off, 0))
+            t.members = tuple(mems)
+        elif kind in (ENUM, ENUM64):
+            # Enumerators are decoded when first asked for (enumerator()).
+            t.size, t.signed = size_type, bool(kflag)
+        elif kind == FUNC_PROTO:
+            t.type = size_type
+            params = []
+            for _ in range(vlen):
+                p_name, p_type = struct.unpack_from(e + "II", buf, pos)
+                pos += 8
+                params.append((self._str(p_name) if p_name else "", p_type))
+            t.members = tuple(params)
+        elif kind in (DATASEC, FLOAT):
+            t.size = size_type
+        return t
 
     # --- lookups ------------------------------------------------------------
 
     def _index(self) -> dict:
         if self._by_name is None:
+            # from the records' headers: no type decoded for it
             idx: dict = {}
-            for t in self.types[1:]:
-                if t.name:
-                    idx.setdefault((t.kind, t.name), t.id)
+            buf, hdr = self._type_data, struct.Struct(self.e + "II").unpack_from
+            for tid in range(1, len(self._offsets)):
+                name_off, info = hdr(buf, self._offsets[tid])
+                if name_off:
+                    idx.setdefault(((info >> 24) & 0x1F, self._str(name_off)), tid)
             self._by_name = idx
         return self._by_name
 
@@ -214,6 +228,28 @@ class BTF:
         if t.kind == FWD:
             return f"struct {t.name}"
         return t.name or "void"
+
+
+class _Types:
+    """BTF.types: the types by id, each decoded on first use."""
+
+    def __init__(self, btf: BTF):
+        self._btf = btf
+        self._done: list = [None] * len(btf._offsets)
+
+    def __len__(self) -> int:
+        return len(self._done)
+
+    def __getitem__(self, tid):
+        if isinstance(tid, slice):
+            return [self[i] for i in range(*tid.indices(len(self)))]
+        t = self._done[tid]
+        if t is None:
+            t = self._done[tid] = self._btf._decode(tid if tid >= 0 else len(self) + tid)
+        return t
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
 
 
 @functools.lru_cache(maxsize=4)

@@ -232,17 +232,23 @@ def check_print(chk, call):
                 chk.err(f"no map named {whole[0]}", a.span)
             chk.err("print() of a map takes that map alone: print(@name)", a.span)
         x = chk.expr(a)
-        if x.type.kind not in ("int", "str", "buf", "inet", "usym", "stack"):
+        if x.type.kind not in ("int", "str", "buf", "inet", "usym", "stack", "tuple"):
             chk.err(f"can't print a value of type {x.type}", a.span)
         args.append(x)
     return chk.event(call, ir.PRINT, args, arg_types=[x.type for x in args])
 
 
 def check_printf(chk, call):
+    return check_formatted(chk, call, ir.PRINTF, "printf")
+
+
+def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
+    """An event of kind carrying a printf-style format and its arguments
+    (printf(), and bpftrace's cat() and system())."""
     fmt_arg = call.args[0]
     fmt = chk.literal_string(fmt_arg)
     if fmt is None:
-        chk.err("printf()'s first argument must be a format string literal", fmt_arg.span)
+        chk.err(f"{name}()'s first argument must be a format string literal", fmt_arg.span)
     try:
         parts = P.parse(fmt.decode("utf-8", "replace"))
     except P.FormatError as err:
@@ -259,7 +265,7 @@ def check_printf(chk, call):
             chk.err(f"'{conv.text}' can't print a value of type {x.type}", a.span,
                     "use %v for any value's default format" if x.type.kind != "void" else None)
         args.append(x)
-    return chk.event(call, ir.PRINTF, args, parts=parts, arg_types=[x.type for x in args])
+    return chk.event(call, kind, args, parts=parts, arg_types=[x.type for x in args])
 
 
 MANY = 99

@@ -77,6 +77,8 @@ def add_build_args(p):
     add_libc_arg(p)
     p.add_argument("--btf", metavar="FILE", help="the target kernel's BTF, for kernel types in casts "
                    "(default: /sys/kernel/btf/vmlinux)")
+    p.add_argument("--unsafe", action="store_true", help="allow bpftrace's unsafe functions "
+                   "(system, signal, override) in the tracer")
     p.add_argument("--keep", metavar="DIR", help="keep the generated files in DIR")
     p.add_argument("--no-strip", action="store_true", help="keep symbols in the tracer")
 
@@ -91,7 +93,7 @@ def options(args) -> driver.Options:
                           hist_entries=args.hist_entries, buffer_size=args.buffer_size,
                           stack_entries=args.stack_entries, target=args.target,
                           verbose=args.verbose, keep_dir=args.keep, strip=not args.no_strip, btf=args.btf,
-                          sysroot=args.sysroot, libc=args.libc)
+                          sysroot=args.sysroot, libc=args.libc, unsafe=args.unsafe)
 
 
 def cmd_build(args) -> int:
@@ -119,7 +121,7 @@ def cmd_run(args) -> int:
 
 def cmd_check(args) -> int:
     source, filename = read_script(args)
-    driver.lower(source, filename, driver.Options(btf=args.btf, lang=args.lang))
+    driver.lower(source, filename, driver.Options(btf=args.btf, lang=args.lang, unsafe=args.unsafe))
     return 0
 
 
@@ -196,6 +198,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("check", help="report the script's errors, build nothing")
     add_script_args(p)
     p.add_argument("--btf", metavar="FILE", help="the target kernel's BTF")
+    p.add_argument("--unsafe", action="store_true", help="allow bpftrace's unsafe functions")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("emit", help="show a stage of the compilation")

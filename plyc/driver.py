@@ -36,6 +36,7 @@ class Options:
     sysroot: Optional[str] = None     # the target's libraries (cross builds)
     libc: Optional[str] = None        # glibc or musl (default: toolchain.default_libc())
     lang: Optional[str] = None        # ply or bpftrace (default: from the file name, language())
+    unsafe: bool = False              # bpftrace's unsafe functions allowed (system, signal, override)
     # For front ends whose probes are not script lines: (a probe's span line,
     # spec) -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
@@ -79,7 +80,8 @@ def lower(source: str, filename: str, opts: Options) -> ir.Program:
         return analyze(program, source, filename, opts)
     try:
         return bpftrace.lower(program, opts.btf, opts.target,
-                              build_env=dict(os.environ) if opts.env is None else opts.env)
+                              build_env=dict(os.environ) if opts.env is None else opts.env,
+                              unsafe=opts.unsafe)
     except PlycError as err:
         raise PlycError(err.diags, filename, source) from None
 
@@ -103,13 +105,24 @@ def compile_source(source: str, filename: str, opts: Options, name: Optional[str
     return compiled
 
 
+def build_limits(prog: ir.Program, opts: Options) -> dict:
+    """The build options, where the script's own (prog.limits) replace the
+    defaults: an option given other than its default wins, as bpftrace's
+    environment variables win over its config block."""
+    out = dict(map_entries=opts.map_entries, hist_entries=opts.hist_entries, buffer_size=opts.buffer_size,
+               stack_entries=opts.stack_entries)
+    defaults = dict(map_entries=resources.DEFAULT_MAP_ENTRIES, buffer_size=resources.DEFAULT_BUFFER)
+    for name, value in prog.limits.items():
+        if name not in out or out[name] == defaults.get(name):
+            out[name] = value
+    return out
+
+
 def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                name: Optional[str] = None) -> Compiled:
     """From the IR on: resources and the generated C (source: for messages)."""
     script = os.path.basename(filename)
-    res = resources.build(prog, name or tracer_name(filename), script, dict(
-        map_entries=opts.map_entries, hist_entries=opts.hist_entries, buffer_size=opts.buffer_size,
-        stack_entries=opts.stack_entries))
+    res = resources.build(prog, name or tracer_name(filename), script, build_limits(prog, opts))
     not_here = [p for p in prog.probes if not p.provider.runnable_here]
     if not_here:
         p = not_here[0]

@@ -9,6 +9,7 @@ Makefile.in), not from its configure scripts: those cannot cross-compile
 with zig alone, and we need only the static archives."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import os
@@ -198,6 +199,18 @@ def prepare(target: str, verbose: bool = False) -> Path:
     out = prefix(target)
     if ready(target):
         return out
+    # Builds running side by side (make test's parallel run) build them
+    # once, and download the sources all targets share once: the others
+    # wait for the first and find them ready.
+    base().mkdir(parents=True, exist_ok=True)
+    with open(base() / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready(target):
+            return out
+        return _build(target, out, verbose)
+
+
+def _build(target: str, out: Path, verbose: bool) -> Path:
     compiler = cc(target)
     src = sources(verbose)
     run = _Runner(f"building the {target} musl libraries", verbose)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 CONV = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d+|\*))?"
-                  r"(?P<len>hh|h|ll|l|z|j|t)?(?P<conv>[diouxXcspv%])")
+                  r"(?P<len>hh|h|ll|l|z|j|t)?(?P<conv>[diouxXcspv%]|r[xh]?)")
 
 
 @dataclass
@@ -16,7 +16,7 @@ class Conv:
     flags: str
     width: Optional[str]
     prec: Optional[str]
-    conv: str          # d i o u x X c s p v
+    conv: str          # d i o u x X c s p v, r rx rh (a length-carrying buffer, bpftrace's buf())
 
 
 class FormatError(Exception):
@@ -53,6 +53,8 @@ def parse(fmt: str) -> list:
         else:
             if "*" in (m["width"] or "") or "*" in (m["prec"] or ""):
                 raise FormatError("'*' widths are not supported in formats", i)
+            if m["conv"].startswith("r") and m.group(0) != "%" + m["conv"]:
+                raise FormatError(f"'%{m['conv']}' takes no flags, width, precision or length", i)
             if lit:
                 parts.append(lit)
                 lit = ""
@@ -70,6 +72,8 @@ TEXT_FMTS = ("username", "mac", "strftime")
 
 def accepts(conv: str, typ) -> bool:
     """Whether a value of `typ` may be printed with this conversion."""
+    if conv.startswith("r"):
+        return typ.kind == "buf" and typ.fmt == "sized"
     if conv == "v":
         return typ.kind in ("int", "str", "buf", "inet", "usym", "stack")
     if conv == "s":

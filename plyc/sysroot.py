@@ -5,6 +5,7 @@ machine's own apt configuration and packages are never touched; the
 packages are downloaded and unpacked, not installed."""
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -35,6 +36,17 @@ def prepare(target: str, verbose: bool = False) -> Path:
     root = base / "root"
     if ready(target):
         return root
+    # Builds running side by side (make test's parallel run) download it
+    # once: the others wait for the first and find it ready.
+    base.mkdir(parents=True, exist_ok=True)
+    with open(base / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready(target):
+            return root
+        return _download(target, base, root, verbose)
+
+
+def _download(target: str, base: Path, root: Path, verbose: bool) -> Path:
     if not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
         raise ToolchainError("preparing a sysroot needs apt-get and dpkg-deb (a Debian-based machine); "
                              "or give one with --sysroot/$SYSROOT")

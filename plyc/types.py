@@ -11,7 +11,7 @@ DEFAULT_STRSIZE = 128      # ply's string size
 
 @dataclass(frozen=True)
 class Type:
-    kind: str                 # int | str | buf | inet | usym | stack | dataloc | void | ctx | agg
+    kind: str                 # int | str | buf | inet | usym | stack | tuple | dataloc | void | ctx | agg
     size: int = 8
     signed: bool = False
     fmt: str = "dec"          # int: dec | hex | time | walltime | sym; stack: its mode (STACK_MODES)
@@ -20,6 +20,7 @@ class Type:
     width: int = 0            # minimum print width (ply pads pid to 5, uid to 4, cpu to 2);
                               # a stack: at most this many frames (0: PLYC_STACK_DEPTH)
     btf: int = 0              # kernel type (BTF id): a pointer's target, a struct, an array
+    items: tuple = ()         # tuple: its members' types (tuple_layout() places them)
 
     @property
     def is_int(self) -> bool:
@@ -31,8 +32,10 @@ class Type:
 
     @property
     def is_bytes(self) -> bool:
-        """Held in a char array: strings, raw buffers and inet addresses."""
-        return self.kind in ("str", "buf", "inet", "usym")
+        """Held in a char array: strings, raw buffers, inet addresses, user
+        symbols and tuples (whose members the code generator places by
+        tuple_layout)."""
+        return self.kind in ("str", "buf", "inet", "usym", "tuple")
 
     def ctype(self) -> str:
         """C type of one value of this type in a BPF record field."""
@@ -55,8 +58,10 @@ class Type:
                     "strftime": "PLYC_K_STRFTIME"}[self.fmt]
         if self.kind == "stack" and self.user:
             return "PLYC_K_USTACK"
+        if self.kind == "buf" and self.fmt == "sized":
+            return "PLYC_K_BUF"
         return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "inet": "PLYC_K_INET", "usym": "PLYC_K_USYM",
-                "stack": "PLYC_K_STACK"}[self.kind]
+                "stack": "PLYC_K_STACK", "tuple": "PLYC_K_TUPLE"}[self.kind]
 
     def rt_width(self) -> int:
         """struct plyc_type's width: a stack's frame limit | its mode << 8."""
@@ -72,12 +77,16 @@ class Type:
             return name if self.fmt == "dec" else f"{name} ({self.fmt})"
         if self.kind == "str":
             return f"char[{self.size}]"
+        if self.kind == "buf" and self.fmt == "sized":
+            return f"buffer[{self.size - BUF_LEN_SIZE}]"
         if self.kind == "buf":
             return f"u8[{self.size}]"
         if self.kind == "stack":
             args = ([self.fmt] if self.fmt in STACK_MODES and self.fmt != "bpftrace" else []) + \
                 ([str(self.width)] if self.width else [])
             return ("ustack" if self.user else "stack") + (f"({', '.join(args)})" if args else "")
+        if self.kind == "tuple":
+            return "(" + ", ".join(map(str, self.items)) + ("," if len(self.items) == 1 else "") + ")"
         return self.kind
 
 
@@ -121,6 +130,16 @@ def Buf(size: int) -> Type:
     return Type("buf", size)
 
 
+# bpftrace's buf(): a length (u32), then up to `capacity` bytes; the
+# tracer prints the first `length` (PLYC_K_BUF). fmt "sized" tells it from a
+# plain buffer, whose bytes are all its value.
+BUF_LEN_SIZE = 4
+
+
+def SizedBuf(capacity: int) -> Type:
+    return Type("buf", BUF_LEN_SIZE + capacity, fmt="sized")
+
+
 # An IP address as bpftrace's ntop() makes it: the family (AF_INET or
 # AF_INET6, a u64) then 16 bytes of address in network order (4 for IPv4);
 # the tracer prints it with inet_ntop (PLYC_K_INET).
@@ -131,6 +150,36 @@ INET = Type("inet", INET_SIZE)
 # (both u64); the tracer names it from that process's mappings (PLYC_K_USYM).
 USYM_SIZE = 16
 USYM = Type("usym", USYM_SIZE)
+
+
+def tuple_align(t: Type) -> int:
+    """A member's alignment in a tuple, bpftrace's rule (its SizedType's
+    GetInTupleAlignment): strings and buffers 1, a tuple its largest
+    member's, integers 1, 2, 4 or 8 by size (3 and 4 bytes: 4)."""
+    if t.kind in ("str", "buf"):
+        return 1
+    if t.kind == "tuple":
+        return max([tuple_align(i) for i in t.items] + [1])
+    return t.size if t.size <= 2 else 4 if t.size <= 4 else 8
+
+
+def tuple_layout(items) -> tuple:
+    """Offsets of a tuple's members and its size: each member at the next
+    multiple of its alignment, the size rounded up to the largest one, as a
+    C struct (and bpftrace's tuples) lay them out."""
+    off, offsets = 0, []
+    for t in items:
+        a = tuple_align(t)
+        off = (off + a - 1) // a * a
+        offsets.append(off)
+        off += t.size
+    a = max([tuple_align(t) for t in items] + [1])
+    return offsets, (off + a - 1) // a * a
+
+
+def Tuple(items) -> Type:
+    items = tuple(items)
+    return Type("tuple", tuple_layout(items)[1], items=items)
 
 
 def Ptr(pointee: str, user: bool = False, size: int = 8) -> Type:
@@ -163,6 +212,9 @@ def unify(a: Type, b: Type) -> Optional[Type]:
         return Type("int", max(a.size, b.size), a.signed and b.signed, fmt,
                     a.pointee if a.pointee == b.pointee else None, a.user and b.user,
                     max(a.width, b.width))
-    if a.kind == b.kind and a.kind in ("str", "buf"):
+    if a.kind == b.kind and a.kind in ("str", "buf") and a.fmt == b.fmt:
         return replace(a, size=max(a.size, b.size))
+    if a.kind == b.kind == "tuple" and len(a.items) == len(b.items):
+        items = [unify(x, y) for x, y in zip(a.items, b.items)]
+        return None if None in items else Tuple(items)
     return None

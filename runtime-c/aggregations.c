@@ -29,8 +29,10 @@ int plyc_cmp_typed(const struct plyc_type *t, const void *a, const void *b)
 	switch (t->kind) {
 	case PLYC_K_STR:
 	case PLYC_K_MEM:
+	case PLYC_K_BUF:
 	case PLYC_K_INET:
 	case PLYC_K_USYM:
+	case PLYC_K_TUPLE:
 		return memcmp(a, b, t->size);
 	case PLYC_K_STACK:
 	case PLYC_K_USTACK:
@@ -706,9 +708,9 @@ static int cmp_hist_total(const struct plyc_map *m, const void *a, const void *b
 /* plain values: integers by value, the rest by key */
 static int bt_cmp_plain(const struct plyc_map *m, const void *a, const void *b)
 {
-	if (m->value.kind == PLYC_K_STR || m->value.kind == PLYC_K_MEM ||
-	    m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM || m->value.kind == PLYC_K_USTACK ||
-	    m->value.size > 8)
+	if (m->value.kind == PLYC_K_STR || m->value.kind == PLYC_K_MEM || m->value.kind == PLYC_K_BUF ||
+	    m->value.kind == PLYC_K_TUPLE || m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM ||
+	    m->value.kind == PLYC_K_USTACK || m->value.size > 8)
 		return 0;
 	return plyc_cmp_typed(&m->value, a, b);
 }
@@ -727,7 +729,7 @@ static const void *div_plain(const struct plyc_map *m, const void *v, int64_t *t
 
 static void bt_print_plain(FILE *fp, const struct plyc_map *m, const void *v)
 {
-	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0 };
+	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0, 0, NULL };
 	int64_t x;
 
 	if (div_plain(m, v, &x))
@@ -738,7 +740,7 @@ static void bt_print_plain(FILE *fp, const struct plyc_map *m, const void *v)
 
 static void bt_json_plain(FILE *fp, const struct plyc_map *m, const void *v)
 {
-	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0 };
+	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0, 0, NULL };
 	int64_t x;
 
 	if (div_plain(m, v, &x))

@@ -50,6 +50,28 @@ static void bt_buf(FILE *fp, const unsigned char *d, size_t n)
 	}
 }
 
+/* A buf() value: its length, then the bytes (PLYC_K_BUF). */
+static size_t sized_len(const unsigned char *d, size_t size)
+{
+	uint32_t n;
+
+	memcpy(&n, d, sizeof(n));
+	return n < size - sizeof(n) ? n : size - sizeof(n);
+}
+
+void plyc_bt_buf_format(FILE *fp, const void *data, size_t size, char mode)
+{
+	const unsigned char *d = (const unsigned char *)data + sizeof(uint32_t);
+	size_t i, n = sized_len(data, size);
+
+	if (mode == ' ') {
+		bt_buf(fp, d, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		fprintf(fp, mode == 'h' ? "%s%02x" : "%s\\x%02x", mode == 'h' && i ? " " : "", d[i]);
+}
+
 /* A newline, then a line per frame in the stack's mode: "sym+off" (the
  * offset even when 0) indented, perf's tab, address and symbol, or the
  * address alone (raw). A user stack holds its pid in the high 32 bits.
@@ -83,6 +105,29 @@ static void bt_stack(FILE *fp, const struct plyc_type *t, const void *data, int 
 static int is_int_size(uint32_t size)
 {
 	return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
+void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent);
+void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data);
+
+/* A tuple as bpftrace prints it: "(1, abc, (2, x))", or in JSON
+ * [1,"abc",[2,"x"]] (no blanks). */
+static void bt_tuple(FILE *fp, const struct plyc_type *t, const void *data, int indent, int json)
+{
+	uint32_t i;
+
+	fputc(json ? '[' : '(', fp);
+	for (i = 0; i < t->nfields; i++) {
+		const void *v = (const char *)data + t->fields[i].offset;
+
+		if (i)
+			fputs(json ? "," : ", ", fp);
+		if (json)
+			plyc_bt_json_value(fp, &t->fields[i].type, v);
+		else
+			plyc_bt_value(fp, &t->fields[i].type, v, indent);
+	}
+	fputc(json ? ']' : ')', fp);
 }
 
 void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent)
@@ -120,6 +165,9 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	case PLYC_K_MEM:
 		bt_buf(fp, data, t->size);
 		break;
+	case PLYC_K_BUF:
+		plyc_bt_buf_format(fp, data, t->size, ' ');
+		break;
 	case PLYC_K_INET:
 		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
 		break;
@@ -127,6 +175,9 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	case PLYC_K_MAC:
 	case PLYC_K_STRFTIME:
 		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
+		break;
+	case PLYC_K_TUPLE:
+		bt_tuple(fp, t, data, indent, 0);
 		break;
 	}
 }
@@ -186,7 +237,7 @@ static int is_quoted(const struct plyc_type *t)
 {
 	return t->kind == PLYC_K_STR || t->kind == PLYC_K_SYM || t->kind == PLYC_K_STACK ||
 	       t->kind == PLYC_K_USTACK || t->kind == PLYC_K_USYM ||
-	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
+	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
 	       t->kind == PLYC_K_USERNAME ||
 	       (t->kind == PLYC_K_INT && !is_int_size(t->size));
 }
@@ -195,6 +246,10 @@ void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 {
 	struct textbuf b;
 
+	if (t->kind == PLYC_K_TUPLE) {
+		bt_tuple(fp, t, data, 8, 1);
+		return;
+	}
 	if (!is_quoted(t)) {
 		plyc_bt_value(fp, t, data, 8);
 		return;
@@ -375,10 +430,18 @@ void plyc_bt_lhist_json(FILE *fp, const struct plyc_map *m, const void *v)
 static int cmp_key_member(const struct plyc_type *t, const void *a, const void *b)
 {
 	uint64_t x, y;
+	uint32_t i;
+	int c;
 
+	if (t->kind == PLYC_K_TUPLE) {
+		for (i = 0, c = 0; !c && i < t->nfields; i++)
+			c = cmp_key_member(&t->fields[i].type, (const char *)a + t->fields[i].offset,
+					   (const char *)b + t->fields[i].offset);
+		return c;
+	}
 	if (t->kind == PLYC_K_STR)
 		return strncmp(a, b, t->size);
-	if (!is_int_size(t->size) || t->kind == PLYC_K_MEM)
+	if (!is_int_size(t->size) || t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF)
 		return memcmp(a, b, t->size);
 	x = plyc_load_uint(a, t->size);
 	y = plyc_load_uint(b, t->size);
@@ -546,6 +609,13 @@ void plyc_bt_json_printf(FILE *fp, const char *text, size_t len)
 }
 
 /* a message bpftrace prints as it is, or in JSON as {"type": TYPE, ...} */
+static void message(FILE *fp, const char *type, const char *text, size_t len, int newline);
+
+void plyc_bt_message(FILE *fp, const char *type, const char *text, size_t len)
+{
+	message(fp, type, text, len, 0);
+}
+
 static void message(FILE *fp, const char *type, const char *text, size_t len, int newline)
 {
 	if (!plyc_rt.json) {

@@ -277,6 +277,10 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_MEM:
 		print_hexdump(fp, data, t->size);
 		break;
+	case PLYC_K_BUF:
+		/* bpftrace's buf(): only its scripts make one, and print it their way */
+		plyc_bt_buf_format(fp, data, t->size, ' ');
+		break;
 	case PLYC_K_INET:
 		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
 		break;
@@ -284,6 +288,15 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_MAC:
 	case PLYC_K_STRFTIME:
 		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
+		break;
+	case PLYC_K_TUPLE:
+		fputc('(', fp);
+		for (uint32_t i = 0; i < t->nfields; i++) {
+			if (i)
+				fputs(", ", fp);
+			plyc_print_value(fp, &t->fields[i].type, (const char *)data + t->fields[i].offset);
+		}
+		fputc(')', fp);
 		break;
 	}
 }

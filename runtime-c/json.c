@@ -147,11 +147,24 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_STRFTIME:
 		plyc_json_string(fp, plyc_value_text(t, data, sym, sizeof(sym)), sizeof(sym));
 		break;
+	case PLYC_K_BUF:
+		/* bpftrace's buf(): in its style's JSON (btoutput.c) */
+		plyc_bt_json_value(fp, t, data);
+		break;
 	case PLYC_K_MEM:
 		fputc('"', fp);
 		for (i = 0; i < t->size; i++)
 			fprintf(fp, "%02x", d[i]);
 		fputc('"', fp);
+		break;
+	case PLYC_K_TUPLE:
+		fputc('[', fp);
+		for (i = 0; i < t->nfields; i++) {
+			if (i)
+				fputs(", ", fp);
+			plyc_json_value(fp, &t->fields[i].type, d + t->fields[i].offset);
+		}
+		fputc(']', fp);
 		break;
 	}
 }

@@ -57,23 +57,24 @@ static char *libbpf_log;
 static size_t libbpf_log_len;
 static int verbose;
 
+/* Every message whole: a failed load's verifier log comes as one message
+ * of any length, and its reason and source line are at the end. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char buf[4096];
 	int n;
 	va_list copy;
 
 	va_copy(copy, ap);
-	n = vsnprintf(buf, sizeof(buf), fmt, copy);
+	n = vsnprintf(NULL, 0, fmt, copy);
 	va_end(copy);
 	if (n > 0) {
-		size_t len = (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
-		char *grown = realloc(libbpf_log, libbpf_log_len + len + 1);
+		char *grown = realloc(libbpf_log, libbpf_log_len + (size_t)n + 1);
 
 		if (grown) {
-			memcpy(grown + libbpf_log_len, buf, len);
-			libbpf_log_len += len;
-			grown[libbpf_log_len] = 0;
+			va_copy(copy, ap);
+			vsnprintf(grown + libbpf_log_len, (size_t)n + 1, fmt, copy);
+			va_end(copy);
+			libbpf_log_len += (size_t)n;
 			libbpf_log = grown;
 		}
 	}
@@ -472,20 +473,28 @@ static void explain_load_failure(int err)
 			start--;
 		snprintf(reason, sizeof(reason), "%.*s", (int)(end - start), start);
 	}
-	if (strstr(log, "kernel BTF") || strstr(log, "vmlinux BTF")) {
+	/* libbpf's words for a missing BTF ("failed to find valid kernel BTF",
+	 * "Error loading vmlinux BTF"), not its debug line "loading kernel
+	 * BTF '...': 0" of every load */
+	if (strstr(log, "valid kernel BTF") || strstr(log, "vmlinux BTF")) {
 		fail("this kernel has no BTF, which these probes need (CO-RE): rebuild the tracer with "
 		     "`plyc build --btf FILE` (the target kernel's BTF, vmlinux or image), or run it with --btf FILE");
 		return;
 	}
-	if (err == -EPERM || err == -EACCES) {
-		if (!reason[0]) {
-			fail("permission denied loading BPF programs: run as root (needs CAP_BPF and CAP_PERFMON)");
-			return;
-		}
+	/* EPERM is the missing capability; EACCES (like EINVAL) is the
+	 * verifier refusing a program, whose reason is then in the log. */
+	if (err == -EPERM && !reason[0]) {
+		fail("permission denied loading BPF programs: run as root (needs CAP_BPF and CAP_PERFMON)");
+		return;
 	}
+	if (!reason[0] && err == -EACCES)
+		snprintf(reason, sizeof(reason), "the verifier refused it (its log has no reason)");
 	if (sline)
-		fprintf(stderr, "%s:%d: error: the kernel rejected the probe%s%s: %s\n", P->script, sline,
+		fprintf(stderr, "%s:%d: error: the kernel's verifier rejected the probe%s%s: %s\n", P->script, sline,
 			prog ? " " : "", prog ? prog : "", reason[0] ? reason : strerror(-err));
+	else if (err == -EACCES)
+		fail("the kernel's verifier rejected the BPF program%s%s: %s", prog ? " of " : "", prog ? prog : "",
+		     reason);
 	else
 		fail("loading the BPF programs failed: %s%s%s", strerror(-err), reason[0] ? ": " : "", reason);
 	if (plyc_verifier_hint(log, reason, sizeof(reason)))
@@ -563,10 +572,13 @@ static int cmp_map_name(const void *a, const void *b)
 /* bpftrace's exit dump: two newlines, then every map in name order. */
 static void dump_by_name(const struct plyc_program *prog)
 {
-	const struct plyc_map **order = calloc((size_t)prog->nmaps + 1, sizeof(*order));
+	const struct plyc_map **order;
 	int i;
 
 	plyc_bt_exit_banner(plyc_rt.out);
+	if (prog->no_exit_maps)
+		return;
+	order = calloc((size_t)prog->nmaps + 1, sizeof(*order));
 	if (!order) {
 		fail("out of memory");
 		return;

@@ -169,12 +169,21 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 				fputc(';', fp);
 		}
 		break;
+	case PLYC_K_BUF:
 	case PLYC_K_MEM:
 		for (i = 0; i < t->size; i++)
 			fprintf(fp, "%02x", (unsigned char)p[i]);
 		break;
 	case PLYC_K_WALLTIME:
 		fprintf(fp, "%" PRId64, (int64_t)plyc_load_uint(p, t->size) + plyc_rt.mono_to_real_ns);
+		break;
+	case PLYC_K_TUPLE:
+		/* one label: the members joined by ',' (bpftrace's JSON key) */
+		for (i = 0; i < t->nfields; i++) {
+			if (i)
+				fputc(',', fp);
+			key_value(fp, &t->fields[i].type, p + t->fields[i].offset);
+		}
 		break;
 	default:
 		if (t->size > 8) {

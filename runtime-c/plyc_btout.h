@@ -61,6 +61,25 @@ void plyc_bt_time(FILE *fp, const char *fmt);
  * or {"type": "join", "data": "..."}. */
 void plyc_bt_join(FILE *fp, const char *const *args, int n, const char *sep);
 
+/* buf()'s bytes (a u32 length, then up to size - 4 bytes) as printf's %r
+ * (mode ' ': printable ASCII as is, the rest \xNN), %rx ('x': all \xNN)
+ * and %rh ('h': hex pairs, spaced), as bpftrace 0.17 prints them. */
+void plyc_bt_buf_format(FILE *fp, const void *data, size_t size, char mode);
+
+/* text as it is, or {"type": TYPE, "data": "text"} (plyc_rt.json). */
+void plyc_bt_message(FILE *fp, const char *type, const char *text, size_t len);
+
+/* cat() and system()'s text, formatted into the FILE that act_begin
+ * opens; act_end calls act with plyc_rt.out and the text. */
+FILE *plyc_bt_act_begin(void);
+void plyc_bt_act_end(FILE *fp, void (*act)(FILE *out, const char *text));
+
+/* cat(): the named file's contents, at most $BPFTRACE_CAT_BYTES_MAX
+ * bytes (10240), or bpftrace's error on stderr (btevents.c). */
+void plyc_bt_cat(FILE *fp, const char *path);
+/* system(): the command run by /bin/sh, its output printed (btevents.c). */
+void plyc_bt_system(FILE *fp, const char *cmd);
+
 /* "Attaching N probes..." or its JSON object. */
 void plyc_bt_attached(FILE *fp, int nprobes);
 

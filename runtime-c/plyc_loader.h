@@ -94,6 +94,7 @@ struct plyc_program {
 	int nneeds;
 	const int *loop_lines;     /* script line of each while loop (plyc_loopcap's slots) */
 	int nloops;
+	int no_exit_maps;          /* no map dump at exit (bpftrace's print_maps_on_exit=false) */
 };
 
 int plyc_main(struct plyc_program *prog, int argc, char **argv);

@@ -24,11 +24,15 @@ enum plyc_kind {
 	PLYC_K_INET,     /* u64 family, u8 addr[16]: bpftrace's ntop(), "10.0.0.1" or "::1" */
 	PLYC_K_USTACK,   /* u64: pid << 32 | the user stack's u32 id in the stack map */
 	PLYC_K_USYM,     /* u64 address, u64 pid: bpftrace's usym(), named from the pid's mappings */
+	PLYC_K_BUF,      /* u32 length, then size - 4 bytes: bpftrace's buf(), the first length printed */
+	PLYC_K_TUPLE,    /* bpftrace's tuple: nfields members at their offsets, "(1, abc)" */
 	/* bpftrace's values printed as text the tracer makes (plyc_value_text): */
 	PLYC_K_USERNAME, /* a uid, printed as its name in /etc/passwd */
 	PLYC_K_MAC,      /* six bytes (of a u64), printed "01:AB:7F:5A:FF:00" */
 	PLYC_K_STRFTIME, /* bpf_ktime_get_ns() ns, printed by plyc_rt.time_formats[width] */
 };
+
+struct plyc_field;
 
 struct plyc_type {
 	enum plyc_kind kind;
@@ -38,6 +42,8 @@ struct plyc_type {
 			    * ply pads pid/kpid to 5, uid/gid to 4, cpu to 2.
 			    * Stacks: at most PLYC_STACK_LIMIT() frames (0: all
 			    * PLYC_STACK_DEPTH), printed in PLYC_STACK_MODE(). */
+	uint32_t nfields;  /* PLYC_K_TUPLE: its members */
+	const struct plyc_field *fields;
 };
 
 #define PLYC_STACK_LIMIT(t) ((t)->width & 0xff)

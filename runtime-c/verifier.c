@@ -26,6 +26,8 @@ static const struct {
 	{ 25, "bpf_perf_event_output", "4.4" },
 	{ 27, "bpf_get_stackid", "4.6" },
 	{ 45, "bpf_probe_read_str", "4.11" },
+	{ 58, "bpf_override_return", "4.16, in kernels built with CONFIG_BPF_KPROBE_OVERRIDE" },
+	{ 109, "bpf_send_signal", "5.3" },
 	{ 112, "bpf_probe_read_user", "5.5" },
 	{ 113, "bpf_probe_read_kernel", "5.5" },
 	{ 114, "bpf_probe_read_user_str", "5.5" },
@@ -33,6 +35,7 @@ static const struct {
 	{ 118, "bpf_jiffies64", "5.5" },
 	{ 131, "bpf_ringbuf_reserve", "5.8" },
 	{ 132, "bpf_ringbuf_submit", "5.8" },
+	{ 147, "bpf_d_path", "5.10" },
 	{ 164, "bpf_for_each_map_elem", "5.13" },
 	{ 173, "bpf_get_func_ip", "5.15" },
 	{ 174, "bpf_get_attach_cookie", "5.15" },
@@ -74,6 +77,14 @@ int plyc_verifier_hint(const char *log, char *buf, size_t len)
 		snprintf(buf, len, "the verifier follows each path of a program, and each iteration of "
 			 "a loop apart (a while loop up to plyc's cap of 1024), up to a million "
 			 "instructions: a smaller loop body, or a constant bound, loads");
+		return 1;
+	}
+	/* bpf_d_path (path()) is callable from the functions the kernel lists
+	 * in btf_allowlist_d_path alone */
+	if (strstr(log, "helper call is not allowed in probe")) {
+		snprintf(buf, len, "path() (bpf_d_path) can only be used in probes of the functions the "
+			 "kernel allows it in (btf_allowlist_d_path: security_inode_getattr, "
+			 "vfs_truncate, filp_close, ...)");
 		return 1;
 	}
 	id = helper_id(log);

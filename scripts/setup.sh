@@ -9,7 +9,9 @@ gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 python3 python3-pip systemtap-sdt-dev qemu-user-static file binutils dwarves zstd prometheus
 dpkg-dev debian-archive-keyring"
 # ziglang: zig's cc, the compiler of musl tracers (--libc musl) for every target.
-PY_PACKAGES="lark[interegular]>=1.1 jinja2>=3.0 pycparser>=2.21 pytest>=7 hypothesis>=6 ziglang>=0.13"
+# pytest-xdist: make test runs the tests that load nothing into the kernel
+# on every CPU at once.
+PY_PACKAGES="lark[interegular]>=1.1 jinja2>=3.0 pycparser>=2.21 pytest>=7 pytest-xdist>=3 hypothesis>=6 ziglang>=0.13"
 
 missing=""
 for p in $APT_PACKAGES; do
@@ -29,7 +31,7 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! $PY -c 'import lark, jinja2, pycparser, pytest, hypothesis, interegular, ziglang' 2>/dev/null; then
+if ! $PY -c 'import lark, jinja2, pycparser, pytest, xdist, hypothesis, interegular, ziglang' 2>/dev/null; then
 	echo "setup: installing Python packages"
 	# Debian's python3 is externally managed; pyenv's and venvs are not.
 	$PY -m pip install -q $PY_PACKAGES 2>/dev/null ||

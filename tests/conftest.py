@@ -1,6 +1,8 @@
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -9,10 +11,36 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+def pytest_configure(config):
+    # The tests start plyc hundreds of times: with PYTHONDONTWRITEBYTECODE
+    # (set on some machines, ours among them) each start compiled all of
+    # plyc's modules again, a quarter of a small build's CPU time.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    # The builds this run shares between its tests (tests/builds.py): made
+    # here unless the caller gives one (make test gives its two runs one);
+    # pytest-xdist's workers inherit it from the controller.
+    if not os.environ.get("PLYC_TEST_BUILDS") and not hasattr(config, "workerinput"):
+        os.environ["PLYC_TEST_BUILDS"] = config._plyc_builds = tempfile.mkdtemp(prefix="plyc-test-builds-")
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "_plyc_builds", None):
+        shutil.rmtree(config._plyc_builds, ignore_errors=True)
+        del os.environ["PLYC_TEST_BUILDS"]
+
+
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "bpf" in item.keywords and os.geteuid() != 0:
             item.add_marker(pytest.mark.skip(reason="loads BPF: needs root"))
+        # Under pytest-xdist's --dist loadgroup (make test), the qemu tests
+        # are one unit: one worker boots the guests one after the other
+        # while the others build and check.
+        if "vm" in item.keywords:
+            item.add_marker(pytest.mark.xdist_group("vm"))
+    # The guests first: the longest unit, started while the builds run.
+    items.sort(key=lambda item: "vm" not in item.keywords)
 
 
 def build_helper(tmp_path_factory, name: str) -> str:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 BUILDS = "builds"
@@ -119,7 +121,7 @@ CORPUS = [
 
 
 def run_argdist(argv: list, out: Path, *extra):
-    return subprocess.run([sys.executable, "-m", "plyc", "argdist", *argv, *extra, "-o", str(out)],
+    return builds.run([sys.executable, "-m", "plyc", "argdist", *argv, *extra, "-o", str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=180)
 
 

@@ -6,7 +6,12 @@ itself, and its output must be the case's `stdout` (or match its
 Every line counts, "Attaching N probes..." and blank ones included; they
 are compared in sorted order: bpftrace 0.17 reads one perf buffer per CPU,
 so lines printed on different CPUs (END's and a probe's) may come out in
-either order. Trailing blank lines are set aside, as test_runtime.py does."""
+either order. Trailing blank lines are set aside, as test_runtime.py does.
+
+A case whose script uses what bpftrace 0.17 spells otherwise (current
+bpftrace's config block, where 0.17 reads environment variables) gives
+0.17's spelling: `=== compare-script`, the script bpftrace runs instead,
+and `=== compare-env`, NAME=VALUE lines for its environment."""
 import os
 import re
 import shlex
@@ -36,11 +41,14 @@ def test_same_output_as_bpftrace(path, tmp_path, workload, usdt_prog):
         return text.replace("{workload}", workload).replace("{usdt}", usdt_prog)
 
     script = tmp_path / (path.stem + ".bt")
-    script.write_text(subst(case["bpftrace"]))
+    script.write_text(subst(case.get("compare-script", case["bpftrace"])))
+    env = dict(line.split("=", 1) for line in case.get("compare-env", "").splitlines() if line.strip())
     args = shlex.split(subst(case.get("args", "").strip()))
-    proc = subprocess.run([bpftrace, str(script), *args], capture_output=True, text=True,
+    # a case built with --unsafe (system(), signal()) is run so by bpftrace
+    unsafe = ["--unsafe"] if "--unsafe" in case.get("build", "").split() else []
+    proc = subprocess.run([bpftrace, *unsafe, str(script), *args], capture_output=True, text=True,
                           timeout=float(case.get("timeout", "30").strip()) + 30, cwd=tmp_path,
-                          env={**os.environ, "LANG": "C.UTF-8"})
+                          env={**os.environ, "LANG": "C.UTF-8", **env})
     detail = f"\n--- stdout:\n{proc.stdout}\n--- stderr:\n{proc.stderr}"
     assert proc.returncode == 0, f"bpftrace exited {proc.returncode}{detail}"
     if "stdout" in case:

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "plycbtt"    # in file names, comms and commands the workloads make
 
@@ -224,7 +226,7 @@ def run_side_by_side(name: str, tool: Tool, tmp: Path, bpftrace: str):
             (tmp / "kernel" / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / "kernel" / rel).write_text(text)
         env["BPFTRACE_KERNEL_SOURCE"] = str(tmp / "kernel")
-    build = subprocess.run([sys.executable, "-m", "plyc", "build", path, "-o", str(exe)],
+    build = builds.run([sys.executable, "-m", "plyc", "build", path, "-o", str(exe)],
                            capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
     assert build.returncode == 0, build.stderr
     outs = {k: tmp / f"{k}.out" for k in ("plyc", "bpftrace")}

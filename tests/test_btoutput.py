@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # Every aggregation and its sort order. No ties in any sort (bpftrace
@@ -96,7 +98,7 @@ def build(tmp: Path, name: str, script: str) -> Path:
     src = tmp / f"{name}.bt"
     src.write_text(script)
     out = tmp / name
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)],
+    proc = builds.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return out

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "ply"
 SCRIPTS = sorted(CORPUS.glob("*.ply")) if CORPUS.is_dir() else []
@@ -70,8 +72,12 @@ def allowed_exits(script: Path) -> set:
 
 
 def build(script: Path, out: Path, target: str = "x86_64") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "plyc", "build", "--target", target, str(script),
+    return builds.run([sys.executable, "-m", "plyc", "build", "--target", target, str(script),
                            "-o", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
+def tracer_name(script: Path) -> str:
+    return script.stem.replace("-", "_")
 
 
 def check_run(script: Path, rc: int, stdout: str, stderr: str) -> None:
@@ -99,9 +105,11 @@ def test_corpus_is_there():
 @pytest.mark.parametrize("target", ["x86_64", "aarch64"])
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_published_script_builds(script, target, tmp_path):
-    proc = build(script, tmp_path / "tracer", target)
+    # named as the other tests name it, so they share the build (builds.py)
+    tracer = tmp_path / tracer_name(script)
+    proc = build(script, tracer, target)
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "tracer").read_bytes()[:4] == b"\x7fELF"
+    assert tracer.read_bytes()[:4] == b"\x7fELF"
 
 
 HOST = [s for s in SCRIPTS if needs(s) and needs(s) <= HERE]
@@ -110,7 +118,7 @@ HOST = [s for s in SCRIPTS if needs(s) and needs(s) <= HERE]
 @pytest.mark.bpf
 @pytest.mark.parametrize("script", HOST, ids=[p.stem for p in HOST])
 def test_published_script_runs_here(script, tmp_path, workload):
-    tracer = tmp_path / "tracer"
+    tracer = tmp_path / tracer_name(script)
     proc = build(script, tracer)
     assert proc.returncode == 0, proc.stderr
     # A workload that execs, exits, opens and reads while the tracer runs.
@@ -140,7 +148,7 @@ def guest_results(tmp_path_factory):
     files, errors = [str(workload)], {}
     lines = ["#!/bin/sh", "cd /lab", WORKLOAD]
     for script in SCRIPTS:
-        name = script.stem.replace("-", "_")
+        name = tracer_name(script)
         proc = build(script, tmp / name)
         if proc.returncode != 0:
             errors[script.stem] = proc.stderr

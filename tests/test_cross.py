@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from plyc import arch as A  # noqa: E402
@@ -31,7 +33,7 @@ def target_libc(request):
 def test_example_cross_builds(example, target_libc, tmp_path):
     target, libc = target_libc
     out = tmp_path / example.stem
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", "--target", target, "--libc", libc, str(example),
+    proc = builds.run([sys.executable, "-m", "plyc", "build", "--target", target, "--libc", libc, str(example),
                            "-o", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert (b"GLIBC" in out.read_bytes()) == (libc == "glibc")

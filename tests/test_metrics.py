@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -41,7 +43,7 @@ def build(tmp_path, script, *opts, name="t"):
     src = tmp_path / f"{name}.ply"
     src.write_text(script)
     out = tmp_path / name
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out), *opts],
+    proc = builds.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out), *opts],
                           capture_output=True, text=True, cwd=ROOT, timeout=180)
     assert proc.returncode == 0, proc.stderr
     return str(out)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.bpf
@@ -29,7 +31,7 @@ def build(tmp_path, script, name="t"):
     src = tmp_path / f"{name}.ply"
     src.write_text(script)
     out = tmp_path / name
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)],
+    proc = builds.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return str(out)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 PMU = Path("/sys/bus/event_source/devices/cpu").exists()
 
@@ -14,7 +16,7 @@ pytestmark = pytest.mark.bpf
 
 def build(tmp_path, script: str) -> Path:
     (tmp_path / "t.ply").write_text(script)
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", tmp_path / "t.ply", "-o", tmp_path / "t"],
+    proc = builds.run([sys.executable, "-m", "plyc", "build", tmp_path / "t.ply", "-o", tmp_path / "t"],
                           cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return tmp_path / "t"
@@ -37,7 +39,7 @@ def test_generated_data(tmp_path):
     """The probe table's provider data: bpftrace's default count, by alias."""
     keep = tmp_path / "gen"
     (tmp_path / "t.ply").write_text("s:cs { @ = count(); }\n")
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", tmp_path / "t.ply", "-o", tmp_path / "t",
+    proc = builds.run([sys.executable, "-m", "plyc", "build", tmp_path / "t.ply", "-o", tmp_path / "t",
                            "--keep", keep], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     loader = (keep / "t.c").read_text()

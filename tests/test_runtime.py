@@ -16,6 +16,8 @@ Sections of a .test file (each starts with a line `=== NAME`):
              trailing blank lines aside)
   stderr-re  a regular expression that must be found in stderr
   exit       the expected exit status (default 0)
+  compare-script, compare-env  bpftrace 0.17's spelling of the script and
+             its environment, for test_bpftrace_compat.py
   build      extra `plyc build` options
   env        NAME=VALUE lines for the build (compile-time $NAME)
   timeout    seconds (default 30)
@@ -29,6 +31,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import builds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = sorted((ROOT / "tests" / "runtime").glob("*.test"))
@@ -53,7 +57,7 @@ def build_tracer(case: dict, path: Path, tmp: Path, subst) -> Path:
     if "argdist" in case:
         cmd = [sys.executable, "-m", "plyc", "argdist", *shlex.split(subst(case["argdist"].strip())),
                "-o", str(out)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
+        proc = builds.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
         assert proc.returncode == 0, f"argdist build failed:\n{proc.stderr}"
         return out
     lang = "bpftrace" if "bpftrace" in case else "script"
@@ -66,7 +70,7 @@ def build_tracer(case: dict, path: Path, tmp: Path, subst) -> Path:
             env[k.strip()] = v.strip()
     cmd = [sys.executable, "-m", "plyc", "build", str(script), "-o", str(out),
            *shlex.split(case.get("build", ""))]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    proc = builds.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert proc.returncode == 0, f"build failed:\n{proc.stderr}"
     return out
 

@@ -484,7 +484,18 @@ def test_verifier_hints(out):
         "the verifier follows each path of a program, and each iteration of a loop apart (a while loop "
         "up to plyc's cap of 1024), up to a million instructions: a smaller loop body, or a constant "
         "bound, loads\n"
-        "-\n")
+        "-\n"
+        "this kernel has no BPF helper bpf_send_signal for this kind of probe (it came in Linux 5.3)\n"
+        "this kernel has no BPF helper bpf_override_return for this kind of probe (it came in Linux "
+        "4.16, in kernels built with CONFIG_BPF_KPROBE_OVERRIDE)\n"
+        "path() (bpf_d_path) can only be used in probes of the functions the kernel allows it in "
+        "(btf_allowlist_d_path: security_inode_getattr, vfs_truncate, filp_close, ...)\n")
+
+
+def test_bt_buf(out):
+    # bpftrace 0.17's %r, %rx and %rh of the same bytes (tests/runtime/bt-cat-buf.test
+    # compares them with bpftrace itself)
+    assert out["bt_buf"] == "a\\x0a\\x01\\xff\n\\x61\\x0a\\x01\\xff\n61 0a 01 ff\nok\n"
 
 
 # --- bpftrace's style (runtime-c/btoutput.c) ----------------------------
@@ -525,6 +536,15 @@ def test_bt_plain_keys(out):
         '{"type": "map", "data": {"@t": {"a,1": "z", "a,3": "y", '
         '"a,-1": "w\\"\\uffffffc3\\uffffffa9", "b,2": "x"}}}\n')
     assert out["bt_plain_ints"] == "@b[2]: -5\n@b[1]: 3\n"
+
+
+def test_bt_tuples(out):
+    # bpftrace 0.17's layout of ((int8)-2, "ab", (7, "x")): the nested tuple
+    # at 8; entries by key, the tuple key member by member ("a" before "b")
+    assert out["bt_tuples"] == "@t[3, (2, a)]: (1, c, (-1, yz))\n@t[3, (2, b)]: (-2, ab, (7, x))\n"
+    assert out["bt_tuples_json"] == (
+        '{"type": "map", "data": {"@t": {"3,(2, a)": [1,"c",[-1,"yz"]], "3,(2, b)": [-2,"ab",[7,"x"]]}}}\n')
+    assert out["bt_tuple_value"] == "@t: (7, x)\n"
 
 
 def test_bt_hist(out):

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.bpf
@@ -24,7 +26,7 @@ def build(tmp_path, script, env=None):
     src = tmp_path / "t.ply"
     src.write_text(script)
     out = tmp_path / "t"
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)],
+    proc = builds.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return str(out)

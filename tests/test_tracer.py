@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.bpf
@@ -19,7 +21,7 @@ def build(tmp_path, script, *opts, env=None, name="t"):
     src = tmp_path / f"{name}.ply"
     src.write_text(script)
     out = tmp_path / name
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out), *opts],
+    proc = builds.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out), *opts],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return str(out)
@@ -75,8 +77,48 @@ def test_not_root_is_a_clear_error(tmp_path):
     os.chmod(tmp_path, 0o755)
     out = run("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", tracer, "-d", "1")
     assert out.returncode == 1
-    assert "needs root" in out.stderr
+    assert out.stderr == "t: error: tracing needs root (CAP_BPF and CAP_PERFMON); run it with sudo\n"
     assert out.stdout == ""
+
+
+def test_root_without_capabilities_is_told_so(tmp_path):
+    """uid 0 with no capabilities: the kernel refuses the load with EPERM."""
+    tracer = build(tmp_path, COUNT)
+    out = run("setpriv", "--bounding-set=-all", "--inh-caps=-all", tracer, "-d", "1")
+    assert out.returncode == 1
+    assert out.stderr == ("t: error: permission denied loading BPF programs: run as root "
+                          "(needs CAP_BPF and CAP_PERFMON)\n")
+
+
+# Eight statements before the refused one: a verifier log longer than one
+# 4 KiB message, whose reason and source line are at its end.
+REFUSED = "tracepoint:syscalls:sys_enter_getppid\n{\n" + "".join(
+    f"\t@m{i}[comm, {v}] = count();\n" for i, v in enumerate(["pid", "kpid", "cpu", "uid", "gid"] * 2)) + \
+    "\t@last[comm] = count();\n}\n"
+
+
+def test_a_verifier_rejection_names_the_script_line(tmp_path):
+    """EACCES from the verifier is not a permission problem: the tracer
+    names the probe, the script line and the verifier's reason. No script
+    makes plyc generate a refused program, so one is planted on line 13."""
+    from plyc import driver
+    opts = driver.Options()
+    compiled = driver.compile_source(REFUSED, "refused.ply", opts, "refused")
+    lines = compiled.generated.bpf_c.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("\t/* refused.ply:13:"))
+    # on the statement's own line, so the tracer's line map stays right
+    lines[at] += " { volatile __u64 bad = *(volatile __u64 *)bpf_ktime_get_ns(); (void)bad; }"
+    compiled.generated.bpf_c = "\n".join(lines)
+    tracer = str(tmp_path / "refused")
+    driver.link(compiled, tracer, opts)
+    out = run(tracer, "-c", "true")
+    assert out.returncode == 1
+    assert out.stderr == ("refused.ply:13: error: the kernel's verifier rejected the probe "
+                          "tracepoint:syscalls:sys_enter_getppid: R0 invalid mem access 'scalar'\n"
+                          "refused: run with -v for the verifier's full log\n")
+    log = run(tracer, "-v", "-c", "true").stderr
+    verifier_log = log[log.index("-- BEGIN PROG LOAD LOG --"):log.index("-- END PROG LOAD LOG --")]
+    assert len(verifier_log) > 4096
 
 
 # The perf-buffer path of kernels without a BPF ring buffer, forced.

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+import builds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "vm"))
 sys.path.insert(0, str(ROOT / "tests"))
@@ -130,7 +132,7 @@ def build_batch(arch: str, kernel: str, tmp: Path):
             src.write_text(subst(text))
             cmd = [sys.executable, "-m", "plyc", "build", "--target", TARGET[arch], str(src),
                    "-o", str(out), *shlex.split(build_opts)]
-        proc = subprocess.run(cmd,
+        proc = builds.run(cmd,
                               capture_output=True, text=True, cwd=ROOT, timeout=300)
         if proc.returncode != 0:
             errors[path.stem] = proc.stderr

@@ -11,6 +11,7 @@ from typing import Optional
 from ..ir import nodes as ir
 from . import loops
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
+from .tuples import TupleGen
 
 
 C_ESCAPES = {ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"}
@@ -134,7 +135,7 @@ class Scope:
         return out
 
 
-class FuncGen:
+class FuncGen(TupleGen):
     """Generates the body of one BPF program."""
 
     def __init__(self, probe: ir.Probe, res: Resources, fentry: Optional[dict] = None, source: list = ()):
@@ -184,7 +185,9 @@ class FuncGen:
         """Where a new temporary `decl` (declaring `name`, 8-aligned) lives:
         None for the stack, where the caller declares it; else its lvalue
         in the scratch slot (always there if `scratch`)."""
-        if not scratch and size <= STACK_TEMP_MAX and self.stack_used + words(size) <= STACK_TEMP_BUDGET:
+        # STACK_TEMP_MAX unless the script says otherwise (bpftrace's on_stack_limit)
+        limit = self.res.stack_temp_max
+        if not scratch and size <= limit and self.stack_used + words(size) <= STACK_TEMP_BUDGET:
             self.stack_used += words(size)
             return None
         self.scope.members.append((decl, size))
@@ -404,7 +407,7 @@ class FuncGen:
         self.forget_keys(s.name)
         typ = self.probe.locals[s.name]
         if typ.is_bytes:
-            self.copy_bytes(self.local_ref[s.name], typ.size, s.value)
+            self.copy_bytes(self.local_ref[s.name], typ.size, s.value, typ)
         else:
             self.line(f"{loops.local_c(s.name)} = {self.stored(s.value)};")
 
@@ -413,7 +416,7 @@ class FuncGen:
         val = Field("v", m.info.value_type)
         if val.type.is_bytes:
             vname = self.record("val", m.value_ctype, m.value_size)
-            self.copy_bytes(f"{vname}.v", val.type.size, s.value)
+            self.copy_bytes(f"{vname}.v", val.type.size, s.value, val.type)
         else:
             x = self.stored(s.value)
             vname = self.tmp("val")
@@ -494,7 +497,7 @@ class FuncGen:
             if f.type.is_bytes and self.direct_read(e):
                 values.append(None)
             else:
-                values.append(self.bytes_ref(e) if f.type.is_bytes else self.stored(e))
+                values.append(self.bytes_as(e, f.type) if f.type.is_bytes else self.stored(e))
         return values
 
     def fill_fields(self, prefix: str, fields: list, exprs: list, values: list, base: int):
@@ -504,7 +507,7 @@ class FuncGen:
                 if val is None:
                     self.read_bytes_into(f"{prefix}{f.name}", f.type.size, e)
                 else:
-                    self.copy_array(f"{prefix}{f.name}", f.type.size, val, e.type.size,
+                    self.copy_array(f"{prefix}{f.name}", f.type.size, val, self.size_as(e, f.type),
                                     f.offset, base)
             else:
                 self.line(f"{prefix}{f.name} = {val};")
@@ -562,12 +565,13 @@ class FuncGen:
     def copy_array(self, dst: str, dsize: int, src: str, ssize: int, offset: int = 0, base: int = 8):
         self.lines_of(copy_stmts(dst, dsize, src, ssize, offset, base))
 
-    def copy_bytes(self, dst: str, dsize: int, e):
+    def copy_bytes(self, dst: str, dsize: int, e, dtype=None):
+        """dtype: the destination's type, where a tuple may need converting."""
         if self.direct_read(e):
             self.read_bytes_into(dst, dsize, e)
             return
-        src = self.bytes_ref(e)
-        self.copy_array(dst, dsize, src, e.type.size)
+        src = self.bytes_as(e, dtype) if dtype is not None else self.bytes_ref(e)
+        self.copy_array(dst, dsize, src, e.type.size if dtype is None else self.size_as(e, dtype))
 
     def bytes_ref(self, e) -> str:
         """Like bytes(), but a string constant as a literal (NUL-padded to
@@ -611,6 +615,8 @@ class FuncGen:
             return self.member_bytes(e)
         if isinstance(e, ir.Call):
             return self.call(e)
+        if isinstance(e, (ir.TupleMake, ir.TupleGet)):
+            return self.tuple_bytes(e)
         if isinstance(e, ir.Ternary):
             c = bare(self.uncast(self.scalar(e.cond)))
             a, b = self.bytes_ref(e.then), self.bytes_ref(e.other)

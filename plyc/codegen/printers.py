@@ -3,12 +3,23 @@ site, with a literal format per conversion so the C compiler checks them."""
 from __future__ import annotations
 
 from .. import printf as P
+from .. import types as T
 from .cgen import c_string
 from .resources import EventRes, Resources
 
 
+def type_init(t) -> str:
+    """The initializer of the runtime's struct plyc_type for t; a tuple's
+    lists its members (struct plyc_field: type and offset)."""
+    if t.kind != "tuple":
+        return f"{{ {t.rt_kind()}, {t.size}, {int(t.signed)}, {t.rt_width()}, 0, NULL }}"
+    offsets, _ = T.tuple_layout(t.items)
+    members = ", ".join(f"{{ {type_init(i)}, {off} }}" for i, off in zip(t.items, offsets))
+    return f"{{ PLYC_K_TUPLE, {t.size}, 0, 0, {len(t.items)}, (const struct plyc_field[]){{ {members} }} }}"
+
+
 def type_literal(t) -> str:
-    return f"&(const struct plyc_type){{ {t.rt_kind()}, {t.size}, {int(t.signed)}, {t.rt_width()} }}"
+    return f"&(const struct plyc_type){type_init(t)}"
 
 
 def conversion(conv: P.Conv, field, typ) -> list:
@@ -19,6 +30,9 @@ def conversion(conv: P.Conv, field, typ) -> list:
     if "0" in flags and (conv.prec is not None or "-" in flags or conv.conv in "sc"):
         flags = flags.replace("0", "")
     spec = flags + (conv.width or "")
+    if conv.conv.startswith("r"):
+        # bpftrace's %r (printable bytes, \xNN), %rx (all \xNN), %rh (hex, spaced)
+        return [f"plyc_bt_buf_format(fp, &{ref}, {typ.size}, '{(conv.conv + ' ')[1]}');"]
     if conv.conv == "v" or (conv.conv == "s" and typ.kind == "stack"):
         return [f"plyc_print_value(fp, {type_literal(typ)}, &{ref});"]
     if conv.conv == "s":
@@ -62,7 +76,13 @@ def conversion(conv: P.Conv, field, typ) -> list:
 
 
 def printf_body(er: EventRes) -> list:
-    lines = ["FILE *fp = plyc_text_begin();", "", "if (!fp)", "\treturn;"]
+    return ["FILE *fp = plyc_text_begin();", "", "if (!fp)", "\treturn;"] + formatted(er) + \
+        ["plyc_text_end(fp);"]
+
+
+def formatted(er: EventRes) -> list:
+    """The statements writing the event's format with its arguments to fp."""
+    lines = []
     fields = iter(zip(er.fields, er.event.arg_types))
     for part in er.event.parts:
         if isinstance(part, str):
@@ -70,8 +90,13 @@ def printf_body(er: EventRes) -> list:
         else:
             field, typ = next(fields)
             lines += conversion(part, field, typ)
-    lines.append("plyc_text_end(fp);")
     return lines
+
+
+def acted_body(er: EventRes, act: str) -> list:
+    """cat() and system(): the formatted text, then what the tracer does with it."""
+    return ["FILE *fp = plyc_bt_act_begin();", "", "if (!fp)", "\treturn;"] + formatted(er) + \
+        [f"plyc_bt_act_end(fp, {act});"]
 
 
 def print_body(er: EventRes) -> list:
@@ -107,6 +132,8 @@ def _event_body(er: EventRes, res: Resources) -> list:
         return printf_body(er)
     if kind == "print":
         return print_body(er)
+    if kind in ("cat", "system"):
+        return acted_body(er, f"plyc_bt_{kind}")
     if kind == "exit":
         return ["plyc_request_exit((int)e->a0);"]
     if kind == "join":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources as ir
 from typing import Optional
 
@@ -191,10 +191,8 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
             name=m.name, cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
             percpu=int(m.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")), nbuckets=m.nbuckets,
             lq=m.info.params or (0, 0, 0),
-            key_fields=[dict(kind=f.type.rt_kind(), size=f.type.size, signed=int(f.type.signed),
-                       width=f.type.rt_width(), offset=f.offset) for f in m.keys],
-            value=dict(kind=vt.rt_kind() if vt.kind != "dataloc" else "PLYC_K_INT", size=vt.size,
-                       signed=int(vt.signed), width=vt.rt_width())))
+            key_fields=[dict(type=printers.type_init(f.type), offset=f.offset) for f in m.keys],
+            value=printers.type_init(vt if vt.kind != "dataloc" else replace(vt, kind="int"))))
     probes = [dict(prog=p.prog, line=p.line, provider=p.probe.provider.c_provider,
                    where_c=cgen.c_string(where.encode()), spec_c=cgen.c_string(spec.encode()),
                    data_struct=struct, data=fields)
@@ -211,7 +209,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
                               binary=cgen.c_string(binary.encode()) if binary else "NULL")
                          for kind, name, binary, line in res.device_consts],
                 report=report_context(res, report) if report else None, needs=loops.needs(res),
-                loop_lines=res.loop_caps,
+                loop_lines=res.loop_caps, no_exit_maps=int(not res.print_maps_on_exit),
                 default_pid=report.default_pid if report else 0)
 
 

@@ -30,7 +30,7 @@ class Field:
         t = self.type
         if t.kind == "str":
             return f"char {self.name}[{t.size}]"
-        if t.kind in ("buf", "inet", "usym"):
+        if t.kind in ("buf", "inet", "usym", "tuple"):
             return f"__u8 {self.name}[{t.size}]"
         if t.kind == "stack":
             return f"__s64 {self.name}"
@@ -156,6 +156,8 @@ class Resources:
     stack_entries: int
     strsize: int
     loop_caps: list = field(default_factory=list)   # script line of each While, by its index (codegen/loops.py)
+    stack_temp_max: int = 32         # the largest temporary on the BPF stack (cgen.STACK_TEMP_MAX)
+    print_maps_on_exit: bool = True
     # (kind, name, binary, script line) of each value the tracer finds on
     # the device at start-up (ir.DeviceConst): plyc_params.dconst[i]
     device_consts: list = field(default_factory=list)
@@ -234,6 +236,8 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
     return Resources(name, script, maps, events, probes, slots, program.nargs, program.uses_stack,
                      opts.get("buffer_size", DEFAULT_BUFFER),
                      opts.get("stack_entries", DEFAULT_STACK_ENTRIES), program.strsize,
+                     stack_temp_max=opts.get("stack_temp_max", 32),
+                     print_maps_on_exit=opts.get("print_maps_on_exit", True),
                      device_consts=device_consts(program))
 
 

@@ -135,4 +135,8 @@ def _expr(e: ir.Expr) -> str:
         return f"has {e.map}[{exprs(e.keys)}]"
     if isinstance(e, ir.Call):
         return f"{e.func.name}({exprs(e.args)})"
+    if isinstance(e, ir.TupleMake):
+        return f"tuple({exprs(e.items)})"
+    if isinstance(e, ir.TupleGet):
+        return f"{expr(e.obj)}.{e.index}"
     raise AssertionError(type(e).__name__)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import types as T
 
-KEY_KINDS = ("int", "str", "buf", "inet", "usym", "stack")
+KEY_KINDS = ("int", "str", "buf", "inet", "usym", "stack", "tuple")
 
 
 def use_keys(info, keys: list, spans: list, span, err) -> None:

@@ -210,6 +210,20 @@ class Call(Expr):
     args: list
 
 
+@dataclass(eq=False)
+class TupleMake(Expr):
+    """A tuple of the items' values (type: types.Tuple, members placed by
+    types.tuple_layout)."""
+    items: list
+
+
+@dataclass(eq=False)
+class TupleGet(Expr):
+    """Member `index` of a tuple value."""
+    obj: Expr
+    index: int
+
+
 # --- statements ------------------------------------------------------------
 
 @dataclass(eq=False)
@@ -346,6 +360,8 @@ PRINTMAP = "printmap"    # print `map`
 TIME = "time"            # print the wall-clock time, strftime format parts[0]
 ZERO = "zero"            # set every value of `map` to zero, keys kept
 JOIN = "join"            # print the strings in args[0] (one per parts[1] bytes), joined by parts[0]
+CAT = "cat"              # print the file named by the args formatted by `parts` (as printf's)
+SYSTEM = "system"        # run the command the args formatted by `parts` make, print its output
 
 
 @dataclass(eq=False)
@@ -372,6 +388,7 @@ class Probe:
     args_read: set = field(default_factory=set)    # argN and retval read (an fentry twin's ctx)
     bpf_defines: set = field(default_factory=set)  # plyc.bpf.h features its code needs (PLYC_TP_NAMES)
     stack_limits: set = field(default_factory=set)  # frame limits of its stacks (kstack(n)): a map each
+    needs_fentry: str = ""                          # what runs only as an fentry/fexit twin ("path()")
 
     @property
     def provider(self) -> "Provider":
@@ -390,6 +407,10 @@ class Program:
     arch: str = "x86_64"
     report: Optional[Any] = None   # a periodic report request (plyc/ir/report.py)
     time_formats: list = field(default_factory=list)   # strftime() formats, by their type's width
+    # Build limits the script sets itself (bpftrace's config block): map_entries,
+    # buffer_size, stack_temp_max, print_maps_on_exit; a build option given on
+    # the command line wins (driver.compile_ir).
+    limits: dict = field(default_factory=dict)
 
     @property
     def uses_stack(self) -> bool:

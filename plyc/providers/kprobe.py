@@ -142,7 +142,8 @@ def c_data(t: Target, p):
         ("names", str(int("PLYC_TP_NAMES" in p.probe.bpf_defines))),
         ("fentry_prog", c_str(p.twin) if f else "NULL"),
         ("fentry_func", c_str(f["func"]) if f else "NULL"),
-        ("fentry_nargs", str(f["nargs"] if f else 0)), ("fentry_ctx", fentry_ctx(p))]
+        ("fentry_nargs", str(f["nargs"] if f else 0)), ("fentry_ctx", fentry_ctx(p)),
+        ("fentry_only", c_str(p.probe.needs_fentry) if p.probe.needs_fentry else "NULL")]
 
 
 KPROBE = Provider(

@@ -187,6 +187,10 @@ static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
 			bpf_program__set_autoload(fp, false);
 		}
 	}
+	if (!k->fentry && d->fentry_only)
+		return plyc_probe_error(c->prog, pr, "%s needs this probe to run as %s, which this device "
+					"can't do here (fentry: Linux 5.5 x86_64, 6.0 arm64; BTF)", d->fentry_only,
+					d->retprobe ? "fexit" : "fentry");
 	if (!k->fentry && plyc_tracefs()) {
 		snprintf(path, sizeof(path), "%s/kprobe_events", plyc_tracefs());
 		if (access(path, F_OK))

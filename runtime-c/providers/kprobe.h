@@ -16,6 +16,7 @@ struct plyc_kprobe_data {
 	const char *fentry_func;   /* ... built for this function */
 	int fentry_nargs;          /* ... with this many arguments */
 	uint64_t fentry_ctx;       /* ... reading these ctx slots (bit n: ctx[n]) */
+	const char *fentry_only;   /* what the kprobe can't do ("path()"), or NULL */
 };
 
 extern const struct plyc_provider plyc_provider_kprobe;

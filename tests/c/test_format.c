@@ -39,14 +39,14 @@ static FILE *open_case(const char *name)
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static const struct plyc_type t_u32 = { PLYC_K_INT, 4, 0, 0 };
-static const struct plyc_type t_s32 = { PLYC_K_INT, 4, 1, 0 };
-static const struct plyc_type t_u64 = { PLYC_K_INT, 8, 0, 0 };
-static const struct plyc_type t_s64 = { PLYC_K_INT, 8, 1, 0 };
-static const struct plyc_type t_pid = { PLYC_K_INT, 4, 0, 5 };
-static const struct plyc_type t_comm = { PLYC_K_STR, 16, 0, 0 };
-static const struct plyc_type t_lit8 = { PLYC_K_STR, 8, 0, 0 };
-static const struct plyc_type t_time = { PLYC_K_TIME, 8, 1, 0 };
+static const struct plyc_type t_u32 = { PLYC_K_INT, 4, 0, 0, 0, NULL };
+static const struct plyc_type t_s32 = { PLYC_K_INT, 4, 1, 0, 0, NULL };
+static const struct plyc_type t_u64 = { PLYC_K_INT, 8, 0, 0, 0, NULL };
+static const struct plyc_type t_s64 = { PLYC_K_INT, 8, 1, 0, 0, NULL };
+static const struct plyc_type t_pid = { PLYC_K_INT, 4, 0, 5, 0, NULL };
+static const struct plyc_type t_comm = { PLYC_K_STR, 16, 0, 0, 0, NULL };
+static const struct plyc_type t_lit8 = { PLYC_K_STR, 8, 0, 0, 0, NULL };
+static const struct plyc_type t_time = { PLYC_K_TIME, 8, 1, 0, 0, NULL };
 
 static void print_line(FILE *fp, const struct plyc_type *t, const void *v)
 {
@@ -69,10 +69,10 @@ static void case_ints(void)
 	unsigned char rec[9] = { 0xaa, 0x39, 0x30, 0, 0, 0, 0, 0, 0 };
 	struct plyc_type t;
 
-	t = (struct plyc_type){ PLYC_K_INT, 1, 1, 0 };  print_line(fp, &t, &s8);
-	t = (struct plyc_type){ PLYC_K_INT, 1, 0, 0 };  print_line(fp, &t, &u8);
-	t = (struct plyc_type){ PLYC_K_INT, 2, 1, 0 };  print_line(fp, &t, &s16);
-	t = (struct plyc_type){ PLYC_K_INT, 2, 0, 0 };  print_line(fp, &t, &u16);
+	t = (struct plyc_type){ PLYC_K_INT, 1, 1, 0, 0, NULL };  print_line(fp, &t, &s8);
+	t = (struct plyc_type){ PLYC_K_INT, 1, 0, 0, 0, NULL };  print_line(fp, &t, &u8);
+	t = (struct plyc_type){ PLYC_K_INT, 2, 1, 0, 0, NULL };  print_line(fp, &t, &s16);
+	t = (struct plyc_type){ PLYC_K_INT, 2, 0, 0, 0, NULL };  print_line(fp, &t, &u16);
 	print_line(fp, &t_s32, &s32);
 	print_line(fp, &t_u32, &u32);
 	print_line(fp, &t_s64, &s64);
@@ -81,7 +81,7 @@ static void case_ints(void)
 	print_line(fp, &t_u32, &s32);
 	print_line(fp, &t_s64, &u64);
 	print_line(fp, &t_pid, &pid);
-	t = (struct plyc_type){ PLYC_K_INT, 4, 0, 2 };  print_line(fp, &t, &cpu);
+	t = (struct plyc_type){ PLYC_K_INT, 4, 0, 2, 0, NULL };  print_line(fp, &t, &cpu);
 	print_line(fp, &t_u64, rec + 1);
 	fclose(fp);
 }
@@ -131,7 +131,7 @@ static void case_durations(void)
 
 static void case_walltime(void)
 {
-	struct plyc_type t = { PLYC_K_WALLTIME, 8, 0, 0 };
+	struct plyc_type t = { PLYC_K_WALLTIME, 8, 0, 0, 0, NULL };
 	FILE *fp = open_case("walltime");
 	uint64_t mono = 5000000000ULL + 123456789ULL;
 	int64_t saved = plyc_rt.mono_to_real_ns;
@@ -160,9 +160,9 @@ static void case_walltime(void)
 
 static void case_hex(void)
 {
-	struct plyc_type thex = { PLYC_K_HEX, 8, 0, 0 };
-	struct plyc_type tmem = { PLYC_K_MEM, 20, 0, 0 };
-	struct plyc_type tmem8 = { PLYC_K_MEM, 8, 0, 0 };
+	struct plyc_type thex = { PLYC_K_HEX, 8, 0, 0, 0, NULL };
+	struct plyc_type tmem = { PLYC_K_MEM, 20, 0, 0, 0, NULL };
+	struct plyc_type tmem8 = { PLYC_K_MEM, 8, 0, 0, 0, NULL };
 	uint64_t ptr = 0xffff888012345678ULL;
 	const char mem[20] = "0123456789abcdefXYZ\n";
 	FILE *fp = open_case("hex");
@@ -205,8 +205,8 @@ static void case_syms(void)
 		0xffffffff81001010ULL, 0xffffffff81001100ULL,
 		0xffffffffc0001001ULL, 0, 0xffffffff81001000ULL,
 	};
-	struct plyc_type tsym = { PLYC_K_SYM, 8, 0, 0 };
-	struct plyc_type tstack = { PLYC_K_STACK, 8, 1, 0 };
+	struct plyc_type tsym = { PLYC_K_SYM, 8, 0, 0, 0, NULL };
+	struct plyc_type tstack = { PLYC_K_STACK, 8, 1, 0, 0, NULL };
 	char path[4096], buf[PLYC_KSYM_LEN];
 	int64_t id = 7;
 	FILE *fp;
@@ -263,10 +263,10 @@ static void dump(const char *name, const struct plyc_map *m,
 	fclose(fp);
 }
 
-static const struct plyc_field f_s32[] = { { { PLYC_K_INT, 4, 1, 0 }, 0 } };
-static const struct plyc_field f_u32[] = { { { PLYC_K_INT, 4, 0, 0 }, 0 } };
-static const struct plyc_field f_comm[] = { { { PLYC_K_STR, 16, 0, 0 }, 0 } };
-static const struct plyc_field f_lit8[] = { { { PLYC_K_STR, 8, 0, 0 }, 0 } };
+static const struct plyc_field f_s32[] = { { { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0 } };
+static const struct plyc_field f_u32[] = { { { PLYC_K_INT, 4, 0, 0, 0, NULL }, 0 } };
+static const struct plyc_field f_comm[] = { { { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0 } };
+static const struct plyc_field f_lit8[] = { { { PLYC_K_STR, 8, 0, 0, 0, NULL }, 0 } };
 
 static void case_count_int_keys(void)
 {
@@ -311,8 +311,8 @@ struct comm_pid {
 };
 
 static const struct plyc_field f_comm_pid[] = {
-	{ { PLYC_K_STR, 16, 0, 0 }, 0 },
-	{ { PLYC_K_INT, 4, 0, 5 }, 16 },
+	{ { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0 },
+	{ { PLYC_K_INT, 4, 0, 5, 0, NULL }, 16 },
 };
 
 static void case_sum_tuple_keys(void)
@@ -517,11 +517,11 @@ static void case_lquantize(void)
 
 static void case_json_values(void)
 {
-	struct plyc_type tstr = { PLYC_K_STR, 16, 0, 0 };
-	struct plyc_type tmem = { PLYC_K_MEM, 4, 0, 0 };
-	struct plyc_type thex = { PLYC_K_HEX, 8, 0, 0 };
-	struct plyc_type tsym = { PLYC_K_SYM, 8, 0, 0 };
-	struct plyc_type ts8 = { PLYC_K_INT, 1, 1, 0 };
+	struct plyc_type tstr = { PLYC_K_STR, 16, 0, 0, 0, NULL };
+	struct plyc_type tmem = { PLYC_K_MEM, 4, 0, 0, 0, NULL };
+	struct plyc_type thex = { PLYC_K_HEX, 8, 0, 0, 0, NULL };
+	struct plyc_type tsym = { PLYC_K_SYM, 8, 0, 0, 0, NULL };
+	struct plyc_type ts8 = { PLYC_K_INT, 1, 1, 0, 0, NULL };
 	char s[16] = "a\"b\\c\nd\x01\xc3\xa9\xff";
 	char full[16];
 	unsigned char mem[4] = { 0xde, 0xad, 0x00, 0x0f };
@@ -707,6 +707,9 @@ static void case_verifier_hints(void)
 		"5: (85) call bpf_for_each_map_elem#164\ninvalid func unknown#164\n",
 		"BPF program is too large. Processed 1000001 insn\nprocessed 1000001 insns\n",
 		"R1 invalid mem access 'inv'\nprocessed 12 insns\n",
+		"4: (85) call bpf_send_signal#109\nunknown func bpf_send_signal#109\n",
+		"9: (85) call bpf_override_return#58\nunknown func bpf_override_return#58\n",
+		"56: (85) call bpf_d_path#147\nhelper call is not allowed in probe\nprocessed 54 insns\n",
 	};
 	FILE *fp = open_case("verifier_hints");
 	char hint[512];
@@ -718,6 +721,25 @@ static void case_verifier_hints(void)
 }
 
 /* --- bpftrace's style (btoutput.c): the values of bpftrace runs ------- */
+
+/* buf() values (a u32 length, then the bytes) by %r, %rx and %rh; a length
+ * past the capacity is the capacity. */
+static void case_bt_buf(void)
+{
+	static const unsigned char a[4 + 6] = { 4, 0, 0, 0, 'a', '\n', 0x01, 0xff, 'z', 'z' };
+	static const unsigned char big[4 + 2] = { 200, 0, 0, 0, 'o', 'k' };
+	static const char modes[] = { ' ', 'x', 'h' };
+	FILE *fp = open_case("bt_buf");
+	size_t i;
+
+	for (i = 0; i < sizeof(modes); i++) {
+		plyc_bt_buf_format(fp, a, sizeof(a), modes[i]);
+		fputc('\n', fp);
+	}
+	plyc_bt_buf_format(fp, big, sizeof(big), ' ');
+	fputc('\n', fp);
+	fclose(fp);
+}
 
 static void bt_dump(const char *name, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
 		    int json)
@@ -755,8 +777,8 @@ static void case_bt_plain_keys(void)
 		char s[8];
 		int32_t i;
 	} keys[] = { { "b", 2 }, { "a", 3 }, { "a", 1 }, { "a", -1 } };
-	static const struct plyc_field f[] = { { { PLYC_K_STR, 8, 0, 0 }, 0 },
-					       { { PLYC_K_INT, 4, 1, 0 }, 8 } };
+	static const struct plyc_field f[] = { { { PLYC_K_STR, 8, 0, 0, 0, NULL }, 0 },
+					       { { PLYC_K_INT, 4, 1, 0, 0, NULL }, 8 } };
 	struct plyc_map m = {
 		.name = "@t", .agg = PLYC_A_NONE, .nkeys = 2, .keys = f,
 		.key_size = sizeof(keys[0]), .value = t_lit8, .value_size = 8,
@@ -786,11 +808,50 @@ static void case_bt_plain_keys(void)
 	}
 }
 
+/* Tuples (PLYC_K_TUPLE), laid out as bpftrace lays them out: @t[k] =
+ * ((int8)-2, "ab", (7, "x")) with a nested tuple key member, text and JSON;
+ * entries by key, tuple keys member by member. */
+static void case_bt_tuples(void)
+{
+	static const struct plyc_field inner[] = {
+		{ { PLYC_K_INT, 8, 1, 0, 0, NULL }, 0 },
+		{ { PLYC_K_STR, 2, 0, 0, 0, NULL }, 8 },
+	};
+	static const struct plyc_field outer[] = {
+		{ { PLYC_K_INT, 1, 1, 0, 0, NULL }, 0 },
+		{ { PLYC_K_STR, 3, 0, 0, 0, NULL }, 1 },
+		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8 },
+	};
+	static const struct plyc_field keyf[] = {
+		{ { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0 },
+		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8 },
+	};
+	struct val { int8_t a; char s[3]; char pad[4]; int64_t n; char x[2]; char pad2[6]; } vals[] = {
+		{ -2, "ab", "", 7, "x", "" }, { 1, "c", "", -1, "yz", "" },
+	};
+	struct key { int32_t k; char pad[4]; int64_t n; char x[2]; char pad2[6]; } keys[] = {
+		{ 3, "", 2, "b", "" }, { 3, "", 2, "a", "" },
+	};
+	struct plyc_map m = {
+		.name = "@t", .agg = PLYC_A_NONE, .nkeys = 2, .keys = keyf, .key_size = sizeof(keys[0]),
+		.value = { PLYC_K_TUPLE, 24, 0, 0, 3, outer }, .value_size = sizeof(vals[0]),
+	};
+	struct plyc_entry ents[2] = { { &keys[0], &vals[0] }, { &keys[1], &vals[1] } };
+
+	bt_dump("bt_tuples", &m, ents, 2, 0);
+	bt_dump("bt_tuples_json", &m, ents, 2, 1);
+	/* the nested tuple alone, a key-less map's value */
+	m.value = outer[2].type;
+	m.nkeys = 0;
+	ents[0].value = &vals[0].n;
+	bt_dump("bt_tuple_value", &m, ents, 1, 0);
+}
+
 /* ntop() values (PLYC_K_INET): u64 family, then the address bytes as in
  * memory; a family other than AF_INET/AF_INET6 prints nothing, as in bpftrace */
 static void case_bt_inet(void)
 {
-	static const struct plyc_type t_inet = { PLYC_K_INET, 24, 0, 0 };
+	static const struct plyc_type t_inet = { PLYC_K_INET, 24, 0, 0, 0, NULL };
 	struct { uint64_t af; uint8_t addr[16]; } v[] = {
 		{ 2, { 127, 0, 0, 1 } },
 		{ 10, { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 } },
@@ -963,7 +1024,7 @@ static void case_bt_events(void)
 	char str[8] = "str", ab[8] = "ab";
 	unsigned char buf[4] = { 'a', 'b', 1, '\n' };
 	uint64_t ptr = 0x1234;
-	const struct plyc_type t_buf = { PLYC_K_MEM, 4, 0, 0 }, t_ptr = { PLYC_K_HEX, 8, 0, 0 };
+	const struct plyc_type t_buf = { PLYC_K_MEM, 4, 0, 0, 0, NULL }, t_ptr = { PLYC_K_HEX, 8, 0, 0, 0, NULL };
 	const struct plyc_type *one[] = { &t_s64 }, *s[] = { &t_lit8 }, *b[] = { &t_buf },
 		*p[] = { &t_ptr }, *tup[] = { &t_s64, &t_lit8, &t_s64 };
 	const void *v5[] = { &five }, *vs[] = { str }, *vb[] = { buf }, *vp[] = { &ptr },
@@ -1081,8 +1142,10 @@ int main(int argc, char **argv)
 	case_merge();
 	case_bpf();
 	case_verifier_hints();
+	case_bt_buf();
 	case_bt_count();
 	case_bt_plain_keys();
+	case_bt_tuples();
 	case_bt_hist();
 	case_bt_hist_keys();
 	case_bt_lhist();

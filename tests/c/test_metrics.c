@@ -55,20 +55,20 @@ struct key {
 int main(int argc, char **argv)
 {
 	static const struct plyc_field keys[] = {
-		{ { PLYC_K_STR, 16, 0, 0 }, 0 },
-		{ { PLYC_K_INT, 4, 0, 5 }, 16 },
+		{ { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0 },
+		{ { PLYC_K_INT, 4, 0, 5, 0, NULL }, 16 },
 	};
 	static const char *const names[] = { "comm", "pid" };
 	struct plyc_map maps[] = {
 		{ .name = "@reads", .agg = PLYC_A_COUNT, .nkeys = 2, .keys = keys, .key_size = 20,
-		  .value = { PLYC_K_INT, 8, 0, 0 }, .value_size = 8, .percpu = 1, .fd = -1, .key_names = names },
+		  .value = { PLYC_K_INT, 8, 0, 0, 0, NULL }, .value_size = 8, .percpu = 1, .fd = -1, .key_names = names },
 		{ .name = "@", .agg = PLYC_A_QUANTIZE, .nkeys = 2, .keys = keys, .key_size = 20,
-		  .value = { PLYC_K_INT, 8, 1, 0 }, .value_size = 8 * 64 + 8, .nbuckets = 64, .percpu = 1, .fd = -1 },
+		  .value = { PLYC_K_INT, 8, 1, 0, 0, NULL }, .value_size = 8 * 64 + 8, .nbuckets = 64, .percpu = 1, .fd = -1 },
 		{ .name = "@lin", .agg = PLYC_A_LQUANTIZE, .nkeys = 0, .key_size = 4,
-		  .value = { PLYC_K_INT, 8, 1, 0 }, .value_size = 8 * 6 + 8, .nbuckets = 6,
+		  .value = { PLYC_K_INT, 8, 1, 0, 0, NULL }, .value_size = 8 * 6 + 8, .nbuckets = 6,
 		  .lq_min = 0, .lq_max = 40, .lq_step = 10, .percpu = 1, .fd = -1 },
 		{ .name = "@mean", .agg = PLYC_A_AVG, .nkeys = 0, .key_size = 4,
-		  .value = { PLYC_K_INT, 8, 1, 0 }, .value_size = 16, .percpu = 1, .fd = -1 },
+		  .value = { PLYC_K_INT, 8, 1, 0, 0, NULL }, .value_size = 16, .percpu = 1, .fd = -1 },
 	};
 	struct plyc_metrics_src src = {
 		.tracer = "t", .script = "t.ply", .version = "0", .prefix = "plyc",
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 	{
 		/* the log2 aggregation: bcc's buckets */
 		struct plyc_map lm = { .name = "@lat", .agg = PLYC_A_LOG2, .key_size = 4,
-				       .value = { PLYC_K_INT, 8, 0, 0 }, .value_size = 8 * 64 + 8,
+				       .value = { PLYC_K_INT, 8, 0, 0, 0, NULL }, .value_size = 8 * 64 + 8,
 				       .nbuckets = 64, .percpu = 1, .fd = -1 };
 		struct plyc_metrics_src lsrc = src;
 		uint64_t lh[65] = { 0 };
@@ -140,10 +140,10 @@ int main(int argc, char **argv)
 	{
 		/* bpftrace's hist(): [0] < 0, [1] 0, [i] 2^(i-2) .. 2^(i-1) - 1; stats() */
 		struct plyc_map hm = { .name = "@h", .agg = PLYC_A_HIST, .key_size = 4,
-				       .value = { PLYC_K_INT, 8, 1, 0 }, .value_size = 8 * 65 + 8,
+				       .value = { PLYC_K_INT, 8, 1, 0, 0, NULL }, .value_size = 8 * 65 + 8,
 				       .nbuckets = 65, .percpu = 1, .fd = -1 };
 		struct plyc_map sm = { .name = "@s", .agg = PLYC_A_STATS, .key_size = 4,
-				       .value = { PLYC_K_INT, 8, 1, 0 }, .value_size = 16, .percpu = 1,
+				       .value = { PLYC_K_INT, 8, 1, 0, 0, NULL }, .value_size = 16, .percpu = 1,
 				       .fd = -1 };
 		struct plyc_metrics_src hsrc = src;
 		uint64_t hh[66] = { 0 };

@@ -13,8 +13,9 @@
  *   workload stackargs N        call plyc_probe_stack(N, N+1, ..., N+9) once: ten
  *                               arguments, the last ones on the stack (x86_64 passes
  *                               six in registers, aarch64 eight), for sargN
- *   workload stack N MS         N calls of plyc_stack_outer() -> plyc_stack_mid() ->
- *                               plyc_stack_leaf(plyc_probe), which keep frame pointers
+ *   workload stack N MS         plyc_stack_run(): N calls of plyc_stack_outer() ->
+ *                               plyc_stack_mid() -> plyc_stack_leaf(plyc_probe), which
+ *                               keep frame pointers
  *                               (user stacks), then plyc_stack_done(), then a sleep of
  *                               MS (a tracer names the frames while the process lives)
  *   workload pingpong N         getpgid(i) for i in 0..N-1, taking turns between two
@@ -34,6 +35,8 @@
  *                               whose accept queue is full (listen(0), one
  *                               connection queued): each SYN is dropped and sent
  *                               again once, after 1 s; 1.5 s later all is closed
+ *   workload unix TEXT N        N times: TEXT sent over a unix stream socket pair
+ *                               (one write(2)) and read back whole (undump.bt)
  *   workload touch N            N fresh pages touched (one page fault each, no
  *                               huge pages) while its comm is plyc-touch; the
  *                               same code warmed up first, so that is all it does
@@ -152,6 +155,17 @@ STACK_FRAME long plyc_stack_outer(long x)
 __attribute__((noinline)) void plyc_stack_done(void)
 {
 	__asm__ volatile("" : : : "memory");
+}
+
+/* The outermost frame tests name, so that a change to main() moves no
+ * offset they print. */
+STACK_FRAME void plyc_stack_run(long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		plyc_stack_outer(i);
+	plyc_stack_done();
 }
 
 /* workload waits: every pthread_cond_wait() call is one round. The waker
@@ -356,6 +370,25 @@ static int touch(const char *name, long n)
 	return munmap(buf, (size_t)(n * page));
 }
 
+/* TEXT through a unix stream socket pair, N times: one write, one read. */
+static int unix_stream(const char *text, long n)
+{
+	size_t len = strlen(text);
+	char *buf = malloc(len + 1);
+	int sv[2];
+	long i;
+
+	if (!buf || socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return 1;
+	for (i = 0; i < n; i++)
+		if (write(sv[0], text, len) != (ssize_t)len || read(sv[1], buf, len) != (ssize_t)len)
+			return 1;
+	close(sv[0]);
+	close(sv[1]);
+	free(buf);
+	return 0;
+}
+
 static int switches(const char *name, long n)
 {
 	struct timespec ts = { 0, 100000 };
@@ -442,6 +475,8 @@ static int run(int argc, char **argv)
 
 		n = atol(argv[2]);
 		return (strchr(fam, '4') && fn(n, 0)) || (strchr(fam, '6') && fn(n, 1));
+	} else if (!strcmp(argv[1], "unix") && argc > 3) {
+		return unix_stream(argv[2], atol(argv[3]));
 	} else if (!strcmp(argv[1], "touch")) {
 		return touch("plyc-warm", 1) || touch("plyc-touch", atol(argv[2]));
 	} else if (!strcmp(argv[1], "switches")) {
@@ -459,10 +494,7 @@ static int run(int argc, char **argv)
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
 	} else if (!strcmp(argv[1], "stack") && argc > 3) {
-		n = atol(argv[2]);
-		for (i = 0; i < n; i++)
-			plyc_stack_outer(i);
-		plyc_stack_done();
+		plyc_stack_run(atol(argv[2]));
 		usleep((useconds_t)atol(argv[3]) * 1000);
 	} else if (!strcmp(argv[1], "probe") && argc > 3) {
 		return plyc_probe(argv[2], atol(argv[3])) != -atol(argv[3]);

@@ -35,8 +35,9 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import constants, fargs, headers, loops, preamble, stacks
+from . import cdefs, config, constants, events, fargs, headers, loops, macros, preamble, stacks, structs
 from . import specs as S
+from . import tuples
 from . import values as V
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
@@ -47,11 +48,11 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
 FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
-    tuple(V.FUNCTIONS)
+    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "buf pton strcontains cat "
-    "system signal override cgroup_path path strerror "
+    "pton strcontains "
+    "cgroup_path strerror "
     "skboutput unwatch percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
@@ -88,29 +89,19 @@ def _prints_tuple(n) -> bool:
 
 
 def refuse(st: "Lowering", diag: Collector):
-    prog = st.ast
+    st.ast = prog = macros.expand(st.ast, diag)      # macros are gone from here on
     st.preamble = preamble.evaluate(prog.preamble, diag)
-    if prog.config is not None:
-        diag.error(not_yet("the config block"), prog.config.span)
-    for m in prog.macros:
-        diag.error(not_yet("a macro"), m.span)
+    st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
+    for name, value in st.cdefs.constants.items():     # enumerators
+        st.preamble.constants.setdefault(name, A.Int(value, str(value)))
+    st.config = config.evaluate(prog.config, diag)
+    if st.config.strsize is not None:
+        st.strsize = st.config.strsize
     for probe in prog.probes:
-        # A tuple as a map's key or delete()'s or has_key()'s key is the key's parts; print()'s
-        # lone tuple, the values it prints.
-        keys = {id(n.keys[0]) for n in walk(probe.body) if isinstance(n, A.Map) and n.keys
-                and len(n.keys) == 1 and isinstance(n.keys[0], A.Tuple)} | \
-               {id(n.args[1]) for n in walk(probe.body) if isinstance(n, A.Call)
-                and n.name in ("delete", "has_key") and len(n.args) == 2} | \
-               {id(n.args[0]) for n in walk(probe.body) if _prints_tuple(n)}
-        pairs = loops.loop_vars(probe.body)    # $kv.0, $kv.1 of a for loop: loops.py
         for n in walk([probe.predicate, probe.body]):
             what = None
             if isinstance(n, A.Jump) and n.value is not None:
                 what = "return with a value"
-            elif isinstance(n, A.Tuple) and id(n) not in keys or (
-                    isinstance(n, A.TupleIndex) and not (isinstance(loops.pair_base(n)[0], A.Var)
-                                                         and loops.pair_base(n)[0].name in pairs)):
-                what = "a tuple"
             elif isinstance(n, A.Unary) and n.op == "&":
                 what = "the address-of operator '&'"
             elif isinstance(n, A.Cast) and n.type.array_len is not None:
@@ -157,8 +148,11 @@ class Lowering:
         self.maps: dict = {}                # what `learn` found, completed by `type`
         self.locals: dict = {}              # unit index -> its $locals' types, from `learn`
         self.preamble = preamble.Preamble()
+        self.config = config.Config()
+        self.cdefs = cdefs.Definitions()
         self.ir: Optional[ir.Program] = None
         self.time_formats: list = []        # strftime()'s formats, in order of first use (values.py)
+        self.unsafe = False                 # built with --unsafe: system(), signal(), override()
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -188,19 +182,22 @@ def learn(st: Lowering, diag: Collector):
 
 def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
-    st.ir.time_formats = st.time_formats
+    if st.ir is not None:
+        st.ir.limits = dict(st.config.limits)
+        st.ir.time_formats = st.time_formats
 
 
-PASSES = (refuse, resolve, learn, type_program) + passes.on_ir(passes.CORE)
+PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE)
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
-          strsize: int = 64, build_env: Optional[dict] = None) -> ir.Program:
+          strsize: int = 64, build_env: Optional[dict] = None, unsafe: bool = False) -> ir.Program:
     """The IR of a bpftrace program; strings are 64 bytes, as bpftrace's
     BPFTRACE_STRLEN default. build_env: the build machine's environment
     (where kernel headers are: headers.py)."""
     st = Lowering(program, strsize, btf_path, arch)
     st.build_env = {} if build_env is None else build_env
+    st.unsafe = unsafe
     passes.run(PASSES, st)
     return st.ir
 
@@ -433,10 +430,12 @@ class Typer(PlyTyper):
             info = ir.Map(ref.name, len(self.maps), storage, ref.span)
             self.maps[ref.name] = info
         exprs = map_keys(ref)
-        keys = [self.expr(k) for k in exprs]
+        keys = tuples.flatten_key(self, [self.expr(k) for k in exprs], exprs)
         if info.key_names is None:
             info.key_names = [None] * len(keys)
-        use_keys(info, keys, [k.span for k in exprs], ref.span, self.err)
+        # a tuple key's members were written as one expression
+        spans = [k.span for k in exprs] if len(exprs) == len(keys) else [exprs[0].span] * len(keys)
+        use_keys(info, keys, spans, ref.span, self.err)
         return info, keys
 
     def whole_map(self, e) -> Optional[tuple]:
@@ -476,9 +475,6 @@ class Typer(PlyTyper):
 
     def expr_Int(self, e: A.Int):
         return ir.IntConst(e.value, type=T.U64 if e.value >= 1 << 63 else T.S64)
-
-    def expr_TupleIndex(self, e: A.TupleIndex):
-        return loops.pair_part(self, e)
 
     def expr_Var(self, e: A.Var):
         if e.name in self.pairs:
@@ -599,6 +595,9 @@ class Typer(PlyTyper):
         return node
 
     def expr_Field(self, e: A.Field):
+        script = structs.field(self, e)     # a struct the script defines
+        if script is not None:
+            return script
         obj = self.expr(e.obj)
         if obj.type.kind == "ctx" and obj.type.pointee == "tracepoint":
             try:
@@ -617,7 +616,27 @@ class Typer(PlyTyper):
             typ = replace(typ, user=True)   # bpftrace keeps a user pointer's address space
         return ir.KMember(obj, e.name, type=typ)
 
+    def expr_Tuple(self, e: A.Tuple):
+        return tuples.make(self, e)
+
+    def expr_Ternary(self, e: A.Ternary):
+        node = tuples.ternary(self, e)
+        return node if node is not None else super().expr_Ternary(e)
+
+    def expr_TupleIndex(self, e: A.TupleIndex):
+        base = loops.pair_base(e)[0]
+        if isinstance(base, A.Var) and base.name in self.pairs:
+            return loops.pair_part(self, e)     # a for loop's $kv.0, $kv.1 (loops.py)
+        return tuples.get(self, e)
+
+    def expr_Index(self, e: A.Index):
+        script = structs.index(self, e)
+        return script if script is not None else super().expr_Index(e)
+
     def expr_Cast(self, e: A.Cast):
+        script = structs.cast(self, e, lambda: self.expr(e.operand))
+        if script is not None:
+            return script
         return super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
 
     def expr_Unary(self, e: A.Unary):
@@ -631,6 +650,9 @@ class Typer(PlyTyper):
     def expr_Sizeof(self, e: A.Sizeof):
         if not isinstance(e.arg, A.TypeName):
             return ir.IntConst(self.expr(e.arg).type.size, type=T.U64)
+        script = structs.sizeof(self, e.arg)
+        if script is not None:
+            return script
         return self.expr_SizeOf(_SizeOf(_TypeWords(e.arg), e.span))
 
     def call(self, e: A.Call, statement: bool):
@@ -644,6 +666,10 @@ class Typer(PlyTyper):
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
             return self.print_top(e, statement)
+        whole = self.whole_map(e.args[0]) if e.name == "print" and len(e.args) == 1 else None
+        if whole and whole[0] in self.maps:
+            # bpftrace dumps any map, a key-less plain one too ("@x: 5")
+            return self.event(e, ir.PRINTMAP, map=whole[0])
         if _prints_tuple(e):
             # the shared print() of several values prints them as bpftrace
             # prints a tuple, "(a, b)"
@@ -654,7 +680,7 @@ class Typer(PlyTyper):
             return self.time(e, statement)
         if e.name in V.FUNCTIONS:
             return V.call(self, e)
-        func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name)
+        func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name) or events.FUNCTIONS.get(e.name)
         if func is None:
             return super().call(e, statement)
         lo, hi = func.arity

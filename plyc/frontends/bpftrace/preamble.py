@@ -26,6 +26,7 @@ DEFINED = re.compile(r"!?\s*defined\s*\(?\s*([_a-zA-Z]\w*)\s*\)?")
 class Preamble:
     constants: dict = field(default_factory=dict)   # name -> A.Int or A.Str (the #define's value)
     includes: list = field(default_factory=list)    # the active #include lines (CText)
+    cdefs: list = field(default_factory=list)       # the active struct/union/enum definitions (CText)
 
 
 def _literal(text: str):
@@ -61,9 +62,7 @@ def evaluate(items: list, diag: Collector) -> Preamble:
     for item in items:
         if item.kind != "preprocessor":
             if active():
-                diag.error(f"a {item.kind} definition in the script is not supported by plyc yet",
-                           item.span, "kernel types come from the kernel's BTF: casts like "
-                           "(struct sock *)arg0 work without one")
+                out.cdefs.append(item)      # cdefs.py reads them
             continue
         text = item.text.replace("\\\n", " ")
         m = DIRECTIVE.match(text)

@@ -3,9 +3,13 @@ lark's exceptions turned into located, named diagnostics."""
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import re
+import sys
 from copy import copy
 from importlib import resources
+from pathlib import Path
 from typing import Optional
 
 from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
@@ -45,9 +49,36 @@ class _PostLex:
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
+    """The parser, from plyc's cache when this grammar was built before:
+    building it (strict mode's terminal-collision check above all) costs
+    more than the rest of a small script's compile."""
     grammar = resources.files("plyc.frontends.ply").joinpath("grammar.lark").read_text()
-    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
-                maybe_placeholders=True, strict=True, postlex=_PostLex())
+    options = dict(parser="lalr", lexer="contextual", propagate_positions=True,
+                   maybe_placeholders=True, strict=True, postlex=_PostLex())
+    try:
+        cached = _grammar_cache(grammar)
+    except OSError:
+        return Lark(grammar, **options)
+    if cached.exists():
+        return Lark(grammar, cache=str(cached), **options)
+    # lark writes its cache in place: a private file, renamed into place
+    # once complete, keeps parallel builds from reading half of one.
+    tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+    parser = Lark(grammar, cache=str(tmp), **options)
+    try:
+        os.replace(tmp, cached)
+    except OSError:
+        pass
+    return parser
+
+
+def _grammar_cache(grammar: str) -> Path:
+    """Where this grammar's parser is kept (lark also checks the grammar's
+    hash when it loads one)."""
+    import lark
+    from ...toolchain import cache_dir
+    key = hashlib.sha256(f"{grammar}\0{lark.__version__}\0{sys.version_info[:2]}".encode()).hexdigest()[:16]
+    return cache_dir() / f"ply-grammar-{key}.lark"
 
 
 def _span(meta_or_token) -> ast.Span:

@@ -1,0 +1,297 @@
+"""The script's own C definitions: `struct`, `union` and `enum` in the
+preamble that stay active (bpftrace's tools keep theirs under `#ifndef
+BPFTRACE_HAVE_BTF`, which plyc drops: preamble.py). pycparser parses them;
+plyc lays them out as the target's C compiler would (natural alignment,
+its pointer and long sizes: arch.py), and the lowering reads members at
+those offsets, not by CO-RE: the script says what the memory holds. As in
+bpftrace 0.17, the script's definition of a name wins over the kernel's
+BTF one (`struct file` defined in the script is the script's). Enumerators
+are constants.
+
+A definition pycparser rejects is an error at the line and column it gives,
+mapped back into the script (each definition is fed to it under a `#line`
+of its own), or at the definition where pycparser gives none."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ... import arch as ARCH
+from ...diag import Collector
+from ...ir.nodes import Span
+from . import ast as A
+
+# Integer type names a definition may use, besides C's own: bpftrace's and
+# the kernel's fixed-size ones. (size, signed); "ptr" is the target's
+# pointer size (long, size_t).
+TYPEDEFS = {
+    **{f"{p}{n}": (n // 8, s) for n in (8, 16, 32, 64)
+       for p, s in (("u", False), ("s", True), ("__u", False), ("__s", True),
+                    ("uint", False), ("int", True))},
+    **{f"uint{n}_t": (n // 8, False) for n in (8, 16, 32, 64)},
+    **{f"int{n}_t": (n // 8, True) for n in (8, 16, 32, 64)},
+    "size_t": ("ptr", False), "ssize_t": ("ptr", True), "uintptr_t": ("ptr", False),
+    "pid_t": (4, True), "uid_t": (4, False), "gid_t": (4, False), "bool": (1, False),
+    "umode_t": (2, False), "dev_t": (4, False), "loff_t": (8, True), "gfp_t": (4, False),
+}
+
+
+@dataclass
+class Member:
+    name: str
+    offset: int
+    size: int
+    kind: str                  # int | ptr | array | struct
+    signed: bool = False
+    target: Optional[tuple] = None   # ptr: the pointee's words ("struct", "sock") or ("char",); struct: the same
+    elem: Optional["Member"] = None  # array: the element (offset 0)
+    count: int = 0                   # array: how many
+
+
+@dataclass
+class Record:
+    """A struct or union the script defines."""
+    words: tuple               # ("struct", "name")
+    size: int
+    align: int
+    members: dict = field(default_factory=dict)
+    span: Optional[Span] = None
+
+
+@dataclass
+class Definitions:
+    records: dict = field(default_factory=dict)     # words -> Record
+    enums: dict = field(default_factory=dict)       # ("enum", name) -> size
+    constants: dict = field(default_factory=dict)   # enumerator -> value
+
+    def record(self, words: tuple) -> Optional[Record]:
+        return self.records.get(tuple(words))
+
+
+class DefinitionError(Exception):
+    def __init__(self, message: str, coord=None):
+        super().__init__(message)
+        self.coord = coord
+
+
+def _source(items: list) -> str:
+    """The definitions as C: integer typedefs first, then each definition
+    where it is in the script (`#line`, and its column's indent)."""
+    out = [f"typedef {'signed' if s else 'unsigned'} {'long' if n == 'ptr' else _C_INT[n]} {name};"
+           for name, (n, s) in TYPEDEFS.items()]
+    for item in items:
+        text = item.text.rstrip()
+        out.append(f'# {item.span.line} "script"')
+        out.append(" " * (item.span.col - 1) + text + ("" if text.endswith(";") else ";"))
+    return "\n".join(out) + "\n"
+
+
+_C_INT = {1: "char", 2: "short", 4: "int", 8: "long long"}
+
+
+C_TYPE_WORDS = frozenset("char short int long signed unsigned _Bool void float double struct union enum "
+                         "const volatile".split())
+MEMBER_START = re.compile(r"[{;]\s*(?:(?:const|volatile)\s+)*([A-Za-z_]\w*)")
+
+
+def unknown_types(items: list, diag: Collector) -> bool:
+    """Say which member's type is no name plyc knows (pycparser's own
+    message for it varies by version, and names no place in version 3)."""
+    found = False
+    for item in items:
+        if item.kind == "enum":
+            continue
+        for m in MEMBER_START.finditer(item.text):
+            word = m.group(1)
+            if word in C_TYPE_WORDS or word in TYPEDEFS:
+                continue
+            before = item.text[:m.start(1)]
+            line = item.span.line + before.count("\n")
+            col = (m.start(1) - before.rfind("\n")) if "\n" in before else item.span.col + m.start(1)
+            diag.error(f"unknown type name '{word}'", Span(line, col, line, col + len(word)),
+                       "types plyc knows in definitions besides C's: " + ", ".join(sorted(TYPEDEFS)))
+            found = True
+    return found
+
+
+def parse(items: list, target: str, diag: Collector) -> Definitions:
+    out = Definitions()
+    if not items or unknown_types(items, diag):
+        return out
+    try:
+        from pycparser import c_ast, c_parser
+    except ImportError:
+        diag.error("struct, union and enum definitions need pycparser (make setup installs it)", items[0].span)
+        return out
+    try:
+        tree = c_parser.CParser().parse(_source(items), "script")
+    except c_parser.ParseError as err:
+        diag.error(*_located(str(err), items))
+        return out
+    lay = _Layout(out, ARCH.get(target).ptr, c_ast)
+    for ext in tree.ext:
+        if isinstance(ext, c_ast.Typedef):
+            continue
+        try:
+            lay.top(ext)
+        except DefinitionError as err:
+            span = _coord_span(err.coord, items) if err.coord is not None else None
+            diag.error(str(err), span or _item_at(ext.coord, items))
+    return out
+
+
+def _located(message: str, items: list) -> tuple:
+    """pycparser's message at its line and column in the script."""
+    head, _, detail = message.partition(": ")
+    parts = head.split(":")
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        line, col = int(parts[1]), int(parts[2])
+        span = Span(line, col, line, col + 1)
+    else:
+        # no place given (pycparser 3 at some errors): the last definition
+        # read, in the script's order, which is where it stopped
+        span, detail = items[-1].span, message.partition(": ")[2] or message
+    return f"this definition is not C that plyc can read ({detail.strip()})", span
+
+
+def _coord_span(coord, items) -> Optional[Span]:
+    if coord is None or coord.line is None:
+        return None
+    return Span(coord.line, coord.column or 1, coord.line, (coord.column or 1) + 1)
+
+
+def _item_at(coord, items) -> Span:
+    for item in items:
+        if coord is not None and item.span.line <= coord.line <= item.span.end_line:
+            return item.span
+    return items[0].span
+
+
+def _round(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+class _Layout:
+    def __init__(self, defs: Definitions, ptr: int, c_ast):
+        self.defs, self.ptr, self.c = defs, ptr, c_ast
+
+    def top(self, decl):
+        t = decl.type
+        if isinstance(t, (self.c.Struct, self.c.Union)):
+            self.record(t)
+        elif isinstance(t, self.c.Enum):
+            self.enum(t)
+        else:
+            raise DefinitionError("only struct, union and enum definitions can be in the preamble", decl.coord)
+
+    def record(self, node) -> Record:
+        words = ("union" if isinstance(node, self.c.Union) else "struct", node.name or "")
+        if node.decls is None:
+            rec = self.defs.records.get(words)
+            if rec is None:
+                raise DefinitionError(f"{' '.join(words)} is used before it is defined", node.coord)
+            return rec
+        if not node.name:
+            raise DefinitionError("a struct or union defined in the preamble needs a name", node.coord)
+        if words in self.defs.records:
+            raise DefinitionError(f"{' '.join(words)} is defined twice", node.coord)
+        rec = Record(words, 0, 1, span=None)
+        off = 0
+        for d in node.decls:
+            if d.bitsize is not None:
+                raise DefinitionError(f"bit-field '{d.name}' is not supported by plyc yet", d.coord)
+            if d.name is None:
+                raise DefinitionError("an anonymous member is not supported by plyc yet", d.coord)
+            m, align = self.member(d.name, d.type)
+            start = 0 if words[0] == "union" else _round(off, align)
+            m.offset = start
+            rec.members[d.name] = m
+            rec.align = max(rec.align, align)
+            off = max(off, start + m.size) if words[0] == "union" else start + m.size
+        rec.size = _round(off, rec.align)
+        self.defs.records[words] = rec
+        return rec
+
+    def enum(self, node) -> int:
+        if node.values is not None:
+            value = 0
+            for en in node.values.enumerators:
+                if en.value is not None:
+                    value = self.const(en.value)
+                self.defs.constants[en.name] = value
+                value += 1
+            if node.name:
+                self.defs.enums[("enum", node.name)] = 4
+        elif ("enum", node.name) not in self.defs.enums:
+            raise DefinitionError(f"enum {node.name} is used before it is defined", node.coord)
+        return 4
+
+    def const(self, e) -> int:
+        c = self.c
+        if isinstance(e, c.Constant) and e.type in ("int", "long int", "unsigned int", "long long int",
+                                                    "unsigned long int", "unsigned long long int"):
+            return int(e.value.rstrip("uUlL"), 0)
+        if isinstance(e, c.ID) and e.name in self.defs.constants:
+            return self.defs.constants[e.name]
+        if isinstance(e, c.UnaryOp) and e.op in ("-", "~", "+"):
+            v = self.const(e.expr)
+            return {"-": -v, "~": ~v, "+": v}[e.op]
+        if isinstance(e, c.BinaryOp) and e.op in ("+", "-", "*", "<<", ">>", "|", "&", "^"):
+            a, b = self.const(e.left), self.const(e.right)
+            return {"+": a + b, "-": a - b, "*": a * b, "<<": a << b, ">>": a >> b,
+                    "|": a | b, "&": a & b, "^": a ^ b}[e.op]
+        raise DefinitionError("an enumerator's value must be a constant integer expression", e.coord)
+
+    def member(self, name: str, t) -> tuple:
+        """(Member at offset 0, its alignment) of declarator type t."""
+        c = self.c
+        if isinstance(t, c.PtrDecl):
+            return Member(name, 0, self.ptr, "ptr", target=self.pointee(t.type)), self.ptr
+        if isinstance(t, c.ArrayDecl):
+            if t.dim is None:
+                raise DefinitionError(f"array '{name}' needs a size", t.coord)
+            n = self.const(t.dim)
+            elem, align = self.member(name, t.type)
+            return Member(name, 0, elem.size * n, "array", elem=elem, count=n), align
+        inner = t.type
+        if isinstance(inner, (c.Struct, c.Union)):
+            rec = self.record(inner)
+            return Member(name, 0, rec.size, "struct", target=rec.words), rec.align
+        if isinstance(inner, c.Enum):
+            self.enum(inner)
+            return Member(name, 0, 4, "int", signed=False), 4
+        size, signed = self.integer(inner.names, t.coord)
+        return Member(name, 0, size, "int", signed=signed), size
+
+    def pointee(self, t) -> tuple:
+        c = self.c
+        if isinstance(t, c.PtrDecl):
+            return ("void",)            # a pointer to a pointer: an address
+        inner = t.type if isinstance(t, c.TypeDecl) else None
+        if isinstance(inner, (c.Struct, c.Union)):
+            return ("union" if isinstance(inner, c.Union) else "struct", inner.name)
+        if isinstance(inner, c.IdentifierType) and inner.names[-1] == "char":
+            return ("char",)
+        return ("void",)
+
+    def integer(self, names: list, coord) -> tuple:
+        words = [w for w in names if w not in ("const", "volatile")]
+        if len(words) == 1 and words[0] in TYPEDEFS:
+            n, s = TYPEDEFS[words[0]]
+            return (self.ptr if n == "ptr" else n), s
+        signed = "unsigned" not in words
+        base = [w for w in words if w not in ("signed", "unsigned", "int")] or ["int"]
+        if base in (["char"],):
+            return 1, signed
+        if base == ["_Bool"]:
+            return 1, False
+        if base == ["short"]:
+            return 2, signed
+        if base == ["int"]:
+            return 4, signed
+        if base == ["long"]:
+            return self.ptr, signed
+        if base == ["long", "long"]:
+            return 8, signed
+        raise DefinitionError(f"type '{' '.join(names)}' is not supported in a definition by plyc yet", coord)

@@ -1,0 +1,112 @@
+"""The `config = { name = value; ... }` block of current bpftrace (its
+docs/language.md, "Config Variables"): the variables that change what plyc
+builds are honoured, the others refused by name. A name is written as
+bpftrace accepts it: `max_strlen`, `MAX_STRLEN` or `BPFTRACE_MAX_STRLEN`;
+bpftrace 0.17's environment names (`BPFTRACE_STRLEN`,
+`BPFTRACE_MAP_KEYS_MAX`) are taken too.
+
+Honoured, into Config's fields (the lowering and plyc/driver.py read them):
+  max_strlen       bytes of a string (str(), comm-sized values stay theirs)
+  max_map_keys     entries of every map (`plyc build --map-entries`)
+  perf_rb_pages    the output ring buffer, in 4 KiB pages (`--buffer-size`)
+  on_stack_limit   the largest temporary kept on the BPF stack (codegen)
+  print_maps_on_exit  false: no map dump at exit
+A build option given on plyc's command line (other than its default) wins
+over the block, as bpftrace's environment variables win over it.
+Accepted at the one value plyc has: stack_mode=bpftrace, missing_probes=error,
+str_trunc_trailer="" (bpftrace 0.17 adds no trailer, nor does plyc)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ...diag import Collector
+from . import ast as A
+
+ALIASES = {"strlen": "max_strlen", "map_keys_max": "max_map_keys"}
+NUMBERS = {"max_strlen": (1, 1 << 16), "max_map_keys": (1, 1 << 26), "perf_rb_pages": (1, 1 << 16),
+           "on_stack_limit": (0, 256)}
+BOOLS = ("print_maps_on_exit",)
+# Variables plyc has one value of: that value is accepted, others refused.
+FIXED = {"stack_mode": "bpftrace", "missing_probes": "error", "str_trunc_trailer": ""}
+# The rest of bpftrace's variables: refused by name, with why.
+REFUSED = {
+    "cache_user_symbols": "plyc has no user symbols yet",
+    "cpp_demangle": "plyc has no user stacks yet",
+    "lazy_symbolication": "plyc has no user symbols yet",
+    "show_debug_info": "plyc has no user stacks yet",
+    "license": "plyc's BPF programs are GPL",
+    "log_size": "plyc's tracers size the verifier's log themselves",
+    "max_bpf_progs": "plyc generates one BPF program per probe",
+    "max_probes": "plyc's tracers attach every probe they name",
+    "max_cat_bytes": "plyc has no cat() yet",
+    "max_type_res_iterations": "plyc resolves types through BTF",
+    "unstable_map_decl": "plyc has no map declarations yet",
+    "unstable_tseries": "plyc has no tseries() yet",
+    "unstable_addr": "plyc has no '&' yet",
+    "unstable_macro": "plyc has no macros yet",
+    "unstable_import": "plyc has no imports yet",
+}
+PAGE = 4096
+
+
+@dataclass
+class Config:
+    strsize: Optional[int] = None
+    limits: dict = field(default_factory=dict)   # driver options: map_entries, buffer_size, ...
+
+
+def canonical(name: str) -> str:
+    n = name.lower()
+    if n.startswith("bpftrace_"):
+        n = n[len("bpftrace_"):]
+    return ALIASES.get(n, n)
+
+
+def evaluate(block: Optional[A.Config], diag: Collector) -> Config:
+    out = Config()
+    if block is None:
+        return out
+    seen: dict = {}
+    for item in block.items:
+        name, v = canonical(item.name), item.value
+        if name in seen:
+            diag.error(f"config variable {name} is set twice", item.span)
+            continue
+        seen[name] = item
+        if name in NUMBERS:
+            lo, hi = NUMBERS[name]
+            if not isinstance(v, A.Int) or not lo <= v.value <= hi:
+                diag.error(f"{item.name} takes a number from {lo} to {hi}", v.span)
+                continue
+            if name == "max_strlen":
+                out.strsize = v.value
+            elif name == "max_map_keys":
+                out.limits["map_entries"] = v.value
+            elif name == "on_stack_limit":
+                out.limits["stack_temp_max"] = v.value
+            else:
+                pages = v.value
+                if pages & (pages - 1):
+                    diag.error(f"{item.name} must be a power of two (the ring buffer's size)", v.span)
+                    continue
+                out.limits["buffer_size"] = pages * PAGE
+        elif name in BOOLS:
+            word = v.name if isinstance(v, A.Ident) else v.value if isinstance(v, A.Int) else None
+            if word not in ("true", "false", 0, 1):
+                diag.error(f"{item.name} takes true or false", v.span)
+                continue
+            out.limits["print_maps_on_exit"] = word in ("true", 1)
+        elif name in FIXED:
+            got = v.name if isinstance(v, A.Ident) else v.value.decode("utf-8", "replace") \
+                if isinstance(v, A.Str) else str(v.value)
+            if got.lower() != FIXED[name]:
+                want = FIXED[name] or '""'
+                diag.error(f"{item.name}={got or chr(34) * 2} is not supported by plyc yet", v.span,
+                           f"plyc's tracers have {name}={want} only")
+        elif name in REFUSED:
+            diag.error(f"config variable {item.name} is not supported by plyc yet", item.span, REFUSED[name])
+        else:
+            diag.error(f"unknown config variable '{item.name}'", item.span,
+                       "bpftrace's: " + ", ".join(sorted(set(NUMBERS) | set(BOOLS) | set(FIXED) | set(REFUSED))))
+    return out

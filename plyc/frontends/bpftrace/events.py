@@ -1,0 +1,216 @@
+"""bpftrace's functions that act rather than compute: cat() and system()
+(events the tracer acts on), buf() (bytes with their length, printed by
+%r), path() (bpf_d_path, fentry only), and the helpers with side effects
+signal() and override().
+
+system(), signal() and override() are bpftrace's "unsafe" functions: a
+script may use them only when the tracer is built with `plyc build
+--unsafe` (bpftrace asks for --unsafe when it runs; a plyc tracer runs no
+compiler, so the permission is given when it is built: `refuse_unsafe`)."""
+from __future__ import annotations
+
+import signal as _signal
+
+from ... import builtins as B
+from ... import types as T
+from ...diag import Collector
+from ...ir import nodes as ir
+from . import ast as A
+
+UNSAFE = ("system", "signal", "override")
+
+
+def refuse_unsafe(st, diag: Collector):
+    """The unsafe functions, each an error unless the build said --unsafe."""
+    if st.unsafe:
+        return
+    for probe in st.ast.probes:
+        for n in _walk([probe.predicate, probe.body]):
+            if isinstance(n, A.Call) and n.name in UNSAFE:
+                diag.error(f"{n.name}() is an unsafe function being used in safe mode", n.span,
+                           "build the tracer with `plyc build --unsafe` to allow it")
+
+
+def _walk(node):
+    yield node
+    if isinstance(node, list):
+        for x in node:
+            yield from _walk(x)
+    elif isinstance(node, A.Node):
+        for name in node.__dataclass_fields__:
+            value = getattr(node, name)
+            if isinstance(value, (A.Node, list)):
+                yield from _walk(value)
+
+
+# --- cat(fmt, ...) and system(fmt, ...): a formatted text the tracer acts on -----
+
+def _formatted(chk, call, kind: str) -> ir.EmitEvent:
+    """An event carrying a printf-style format's arguments, checked as printf's."""
+    return B.check_formatted(chk, call, kind, call.name)
+
+
+def check_cat(chk, call):
+    return _formatted(chk, call, ir.CAT)
+
+
+def check_system(chk, call):
+    return _formatted(chk, call, ir.SYSTEM)
+
+
+# --- signal(sig) ----------------------------------------------------------------
+
+def signal_number(name: str):
+    """A signal's number by bpftrace's spellings ("KILL", "SIGKILL"), or None."""
+    name = name if name.startswith("SIG") else "SIG" + name
+    try:
+        return int(_signal.Signals[name])
+    except KeyError:
+        return None
+
+
+def check_signal(chk, call):
+    if chk.probe.provider.runs_once:
+        chk.err(f'signal can not be used with "{chk.probe.provider.name}" probes', call.span,
+                "BEGIN and END run in the tracer itself")
+    arg = call.args[0]
+    lit = chk.literal_string(arg)
+    if lit is not None:
+        num = signal_number(lit.decode("utf-8", "replace"))
+        if num is None:
+            chk.err(f"{lit.decode('utf-8', 'replace')} is not a valid signal", call.span)
+        x = ir.IntConst(num, type=T.U32, span=arg.span)
+    else:
+        x = chk.expr(arg)
+        if not x.type.is_int:
+            chk.err(f"signal() takes a signal name or number, got {x.type}", arg.span)
+        if isinstance(x, ir.IntConst) and not 1 <= x.value <= 64:
+            chk.err(f"{x.value} is not a valid signal, allowed range: [1,64]", call.span)
+    return ir.Call(FUNCTIONS["signal"], [x], type=T.VOID, span=call.span)
+
+
+def emit_signal(g, call):
+    g.line(f"bpf_send_signal((__u32)({g.scalar(call.args[0])}));")
+    return "0"
+
+
+# --- override(rc) ----------------------------------------------------------------
+
+def check_override(chk, call):
+    if chk.probe.provider.name != "kprobe" or chk.probe.target.glob:
+        chk.err("override can only be used with kprobes." if chk.probe.provider.name != "kprobe"
+                else "override() can't be used in a kprobe wildcard", call.span)
+    x = chk.expr(call.args[0])
+    if not x.type.is_int:
+        chk.err(f"override() takes an integer return value, got {x.type}", call.args[0].span)
+    # bpf_override_return changes the kprobe's registers: no fentry twin.
+    chk.probe.uses_regs = True
+    return ir.Call(FUNCTIONS["override"], [x], type=T.VOID, span=call.span)
+
+
+def emit_override(g, call):
+    g.line(f"bpf_override_return((struct pt_regs *)ctx, (__u64)({g.scalar(call.args[0])}));")
+    return "0"
+
+
+# --- buf(p[, n]) ---------------------------------------------------------------------
+
+def check_buf(chk, call):
+    """buf(p, n) reads n bytes (at most the string size, bpftrace's
+    BPFTRACE_STRLEN); buf(array) all of a kernel array."""
+    x = chk.expr(call.args[0])
+    array = x.type.kind in ("str", "buf") and x.type.fmt != "sized"
+    if not (x.type.is_int or array):
+        chk.err(f"buf() reads from a pointer or an array, got {x.type}", call.args[0].span)
+    args = [x]
+    if len(call.args) == 1:
+        if not array:
+            chk.err("buf() of a pointer needs a length: buf(p, n)", call.span)
+        capacity = x.type.size
+    else:
+        n = chk.expr(call.args[1])
+        if not n.type.is_int:
+            chk.err(f"buf()'s length must be an integer, got {n.type}", call.args[1].span)
+        capacity = chk.strsize
+        if isinstance(n, ir.IntConst):
+            if n.value < 0:
+                chk.err("buf()'s length can't be negative", call.args[1].span)
+            capacity = min(n.value, chk.strsize)
+        args.append(n)
+    if array and x.type.kind == "buf":
+        # a kernel byte array's own length; a string reads as bpftrace's
+        # 64-byte strings do, zeros past its end
+        capacity = min(capacity, x.type.size)
+    return ir.Call(FUNCTIONS["buf"], args, type=T.SizedBuf(max(capacity, 1)), span=call.span)
+
+
+def emit_buf(g, call):
+    src = call.args[0]
+    cap = call.type.size - T.BUF_LEN_SIZE
+    dst = g.local_bytes(call.type.size)
+    n = g.tmp("n")
+    if len(call.args) > 1 and isinstance(call.args[1], ir.IntConst):
+        g.line(f"__u32 {n} = {min(call.args[1].value, cap)};")
+    elif len(call.args) > 1:
+        # A length past the buffer (or negative) is the whole buffer, as in bpftrace.
+        want = g.tmp("want")
+        g.line(f"__u64 {want} = (__u64)({g.scalar(call.args[1])});")
+        g.line(f"__u32 {n} = {want} < {cap} ? (__u32){want} : {cap};")
+    else:
+        g.line(f"__u32 {n} = {cap};")
+    g.line(f"__builtin_memcpy({dst}, &{n}, {T.BUF_LEN_SIZE});")
+    if src.type.is_int:
+        read = "plyc_read_user" if src.type.user else "plyc_read_any"
+        # Only the bytes asked for (the rest stays zero): a verifier-bounded length.
+        g.line(f"if ({n} > {cap})")
+        g.line(f"\t{n} = {cap};")
+        g.line(f"{read}({dst} + {T.BUF_LEN_SIZE}, {n}, (const void *)(unsigned long)({g.scalar(src)}));")
+    else:
+        g.line(f"__builtin_memcpy({dst} + {T.BUF_LEN_SIZE}, {g.bytes(src)}, {min(cap, src.type.size)});")
+    return dst
+
+
+# --- path(p) ------------------------------------------------------------------------
+
+PATH_SIZE = 256
+
+
+def check_path(chk, call):
+    probe = chk.probe
+    x = chk.expr(call.args[0])
+    arg = x.operand if isinstance(x, ir.Cast) else x
+    if not (isinstance(arg, ir.Variable) and arg.var.name.startswith("arg") and arg.var.name[3:].isdigit()
+            and x.type.is_int):
+        chk.err("path() takes a probe argument that is a struct path * (argN, or a cast of one)",
+                call.args[0].span, "bpf_d_path needs the kernel's own pointer, as the function received it")
+    if probe.provider.name not in ("kprobe", "kretprobe") or probe.target.glob:
+        chk.err("path() can only be used in an exact-name kprobe or kretprobe, which plyc runs "
+                "as fentry/fexit (bpf_d_path is for those programs alone)", call.span)
+    plan = probe.provider.fentry(probe.target, chk.st.ktypes, chk.st.arch)
+    if plan is None or plan["wrapped"]:
+        chk.err(f"path() needs {probe.target.target} to run as fentry/fexit, and the build "
+                "kernel's BTF has no such function (a syscall wrapper's arguments are the user's "
+                "registers)", call.span)
+    probe.needs_fentry = "path()"
+    return ir.Call(FUNCTIONS["path"], [x], type=T.Str(PATH_SIZE), span=call.span)
+
+
+def emit_path(g, call):
+    dst = g.local_bytes(call.type.size)
+    if g.fentry and not g.fentry["wrapped"]:
+        # Only the fentry/fexit side calls it: the tracer refuses the kprobe side.
+        g.line("if (fentry)")
+        g.line(f"\tbpf_d_path((struct path *)(unsigned long)({g.scalar(call.args[0])}), {dst}, "
+               f"sizeof({dst}));")
+    return dst
+
+
+FUNCTIONS = {f.name: f for f in (
+    B.Func("cat", (1, B.MANY), check_cat, None, "print a file's contents"),
+    B.Func("system", (1, B.MANY), check_system, None, "run a command through /bin/sh (--unsafe)"),
+    B.Func("signal", (1, 1), check_signal, emit_signal, "send a signal to the current task (--unsafe)"),
+    B.Func("override", (1, 1), check_override, emit_override,
+           "return early from the probed function with a value (--unsafe)"),
+    B.Func("buf", (1, 2), check_buf, emit_buf, "bytes from a pointer or array, printed with %r"),
+    B.Func("path", (1, 1), check_path, emit_path, "a struct path's full path (fentry)"),
+)}

@@ -1,0 +1,145 @@
+"""Current bpftrace's macros (`macro name($x, y, @m) { ... }`), expanded in
+the tree before the lowering sees it, as bpftrace's docs describe them
+(docs/language.md, "Macros"): hygienic text replacement that knows the
+language. A `$x` parameter takes a scratch variable, which the body may
+change; an `@m` parameter a map; a bare `y` parameter any expression,
+inserted where the body names it (evaluated at each use). Variables the
+body makes are its own (renamed `$__NAME_N_x`, one N per expansion); a
+map it is not given is an error. A call as a statement inlines the body;
+a call as a value needs a body that is one expression (`x + 1`): a body
+with statements before its value is a block expression, which plyc does
+not lower yet. A macro with no parameters can be named bare (`one`)."""
+from __future__ import annotations
+
+import copy
+from dataclasses import fields, replace
+
+from ...diag import Collector
+from . import ast as A
+
+
+def expand(program: A.Program, diag: Collector) -> A.Program:
+    if not program.macros:
+        return program
+    return _Expander(program.macros, diag).program(program)
+
+
+class _Expander:
+    def __init__(self, macros: list, diag: Collector):
+        self.diag = diag
+        self.macros: dict = {}
+        for m in macros:
+            if m.name in self.macros:
+                diag.error(f"macro {m.name} is defined twice", m.span)
+            self.macros[m.name] = m
+        self.count = 0
+        self.active: list = []           # the macros being expanded (recursion)
+
+    def program(self, prog: A.Program) -> A.Program:
+        probes = [replace(p, predicate=self.expr(p.predicate) if p.predicate is not None else None,
+                          body=self.block(p.body)) for p in prog.probes]
+        return replace(prog, probes=probes, macros=[])
+
+    # --- the tree, rebuilt with calls expanded ----------------------------------
+
+    def block(self, b: A.Block) -> A.Block:
+        return replace(b, stmts=[x for s in b.stmts for x in self.stmt(s)])
+
+    def stmt(self, s) -> list:
+        if isinstance(s, A.ExprStmt) and self.call_of(s.expr):
+            return self.inline(s.expr, value=False)
+        return [self.rebuild(s)]
+
+    def expr(self, e):
+        if self.call_of(e):
+            return self.inline(e, value=True)
+        return self.rebuild(e)
+
+    def rebuild(self, node):
+        changes = {}
+        for f in fields(node):
+            v = getattr(node, f.name)
+            if isinstance(v, A.Block):
+                changes[f.name] = self.block(v)
+            elif isinstance(v, A.Stmt):
+                stmts = self.stmt(v)
+                changes[f.name] = stmts[0] if len(stmts) == 1 else A.Block(stmts, span=v.span)
+            elif isinstance(v, A.Expr):
+                changes[f.name] = self.expr(v)
+            elif isinstance(v, list) and v and isinstance(v[0], A.Expr):
+                changes[f.name] = [self.expr(x) for x in v]
+        return replace(node, **changes) if changes else node
+
+    def call_of(self, e) -> bool:
+        if isinstance(e, A.Call):
+            return e.name in self.macros
+        return isinstance(e, A.Ident) and e.name in self.macros and not self.macros[e.name].params
+
+    # --- one expansion ----------------------------------------------------------
+
+    def inline(self, call, value: bool):
+        m = self.macros[call.name]
+        args = call.args if isinstance(call, A.Call) else []
+        if len(args) != len(m.params):
+            self.diag.error(f"macro {m.name} takes {len(m.params)} argument{'s' if len(m.params) != 1 else ''}, "
+                            f"got {len(args)}", call.span)
+            return [] if not value else A.Int(0, "0", span=call.span)
+        if m.name in self.active:
+            self.diag.error(f"macro {m.name} expands into itself", call.span)
+            return [] if not value else A.Int(0, "0", span=call.span)
+        self.count += 1
+        renames = _Renames(f"__{m.name}_{self.count}_", m.name, self.diag)
+        for p, a in zip(m.params, args):
+            if p.kind == "var":
+                if not isinstance(a, A.Var):
+                    self.diag.error(f"macro {m.name}'s parameter ${p.name} takes a scratch variable ($x)", a.span)
+                renames.vars[p.name] = getattr(a, "name", p.name)
+            elif p.kind == "map":
+                if not isinstance(a, A.Map) or a.keys is not None:
+                    self.diag.error(f"macro {m.name}'s parameter {p.name} takes a map (@x)", a.span)
+                renames.maps[p.name] = getattr(a, "name", p.name)
+            else:
+                renames.exprs[p.name] = self.expr(a)
+        body = renames.block(copy.deepcopy(m.body))
+        self.active.append(m.name)
+        body = self.block(body)
+        self.active.pop()
+        if not value:
+            return body.stmts
+        if len(body.stmts) == 1 and isinstance(body.stmts[0], A.ExprStmt):
+            return body.stmts[0].expr
+        self.diag.error(f"macro {m.name} is used as a value, but its body has statements before its value "
+                        "(a block expression): not supported by plyc yet", call.span,
+                        "call it as a statement, or make its body one expression")
+        return A.Int(0, "0", span=call.span)
+
+
+class _Renames:
+    """The body of one expansion: parameters replaced, its own variables renamed."""
+
+    def __init__(self, prefix: str, name: str, diag: Collector):
+        self.prefix, self.name, self.diag = prefix, name, diag
+        self.vars: dict = {}
+        self.maps: dict = {}
+        self.exprs: dict = {}
+
+    def block(self, b):
+        return self.node(b)
+
+    def node(self, n):
+        if isinstance(n, list):
+            return [self.node(x) for x in n]
+        if not isinstance(n, A.Node):
+            return n
+        if isinstance(n, A.Var):
+            return replace(n, name=self.vars.get(n.name, self.prefix + n.name))
+        if isinstance(n, A.Ident) and n.name in self.exprs:
+            return copy.deepcopy(self.exprs[n.name])
+        if isinstance(n, A.Map) and n.name not in self.maps:
+            self.diag.error(f"macro {self.name} uses {n.name}, which it is not given: macros see only the maps "
+                            f"passed to them (a parameter {n.name})", n.span)
+        changes = {f.name: self.node(getattr(n, f.name)) for f in fields(n)
+                   if isinstance(getattr(n, f.name), (A.Node, list))}
+        if isinstance(n, A.Map):
+            changes["name"] = self.maps.get(n.name, n.name)
+        return replace(n, **changes)

@@ -1,0 +1,158 @@
+"""The lowering's side of the script's own struct, union and enum
+definitions (cdefs.py lays them out): `(struct mystruct *)arg0` is a
+pointer to a script type, `->`/`.` on it reads the member at the script's
+offset (not CO-RE: the script says what the memory holds), `sizeof(struct
+mystruct)` is the script's size, `(enum e)x` an integer of the enum's size.
+Members: integers and pointers read whole, char arrays as strings, other
+arrays as bytes (one element with a constant index: `$s->a[2]`), a struct
+member by value only on the way to one of its own (`$s->inner.x`)."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+from ... import arch as ARCH
+from ... import builtins as B
+from ... import types as T
+from ...ir import nodes as ir
+from . import ast as A
+from .cdefs import Member, Record
+
+
+def _emit_read(g, call: ir.Call) -> str:
+    """An integer or pointer member: its bytes read into a variable of its size."""
+    typ = call.type
+    name = g.tmp("r")
+    fn = "plyc_read_user" if call.args[0].type.user else "plyc_read_any"
+    g.line(f"{typ.ctype()} {name} = 0;")
+    g.line(f"{fn}(&{name}, sizeof({name}), {g.pointer(call.args[0])});")
+    return g.cast(typ.scalar_ctype(), name)
+
+
+READ = B.Func("member", (1, 1), None, _emit_read, "a member of a script-defined struct")
+BYTES = B.FUNCTIONS["mem"]          # arrays: the bytes at the address (read straight into place)
+
+
+def _ptr(typer) -> int:
+    return ARCH.get(typer.st.arch).ptr
+
+
+def record_of(typer, typ: T.Type) -> Optional[Record]:
+    """The script's struct a pointer type points to, if it is one."""
+    if not typ.is_pointer or typ.btf or not typ.pointee:
+        return None
+    return typer.st.cdefs.record(tuple(typ.pointee.split()))
+
+
+def cast(typer, e: A.Cast, operand) -> Optional[ir.Expr]:
+    """(struct s *)x and (enum e)x for the script's types, else None."""
+    words = tuple(w for w in e.type.words if w not in ("const", "volatile"))
+    defs = typer.st.cdefs
+    if words in defs.enums and not e.type.pointers:
+        return ir.Cast(operand(), type=T.Int(defs.enums[words], False))
+    rec = defs.record(words)
+    if rec is None:
+        return None
+    if e.type.pointers != 1 or e.type.array_len is not None:
+        typer.err(f"casts to '{e.type}' are not supported: cast to one pointer, ({' '.join(words)} *)",
+                  e.type.span)
+    x = operand()
+    if not x.type.is_int:
+        typer.err(f"can't cast {x.type} to {e.type}", e.span)
+    return ir.Cast(x, type=T.Ptr(" ".join(words), x.type.user, _ptr(typer)))
+
+
+def sizeof(typer, tn: A.TypeName) -> Optional[ir.Expr]:
+    words = tuple(w for w in tn.words if w not in ("const", "volatile"))
+    defs = typer.st.cdefs
+    size = defs.enums.get(words) or (defs.record(words).size if defs.record(words) else None)
+    if size is None:
+        return None
+    if tn.pointers:
+        size = _ptr(typer)
+    return ir.IntConst(size, type=T.U64)
+
+
+def _base(typer, obj) -> Optional[tuple]:
+    """(address expression, Record) of the struct obj names: a pointer to a
+    script struct, or a script struct member held by value."""
+    if isinstance(obj, A.Field):
+        inner = _base(typer, obj.obj)
+        if inner is not None:
+            m = _member(typer, inner[1], obj)
+            if m.kind == "struct":
+                return _addr(inner[0], m.offset, obj.span), typer.st.cdefs.record(m.target)
+    x = typer.expr(obj)
+    rec = record_of(typer, x.type)
+    return (x, rec) if rec is not None else None
+
+
+def _member(typer, rec: Record, e: A.Field) -> Member:
+    m = rec.members.get(e.name)
+    if m is None:
+        typer.err(f"{' '.join(rec.words)} has no member '{e.name}'", e.span,
+                  f"its members: {', '.join(rec.members)}")
+    return m
+
+
+def _addr(base: ir.Expr, off: int, span) -> ir.Expr:
+    typ = T.Ptr("void", base.type.user, base.type.size)
+    if not off:
+        return ir.Cast(base, type=typ, span=span)
+    return ir.Binary("+", base, ir.IntConst(off, type=T.S64, span=span), type=typ, span=span)
+
+
+def field(typer, e: A.Field) -> Optional[ir.Expr]:
+    """obj->name / obj.name on a script struct, else None (CO-RE's turn)."""
+    base = _base(typer, e.obj)
+    if base is None:
+        return None
+    addr, rec = base
+    m = _member(typer, rec, e)
+    return _read(typer, _addr(addr, m.offset, e.span), m, e)
+
+
+def _read(typer, addr: ir.Expr, m: Member, e) -> ir.Expr:
+    user = addr.type.user
+    if m.kind == "int":
+        return ir.Call(READ, [addr], type=T.Int(m.size, m.signed))
+    if m.kind == "ptr":
+        return ir.Call(READ, [addr], type=_pointer(typer, m.target, user, e.span))
+    if m.kind == "array":
+        typ = T.Str(m.size) if m.elem.kind == "int" and m.elem.size == 1 and m.elem.signed else T.Buf(m.size)
+        return ir.Call(BYTES, [addr], type=typ)
+    typer.err(f"member '{m.name}' is a {' '.join(m.target)} held by value: read one of its members "
+              f"({m.name}.x)", e.span)
+
+
+def _pointer(typer, target: tuple, user: bool, span) -> T.Type:
+    size = _ptr(typer)
+    if typer.st.cdefs.record(target) is not None or target in (("char",), ("void",)):
+        return T.Ptr(" ".join(target), user, size)
+    return replace(typer.kernel_cast(_Words(target, span)), user=user)
+
+
+class _Words:
+    def __init__(self, words: tuple, span):
+        self.words, self.pointers, self.span = words, 1, span
+
+    def __str__(self):
+        return " ".join(self.words) + " *"
+
+
+def index(typer, e: A.Index) -> Optional[ir.Expr]:
+    """`$s->arr[i]` (constant i) of a script struct's array: the element."""
+    if not isinstance(e.obj, A.Field):
+        return None
+    base = _base(typer, e.obj.obj)
+    if base is None:
+        return None
+    addr, rec = base
+    m = _member(typer, rec, e.obj)
+    if m.kind != "array":
+        return None
+    i = typer.const_int(e.index, "an index into a struct's array must be a constant")
+    if not 0 <= i < m.count:
+        typer.err(f"index {i} is out of '{m.name}' ({m.count} elements)", e.index.span)
+    elem = m.elem
+    return _read(typer, _addr(addr, m.offset + i * elem.size, e.span), elem, e)

@@ -1,0 +1,57 @@
+"""bpftrace's tuples as values: `(1, "a", comm)`, `$t.0`, a map's value
+`@m[k] = (a, b)`, `print($t)`, tuples nested in tuples. A tuple is a value
+of the IR's tuple type (types.Tuple: bpftrace's layout, each member at its
+natural alignment, strings packed), built by ir.TupleMake and read by
+ir.TupleGet; the code generator keeps it in a char array (codegen/tuples.py),
+the tracer prints it as bpftrace does, `(1, abc)` and `[1,"abc"]`."""
+from __future__ import annotations
+
+from ... import types as T
+from ...ir import nodes as ir
+from . import ast as A
+
+# What a tuple can hold: what a map can store (no contexts, no void).
+MEMBER_KINDS = ("int", "str", "buf", "inet", "stack", "tuple")
+
+
+def make(typer, e: A.Tuple) -> ir.TupleMake:
+    if not e.items:
+        typer.err("an empty tuple '()' has no value", e.span)
+    items = [typer.expr(i) for i in e.items]
+    for x, i in zip(items, e.items):
+        if x.type.kind not in MEMBER_KINDS:
+            typer.err(f"a tuple can't hold a value of type {x.type}", i.span)
+    return ir.TupleMake(items, type=T.Tuple([x.type for x in items]))
+
+
+def get(typer, e: A.TupleIndex) -> ir.TupleGet:
+    obj = typer.expr(e.obj)
+    if obj.type.kind != "tuple":
+        typer.err(f"'.{e.index}' reads a member of a tuple, not of a value of type {obj.type}", e.span)
+    n = len(obj.type.items)
+    if not 0 <= e.index < n:
+        typer.err(f"this tuple has {n} member{'s' if n != 1 else ''} (.0 to .{n - 1}), no .{e.index}", e.span)
+    return ir.TupleGet(obj, e.index, type=obj.type.items[e.index])
+
+
+def flatten_key(typer, keys: list, exprs: list) -> list:
+    """`@m[$t]` with a tuple $t is `@m[$t.0, $t.1, ...]`: current bpftrace's
+    keys are tuples, so both name the same entry (0.17 refuses a tuple key)."""
+    if len(keys) != 1 or keys[0].type.kind != "tuple":
+        return keys
+    t = keys[0]
+    return [ir.TupleGet(t, i, type=it, span=exprs[0].span) for i, it in enumerate(t.type.items)]
+
+
+def ternary(typer, e: A.Ternary):
+    """`c ? (a, b) : (x, y)` of one tuple type (the shared rule takes
+    integers and strings only); None when the branches are no tuples."""
+    if not (isinstance(e.then, A.Tuple) or isinstance(e.other, A.Tuple)):
+        then = typer.expr(e.then)
+        if then.type.kind != "tuple":
+            return None
+    cond = typer.cond(e.cond)
+    a, b = typer.expr(e.then), typer.expr(e.other)
+    if a.type != b.type:
+        typer.err(f"the branches of '?:' have different types: {a.type} and {b.type}", e.span)
+    return ir.Ternary(cond, a, b, type=a.type)

@@ -1,0 +1,88 @@
+/* bpftrace's cat() and system(): what the tracer does when their events
+ * arrive, printed as bpftrace 0.17 prints it (docs/bpftrace.md). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plyc_btout.h"
+
+static char *act_text;
+static size_t act_len;
+
+FILE *plyc_bt_act_begin(void)
+{
+	return open_memstream(&act_text, &act_len);
+}
+
+void plyc_bt_act_end(FILE *fp, void (*act)(FILE *out, const char *text))
+{
+	fclose(fp);
+	act(plyc_rt.out, act_text ? act_text : "");
+	free(act_text);
+	act_text = NULL;
+	act_len = 0;
+}
+
+/* bpftrace's default for BPFTRACE_CAT_BYTES_MAX, which it also reads. */
+#define CAT_BYTES_MAX 10240
+
+static size_t cat_limit(void)
+{
+	const char *env = getenv("BPFTRACE_CAT_BYTES_MAX");
+	char *end;
+	unsigned long long n;
+
+	if (!env || !*env)
+		return CAT_BYTES_MAX;
+	n = strtoull(env, &end, 10);
+	return *end ? CAT_BYTES_MAX : (size_t)n;
+}
+
+void plyc_bt_cat(FILE *fp, const char *path)
+{
+	size_t limit = cat_limit(), n = 0;
+	char *buf = malloc(limit + 1);
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		/* bpftrace's message, and in JSON its empty "cat" object too */
+		fprintf(stderr, "ERROR: failed to open file '%s': %s\n", path, strerror(errno));
+		if (plyc_rt.json)
+			plyc_bt_message(fp, "cat", "", 0);
+		free(buf);
+		return;
+	}
+	if (buf)
+		n = fread(buf, 1, limit, f);
+	fclose(f);
+	plyc_bt_message(fp, "cat", buf ? buf : "", n);
+	free(buf);
+}
+
+void plyc_bt_system(FILE *fp, const char *cmd)
+{
+	char chunk[4096];
+	char *out = NULL;
+	size_t len = 0, n;
+	FILE *pipe, *b;
+
+	/* what was printed before comes before the command's output */
+	fflush(fp);
+	pipe = popen(cmd, "r");
+	if (!pipe) {
+		fprintf(stderr, "ERROR: cannot run '%s': %s\n", cmd, strerror(errno));
+		return;
+	}
+	b = open_memstream(&out, &len);
+	while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
+		if (b)
+			fwrite(chunk, 1, n, b);
+	pclose(pipe);
+	if (b) {
+		fclose(b);
+		plyc_bt_message(fp, "syscall", out ? out : "", len);
+	}
+	free(out);
+}
