@@ -263,7 +263,9 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
         x = chk.expr(a)
         if not P.accepts(conv.conv, x.type):
             chk.err(f"'{conv.text}' can't print a value of type {x.type}", a.span,
-                    "use %v for any value's default format" if x.type.kind != "void" else None)
+                    "print() prints a tuple (printf() takes none, as in bpftrace)" if x.type.kind == "tuple"
+                    else "use %v for any value's default format"
+                    if x.type.kind != "void" and conv.conv != "v" else None)
         args.append(x)
     return chk.event(call, kind, args, parts=parts, arg_types=[x.type for x in args])
 

@@ -74,6 +74,8 @@ class Type:
             if self.pointee:
                 return f"{self.pointee} *"
             name = f"{'s' if self.signed else 'u'}{self.size * 8}"
+            if self.fmt == "strftime":
+                return f"{name} (strftime's format #{self.width + 1})"
             return name if self.fmt == "dec" else f"{name} ({self.fmt})"
         if self.kind == "str":
             return f"char[{self.size}]"
@@ -206,6 +208,8 @@ def unify(a: Type, b: Type) -> Optional[Type]:
     if a == b:
         return a
     if a.kind == "int" and b.kind == "int":
+        if "strftime" in (a.fmt, b.fmt) and (a.fmt, a.width) != (b.fmt, b.width):
+            return None     # a strftime value's width is its format's number
         fmt = a.fmt if a.fmt == b.fmt else "dec"
         if a.fmt != b.fmt and "dec" in (a.fmt, b.fmt):
             fmt = b.fmt if a.fmt == "dec" else a.fmt

@@ -26,13 +26,24 @@ static uint64_t word(const void *v, uint32_t i)
 
 int plyc_cmp_typed(const struct plyc_type *t, const void *a, const void *b)
 {
+	uint32_t i;
+	int c;
+
 	switch (t->kind) {
+	case PLYC_K_TUPLE:
+		/* member by member, so integers compare as numbers, not bytes */
+		for (i = 0; i < t->nfields; i++) {
+			c = plyc_cmp_typed(&t->fields[i].type, (const char *)a + t->fields[i].offset,
+					   (const char *)b + t->fields[i].offset);
+			if (c)
+				return c;
+		}
+		return 0;
 	case PLYC_K_STR:
 	case PLYC_K_MEM:
 	case PLYC_K_BUF:
 	case PLYC_K_INET:
 	case PLYC_K_USYM:
-	case PLYC_K_TUPLE:
 		return memcmp(a, b, t->size);
 	case PLYC_K_STACK:
 	case PLYC_K_USTACK:

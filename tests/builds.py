@@ -14,8 +14,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-# Environment entries that change from test to test and reach no build.
-VOLATILE = ("PYTEST_CURRENT_TEST",)
+# Environment entries that change from test to test, or from one xdist
+# worker (or pytest run) to another, and reach no build: with them in the
+# key, no build would be shared across workers or the two runs of make test.
+VOLATILE = ("PYTEST_CURRENT_TEST", "PYTHONPATH")
+VOLATILE_PREFIXES = ("PYTEST_XDIST_",)
 
 
 def _key(cmd: list, cwd, env: dict):
@@ -37,7 +40,7 @@ def _key(cmd: list, cwd, env: dict):
             h.update(b"arg\0" + arg.encode())
         h.update(b"\0")
     for name, value in sorted(env.items()):
-        if name not in VOLATILE:
+        if name not in VOLATILE and not name.startswith(VOLATILE_PREFIXES):
             h.update(f"env\0{name}={value}\0".encode())
     return h.hexdigest()[:32], Path(args[out] if os.path.isabs(args[out]) else Path(cwd or ".", args[out]))
 

@@ -601,9 +601,8 @@ def test_ir_of_loops():
      "tool.bt:1:34: error: a for loop over the aggregation @a is not supported by plyc yet"),
     ("BEGIN { @m[1] = 1; for ($kv : @m) { return; } }",
      "tool.bt:1:37: error: 'return' is not allowed in a for loop's body (as in bpftrace)"),
-    ("BEGIN { @m[1] = 1; for ($kv : @m) { print($kv); } }",
-     "tool.bt:1:43: error: $kv is a (key, value) tuple: plyc reads its parts, $kv.0 and $kv.1, "
-     "not the whole tuple yet"),
+    ("BEGIN { @m[1] = (1, 2); for ($kv : @m) { print($kv.1.5); } }",
+     "tool.bt:1:48: error: this tuple has 2 members (.0 to .1), no .5"),
     ("BEGIN { @m[1] = 1; for ($kv : @m) { print($kv.2); } }",
      "tool.bt:1:43: error: $kv is (key, value) of @m: no element 2"),
     ("BEGIN { $kv = 1; @m[1] = 1; for ($kv : @m) { } }",

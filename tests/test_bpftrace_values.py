@@ -81,7 +81,8 @@ def test_text_values_and_their_formats():
                  'uprobe:/bin/sh:main { print(macaddr(arg0)); }')
     assert prog.time_formats == ["%H:%M", "%f"]
     text = dump(prog)
-    assert "(username:u32 (username), strftime(time:s64):u64 (strftime), strftime(0:s64):u64 (strftime))" in text
+    assert ("(username:u32 (username), strftime(time:s64):u64 (strftime's format #1), "
+            "strftime(0:s64):u64 (strftime's format #2))") in text
     assert "emit print 2 (macaddr(arg0:u64):u64 (mac))" in text
     types = [e.type for e in prog.probes[0].body.stmts[0].args]
     assert [(t.fmt, t.width) for t in types] == [("username", 0), ("strftime", 0), ("strftime", 1)]
@@ -108,6 +109,12 @@ ERRORS = [
       "tool.bt:1:46: error: macaddr() needs a pointer or an array of 6 bytes, got char[16]",
       "tool.bt:1:67: error: strftime()'s format must be a string literal",
       "tool.bt:1:86: error: has_key() takes 2 arguments, got 1"]),
+    # a map or variable holds the values of one strftime() format (its number is in the type)
+    ('BEGIN { @x = strftime("%H", nsecs); }\nEND { @x = strftime("%Y", nsecs); '
+     '$y = 1 ? strftime("%H", 1) : strftime("%M", 1); }',
+     ["tool.bt:2:12: error: map '@x' holds u64 (strftime's format #1), not u64 (strftime's format #2)",
+      "tool.bt:2:40: error: the branches of '?:' have different types: u64 (strftime's format #1) and "
+      "u64 (strftime's format #3)"]),
     ('uprobe:/bin/sh:main { $n = reg("nosuch"); }',
      ["tool.bt:1:32: error: x86_64 has no register 'nosuch'",
       "note: registers: r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax, ip, cs, "

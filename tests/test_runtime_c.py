@@ -540,10 +540,10 @@ def test_bt_plain_keys(out):
 
 def test_bt_tuples(out):
     # bpftrace 0.17's layout of ((int8)-2, "ab", (7, "x")): the nested tuple
-    # at 8; entries by key, the tuple key member by member ("a" before "b")
-    assert out["bt_tuples"] == "@t[3, (2, a)]: (1, c, (-1, yz))\n@t[3, (2, b)]: (-2, ab, (7, x))\n"
+    # at 8; entries by key, the tuple key member by member (2 before 256)
+    assert out["bt_tuples"] == "@t[3, (2, b)]: (-2, ab, (7, x))\n@t[3, (256, a)]: (1, c, (-1, yz))\n"
     assert out["bt_tuples_json"] == (
-        '{"type": "map", "data": {"@t": {"3,(2, a)": [1,"c",[-1,"yz"]], "3,(2, b)": [-2,"ab",[7,"x"]]}}}\n')
+        '{"type": "map", "data": {"@t": {"3,(2, b)": [-2,"ab",[7,"x"]], "3,(256, a)": [1,"c",[-1,"yz"]]}}}\n')
     assert out["bt_tuple_value"] == "@t: (7, x)\n"
 
 

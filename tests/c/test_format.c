@@ -810,7 +810,8 @@ static void case_bt_plain_keys(void)
 
 /* Tuples (PLYC_K_TUPLE), laid out as bpftrace lays them out: @t[k] =
  * ((int8)-2, "ab", (7, "x")) with a nested tuple key member, text and JSON;
- * entries by key, tuple keys member by member. */
+ * entries by key, tuple keys member by member (2 before 256, which a
+ * compare of the little-endian bytes would put first). */
 static void case_bt_tuples(void)
 {
 	static const struct plyc_field inner[] = {
@@ -830,7 +831,7 @@ static void case_bt_tuples(void)
 		{ -2, "ab", "", 7, "x", "" }, { 1, "c", "", -1, "yz", "" },
 	};
 	struct key { int32_t k; char pad[4]; int64_t n; char x[2]; char pad2[6]; } keys[] = {
-		{ 3, "", 2, "b", "" }, { 3, "", 2, "a", "" },
+		{ 3, "", 2, "b", "" }, { 3, "", 256, "a", "" },
 	};
 	struct plyc_map m = {
 		.name = "@t", .agg = PLYC_A_NONE, .nkeys = 2, .keys = keyf, .key_size = sizeof(keys[0]),

@@ -13,8 +13,9 @@ Honoured, into Config's fields (the lowering and plyc/driver.py read them):
   print_maps_on_exit  false: no map dump at exit
 A build option given on plyc's command line (other than its default) wins
 over the block, as bpftrace's environment variables win over it.
-Accepted at the one value plyc has: stack_mode=bpftrace, missing_probes=error,
-str_trunc_trailer="" (bpftrace 0.17 adds no trailer, nor does plyc)."""
+Accepted at the one behaviour plyc has: stack_mode=bpftrace, missing_probes=error,
+str_trunc_trailer="" (bpftrace 0.17 adds no trailer, nor does plyc),
+unstable_macro=enable or warn (macros are always expanded)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -27,24 +28,25 @@ ALIASES = {"strlen": "max_strlen", "map_keys_max": "max_map_keys"}
 NUMBERS = {"max_strlen": (1, 1 << 16), "max_map_keys": (1, 1 << 26), "perf_rb_pages": (1, 1 << 16),
            "on_stack_limit": (0, 256)}
 BOOLS = ("print_maps_on_exit",)
-# Variables plyc has one value of: that value is accepted, others refused.
-FIXED = {"stack_mode": "bpftrace", "missing_probes": "error", "str_trunc_trailer": ""}
+# Variables plyc has one behaviour of: its values are accepted, others refused
+# (macros are always on: bpftrace's unstable_macro=warn only adds a warning).
+FIXED = {"stack_mode": ("bpftrace",), "missing_probes": ("error",), "str_trunc_trailer": ("",),
+         "unstable_macro": ("enable", "warn")}
 # The rest of bpftrace's variables: refused by name, with why.
 REFUSED = {
-    "cache_user_symbols": "plyc has no user symbols yet",
-    "cpp_demangle": "plyc has no user stacks yet",
-    "lazy_symbolication": "plyc has no user symbols yet",
-    "show_debug_info": "plyc has no user stacks yet",
+    "cache_user_symbols": "plyc's tracers always keep a file's symbols, once per file (device and inode)",
+    "cpp_demangle": "plyc's tracers print C++ names as the symbol table has them (no demangler)",
+    "lazy_symbolication": "plyc's tracers always name user addresses when they print them",
+    "show_debug_info": "plyc's user stacks name symbols only (no DWARF line information)",
     "license": "plyc's BPF programs are GPL",
     "log_size": "plyc's tracers size the verifier's log themselves",
     "max_bpf_progs": "plyc generates one BPF program per probe",
     "max_probes": "plyc's tracers attach every probe they name",
-    "max_cat_bytes": "plyc has no cat() yet",
+    "max_cat_bytes": "the tracer reads BPFTRACE_CAT_BYTES_MAX from its environment, as bpftrace 0.17 does",
     "max_type_res_iterations": "plyc resolves types through BTF",
     "unstable_map_decl": "plyc has no map declarations yet",
     "unstable_tseries": "plyc has no tseries() yet",
     "unstable_addr": "plyc has no '&' yet",
-    "unstable_macro": "plyc has no macros yet",
     "unstable_import": "plyc has no imports yet",
 }
 PAGE = 4096
@@ -100,10 +102,10 @@ def evaluate(block: Optional[A.Config], diag: Collector) -> Config:
         elif name in FIXED:
             got = v.name if isinstance(v, A.Ident) else v.value.decode("utf-8", "replace") \
                 if isinstance(v, A.Str) else str(v.value)
-            if got.lower() != FIXED[name]:
-                want = FIXED[name] or '""'
+            if got.lower() not in FIXED[name]:
+                want = " or ".join(f"{name}={w or chr(34) * 2}" for w in FIXED[name])
                 diag.error(f"{item.name}={got or chr(34) * 2} is not supported by plyc yet", v.span,
-                           f"plyc's tracers have {name}={want} only")
+                           f"plyc's tracers have {want} only")
         elif name in REFUSED:
             diag.error(f"config variable {item.name} is not supported by plyc yet", item.span, REFUSED[name])
         else:

@@ -10,7 +10,8 @@
   (`$kv.0.N`: the Nth part of a key of several): each part is a hidden local
   the loop sets, named "kv@LINE:COL.0", "...0.N", "...1" (no script name has
   a dot; the loop's place tells apart loops binding the same name).
-  A pair as a whole is a tuple, not lowered here.
+  The pair as a whole is the tuple (key, value) (`print($kv)`); members of a
+  part that is a tuple are read as a tuple's (`$kv.1.0`).
 - `break`, `continue`: in the innermost loop; `return` is refused in a `for`
   body, as bpftrace refuses it.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 from ... import types as T
 from ...ir import nodes as ir
 from . import ast as A
+from . import tuples
 
 
 def loop_vars(body) -> set:
@@ -137,22 +139,34 @@ def lower_jump(ty, s: A.Jump):
     return (ir.Break if s.kind == "break" else ir.Continue)(span=s.span)
 
 
-def pair_part(ty, e: A.TupleIndex) -> ir.Local:
-    """`$kv.0`, `$kv.1`, `$kv.0.N` of a for loop's pair."""
+def whole_pair(ty, e: A.Var) -> ir.TupleMake:
+    """`$kv` as a value: the tuple (key, value), ((k1, k2, ...), value) for a
+    key of several parts, as bpftrace's."""
+    key_names, value, _ = ty.pairs[e.name]
+    parts = [ir.Local(n, type=ty.probe.locals[n], span=e.span) for n in key_names]
+    key = parts[0] if len(parts) == 1 else ir.TupleMake(parts, type=T.Tuple([p.type for p in parts]), span=e.span)
+    val = ir.Local(value, type=ty.probe.locals[value], span=e.span)
+    return ir.TupleMake([key, val], type=T.Tuple([key.type, val.type]), span=e.span)
+
+
+def pair_part(ty, e: A.TupleIndex) -> ir.Expr:
+    """`$kv.0`, `$kv.1`, `$kv.0.N` of a for loop's pair, and members of
+    those that are tuples (`$kv.1.0` of a map holding tuples)."""
     base, path = pair_base(e)
-    if not isinstance(base, A.Var) or base.name not in ty.pairs:
-        ty.err("a tuple is not supported by plyc yet (only a for loop's $kv.0 and $kv.1)", e.span)
     key_names, value, mapname = ty.pairs[base.name]
-    name = None
-    if path == [1]:
+    name, used = None, 1
+    if path[0] == 1:
         name = value
-    elif path == [0] and len(key_names) == 1:
+    elif path[0] == 0 and len(key_names) == 1:
         name = key_names[0]
-    elif len(path) == 2 and path[0] == 0 and len(key_names) > 1 and path[1] < len(key_names):
-        name = key_names[path[1]]
+    elif len(path) > 1 and path[0] == 0 and len(key_names) > 1 and path[1] < len(key_names):
+        name, used = key_names[path[1]], 2
     if name is None:
         shape = "(key, value)" if len(key_names) == 1 else \
             "((" + ", ".join(f"key{i}" for i in range(len(key_names))) + "), value)"
         ty.err(f"${base.name} is {shape} of {mapname}: no element {'.'.join(map(str, path))}", e.span,
-               "a whole tuple is not supported by plyc yet: read its elements")
-    return ir.Local(name, type=ty.probe.locals[name])
+               "$kv is the tuple (key, value); a key of several parts is a tuple too")
+    x = ir.Local(name, type=ty.probe.locals[name])
+    for index in path[used:]:
+        x = tuples.member(ty, x, index, e.span)
+    return x

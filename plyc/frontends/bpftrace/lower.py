@@ -478,8 +478,7 @@ class Typer(PlyTyper):
 
     def expr_Var(self, e: A.Var):
         if e.name in self.pairs:
-            self.err(f"${e.name} is a (key, value) tuple: plyc reads its parts, ${e.name}.0 and "
-                     f"${e.name}.1, not the whole tuple yet", e.span)
+            return loops.whole_pair(self, e)
         if e.name not in self.scratch_names or e.name not in self.defined:
             self.err(f"${e.name} is read before it is assigned", e.span)
         return ir.Local(e.name, type=self.probe.locals.get(e.name, T.S64))

@@ -11,7 +11,7 @@ from ...ir import nodes as ir
 from . import ast as A
 
 # What a tuple can hold: what a map can store (no contexts, no void).
-MEMBER_KINDS = ("int", "str", "buf", "inet", "stack", "tuple")
+MEMBER_KINDS = ("int", "str", "buf", "inet", "usym", "stack", "tuple")
 
 
 def make(typer, e: A.Tuple) -> ir.TupleMake:
@@ -25,13 +25,17 @@ def make(typer, e: A.Tuple) -> ir.TupleMake:
 
 
 def get(typer, e: A.TupleIndex) -> ir.TupleGet:
-    obj = typer.expr(e.obj)
+    return member(typer, typer.expr(e.obj), e.index, e.span)
+
+
+def member(typer, obj: ir.Expr, index: int, span) -> ir.TupleGet:
+    """obj.index of a tuple value already lowered."""
     if obj.type.kind != "tuple":
-        typer.err(f"'.{e.index}' reads a member of a tuple, not of a value of type {obj.type}", e.span)
+        typer.err(f"'.{index}' reads a member of a tuple, not of a value of type {obj.type}", span)
     n = len(obj.type.items)
-    if not 0 <= e.index < n:
-        typer.err(f"this tuple has {n} member{'s' if n != 1 else ''} (.0 to .{n - 1}), no .{e.index}", e.span)
-    return ir.TupleGet(obj, e.index, type=obj.type.items[e.index])
+    if not 0 <= index < n:
+        typer.err(f"this tuple has {n} member{'s' if n != 1 else ''} (.0 to .{n - 1}), no .{index}", span)
+    return ir.TupleGet(obj, index, type=obj.type.items[index])
 
 
 def flatten_key(typer, keys: list, exprs: list) -> list:
