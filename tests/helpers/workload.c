@@ -47,6 +47,8 @@
  *                               on a condition itself) and N pthread_cond_timedwait()
  *                               that time out at once (glibc exports all three
  *                               in two symbol versions)
+ *   workload nice N             setpriority() to nice -N: one capability check
+ *                               (CAP_SYS_NICE) to raise its own priority
  * plyc_ifunc is an IFUNC, as glibc's string functions are (for uprobe tests).
  */
 #define _GNU_SOURCE
@@ -59,6 +61,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -491,6 +494,8 @@ static int run(int argc, char **argv)
 			return 1;
 		pingpong((void *)0L);
 		return pthread_join(other, NULL) != 0;
+	} else if (!strcmp(argv[1], "nice")) {
+		return setpriority(PRIO_PROCESS, 0, -atoi(argv[2])) != 0;
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
 	} else if (!strcmp(argv[1], "stack") && argc > 3) {
