@@ -136,3 +136,20 @@ def test_probe_in_kprobe_wildcards_is_the_function_that_fired():
         "  @[_tp_name():char[64]] <- count()  @1", "  @[_tp_name():char[64]] <- count()  @1",
         '  @["kprobe:vfs_write":char[24]] <- count()  @1']
     assert [p.bpf_defines for p in prog.probes] == [{"PLYC_TP_NAMES"}, {"PLYC_TP_NAMES"}, set()]
+
+
+def test_kprobe_alternatives_are_a_group():
+    """dcsnoop's `kprobe:lookup_fast, kprobe:lookup_fast.constprop.*`,
+    biolatency's `kprobe:blk_account_io_start, kprobe:__blk_account_io_start`:
+    the attach points of one probe are a group (its number, from 1); the
+    tracer leaves out those the device lacks while another of the group is
+    there (tests/vm/cases/bt-dcsnoop.test, bt-biolatency.test). A probe of
+    one attach point is no group: it must be there."""
+    src = ("kprobe:vfs_rea* { }\n"
+           "kprobe:lookup_fast, kprobe:lookup_fast.constprop.* { @ = count(); }\n")
+    assert [p.target.extra.get("group", 0) for p in lower(src).probes] == [0, 2, 2]
+    loader = driver.compile_source(src, "tool.bt", driver.Options()).generated.loader_c
+    lines = [line.strip() for line in loader.splitlines() if line.strip().startswith((".target", ".group"))]
+    assert lines == ['.target = "vfs_rea*",', ".group = 0,",
+                     '.target = "lookup_fast",', ".group = 2,",
+                     '.target = "lookup_fast.constprop.*",', ".group = 2,"]

@@ -182,3 +182,13 @@ def test_bullseye_comes_through_a_private_source_list():
     assert len(lab._sources_list(lab.ARCHES["arm64"], "bullseye").splitlines()) == 1
     # The machine's own release keeps the machine's sources.
     assert not any("SourceList" in o for o in lab._apt_options(x86))
+
+
+def test_kernel_modules_come_from_the_kernels_package(kernel61):
+    # Block drivers for cases that need a disk (loop for swapin's swap),
+    # uncompressed for busybox's insmod, built for that very kernel.
+    ko = lab.module(kernel61, "loop")
+    data = ko.read_bytes()
+    assert data[:4] == b"\x7fELF" and f"vermagic={kernel61.release} ".encode() in data
+    with pytest.raises(lab.LabError, match="has no module nosuch among its block drivers"):
+        lab.module(kernel61, "nosuch")

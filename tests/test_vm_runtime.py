@@ -16,6 +16,8 @@ tests/runtime/*.test (see tests/test_runtime.py), plus:
   example    instead of script: a file of examples/ to run as it is
   bpftrace   instead of script: a bpftrace script (built as a .bt file)
   argdist    instead of script: `plyc argdist` options (x86_64 guests)
+  modules    kernel modules copied into /lab as NAME.ko for the case to
+             insmod (lab.module(): loop, brd, ... of the kernel's package)
 
 {workload} is a static build of tests/helpers/workload.c, {usdt} one of
 usdt_prog.c (built only for a batch that uses it), both for the guest's
@@ -117,6 +119,10 @@ def build_batch(arch: str, kernel: str, tmp: Path):
             files.append(build_helper(arch, "usdt_prog", tmp))
         if example_missing(case):
             continue
+        for module in case.get("modules", "").split():
+            ko = str(lab.module(lab.kernel(arch, kernel), module))
+            if ko not in files:
+                files.append(ko)
         name = path.stem.replace("-", "_")
         src = tmp / (f"{name}.bt" if "bpftrace" in case else f"{name}.ply")
         out = tmp / name

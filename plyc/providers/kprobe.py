@@ -143,7 +143,8 @@ def c_data(t: Target, p):
         ("fentry_prog", c_str(p.twin) if f else "NULL"),
         ("fentry_func", c_str(f["func"]) if f else "NULL"),
         ("fentry_nargs", str(f["nargs"] if f else 0)), ("fentry_ctx", fentry_ctx(p)),
-        ("fentry_only", c_str(p.probe.needs_fentry) if p.probe.needs_fentry else "NULL")]
+        ("fentry_only", c_str(p.probe.needs_fentry) if p.probe.needs_fentry else "NULL"),
+        ("group", str(t.extra.get("group", 0)))]
 
 
 KPROBE = Provider(

@@ -51,6 +51,48 @@ static int is_address(const char *target)
 	return !strncmp(target, "0x", 2);
 }
 
+/* Groups of alternative attach points (kprobe:a, kprobe:__a) with at least
+ * one function on the device, by group number: set while resolving. */
+static unsigned char *found;
+static int nfound;
+
+static int group_found(int group)
+{
+	if (group >= nfound) {
+		unsigned char *f = realloc(found, (size_t)group + 1);
+
+		if (!f)
+			return -1;
+		memset(f + nfound, 0, (size_t)(group + 1 - nfound));
+		found = f;
+		nfound = group + 1;
+	}
+	found[group] = 1;
+	return 0;
+}
+
+/* Every probe is resolved: an alternative the device lacks is left out
+ * (with a warning, as bpftrace skips it) where another of its group is
+ * there; where none is, each says so, as a probe of its own would. */
+static int check_alternative(const struct plyc_probe_ctx *c)
+{
+	const struct plyc_program *P = c->prog;
+	const struct plyc_probe *pr = c->pr;
+	const struct plyc_kprobe_data *d = D(c);
+	const struct kstate *k = c->state;
+
+	if (!d->group || k->funcs.n || is_address(d->target))
+		return 0;
+	if (d->group < nfound && found[d->group]) {
+		fprintf(stderr, "%s: warning: %s: no kernel function %s %s on this device: left out, "
+			"its probe's other attach points run\n", pr->where, pr->spec,
+			plyc_has_glob(d->target) ? "matches" : "named", d->target);
+		return 0;
+	}
+	return plyc_probe_error(P, pr, "no kernel function %s %s on this device, nor any other attach "
+				"point of this probe", plyc_has_glob(d->target) ? "matches" : "named", d->target);
+}
+
 static int resolve(struct plyc_probe_ctx *c)
 {
 	const struct plyc_program *P = c->prog;
@@ -62,7 +104,7 @@ static int resolve(struct plyc_probe_ctx *c)
 	if (!(c->state = k = calloc(1, sizeof(*k))))
 		return -1;
 	if (is_address(target))
-		return 0;
+		return group_found(D(c)->group);
 	if (D(c)->names && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) != 1)
 		return plyc_probe_error(P, pr, "'probe' in a %s wildcard needs BPF cookies, which this kernel "
 					"lacks (Linux 5.15 has them)", D(c)->retprobe ? "kretprobe" : "kprobe");
@@ -75,9 +117,13 @@ static int resolve(struct plyc_probe_ctx *c)
 						D(c)->module, module_state(D(c)->module));
 		if (err)
 			return plyc_probe_error(P, pr, "cannot read /proc/kallsyms: %s", strerror(-err));
-		return 0;
+		return group_found(D(c)->group);
 	}
 	err = plyc_kfuncs_resolve(target, plyc_has_glob(target), &k->funcs);
+	if (err == -ENOENT && D(c)->group)
+		return 0;   /* an alternative the device lacks: prepare() decides */
+	if (!err && group_found(D(c)->group))
+		return -1;
 	if (err == -ENOENT && plyc_has_glob(target))
 		return plyc_probe_error(P, pr, "no kernel function on this device matches %s", target);
 	if (err == -ENOENT) {
@@ -177,6 +223,8 @@ static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
 	char path[512];
 	size_t j;
 
+	if (check_alternative(c))
+		return -1;
 	if (d->fentry_prog) {
 		struct bpf_program *fp = bpf_object__find_program_by_name(obj, d->fentry_prog);
 
@@ -320,6 +368,8 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	vmlinux = NULL;
 	if (ks->fentry)
 		return attach_fentry(c, obj, links);
+	if (!k->n && D(c)->group && !is_address(D(c)->target))   /* an alternative left out */
+		return 0;
 	if (is_address(D(c)->target)) {
 		LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = ret,
 			    .offset = (size_t)strtoull(D(c)->target, NULL, 16));
@@ -397,6 +447,9 @@ static void release(struct plyc_probe_ctx *c)
 
 	if (k)
 		plyc_kfuncs_free(&k->funcs);
+	free(found);
+	found = NULL;
+	nfound = 0;
 	btf__free(vmlinux);
 	vmlinux = NULL;
 }
@@ -406,6 +459,8 @@ static int count(const struct plyc_probe_ctx *c)
 {
 	const struct kstate *k = c->state;
 
+	if (k && plyc_has_glob(D(c)->target) && !k->funcs.n && D(c)->group)
+		return 0;   /* a glob left out (an exact name left out counts, as in bpftrace) */
 	return k && plyc_has_glob(D(c)->target) && k->funcs.n ? (int)k->funcs.n : 1;
 }
 

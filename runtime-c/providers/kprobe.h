@@ -17,6 +17,8 @@ struct plyc_kprobe_data {
 	int fentry_nargs;          /* ... with this many arguments */
 	uint64_t fentry_ctx;       /* ... reading these ctx slots (bit n: ctx[n]) */
 	const char *fentry_only;   /* what the kprobe can't do ("path()"), or NULL */
+	int group;                 /* its probe's number when that has several attach points, else 0:
+				    * one the device lacks is left out if another of the group is there */
 };
 
 extern const struct plyc_provider plyc_provider_kprobe;

@@ -47,6 +47,11 @@
  *                               on a condition itself) and N pthread_cond_timedwait()
  *                               that time out at once (glibc exports all three
  *                               in two symbol versions)
+ *   workload nice N             setpriority() to nice -N: one capability check
+ *                               (CAP_SYS_NICE) to raise its own priority
+ *   workload swap MB            MB MiB written page by page, then read back: in a
+ *                               memory cgroup smaller than that, with swap, the
+ *                               read swaps pages in
  * plyc_ifunc is an IFUNC, as glibc's string functions are (for uprobe tests).
  */
 #define _GNU_SOURCE
@@ -59,6 +64,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -403,6 +409,21 @@ static int switches(const char *name, long n)
 	return 0;
 }
 
+static int swap_through(size_t size)
+{
+	volatile char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned long sum = 0;
+	size_t i;
+
+	if (p == MAP_FAILED)
+		return 1;
+	for (i = 0; i < size; i += 4096)
+		p[i] = (char)(i >> 12 | 1);
+	for (i = 0; i < size; i += 4096)
+		sum += (unsigned char)p[i];
+	return sum == 0;
+}
+
 static int run(int argc, char **argv)
 {
 	long i, n;
@@ -491,6 +512,10 @@ static int run(int argc, char **argv)
 			return 1;
 		pingpong((void *)0L);
 		return pthread_join(other, NULL) != 0;
+	} else if (!strcmp(argv[1], "nice")) {
+		return setpriority(PRIO_PROCESS, 0, -atoi(argv[2])) != 0;
+	} else if (!strcmp(argv[1], "swap")) {
+		return swap_through(atol(argv[2]) << 20);
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
 	} else if (!strcmp(argv[1], "stack") && argc > 3) {

@@ -573,6 +573,34 @@ def debug_btf(k: Kernel) -> Path:
 
 # ---------------------------------------------------------------- busybox
 
+def module(k: Kernel, name: str) -> Path:
+    """Kernel module `name` (brd: a RAM disk, for the block tools) of kernel
+    `k`, uncompressed for busybox's insmod. The kernel's cache keeps only
+    ./boot, so its package is fetched again (~70 MB, once) and the block
+    drivers kept (a few hundred KB)."""
+    a = _arch(k.arch)
+    d = cache_dir() / "modules" / a.name / f"{k.package}_{k.package_version.replace(':', '%3a')}"
+    if not d.exists():
+        _fetch_package(a, k.package, k.package_version, d, ("./lib/modules/*/kernel/drivers/block/*",),
+                       finish=_flatten_modules, dist=_dist(a, k.version))
+    ko = d / f"{name}.ko"
+    if not ko.exists():
+        raise LabError(f"{k.package} has no module {name} among its block drivers")
+    return ko
+
+
+def _flatten_modules(root: Path) -> None:
+    """Every .ko(.xz/.zst) under root, decompressed, as root/NAME.ko."""
+    for p in sorted(root.rglob("*.ko*")):
+        data = p.read_bytes()
+        if p.name.endswith(".xz"):
+            data = lzma.decompress(data)
+        elif p.name.endswith(".zst"):
+            data = _unzstd(data)
+        (root / (p.name.split(".ko")[0] + ".ko")).write_bytes(data)
+    shutil.rmtree(root / "lib", ignore_errors=True)
+
+
 def busybox(arch: str = "x86_64") -> Path:
     """A static busybox for `arch`, from Debian's busybox-static, cached.
 

@@ -169,6 +169,11 @@ def resolve(st: Lowering, diag: Collector):
     targets = passes.resolve_specs([s for _, s in pairs], diag)
     for (probe, _), (spec, target), bt_spec in zip(pairs, targets, written):
         if target is not None:
+            if len(probe.specs) > 1:
+                # one of several alternatives (dcsnoop's lookup_fast.constprop.*,
+                # biolatency's __blk_account_io_start): where the device lacks it,
+                # the others run, as in bpftrace (kprobes: providers/kprobe.py)
+                target.extra["group"] = st.ast.probes.index(probe) + 1
             body = probe.body
             if probe.predicate is not None:
                 body = A.If(probe.predicate, probe.body, None, span=probe.predicate.span)
