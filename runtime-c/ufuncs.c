@@ -55,13 +55,17 @@ static Elf_Scn *symbol_table(Elf *elf, GElf_Shdr *out)
 	return dyn;
 }
 
-/* Aliases next to each other, the strongest binding first, then by name. */
+/* Aliases next to each other, the name kept first: a public one (no
+ * leading '_': glibc's nanosleep, not __nanosleep), then the strongest
+ * binding, then by name. */
 static int by_offset(const void *a, const void *b)
 {
 	const struct ufunc *x = a, *y = b;
 
 	if (x->offset != y->offset)
 		return x->offset < y->offset ? -1 : 1;
+	if ((x->name[0] == '_') != (y->name[0] == '_'))
+		return x->name[0] == '_' ? 1 : -1;
 	if (x->rank != y->rank)
 		return y->rank - x->rank;
 	return strcmp(x->name, y->name);
