@@ -12,4 +12,8 @@
 #define PLYC_TP_LDX 0x4000           /* + slot, below 0x8000 */
 #define PLYC_TP_SLOTS 0x4000         /* slots read by a rewritten load */
 
+/* A glob's probe name in plyc_tp_names (`probe`): room for a uprobe's
+ * path. plyc/frontends/bpftrace/builtins.py has it as TP_NAME_SIZE. */
+#define PLYC_TP_NAME_SIZE 128
+
 #endif

@@ -22,6 +22,19 @@ long plyc_vaddr_to_offset(const char *path, uint64_t vaddr);
  * another -errno. */
 int plyc_uprobe_offset(const char *path, const char *sym, uint64_t *offset, char *msg, size_t msglen);
 
+/* The functions of path whose names match a glob, one per address. */
+struct plyc_ufuncs {
+	char **names;
+	uint64_t *offsets;         /* in the file */
+	size_t n;
+};
+
+/* Every function symbol (STT_FUNC, size > 0; from .symtab, else .dynsym)
+ * whose name (without @VERSION) matches glob, into out sorted by name,
+ * aliases at one address once: 0, -ENOENT (none) or another -errno. */
+int plyc_uprobe_glob(const char *path, const char *glob, struct plyc_ufuncs *out);
+void plyc_ufuncs_free(struct plyc_ufuncs *f);
+
 /* The provider of USDT probe `name` in path (0, -ENOENT or -EEXIST). */
 int plyc_usdt_provider(const char *path, const char *name, char *out, size_t len);
 /* The file offsets of USDT probe provider:name's locations in path, up to

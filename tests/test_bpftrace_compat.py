@@ -52,7 +52,7 @@ def test_same_output_as_bpftrace(path, tmp_path, workload, usdt_prog):
     detail = f"\n--- stdout:\n{proc.stdout}\n--- stderr:\n{proc.stderr}"
     assert proc.returncode == 0, f"bpftrace exited {proc.returncode}{detail}"
     if "stdout" in case:
-        assert normalize(proc.stdout) == normalize(case["stdout"]), f"bpftrace prints otherwise{detail}"
+        assert normalize(proc.stdout) == normalize(subst(case["stdout"])), f"bpftrace prints otherwise{detail}"
     else:
         text = proc.stdout.rstrip("\n")
         pattern = case["stdout-re"].rstrip("\n")

@@ -355,7 +355,7 @@ def test_probe_is_the_probes_name():
     # a tracepoint wildcard's: the matched event's name, from the table the tracer fills
     prog = lower('t:syscalls:sys_enter_sync* { printf("%s\\n", probe); }')
     assert [line for line in dump(prog).splitlines() if "emit" in line] == [
-        '  emit printf 1 (_tp_name():char[64])  @1']
+        '  emit printf 1 (_tp_name():char[128])  @1']
     assert prog.probes[0].bpf_defines == {"PLYC_TP_NAMES"}
     # a kprobe wildcard's the same way (tests/test_bpftrace_probes.py); a kfunc's is refused
     assert err('f:vfs_rea* { printf("%s\\n", probe); }') == (

@@ -133,7 +133,7 @@ def test_probe_in_kprobe_wildcards_is_the_function_that_fired():
     sharing the body keeps its own name, a constant."""
     prog = lower("kprobe:vfs_rea*, kretprobe:vfs_rea*, kprobe:vfs_write { @[probe] = count(); }")
     assert [line for line in dump(prog).splitlines() if line.startswith("  ")] == [
-        "  @[_tp_name():char[64]] <- count()  @1", "  @[_tp_name():char[64]] <- count()  @1",
+        "  @[_tp_name():char[128]] <- count()  @1", "  @[_tp_name():char[128]] <- count()  @1",
         '  @["kprobe:vfs_write":char[24]] <- count()  @1']
     assert [p.bpf_defines for p in prog.probes] == [{"PLYC_TP_NAMES"}, {"PLYC_TP_NAMES"}, set()]
 
@@ -153,3 +153,30 @@ def test_kprobe_alternatives_are_a_group():
     assert lines == ['.target = "vfs_rea*",', ".group = 0,",
                      '.target = "lookup_fast",', ".group = 2,",
                      '.target = "lookup_fast.constprop.*",', ".group = 2,"]
+
+
+def test_uprobe_wildcards_name_the_function_that_fired():
+    """A uprobe glob: `probe` by the BPF cookie each matched function is
+    attached with (the kprobe wildcards' table), `func` the symbol of the
+    address that fired, in an exact uprobe sharing the body too; a
+    uretprobe's `func` is the symbol it returns into, glob or not."""
+    prog = lower("uprobe:/bin/sh:read*, uprobe:/bin/sh:main, uretprobe:/bin/sh:read* "
+                 "{ @[probe, func] = count(); }")
+    assert [line for line in dump(prog).splitlines() if line.startswith("  ")] == [
+        "  @[_tp_name():char[128], usym(_ip:u64):usym] <- count()  @1",
+        '  @["uprobe:/bin/sh:main":char[24], usym(_ip:u64):usym] <- count()  @1',
+        "  @[_tp_name():char[128], usym(_ip:u64):usym] <- count()  @1"]
+    assert [p.bpf_defines for p in prog.probes] == [{"PLYC_TP_NAMES"}, set(), {"PLYC_TP_NAMES"}]
+    assert [(p.target.target, p.target.glob) for p in prog.probes] == [
+        ("read*", True), ("main", False), ("read*", True)]
+    assert lower("uprobe:/bin/sh:re?d[a-z]* { }").probes[0].target.glob
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("uprobe:/bin/sh:read*+4", "'read*+4' is not a function name glob"),
+    ("uprobe:/bin/sh:read*@GLIBC_2.2.5", "'read*@GLIBC_2.2.5' is not a function name glob"),
+    ("uretprobe:/bin/sh:read*+0x10", "'read*+0x10' is not a function name glob"),
+])
+def test_uprobe_glob_errors(spec, message):
+    text = err(spec + " { }")
+    assert message in text and "a glob takes no +offset or @VERSION" in text

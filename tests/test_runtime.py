@@ -10,7 +10,7 @@ Sections of a .test file (each starts with a line `=== NAME`):
   args       the tracer's arguments, shell words; {workload} is the
              deterministic workload program (tests/helpers/workload.c),
              {usdt} a program with USDT probes (tests/helpers/usdt_prog.c);
-             both may appear in the script too
+             both may appear in the script and stdout too
   stdout     exactly what the tracer must print (trailing blank lines aside)
   stdout-re  a regular expression the whole stdout must match (re.DOTALL;
              trailing blank lines aside)
@@ -113,7 +113,7 @@ def run_case(path, tmp_path, workload, usdt_prog, tracer_env: dict):
     want_exit = int(case.get("exit", "0").strip())
     assert proc.returncode == want_exit, f"exit {proc.returncode}, expected {want_exit}{detail}"
     if "stdout" in case:
-        assert proc.stdout.rstrip("\n") == case["stdout"].rstrip("\n"), f"stdout differs{detail}"
+        assert proc.stdout.rstrip("\n") == subst(case["stdout"]).rstrip("\n"), f"stdout differs{detail}"
     if "stdout-re" in case:
         pattern = case["stdout-re"].rstrip("\n")
         assert re.fullmatch(pattern, proc.stdout.rstrip("\n"), re.DOTALL), \

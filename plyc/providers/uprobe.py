@@ -1,5 +1,5 @@
 """uprobe / uretprobe / usdt — user-space probes. `PATH:sym[+off]`,
-`PATH:0xADDR`, or a library by short name (`c:malloc` is libc's malloc, as
+`PATH:0xADDR`, `PATH:glob*` (every function matching), or a library by short name (`c:malloc` is libc's malloc, as
 in argdist); `sym@VERSION` (or `sym@@VERSION`) is one version of a symbol
 that a library exports in several, a plain `sym` its default version;
 usdt is `PATH:[provider:]name`. Paths, libraries and symbols are resolved
@@ -33,14 +33,20 @@ def parse_kind(kind):
             raise spec_error(spec, f"'{spec.arg}' is not PATH:symbol",
                              "e.g. uprobe:/bin/bash:readline, uprobe:c:malloc, uprobe:/bin/ls:0x4a20")
         sym, _, off = sym.partition("+")
-        if not re.fullmatch(r"0x[0-9a-fA-F]+|[A-Za-z_.$][\w.$]*(@@?[\w.]+)?", sym) or \
+        glob = bool(re.search(r"[*?\[]", sym))
+        if glob:
+            # every function whose name matches, attached on the device (bpftrace's wildcard)
+            if off or "@" in sym or not re.fullmatch(r"[\w.$*?\[\]!^-]+", sym):
+                raise spec_error(spec, f"'{sym}{'+' + off if off else ''}' is not a function name glob",
+                                 "a glob takes no +offset or @VERSION, e.g. uprobe:/bin/bash:read*")
+        elif not re.fullmatch(r"0x[0-9a-fA-F]+|[A-Za-z_.$][\w.$]*(@@?[\w.]+)?", sym) or \
                 (off and not re.fullmatch(r"0x[0-9a-fA-F]+|\d+", off)):
             raise spec_error(spec, f"'{sym}{'+' + off if off else ''}' is not a symbol, sym+offset or 0xADDR",
                              "a symbol version is written sym@VERSION, e.g. uprobe:c:clock_nanosleep@GLIBC_2.2.5"
                              if "@" in sym else None)
         if kind == "uretprobe" and (off or sym.startswith("0x")):
             raise spec_error(spec, "a uretprobe takes a function name, not an offset or address")
-        t = Target(UPROBE if kind == "uprobe" else URETPROBE, spec, sym)
+        t = Target(UPROBE if kind == "uprobe" else URETPROBE, spec, sym, glob=glob)
         t.extra.update(path=path, offset=int(off, 0) if off else 0)
         return t
     return parse
@@ -50,8 +56,11 @@ def c_data(t: Target, p):
     if t.provider is USDT:
         return "plyc_usdt_data", [("path", c_str(t.extra["path"])), ("provider", c_str(t.extra["usdt_provider"])),
                                   ("name", c_str(t.extra["usdt_name"]))]
+    # `probe` in a glob (bpftrace's): each function attached with a cookie naming it
+    names = "PLYC_TP_NAMES" in p.probe.bpf_defines and t.glob
     return "plyc_uprobe_data", [("path", c_str(t.extra["path"])), ("target", c_str(t.target)),
-                                ("offset", f"{t.extra['offset']}ULL"), ("retprobe", str(int(t.provider is URETPROBE)))]
+                                ("offset", f"{t.extra['offset']}ULL"), ("retprobe", str(int(t.provider is URETPROBE))),
+                                ("names", str(int(names)))]
 
 
 UPROBE = Provider(name="uprobe", aliases=("u",), parse=parse_kind("uprobe"),

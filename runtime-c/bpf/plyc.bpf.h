@@ -149,7 +149,7 @@ static long plyc_count_entry(void *map, const void *key, void *value, void *ctx)
  * the tracer as it attaches (runtime-c/providers/tracepoint.c). The event's
  * own id can't be used: perf overwrites the record's first 8 bytes, where
  * it is, with a pt_regs pointer. Cookies need Linux 5.15. */
-#define PLYC_TP_NAME_SIZE 64
+#include "../plyc_tp.h"   /* PLYC_TP_NAME_SIZE: the tracer's too */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);

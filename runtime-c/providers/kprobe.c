@@ -15,6 +15,7 @@
 #include "plyc_arch.h"
 #include "plyc_attach.h"
 #include "plyc_kfuncs.h"
+#include "plyc_tp.h"
 #include "providers/kprobe.h"
 
 struct kstate {
@@ -322,7 +323,7 @@ static __u64 name_cookie(const struct plyc_probe_ctx *c, struct bpf_object *obj,
 {
 	static __u32 last = 1U << 31;
 	struct bpf_map *names = D(c)->names ? bpf_object__find_map_by_name(obj, "plyc_tp_names") : NULL;
-	char name[64];
+	char name[PLYC_TP_NAME_SIZE] = "";
 	__u32 id = last + 1;
 
 	if (!names)

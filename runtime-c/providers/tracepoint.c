@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plyc_attach.h"
+#include "plyc_tp.h"
 #include "providers/tracepoint.h"
 
 static void split(const struct plyc_probe_ctx *c, char *group, size_t len, const char **event)
@@ -89,7 +90,7 @@ static int event_fields(struct tp_ctx *t, const char *group, const char *event, 
 static int describe_event(struct tp_ctx *t, const char *group, const char *event, __u64 *cookie)
 {
 	static __u32 last;
-	char name[64] = "";
+	char name[PLYC_TP_NAME_SIZE] = "";
 	__u32 id = last + 1;
 
 	*cookie = 0;

@@ -1,6 +1,7 @@
 /* uprobe / uretprobe: the binary or library found on the device (by path,
  * or a library by short name), the function by name and version to its
- * offset in the file, or an address in it. */
+ * offset in the file, or an address in it; a glob, every function whose
+ * name matches. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -8,13 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
 #include "plyc_attach.h"
+#include "plyc_tp.h"
 #include "plyc_uprobes.h"
 #include "providers/uprobe.h"
 
 struct ustate {
 	char binary[PATH_MAX];
 	uint64_t offset;           /* the function's, in the file */
+	struct plyc_ufuncs funcs;  /* a glob's */
 };
 
 static const struct plyc_uprobe_data *D(const struct plyc_probe_ctx *c)
@@ -73,6 +79,25 @@ static int resolve_func(struct plyc_probe_ctx *c, struct ustate *u)
 	}
 }
 
+/* A glob's functions; `probe` in it names each by a BPF cookie. */
+static int resolve_glob(struct plyc_probe_ctx *c, struct ustate *u)
+{
+	const struct plyc_program *P = c->prog;
+	const struct plyc_probe *pr = c->pr;
+	const struct plyc_uprobe_data *d = D(c);
+	int err;
+
+	if (d->names && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) != 1)
+		return plyc_probe_error(P, pr, "'probe' in a %s wildcard needs BPF cookies, which this kernel "
+					"lacks (Linux 5.15 has them)", d->retprobe ? "uretprobe" : "uprobe");
+	err = plyc_uprobe_glob(u->binary, d->target, &u->funcs);
+	if (err == -ENOENT)
+		return plyc_probe_error(P, pr, "no function in %s matches %s", u->binary, d->target);
+	if (err)
+		return plyc_probe_error(P, pr, "cannot read the symbols of %s: %s", u->binary, plyc_errstr(-err));
+	return 0;
+}
+
 static int resolve(struct plyc_probe_ctx *c)
 {
 	const struct plyc_uprobe_data *d = D(c);
@@ -84,7 +109,68 @@ static int resolve(struct plyc_probe_ctx *c)
 	err = plyc_resolve_binary(d->path, u->binary, sizeof(u->binary));
 	if (err)
 		return plyc_binary_error(c, d->path, err);
+	if (plyc_has_glob(d->target))
+		return resolve_glob(c, u);
 	return is_address(d->target) ? 0 : resolve_func(c, u);
+}
+
+/* `probe` in a glob: function i's cookie, under which its name goes in
+ * plyc_tp_names (runtime-c/bpf/plyc.bpf.h) before it can fire. Uprobes
+ * take ids from 3 << 30 up (kprobes from 2^31, tracepoints from 1). 0: no
+ * name is read, or it could not be recorded (told). */
+static __u64 name_cookie(const struct plyc_probe_ctx *c, struct bpf_object *obj, const char *func)
+{
+	static __u32 last = 3U << 30;
+	struct bpf_map *names = D(c)->names ? bpf_object__find_map_by_name(obj, "plyc_tp_names") : NULL;
+	char name[PLYC_TP_NAME_SIZE] = "";
+	__u32 id = last + 1;
+
+	if (!names)
+		return 0;
+	snprintf(name, sizeof(name), "%s:%s:%s", D(c)->retprobe ? "uretprobe" : "uprobe", D(c)->path, func);
+	if (bpf_map_update_elem(bpf_map__fd(names), &id, name, BPF_ANY)) {
+		plyc_probe_error(c->prog, c->pr, "cannot record %s's name for 'probe': %s", name, plyc_errstr(errno));
+		return 0;
+	}
+	last = id;
+	return id;
+}
+
+/* Each function of a glob; one that can't be probed is not fatal. */
+static int attach_glob(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
+		       struct plyc_links *links)
+{
+	const struct plyc_program *P = c->prog;
+	const struct plyc_probe *pr = c->pr;
+	struct ustate *u = c->state;
+	int attached = 0, failed = 0;
+	size_t j;
+
+	for (j = 0; j < u->funcs.n; j++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = D(c)->retprobe);
+		struct bpf_link *link;
+
+		opts.bpf_cookie = name_cookie(c, obj, u->funcs.names[j]);
+		if (D(c)->names && !opts.bpf_cookie)
+			return -1;
+		link = bpf_program__attach_uprobe_opts(bp, (pid_t)P->target_pid, u->binary,
+						       (size_t)u->funcs.offsets[j], &opts);
+		if (!link) {
+			if (failed++ < 5)
+				fprintf(stderr, "%s: warning: %s: cannot attach to %s in %s: %s\n", pr->where,
+					pr->spec, u->funcs.names[j], u->binary, plyc_errstr(errno));
+			continue;
+		}
+		if (plyc_add_link(links, link))
+			return -1;
+		attached++;
+	}
+	if (failed || P->verbose)
+		fprintf(stderr, "%s: %s: attached to %d of %zu functions\n", pr->where, pr->spec, attached,
+			u->funcs.n);
+	if (!attached)
+		return plyc_probe_error(P, pr, "could not attach to any matching function");
+	return 0;
 }
 
 static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
@@ -98,7 +184,8 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	size_t offset = d->offset;
 	struct bpf_link *link;
 
-	(void)obj;
+	if (plyc_has_glob(d->target))
+		return attach_glob(c, obj, bp, links);
 	if (is_address(d->target)) {
 		long off = plyc_vaddr_to_offset(u->binary, strtoull(d->target, NULL, 16));
 
@@ -115,10 +202,26 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	return plyc_add_link(links, link);
 }
 
+static void release(struct plyc_probe_ctx *c)
+{
+	struct ustate *u = c->state;
+
+	if (u)
+		plyc_ufuncs_free(&u->funcs);
+}
+
+/* each function a glob matches, as bpftrace counts them */
+static int count(const struct plyc_probe_ctx *c)
+{
+	const struct ustate *u = c->state;
+
+	return u && u->funcs.n ? (int)u->funcs.n : 1;
+}
+
 const struct plyc_provider plyc_provider_uprobe = {
-	.name = "uprobe", .resolve = resolve, .attach = attach,
+	.name = "uprobe", .resolve = resolve, .attach = attach, .release = release, .count = count,
 };
 
 const struct plyc_provider plyc_provider_uretprobe = {
-	.name = "uretprobe", .resolve = resolve, .attach = attach,
+	.name = "uretprobe", .resolve = resolve, .attach = attach, .release = release, .count = count,
 };

@@ -8,9 +8,10 @@
 
 struct plyc_uprobe_data {
 	const char *path;          /* binary or library, as written */
-	const char *target;        /* sym, sym@VERSION, or 0xADDR */
+	const char *target;        /* sym, sym@VERSION, 0xADDR or a glob */
 	uint64_t offset;           /* sym+offset */
 	int retprobe;
+	int names;                 /* a glob whose `probe` is read: a cookie per function */
 };
 
 extern const struct plyc_provider plyc_provider_uprobe;

@@ -177,7 +177,7 @@ def emit_ntop(g, call):
 # `probe` in a tracepoint wildcard: the event that fired, by the id every
 # tracepoint record starts with; the tracer fills the id -> name table as it
 # attaches each event the glob matches on the device (plyc_tp_names).
-TP_NAME_SIZE = 64
+TP_NAME_SIZE = 128    # runtime-c/plyc_tp.h's PLYC_TP_NAME_SIZE: room for a uprobe's path
 
 
 def emit_tp_name(g, call):

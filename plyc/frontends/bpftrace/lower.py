@@ -534,7 +534,8 @@ class Typer(PlyTyper):
         if name == "probe":
             # The probe's name as bpftrace prints it: known now unless a wildcard.
             written = self.st.units[probe.index].written
-            if written.wildcard and probe.provider.name in ("tracepoint", "kprobe", "kretprobe"):
+            if written.wildcard and probe.provider.name in ("tracepoint", "kprobe", "kretprobe",
+                                                                       "uprobe", "uretprobe"):
                 probe.bpf_defines.add("PLYC_TP_NAMES")
                 return ir.Call(BT.TP_NAME, [], type=T.Str(BT.TP_NAME_SIZE), span=e.span)
             if written.wildcard:
@@ -555,8 +556,11 @@ class Typer(PlyTyper):
                                                      if u.target.provider.name in fargs.FUNC_IP_PROBES):
                 # as in a kprobe glob, an exact name sharing the body too
                 return fargs.func_ip(e.span)
-            if pname == "uretprobe" and not probe.target.glob:
+            if pname == "uretprobe":
                 return stacks.uretprobe_func(self, e.span)
+            if pname == "uprobe" and any(u.probe is unit.probe and u.target.glob for u in self.st.units
+                                         if u.target.provider.name == "uprobe"):
+                return stacks.uprobe_func(self, e.span)
             if pname not in ("kprobe", "kretprobe", "uprobe", "kfunc", "kretfunc") or probe.target.glob:
                 what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
                 self.err(not_yet(f"'func' in {what}"), e.span)

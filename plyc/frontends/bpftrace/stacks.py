@@ -98,6 +98,14 @@ def uretprobe_func(chk, span) -> ir.Expr:
     return ir.Call(FUNCTIONS["usym"], [ip], type=T.USYM, span=span)
 
 
+def uprobe_func(chk, span) -> ir.Expr:
+    """`func` in a uprobe wildcard: the symbol of the address that fired
+    (the function's entry), named as bpftrace 0.17 names it, from the
+    process's mappings while it lives; an exact-name uprobe sharing the
+    body too, so that func has one type there."""
+    return uretprobe_func(chk, span)
+
+
 FUNCTIONS = {f.name: f for f in (
     B.Func("ustack", (0, 2), check_stack, emit_stack, "the user stack"),
     B.Func("kstack", (0, 2), check_stack, emit_stack, "the kernel stack"),
