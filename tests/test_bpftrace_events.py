@@ -3,21 +3,14 @@
 output is checked on this kernel by tests/runtime/bt-cat-buf.test,
 bt-system.test, bt-signal.test and bt-events-json.test (compared with
 bpftrace 0.17)."""
+
 import pytest
 
-from plyc import driver
 from plyc.diag import PlycError
 from plyc.ir.dump import dump
 
 
-def lower(src: str, unsafe: bool = False):
-    return driver.lower(src, "tool.bt", driver.Options(unsafe=unsafe))
-
-
-def err(src: str, unsafe: bool = False) -> str:
-    with pytest.raises(PlycError) as info:
-        lower(src, unsafe)
-    return info.value.render()
+from btlower import err, lower
 
 
 def test_unsafe_functions_need_the_build_flag():

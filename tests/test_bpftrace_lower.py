@@ -10,14 +10,7 @@ from plyc.diag import PlycError
 from plyc.ir.dump import dump
 
 
-def lower(src: str):
-    return driver.lower(src, "tool.bt", driver.Options())
-
-
-def err(src: str) -> str:
-    with pytest.raises(PlycError) as info:
-        lower(src)
-    return info.value.render()
+from btlower import err, lower
 
 
 def test_language_from_the_file_name():

@@ -4,21 +4,14 @@ prototypes, wildcards whose matches must agree, `func` in return and
 kfunc wildcards, and what is refused, with the reason. On a kernel:
 tests/runtime/bt-rawtracepoint.test (this machine), tests/vm/cases/bt-kfunc*.test
 (the 5.10, 6.1 and 6.12 guests: this kernel attaches no trampolines)."""
+
 import pytest
 
 from plyc import driver
-from plyc.diag import PlycError
 from plyc.ir.dump import dump
 
 
-def lower(src: str):
-    return driver.lower(src, "tool.bt", driver.Options())
-
-
-def err(src: str) -> str:
-    with pytest.raises(PlycError) as info:
-        lower(src)
-    return info.value.render()
+from btlower import err, lower
 
 
 def probe_lines(src: str) -> list:

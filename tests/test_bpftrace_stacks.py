@@ -2,21 +2,14 @@
 ustack, ustack(mode, n), kstack(mode, n), usym(), func in a uretprobe; the IR
 and the generated C's stack maps, and every error. Their output on a kernel,
 side by side with bpftrace: tests/runtime/bt-ustack*.test."""
+
 import pytest
 
 from plyc import driver
-from plyc.diag import PlycError
 from plyc.ir.dump import dump
 
 
-def lower(src: str):
-    return driver.lower(src, "tool.bt", driver.Options())
-
-
-def err(src: str) -> str:
-    with pytest.raises(PlycError) as info:
-        lower(src)
-    return info.value.render()
+from btlower import err, lower
 
 
 def test_ir_of_stacks_and_symbols():

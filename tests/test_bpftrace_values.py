@@ -4,22 +4,14 @@ the IR they lower to, the values the tracer finds on the device
 kernel: tests/runtime/bt-kaddr-deref.test, bt-stack-args, bt-newer-values,
 bt-text-values*, bt-strftime, bt-uaddr*, and the VM cases bt-loads*,
 bt-stack-args-arm64, bt-uaddr-static."""
+
 import pytest
 
-from plyc import driver
 from plyc.codegen import loops, resources
-from plyc.diag import PlycError
 from plyc.ir.dump import dump
 
 
-def lower(src: str):
-    return driver.lower(src, "tool.bt", driver.Options())
-
-
-def err(src: str) -> str:
-    with pytest.raises(PlycError) as info:
-        lower(src)
-    return info.value.render()
+from btlower import err, lower
 
 
 def test_ir_of_memory_registers_and_device_values():
