@@ -14,6 +14,9 @@ Sections of a .test file (each starts with a line `=== NAME`):
   stdout     exactly what the tracer must print (trailing blank lines aside)
   stdout-re  a regular expression the whole stdout must match (re.DOTALL;
              trailing blank lines aside)
+  stdout-unordered  the lines the tracer must print, each as many times, in
+             any order (a dump's entries of equal value follow their keys,
+             which are addresses that move with the workload's build)
   stderr-re  a regular expression that must be found in stderr
   exit       the expected exit status (default 0)
   compare-script, compare-env  bpftrace 0.17's spelling of the script and
@@ -114,6 +117,9 @@ def run_case(path, tmp_path, workload, usdt_prog, tracer_env: dict):
     assert proc.returncode == want_exit, f"exit {proc.returncode}, expected {want_exit}{detail}"
     if "stdout" in case:
         assert proc.stdout.rstrip("\n") == subst(case["stdout"]).rstrip("\n"), f"stdout differs{detail}"
+    if "stdout-unordered" in case:
+        assert sorted(proc.stdout.rstrip("\n").splitlines()) == \
+            sorted(subst(case["stdout-unordered"]).rstrip("\n").splitlines()), f"stdout differs{detail}"
     if "stdout-re" in case:
         pattern = case["stdout-re"].rstrip("\n")
         assert re.fullmatch(pattern, proc.stdout.rstrip("\n"), re.DOTALL), \
@@ -121,5 +127,5 @@ def run_case(path, tmp_path, workload, usdt_prog, tracer_env: dict):
     if "stderr-re" in case:
         pattern = case["stderr-re"].strip()
         assert re.search(pattern, proc.stderr), f"stderr lacks /{pattern}/{detail}"
-    assert "stdout" in case or "stdout-re" in case or "stderr-re" in case or "exit" in case, \
+    assert {"stdout", "stdout-unordered", "stdout-re", "stderr-re", "exit"} & set(case), \
         "a runtime test must check something"
