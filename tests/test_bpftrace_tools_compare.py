@@ -162,6 +162,9 @@ TOOLS = {
 def mask(line: str) -> str:
     line = re.sub(r"\|[@ ]*\|", "|bar|", line)
     line = re.sub(r"0x[0-9a-fA-F]+|\d+[KMGTP]?", "N", line)   # hist bounds: 4K, 1M
+    # a hist's row of one value ([1]) and of a range ([2, 4)) are one shape:
+    # which rows a run fills is the workload's
+    line = re.sub(r"^\[N\]|^\[N, N\)", "[row]", line)
     return re.sub(r"\s+", " ", line).strip()
 
 
