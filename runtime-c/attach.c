@@ -253,3 +253,18 @@ void plyc_detach_all(struct plyc_links *links)
 	links->v = NULL;
 	links->n = links->cap = 0;
 }
+
+__u64 plyc_name_cookie(const struct plyc_probe_ctx *c, struct bpf_object *obj, __u32 *last, const char *name)
+{
+	struct bpf_map *names = bpf_object__find_map_by_name(obj, "plyc_tp_names");
+	__u32 id = *last + 1;
+
+	if (!names)
+		return 0;
+	if (bpf_map_update_elem(bpf_map__fd(names), &id, name, BPF_ANY)) {
+		plyc_probe_error(c->prog, c->pr, "cannot record %s's name for 'probe': %s", name, plyc_errstr(errno));
+		return 0;
+	}
+	*last = id;
+	return id;
+}

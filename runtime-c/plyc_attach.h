@@ -40,6 +40,12 @@ int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *p
  * codes, 4000 and up) as text. */
 int plyc_add_link(struct plyc_links *links, struct bpf_link *link);
 const char *plyc_errstr(int err);
+
+/* `probe` in a glob: put name in plyc_tp_names under the next id after
+ * *last (each provider counts from its own base) and return that id, the
+ * attachment's BPF cookie; 0 when the map is absent or the name could not
+ * be recorded (told). */
+__u64 plyc_name_cookie(const struct plyc_probe_ctx *c, struct bpf_object *obj, __u32 *last, const char *name);
 int plyc_has_glob(const char *s);
 /* A perf event of attr on every online CPU (cpu -1) or on one, running bp;
  * `what` names it in errors ("timer"). 0, or -1 once told. */

@@ -322,19 +322,12 @@ static struct bpf_link *kprobe_link(const struct plyc_probe_ctx *c, struct bpf_p
 static __u64 name_cookie(const struct plyc_probe_ctx *c, struct bpf_object *obj, const char *func)
 {
 	static __u32 last = 1U << 31;
-	struct bpf_map *names = D(c)->names ? bpf_object__find_map_by_name(obj, "plyc_tp_names") : NULL;
 	char name[PLYC_TP_NAME_SIZE] = "";
-	__u32 id = last + 1;
 
-	if (!names)
+	if (!D(c)->names)
 		return 0;
 	snprintf(name, sizeof(name), "%s:%s", D(c)->retprobe ? "kretprobe" : "kprobe", func);
-	if (bpf_map_update_elem(bpf_map__fd(names), &id, name, BPF_ANY)) {
-		plyc_probe_error(c->prog, c->pr, "cannot record %s's name for 'probe': %s", name, plyc_errstr(errno));
-		return 0;
-	}
-	last = id;
-	return id;
+	return plyc_name_cookie(c, obj, &last, name);
 }
 
 /* The fentry/fexit twin chosen before load. */

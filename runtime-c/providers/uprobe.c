@@ -121,19 +121,12 @@ static int resolve(struct plyc_probe_ctx *c)
 static __u64 name_cookie(const struct plyc_probe_ctx *c, struct bpf_object *obj, const char *func)
 {
 	static __u32 last = 3U << 30;
-	struct bpf_map *names = D(c)->names ? bpf_object__find_map_by_name(obj, "plyc_tp_names") : NULL;
 	char name[PLYC_TP_NAME_SIZE] = "";
-	__u32 id = last + 1;
 
-	if (!names)
+	if (!D(c)->names)
 		return 0;
 	snprintf(name, sizeof(name), "%s:%s:%s", D(c)->retprobe ? "uretprobe" : "uprobe", D(c)->path, func);
-	if (bpf_map_update_elem(bpf_map__fd(names), &id, name, BPF_ANY)) {
-		plyc_probe_error(c->prog, c->pr, "cannot record %s's name for 'probe': %s", name, plyc_errstr(errno));
-		return 0;
-	}
-	last = id;
-	return id;
+	return plyc_name_cookie(c, obj, &last, name);
 }
 
 /* Each function of a glob; one that can't be probed is not fatal. */
