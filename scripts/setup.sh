@@ -7,7 +7,7 @@ APT_PACKAGES="clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev linux-libc-de
 bpftool qemu-system-x86 qemu-system-arm qemu-system-misc gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
 gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 python3 python3-pip systemtap-sdt-dev qemu-user-static file binutils dwarves zstd prometheus
-dpkg-dev debian-archive-keyring"
+dpkg-dev debian-archive-keyring bpftrace"
 # ziglang: zig's cc, the compiler of musl tracers (--libc musl) for every target.
 # pytest-xdist: make test runs the tests that load nothing into the kernel
 # on every CPU at once.
