@@ -279,6 +279,15 @@ def test_the_issues_reproductions_never_reach_the_guard(tmp_path):
         assert "Traceback" not in err and "internal error" not in err, (args, err)
 
 
+def test_an_argdist_label_that_is_not_utf8_builds(tmp_path):
+    """The label (`#...`) is the report's header: c_string keeps its bytes
+    (render.py raised UnicodeEncodeError)."""
+    label = os.fsdecode(b"#\xff\x01\"*/")
+    proc = plyc("argdist", "-C", "p::do_sys_open(int dfd):int:dfd" + label, "-o", str(tmp_path / "a"))
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    assert b'\xff\x01"*/' in (tmp_path / "a").read_bytes()   # the label's bytes, as given
+
+
 # --- bounds ----------------------------------------------------------------------
 
 BUILD_BOUNDS = [("--strsize", bounds.STRSIZE), ("--map-entries", bounds.MAP_ENTRIES),
