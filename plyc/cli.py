@@ -196,9 +196,13 @@ def _terminate(signum, frame):
 def main(argv=None) -> int:
     """plyc's entry point: whatever goes wrong ends in one line, never a
     Python traceback (a plyc bug is an "internal error" to report)."""
+    saved = {}
     try:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, _terminate)
+        try:
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                saved[sig] = signal.signal(sig, _terminate)
+        except ValueError:
+            pass        # called in-process, off the main thread: the caller's signals
         return _main(argv)
     except KeyboardInterrupt:
         return 130
@@ -214,6 +218,10 @@ def main(argv=None) -> int:
         text = " ".join(str(err).split())[:400]
         print(f"plyc: internal error, please report: {type(err).__name__}: {text}", file=sys.stderr)
         return 2
+    finally:
+        for sig, handler in saved.items():
+            if handler is not None:
+                signal.signal(sig, handler)
 
 
 def _main(argv=None) -> int:
