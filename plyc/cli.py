@@ -128,7 +128,10 @@ def cmd_run(args) -> int:
         runcache.evict()
     runcache.touch(out.parent)
     sys.stdout.flush()
-    os.execv(str(out), [name, *args.tracer_args])
+    try:
+        os.execv(str(out), [name, *args.tracer_args])
+    except OSError as err:
+        raise SystemExit(f"plyc: error: cannot run {out}: {err.strerror}")
 
 
 def cmd_check(args) -> int:
