@@ -256,6 +256,24 @@ def test_keyboard_interrupt_is_exit_130_quietly(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_sigint_during_start_up_is_quiet(tmp_path):
+    """Ctrl-C while Python loads plyc, parses or builds: never a traceback
+    (the issue's KeyboardInterrupt)."""
+    script = tmp_path / "s.bt"
+    script.write_text(BT_SCRIPT)
+    for delay in (0.03, 0.06, 0.1, 0.15, 0.25, 0.4, 0.7):
+        proc = subprocess.Popen([sys.executable, "-m", "plyc", "build", str(script), "-o", str(tmp_path / "t")],
+                                stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        err = proc.communicate(timeout=120)[1].decode()
+        if "init_import_site" in err:
+            continue    # Python's own start (site.py), before any of plyc runs
+        # -2: the signal came before Python's own handler was installed
+        assert proc.returncode in (130, -signal.SIGINT, 0), (delay, proc.returncode, err)
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, (delay, err)
+
+
 def test_the_issues_reproductions_never_reach_the_guard(tmp_path):
     """Each of issue 22's inputs on this side: a clear error, no
     traceback, no internal error."""
