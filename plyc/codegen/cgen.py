@@ -255,7 +255,7 @@ class FuncGen(TupleGen):
 
     def scratch_decls(self) -> list:
         """The members of this program's scratch struct."""
-        busy = [f"\t__u32 busy;\t/* claimed by a run of {self.probe.spec.provider} on this CPU */"] \
+        busy = [f"\t__u32 busy;\t/* claimed by a run of {c_comment(self.probe.spec.provider)} on this CPU */"] \
             if self.guarded else []
         return busy + self.root.decls(1)
 
