@@ -177,9 +177,9 @@ def report_context(res: Resources, report: Report) -> dict:
     """The periodic report's tables (runtime-c/plyc_report.h)."""
     names = [m.name for m in res.maps]
     sections = [dict(map=names.index(s.map), style=f"PLYC_REPORT_{s.style.upper()}",
-                     header=cgen.c_string(s.header),
-                     key_labels=[cgen.c_string(k) for k in s.key_labels],
-                     keyless_row=cgen.c_string(s.keyless_row) if s.keyless_row else "NULL")
+                     header=c_string(s.header),
+                     key_labels=[c_string(k) for k in s.key_labels],
+                     keyless_row=c_string(s.keyless_row) if s.keyless_row else "NULL")
                 for s in report.sections]
     return dict(sections=sections, interval=report.interval, count=report.count, top=report.top,
                 cumulative=int(report.cumulative), duration=float(report.duration))
@@ -225,7 +225,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
             key_fields=[dict(type=code(printers.type_init(f.type)), offset=f.offset) for f in m.keys],
             value=code(printers.type_init(vt if vt.kind != "dataloc" else replace(vt, kind="int")))))
     probes = [dict(prog=p.prog, line=p.line, provider=p.probe.provider.c_provider,
-                   where_c=cgen.c_string(where), spec_c=cgen.c_string(spec),
+                   where_c=c_string(where), spec_c=c_string(spec),
                    data_struct=struct, data=[(name, code(value)) for name, value in fields])
               for p in res.probes for where, spec in [probe_where(res, p, origin)]
               for struct, fields in [probe_data(p)]]
@@ -238,9 +238,9 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     needs = [dict(n, since_c=c_string(n["since"])) for n in loops.needs(res)]
     return dict(**file_names(__version__, res.script), name=res.name, maps=maps, probes=probes,
                 slots=slots, events=events, nargs=res.nargs, linemap=rows,
-                dconsts=[dict(kind=f"PLYC_DC_{kind.upper()}", name=cgen.c_string(name),
-                              where=cgen.c_string(f"{res.script}:{line}"),
-                              binary=cgen.c_string(binary) if binary else "NULL")
+                dconsts=[dict(kind=f"PLYC_DC_{kind.upper()}", name=c_string(name),
+                              where=c_string(f"{res.script}:{line}"),
+                              binary=c_string(binary) if binary else "NULL")
                          for kind, name, binary, line in res.device_consts],
                 report=report_context(res, report) if report else None, needs=needs,
                 loop_lines=res.loop_caps,
@@ -260,6 +260,6 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
         nprobes=max(1, len(res.probes)))
     loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, program.report, origin),
                                                      style=f"PLYC_STYLE_{style.upper()}",
-                                                     time_formats=[cgen.c_string(f)
+                                                     time_formats=[c_string(f)
                                                                    for f in program.time_formats])
     return Generated(bpf_c, header, loader_c)
