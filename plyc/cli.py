@@ -4,9 +4,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import signal
 import sys
 
-from . import __version__, doctor, driver
+from . import __version__, bounds, doctor, driver, runcache
 from .codegen import resources
 from . import arch as A
 from . import types as T
@@ -37,6 +38,11 @@ def add_libc_arg(p):
                    "musl makes tracers about a third of glibc's size")
 
 
+# The largest script read: /dev/zero or a runaway file is an error, not
+# a Python process growing until it is killed.
+SCRIPT_MAX = 16 << 20
+
+
 def read_script(args) -> tuple[str, str]:
     if getattr(args, "e", None) is not None:
         return args.e, "<command-line>"
@@ -44,10 +50,14 @@ def read_script(args) -> tuple[str, str]:
         raise SystemExit("plyc: error: give a script file or -e 'TEXT'")
     path = args.script
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
+        with open(path, "rb") as f:
+            data = f.read(SCRIPT_MAX + 1)
     except OSError as err:
         raise SystemExit(f"plyc: error: cannot read {path}: {err.strerror}")
+    if len(data) > SCRIPT_MAX:
+        raise SystemExit(f"plyc: error: {path} is larger than {SCRIPT_MAX >> 20} MiB: not a script")
+    try:
+        return data.decode("utf-8"), path
     except UnicodeDecodeError:
         raise SystemExit(f"plyc: error: {path} is not UTF-8 text")
 
@@ -84,11 +94,13 @@ def add_build_args(p):
 
 
 def options(args) -> driver.Options:
-    if args.buffer_size & (args.buffer_size - 1) or args.buffer_size < 4096:
-        raise SystemExit("plyc: error: --buffer-size must be a power of two, at least 4096")
-    for name in ("strsize", "map_entries", "hist_entries", "stack_entries"):
-        if getattr(args, name) < 1:
-            raise SystemExit(f"plyc: error: --{name.replace('_', '-')} must be at least 1")
+    problems = [bounds.check_buffer("--buffer-size", args.buffer_size)]
+    for name, limits in (("strsize", bounds.STRSIZE), ("map_entries", bounds.MAP_ENTRIES),
+                         ("hist_entries", bounds.HIST_ENTRIES), ("stack_entries", bounds.STACK_ENTRIES)):
+        problems.append(bounds.check(f"--{name.replace('_', '-')}", getattr(args, name), limits))
+    problem = next((p for p in problems if p), None)
+    if problem:
+        raise SystemExit(f"plyc: error: {problem}")
     return driver.Options(lang=args.lang, strsize=args.strsize, map_entries=args.map_entries,
                           hist_entries=args.hist_entries, buffer_size=args.buffer_size,
                           stack_entries=args.stack_entries, target=args.target,
@@ -98,7 +110,8 @@ def options(args) -> driver.Options:
 
 def cmd_build(args) -> int:
     source, filename = read_script(args)
-    out = args.output or driver.tracer_name(filename if filename != "<command-line>" else "tracer")
+    out = args.output if args.output is not None else \
+        driver.tracer_name(filename if filename != "<command-line>" else "tracer")
     driver.build(source, filename, out, options(args))
     if args.verbose:
         print(f"plyc: wrote {out} ({os.path.getsize(out)} bytes)")
@@ -108,15 +121,17 @@ def cmd_build(args) -> int:
 def cmd_run(args) -> int:
     source, filename = read_script(args)
     opts = options(args)
-    key = hashlib.sha256(repr((source, os.path.basename(filename), vars(opts), __version__,
-                               sorted((k, v) for k, v in os.environ.items() if k.isupper()))).encode())
     name = driver.tracer_name(filename if filename != "<command-line>" else "tracer")
-    out = cache_dir() / "run" / key.hexdigest()[:20] / name
+    out = runcache.entry(runcache.key(source, os.path.basename(filename), opts)) / name
     if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
         driver.build(source, filename, str(out), opts)
+        runcache.evict()
+    runcache.touch(out.parent)
     sys.stdout.flush()
-    os.execv(str(out), [name, *args.tracer_args])
+    try:
+        os.execv(str(out), [name, *args.tracer_args])
+    except OSError as err:
+        raise SystemExit(f"plyc: error: cannot run {out}: {err.strerror}")
 
 
 def cmd_check(args) -> int:
@@ -172,7 +187,47 @@ def cmd_emit(args) -> int:
     return 0
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP: raised where plyc is, so every `finally` cleans up
+    (the temporary tracer, /tmp/plyc-*) before it exits."""
+
+
+def _terminate(signum, frame):
+    raise Terminated(signum)
+
+
 def main(argv=None) -> int:
+    """plyc's entry point: whatever goes wrong ends in one line, never a
+    Python traceback (a plyc bug is an "internal error" to report)."""
+    saved = {}
+    try:
+        try:
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                saved[sig] = signal.signal(sig, _terminate)
+        except ValueError:
+            pass        # called in-process, off the main thread: the caller's signals
+        return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+    except Terminated as sig:
+        return 128 + sig.args[0]
+    except BrokenPipeError:
+        # stdout closed (plyc emit | head): quiet, as other tools
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except (SystemExit, GeneratorExit):
+        raise
+    except BaseException as err:
+        text = " ".join(str(err).split())[:400]
+        print(f"plyc: internal error, please report: {type(err).__name__}: {text}", file=sys.stderr)
+        return 2
+    finally:
+        for sig, handler in saved.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+
+
+def _main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "argdist":
         # bcc argdist's own command line, as is.

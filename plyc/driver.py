@@ -17,6 +17,7 @@ from .diag import PlycError, Diagnostic
 from .frontends import bpftrace, ply
 from .frontends.ply import ast
 from .ir import nodes as ir
+from .output import check_target, discard, finish, keep_dir, temporary
 from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_error
 
 
@@ -146,13 +147,15 @@ def build_ir(prog: ir.Program, source: str, filename: str, out: str, opts: Optio
 
 
 def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
-    """The generated files compiled and linked into the tracer `out`."""
+    """The generated files compiled and linked into the tracer `out`; on
+    any failure or signal, nothing is left behind but what --keep asks for."""
     name = compiled.resources.name
+    check_target(out)
     tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot, opts.libc)
-    workdir = Path(opts.keep_dir) if opts.keep_dir else Path(tempfile.mkdtemp(prefix="plyc-"))
-    workdir.mkdir(parents=True, exist_ok=True)
+    workdir, tmp_out = None, None
     gen = compiled.generated
     try:
+        workdir = keep_dir(opts.keep_dir) if opts.keep_dir else Path(tempfile.mkdtemp(prefix="plyc-"))
         (workdir / f"{name}.bpf.c").write_text(gen.bpf_c)
         (workdir / f"{name}.h").write_text(gen.header)
         (workdir / f"{name}.c").write_text(gen.loader_c)
@@ -175,10 +178,12 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
                 raise ToolchainError(str(err)) from None
             btf = min_core_btf(tc, workdir / "kernel.btf", workdir / f"{name}.bpf.o", workdir / "min.btf")
         embed_object((workdir / f"{name}.bpf.o").read_bytes(), workdir / f"{name}.obj.c", btf)
-        tmp_out = Path(out).with_name(Path(out).name + ".tmp")
+        tmp_out = temporary(out)
         tc.link_loader(workdir / f"{name}.c", workdir / f"{name}.obj.c", tmp_out, workdir, opts.strip)
-        os.replace(tmp_out, out)
+        finish(tmp_out, out)
+        tmp_out = None
     finally:
-        if not opts.keep_dir:
+        discard(tmp_out)
+        if workdir is not None and not opts.keep_dir:
             shutil.rmtree(workdir, ignore_errors=True)
     return compiled

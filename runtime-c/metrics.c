@@ -633,6 +633,13 @@ int plyc_metrics_listen(const char *spec, char *err, size_t errlen, char *bound,
 	int one = 1, fd;
 
 	memset(&ss, 0, sizeof(ss));
+	/* "::1" is an IPv6 address, not host ":" and port 1 (and "::1:9100"
+	 * is one too): an IPv6 address and its port are written [::1]:PORT */
+	if (spec[0] != '[' && strlen(spec) < sizeof(host) &&
+	    inet_pton(AF_INET6, spec, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+		snprintf(err, errlen, "--metrics %s: an IPv6 address needs a port: [%s]:PORT", spec, spec);
+		return -1;
+	}
 	if (colon) {
 		size_t hl = (size_t)(colon - spec);
 

@@ -10,26 +10,9 @@ from typing import Optional
 
 from ..ir import nodes as ir
 from . import loops
+from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
 from .tuples import TupleGen
-
-
-C_ESCAPES = {ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"}
-
-
-def c_string(data: bytes) -> str:
-    out = []
-    for b in data:
-        ch = chr(b)
-        if b in C_ESCAPES:
-            out.append(C_ESCAPES[b])
-        elif ch in '"\\':
-            out.append("\\" + ch)
-        elif 32 <= b < 127 and ch != "?":
-            out.append(ch)
-        else:
-            out.append(f"\\{b:03o}")
-    return '"' + "".join(out) + '"'
 
 
 def c_int(value: int) -> str:
@@ -272,7 +255,7 @@ class FuncGen(TupleGen):
 
     def scratch_decls(self) -> list:
         """The members of this program's scratch struct."""
-        busy = [f"\t__u32 busy;\t/* claimed by a run of {self.probe.spec.provider} on this CPU */"] \
+        busy = [f"\t__u32 busy;\t/* claimed by a run of {c_comment(self.probe.spec.provider)} on this CPU */"] \
             if self.guarded else []
         return busy + self.root.decls(1)
 
@@ -332,8 +315,9 @@ class FuncGen(TupleGen):
         """`/* script.ply:7: start[kpid] = time; */`: the statement's line
         as written (render.linemap finds the script line in it)."""
         text = self.source[line - 1].strip() if 0 < line <= len(self.source) else ""
-        text = " ".join(text.split()).replace("*/", "*\\/")
-        return f"/* {self.res.script}:{line}: {text} */" if text else f"/* {self.res.script}:{line} */"
+        text = c_comment(" ".join(text.split()))
+        where = c_comment(f"{self.res.script}:{line}")
+        return f"/* {where}: {text} */" if text else f"/* {where} */"
 
     def stmt_Block(self, s: ir.Block):
         for sub in s.stmts:

@@ -176,5 +176,5 @@ def needs(res) -> list:
                 helper, hname, since = FOR_EACH_HELPER
                 what = f"len({n.args[0].value.decode()})" if counted else f"a for loop over {n.map}"
                 out.append(dict(prog=p.prog, helper=helper, helper_name=hname, since=since,
-                                line=n.span.line, what=C.c_string(what.encode())))
+                                line=n.span.line, what=C.c_string(what)))
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import printf as P
 from .. import types as T
-from .cgen import c_string
+from .cescape import c_string
 from .resources import EventRes, Resources
 
 
@@ -86,7 +86,7 @@ def formatted(er: EventRes) -> list:
     fields = iter(zip(er.fields, er.event.arg_types))
     for part in er.event.parts:
         if isinstance(part, str):
-            lines.append(f"fputs({c_string(part.encode())}, fp);")
+            lines.append(f"fputs({c_string(part)}, fp);")
         else:
             field, typ = next(fields)
             lines += conversion(part, field, typ)
@@ -143,9 +143,9 @@ def _event_body(er: EventRes, res: Resources) -> list:
         return [f"const char *args[{count}];", "int n = 0;", "",
                 f"while (n < {count} && e->{field}[n * {size}]) {{",
                 f"\targs[n] = (const char *)&e->{field}[n * {size}];", "\tn++;", "}",
-                f"plyc_bt_join(plyc_rt.out, args, n, {c_string(sep.encode())});"]
+                f"plyc_bt_join(plyc_rt.out, args, n, {c_string(sep)});"]
     if kind == "time":
-        return [f"plyc_bt_time(plyc_rt.out, {c_string(er.event.parts[0].encode())});"]
+        return [f"plyc_bt_time(plyc_rt.out, {c_string(er.event.parts[0])});"]
     index = res.maps.index(er.map)
     if kind == "printmap" and er.event.parts:      # print(@map, top, div)
         top, div = er.event.parts

@@ -15,6 +15,7 @@ from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
 from ..ir.report import Report
 from . import cgen, loops, printers
+from .cescape import C, c_comment, c_string, code
 from .resources import Field, Resources, layout
 
 
@@ -29,11 +30,35 @@ class Generated:
     loader_c: str
 
 
+# What a template may print as it is: a number, or a C identifier or
+# number token; any other text must be C (cescape: c_string, c_comment, code).
+TOKEN = re.compile(r"[A-Za-z0-9_]+")
+
+
+class UnescapedText(Exception):
+    pass
+
+
+def finalize(value):
+    """Every {{ }} of a C template: text from outside plyc reaches the C only
+    through cescape, so a file name or label cannot end a string or comment."""
+    if isinstance(value, (C, int, float)) or (isinstance(value, str) and TOKEN.fullmatch(value)):
+        return value
+    raise UnescapedText(f"a C template printed text that is not escaped: {value!r}")
+
+
 @functools.lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(str(ir.files("plyc").joinpath("templates")))
     return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                              lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+                              lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
+                              finalize=finalize)
+
+
+def file_names(version: str, script: str) -> dict:
+    """The version and the script's file name, as every template prints them."""
+    return dict(version_c=c_string(version), version_comment=c_comment(version),
+                script_c=c_string(script), script_comment=c_comment(script))
 
 
 def _records(res: Resources) -> list:
@@ -46,18 +71,20 @@ def _records(res: Resources) -> list:
             recs.append(dict(cname=f"{m.cname}_val", fields=f, size=layout(f)))
         elif m.nbuckets:
             # b: the buckets; s: the sum of the values counted (--metrics' exact _sum)
-            recs.append(dict(cname=f"{m.cname}_hist", fields=[dict(decl=f"__u64 b[{m.nbuckets}]", name="b",
+            recs.append(dict(cname=f"{m.cname}_hist", fields=[dict(decl=code(f"__u64 b[{m.nbuckets}]"), name="b",
                                                                     offset=0),
-                                                               dict(decl="__u64 s", name="s",
+                                                               dict(decl=code("__u64 s"), name="s",
                                                                     offset=8 * m.nbuckets)],
                              size=8 * m.nbuckets + 8))
     for e in res.events:
-        fields = [dict(decl="__u32 id", name="id", offset=0), dict(decl="__u32 pad", name="pad", offset=4)]
+        fields = [dict(decl=code("__u32 id"), name="id", offset=0), dict(decl=code("__u32 pad"), name="pad", offset=4)]
         fields += sorted(e.fields, key=lambda f: f.offset)
         recs.append(dict(cname=e.cname, fields=fields, size=e.size))
     for r in recs:
-        r["fields"] = [f if isinstance(f, dict) else dict(decl=f.decl(), name=f.name, offset=f.offset)
+        r["fields"] = [f if isinstance(f, dict) else dict(decl=code(f.decl()), name=f.name, offset=f.offset)
                        for f in r["fields"]]
+        r["assert_c"] = [c_string(f"{r['cname']}.{f['name']}") for f in r["fields"]]
+        r["size_c"] = c_string(f"{r['cname']} size")
     return recs
 
 
@@ -99,22 +126,25 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
         struct, slot = f"{p.prog}_scratch", len(scratch)
         if gen.uses_scratch:
             scratch_slot_limit(res, p, gen.scratch_size())
-            scratch.append(dict(struct=struct, member=p.prog, decls=gen.scratch_decls(),
-                                line=p.line, spec=p.spec.replace("*/", "*\\/")))
+            scratch.append(dict(struct=struct, member=p.prog, decls=[code(d) for d in gen.scratch_decls()],
+                                line=p.line, spec=c_comment(p.spec)))
         body = gen.finish(struct, slot)
-        callbacks = gen.callback_functions(struct)
-        twin = dict(prog=p.twin, section=p.fentry["section"], func=p.fentry["func"]) if p.fentry else None
-        probes.append(dict(prog=p.prog, section=p.section, line=p.line, spec=p.spec.replace("*/", "*\\/"),
-                           ctx_decl=p.probe.provider.ctx_decl, body=[text for text, _ in body],
+        callbacks = [dict(cb, map=c_comment(cb["map"]), fields=[code(f) for f in cb["fields"]],
+                          body=[code(line) for line in cb["body"]])
+                     for cb in gen.callback_functions(struct)]
+        twin = dict(prog=p.twin, section=p.fentry["section"], section_c=c_string(p.fentry["section"]),
+                    func=p.fentry["func"]) if p.fentry else None
+        probes.append(dict(prog=p.prog, section_c=c_string(p.section), line=p.line, spec=c_comment(p.spec),
+                           ctx_decl=code(p.probe.provider.ctx_decl), body=[code(text) for text, _ in body],
                            stoppable=not p.probe.provider.runs_once, twin=twin,
                            body_name=p.body, callbacks=callbacks))
-    maps = [dict(name=m.name, cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
-                 key_ctype=m.key_ctype, value_ctype=m.value_ctype)
+    maps = [dict(name=c_comment(m.name), cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
+                 key_ctype=code(m.key_ctype), value_ctype=code(m.value_ctype))
             for m in res.maps]
     zero = max([m.value_size for m in res.maps] + [8])
     # A script that prints nothing gets the smallest ring buffer there is.
     buffer_size = res.buffer_size if res.events else 4096
-    return dict(version=__version__, script=res.script, name=res.name, buffer_size=buffer_size,
+    return dict(**file_names(__version__, res.script), name=res.name, buffer_size=buffer_size,
                 event_max=event_slot_limit(res), event_slots=max([p.probe.index + 1 for p in res.probes] + [1]),
                 nstats=1 + len(res.maps), zero_words=(zero + 7) // 8, uses_stack=res.uses_stack,
                 stack_entries=res.stack_entries,
@@ -124,13 +154,14 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                                    | {d for p in res.probes for d in p.probe.bpf_defines}
                                    | {"PLYC_TP_GLOB_FIELDS" for p in res.probes
                                       if p.probe.target.glob and p.probe.tp_fields}),
-                kernel_types=program.ktypes.definitions() if program.ktypes and program.ktypes.uses else [])
+                kernel_types=[code(t) for t in program.ktypes.definitions()]
+                if program.ktypes and program.ktypes.uses else [])
 
 
 def linemap(bpf_c: str, script: str) -> list:
     """For each line of the BPF C, the script line it came from (0: none)."""
     # A statement's comment, indented (a probe's, at the margin, is not one).
-    marker = re.compile(r"\t+/\* " + re.escape(script) + r":(\d+)(?::| |\*)")
+    marker = re.compile(r"\t+/\* " + re.escape(c_comment(script)) + r":(\d+)(?::| |\*)")
     out, current = [], 0
     for text in bpf_c.splitlines():
         m = marker.match(text)
@@ -146,9 +177,9 @@ def report_context(res: Resources, report: Report) -> dict:
     """The periodic report's tables (runtime-c/plyc_report.h)."""
     names = [m.name for m in res.maps]
     sections = [dict(map=names.index(s.map), style=f"PLYC_REPORT_{s.style.upper()}",
-                     header=cgen.c_string(s.header.encode()),
-                     key_labels=[cgen.c_string(k.encode()) for k in s.key_labels],
-                     keyless_row=cgen.c_string(s.keyless_row.encode()) if s.keyless_row else "NULL")
+                     header=c_string(s.header),
+                     key_labels=[c_string(k) for k in s.key_labels],
+                     keyless_row=c_string(s.keyless_row) if s.keyless_row else "NULL")
                 for s in report.sections]
     return dict(sections=sections, interval=report.interval, count=report.count, top=report.top,
                 cumulative=int(report.cumulative), duration=float(report.duration))
@@ -187,29 +218,33 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
         if len(names) != len(m.keys):
             names = [None] * len(m.keys)
         maps.append(dict(
-            key_names=[cgen.c_string(n.encode()) for n in label_names(names)],
-            name=m.name, cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
+            key_names=code(", ".join(c_string(n) for n in label_names(names))),
+            name_c=c_string(m.name), cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
             percpu=int(m.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")), nbuckets=m.nbuckets,
             lq=m.info.params or (0, 0, 0),
-            key_fields=[dict(type=printers.type_init(f.type), offset=f.offset) for f in m.keys],
-            value=printers.type_init(vt if vt.kind != "dataloc" else replace(vt, kind="int"))))
+            key_fields=[dict(type=code(printers.type_init(f.type)), offset=f.offset) for f in m.keys],
+            value=code(printers.type_init(vt if vt.kind != "dataloc" else replace(vt, kind="int")))))
     probes = [dict(prog=p.prog, line=p.line, provider=p.probe.provider.c_provider,
-                   where_c=cgen.c_string(where.encode()), spec_c=cgen.c_string(spec.encode()),
-                   data_struct=struct, data=fields)
+                   where_c=c_string(where), spec_c=c_string(spec),
+                   data_struct=struct, data=[(name, code(value)) for name, value in fields])
               for p in res.probes for where, spec in [probe_where(res, p, origin)]
               for struct, fields in [probe_data(p)]]
-    events = [dict(id=e.event.id, cname=e.cname, kind=e.event.kind, line=e.event.span.line,
-                   body=printers.event_body(e, res)) for e in res.events]
+    events = [dict(id=e.event.id, cname=e.cname, kind=c_comment(e.event.kind), line=e.event.span.line,
+                   body=[code(line) for line in printers.event_body(e, res)]) for e in res.events]
     lm = linemap(bpf_c, res.script)
-    rows = [" ".join(f"{n}," for n in lm[i:i + 16]) for i in range(0, len(lm), 16)] or ["0,"]
-    return dict(version=__version__, script=res.script, name=res.name, maps=maps, probes=probes,
-                slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows,
-                dconsts=[dict(kind=f"PLYC_DC_{kind.upper()}", name=cgen.c_string(name.encode()),
-                              where=cgen.c_string(f"{res.script}:{line}".encode()),
-                              binary=cgen.c_string(binary.encode()) if binary else "NULL")
+    rows = [code(" ".join(f"{n}," for n in lm[i:i + 16])) for i in range(0, len(lm), 16)] or [code("0,")]
+    slots = [dict(unit=s.unit, field_c=c_string(s.field), size=s.size, is_int=int(s.is_int), bytes=int(s.bytes),
+                  signed=int(s.signed)) for s in res.tp_slots]
+    needs = [dict(n, since_c=c_string(n["since"])) for n in loops.needs(res)]
+    return dict(**file_names(__version__, res.script), name=res.name, maps=maps, probes=probes,
+                slots=slots, events=events, nargs=res.nargs, linemap=rows,
+                dconsts=[dict(kind=f"PLYC_DC_{kind.upper()}", name=c_string(name),
+                              where=c_string(f"{res.script}:{line}"),
+                              binary=c_string(binary) if binary else "NULL")
                          for kind, name, binary, line in res.device_consts],
-                report=report_context(res, report) if report else None, needs=loops.needs(res),
-                loop_lines=res.loop_caps, no_exit_maps=int(not res.print_maps_on_exit),
+                report=report_context(res, report) if report else None, needs=needs,
+                loop_lines=res.loop_caps,
+                loop_lines_c=code(", ".join(str(int(n)) for n in res.loop_caps)), no_exit_maps=int(not res.print_maps_on_exit),
                 default_pid=report.default_pid if report else 0)
 
 
@@ -220,11 +255,11 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
     bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(program, res, source.splitlines()))
     guard = re.sub(r"\W", "_", res.name).upper()
     header = j.get_template("shared.h.j2").render(
-        version=__version__, script=res.script, guard=guard, records=_records(res),
+        **file_names(__version__, res.script), guard=guard, records=_records(res),
         nargs_dim=max(1, res.nargs), ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
     loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, program.report, origin),
                                                      style=f"PLYC_STYLE_{style.upper()}",
-                                                     time_formats=[cgen.c_string(f.encode())
+                                                     time_formats=[c_string(f)
                                                                    for f in program.time_formats])
     return Generated(bpf_c, header, loader_c)

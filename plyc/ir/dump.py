@@ -3,7 +3,7 @@ expression with its type (`expr:type`). Stable: the golden files in
 tests/golden/ir/ hold it."""
 from __future__ import annotations
 
-from ..codegen.cgen import c_string
+from ..codegen.cescape import c_string
 from . import nodes as ir
 
 

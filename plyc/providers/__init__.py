@@ -80,8 +80,8 @@ class Provider:
 
 def c_str(s: str) -> str:
     """A C string literal, or NULL for none."""
-    from ..codegen.cgen import c_string
-    return c_string(s.encode()) if s else "NULL"
+    from ..codegen.cescape import c_string
+    return c_string(s) if s else "NULL"
 
 
 def spec_error(spec: Spec, message: str, note: str = None) -> PlycError:

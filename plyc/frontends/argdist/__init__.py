@@ -9,19 +9,19 @@ the specifier the user typed: `-H #2:14: error: ...`, the specifier, a caret
 from __future__ import annotations
 
 import argparse
-import hashlib
+import math
 import os
 import re
 import sys
 from typing import Optional
 
-from ... import __version__, driver
+from ... import bounds, driver, runcache
 from ...diag import Diagnostic, PlycError
 from ...ir import passes
 from ...ir.dump import dump
 from ...ir.nodes import Span
 from ...ir.report import Report
-from ...toolchain import ToolchainError, cache_dir
+from ...toolchain import ToolchainError
 from .ctypes import CTypeError
 from .lower import Context, Lowered, SpecErrors, lower
 from .spec import SpecError, parse
@@ -95,6 +95,19 @@ def parse_args(argv: list):
     return args
 
 
+def check_bounds(args):
+    """Every size and count option in its range (plyc/bounds.py)."""
+    for option, name, limits in (("-z", "string_size", bounds.STRSIZE), ("-i", "interval", bounds.INTERVAL),
+                                 ("-n", "count", bounds.COUNT), ("-T", "top", bounds.COUNT),
+                                 ("-p", "pid", bounds.PID), ("-t", "tid", bounds.PID)):
+        value = getattr(args, name, None)
+        problem = bounds.check(option, value, limits) if value is not None else None
+        if problem:
+            raise SpecError(problem)
+    if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
+        raise SpecError(f"-d must be a positive number of seconds, not {args.duration}")
+
+
 def lower_args(args) -> tuple:
     specs, errors = [], []
     for option, dest, kind in (("-C", "countspecifier", "freq"), ("-H", "histspecifier", "hist")):
@@ -107,9 +120,7 @@ def lower_args(args) -> tuple:
         raise errors[0] if len(errors) == 1 else SpecErrors(errors)
     if not specs:
         raise SpecError("at least one specifier is required (-C or -H)")
-    for name in ("interval", "string_size"):
-        if getattr(args, name) < 1:
-            raise SpecError(f"-{'i' if name == 'interval' else 'z'} must be at least 1")
+    check_bounds(args)
     ctx = Context(getattr(args, "target", "x86_64"), getattr(args, "sysroot", None), args.btf,
                   tuple(args.include or ()), getattr(args, "kernel_headers", None),
                   bool(getattr(args, "verbose", False)), " ".join(s.raw for s in specs))
@@ -223,14 +234,14 @@ def main(argv) -> int:
             print(text)
         out = args.output
         if not out:
-            key = hashlib.sha256(repr((text, report, args.target, args.libc,
-                                       __version__)).encode()).hexdigest()[:20]
-            out = str(cache_dir() / "run" / key / "argdist")
-            os.makedirs(os.path.dirname(out), exist_ok=True)
+            out = str(runcache.entry(runcache.key(text, repr(report), args.target, args.libc, args.sysroot,
+                                                  args.btf)) / "argdist")
         if not (args.run and not args.output and os.path.exists(out)):
             compiled = driver.build_ir(lowered.program, source, "argdist", out, opts)
             if args.verbose:
                 print(compiled.generated.bpf_c)
+            if not args.output:
+                runcache.evict()
     except SpecError as err:
         print(render_spec_error(err), file=sys.stderr)
         return 1

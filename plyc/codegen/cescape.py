@@ -1,0 +1,63 @@
+"""The one way text from outside plyc (file names, paths, specs, labels,
+format strings, script lines) reaches generated C: as a string literal
+(c_string) or inside a comment (c_comment). The templates refuse any other
+text (render.finalize): what they print is a number, an identifier, or C
+that went through here or was written by plyc's code generator (C)."""
+from __future__ import annotations
+
+import re
+from typing import Union
+
+
+class C(str):
+    """Text that is C already: code plyc's generator wrote, whose strings
+    and comments came from c_string and c_comment."""
+
+
+C_ESCAPES = {ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r", ord('"'): '\\"', ord("\\"): "\\\\"}
+
+
+def as_bytes(text: Union[str, bytes]) -> bytes:
+    """text's bytes: a file name that is not UTF-8 (os.fsdecode's
+    surrogates) as the bytes it was."""
+    if isinstance(text, bytes):
+        return text
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def c_string(text: Union[str, bytes]) -> C:
+    """A C string literal holding exactly text's bytes. Printable ASCII
+    stays as is except `\\`, `"` and `?` (trigraphs); every other byte is a
+    three-digit octal escape, which, unlike a hex escape, cannot take in
+    the digits after it."""
+    out = []
+    for b in as_bytes(text):
+        if b in C_ESCAPES:
+            out.append(C_ESCAPES[b])
+        elif 32 <= b < 127 and b != ord("?"):
+            out.append(chr(b))
+        else:
+            out.append(f"\\{b:03o}")
+    return C('"' + "".join(out) + '"')
+
+
+# `/*` and `*/`: the characters between which a space goes.
+_COMMENT_MARKS = re.compile(r"(?<=/)(?=\*)|(?<=\*)(?=/)")
+
+
+def c_comment(text: Union[str, bytes]) -> C:
+    """text made safe inside a /* */ comment on one line: neither `/*` nor
+    `*/` (a space goes between), and any byte that is not printable ASCII
+    written as \\xNN: no newline, so no backslash (or `??/`) ends a line
+    and joins the next to the comment."""
+    shown = "".join(chr(b) if 32 <= b < 127 else f"\\x{b:02x}" for b in as_bytes(text))
+    return C(_COMMENT_MARKS.sub(" ", shown))
+
+
+def code(text: str) -> C:
+    """Generated C (from cgen, printers, providers): passed to the
+    templates as it is."""
+    return C(text)
