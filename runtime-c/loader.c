@@ -3,6 +3,7 @@
  * release the child, poll, detach, END, drain, dump maps, clean up. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -29,6 +30,7 @@
 #include "plyc_metrics.h"
 #include "plyc_verifier.h"
 #include "plyc_output.h"
+#include "plyc_outfile.h"
 #include "plyc_btout.h"
 
 struct options {
@@ -90,7 +92,9 @@ static void on_signal(int sig)
 }
 
 /* Nothing to do but interrupt the poll, so a finished -c child is noticed
- * at once rather than at the next poll timeout. */
+ * at once rather than at the next poll timeout. Also SIGPIPE's: a write to
+ * a closed pipe then fails with EPIPE, which ends the run (outfile.c), and
+ * unlike SIG_IGN a handler is not inherited by what system() and -c run. */
 static void on_child(int sig)
 {
 	(void)sig;
@@ -591,6 +595,33 @@ static void dump_by_name(const struct plyc_program *prog)
 	free(order);
 }
 
+/* Events go to the script's printers until the output fails: then
+ * ring_buffer__poll() stops at once (a negative return), the run ends. */
+static int on_event(const void *data, size_t size)
+{
+	if (plyc_out_error())
+		return -ECANCELED;
+	return P->handle_event(data, size);
+}
+
+/* A closed 0, 1 or 2 would be the next file opened (a BPF object's, -o's,
+ * the BTF's) and output or messages would land in it: /dev/null takes
+ * its place. 1 if standard output was closed. */
+static int plug_std_fds(void)
+{
+	int fd, closed_out = 0;
+
+	for (fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		if (fd == 1)
+			closed_out = 1;
+		if (open("/dev/null", O_RDWR) < 0)
+			break;
+	}
+	return closed_out;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -614,7 +645,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	struct plyc_links links = { 0 };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	uint64_t target = 0, lost = 0, reported_lost = 0;
-	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1;
+	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1, closed_out;
 	double deadline = 0, next_lost_report = 0, next_lost_check = 0, report_due = 0;
 	char btf_path[64];
 	const unsigned char *image = prog->obj;
@@ -622,8 +653,11 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	struct plyc_metrics_src msrc = { 0 };
 
 	P = prog;
+	closed_out = plug_std_fds();
 	if (parse_args(argc, argv, &o))
 		return 1;
+	if (closed_out && !o.outfile)
+		return fail("writing output: %s (standard output is closed)", strerror(EBADF));
 	if (!o.pid && !o.cmd && prog->default_pid > 0)
 		o.pid = prog->default_pid;
 	verbose = o.verbose;
@@ -633,11 +667,6 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	plyc_rt.json = o.json;
 	plyc_rt.style = prog->style;
 	plyc_rt.time_formats = prog->time_formats;
-	if (o.outfile) {
-		plyc_rt.out = fopen(o.outfile, "w");
-		if (!plyc_rt.out)
-			return fail("cannot open %s: %s", o.outfile, strerror(errno));
-	}
 	libbpf_set_print(libbpf_print);
 
 	if (geteuid() != 0)
@@ -655,11 +684,14 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	{
 		struct sigaction sa = { .sa_handler = on_signal };
 
+		/* a closed terminal's SIGHUP too: the exit dump, then out */
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
 		sa.sa_handler = on_child;
 		sigaction(SIGCHLD, &sa, NULL);
-		signal(SIGPIPE, SIG_IGN);
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGPIPE, &sa, NULL);
 	}
 
 	if (o.cmd) {
@@ -716,10 +748,18 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		plyc_stacks_find(obj);
 		m = bpf_object__find_map_by_name(obj, "plyc_stats");
 		stats_fd = m ? bpf_map__fd(m) : -1;
-		if (plyc_output_open(obj, P->handle_event)) {
+		if (plyc_output_open(obj, on_event)) {
 			failed = fail("cannot set up the output buffer: %s", strerror(errno));
 			goto cleanup;
 		}
+	}
+	/* -o's file is created (or emptied) only now, once everything that
+	 * could refuse the run (arguments, privileges, BTF, -c's command, the
+	 * verifier) has passed. */
+	err = plyc_out_open(o.outfile);
+	if (err) {
+		failed = fail("cannot open %s: %s", o.outfile ? o.outfile : "standard output", strerror(-err));
+		goto cleanup;
 	}
 
 	/* bpftrace says it before BEGIN runs */
@@ -776,17 +816,20 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		} else {
 			err = plyc_output_poll(poll_ms(report_due));
 		}
-		if (err < 0 && err != -EINTR) {
+		if (err < 0 && err != -EINTR && !plyc_out_error()) {
 			failed = fail("reading events failed: %s", strerror(-err));
 			break;
 		}
 		fflush(plyc_rt.out);
-		if (stopping)
+		if (stopping || plyc_out_error())
 			break;
 		if (report_due && now() >= report_due) {
 			/* after the events that came before it */
 			plyc_output_drain();
 			plyc_report_print(prog->maps, prog->report);
+			fflush(plyc_rt.out);
+			if (plyc_out_error())
+				break;
 			report_due += prog->report->interval;
 			if (report_due <= now())   /* late (a busy machine): no catching up */
 				report_due = now() + prog->report->interval;
@@ -866,9 +909,14 @@ cleanup:
 	bpf_object__close(obj);
 	if (image != prog->obj)
 		free((void *)image);
-	if (plyc_rt.out && plyc_rt.out != stdout)
-		fclose(plyc_rt.out);
 	free(libbpf_log);
+	/* The reader gone (`| head`): the end, as for other tools; a disk
+	 * full or a closed file: the output is incomplete, a failure. */
+	err = plyc_out_close();
+	if (err == EPIPE)
+		return failed;
+	if (err)
+		return fail("writing output: %s", strerror(err));
 	if (failed)
 		return 1;
 	return exit_requested ? exit_code : 0;

@@ -1,0 +1,282 @@
+"""The tracer against a hostile environment (issue 22): a reader that goes
+away (`| head`), output that cannot be written (a full disk, /dev/full, a
+closed stdout), -o's file left alone until tracing starts, SIGHUP and
+signal storms."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import builds
+from test_tracer import build, processes_with, run, sleep_token
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.bpf
+
+TICK_PLY = 'interval:5ms { @n = count(); printf("tick %d\\n", 1); }\n'
+TICK_BT = 'interval:ms:5 { @n = count(); printf("tick %d\\n", 1); }\n'
+ENOSPC = "writing output: No space left on device"
+
+
+def build_bt(tmp_path, script, name="b"):
+    src = tmp_path / f"{name}.bt"
+    src.write_text(script)
+    out = tmp_path / name
+    proc = builds.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)],
+                      capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return str(out)
+
+
+def tracer_of(tmp_path, style):
+    return build(tmp_path, TICK_PLY) if style == "ply" else build_bt(tmp_path, TICK_BT)
+
+
+def wait_gone(token, seconds=3.0):
+    deadline = time.monotonic() + seconds
+    while processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return processes_with(token)
+
+
+# --- a reader that goes away ------------------------------------------------
+
+@pytest.mark.parametrize("style, fmt", [("ply", "text"), ("ply", "json"), ("bt", "text"), ("bt", "json")])
+def test_a_closed_pipe_ends_the_run_and_the_child(tmp_path, style, fmt):
+    """`tracer | head -1`: the tracer ends at once with 0 (it used to ignore
+    EPIPE and run forever), and the -c command's group goes with it."""
+    tracer = tracer_of(tmp_path, style)
+    token = sleep_token()
+    proc = subprocess.Popen([tracer, "-f", fmt, "-c", f"sleep {token}"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        # an event's line (bpftrace's banner comes before the command runs)
+        line = proc.stdout.readline()
+        while line and b"tick" not in line:
+            line = proc.stdout.readline()
+        assert line, proc.stderr.read()
+        assert processes_with(token), "the command never ran"
+        proc.stdout.close()
+        start = time.monotonic()
+        assert proc.wait(timeout=5) == 0
+        assert time.monotonic() - start < 2
+        assert proc.stderr.read() == b""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert wait_gone(token) == []
+
+
+def test_an_argdist_report_under_head(tmp_path):
+    """argdist's periodic report (runtime-c/report.c) to a reader that took
+    one line: the next report ends the run."""
+    out = tmp_path / "ad"
+    proc = builds.run([sys.executable, "-m", "plyc", "argdist", "-C", "t:raw_syscalls:sys_enter():u32:args->id",
+                       "-i", "1", "-o", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    start = time.monotonic()
+    shell = subprocess.run(["sh", "-c", f'{out} | head -1; echo "status ${{?}}"; exit 0'],
+                           capture_output=True, text=True, timeout=20)
+    # sh's $? is head's; the tracer's own status: run again with a pipe we close
+    assert shell.stdout.count("\n") == 2 and shell.stdout.startswith("["), shell.stdout
+    assert time.monotonic() - start < 6
+    p = subprocess.Popen([str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline().startswith(b"[")
+    p.stdout.close()
+    assert p.wait(timeout=5) == 0
+    assert p.stderr.read() == b""
+
+
+def test_the_metrics_socket_is_not_the_output(tmp_path):
+    """A scraper that hangs up mid-answer is no closed output: tracing goes on."""
+    import socket
+    tracer = build(tmp_path, TICK_PLY)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([tracer, "-d", "2", "--metrics", f"127.0.0.1:{port}"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        proc.stdout.readline()
+        for _ in range(20):
+            c = socket.create_connection(("127.0.0.1", port), timeout=2)
+            c.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+            c.close()   # a reset, not a polite close
+        stdout, stderr = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    assert stdout.count(b"tick") > 100
+
+
+# --- output that cannot be written ------------------------------------------
+
+@pytest.mark.parametrize("style, fmt", [("ply", "text"), ("ply", "json"), ("bt", "text"), ("bt", "json")])
+def test_dev_full_is_a_write_error(tmp_path, style, fmt):
+    tracer = tracer_of(tmp_path, style)
+    name = Path(tracer).name
+    with open("/dev/full", "w") as full:
+        start = time.monotonic()
+        out = subprocess.run([tracer, "-f", fmt, "-d", "5"], stdout=full, stderr=subprocess.PIPE, text=True,
+                             timeout=20)
+    assert out.returncode == 1
+    assert out.stderr == f"{name}: error: {ENOSPC}\n"
+    assert time.monotonic() - start < 3   # the first failed write ends the run
+    out = run(tracer, "-f", fmt, "-d", "0.3", "-o", "/dev/full")
+    assert (out.returncode, out.stderr, out.stdout) == (1, f"{name}: error: {ENOSPC}\n", "")
+
+
+def test_a_closed_stdout_is_an_error_before_tracing(tmp_path):
+    tracer = build(tmp_path, TICK_PLY)
+    out = subprocess.run(f"{tracer} -d 5 >&-", shell=True, capture_output=True, text=True, timeout=20)
+    assert out.returncode == 1
+    assert out.stderr == "t: error: writing output: Bad file descriptor (standard output is closed)\n"
+    # with -o, stdout is not needed
+    dest = tmp_path / "o.txt"
+    out = subprocess.run(f"{tracer} -d 0.2 -o {dest} >&-", shell=True, capture_output=True, text=True,
+                         timeout=20)
+    assert out.returncode == 0, out.stderr
+    assert dest.read_text().startswith("tick 1\n")
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=True)
+
+
+@pytest.mark.parametrize("style", ["ply", "bt"])
+def test_o_on_a_full_filesystem(tmp_path, small_tmpfs, style):
+    script = ('interval:1ms { printf("%s\\n", "' + "x" * 200 + '"); }\n')
+    tracer = build(tmp_path, script) if style == "ply" else build_bt(tmp_path, script.replace("1ms", "ms:1"))
+    dest = small_tmpfs / "out.txt"
+    start = time.monotonic()
+    out = run(tracer, "-d", "20", "-o", str(dest))
+    assert out.returncode == 1
+    assert out.stderr == f"{Path(tracer).name}: error: {ENOSPC}\n"
+    assert time.monotonic() - start < 10
+    assert dest.stat().st_size > 32768
+
+
+# --- -o's file untouched until tracing starts --------------------------------
+
+@pytest.mark.parametrize("args, why", [
+    (["-p", "12abc"], "-p takes a process id, not '12abc'"),
+    (["-p", "999999"], "-p 999999: no such process"),
+    (["--btf", "/nonexistent/btf"], "--btf /nonexistent/btf: No such file or directory"),
+    (["-c", "/nonexistent/cmd"], "cannot run '/nonexistent/cmd': No such file or directory"),
+])
+def test_o_file_untouched_on_a_refused_run(tmp_path, args, why):
+    tracer = build(tmp_path, TICK_PLY)
+    dest = tmp_path / "keep.txt"
+    dest.write_text("the user's\n")
+    out = run(tracer, "-o", str(dest), *args)
+    assert out.returncode == 1
+    assert out.stderr.startswith(f"t: error: {why}"), out.stderr
+    assert dest.read_text() == "the user's\n"
+
+
+def test_o_that_cannot_be_opened(tmp_path):
+    tracer = build(tmp_path, TICK_PLY)
+    out = run(tracer, "-o", str(tmp_path), "-d", "0.2")
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == f"t: error: cannot open {tmp_path}: Is a directory\n"
+
+
+def test_o_file_untouched_when_not_root(tmp_path):
+    tracer = build(tmp_path, TICK_PLY)
+    os.chmod(tmp_path, 0o755)
+    dest = tmp_path / "keep.txt"
+    dest.write_text("the user's\n")
+    os.chmod(dest, 0o666)
+    out = run("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", tracer, "-d", "1", "-o", str(dest))
+    assert out.returncode == 1
+    assert "needs root" in out.stderr
+    assert dest.read_text() == "the user's\n"
+
+
+def test_o_file_untouched_by_a_verifier_rejection(tmp_path):
+    """The slowest refusal, after the whole load: a program planted as in
+    test_tracer's test_a_verifier_rejection_names_the_script_line."""
+    from plyc import driver
+    script = 'tracepoint:syscalls/sys_enter_getppid { @n = count(); }\n'
+    opts = driver.Options()
+    compiled = driver.compile_source(script, "refused.ply", opts, "refused")
+    lines = compiled.generated.bpf_c.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("\t/* refused.ply:1:"))
+    lines[at] += " { volatile __u64 bad = *(volatile __u64 *)bpf_ktime_get_ns(); (void)bad; }"
+    compiled.generated.bpf_c = "\n".join(lines)
+    tracer = str(tmp_path / "refused")
+    driver.link(compiled, tracer, opts)
+    dest = tmp_path / "keep.txt"
+    dest.write_text("the user's\n")
+    out = run(tracer, "-o", str(dest), "-d", "1")
+    assert out.returncode == 1
+    assert "the kernel's verifier rejected the probe" in out.stderr, out.stderr
+    assert dest.read_text() == "the user's\n"
+
+
+def test_o_file_is_not_inherited_by_the_command(tmp_path):
+    tracer = build(tmp_path, 'END { printf("end\\n"); }\n')
+    dest = tmp_path / "out.txt"
+    out = run(tracer, "-o", str(dest), "-c", "sh -c 'ls -l /proc/$$/fd'")
+    assert out.returncode == 0, out.stderr
+    assert "->" in out.stdout and str(dest) not in out.stdout, out.stdout
+    assert dest.read_text() == "end\n"
+
+
+# --- signals ------------------------------------------------------------------
+
+def test_sighup_is_like_sigterm(tmp_path):
+    tracer = build(tmp_path, 'interval:10ms { @ticks = count(); }\nEND { printf("bye\\n"); }\n')
+    token = sleep_token()
+    proc = subprocess.Popen([tracer, "-c", f"sleep {token}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 10
+    while not processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.1)   # a few ticks counted
+    proc.send_signal(signal.SIGHUP)
+    stdout, stderr = proc.communicate(timeout=10)
+    assert proc.returncode == 0, stderr
+    assert stdout.startswith("bye\n\n@ticks: ")
+    assert wait_gone(token) == []
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1, 0.2, 0.4])
+def test_signals_in_a_row_at_any_time_leave_nothing(tmp_path, delay):
+    """SIGHUP, SIGINT, SIGTERM, SIGHUP, SIGINT close together, from start-up on: a
+    clean exit with nothing left (the -c child, tracefs probe entries)."""
+    tracer = build(tmp_path, 'interval:10ms { @ticks = count(); }\nEND { printf("bye\\n"); }\n')
+    tracefs = Path("/sys/kernel/tracing")
+    before = {f: (tracefs / f).read_text() for f in ("kprobe_events", "uprobe_events") if (tracefs / f).exists()}
+    token = sleep_token()
+    proc = subprocess.Popen([tracer, "-c", f"sleep {token}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    time.sleep(delay)
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        proc.send_signal(sig)
+        time.sleep(0.002)
+    stdout, stderr = proc.communicate(timeout=15)
+    # before its handlers are in place (its first milliseconds) a signal's
+    # default ends it, with no output
+    assert proc.returncode == 0 or (delay < 0.1 and proc.returncode == -signal.SIGHUP), stderr
+    assert "error" not in stderr, stderr
+    if proc.returncode == 0:
+        assert stdout.startswith("bye\n"), stdout
+    assert wait_gone(token) == []
+    assert {f: (tracefs / f).read_text() for f in before} == before
