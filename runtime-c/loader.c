@@ -2,11 +2,13 @@
  * log hook, signals, -c child, open, parameters, load, BEGIN, attach,
  * release the child, poll, detach, END, drain, dump maps, clean up. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -191,6 +193,54 @@ static int fail(const char *fmt, ...)
 	return 1;
 }
 
+/* -p's process id: digits only (no sign, blank or suffix), not 0; 0 when
+ * it is not one. Past the kernel's pid_max (or long's range) there is no
+ * such process: -1, so that it is never truncated into another pid. */
+static long parse_pid(const char *s)
+{
+	long max = 4194304, pid;
+	FILE *fp;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	pid = strtol(s, &end, 10);
+	if (*end || pid == 0)
+		return 0;
+	fp = fopen("/proc/sys/kernel/pid_max", "re");
+	if (fp) {
+		if (fscanf(fp, "%ld", &max) != 1)
+			max = 4194304;
+		fclose(fp);
+	}
+	return errno || pid > max ? -1 : pid;
+}
+
+/* $N the script reads as a number: a whole decimal, hex (0x) or octal
+ * (0) integer of 64 bits, as bpftrace takes it; 0 or 1 once told. */
+static int check_numeric_args(const struct options *o)
+{
+	int i;
+
+	for (i = 0; i < P->nargs && P->arg_numeric; i++) {
+		const char *s = o->args[i];
+		char *end;
+
+		if (!P->arg_numeric[i])
+			continue;
+		errno = 0;
+		strtoll(s, &end, 0);
+		/* strtoll() would skip leading blanks and read "" as 0 */
+		if (!*s || isspace((unsigned char)*s) || *end)
+			return fail("$%d is used as a number but given '%s'; try str($%d)", i + 1, s, i + 1);
+		if (errno == ERANGE)
+			return fail("$%d is used as a number but given '%s', out of range of a 64-bit integer",
+				    i + 1, s);
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -210,14 +260,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->cmd = optarg;
 			break;
 		case 'p':
-			o->pid = strtol(optarg, &end, 10);
-			if (*end || o->pid <= 0)
+			o->pid = parse_pid(optarg);
+			if (!o->pid)
 				return fail("-p takes a process id, not '%s'", optarg);
+			if (o->pid < 0)
+				return fail("-p %s: no such process (the kernel's pids go up to its pid_max)", optarg);
 			break;
 		case 'd':
+			errno = 0;
 			o->duration = strtod(optarg, &end);
-			if (*end || o->duration <= 0)
-				return fail("-d takes a number of seconds, not '%s'", optarg);
+			if (end == optarg || *end || errno || !isfinite(o->duration) || o->duration <= 0)
+				return fail("-d takes a number of seconds more than 0, not '%s'", optarg);
 			break;
 		case 'f':
 			if (!strcmp(optarg, "json"))
@@ -269,7 +322,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	if (o->nargs < P->nargs)
 		return fail("the script reads $%d but %d argument%s given", P->nargs, o->nargs,
 			    o->nargs == 1 ? " was" : "s were");
-	return 0;
+	return check_numeric_args(o);
 }
 
 /* The map holding global variable `var` of data section `secname`

@@ -78,6 +78,7 @@ struct plyc_program {
 	const uint16_t *linemap;   /* script line of each line of NAME.bpf.c */
 	int nlines;
 	int nargs;                 /* highest $N the script reads */
+	const unsigned char *arg_numeric;   /* per $N: 1 if read as a number (parsed strictly) */
 	size_t params_size, off_target, off_pid_filter, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_tp_size, off_kwrap;
 	size_t off_start_ns, off_arg_count;   /* the start time (CLOCK_MONOTONIC ns), how many arguments */
 	const char *const *time_formats;   /* strftime() values' formats (plyc_rt.time_formats) */

@@ -1,7 +1,7 @@
 """The tracer against a hostile environment (issue 22): a reader that goes
 away (`| head`), output that cannot be written (a full disk, /dev/full, a
-closed stdout), -o's file left alone until tracing starts, SIGHUP and
-signal storms."""
+closed stdout), -o's file left alone until tracing starts, strict -d, -p
+and $N, exit() statuses outside 0-255, SIGHUP and signal storms."""
 import os
 import signal
 import subprocess
@@ -176,9 +176,10 @@ def test_o_on_a_full_filesystem(tmp_path, small_tmpfs, style):
 
 @pytest.mark.parametrize("args, why", [
     (["-p", "12abc"], "-p takes a process id, not '12abc'"),
-    (["-p", "999999"], "-p 999999: no such process"),
+    (["-p", "999999999"], "-p 999999999: no such process"),
     (["--btf", "/nonexistent/btf"], "--btf /nonexistent/btf: No such file or directory"),
     (["-c", "/nonexistent/cmd"], "cannot run '/nonexistent/cmd': No such file or directory"),
+    (["-d", "nan"], "-d takes a number of seconds more than 0, not 'nan'"),
 ])
 def test_o_file_untouched_on_a_refused_run(tmp_path, args, why):
     tracer = build(tmp_path, TICK_PLY)
@@ -237,6 +238,73 @@ def test_o_file_is_not_inherited_by_the_command(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "->" in out.stdout and str(dest) not in out.stdout, out.stdout
     assert dest.read_text() == "end\n"
+
+
+# --- strict arguments -----------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "1e999", "abc", "", "5s"])
+def test_d_must_be_finite_and_positive(tmp_path, value):
+    tracer = build(tmp_path, TICK_PLY)
+    out = run(tracer, "-d", value)
+    assert out.returncode == 1
+    assert out.stderr == f"t: error: -d takes a number of seconds more than 0, not '{value}'\n"
+    assert out.stdout == ""
+
+
+def test_d_takes_fractions(tmp_path):
+    tracer = build(tmp_path, TICK_PLY)
+    start = time.monotonic()
+    out = run(tracer, "-d", "0.25")
+    assert out.returncode == 0, out.stderr
+    assert 0.2 < time.monotonic() - start < 3
+
+
+@pytest.mark.parametrize("value, why", [
+    ("12abc", "-p takes a process id, not '12abc'"),
+    ("-1", "-p takes a process id, not '-1'"),
+    ("0", "-p takes a process id, not '0'"),
+    ("+5", "-p takes a process id, not '+5'"),
+    (" 5", "-p takes a process id, not ' 5'"),
+    ("", "-p takes a process id, not ''"),
+    # once wrapped to -1 (kill(-1, 0) succeeds: never stopped) and to 1
+    ("4294967295", "-p 4294967295: no such process (the kernel's pids go up to its pid_max)"),
+    ("4294967297", "-p 4294967297: no such process (the kernel's pids go up to its pid_max)"),
+    ("99999999999999999999", "-p 99999999999999999999: no such process (the kernel's pids go up to its pid_max)"),
+])
+def test_p_must_be_a_pid(tmp_path, value, why):
+    tracer = build(tmp_path, TICK_PLY)
+    out = run(tracer, "-p", value, timeout=10)
+    assert out.returncode == 1
+    assert out.stderr == f"t: error: {why}\n"
+
+
+ARG_PLY = 'BEGIN { printf("%d %s\\n", $1, str($2)); exit(0); }\n'
+ARG_BT = 'BEGIN { printf("%d %s\\n", $1, str($2)); exit(); }\n'
+
+
+@pytest.mark.parametrize("style", ["ply", "bt"])
+def test_numeric_arguments_are_parsed_strictly(tmp_path, style):
+    tracer = build(tmp_path, ARG_PLY) if style == "ply" else build_bt(tmp_path, ARG_BT)
+    name = Path(tracer).name
+    for good, shown in [("12", "12"), ("0x10", "16"), ("-5", "-5"), ("9223372036854775807", "9223372036854775807")]:
+        out = run(tracer, "--", good, "abc")
+        assert out.returncode == 0, out.stderr
+        assert f"{shown} abc\n" in out.stdout
+    for bad in ["abc", "12abc", "", " 7", "1.5"]:
+        out = run(tracer, "--", bad, "x")
+        assert out.returncode == 1
+        assert out.stderr == f"{name}: error: $1 is used as a number but given '{bad}'; try str($1)\n"
+        assert out.stdout == ""
+    out = run(tracer, "99999999999999999999", "x")
+    assert out.returncode == 1
+    assert out.stderr == (f"{name}: error: $1 is used as a number but given '99999999999999999999', "
+                          "out of range of a 64-bit integer\n")
+
+
+def test_string_arguments_are_any_text(tmp_path):
+    tracer = build(tmp_path, 'BEGIN { printf("%s\\n", str($1)); exit(0); }\n')
+    out = run(tracer, "abc")
+    assert (out.returncode, out.stdout) == (0, "abc\n"), out.stderr
 
 
 # --- signals ------------------------------------------------------------------

@@ -179,6 +179,13 @@ def probe_data(p) -> tuple:
     return prov.c_data(p.probe.target, p) if prov.c_data else (None, [])
 
 
+def numeric_args(bpf_c: str, nargs: int) -> list:
+    """1 for each $N the programs read as a number (cgen's sc_Param is the
+    one writer of plyc_params.arg_num), which the tracer parses strictly."""
+    used = {int(i) for i in re.findall(r"plyc_params\.arg_num\[(\d+)\]", bpf_c)}
+    return [int(i in used) for i in range(nargs)] if used else []
+
+
 def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, origin=None) -> dict:
     maps = []
     for m in res.maps:
@@ -204,6 +211,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     rows = [" ".join(f"{n}," for n in lm[i:i + 16]) for i in range(0, len(lm), 16)] or ["0,"]
     return dict(version=__version__, script=res.script, name=res.name, maps=maps, probes=probes,
                 slots=res.tp_slots, events=events, nargs=res.nargs, linemap=rows,
+                numeric_args=numeric_args(bpf_c, res.nargs),
                 dconsts=[dict(kind=f"PLYC_DC_{kind.upper()}", name=cgen.c_string(name.encode()),
                               where=cgen.c_string(f"{res.script}:{line}".encode()),
                               binary=cgen.c_string(binary.encode()) if binary else "NULL")
