@@ -54,6 +54,7 @@ struct options {
 static volatile sig_atomic_t stopping;
 static int exit_code;
 static int exit_requested;
+static long long exit_asked;	/* exit()'s value, when outside 0-255 */
 static const struct plyc_program *P;
 
 /* libbpf's messages: kept for translating a failed load, shown with -v. */
@@ -102,11 +103,15 @@ static void on_child(int sig)
 	(void)sig;
 }
 
-void plyc_request_exit(int code)
+/* An exit status is 0-255: a value outside is told at exit and becomes
+ * 255, a failure (exit(256) would otherwise be a success). */
+void plyc_request_exit(long long code)
 {
 	if (!exit_requested) {
 		exit_requested = 1;
-		exit_code = code;
+		exit_code = code >= 0 && code <= 255 ? (int)code : 255;
+		if (code != exit_code)
+			exit_asked = code;
 	}
 	stopping = 1;
 }
@@ -970,6 +975,9 @@ cleanup:
 		return failed;
 	if (err)
 		return fail("writing output: %s", strerror(err));
+	if (exit_asked)
+		fprintf(stderr, "%s: warning: exit(%lld): an exit status is 0 to 255; exiting with 255\n",
+			prog->name, exit_asked);
 	if (failed)
 		return 1;
 	return exit_requested ? exit_code : 0;

@@ -112,7 +112,8 @@ int plyc_edit_rodata(struct bpf_object *obj, const char *var, size_t len,
 		     int (*edit)(char *bytes, const void *arg), const void *arg);
 
 /* Called by generated event printers. */
-void plyc_request_exit(int code);
+/* exit(code): a code outside 0-255 ends the run with 255, told at exit. */
+void plyc_request_exit(long long code);
 FILE *plyc_text_begin(void);
 void plyc_text_end(FILE *fp);
 

@@ -307,6 +307,18 @@ def test_string_arguments_are_any_text(tmp_path):
     assert (out.returncode, out.stdout) == (0, "abc\n"), out.stderr
 
 
+@pytest.mark.parametrize("value, status, warned", [
+    ("7", 7, False), ("255", 255, False), ("0", 0, False),
+    ("256", 255, True), ("300", 255, True), ("-1", 255, True), ("4294967296", 255, True),
+])
+def test_exit_status_outside_0_255_is_told(tmp_path, value, status, warned):
+    tracer = build(tmp_path, 'BEGIN { exit($1); }\n')
+    out = run(tracer, "--", value)
+    assert out.returncode == status, out.stderr
+    warning = f"t: warning: exit({value}): an exit status is 0 to 255; exiting with 255\n"
+    assert out.stderr == (warning if warned else "")
+
+
 # --- signals ------------------------------------------------------------------
 
 def test_sighup_is_like_sigterm(tmp_path):
