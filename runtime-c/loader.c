@@ -246,6 +246,19 @@ static int check_numeric_args(const struct options *o)
 	return 0;
 }
 
+/* After --version or --help: 0 once written, else 1 and why (a closed
+ * stdout was plugged with /dev/null, plug_std_fds()). */
+static int stdout_closed;
+
+static int stdout_written(void)
+{
+	if (stdout_closed)
+		errno = EBADF;
+	else if (!fflush(stdout) && !ferror(stdout))
+		return 0;
+	return fail("writing output: %s", strerror(errno ? errno : EIO));
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -311,10 +324,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'V':
 			printf("%s (plyc %s, from %s)\n", P->name, P->version, P->script);
-			exit(0);
+			exit(stdout_written());
 		case 'h':
 			usage(stdout);
-			exit(0);
+			exit(stdout_written());
 		default:
 			usage(stderr);
 			return 1;
@@ -667,17 +680,17 @@ static int on_event(const void *data, size_t size)
  * its place. 1 if standard output was closed. */
 static int plug_std_fds(void)
 {
-	int fd, closed_out = 0;
+	int fd;
 
 	for (fd = 0; fd < 3; fd++) {
 		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
 			continue;
 		if (fd == 1)
-			closed_out = 1;
+			stdout_closed = 1;
 		if (open("/dev/null", O_RDWR) < 0)
 			break;
 	}
-	return closed_out;
+	return stdout_closed;
 }
 
 static double now(void)

@@ -148,6 +148,36 @@ def test_a_closed_stdout_is_an_error_before_tracing(tmp_path):
     assert dest.read_text().startswith("tick 1\n")
 
 
+@pytest.mark.parametrize("opt", ["--version", "-h"])
+def test_version_and_help_check_their_write(tmp_path, opt):
+    tracer = build(tmp_path, TICK_PLY)
+    with open("/dev/full", "w") as full:
+        out = subprocess.run([tracer, opt], stdout=full, stderr=subprocess.PIPE, text=True, timeout=10)
+    assert (out.returncode, out.stderr) == (1, f"t: error: {ENOSPC}\n")
+    out = subprocess.run(f"{tracer} {opt} >&-", shell=True, capture_output=True, text=True, timeout=10)
+    assert (out.returncode, out.stderr) == (1, "t: error: writing output: Bad file descriptor\n")
+
+
+def test_the_perf_buffer_path_stops_too(tmp_path):
+    """Kernels without a BPF ring buffer: the records come through per-CPU
+    perf buffers, merged (runtime-c/output.c); a failed write ends it too."""
+    tracer = build(tmp_path, TICK_PLY)
+    env = dict(os.environ, PLYC_NO_RINGBUF="1")
+    with open("/dev/full", "w") as full:
+        out = subprocess.run([tracer, "-d", "5"], stdout=full, stderr=subprocess.PIPE, text=True, env=env,
+                             timeout=20)
+    assert (out.returncode, out.stderr) == (1, f"t: error: {ENOSPC}\n")
+    proc = subprocess.Popen([tracer], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        assert proc.stdout.readline() == b"tick 1\n"
+        proc.stdout.close()
+        assert proc.wait(timeout=5) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.fixture
 def small_tmpfs(tmp_path):
     mnt = tmp_path / "small"
