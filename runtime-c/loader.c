@@ -828,6 +828,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	 * could refuse the run (arguments, privileges, BTF, -c's command, the
 	 * verifier) has passed. */
 	err = plyc_out_open(o.outfile);
+	plyc_out_stop_flag(&stopping);
 	if (err) {
 		failed = fail("cannot open %s: %s", o.outfile ? o.outfile : "standard output", strerror(-err));
 		goto cleanup;
@@ -986,6 +987,8 @@ cleanup:
 	err = plyc_out_close();
 	if (err == EPIPE)
 		return failed;
+	if (err == EINTR)
+		return fail("writing output: stopped by a signal while the reader was not reading");
 	if (err)
 		return fail("writing output: %s", strerror(err));
 	if (exit_asked)

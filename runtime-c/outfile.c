@@ -5,6 +5,7 @@
 #define _GNU_SOURCE		/* fopencookie */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 static int out_fd = -1;
 static int out_errno;
 static int out_owned;		/* a file of -o: closed with the stream */
+static volatile sig_atomic_t *out_stop;	/* set: a blocked write gives up */
 
 static ssize_t out_write(void *cookie, const char *buf, size_t len)
 {
@@ -23,7 +25,9 @@ static ssize_t out_write(void *cookie, const char *buf, size_t len)
 	while (!out_errno && done < len) {
 		ssize_t n = write(out_fd, buf + done, len - done);
 
-		if (n < 0 && errno == EINTR)
+		/* A signal in a write blocked on a reader that does not read:
+		 * carry on, unless it asked the tracer to stop. */
+		if (n < 0 && errno == EINTR && !(out_stop && *out_stop))
 			continue;
 		if (n <= 0)
 			out_errno = n < 0 ? errno : EIO;
@@ -71,6 +75,11 @@ int plyc_out_open(const char *path)
 	setvbuf(fp, NULL, isatty(out_fd) ? _IOLBF : _IOFBF, BUFSIZ);
 	plyc_rt.out = fp;
 	return 0;
+}
+
+void plyc_out_stop_flag(volatile sig_atomic_t *flag)
+{
+	out_stop = flag;
 }
 
 int plyc_out_error(void)

@@ -5,9 +5,16 @@
 #ifndef PLYC_OUTFILE_H
 #define PLYC_OUTFILE_H
 
+#include <signal.h>
+
 /* Standard output (path NULL) or FILE, created or truncated, close-on-exec;
  * plyc_rt.out is then the stream. 0, or -errno. */
 int plyc_out_open(const char *path);
+
+/* While *flag is set (the tracer is stopping), a write that a signal
+ * interrupts fails with EINTR instead of waiting on for a reader that does
+ * not read (`| less`, paused). */
+void plyc_out_stop_flag(volatile sig_atomic_t *flag);
 
 /* The errno of the first write that failed (EPIPE: the reader has gone),
  * or 0. Once set, every later write fails at once. */

@@ -118,6 +118,28 @@ def test_the_metrics_socket_is_not_the_output(tmp_path):
     assert stdout.count(b"tick") > 100
 
 
+def test_sigint_with_a_reader_that_does_not_read(tmp_path):
+    """`tracer | less`, paused: the pipe is full and the tracer blocked in a
+    write. SIGINT must still end it, saying that the output was cut."""
+    tracer = build(tmp_path, 'interval:1ms { printf("%s\\n", "' + "x" * 200 + '"); }\n')
+    r, w = os.pipe()
+    try:
+        proc = subprocess.Popen([tracer], stdout=w, stderr=subprocess.PIPE, text=True)
+        os.close(w)
+        time.sleep(1.0)   # 64 KiB of pipe: full after ~0.3 s
+        proc.send_signal(signal.SIGINT)
+        try:
+            stderr = proc.communicate(timeout=5)[1]
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    finally:
+        os.close(r)
+    assert proc.returncode == 1
+    assert stderr == "t: error: writing output: stopped by a signal while the reader was not reading\n"
+
+
 # --- output that cannot be written ------------------------------------------
 
 @pytest.mark.parametrize("style, fmt", [("ply", "text"), ("ply", "json"), ("bt", "text"), ("bt", "json")])
