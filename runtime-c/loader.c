@@ -759,9 +759,12 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
+		/* SA_RESTART: a write waiting on a slow reader goes on (only a
+		 * stop gives it up, outfile.c); poll() and epoll_wait() are
+		 * interrupted all the same (signal(7)) */
 		sa.sa_handler = on_child;
-		sigaction(SIGCHLD, &sa, NULL);
 		sa.sa_flags = SA_RESTART;
+		sigaction(SIGCHLD, &sa, NULL);
 		sigaction(SIGPIPE, &sa, NULL);
 	}
 
