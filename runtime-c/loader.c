@@ -297,6 +297,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return fail("-f takes text or json, not '%s'", optarg);
 			break;
 		case 'o':
+			if (!*optarg)
+				return fail("-o takes a file name, not ''");
 			o->outfile = optarg;
 			break;
 		case 'k':
@@ -666,6 +668,31 @@ static void dump_by_name(const struct plyc_program *prog)
 	free(order);
 }
 
+/* -o's file is opened only after the load (plyc_out_open), so what can
+ * be told of it without touching it is told first: a directory, or a
+ * folder that isn't there. 0, or the errno that open() would give. */
+static int outfile_can_be(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	char *dir;
+	int err = 0;
+
+	if (!stat(path, &st))
+		return S_ISDIR(st.st_mode) ? EISDIR : 0;
+	if (errno != ENOENT)
+		return errno;
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir)
+		return ENOMEM;
+	if (stat(dir, &st))
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	free(dir);
+	return err;
+}
+
 /* Events go to the script's printers until the output fails: then
  * ring_buffer__poll() stops at once (a negative return), the run ends. */
 static int on_event(const void *data, size_t size)
@@ -744,6 +771,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		return fail("tracing needs root (CAP_BPF and CAP_PERFMON); run it with sudo");
 	if (o.btf && access(o.btf, R_OK))
 		return fail("--btf %s: %s", o.btf, strerror(errno));
+	if (o.outfile && (err = outfile_can_be(o.outfile)))
+		return fail("cannot open %s: %s", o.outfile, strerror(err));
 	if (o.metrics) {
 		char why[256], bound[96];
 

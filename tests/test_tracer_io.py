@@ -244,10 +244,16 @@ def test_o_file_untouched_on_a_refused_run(tmp_path, args, why):
 
 
 def test_o_that_cannot_be_opened(tmp_path):
+    """Told before the load (-v would show libbpf's messages of one)."""
     tracer = build(tmp_path, TICK_PLY)
-    out = run(tracer, "-o", str(tmp_path), "-d", "0.2")
-    assert (out.returncode, out.stdout) == (1, "")
-    assert out.stderr == f"t: error: cannot open {tmp_path}: Is a directory\n"
+    (tmp_path / "file").write_text("")
+    for dest, why in [(str(tmp_path), "Is a directory"), (f"{tmp_path}/no/x", "No such file or directory"),
+                      (f"{tmp_path}/file/x", "Not a directory")]:
+        out = run(tracer, "-v", "-o", dest, "-d", "0.2")
+        assert (out.returncode, out.stdout) == (1, "")
+        assert out.stderr == f"t: error: cannot open {dest}: {why}\n"
+    out = run(tracer, "-o", "", "-d", "0.2")
+    assert (out.returncode, out.stderr) == (1, "t: error: -o takes a file name, not ''\n")
 
 
 def test_o_file_untouched_when_not_root(tmp_path):
