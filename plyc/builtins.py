@@ -202,7 +202,9 @@ def check_exit(chk, call):
         code = chk.expr(call.args[0])
         if not code.type.is_int:
             chk.err(f"exit() takes an integer status, got {code.type}", call.args[0].span)
-    return chk.event(call, ir.EXIT, [code], arg_types=[T.S32])
+    # 64 bits: the tracer tells a status outside 0-255, which a narrower
+    # field would have wrapped into one (exit(4294967296) as 0)
+    return chk.event(call, ir.EXIT, [code], arg_types=[T.S64])
 
 
 def _map_arg(chk, call, fname):

@@ -2,10 +2,13 @@
  * log hook, signals, -c child, open, parameters, load, BEGIN, attach,
  * release the child, poll, detach, END, drain, dump maps, clean up. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +32,7 @@
 #include "plyc_metrics.h"
 #include "plyc_verifier.h"
 #include "plyc_output.h"
+#include "plyc_outfile.h"
 #include "plyc_btout.h"
 
 struct options {
@@ -50,6 +54,7 @@ struct options {
 static volatile sig_atomic_t stopping;
 static int exit_code;
 static int exit_requested;
+static long long exit_asked;	/* exit()'s value, when outside 0-255 */
 static const struct plyc_program *P;
 
 /* libbpf's messages: kept for translating a failed load, shown with -v. */
@@ -90,17 +95,23 @@ static void on_signal(int sig)
 }
 
 /* Nothing to do but interrupt the poll, so a finished -c child is noticed
- * at once rather than at the next poll timeout. */
+ * at once rather than at the next poll timeout. Also SIGPIPE's: a write to
+ * a closed pipe then fails with EPIPE, which ends the run (outfile.c), and
+ * unlike SIG_IGN a handler is not inherited by what system() and -c run. */
 static void on_child(int sig)
 {
 	(void)sig;
 }
 
-void plyc_request_exit(int code)
+/* An exit status is 0-255: a value outside is told at exit and becomes
+ * 255, a failure (exit(256) would otherwise be a success). */
+void plyc_request_exit(long long code)
 {
 	if (!exit_requested) {
 		exit_requested = 1;
-		exit_code = code;
+		exit_code = code >= 0 && code <= 255 ? (int)code : 255;
+		if (code != exit_code)
+			exit_asked = code;
 	}
 	stopping = 1;
 }
@@ -187,6 +198,67 @@ static int fail(const char *fmt, ...)
 	return 1;
 }
 
+/* -p's process id: digits only (no sign, blank or suffix), not 0; 0 when
+ * it is not one. Past the kernel's pid_max (or long's range) there is no
+ * such process: -1, so that it is never truncated into another pid. */
+static long parse_pid(const char *s)
+{
+	long max = 4194304, pid;
+	FILE *fp;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	pid = strtol(s, &end, 10);
+	if (*end || pid == 0)
+		return 0;
+	fp = fopen("/proc/sys/kernel/pid_max", "re");
+	if (fp) {
+		if (fscanf(fp, "%ld", &max) != 1)
+			max = 4194304;
+		fclose(fp);
+	}
+	return errno || pid > max ? -1 : pid;
+}
+
+/* $N the script reads as a number: a whole decimal, hex (0x) or octal
+ * (0) integer of 64 bits, as bpftrace takes it; 0 or 1 once told. */
+static int check_numeric_args(const struct options *o)
+{
+	int i;
+
+	for (i = 0; i < P->nargs && P->arg_numeric; i++) {
+		const char *s = o->args[i];
+		char *end;
+
+		if (!P->arg_numeric[i])
+			continue;
+		errno = 0;
+		strtoll(s, &end, 0);
+		/* strtoll() would skip leading blanks and read "" as 0 */
+		if (!*s || isspace((unsigned char)*s) || *end)
+			return fail("$%d is used as a number but given '%s'; try str($%d)", i + 1, s, i + 1);
+		if (errno == ERANGE)
+			return fail("$%d is used as a number but given '%s', out of range of a 64-bit integer",
+				    i + 1, s);
+	}
+	return 0;
+}
+
+/* After --version or --help: 0 once written, else 1 and why (a closed
+ * stdout was plugged with /dev/null, plug_std_fds()). */
+static int stdout_closed;
+
+static int stdout_written(void)
+{
+	if (stdout_closed)
+		errno = EBADF;
+	else if (!fflush(stdout) && !ferror(stdout))
+		return 0;
+	return fail("writing output: %s", strerror(errno ? errno : EIO));
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -206,14 +278,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->cmd = optarg;
 			break;
 		case 'p':
-			o->pid = strtol(optarg, &end, 10);
-			if (*end || o->pid <= 0)
+			o->pid = parse_pid(optarg);
+			if (!o->pid)
 				return fail("-p takes a process id, not '%s'", optarg);
+			if (o->pid < 0)
+				return fail("-p %s: no such process (the kernel's pids go up to its pid_max)", optarg);
 			break;
 		case 'd':
+			errno = 0;
 			o->duration = strtod(optarg, &end);
-			if (*end || o->duration <= 0)
-				return fail("-d takes a number of seconds, not '%s'", optarg);
+			if (end == optarg || *end || errno || !isfinite(o->duration) || o->duration <= 0)
+				return fail("-d takes a number of seconds more than 0, not '%s'", optarg);
 			break;
 		case 'f':
 			if (!strcmp(optarg, "json"))
@@ -222,6 +297,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return fail("-f takes text or json, not '%s'", optarg);
 			break;
 		case 'o':
+			if (!*optarg)
+				return fail("-o takes a file name, not ''");
 			o->outfile = optarg;
 			break;
 		case 'k':
@@ -249,10 +326,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'V':
 			printf("%s (plyc %s, from %s)\n", P->name, P->version, P->script);
-			exit(0);
+			exit(stdout_written());
 		case 'h':
 			usage(stdout);
-			exit(0);
+			exit(stdout_written());
 		default:
 			usage(stderr);
 			return 1;
@@ -265,7 +342,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	if (o->nargs < P->nargs)
 		return fail("the script reads $%d but %d argument%s given", P->nargs, o->nargs,
 			    o->nargs == 1 ? " was" : "s were");
-	return 0;
+	return check_numeric_args(o);
 }
 
 /* The map holding global variable `var` of data section `secname`
@@ -591,6 +668,58 @@ static void dump_by_name(const struct plyc_program *prog)
 	free(order);
 }
 
+/* -o's file is opened only after the load (plyc_out_open), so what can
+ * be told of it without touching it is told first: a directory, or a
+ * folder that isn't there. 0, or the errno that open() would give. */
+static int outfile_can_be(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	char *dir;
+	int err = 0;
+
+	if (!stat(path, &st))
+		return S_ISDIR(st.st_mode) ? EISDIR : 0;
+	if (errno != ENOENT)
+		return errno;
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir)
+		return ENOMEM;
+	if (stat(dir, &st))
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	free(dir);
+	return err;
+}
+
+/* Events go to the script's printers until the output fails: then
+ * ring_buffer__poll() stops at once (a negative return), the run ends. */
+static int on_event(const void *data, size_t size)
+{
+	if (plyc_out_error())
+		return -ECANCELED;
+	return P->handle_event(data, size);
+}
+
+/* A closed 0, 1 or 2 would be the next file opened (a BPF object's, -o's,
+ * the BTF's) and output or messages would land in it: /dev/null takes
+ * its place. 1 if standard output was closed. */
+static int plug_std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		if (fd == 1)
+			stdout_closed = 1;
+		if (open("/dev/null", O_RDWR) < 0)
+			break;
+	}
+	return stdout_closed;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -614,7 +743,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	struct plyc_links links = { 0 };
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	uint64_t target = 0, lost = 0, reported_lost = 0;
-	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1;
+	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1, closed_out;
 	double deadline = 0, next_lost_report = 0, next_lost_check = 0, report_due = 0;
 	char btf_path[64];
 	const unsigned char *image = prog->obj;
@@ -622,8 +751,11 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	struct plyc_metrics_src msrc = { 0 };
 
 	P = prog;
+	closed_out = plug_std_fds();
 	if (parse_args(argc, argv, &o))
 		return 1;
+	if (closed_out && !o.outfile)
+		return fail("writing output: %s (standard output is closed)", strerror(EBADF));
 	if (!o.pid && !o.cmd && prog->default_pid > 0)
 		o.pid = prog->default_pid;
 	verbose = o.verbose;
@@ -633,17 +765,14 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	plyc_rt.json = o.json;
 	plyc_rt.style = prog->style;
 	plyc_rt.time_formats = prog->time_formats;
-	if (o.outfile) {
-		plyc_rt.out = fopen(o.outfile, "w");
-		if (!plyc_rt.out)
-			return fail("cannot open %s: %s", o.outfile, strerror(errno));
-	}
 	libbpf_set_print(libbpf_print);
 
 	if (geteuid() != 0)
 		return fail("tracing needs root (CAP_BPF and CAP_PERFMON); run it with sudo");
 	if (o.btf && access(o.btf, R_OK))
 		return fail("--btf %s: %s", o.btf, strerror(errno));
+	if (o.outfile && (err = outfile_can_be(o.outfile)))
+		return fail("cannot open %s: %s", o.outfile, strerror(err));
 	if (o.metrics) {
 		char why[256], bound[96];
 
@@ -655,11 +784,17 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	{
 		struct sigaction sa = { .sa_handler = on_signal };
 
+		/* a closed terminal's SIGHUP too: the exit dump, then out */
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		/* SA_RESTART: a write waiting on a slow reader goes on (only a
+		 * stop gives it up, outfile.c); poll() and epoll_wait() are
+		 * interrupted all the same (signal(7)) */
 		sa.sa_handler = on_child;
+		sa.sa_flags = SA_RESTART;
 		sigaction(SIGCHLD, &sa, NULL);
-		signal(SIGPIPE, SIG_IGN);
+		sigaction(SIGPIPE, &sa, NULL);
 	}
 
 	if (o.cmd) {
@@ -716,10 +851,19 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		plyc_stacks_find(obj);
 		m = bpf_object__find_map_by_name(obj, "plyc_stats");
 		stats_fd = m ? bpf_map__fd(m) : -1;
-		if (plyc_output_open(obj, P->handle_event)) {
+		if (plyc_output_open(obj, on_event)) {
 			failed = fail("cannot set up the output buffer: %s", strerror(errno));
 			goto cleanup;
 		}
+	}
+	/* -o's file is created (or emptied) only now, once everything that
+	 * could refuse the run (arguments, privileges, BTF, -c's command, the
+	 * verifier) has passed. */
+	err = plyc_out_open(o.outfile);
+	plyc_out_stop_flag(&stopping);
+	if (err) {
+		failed = fail("cannot open %s: %s", o.outfile ? o.outfile : "standard output", strerror(-err));
+		goto cleanup;
 	}
 
 	/* bpftrace says it before BEGIN runs */
@@ -776,17 +920,20 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		} else {
 			err = plyc_output_poll(poll_ms(report_due));
 		}
-		if (err < 0 && err != -EINTR) {
+		if (err < 0 && err != -EINTR && !plyc_out_error()) {
 			failed = fail("reading events failed: %s", strerror(-err));
 			break;
 		}
 		fflush(plyc_rt.out);
-		if (stopping)
+		if (stopping || plyc_out_error())
 			break;
 		if (report_due && now() >= report_due) {
 			/* after the events that came before it */
 			plyc_output_drain();
 			plyc_report_print(prog->maps, prog->report);
+			fflush(plyc_rt.out);
+			if (plyc_out_error())
+				break;
 			report_due += prog->report->interval;
 			if (report_due <= now())   /* late (a busy machine): no catching up */
 				report_due = now() + prog->report->interval;
@@ -866,9 +1013,19 @@ cleanup:
 	bpf_object__close(obj);
 	if (image != prog->obj)
 		free((void *)image);
-	if (plyc_rt.out && plyc_rt.out != stdout)
-		fclose(plyc_rt.out);
 	free(libbpf_log);
+	/* The reader gone (`| head`): the end, as for other tools; a disk
+	 * full or a closed file: the output is incomplete, a failure. */
+	err = plyc_out_close();
+	if (err == EPIPE)
+		return failed;
+	if (err == EINTR)
+		return fail("writing output: stopped by a signal while the reader was not reading");
+	if (err)
+		return fail("writing output: %s", strerror(err));
+	if (exit_asked)
+		fprintf(stderr, "%s: warning: exit(%lld): an exit status is 0 to 255; exiting with 255\n",
+			prog->name, exit_asked);
 	if (failed)
 		return 1;
 	return exit_requested ? exit_code : 0;

@@ -78,6 +78,7 @@ struct plyc_program {
 	const uint16_t *linemap;   /* script line of each line of NAME.bpf.c */
 	int nlines;
 	int nargs;                 /* highest $N the script reads */
+	const unsigned char *arg_numeric;   /* per $N: 1 if read as a number (parsed strictly) */
 	size_t params_size, off_target, off_pid_filter, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_tp_size, off_kwrap;
 	size_t off_start_ns, off_arg_count;   /* the start time (CLOCK_MONOTONIC ns), how many arguments */
 	const char *const *time_formats;   /* strftime() values' formats (plyc_rt.time_formats) */
@@ -111,7 +112,8 @@ int plyc_edit_rodata(struct bpf_object *obj, const char *var, size_t len,
 		     int (*edit)(char *bytes, const void *arg), const void *arg);
 
 /* Called by generated event printers. */
-void plyc_request_exit(int code);
+/* exit(code): a code outside 0-255 ends the run with 255, told at exit. */
+void plyc_request_exit(long long code);
 FILE *plyc_text_begin(void);
 void plyc_text_end(FILE *fp);
 

@@ -31,7 +31,7 @@ map @n aggregation [char[16]] -> count(u64)
 map @last hash [] -> s32
 map @c hash [] -> s64
 event 1 printf "%s %d %d\\n" (char[64], s64, u32) line 3
-event 2 exit (s32) line 5
+event 2 exit (s64) line 5
 program strsize=64 arch=x86_64 target
 probe 0 tracepoint:syscalls:sys_enter_openat -> tracepoint syscalls/sys_enter_openat line 1
   local $x: s64

@@ -135,7 +135,7 @@ def _event_body(er: EventRes, res: Resources) -> list:
     if kind in ("cat", "system"):
         return acted_body(er, f"plyc_bt_{kind}")
     if kind == "exit":
-        return ["plyc_request_exit((int)e->a0);"]
+        return ["plyc_request_exit((long long)e->a0);"]
     if kind == "join":
         sep, size = er.event.parts
         field = er.fields[0].name

@@ -210,6 +210,13 @@ def probe_data(p) -> tuple:
     return prov.c_data(p.probe.target, p) if prov.c_data else (None, [])
 
 
+def numeric_args(bpf_c: str, nargs: int) -> list:
+    """1 for each $N the programs read as a number (cgen's sc_Param is the
+    one writer of plyc_params.arg_num), which the tracer parses strictly."""
+    used = {int(i) for i in re.findall(r"plyc_params\.arg_num\[(\d+)\]", bpf_c)}
+    return [int(i in used) for i in range(nargs)] if used else []
+
+
 def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, origin=None) -> dict:
     maps = []
     for m in res.maps:
@@ -238,6 +245,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     needs = [dict(n, since_c=c_string(n["since"])) for n in loops.needs(res)]
     return dict(**file_names(__version__, res.script), name=res.name, maps=maps, probes=probes,
                 slots=slots, events=events, nargs=res.nargs, linemap=rows,
+                numeric_args=code(", ".join(map(str, numeric_args(bpf_c, res.nargs)))),
                 dconsts=[dict(kind=f"PLYC_DC_{kind.upper()}", name=c_string(name),
                               where=c_string(f"{res.script}:{line}"),
                               binary=c_string(binary) if binary else "NULL")

@@ -1,0 +1,26 @@
+/* The tracer's output stream (plyc_rt.out): standard output or -o FILE,
+ * written through a stdio cookie so that a failed write is seen, and its
+ * errno kept, whichever printer made it (docs/output.md, "When output
+ * cannot be written"). */
+#ifndef PLYC_OUTFILE_H
+#define PLYC_OUTFILE_H
+
+#include <signal.h>
+
+/* Standard output (path NULL) or FILE, created or truncated, close-on-exec;
+ * plyc_rt.out is then the stream. 0, or -errno. */
+int plyc_out_open(const char *path);
+
+/* While *flag is set (the tracer is stopping), a write that a signal
+ * interrupts fails with EINTR instead of waiting on for a reader that does
+ * not read (`| less`, paused). */
+void plyc_out_stop_flag(volatile sig_atomic_t *flag);
+
+/* The errno of the first write that failed (EPIPE: the reader has gone),
+ * or 0. Once set, every later write fails at once. */
+int plyc_out_error(void);
+
+/* Flush and close: what plyc_out_error() then says. */
+int plyc_out_close(void);
+
+#endif
