@@ -173,6 +173,16 @@ def cmd_emit(args) -> int:
 
 
 def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader of stdout left (`plyc doctor | head -1`): no traceback,
+        # and stdout pointed at /dev/null so the flush at exit fails no more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _main(argv) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "argdist":
         # bcc argdist's own command line, as is.
