@@ -35,7 +35,12 @@ def cache_dir() -> Path:
     base = os.environ.get("PLYC_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "plyc")
     path = Path(base)
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        # e.g. a user whose $HOME is not there (nobody's /nonexistent)
+        raise ToolchainError(f"cannot make plyc's cache folder {path}: {err.strerror} "
+                             "(set $PLYC_CACHE or $XDG_CACHE_HOME to a folder you can write)") from None
     return path
 
 
