@@ -174,6 +174,12 @@ def test_ply_script(install, workload):
     traced = install.tracer("./count-ply", "-c", f"{workload} getppid 700")
     assert traced.returncode == 0, traced.stderr
     assert traced.stdout == "\n@:\n{ plyc-work       }: 700\n"
+    # the very tracer the checkout builds: nothing in it says where plyc is
+    (install.cwd / "checkout").mkdir(exist_ok=True)
+    proc = run([sys.executable, "-m", "plyc", "build", install.cwd / "count.ply", "-o", "count-ply"],
+               cwd=install.cwd / "checkout", env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0, proc.stderr
+    assert (install.cwd / "checkout/count-ply").read_bytes() == (install.cwd / "count-ply").read_bytes()
 
 
 def test_bt_scripts(install, workload):
