@@ -71,6 +71,7 @@ class Install:
 
     def __init__(self, venv: Path, cwd: Path):
         self.venv, self.cwd = venv, cwd
+        self.log = ""   # what pip printed installing it
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("PYTHONPATH", "PYTHONHOME", "PLYC_ZIG", "VIRTUAL_ENV")}
         self.env["PATH"] = f"{venv / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}"
@@ -92,11 +93,14 @@ def make_install(tmp_path_factory, spec: str, name: str) -> Install:
     proc = run([sys.executable, "-m", "venv", venv])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # pip's own cache serves the dependencies (ziglang: 50 MB) after the first run.
-    proc = run([venv / "bin/python", "-m", "pip", "install", spec], timeout=900,
+    # (-v: the sdist's wheel build shows what setuptools printed)
+    proc = run([venv / "bin/python", "-m", "pip", "install", "-v", spec], timeout=900,
                env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (base / "work").mkdir()
-    return Install(venv, base / "work")
+    install = Install(venv, base / "work")
+    install.log = proc.stdout + proc.stderr
+    return install
 
 
 @pytest.fixture(scope="module")
@@ -116,9 +120,11 @@ def install(request) -> Install:
     return request.getfixturevalue(request.param)
 
 
-def test_build_is_clean(dists):
+def test_build_is_clean(dists, sdist_install):
     # setuptools warned that `license = {text = ...}` is deprecated.
     assert deprecations(dists["logs"]) == []
+    assert "Building wheel for plyc" in sdist_install.log
+    assert deprecations(sdist_install.log) == []
 
 
 def test_sdist_and_wheel_carry_every_file(dists):
