@@ -212,9 +212,11 @@ def main(argv=None) -> int:
     except Terminated as sig:
         return 128 + sig.args[0]
     except BrokenPipeError:
-        # stdout closed (plyc emit | head): quiet, as other tools
+        # The reader of stdout left (plyc doctor | head -1): quiet, exit 0
+        # as the tracers after `| head`; stdout pointed at /dev/null so the
+        # flush at exit fails no more.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+        return 0
     except (SystemExit, GeneratorExit):
         raise
     except BaseException as err:

@@ -46,8 +46,9 @@ def cache_dir() -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as err:
-        raise CacheError(f"plyc's cache {path}: cannot make the directory: {err.strerror} "
-                             "(set $PLYC_CACHE to a directory of your own)") from None
+        # e.g. a user whose $HOME is not there (nobody's /nonexistent)
+        raise CacheError(f"cannot make plyc's cache folder {path}: {err.strerror} "
+                         "(set $PLYC_CACHE or $XDG_CACHE_HOME to a folder you can write)") from None
     trusted_dir(path, "plyc's cache")
     return path
 
@@ -205,10 +206,16 @@ class Toolchain:
 
     def compile_bpf(self, src: Path, out: Path, include: Path):
         rt = runtime_dir()
+        # The object's debug information (its BTF's file names) names the
+        # build's folder, run from, and plyc's runtime as "." and
+        # "plyc-runtime": the same tracer whatever the temporary folder, the
+        # current one, or where plyc is installed.
+        here = Path(os.path.abspath(include))
         self.run([self.clang, "-target", "bpf", f"-D__TARGET_ARCH_{A.get(self.target).bpf_arch}",
-                  "-O2", "-g", *BPF_WARNINGS, "-I", rt / "bpf", "-I", rt / "bpf" / "include", "-I", include,
-                  "-c", src, "-o", out],
-                 "compiling the BPF program")
+                  "-O2", "-g", *BPF_WARNINGS, "-I", rt / "bpf", "-I", rt / "bpf" / "include", "-I", here,
+                  f"-fdebug-prefix-map={here}=.", f"-fdebug-prefix-map={rt}=plyc-runtime",
+                  "-c", os.path.abspath(src), "-o", os.path.abspath(out)],
+                 "compiling the BPF program", cwd=here)
 
     def runtime_lib(self) -> Path:
         """libplycrt.a for this compiler and flags, built once and cached

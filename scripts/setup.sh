@@ -7,11 +7,12 @@ APT_PACKAGES="clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev linux-libc-de
 bpftool qemu-system-x86 qemu-system-arm qemu-system-misc gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
 gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 python3 python3-pip systemtap-sdt-dev qemu-user-static file binutils dwarves zstd prometheus
-dpkg-dev debian-archive-keyring bpftrace"
+dpkg-dev debian-archive-keyring bpftrace python3-venv"
 # ziglang: zig's cc, the compiler of musl tracers (--libc musl) for every target.
 # pytest-xdist: make test runs the tests that load nothing into the kernel
-# on every CPU at once.
-PY_PACKAGES="lark[interegular]>=1.1 jinja2>=3.0 pycparser>=2.21 pytest>=7 pytest-xdist>=3 hypothesis>=6 ziglang>=0.13"
+# on every CPU at once. build: tests/test_install.py builds the sdist as a
+# release would (python3 -m build).
+PY_PACKAGES="lark[interegular]>=1.1 jinja2>=3.0 pycparser>=2.21 pytest>=7 pytest-xdist>=3 hypothesis>=6 ziglang>=0.13 build>=1"
 
 missing=""
 for p in $APT_PACKAGES; do
@@ -31,12 +32,19 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! $PY -c 'import lark, jinja2, pycparser, pytest, xdist, hypothesis, interegular, ziglang' 2>/dev/null; then
+# build.env, not build: a build/ folder left in the checkout imports as an
+# empty namespace package.
+if ! $PY -c 'import lark, jinja2, pycparser, pytest, xdist, hypothesis, interegular, ziglang, build.env' 2>/dev/null; then
 	echo "setup: installing Python packages"
 	# Debian's python3 is externally managed; pyenv's and venvs are not.
 	$PY -m pip install -q $PY_PACKAGES 2>/dev/null ||
 		$PY -m pip install -q --break-system-packages $PY_PACKAGES
 fi
+
+# tests/test_install.py installs plyc into venvs made with $PY: Debian's
+# python3 has the venv module's ensurepip only with python3-venv (above).
+$PY -c 'import venv, ensurepip' 2>/dev/null ||
+	echo "setup: warning: $PY cannot make venvs (no ensurepip): tests/test_install.py will fail" >&2
 
 # tracefs is not mounted at boot on some machines; plyc and its tracers
 # mount it themselves when they can, this just saves them the trouble.

@@ -1,5 +1,6 @@
 """Every example builds into a static tracer (clang and the C compiler run
 with -Wall -Werror), and generated code is deterministic."""
+import os
 import re
 import shutil
 import subprocess
@@ -49,6 +50,24 @@ def test_generated_code_is_deterministic(tmp_path):
     assert first.returncode == 0, first.stderr
     assert first.stdout == second.stdout
     assert str(ROOT) not in first.stdout and "/tmp" not in first.stdout
+
+
+def test_the_tracer_is_the_same_from_any_folder(tmp_path):
+    # Not only the C: the tracer's bytes, whatever folder plyc builds in
+    # (a fresh temporary one each time, or --keep's) and is run from; the
+    # BPF object's BTF names source files (tests/test_install.py: and
+    # wherever plyc is installed).
+    example = ROOT / "examples" / "read-sizes.ply"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = plyc("build", example, "-o", tmp_path / "a" / "read-sizes")
+    second = subprocess.run([sys.executable, "-m", "plyc", "build", str(example), "-o", "read-sizes",
+                             "--keep", "kept"], capture_output=True, text=True, cwd=tmp_path / "b",
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert (tmp_path / "a" / "read-sizes").read_bytes() == (tmp_path / "b" / "read-sizes").read_bytes()
+    obj = (tmp_path / "b" / "kept" / "read_sizes.bpf.o").read_bytes()
+    assert str(tmp_path).encode() not in obj and str(ROOT).encode() not in obj
 
 
 def test_generated_c_compiles_with_all_warnings(tmp_path):

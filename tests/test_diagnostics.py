@@ -799,3 +799,17 @@ def test_cli_emit_ast_reports_syntax_errors_too(capsys):
                                        "BEGIN { /* oops\n"
                                        "        ^~\n"
                                        "note: a comment that starts with '/*' ends with '*/'\n")
+
+
+def test_a_cache_folder_that_cannot_be_made(tmp_path):
+    # a user whose $HOME is not there: one line for a build; a check needs no cache
+    env = dict(os.environ, PLYC_CACHE="/etc/hostname/plyc", PYTHONPATH=str(ROOT))
+    (tmp_path / "t.ply").write_text("BEGIN { exit(0); }\n")
+    proc = subprocess.run([sys.executable, "-m", "plyc", "build", "t.ply", "-o", "t"], capture_output=True,
+                          text=True, cwd=tmp_path, env=env, timeout=120)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == ("plyc: error: cannot make plyc's cache folder /etc/hostname/plyc: Not a directory "
+                           "(set $PLYC_CACHE or $XDG_CACHE_HOME to a folder you can write)\n")
+    proc = subprocess.run([sys.executable, "-m", "plyc", "check", "t.ply"], capture_output=True,
+                          text=True, cwd=tmp_path, env=env, timeout=120)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")

@@ -191,3 +191,15 @@ def test_no_zig(tmp_path):
     assert p.returncode == 1
     assert lines(p.stdout, "missing")["C compiler for aarch64 (musl)"] == (
         "pip install ziglang (zig's C compiler builds the musl tracers), or set $PLYC_ZIG")
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback():
+    # `plyc doctor | head -1`: the pipe's reader gone before plyc writes
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "plyc", "doctor"], stdout=write, stderr=subprocess.PIPE,
+                              text=True, cwd=ROOT, timeout=120)
+    finally:
+        os.close(write)
+    assert (proc.returncode, proc.stderr) == (0, "")

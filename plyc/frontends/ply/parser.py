@@ -55,9 +55,8 @@ def _lark() -> Lark:
     grammar = resources.files("plyc.frontends.ply").joinpath("grammar.lark").read_text()
     options = dict(parser="lalr", lexer="contextual", propagate_positions=True,
                    maybe_placeholders=True, strict=True, postlex=_PostLex())
-    try:
-        cached = _grammar_cache(grammar)
-    except OSError:
+    cached = _grammar_cache(grammar)
+    if cached is None:
         return Lark(grammar, **options)
     if cached.exists():
         return Lark(grammar, cache=str(cached), **options)
@@ -72,13 +71,17 @@ def _lark() -> Lark:
     return parser
 
 
-def _grammar_cache(grammar: str) -> Path:
+def _grammar_cache(grammar: str) -> Optional[Path]:
     """Where this grammar's parser is kept (lark also checks the grammar's
-    hash when it loads one)."""
+    hash when it loads one); None without a cache folder (the parser is
+    then built each time)."""
     import lark
-    from ...toolchain import cache_dir
+    from ...toolchain import ToolchainError, cache_dir
     key = hashlib.sha256(f"{grammar}\0{lark.__version__}\0{sys.version_info[:2]}".encode()).hexdigest()[:16]
-    return cache_dir() / f"ply-grammar-{key}.lark"
+    try:
+        return cache_dir() / f"ply-grammar-{key}.lark"
+    except ToolchainError:
+        return None
 
 
 def _span(meta_or_token) -> ast.Span:
