@@ -1,0 +1,141 @@
+"""Issue 22 follow-ups: names from a --btf file, argdist's -I headers, the
+cached grammar, bpftrace's config and probe specs never reach generated C
+(or the compiler's command line) as anything but an identifier or an escaped
+string (docs/safety.md)."""
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from plyc import btf as B  # noqa: E402
+
+
+def plyc(*args, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "plyc", *args], cwd=cwd, capture_output=True,
+                          timeout=timeout, env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
+
+
+def clear_error(proc, *needles):
+    """A failed run that said what is wrong in plyc's words, no traceback."""
+    err = proc.stderr.decode(errors="replace")
+    assert proc.returncode == 1, (proc.returncode, err)
+    assert "Traceback" not in err and "internal error" not in err, err
+    for n in needles:
+        assert n in err, err
+    return err
+
+
+# --- a small BTF encoder ----------------------------------------------------------
+
+def encode_btf(types: list) -> bytes:
+    """Raw BTF from types given as ("int", name, size) | ("ptr", target id) |
+    ("struct", name, size, [(member name, type id, bit offset)]); ids from 1
+    in order. Names go into the string table as the bytes given."""
+    strings = bytearray(b"\0")
+
+    def name(text) -> int:
+        if not text:
+            return 0
+        off = len(strings)
+        strings.extend(text if isinstance(text, bytes) else text.encode())
+        strings.append(0)
+        return off
+
+    out = bytearray()
+    for t in types:
+        if t[0] == "int":
+            out += struct.pack("<IIII", name(t[1]), B.INT << 24, t[2], (1 << 24) | t[2] * 8)
+        elif t[0] == "ptr":
+            out += struct.pack("<III", 0, B.PTR << 24, t[1])
+        elif t[0] == "struct":
+            _, sname, size, members = t
+            out += struct.pack("<III", name(sname), B.STRUCT << 24 | len(members), size)
+            for mname, mtype, off in members:
+                out += struct.pack("<III", name(mname), mtype, off)
+    header = struct.pack("<HBBIIIII", B.MAGIC, 1, 0, 24, 0, len(out), len(out), len(strings))
+    return header + bytes(out) + bytes(strings)
+
+
+def kernel(struct_name=b"task_struct", member=b"pid", other=b"comm", inner=b"inner"):
+    """A tiny kernel: struct task_struct { int pid; int comm; struct inner in; }."""
+    return encode_btf([
+        ("int", b"int", 4),                                                         # 1
+        ("struct", inner, 4, [(b"v", 1, 0)]),                                       # 2
+        ("struct", struct_name, 12, [(member, 1, 0), (other, 1, 32), (b"in", 2, 64)]),  # 3
+        ("ptr", 3),                                                                 # 4
+    ])
+
+
+CAST = 'kprobe:vfs_read {{ printf("%d\\n", ((struct task_struct *)curtask)->{m}); exit(); }}\n'
+
+
+def test_the_encoder_makes_btf_plyc_reads(tmp_path):
+    """The crafted files are real BTF: a plain one compiles the cast."""
+    (tmp_path / "k.btf").write_bytes(kernel())
+    b = B.load(str(tmp_path / "k.btf"))
+    assert b.type_name(4) == "struct task_struct *" and [m.name for m in b[3].members] == ["pid", "comm", "in"]
+    (tmp_path / "x.bt").write_text(CAST.format(m="in.v"))
+    proc = plyc("emit", "--stage", "c", str(tmp_path / "x.bt"), env={"PLYC_BTF": str(tmp_path / "k.btf")})
+    assert proc.returncode == 0, proc.stderr.decode()
+    c = proc.stdout.decode()
+    assert "struct task_struct {" in c and "struct inner {" in c
+
+
+HOSTILE_NAMES = [
+    ("member", dict(member=b"pid;} x; int system(const char *); struct y {int pid"), "member name"),
+    ("other-member", dict(other=b"comm[1];};\n#include \"/etc/shadow\"\nstruct z{int a"), "member name"),
+    ("keyword-member", dict(other=b"int"), "is a C keyword"),
+    ("nested-struct", dict(inner=b"inner {int v;}; int evil; struct inner2"), "type name"),
+    ("not-ascii", dict(other=b"comm\xff"), "'comm\\xff' is not a C identifier"),
+]
+
+
+@pytest.mark.parametrize("case, names, says", HOSTILE_NAMES, ids=[c[0] for c in HOSTILE_NAMES])
+def test_a_btf_name_that_is_not_c_is_refused(tmp_path, case, names, says):
+    """A crafted --btf whose names are C text is refused with a clear error
+    naming --btf and the name; no C is written, no traceback."""
+    btf = tmp_path / "evil.btf"
+    btf.write_bytes(kernel(**names))
+    script = tmp_path / "x.bt"
+    script.write_text(CAST.format(m="in.v"))
+    out = tmp_path / "tracer"
+    proc = plyc("build", "--btf", str(btf), "-o", str(out), str(script))
+    err = clear_error(proc, f"--btf {btf}: ", says)
+    assert not out.exists()
+    assert err.count("\n") == 3, err     # the message, the script's line, the caret: the name is escaped
+
+
+def test_a_btf_name_check_covers_the_machine_btf(tmp_path, monkeypatch):
+    """$PLYC_BTF (the build machine's kernel) is checked the same way, named by its path."""
+    btf = tmp_path / "evil.btf"
+    btf.write_bytes(kernel(member=b"a b"))
+    with pytest.raises(B.BTFError, match=r"evil\.btf: member name \(of struct task_struct\) 'a b' is not a C identifier"):
+        B.BTF(btf.read_bytes(), str(btf))[3]
+    (tmp_path / "x.bt").write_text(CAST.format(m="comm"))
+    clear_error(plyc("emit", "--stage", "c", str(tmp_path / "x.bt"), env={"PLYC_BTF": str(btf)}),
+                f"{btf}: member name")
+
+
+def test_the_running_kernels_btf_passes_the_check():
+    """Every type of this machine's vmlinux decodes: the check refuses no real kernel."""
+    b = B.BTF(B.raw_btf("/sys/kernel/btf/vmlinux"), "vmlinux")
+    assert sum(1 for _ in b.types) > 1000
+
+
+def test_a_btf_error_outside_a_script_position_is_one_line(monkeypatch, capsys):
+    """A BTF error raised where there is no script position (code
+    generation) is plyc's one-line error, not an internal error."""
+    from plyc import cli
+
+    def boom(args):
+        raise B.BTFError("--btf k.btf: type name 'a b' is not a C identifier: not a kernel's BTF")
+    monkeypatch.setattr(cli.driver, "lower", lambda *a, **k: boom(None))
+    assert cli.main(["check", "-e", "BEGIN { exit(); }", "--lang", "bpftrace"]) == 1
+    err = capsys.readouterr().err
+    assert err == "plyc: error: --btf k.btf: type name 'a b' is not a C identifier: not a kernel's BTF\n"
