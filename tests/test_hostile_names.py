@@ -139,3 +139,39 @@ def test_a_btf_error_outside_a_script_position_is_one_line(monkeypatch, capsys):
     assert cli.main(["check", "-e", "BEGIN { exit(); }", "--lang", "bpftrace"]) == 1
     err = capsys.readouterr().err
     assert err == "plyc: error: --btf k.btf: type name 'a b' is not a C identifier: not a kernel's BTF\n"
+
+
+# --- argdist's -I headers -----------------------------------------------------------
+
+@pytest.mark.parametrize("name", ['x.h"\n#include "/etc/shadow', "x.h>\n#include </etc/shadow", "a\\\"b.h",
+                                  "/tmp/a\"b.h", "a\rb.h"],
+                         ids=["quote-newline", "angle-newline", "backslash", "quote-path", "carriage-return"])
+def test_argdist_header_names_an_include_line_cannot_hold_are_refused(tmp_path, name):
+    """The preprocessor reads a header name with no escapes: one with a
+    quote, `>`, backslash or control character is refused before anything
+    is built, and the name is shown escaped (one line)."""
+    (tmp_path / "x.h").write_text("struct req { int id; };\n")
+    proc = plyc("argdist", "-I", name, "-C", "p:c:malloc(struct req *r):int:r->id", "-o", str(tmp_path / "t"),
+                cwd=tmp_path)
+    err = clear_error(proc, "cannot be written in an #include line")
+    assert err.count("\n") == 1, err
+    assert not (tmp_path / "t").exists()
+
+
+def test_argdist_header_found_through_a_directory_with_a_quote_is_refused(tmp_path):
+    """-I a.h relative to a current directory whose path holds a quote:
+    the absolute path the #include line would need cannot be written."""
+    cwd = tmp_path / 'q"d'
+    cwd.mkdir()
+    (cwd / "a.h").write_text("struct req { int id; };\n")
+    proc = plyc("argdist", "-I", "a.h", "-C", "p:c:malloc(struct req *r):int:r->id", "-o", str(tmp_path / "t"),
+                cwd=cwd)
+    clear_error(proc, "-I a.h: a header's name or path with '\"' in it cannot be written in an #include line",
+                f"({cwd}/a.h)")
+
+
+def test_argdist_header_in_a_plain_directory_still_works(tmp_path):
+    (tmp_path / "a.h").write_text("struct req { int pad; int id; };\n")
+    proc = plyc("argdist", "-I", "a.h", "-C", "p:c:malloc(struct req *r):int:r->id", "-o", str(tmp_path / "t"),
+                cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()
