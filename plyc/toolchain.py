@@ -73,6 +73,25 @@ def trusted_dir(path: Path, what: str) -> None:
                              "or set $PLYC_CACHE to a directory of your own")
 
 
+def untrusted_file(path: Path) -> Optional[str]:
+    """Why a file in plyc's (checked) cache is not to be used, or None: a
+    regular file (not a link), owned by us or root, writable by no one
+    else. The directory's check keeps others from adding files; this one
+    catches a file made before, by hand or another tool (a hard link to
+    someone else's file, a group-writable copy)."""
+    try:
+        st = os.lstat(path)
+    except OSError as err:
+        return err.strerror
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    if st.st_uid not in (os.geteuid(), 0):
+        return f"is owned by uid {st.st_uid}, not by you"
+    if st.st_mode & 0o022:
+        return f"is writable by others than its owner (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
 def find_clang() -> Optional[str]:
     for name in [os.environ.get("PLYC_CLANG"), "clang"] + [f"clang-{v}" for v in range(20, 13, -1)]:
         if name and shutil.which(name):
@@ -224,11 +243,21 @@ class Toolchain:
         lib_dir = cache_dir() / f"rt-{self.target}{'-musl' if self.libc == 'musl' else ''}-{h.hexdigest()[:16]}"
         lib = lib_dir / "libplycrt.a"
         if lib.exists():
+            # linked into every tracer: only a library only we could have written
+            trusted_dir(lib_dir, "plyc's runtime library folder")
+            for f in [lib] + ([lib_dir / "libplyccompat.a"] if self.compat else []):
+                problem = untrusted_file(f)
+                if problem:
+                    raise CacheError(f"plyc's runtime library {f} {problem}: not used; remove {lib_dir}")
             return lib
         tmp = Path(str(lib_dir) + f".tmp{os.getpid()}")
         tmp.mkdir(parents=True, exist_ok=True)
         try:
             self._build_runtime(rt, sources, tmp)
+            # whatever the umask: writable by us only, as the check above wants
+            for f in tmp.iterdir():
+                os.chmod(f, 0o644)
+            os.chmod(tmp, 0o755)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)     # a failure or a signal leaves no half library
             raise

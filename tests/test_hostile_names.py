@@ -3,6 +3,7 @@ cached grammar, bpftrace's config and probe specs never reach generated C
 (or the compiler's command line) as anything but an identifier or an escaped
 string (docs/safety.md)."""
 import os
+import stat
 import struct
 import subprocess
 import sys
@@ -175,3 +176,94 @@ def test_argdist_header_in_a_plain_directory_still_works(tmp_path):
     proc = plyc("argdist", "-I", "a.h", "-C", "p:c:malloc(struct req *r):int:r->id", "-o", str(tmp_path / "t"),
                 cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()
+
+
+# --- the cached grammar and runtime library ----------------------------------------
+
+class _Planted:
+    """A pickle that, loaded, leaves a mark: what lark would run."""
+
+    def __init__(self, mark):
+        self.mark = str(mark)
+
+    def __reduce__(self):
+        return (os.mkdir, (self.mark,))
+
+
+@pytest.mark.parametrize("plant", ["group-writable", "foreign-owner", "symlink"])
+def test_a_grammar_file_others_could_write_is_not_unpickled(tmp_path, plant):
+    """The ply grammar's cached parser is unpickled only from a regular file
+    of our own that no one else may write; otherwise it is built afresh and
+    replaced by a file of our own."""
+    import pickle
+    cache = tmp_path / "cache"
+    env = dict(PLYC_CACHE=str(cache))
+    assert plyc("check", "-e", "BEGIN { exit(); }", env=env).returncode == 0
+    [grammar] = cache.glob("ply-grammar-*.lark")
+    first_line = grammar.read_bytes().split(b"\n", 1)[0]
+    mark = tmp_path / "unpickled"
+    evil = first_line + b"\n" + pickle.dumps(_Planted(mark)) + pickle.dumps(_Planted(mark))
+    grammar.unlink()
+    if plant == "symlink":
+        (tmp_path / "elsewhere.lark").write_bytes(evil)
+        grammar.symlink_to(tmp_path / "elsewhere.lark")
+    else:
+        grammar.write_bytes(evil)
+        os.chmod(grammar, 0o666 if plant == "group-writable" else 0o644)
+        if plant == "foreign-owner":
+            os.chown(grammar, 54321, 54321)
+    proc = plyc("check", "-e", "BEGIN { exit(); }", env=env)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert not mark.exists(), "the planted pickle ran"
+    st = os.lstat(grammar)
+    assert stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o644
+    assert grammar.read_bytes() != evil
+    # and the fresh file is used the next time (no rebuild: same inode)
+    assert plyc("check", "-e", "BEGIN { exit(); }", env=env).returncode == 0
+    assert os.lstat(grammar).st_ino == st.st_ino
+
+
+def test_a_grammar_file_of_our_own_is_unpickled(tmp_path):
+    """The check is what stops it: the same planted file, private, is loaded
+    (so the test above would fail without the check)."""
+    import pickle
+    cache = tmp_path / "cache"
+    env = dict(PLYC_CACHE=str(cache))
+    assert plyc("check", "-e", "BEGIN { exit(); }", env=env).returncode == 0
+    [grammar] = cache.glob("ply-grammar-*.lark")
+    first_line = grammar.read_bytes().split(b"\n", 1)[0]
+    mark = tmp_path / "unpickled"
+    grammar.write_bytes(first_line + b"\n" + pickle.dumps(_Planted(mark)) + pickle.dumps(_Planted(mark)))
+    os.chmod(grammar, 0o600)
+    plyc("check", "-e", "BEGIN { exit(); }", env=env)
+    assert mark.exists()
+
+
+def test_a_runtime_library_others_could_write_is_not_linked(tmp_path):
+    """libplycrt.a in the cache, made group-writable: the build stops with
+    plyc's error instead of linking it into the tracer."""
+    cache = tmp_path / "cache"
+    env = dict(PLYC_CACHE=str(cache), PLYC_LIBC="glibc")
+    (tmp_path / "x.bt").write_text('BEGIN { printf("hi\\n"); exit(); }\n')
+    proc = plyc("build", "-o", str(tmp_path / "t1"), str(tmp_path / "x.bt"), env=env)
+    assert proc.returncode == 0, proc.stderr.decode()
+    [lib] = cache.glob("rt-*/libplycrt.a")
+    assert stat.S_IMODE(os.stat(lib).st_mode) == 0o644 and stat.S_IMODE(os.stat(lib.parent).st_mode) == 0o755
+    os.chmod(lib, 0o664)
+    clear_error(plyc("build", "-o", str(tmp_path / "t2"), str(tmp_path / "x.bt"), env=env),
+                f"plyc's runtime library {lib} is writable by others than its owner (mode 664): not used")
+    assert not (tmp_path / "t2").exists()
+
+
+def test_the_runtime_library_is_private_whatever_the_umask(tmp_path):
+    cache = tmp_path / "cache"
+    (tmp_path / "x.bt").write_text('BEGIN { printf("hi\\n"); exit(); }\n')
+    cmd = f"umask 0; exec {sys.executable} -m plyc build -o {tmp_path}/t {tmp_path}/x.bt"
+    proc = subprocess.run(["sh", "-c", cmd], capture_output=True, env=dict(os.environ, PYTHONPATH=str(ROOT),
+                          PLYC_CACHE=str(cache)))
+    assert proc.returncode == 0, proc.stderr.decode()
+    proc = subprocess.run(["sh", "-c", cmd.replace("/t ", "/t2 ")], capture_output=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PLYC_CACHE=str(cache)))
+    assert proc.returncode == 0, proc.stderr.decode()
+    for f in cache.glob("rt-*/*"):
+        assert not os.stat(f).st_mode & 0o022, f
