@@ -92,6 +92,25 @@ def untrusted_file(path: Path) -> Optional[str]:
     return None
 
 
+# Where a build's work folder and plyc's runtime sources are, as the tracer
+# records them (debug information, BTF's line info, __FILE__): fixed names,
+# so two builds of a script with the same options are the same bytes
+# wherever they ran (docs/toolchain.md, "Reproducible builds").
+BUILD_DIR_NAME = "/plyc-build"
+RUNTIME_DIR_NAME = "/plyc-runtime"
+
+
+def reproducible(workdir: Path) -> list:
+    """The compiler flags that write workdir (where the command runs) and
+    plyc's runtime folder under fixed names. gcc, clang and zig cc take them."""
+    flags = []
+    for path, name in ((Path(workdir), BUILD_DIR_NAME), (runtime_dir(), RUNTIME_DIR_NAME)):
+        # as given (the -I and source paths) and resolved (runtime-c is a link in a checkout)
+        for form in dict.fromkeys((str(path.absolute()), str(path.resolve()))):
+            flags.append(f"-ffile-prefix-map={form}={name}")
+    return flags
+
+
 def find_clang() -> Optional[str]:
     for name in [os.environ.get("PLYC_CLANG"), "clang"] + [f"clang-{v}" for v in range(20, 13, -1)]:
         if name and shutil.which(name):
@@ -225,9 +244,9 @@ class Toolchain:
     def compile_bpf(self, src: Path, out: Path, include: Path):
         rt = runtime_dir()
         self.run([self.clang, "-target", "bpf", f"-D__TARGET_ARCH_{A.get(self.target).bpf_arch}",
-                  "-O2", "-g", *BPF_WARNINGS, "-I", rt / "bpf", "-I", rt / "bpf" / "include", "-I", include,
-                  "-c", src, "-o", out],
-                 "compiling the BPF program")
+                  "-O2", "-g", *BPF_WARNINGS, *reproducible(include), "-I", rt / "bpf",
+                  "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", out],
+                 "compiling the BPF program", cwd=include)
 
     def runtime_lib(self) -> Path:
         """libplycrt.a for this compiler and flags, built once and cached
@@ -238,7 +257,7 @@ class Toolchain:
         h = hashlib.sha256()
         for p in sorted(rt.glob("*.[ch]")) + sorted(rt.glob("providers/*.[ch]")) + self.compat:
             h.update(str(p.relative_to(rt) if p.is_relative_to(rt) else p.name).encode() + p.read_bytes())
-        h.update(repr((self.cc, self.cflags, self.opt, self.target)).encode())
+        h.update(repr((self.cc, self.cflags, self.opt, self.target, BUILD_DIR_NAME, RUNTIME_DIR_NAME)).encode())
         h.update(self.run([*self.cc, "--version"], "running the C compiler").stdout.encode())
         lib_dir = cache_dir() / f"rt-{self.target}{'-musl' if self.libc == 'musl' else ''}-{h.hexdigest()[:16]}"
         lib = lib_dir / "libplycrt.a"
@@ -272,15 +291,15 @@ class Toolchain:
         objs = []
         for src in sources:
             obj = tmp / ("_".join(src.relative_to(rt).with_suffix(".o").parts))
-            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-c", src, "-o", obj],
-                     f"compiling the tracer runtime ({src.name})")
+            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, *reproducible(tmp), "-I", rt,
+                      "-c", src, "-o", obj], f"compiling the tracer runtime ({src.name})", cwd=tmp)
             objs.append(obj)
         self.run([*self.ar, "rcs", tmp / "libplycrt.a", *objs], "archiving the tracer runtime")
         compat = []
         for src in self.compat:
             compat.append(tmp / (src.stem + ".o"))
-            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-c", src, "-o", compat[-1]],
-                     f"compiling the tracer runtime ({src.name})")
+            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, *reproducible(tmp),
+                      "-c", src, "-o", compat[-1]], f"compiling the tracer runtime ({src.name})", cwd=tmp)
         if compat:
             self.run([*self.ar, "rcs", tmp / "libplyccompat.a", *compat], "archiving the tracer runtime")
 
@@ -292,9 +311,10 @@ class Toolchain:
         rt = runtime_dir()
         lib = self.runtime_lib()
         compat = [lib.parent / "libplyccompat.a"] if self.compat else []
-        self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-I", include,
-                  loader_c, obj_c, lib, "-static", *(["-s"] if strip else self.keep_symbols()), *self.ldflags,
-                  *self.libs, *compat, "-o", out], "linking the tracer")
+        self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, *reproducible(include),
+                  "-I", rt, "-I", include, loader_c, obj_c, lib, "-static",
+                  *(["-s"] if strip else self.keep_symbols()), *self.ldflags, *self.libs, *compat, "-o", out],
+                 "linking the tracer", cwd=include)
 
 
 def _c_array(name: str, data: bytes) -> list:
