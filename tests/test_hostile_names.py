@@ -16,20 +16,8 @@ sys.path.insert(0, str(ROOT))
 
 from plyc import btf as B  # noqa: E402
 
-
-def plyc(*args, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "plyc", *args], cwd=cwd, capture_output=True,
-                          timeout=timeout, env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
-
-
-def clear_error(proc, *needles):
-    """A failed run that said what is wrong in plyc's words, no traceback."""
-    err = proc.stderr.decode(errors="replace")
-    assert proc.returncode == 1, (proc.returncode, err)
-    assert "Traceback" not in err and "internal error" not in err, err
-    for n in needles:
-        assert n in err, err
-    return err
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_hostile_build import clear_error, plyc  # noqa: E402
 
 
 # --- a small BTF encoder ----------------------------------------------------------
@@ -190,11 +178,10 @@ class _Planted:
         return (os.mkdir, (self.mark,))
 
 
-@pytest.mark.parametrize("plant", ["group-writable", "foreign-owner", "symlink"])
-def test_a_grammar_file_others_could_write_is_not_unpickled(tmp_path, plant):
-    """The ply grammar's cached parser is unpickled only from a regular file
-    of our own that no one else may write; otherwise it is built afresh and
-    replaced by a file of our own."""
+def planted_grammar(tmp_path):
+    """(env, the cached grammar's path, a planted file lark would load, the
+    mark its unpickling leaves) in a fresh cache: the planted file keeps
+    the real one's first line (the grammar's hash) and then unpickles _Planted."""
     import pickle
     cache = tmp_path / "cache"
     env = dict(PLYC_CACHE=str(cache))
@@ -202,7 +189,15 @@ def test_a_grammar_file_others_could_write_is_not_unpickled(tmp_path, plant):
     [grammar] = cache.glob("ply-grammar-*.lark")
     first_line = grammar.read_bytes().split(b"\n", 1)[0]
     mark = tmp_path / "unpickled"
-    evil = first_line + b"\n" + pickle.dumps(_Planted(mark)) + pickle.dumps(_Planted(mark))
+    return env, grammar, first_line + b"\n" + pickle.dumps(_Planted(mark)) * 2, mark
+
+
+@pytest.mark.parametrize("plant", ["group-writable", "foreign-owner", "symlink"])
+def test_a_grammar_file_others_could_write_is_not_unpickled(tmp_path, plant):
+    """The ply grammar's cached parser is unpickled only from a regular file
+    of our own that no one else may write; otherwise it is built afresh and
+    replaced by a file of our own."""
+    env, grammar, evil, mark = planted_grammar(tmp_path)
     grammar.unlink()
     if plant == "symlink":
         (tmp_path / "elsewhere.lark").write_bytes(evil)
@@ -226,14 +221,8 @@ def test_a_grammar_file_others_could_write_is_not_unpickled(tmp_path, plant):
 def test_a_grammar_file_of_our_own_is_unpickled(tmp_path):
     """The check is what stops it: the same planted file, private, is loaded
     (so the test above would fail without the check)."""
-    import pickle
-    cache = tmp_path / "cache"
-    env = dict(PLYC_CACHE=str(cache))
-    assert plyc("check", "-e", "BEGIN { exit(); }", env=env).returncode == 0
-    [grammar] = cache.glob("ply-grammar-*.lark")
-    first_line = grammar.read_bytes().split(b"\n", 1)[0]
-    mark = tmp_path / "unpickled"
-    grammar.write_bytes(first_line + b"\n" + pickle.dumps(_Planted(mark)) + pickle.dumps(_Planted(mark)))
+    env, grammar, evil, mark = planted_grammar(tmp_path)
+    grammar.write_bytes(evil)
     os.chmod(grammar, 0o600)
     plyc("check", "-e", "BEGIN { exit(); }", env=env)
     assert mark.exists()
