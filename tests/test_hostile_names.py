@@ -256,3 +256,66 @@ def test_the_runtime_library_is_private_whatever_the_umask(tmp_path):
     assert proc.returncode == 0, proc.stderr.decode()
     for f in cache.glob("rt-*/*"):
         assert not os.stat(f).st_mode & 0o022, f
+
+
+# --- probe specs with hostile names ----------------------------------------------
+
+@pytest.fixture
+def odd_program(tmp_path):
+    """A program at a path holding a quote and a comment's end: a"b*/x/prog."""
+    d = tmp_path / 'a"b*' / "x"
+    d.mkdir(parents=True)
+    prog = d / "prog"
+    prog.write_bytes(Path("/usr/bin/true").read_bytes())
+    prog.chmod(0o755)
+    return prog
+
+
+def c_quoted(path) -> str:
+    """path inside a bpftrace string: `"` escaped."""
+    return str(path).replace('"', '\\"')
+
+
+@pytest.mark.parametrize("spec, in_c", [
+    ('uprobe:"{p}":main', '.path = "{c}",'),
+    ('uretprobe:"{p}":"*"', '.path = "{c}",'),
+    ('usdt:"{p}":"p\\"r":"x*/y"', '.provider = "p\\"r",'),
+], ids=["uprobe-path", "uprobe-glob", "usdt-names"])
+def test_hostile_paths_and_probe_names_reach_c_as_strings(tmp_path, odd_program, spec, in_c):
+    """A path or USDT name with a quote, `*/` and a glob builds, and the C
+    holds it as an escaped string (and in comments with `*/` broken)."""
+    script = tmp_path / "s.bt"
+    script.write_text(spec.format(p=c_quoted(odd_program)) + " { @ = count(); }\n")
+    out = tmp_path / "t"
+    proc = plyc("build", "-o", str(out), str(script))
+    assert proc.returncode == 0, proc.stderr.decode()
+    c = plyc("emit", "--stage", "c", str(script)).stdout.decode()
+    assert in_c.format(c=c_quoted(odd_program)) in c
+    for line in c.splitlines():
+        if line.lstrip().startswith("/*") and line.rstrip().endswith("*/"):
+            assert "*/" not in line.strip()[2:-2], line
+
+
+@pytest.mark.parametrize("spec, says", [
+    ('tracepoint:"sch\\"ed":"sw*/"', "tracepoint 'sch\"ed:sw*/' is not group/event"),
+    ('kprobe:"vfs_read\\"x"', "'vfs_read\"x' is not a kernel symbol"),
+    ('kfunc:"vfs_r*\\"/x"', "'vfs_r*\"/x' is not a kernel function"),
+    ('rawtracepoint:"sch\\"ed"', "'sch\"ed' is not a raw tracepoint name"),
+    ('uretprobe:"/bin/true":"ma\\"in"', "'ma\"in' is not a symbol"),
+], ids=["tracepoint", "kprobe", "kfunc", "rawtracepoint", "uprobe-symbol"])
+def test_names_that_must_be_identifiers_are_refused_at_the_spec(tmp_path, spec, says):
+    """Kernel and symbol names go into C and the kernel as names: odd
+    characters are a located error at the probe, not C."""
+    script = tmp_path / "s.bt"
+    script.write_text(spec + " { @ = count(); }\n")
+    err = clear_error(plyc("build", "-o", str(tmp_path / "t"), str(script)), f"{script}:1:1: error: ", says)
+    assert "^" in err
+
+
+def test_argdist_library_path_with_a_comment_end_builds(tmp_path):
+    d = tmp_path / "sp*" / "x"
+    d.mkdir(parents=True)
+    (d / "prog").write_bytes(Path("/usr/bin/true").read_bytes())
+    (d / "prog").chmod(0o755)
+    proc = plyc("argdist", "-C", f"p:{d}/prog:main():u64:$PID#a\"b*/c", "-o", str(tmp_path / "t"))
+    assert proc.returncode == 0, proc.stderr.decode()
