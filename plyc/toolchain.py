@@ -146,7 +146,35 @@ def find_cc(target: str, sysroot: Optional[str] = None) -> tuple:
                              f"(apt-get install {A.get(target).cc_package}; "
                              "or set $CC or $CROSS_COMPILE)")
     sysroot = sysroot or os.environ.get("SYSROOT") or os.environ.get("SDKTARGETSYSROOT") or None
-    return cc, shlex.split(os.environ.get("CFLAGS", "")), sysroot
+    return cc, absolute_paths(shlex.split(os.environ.get("CFLAGS", ""))), \
+        os.path.abspath(sysroot) if sysroot else None
+
+
+# Options whose value is a path, given as the next argument or joined.
+PATH_OPTIONS = ("-I", "-L", "-B", "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "--sysroot")
+
+
+def absolute_paths(flags: list) -> list:
+    """$CFLAGS and $LDFLAGS with their relative paths made absolute: the
+    compiler runs in the build's work folder (reproducible), not in the
+    folder plyc was run from, where they were meant."""
+    out, expect = [], False
+    for f in flags:
+        if expect:
+            out.append(os.path.abspath(f))
+            expect = False
+            continue
+        if f in PATH_OPTIONS:
+            expect = True
+            out.append(f)
+            continue
+        for opt in PATH_OPTIONS:
+            joined = opt + "=" if opt == "--sysroot" else opt
+            if f.startswith(joined) and len(f) > len(joined):
+                f = joined + os.path.abspath(f[len(joined):])
+                break
+        out.append(f)
+    return out
 
 
 @dataclass
@@ -183,7 +211,7 @@ class Toolchain:
             return cls.musl(target, verbose, clang, sysroot)
         native = A.is_native(target)
         cc, cflags, sysroot = find_cc(target, sysroot)
-        tc = cls(target, verbose, clang, cc, cflags, shlex.split(os.environ.get("LDFLAGS", "")))
+        tc = cls(target, verbose, clang, cc, cflags, absolute_paths(shlex.split(os.environ.get("LDFLAGS", ""))))
         tc.ar = [os.environ.get("AR") or (cc[0][:-3] + "ar" if cc[0].endswith("gcc") else "ar")]
         if sysroot:
             tc.use_sysroot(Path(sysroot), explicit=True)

@@ -57,3 +57,24 @@ def test_the_runtime_library_builds_the_same_from_any_folder(tmp_path):
     assert lib_a.read_bytes() == lib_b.read_bytes()
     assert a == b
     assert notes_build_id(tmp_path / "a/out/tracer") == notes_build_id(tmp_path / "b/out/tracer")
+
+
+def test_relative_paths_in_cflags_are_the_callers_folder(tmp_path):
+    """The compiler runs in the work folder; $CFLAGS' and $LDFLAGS' relative
+    paths still mean the folder plyc was run from."""
+    from plyc.toolchain import absolute_paths
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "extra.h").write_text("#define PLYC_TEST_EXTRA 1\n")
+    (tmp_path / "s.bt").write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CFLAGS="-include inc/extra.h -Iinc", LDFLAGS="-Linc")
+    proc = subprocess.run([sys.executable, "-m", "plyc", "build", "-o", "t", "s.bt"], cwd=tmp_path, env=env,
+                          capture_output=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert (tmp_path / "t").exists()
+    here = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        assert absolute_paths(["-Iinc", "-isystem", "x", "--sysroot=r", "-DX=a/b", "-O2"]) == \
+            [f"-I{tmp_path}/inc", "-isystem", f"{tmp_path}/x", f"--sysroot={tmp_path}/r", "-DX=a/b", "-O2"]
+    finally:
+        os.chdir(here)
