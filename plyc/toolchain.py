@@ -42,7 +42,7 @@ def cache_dir() -> Path:
     missing, refused unless it is ours and only ours (trusted_dir)."""
     base = os.environ.get("PLYC_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "plyc")
-    path = Path(base)
+    path = Path(base).absolute()     # compiles run elsewhere (the work folder)
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as err:
@@ -271,6 +271,7 @@ class Toolchain:
 
     def compile_bpf(self, src: Path, out: Path, include: Path):
         rt = runtime_dir()
+        src, out, include = (Path(p).absolute() for p in (src, out, include))
         self.run([self.clang, "-target", "bpf", f"-D__TARGET_ARCH_{A.get(self.target).bpf_arch}",
                   "-O2", "-g", *BPF_WARNINGS, *reproducible(include), "-I", rt / "bpf",
                   "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", out],
@@ -338,6 +339,7 @@ class Toolchain:
     def link_loader(self, loader_c: Path, obj_c: Path, out: Path, include: Path, strip: bool = True):
         rt = runtime_dir()
         lib = self.runtime_lib()
+        loader_c, obj_c, out, include = (Path(p).absolute() for p in (loader_c, obj_c, out, include))
         compat = [lib.parent / "libplyccompat.a"] if self.compat else []
         self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, *reproducible(include),
                   "-I", rt, "-I", include, loader_c, obj_c, lib, "-static",

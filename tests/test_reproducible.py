@@ -78,3 +78,20 @@ def test_relative_paths_in_cflags_are_the_callers_folder(tmp_path):
             [f"-I{tmp_path}/inc", "-isystem", f"{tmp_path}/x", f"--sysroot={tmp_path}/r", "-DX=a/b", "-O2"]
     finally:
         os.chdir(here)
+
+
+def test_relative_keep_folder_and_cache_work_and_change_nothing(tmp_path):
+    """--keep DIR and $PLYC_CACHE given relative (the compiler runs in the
+    work folder): the build works, and the tracer is the one a build with a
+    temporary work folder makes."""
+    (tmp_path / "s.bt").write_text(SCRIPT)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for cwd, extra, cache in (("a", ["--keep", "kept"], "cache"), ("b", [], None)):
+        e = dict(env, PLYC_CACHE=cache) if cache else env
+        proc = subprocess.run([sys.executable, "-m", "plyc", "build", *extra, "-o", "t", "../s.bt"],
+                              cwd=tmp_path / cwd, env=e, capture_output=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr.decode()
+    assert (tmp_path / "a/kept/t.bpf.c").exists() and list((tmp_path / "a/cache").glob("rt-*/libplycrt.a"))
+    assert (tmp_path / "a/t").read_bytes() == (tmp_path / "b/t").read_bytes()
