@@ -150,6 +150,11 @@ def find_cc(target: str, sysroot: Optional[str] = None) -> tuple:
         os.path.abspath(sysroot) if sysroot else None
 
 
+def _absolute(path: str) -> str:
+    """path made absolute, unless it is the sysroot's (`=dir`, `$SYSROOT/dir`)."""
+    return path if path.startswith(("=", "$")) else os.path.abspath(path)
+
+
 # Options whose value is a path, given as the next argument or joined.
 PATH_OPTIONS = ("-I", "-L", "-B", "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "--sysroot")
 
@@ -161,7 +166,7 @@ def absolute_paths(flags: list) -> list:
     out, expect = [], False
     for f in flags:
         if expect:
-            out.append(os.path.abspath(f))
+            out.append(_absolute(f))
             expect = False
             continue
         if f in PATH_OPTIONS:
@@ -171,7 +176,7 @@ def absolute_paths(flags: list) -> list:
         for opt in PATH_OPTIONS:
             joined = opt + "=" if opt == "--sysroot" else opt
             if f.startswith(joined) and len(f) > len(joined):
-                f = joined + os.path.abspath(f[len(joined):])
+                f = joined + _absolute(f[len(joined):])
                 break
         out.append(f)
     return out

@@ -74,8 +74,9 @@ def test_relative_paths_in_cflags_are_the_callers_folder(tmp_path):
     here = os.getcwd()
     try:
         os.chdir(tmp_path)
-        assert absolute_paths(["-Iinc", "-isystem", "x", "--sysroot=r", "-DX=a/b", "-O2"]) == \
-            [f"-I{tmp_path}/inc", "-isystem", f"{tmp_path}/x", f"--sysroot={tmp_path}/r", "-DX=a/b", "-O2"]
+        assert absolute_paths(["-Iinc", "-isystem", "x", "--sysroot=r", "-DX=a/b", "-O2", "-I=/usr/inc"]) == \
+            [f"-I{tmp_path}/inc", "-isystem", f"{tmp_path}/x", f"--sysroot={tmp_path}/r", "-DX=a/b", "-O2",
+             "-I=/usr/inc"]
     finally:
         os.chdir(here)
 

@@ -59,6 +59,7 @@ def _lark() -> Lark:
         cached = _grammar_cache(grammar)
     except OSError:
         return Lark(grammar, **options)
+    from ...toolchain import untrusted_file
     if untrusted_file(cached) is None:
         return Lark(grammar, cache=str(cached), **options)
     # Absent, or a file lark must not unpickle (not ours, writable by
@@ -73,11 +74,6 @@ def _lark() -> Lark:
     except OSError:
         pass
     return parser
-
-
-def untrusted_file(path: Path):
-    from ...toolchain import untrusted_file as check
-    return check(path)
 
 
 def _grammar_cache(grammar: str) -> Path:
