@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import struct
 from dataclasses import dataclass
 from typing import Optional
@@ -20,6 +21,31 @@ MODIFIERS = (TYPEDEF, VOLATILE, CONST, RESTRICT, TYPE_TAG)
 
 class BTFError(Exception):
     pass
+
+
+# Names that reach generated C (kernel_types.definitions, casts): a struct,
+# union, enum, typedef or function name, a member or parameter name must be
+# a C identifier and not a keyword; an int or float's name is C's words
+# for it ("long unsigned int"). Other kinds' names (DATASEC ".data..percpu",
+# TYPE_TAG "address_space(1)", VAR, DECL_TAG) are never written into C.
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+BASE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*( [A-Za-z_][A-Za-z0-9_]*)*\Z")
+C_KEYWORDS = frozenset("""
+    auto break case char const continue default do double else enum extern float for goto if
+    inline int long register restrict return short signed sizeof static struct switch typedef
+    union unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic
+    _Imaginary _Noreturn _Static_assert _Thread_local asm typeof __asm __asm__ __attribute
+    __attribute__ __const __const__ __extension__ __inline __inline__ __label__ __restrict
+    __restrict__ __signed __signed__ __typeof __typeof__ __volatile __volatile__ __auto_type
+    __builtin_va_arg __builtin_offsetof __thread __int128 _Float128
+""".split())
+CHECKED_KINDS = (STRUCT, UNION, ENUM, ENUM64, FWD, TYPEDEF, FUNC)
+
+
+def shown(name: str) -> str:
+    """name for an error message: printable ASCII as is, other bytes \\xNN."""
+    return "".join(c if " " <= c <= "~" else f"\\x{b:02x}"
+                   for c in name for b in (c.encode("utf-8", "surrogateescape") if c != "\\" else b"\\"))
 
 
 @dataclass
@@ -43,8 +69,9 @@ class BType:
 
 
 class BTF:
-    def __init__(self, data: bytes, path: str = "<btf>"):
+    def __init__(self, data: bytes, path: str = "<btf>", label: Optional[str] = None):
         self.path = path
+        self.label = label or path     # how errors name it: "--btf FILE"
         if len(data) < 24:
             raise BTFError(f"{path}: not BTF (too short)")
         magic, version, flags, hdr_len = struct.unpack_from("<HBBI", data, 0)
@@ -70,7 +97,7 @@ class BTF:
 
     def _str(self, off: int) -> str:
         end = self.strings.find(b"\0", off)
-        return self.strings[off:end].decode("ascii", "replace")
+        return self.strings[off:end].decode("ascii", "surrogateescape")
 
     def _scan(self, buf: bytes) -> list:
         """The offset of each type's record (index: type id; 0 is void),
@@ -110,6 +137,12 @@ class BTF:
         vlen = info & 0xFFFF
         kflag = info >> 31
         t = BType(tid, kind, self._str(name_off) if name_off else "")
+        if t.name:
+            if kind in (INT, FLOAT):
+                if not BASE_NAME.match(t.name):
+                    self._bad("type name", t.name)
+            elif kind in CHECKED_KINDS:
+                self._ident("type name", t.name)
         if kind == INT:
             enc = struct.unpack_from(e + "I", buf, pos)[0]
             t.size, t.signed = size_type, bool((enc >> 24) & 1)
@@ -128,6 +161,9 @@ class BTF:
                 else:
                     mems.append(Member(self._str(m_name) if m_name else "", m_type, m_off, 0))
             t.members = tuple(mems)
+            for m in mems:
+                if m.name:
+                    self._ident(f"member name ({self.type_label(t)})", m.name)
         elif kind in (ENUM, ENUM64):
             # Enumerators are decoded when first asked for (enumerator()).
             t.size, t.signed = size_type, bool(kflag)
@@ -138,10 +174,28 @@ class BTF:
                 p_name, p_type = struct.unpack_from(e + "II", buf, pos)
                 pos += 8
                 params.append((self._str(p_name) if p_name else "", p_type))
+                if p_name:
+                    self._ident("parameter name", params[-1][0])
             t.members = tuple(params)
         elif kind in (DATASEC, FLOAT):
             t.size = size_type
         return t
+
+    def _ident(self, what: str, name: str) -> None:
+        if not IDENT.match(name) or name in C_KEYWORDS:
+            self._bad(what, name)
+
+    def _bad(self, what: str, name: str) -> None:
+        """A name that would be written into generated C as it is, and is
+        not C: refuse the file (kernels' BTF never has one; a crafted file
+        could inject C through it)."""
+        why = "is a C keyword" if IDENT.match(name) else "is not a C identifier"
+        raise BTFError(f"{self.label}: {what} '{shown(name)}' {why}: not a kernel's BTF")
+
+    @staticmethod
+    def type_label(t: "BType") -> str:
+        kw = "struct" if t.kind == STRUCT else "union"
+        return f"of {kw} {t.name}" if t.name else f"of an anonymous {kw}"
 
     # --- lookups ------------------------------------------------------------
 
@@ -253,15 +307,16 @@ class _Types:
 
 
 @functools.lru_cache(maxsize=4)
-def _load(path: str, mtime: float) -> BTF:
-    return BTF(raw_btf(path), path)
+def _load(path: str, mtime: float, label: str) -> BTF:
+    return BTF(raw_btf(path), path, label)
 
 
 def load(path: Optional[str] = None) -> BTF:
-    """The build's kernel BTF: `path`, $PLYC_BTF, or the running kernel's."""
+    """The build's kernel BTF: `path` (--btf), $PLYC_BTF, or the running kernel's."""
+    label = f"--btf {path}" if path else None
     path = path or os.environ.get("PLYC_BTF") or "/sys/kernel/btf/vmlinux"
     try:
-        return _load(path, os.stat(path).st_mtime)
+        return _load(path, os.stat(path).st_mtime, label or path)
     except FileNotFoundError:
         raise BTFError(f"no kernel BTF at {path}: give the target kernel's BTF with --btf FILE") from None
     except PermissionError:

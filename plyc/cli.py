@@ -11,6 +11,7 @@ from . import __version__, bounds, doctor, driver, runcache
 from .codegen import resources
 from . import arch as A
 from . import types as T
+from .btf import BTFError
 from .diag import PlycError
 from .toolchain import LIBCS, ToolchainError, cache_dir, default_libc
 
@@ -292,7 +293,7 @@ def _main(argv=None) -> int:
     except PlycError as err:
         print(err.render(), file=sys.stderr)
         return 1
-    except ToolchainError as err:
+    except (ToolchainError, BTFError) as err:
         print(f"plyc: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -220,7 +220,10 @@ def _build(target: str, out: Path, verbose: bool) -> Path:
     for d in (inc / "bpf", lib, obj / "z", obj / "elf", obj / "bpf"):
         d.mkdir(parents=True)
     # Their warnings are theirs to fix: ours (-Werror) stay on our code.
-    common = [*compiler, *SIZE_CFLAGS, "-w", "-g0"]
+    # The sources' and work folder's paths under fixed names (__FILE__ in
+    # the libraries' messages): the same libraries from any cache.
+    common = [*compiler, *SIZE_CFLAGS, "-w", "-g0", f"-ffile-prefix-map={src}=/plyc-musl-src",
+              f"-ffile-prefix-map={tmp}=/plyc-musl-build"]
 
     zlib = _one(src, "zlib")
     mk = (zlib / "Makefile.in").read_text()

@@ -42,7 +42,7 @@ def cache_dir() -> Path:
     missing, refused unless it is ours and only ours (trusted_dir)."""
     base = os.environ.get("PLYC_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "plyc")
-    path = Path(base)
+    path = Path(base).absolute()     # compiles run elsewhere (the work folder)
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as err:
@@ -72,6 +72,44 @@ def trusted_dir(path: Path, what: str) -> None:
     if problem:
         raise CacheError(f"{what} {path} {problem}: not used; remove it, fix it (chmod go-w), "
                              "or set $PLYC_CACHE to a directory of your own")
+
+
+def untrusted_file(path: Path) -> Optional[str]:
+    """Why a file in plyc's (checked) cache is not to be used, or None: a
+    regular file (not a link), owned by us or root, writable by no one
+    else. The directory's check keeps others from adding files; this one
+    catches a file made before, by hand or another tool (a hard link to
+    someone else's file, a group-writable copy)."""
+    try:
+        st = os.lstat(path)
+    except OSError as err:
+        return err.strerror
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    if st.st_uid not in (os.geteuid(), 0):
+        return f"is owned by uid {st.st_uid}, not by you"
+    if st.st_mode & 0o022:
+        return f"is writable by others than its owner (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+# Where a build's work folder and plyc's runtime sources are, as the tracer
+# records them (debug information, BTF's line info, __FILE__): fixed names,
+# so two builds of a script with the same options are the same bytes
+# wherever they ran (docs/toolchain.md, "Reproducible builds").
+BUILD_DIR_NAME = "/plyc-build"
+RUNTIME_DIR_NAME = "/plyc-runtime"
+
+
+def reproducible(workdir: Path) -> list:
+    """The compiler flags that write workdir (where the command runs) and
+    plyc's runtime folder under fixed names. gcc, clang and zig cc take them."""
+    flags = []
+    for path, name in ((Path(workdir), BUILD_DIR_NAME), (runtime_dir(), RUNTIME_DIR_NAME)):
+        # as given (the -I and source paths) and resolved (runtime-c is a link in a checkout)
+        for form in dict.fromkeys((str(path.absolute()), str(path.resolve()))):
+            flags.append(f"-ffile-prefix-map={form}={name}")
+    return flags
 
 
 def find_clang() -> Optional[str]:
@@ -109,7 +147,40 @@ def find_cc(target: str, sysroot: Optional[str] = None) -> tuple:
                              f"(apt-get install {A.get(target).cc_package}; "
                              "or set $CC or $CROSS_COMPILE)")
     sysroot = sysroot or os.environ.get("SYSROOT") or os.environ.get("SDKTARGETSYSROOT") or None
-    return cc, shlex.split(os.environ.get("CFLAGS", "")), sysroot
+    return cc, absolute_paths(shlex.split(os.environ.get("CFLAGS", ""))), \
+        os.path.abspath(sysroot) if sysroot else None
+
+
+def _absolute(path: str) -> str:
+    """path made absolute, unless it is the sysroot's (`=dir`, `$SYSROOT/dir`)."""
+    return path if path.startswith(("=", "$")) else os.path.abspath(path)
+
+
+# Options whose value is a path, given as the next argument or joined.
+PATH_OPTIONS = ("-I", "-L", "-B", "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "--sysroot")
+
+
+def absolute_paths(flags: list) -> list:
+    """$CFLAGS and $LDFLAGS with their relative paths made absolute: the
+    compiler runs in the build's work folder (reproducible), not in the
+    folder plyc was run from, where they were meant."""
+    out, expect = [], False
+    for f in flags:
+        if expect:
+            out.append(_absolute(f))
+            expect = False
+            continue
+        if f in PATH_OPTIONS:
+            expect = True
+            out.append(f)
+            continue
+        for opt in PATH_OPTIONS:
+            joined = opt + "=" if opt == "--sysroot" else opt
+            if f.startswith(joined) and len(f) > len(joined):
+                f = joined + _absolute(f[len(joined):])
+                break
+        out.append(f)
+    return out
 
 
 @dataclass
@@ -146,7 +217,7 @@ class Toolchain:
             return cls.musl(target, verbose, clang, sysroot)
         native = A.is_native(target)
         cc, cflags, sysroot = find_cc(target, sysroot)
-        tc = cls(target, verbose, clang, cc, cflags, shlex.split(os.environ.get("LDFLAGS", "")))
+        tc = cls(target, verbose, clang, cc, cflags, absolute_paths(shlex.split(os.environ.get("LDFLAGS", ""))))
         tc.ar = [os.environ.get("AR") or (cc[0][:-3] + "ar" if cc[0].endswith("gcc") else "ar")]
         if sysroot:
             tc.use_sysroot(Path(sysroot), explicit=True)
@@ -206,16 +277,11 @@ class Toolchain:
 
     def compile_bpf(self, src: Path, out: Path, include: Path):
         rt = runtime_dir()
-        # The object's debug information (its BTF's file names) names the
-        # build's folder, run from, and plyc's runtime as "." and
-        # "plyc-runtime": the same tracer whatever the temporary folder, the
-        # current one, or where plyc is installed.
-        here = Path(os.path.abspath(include))
+        src, out, include = (Path(p).absolute() for p in (src, out, include))
         self.run([self.clang, "-target", "bpf", f"-D__TARGET_ARCH_{A.get(self.target).bpf_arch}",
-                  "-O2", "-g", *BPF_WARNINGS, "-I", rt / "bpf", "-I", rt / "bpf" / "include", "-I", here,
-                  f"-fdebug-prefix-map={here}=.", f"-fdebug-prefix-map={rt}=plyc-runtime",
-                  "-c", os.path.abspath(src), "-o", os.path.abspath(out)],
-                 "compiling the BPF program", cwd=here)
+                  "-O2", "-g", *BPF_WARNINGS, *reproducible(include), "-I", rt / "bpf",
+                  "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", out],
+                 "compiling the BPF program", cwd=include)
 
     def runtime_lib(self) -> Path:
         """libplycrt.a for this compiler and flags, built once and cached
@@ -226,16 +292,26 @@ class Toolchain:
         h = hashlib.sha256()
         for p in sorted(rt.glob("*.[ch]")) + sorted(rt.glob("providers/*.[ch]")) + self.compat:
             h.update(str(p.relative_to(rt) if p.is_relative_to(rt) else p.name).encode() + p.read_bytes())
-        h.update(repr((self.cc, self.cflags, self.opt, self.target)).encode())
+        h.update(repr((self.cc, self.cflags, self.opt, self.target, BUILD_DIR_NAME, RUNTIME_DIR_NAME)).encode())
         h.update(self.run([*self.cc, "--version"], "running the C compiler").stdout.encode())
         lib_dir = cache_dir() / f"rt-{self.target}{'-musl' if self.libc == 'musl' else ''}-{h.hexdigest()[:16]}"
         lib = lib_dir / "libplycrt.a"
         if lib.exists():
+            # linked into every tracer: only a library only we could have written
+            trusted_dir(lib_dir, "plyc's runtime library folder")
+            for f in [lib] + ([lib_dir / "libplyccompat.a"] if self.compat else []):
+                problem = untrusted_file(f)
+                if problem:
+                    raise CacheError(f"plyc's runtime library {f} {problem}: not used; remove {lib_dir}")
             return lib
         tmp = Path(str(lib_dir) + f".tmp{os.getpid()}")
         tmp.mkdir(parents=True, exist_ok=True)
         try:
             self._build_runtime(rt, sources, tmp)
+            # whatever the umask: writable by us only, as the check above wants
+            for f in tmp.iterdir():
+                os.chmod(f, 0o644)
+            os.chmod(tmp, 0o755)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)     # a failure or a signal leaves no half library
             raise
@@ -250,15 +326,15 @@ class Toolchain:
         objs = []
         for src in sources:
             obj = tmp / ("_".join(src.relative_to(rt).with_suffix(".o").parts))
-            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-c", src, "-o", obj],
-                     f"compiling the tracer runtime ({src.name})")
+            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, *reproducible(tmp), "-I", rt,
+                      "-c", src, "-o", obj], f"compiling the tracer runtime ({src.name})", cwd=tmp)
             objs.append(obj)
         self.run([*self.ar, "rcs", tmp / "libplycrt.a", *objs], "archiving the tracer runtime")
         compat = []
         for src in self.compat:
             compat.append(tmp / (src.stem + ".o"))
-            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-c", src, "-o", compat[-1]],
-                     f"compiling the tracer runtime ({src.name})")
+            self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, *reproducible(tmp),
+                      "-c", src, "-o", compat[-1]], f"compiling the tracer runtime ({src.name})", cwd=tmp)
         if compat:
             self.run([*self.ar, "rcs", tmp / "libplyccompat.a", *compat], "archiving the tracer runtime")
 
@@ -269,10 +345,12 @@ class Toolchain:
     def link_loader(self, loader_c: Path, obj_c: Path, out: Path, include: Path, strip: bool = True):
         rt = runtime_dir()
         lib = self.runtime_lib()
+        loader_c, obj_c, out, include = (Path(p).absolute() for p in (loader_c, obj_c, out, include))
         compat = [lib.parent / "libplyccompat.a"] if self.compat else []
-        self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, "-I", rt, "-I", include,
-                  loader_c, obj_c, lib, "-static", *(["-s"] if strip else self.keep_symbols()), *self.ldflags,
-                  *self.libs, *compat, "-o", out], "linking the tracer")
+        self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, *reproducible(include),
+                  "-I", rt, "-I", include, loader_c, obj_c, lib, "-static",
+                  *(["-s"] if strip else self.keep_symbols()), *self.ldflags, *self.libs, *compat, "-o", out],
+                 "linking the tracer", cwd=include)
 
 
 def _c_array(name: str, data: bytes) -> list:

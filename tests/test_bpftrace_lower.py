@@ -275,7 +275,7 @@ def test_config_block():
     line = src.splitlines()[0]
     messages = [m for m in err(src).splitlines() if m.startswith(("tool.bt", "note"))]
     assert messages == [
-        "tool.bt:1:25: error: max_strlen takes a number from 1 to 65536",
+        "tool.bt:1:25: error: max_strlen must be from 1 to 32768, not 0",
         "tool.bt:1:28: error: config variable license is not supported by plyc yet",
         "note: plyc's BPF programs are GPL",
         "tool.bt:1:58: error: stack_mode=perf is not supported by plyc yet",
@@ -616,3 +616,19 @@ def test_for_loop_probe_has_no_fentry_twin():
     from plyc.codegen import resources
     prog = lower("kprobe:vfs_read { @m[1] = 1; for ($kv : @m) { } }")
     assert not resources.build(prog, "t", "t.bt").probes[0].fentry
+
+
+def test_config_limits_are_the_command_lines():
+    """config's sizes have the ranges of plyc's options (plyc/bounds.py),
+    each refused at its value with the range, as the option would be."""
+    from plyc import bounds
+    assert lower("config = { max_strlen = 32768; max_map_keys = 16777216; perf_rb_pages = 262144 }\n"
+                 "BEGIN { }").limits == dict(map_entries=1 << 24, buffer_size=1 << 30)
+    src = "config = { max_strlen = 65536; max_map_keys = 67108864; perf_rb_pages = 524288; on_stack_limit = 999 }\n" \
+          "BEGIN { }"
+    messages = [m for m in err(src).splitlines() if m.startswith("tool.bt")]
+    assert messages == [
+        f"tool.bt:1:25: error: max_strlen must be from 1 to {bounds.STRSIZE[1]}, not 65536",
+        f"tool.bt:1:47: error: max_map_keys must be from 1 to {bounds.MAP_ENTRIES[1]}, not 67108864",
+        "tool.bt:1:73: error: perf_rb_pages must be from 1 to 262144, not 524288",
+        "tool.bt:1:98: error: on_stack_limit must be from 0 to 256, not 999"]

@@ -22,7 +22,7 @@ from ...ir.dump import dump
 from ...ir.nodes import Span
 from ...ir.report import Report
 from ...toolchain import ToolchainError
-from .ctypes import CTypeError
+from .ctypes import CTypeError, header_problem, shown_name
 from .lower import Context, Lowered, SpecErrors, lower
 from .spec import SpecError, parse
 
@@ -106,6 +106,10 @@ def check_bounds(args):
             raise SpecError(problem)
     if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
         raise SpecError(f"-d must be a positive number of seconds, not {args.duration}")
+    for name in args.include or ():
+        problem = header_problem(name)
+        if problem:
+            raise SpecError(f"-I {shown_name(name)}: {problem}")
 
 
 def lower_args(args) -> tuple:

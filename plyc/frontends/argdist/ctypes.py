@@ -683,15 +683,43 @@ class Preprocessor:
         return out
 
 
+def header_problem(name: str) -> Optional[str]:
+    """Why `name` cannot be written in an #include line, or None. The
+    preprocessor reads a header name as it is, with no escapes: a quote, a
+    `>`, a backslash or a control character (a newline would end the line and
+    start another) cannot be expressed, so such a name is refused."""
+    bad = sorted({c for c in name if c in '"<>\\' or ord(c) < 32 or ord(c) == 127})
+    if not bad:
+        return None
+    shown = " ".join(repr(c) for c in bad)
+    return f"a header's name or path with {shown} in it cannot be written in an #include line"
+
+
+def quoted_header(path: str, name: str) -> str:
+    problem = header_problem(path)
+    if problem:
+        raise CTypeError(f"-I {shown_name(name)}: {problem}" + (f" ({shown_name(path)})" if path != name else ""))
+    return f'"{path}"'
+
+
+def shown_name(name: str) -> str:
+    """name in a message: printable, every other character escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
 def resolve_header(name: str, search: list) -> Optional[str]:
     """The #include target for an -I header: as argdist does, a path when
     it starts with '.' or '/', else a name on the include path; a name
-    found relative to the current directory is taken as a path."""
+    found relative to the current directory is taken as a path. A name or
+    path the #include line cannot hold is an error (header_problem)."""
+    problem = header_problem(name)
+    if problem:
+        raise CTypeError(f"-I {shown_name(name)}: {problem}")
     if name.startswith((".", "/")):
         p = os.path.abspath(name)
-        return f'"{p}"' if os.path.exists(p) else None
+        return quoted_header(p, name) if os.path.exists(p) else None
     if os.path.exists(name):
-        return f'"{os.path.abspath(name)}"'
+        return quoted_header(os.path.abspath(name), name)
     for d in search:
         if (Path(d) / name).exists():
             return f"<{name}>"

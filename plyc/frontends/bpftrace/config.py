@@ -21,12 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ... import bounds
 from ...diag import Collector
 from . import ast as A
 
 ALIASES = {"strlen": "max_strlen", "map_keys_max": "max_map_keys"}
-NUMBERS = {"max_strlen": (1, 1 << 16), "max_map_keys": (1, 1 << 26), "perf_rb_pages": (1, 1 << 16),
-           "on_stack_limit": (0, 256)}
+# The same ranges as plyc's command line (plyc/bounds.py, docs/safety.md):
+# `--strsize`, `--map-entries`, `--buffer-size` in 4 KiB pages.
+NUMBERS = {"max_strlen": bounds.STRSIZE, "max_map_keys": bounds.MAP_ENTRIES,
+           "perf_rb_pages": (1, bounds.BUFFER_SIZE[1] // 4096), "on_stack_limit": (0, 256)}
 BOOLS = ("print_maps_on_exit",)
 # Variables plyc has one behaviour of: its values are accepted, others refused
 # (macros are always on: bpftrace's unstable_macro=warn only adds a warning).
@@ -78,8 +81,12 @@ def evaluate(block: Optional[A.Config], diag: Collector) -> Config:
         seen[name] = item
         if name in NUMBERS:
             lo, hi = NUMBERS[name]
-            if not isinstance(v, A.Int) or not lo <= v.value <= hi:
+            if not isinstance(v, A.Int):
                 diag.error(f"{item.name} takes a number from {lo} to {hi}", v.span)
+                continue
+            problem = bounds.check(item.name, v.value, (lo, hi))
+            if problem:
+                diag.error(problem, v.span)
                 continue
             if name == "max_strlen":
                 out.strsize = v.value

@@ -58,13 +58,17 @@ def _lark() -> Lark:
     cached = _grammar_cache(grammar)
     if cached is None:
         return Lark(grammar, **options)
-    if cached.exists():
+    from ...toolchain import untrusted_file
+    if untrusted_file(cached) is None:
         return Lark(grammar, cache=str(cached), **options)
+    # Absent, or a file lark must not unpickle (not ours, writable by
+    # others, a link): built afresh, and a file of our own put in its place.
     # lark writes its cache in place: a private file, renamed into place
     # once complete, keeps parallel builds from reading half of one.
     tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
     parser = Lark(grammar, cache=str(tmp), **options)
     try:
+        os.chmod(tmp, 0o644)      # whatever the umask: the check above passes it next time
         os.replace(tmp, cached)
     except OSError:
         pass
