@@ -1,14 +1,17 @@
-/* The kernel memory of the tracer's maps: what it locks (-v), and the
- * shared histograms allocated as keys come where the kernel allows it.
+/* The kernel memory of the tracer's maps: what it locks (-v), and keyed
+ * aggregations allocated as keys come where the kernel allows it.
  *
- * A keyed histogram is one value per key that every CPU adds to
- * (plyc/codegen/resources.py, storage()). Preallocated, 1024 of them lock
- * 0.6 MB whatever the script sees; with BPF_F_NO_PREALLOC the kernel
- * allocates each key's value when it comes, from its BPF memory allocator,
- * which any context may call (Linux 6.1). Before that, the verifier refuses
- * such a map in perf_event programs and calls it unsafe in the other
- * tracing ones: there it stays preallocated. PLYC_PREALLOC=1 keeps it so on
- * any kernel. */
+ * Preallocated, a keyed histogram (one value per key that every CPU adds
+ * to: plyc/codegen/resources.py, storage()) locks 1024 values, 0.6 MB,
+ * whatever the script sees, and a keyed count() 4096 values on each CPU.
+ * With BPF_F_NO_PREALLOC the kernel allocates a key's value when the key
+ * first comes, from its BPF memory allocator, which any context may call
+ * (Linux 6.1); an aggregation's keys are never deleted while tracing, so
+ * that is once per key. Before 6.1, the verifier refuses such a map in
+ * perf_event programs and calls it unsafe in the other tracing ones: there
+ * they stay preallocated. So do the plain maps (@start[tid] = ...), whose
+ * keys come and go with every event. PLYC_PREALLOC=1 keeps every map
+ * preallocated on any kernel. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -59,12 +62,12 @@ int plyc_maps_prepare(const struct plyc_program *prog, struct bpf_object *obj, i
 		const struct plyc_map *pm = &prog->maps[i];
 		struct bpf_map *m;
 
-		if (pm->agg == PLYC_A_NONE || pm->percpu || !pm->nbuckets)
+		if (pm->agg == PLYC_A_NONE || !pm->nkeys)
 			continue;
 		if (grow < 0) {
 			grow = !getenv("PLYC_PREALLOC") && kernel_grows_maps();
 			if (verbose)
-				fprintf(stderr, "%s: histograms keyed: %s\n", prog->name,
+				fprintf(stderr, "%s: keyed aggregations: %s\n", prog->name,
 					grow ? "allocated as keys come" : "preallocated");
 		}
 		m = bpf_object__find_map_by_name(obj, prog->map_cnames[i]);
