@@ -189,12 +189,14 @@ def storage(keyed: bool, nbuckets: int, arch: str) -> str:
       and which allocates nothing per key; CPUs never share a cache line;
     - keyed histograms: one value per key that every CPU adds to with
       atomic adds, in a plain hash. A per-CPU hash of 528-byte values
-      locks 1024 x 528 bytes per possible CPU (37 MB on 64 CPUs); the
-      shared one costs the same in the kernel on the bench's workloads;
+      locks 1024 x 528 bytes per possible CPU (37 MB on 64 CPUs). Alone on
+      a CPU the atomic add costs what a plain one does; CPUs adding to one
+      key at once share its cache line (+5-10% on two);
     - the other keyed ones per CPU: 8-16 byte values cost little per CPU,
       and min/max can't be an atomic add (cmpxchg needs 5.12).
-    32-bit ARM's JIT had no atomic instructions before 6.7 (the kernel
-    interprets or, with the JIT always on, refuses the program): per CPU."""
+    32-bit ARM's JIT had no atomic instructions in 5.10 or 6.1 (it gained
+    them later; without, the kernel interprets the program or, with the JIT
+    always on, refuses it): per CPU there."""
     if not keyed:
         return "BPF_MAP_TYPE_PERCPU_ARRAY"
     if nbuckets and A.get(arch).ptr == 8:
