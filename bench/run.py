@@ -817,6 +817,10 @@ def tool_goals(tool: str, w: str, wr: dict) -> list:
     if r is not None:
         out.append({"goal": f"{name}: peak RSS at most 1/10 of bpftrace's", "met": r <= 0.1,
                     "detail": f"{tool}/bpftrace {r:.3f}"})
+    k = rr.get("kmem_kb", {}).get(f"{tool}/bpftrace")
+    if k is not None:
+        out.append({"goal": f"{name}: kernel memory its maps lock at most bpftrace's", "met": k <= 1,
+                    "detail": f"{tool}/bpftrace {k:.2f}"})
     sweep = wr.get("sweep") or {}
     if sweep.get(tool) and sweep.get("reference"):
         # Level by level: the tracer must lose nothing where the reference
