@@ -691,7 +691,7 @@ METRICS = [
     ("attach_ms", "start-up: exec to probes attached (ms)", 1, "{:.1f}"),
     ("short_wall_ms", "short run, -c: exec to exit (ms)", 1, "{:.0f}"),
     ("rss_mb", "peak RSS while tracing (MB)", 1, "{:.1f}"),
-    ("kmem_kb", "kernel memory locked by its BPF maps (KB)", 1, "{:.0f}"),
+    ("kmem_kb", "kernel memory locked by its BPF maps (KiB)", 1, "{:.0f}"),
     ("short_rss_mb", "peak RSS of the short run (MB)", 1, "{:.1f}"),
     ("size_mb", "tracer size, stripped, x86_64 (MB)", 1, "{:.2f}"),
     ("build_cold_s", "build, cold cache (s)", 1, "{:.2f}"),

@@ -59,7 +59,7 @@ def test_bench_smoke(smoke):
     for tool in ("plyc", "plyc-musl", "plyc-bt", "reference"):
         assert all(counted == expected for counted, expected in w["count_check"][tool]), w["count_check"]
     assert "in-kernel cost per event" in proc.stdout
-    assert "kernel memory locked by its BPF maps (KB)" in proc.stdout
+    assert "kernel memory locked by its BPF maps (KiB)" in proc.stdout
     assert "bt/ref" in proc.stdout and "bt/plyc" in proc.stdout
     # plyc-bt has the goals plyc has, marked.
     bt_goals = [g for g in res["goals"] if g["goal"].startswith("count (.bt, plyc-bt): ")]
