@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import builds
+from plyc import driver
 from plyc.codegen import resources
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,11 +65,18 @@ def test_shared_values_are_added_atomically():
 
 
 def test_storage_on_32_bit_arm_stays_per_cpu():
-    """armhf's JIT had no atomics in 5.10 or 6.1: per CPU there."""
+    """armhf's JIT had no atomics in 5.10 or 6.1: per CPU there, with plain
+    adds; the build's target decides."""
     assert resources.storage(True, 65, "armhf") == "BPF_MAP_TYPE_PERCPU_HASH"
     assert resources.storage(True, 65, "aarch64") == "BPF_MAP_TYPE_HASH"
     assert resources.storage(True, 0, "x86_64") == "BPF_MAP_TYPE_PERCPU_HASH"
     assert resources.storage(False, 64, "armhf") == "BPF_MAP_TYPE_PERCPU_ARRAY"
+    script = "kprobe:vfs_read { @[comm] = hist(arg2); @n = hist(arg2); }\n"
+    for target, keyed, atomic in (("armhf", "BPF_MAP_TYPE_PERCPU_HASH", False),
+                                  ("aarch64", "BPF_MAP_TYPE_HASH", True)):
+        c = driver.compile_source(script, "x.bt", driver.Options(target=target))
+        assert [m.bpf_type for m in c.resources.maps] == [keyed, "BPF_MAP_TYPE_PERCPU_ARRAY"], target
+        assert ("__sync_fetch_and_add" in c.generated.bpf_c) == atomic, target
 
 
 def memory_lines(stderr: str) -> dict:
