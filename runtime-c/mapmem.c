@@ -71,8 +71,10 @@ int plyc_maps_prepare(const struct plyc_program *prog, struct bpf_object *obj, i
 					grow ? "allocated as keys come" : "preallocated");
 		}
 		m = bpf_object__find_map_by_name(obj, prog->map_cnames[i]);
-		if (grow && m && bpf_map__set_map_flags(m, bpf_map__map_flags(m) | BPF_F_NO_PREALLOC))
+		if (grow && m && bpf_map__set_map_flags(m, bpf_map__map_flags(m) | BPF_F_NO_PREALLOC)) {
+			fprintf(stderr, "%s: cannot set up map %s: %s\n", prog->name, pm->name, strerror(errno));
 			return -1;
+		}
 	}
 	return 0;
 }

@@ -14,7 +14,7 @@ from . import names as N
 
 # Default sizes; `plyc build --map-entries/--buffer-size/--stack-entries` change them.
 DEFAULT_MAP_ENTRIES = 4096
-DEFAULT_HIST_ENTRIES = 1024      # quantize values are 512 bytes per CPU
+DEFAULT_HIST_ENTRIES = 1024      # a quantize value is 520 bytes (storage(): shared, or per CPU)
 DEFAULT_BUFFER = 1 << 20         # ring buffer bytes
 DEFAULT_STACK_ENTRIES = 4096
 STACK_DEPTH = 127
@@ -217,8 +217,12 @@ def _map_res(info: ir.Map, cname: str, opts, arch: str = "x86_64") -> MapRes:
         ctype = f"struct {cname}_val"
     if info.is_agg:
         bpf_type = storage(bool(keys), nbuckets, arch)
-        entries = 1 if not keys else opts.get("hist_entries", DEFAULT_HIST_ENTRIES) if nbuckets else \
-            opts.get("map_entries", DEFAULT_MAP_ENTRIES)
+        if not keys:
+            entries = 1
+        elif nbuckets:
+            entries = opts.get("hist_entries", DEFAULT_HIST_ENTRIES)
+        else:
+            entries = opts.get("map_entries", DEFAULT_MAP_ENTRIES)
     else:
         entries = opts.get("map_entries", DEFAULT_MAP_ENTRIES)
         bpf_type = "BPF_MAP_TYPE_HASH"
