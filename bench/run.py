@@ -339,6 +339,26 @@ def prog_stats(pid: int) -> dict:
     return out
 
 
+def maps_memlock(pid: int) -> int:
+    """Bytes of kernel memory the BPF maps that process holds open lock, as
+    the kernel counts them (/proc/PID/fdinfo's memlock; a perf buffer's
+    pages are mapped, not a map's, and not in it)."""
+    total = 0
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return total
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:bpf-map":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith("memlock:"))
+        except (OSError, StopIteration, ValueError):
+            continue
+    return total
+
+
 def foreign_attachments() -> list:
     """BPF programs other processes have on tracepoints or perf events now
     (only ours run during a measurement, so any are someone else's): they
@@ -514,12 +534,13 @@ def measure_run(tool: str, w: str, build: Path, tmp: Path, cfg: dict, trig: dict
         # for a few hundred samples.
         traced2 = load(build, mode, str(cfg["n"] * (4 if w == "profile" else 1)))
         b = prog_stats(t.pid)
+        kmem = maps_memlock(t.pid)     # after the load: maps that grow have grown
     finally:
         set_stats(True)
         t.stop()
     ns, cnt = stats_delta(a, b)
     r = {"attach_s": attach, "traced_s": traced, "cost_ns": ns / cnt if cnt else None, "events": cnt,
-         "rss_kb": t.rss_kb, "cpu_s": t.cpu_s, "exit": t.status, "timed_out": t.timed_out}
+         "rss_kb": t.rss_kb, "kmem_kb": kmem / 1024, "cpu_s": t.cpu_s, "exit": t.status, "timed_out": t.timed_out}
     if w != "printf" and tool in ("plyc-bt", "bpftrace", "bpftrace-aot"):
         # bpftrace's output style: every map is printed at exit, as "@...".
         r["maps_printed"] = any(line.startswith(b"@") for line in t.out_path.read_bytes().splitlines())
@@ -670,6 +691,7 @@ METRICS = [
     ("attach_ms", "start-up: exec to probes attached (ms)", 1, "{:.1f}"),
     ("short_wall_ms", "short run, -c: exec to exit (ms)", 1, "{:.0f}"),
     ("rss_mb", "peak RSS while tracing (MB)", 1, "{:.1f}"),
+    ("kmem_kb", "kernel memory locked by its BPF maps (KiB)", 1, "{:.0f}"),
     ("short_rss_mb", "peak RSS of the short run (MB)", 1, "{:.1f}"),
     ("size_mb", "tracer size, stripped, x86_64 (MB)", 1, "{:.2f}"),
     ("build_cold_s", "build, cold cache (s)", 1, "{:.2f}"),
@@ -795,6 +817,10 @@ def tool_goals(tool: str, w: str, wr: dict) -> list:
     if r is not None:
         out.append({"goal": f"{name}: peak RSS at most 1/10 of bpftrace's", "met": r <= 0.1,
                     "detail": f"{tool}/bpftrace {r:.3f}"})
+    k = rr.get("kmem_kb", {}).get(f"{tool}/bpftrace")
+    if k is not None:
+        out.append({"goal": f"{name}: kernel memory its maps lock at most bpftrace's", "met": k <= 1,
+                    "detail": f"{tool}/bpftrace {k:.2f}"})
     sweep = wr.get("sweep") or {}
     if sweep.get(tool) and sweep.get("reference"):
         # Level by level: the tracer must lose nothing where the reference
@@ -922,6 +948,7 @@ def main(argv=None) -> int:
             metrics["slowdown"][tool] = summary([r["traced_s"] / untraced[i] for i, r in rs])
             metrics["attach_ms"][tool] = summary([r["attach_s"] * 1e3 for _, r in rs])
             metrics["rss_mb"][tool] = summary([r["rss_kb"] / 1024 for _, r in rs if r["rss_kb"]])
+            metrics["kmem_kb"][tool] = summary([r.get("kmem_kb") for _, r in rs])
             metrics["short_wall_ms"][tool] = summary([s["wall_s"] * 1e3 for s in ss])
             metrics["short_rss_mb"][tool] = summary([s["rss_kb"] / 1024 for s in ss if s["rss_kb"]])
             size = binfo[w]["size"].get(tool, {}).get("x86_64")

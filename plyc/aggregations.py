@@ -68,23 +68,32 @@ def _minmax(cmp: str) -> Callable:
     return update
 
 
+def _add(m, lvalue: str, amount: str) -> str:
+    """lvalue += amount: atomically where all CPUs share the value
+    (resources.storage()); the result unused, so clang emits the add that
+    every kernel takes (BPF_XADD), not a fetch (5.12)."""
+    if m.shared:
+        return f"__sync_fetch_and_add(&{lvalue}, {amount});"
+    return f"{lvalue} += {amount};"
+
+
 def _quantize(v, x, m):
     signed = "1" if m.info.value_type.signed else "0"
-    return [f"{v}->b[plyc_log2_bucket({x}, {signed}) & 63] += 1;",
-            f"{v}->s += (__u64)({x});"]
+    return [_add(m, f"{v}->b[plyc_log2_bucket({x}, {signed}) & 63]", "1"),
+            _add(m, f"{v}->s", f"(__u64)({x})")]
 
 
 def _bcc_log2(v, x, m):
-    return [f"{v}->b[plyc_log2_hist_bucket({x}) & 63] += 1;",
-            f"{v}->s += (__u64)({x});"]
+    return [_add(m, f"{v}->b[plyc_log2_hist_bucket({x}) & 63]", "1"),
+            _add(m, f"{v}->s", f"(__u64)({x})")]
 
 
 def _bt_log2(v, x, m):
     return [f"__u32 {v}_i = plyc_bt_hist_bucket((__s64)({x}));",
             f"asm volatile(\"\" : \"+r\"({v}_i));",   # as _lquantize's
             f"if ({v}_i < {BT_HIST_BUCKETS})",
-            f"\t{v}->b[{v}_i] += 1;",
-            f"{v}->s += (__u64)({x});"]
+            "\t" + _add(m, f"{v}->b[{v}_i]", "1"),
+            _add(m, f"{v}->s", f"(__u64)({x})")]
 
 
 def _lquantize(v, x, m):
@@ -96,8 +105,8 @@ def _lquantize(v, x, m):
             # can't follow the division and needs it.
             f"asm volatile(\"\" : \"+r\"({v}_i));",
             f"if ({v}_i < {m.nbuckets})",
-            f"\t{v}->b[{v}_i] += 1;",
-            f"{v}->s += (__u64)({x});"]
+            "\t" + _add(m, f"{v}->b[{v}_i]", "1"),
+            _add(m, f"{v}->s", f"(__u64)({x})")]
 
 
 def _lq_params(chk, info, call):

@@ -829,7 +829,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	 * decide parameters (syscall wrappers) and program types (kprobe.multi). */
 	if (plyc_check_targets(prog) || set_params(obj, &o, target) || plyc_tp_patch(prog, obj) ||
 	    plyc_prepare_programs(prog, obj) || plyc_once_prepare(prog, obj) ||
-	    plyc_output_prepare(obj, prog->name, o.verbose) || plyc_check_needs(prog, obj)) {
+	    plyc_output_prepare(obj, prog->name, o.verbose) || plyc_check_needs(prog, obj) ||
+	    plyc_maps_prepare(prog, obj, o.verbose)) {
 		failed = 1;
 		goto cleanup;
 	}
@@ -882,8 +883,10 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		failed = 1;
 		goto cleanup;
 	}
-	if (o.verbose)
+	if (o.verbose) {
 		fprintf(stderr, "%s: %d probe%s attached\n", prog->name, links.n, links.n == 1 ? "" : "s");
+		plyc_maps_report_memory(prog->name, obj, "after load");
+	}
 
 	/* exit() in BEGIN, or a signal while attaching: the command never runs.
 	 * One that cannot run (its exec failed) ends the run with no output. */
@@ -978,8 +981,10 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		failed = 1;
 	plyc_output_drain();
 	fflush(plyc_rt.out);
-	if (o.verbose)
+	if (o.verbose) {
 		report_costs(obj);
+		plyc_maps_report_memory(prog->name, obj, "at exit");
+	}
 	/* A report replaces the dump: once more for the time since the last
 	 * one, unless a report ended the run (its count or duration). */
 	if (prog->report && !exit_requested)

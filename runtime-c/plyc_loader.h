@@ -151,6 +151,10 @@ const unsigned char *plyc_read_helpers(const struct plyc_program *prog, size_t *
 /* needs.c: each helper of prog->needs asked of the kernel for its
  * program's type, before load; 0, or -1 once the lacking ones are told. */
 int plyc_check_needs(const struct plyc_program *prog, struct bpf_object *obj);
+/* mapmem.c: keyed aggregations allocated as keys come where the kernel
+ * allows (before load); the maps' locked kernel memory, on stderr (-v). */
+int plyc_maps_prepare(const struct plyc_program *prog, struct bpf_object *obj, int verbose);
+void plyc_maps_report_memory(const char *name, struct bpf_object *obj, const char *when);
 
 /* loopcaps.c: at exit, a warning for each while loop that plyc's cap
  * stopped (its line, how often). */

@@ -7,13 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .. import arch as A
 from .. import types as T
 from ..ir import nodes as ir
 from . import names as N
 
 # Default sizes; `plyc build --map-entries/--buffer-size/--stack-entries` change them.
 DEFAULT_MAP_ENTRIES = 4096
-DEFAULT_HIST_ENTRIES = 1024      # quantize values are 512 bytes per CPU
+DEFAULT_HIST_ENTRIES = 1024      # a quantize value is 520 bytes (storage(): shared, or per CPU)
 DEFAULT_BUFFER = 1 << 20         # ring buffer bytes
 DEFAULT_STACK_ENTRIES = 4096
 STACK_DEPTH = 127
@@ -78,6 +79,12 @@ class MapRes:
     max_entries: int
     agg: str                         # PLYC_A_*
     nbuckets: int = 0
+
+    @property
+    def shared(self) -> bool:
+        """An aggregation whose one value all CPUs add to atomically
+        (storage(), below), not one value per CPU."""
+        return self.agg != "PLYC_A_NONE" and not self.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")
 
     @property
     def name(self) -> str:
@@ -175,7 +182,29 @@ class Resources:
         return next(s for s in self.tp_slots if s.unit == unit and s.field == fieldname)
 
 
-def _map_res(info: ir.Map, cname: str, opts) -> MapRes:
+def storage(keyed: bool, nbuckets: int, arch: str) -> str:
+    """The map type of an aggregation, chosen by cost (docs/design.md,
+    "Aggregation storage", has the measurements):
+    - key-less: a one-slot per-CPU array, whose lookup the verifier inlines
+      and which allocates nothing per key; CPUs never share a cache line;
+    - keyed histograms: one value per key that every CPU adds to with
+      atomic adds, in a plain hash. A per-CPU hash of 528-byte values
+      locks 1024 x 528 bytes per possible CPU (37 MB on 64 CPUs). Alone on
+      a CPU the atomic add costs what a plain one does; CPUs adding to one
+      key at once share its cache line (+5-10% on two);
+    - the other keyed ones per CPU: 8-16 byte values cost little per CPU,
+      and min/max can't be an atomic add (cmpxchg needs 5.12).
+    32-bit ARM's JIT had no atomic instructions in 5.10 or 6.1 (it gained
+    them later; without, the kernel interprets the program or, with the JIT
+    always on, refuses it): per CPU there."""
+    if not keyed:
+        return "BPF_MAP_TYPE_PERCPU_ARRAY"
+    if nbuckets and A.get(arch).ptr == 8:
+        return "BPF_MAP_TYPE_HASH"
+    return "BPF_MAP_TYPE_PERCPU_HASH"
+
+
+def _map_res(info: ir.Map, cname: str, opts, arch: str = "x86_64") -> MapRes:
     keys = [Field(f"k{i}", record_type(t)) for i, t in enumerate(info.key_types or [])]
     key_size = layout(keys) if keys else 4
     agg = info.agg if info.is_agg else None
@@ -186,14 +215,14 @@ def _map_res(info: ir.Map, cname: str, opts) -> MapRes:
         f = Field("v", record_type(info.value_type or T.S64))
         size, nbuckets = layout([f]), 0
         ctype = f"struct {cname}_val"
-    if info.is_agg and not keys:
-        # One value: a one-slot per-CPU array, whose lookup the verifier
-        # inlines and which allocates nothing per key.
-        entries, bpf_type = 1, "BPF_MAP_TYPE_PERCPU_ARRAY"
-    elif info.is_agg:
-        entries = opts.get("hist_entries", DEFAULT_HIST_ENTRIES) if nbuckets else \
-            opts.get("map_entries", DEFAULT_MAP_ENTRIES)
-        bpf_type = "BPF_MAP_TYPE_PERCPU_HASH"
+    if info.is_agg:
+        bpf_type = storage(bool(keys), nbuckets, arch)
+        if not keys:
+            entries = 1
+        elif nbuckets:
+            entries = opts.get("hist_entries", DEFAULT_HIST_ENTRIES)
+        else:
+            entries = opts.get("map_entries", DEFAULT_MAP_ENTRIES)
     else:
         entries = opts.get("map_entries", DEFAULT_MAP_ENTRIES)
         bpf_type = "BPF_MAP_TYPE_HASH"
@@ -205,7 +234,7 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
     opts = opts or {}
     ns = N.Namespace()
     cnames = N.map_names(list(program.maps), ns)
-    maps = [_map_res(info, cnames[info.name], opts) for info in program.maps.values()]
+    maps = [_map_res(info, cnames[info.name], opts, program.arch) for info in program.maps.values()]
     by_name = {m.name: m for m in maps}
     events = []
     for ev in program.events:
