@@ -11,7 +11,7 @@ from typing import Callable, Optional
 
 from .. import types as T
 from ..ir.nodes import Spec
-from ..diag import PlycError
+from ..diag import Collector, PlycError
 
 
 @dataclass(frozen=True)
@@ -115,3 +115,24 @@ def lookup(name: str) -> Optional[Provider]:
         if name == p.name or name in p.aliases:
             return p
     return None
+
+
+def resolve_specs(specs: list, diag: Collector) -> list:
+    """Each spec with its provider's target (None where it has errors)."""
+    out = []
+    for spec in specs:
+        prov = lookup(spec.provider)
+        if prov is None:
+            names = ", ".join(sorted({p.name for p in REGISTRY} |
+                                     {a for p in REGISTRY for a in p.aliases}))
+            diag.error(f"unknown provider '{spec.provider}'", spec.span, f"providers are: {names}")
+            out.append((spec, None))
+            continue
+        try:
+            out.append((spec, prov.parse(spec)))
+        except PlycError as e:
+            diag.diags.extend(e.diags)
+            out.append((spec, None))
+    if not any(t for _, t in out) and not diag.diags:
+        diag.error("the script has no probes", None)
+    return out

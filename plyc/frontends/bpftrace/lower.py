@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ... import aggregations as AGG
+from ... import providers
 from ... import types as T
 from ...diag import Collector, PlycError
 from ...ir import nodes as ir
@@ -166,7 +167,7 @@ def resolve(st: Lowering, diag: Collector):
                 diag.diags.extend(err.diags)
     if diag.diags:
         return
-    targets = passes.resolve_specs([s for _, s in pairs], diag)
+    targets = providers.resolve_specs([s for _, s in pairs], diag)
     for (probe, _), (spec, target), bt_spec in zip(pairs, targets, written):
         if target is not None:
             if len(probe.specs) > 1:
