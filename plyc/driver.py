@@ -8,14 +8,14 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 from .codegen import render, resources
 from .diag import PlycError, Diagnostic
-from .frontends import bpftrace, ply
-from .frontends.ply import ast
+from .frontends import registry
+from .frontends.base import FrontEnd, Settings
 from .ir import nodes as ir
 from .output import check_target, discard, finish, keep_dir, temporary
 from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_error
@@ -36,8 +36,10 @@ class Options:
     btf: Optional[str] = None        # kernel BTF for typing kernel types (default: this machine's)
     sysroot: Optional[str] = None     # the target's libraries (cross builds)
     libc: Optional[str] = None        # glibc or musl (default: toolchain.default_libc())
-    lang: Optional[str] = None        # ply or bpftrace (default: from the file name, language())
-    unsafe: bool = False              # bpftrace's unsafe functions allowed (system, signal, override)
+    lang: Optional[str] = None        # a front end's name (default: from the file name, language())
+    # Front-end options given (name -> True): each front end gets those it
+    # declares (FrontEnd.options); one given to a front end that lacks it is an error.
+    frontend: dict = field(default_factory=dict)
     # For front ends whose probes are not script lines: (a probe's span line,
     # spec) -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
@@ -45,7 +47,7 @@ class Options:
 
 @dataclass
 class Compiled:
-    program: Optional[ast.Program]     # the ply AST (None for a front end that makes IR itself)
+    program: Optional[object]          # the script's AST (None for IR a front end built itself)
     ir: ir.Program
     resources: resources.Resources
     generated: render.Generated
@@ -53,55 +55,62 @@ class Compiled:
 
 def tracer_name(path: str) -> str:
     base = os.path.basename(path)
-    base = re.sub(r"\.(ply|bt)$", "", base)
+    for suffix in registry.suffixes():
+        if base.endswith(suffix):
+            base = base[:-len(suffix)]
+            break
     return re.sub(r"[^A-Za-z0-9_]", "_", base) or "tracer"
 
 
-LANGUAGES = ("ply", "bpftrace")
+LANGUAGES = registry.names()
+
+
+def front_end(filename: str, lang: Optional[str] = None) -> FrontEnd:
+    return registry.get(filename, lang)
 
 
 def language(filename: str, lang: Optional[str] = None) -> str:
-    """The script's language: as told, else bpftrace for a .bt file, else ply."""
-    if lang:
-        return lang
-    return "bpftrace" if filename.endswith(".bt") else "ply"
+    """The script's language: as told, else the one its file name's suffix
+    says (bpftrace for a .bt file), else ply."""
+    return front_end(filename, lang).name
 
 
 def parse(source: str, filename: str, lang: Optional[str] = None):
     """The script's tree in its language's AST."""
-    if language(filename, lang) == "bpftrace":
-        return bpftrace.parse(source, filename)
-    return ply.parse(source, filename)
+    return front_end(filename, lang).parse(source, filename)
 
 
 def lower(source: str, filename: str, opts: Options) -> ir.Program:
     """Any language's script, parsed and lowered into the IR."""
-    program = parse(source, filename, opts.lang)
-    if language(filename, opts.lang) == "ply":
-        return analyze(program, source, filename, opts)
-    try:
-        return bpftrace.lower(program, opts.btf, opts.target,
-                              build_env=dict(os.environ) if opts.env is None else opts.env,
-                              unsafe=opts.unsafe)
-    except PlycError as err:
-        raise PlycError(err.diags, filename, source) from None
+    return analyze(parse(source, filename, opts.lang), source, filename, opts)
 
 
-def analyze(program: ast.Program, source: str, filename: str, opts: Options) -> ir.Program:
-    """The ply front end's passes: its AST typed into IR."""
+def settings(fe: FrontEnd, opts: Options) -> Settings:
+    """The front end's settings from the build's options; a front-end option
+    given that this front end does not take is refused."""
+    accepted = {o.name for o in fe.options}
+    for name, on in sorted(opts.frontend.items()):
+        if on and name not in accepted:
+            takers = [f.name for f in registry.FRONTENDS if any(o.name == name for o in f.options)]
+            raise PlycError(Diagnostic(f"--{name} is an option of {' and '.join(takers) or 'no'} scripts, "
+                                       f"not of {fe.name} ones", None))
     env = dict(os.environ) if opts.env is None else opts.env
+    return Settings(env, opts.strsize, opts.btf, opts.target,
+                    {name: bool(opts.frontend.get(name)) for name in sorted(accepted)})
+
+
+def analyze(program, source: str, filename: str, opts: Options) -> ir.Program:
+    """A script's tree (parse's) typed into IR by its language's front end."""
+    fe = front_end(filename, opts.lang)
     try:
-        return ply.lower(program, env, opts.strsize, opts.btf, opts.target)
+        return fe.lower(program, settings(fe, opts))
     except PlycError as err:
         raise PlycError(err.diags, filename, source) from None
 
 
 def compile_source(source: str, filename: str, opts: Options, name: Optional[str] = None) -> Compiled:
-    if language(filename, opts.lang) != "ply":
-        return compile_ir(lower(source, filename, opts), source, filename, opts, name)
     program = parse(source, filename, opts.lang)
-    prog = analyze(program, source, filename, opts)
-    compiled = compile_ir(prog, source, filename, opts, name)
+    compiled = compile_ir(analyze(program, source, filename, opts), source, filename, opts, name)
     compiled.program = program
     return compiled
 
@@ -130,9 +139,8 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
         raise PlycError(Diagnostic(f"{p.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    p.spec.span), filename, source)
-    # the tracer prints what the script's language's tool prints (runtime-c/btoutput.c)
-    style = "bpftrace" if language(filename, opts.lang) == "bpftrace" else "ply"
-    generated = render.render(prog, res, opts.origin, style, source)
+    # the tracer prints what the front end's language's tool prints (runtime-c/btoutput.c)
+    generated = render.render(prog, res, opts.origin, prog.style, source)
     return Compiled(None, prog, res, generated)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from .toolchain import ToolchainError, cache_dir
+from .cachedir import ToolchainError, cache_dir
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import shutil
 from dataclasses import asdict
 from importlib import resources as ir
 from pathlib import Path
+from typing import Callable
 
 from . import __version__
 from .toolchain import cache_dir, find_clang
@@ -57,6 +58,17 @@ def entry(k: str) -> Path:
     path = root() / k
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
+
+
+def tracer(k: str, name: str, build: Callable[[str], object]) -> Path:
+    """The tracer `name` under run/k: built by build(path) if it is not
+    there yet (then the oldest entries evicted), marked as used now."""
+    out = entry(k) / name
+    if not out.exists():
+        build(str(out))
+        evict()
+    touch(out.parent)
+    return out
 
 
 def touch(path: Path) -> None:

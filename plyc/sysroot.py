@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 from . import arch as A
-from .toolchain import ToolchainError, cache_dir
+from .cachedir import ToolchainError, cache_dir
 
 PACKAGES = ("libbpf-dev", "libelf-dev", "zlib1g-dev", "libzstd-dev")
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"

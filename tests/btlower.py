@@ -6,8 +6,9 @@ from plyc import driver
 from plyc.diag import PlycError
 
 
-def lower(src: str, **options):
-    return driver.lower(src, "tool.bt", driver.Options(**options))
+def lower(src: str, unsafe: bool = False, **options):
+    """unsafe: bpftrace's front-end option (--unsafe)."""
+    return driver.lower(src, "tool.bt", driver.Options(frontend={"unsafe": unsafe}, **options))
 
 
 def err(src: str, **options) -> str:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from plyc.frontends.argdist import lower_args, parse_args, render_spec_error
+from plyc.commands.argdist import parse_args
+from plyc.frontends.argdist import lower_args, render_spec_error
 from plyc.ir.dump import dump
 from plyc.frontends.argdist.ctypes import ABIS, CType, Headers, evaluate
 from plyc.frontends.argdist.cparse import parse_expr

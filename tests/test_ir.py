@@ -21,7 +21,7 @@ def span(line: int) -> ir.Span:
 
 def by_hand() -> ir.Program:
     spec = ir.Spec("BEGIN", "", span=span(1))
-    (_, target), = passes.resolve_specs([spec], Collector())
+    (_, target), = providers.resolve_specs([spec], Collector())
     comm = ir.Variable(B.variable("comm"), type=B.variable("comm").type, span=span(2))
     m = ir.Map("@", 0, ir.AGGREGATION, span(2), key_types=[comm.type], value_type=T.U64,
                agg=AGG.get("count"), key_names=["comm"], written=True)
@@ -73,7 +73,7 @@ def test_core_pass_finds_a_map_never_written():
 
 def test_resolve_reports_unknown_providers():
     diag = Collector()
-    out = passes.resolve_specs([ir.Spec("nope", "x", span=span(1))], diag)
+    out = providers.resolve_specs([ir.Spec("nope", "x", span=span(1))], diag)
     assert out[0][1] is None
     assert diag.diags[0].message == "unknown provider 'nope'"
     assert providers.lookup("BEGIN") is not None

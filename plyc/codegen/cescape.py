@@ -8,40 +8,17 @@ from __future__ import annotations
 import re
 from typing import Union
 
+from ..quoting import as_bytes, quoted
+
 
 class C(str):
     """Text that is C already: code plyc's generator wrote, whose strings
     and comments came from c_string and c_comment."""
 
 
-C_ESCAPES = {ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r", ord('"'): '\\"', ord("\\"): "\\\\"}
-
-
-def as_bytes(text: Union[str, bytes]) -> bytes:
-    """text's bytes: a file name that is not UTF-8 (os.fsdecode's
-    surrogates) as the bytes it was."""
-    if isinstance(text, bytes):
-        return text
-    try:
-        return text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass")
-
-
 def c_string(text: Union[str, bytes]) -> C:
-    """A C string literal holding exactly text's bytes. Printable ASCII
-    stays as is except `\\`, `"` and `?` (trigraphs); every other byte is a
-    three-digit octal escape, which, unlike a hex escape, cannot take in
-    the digits after it."""
-    out = []
-    for b in as_bytes(text):
-        if b in C_ESCAPES:
-            out.append(C_ESCAPES[b])
-        elif 32 <= b < 127 and b != ord("?"):
-            out.append(chr(b))
-        else:
-            out.append(f"\\{b:03o}")
-    return C('"' + "".join(out) + '"')
+    """A C string literal holding exactly text's bytes (quoting.quoted)."""
+    return C(quoted(text))
 
 
 # `/*` and `*/`: the characters between which a space goes.

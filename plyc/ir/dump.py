@@ -3,7 +3,7 @@ expression with its type (`expr:type`). Stable: the golden files in
 tests/golden/ir/ hold it."""
 from __future__ import annotations
 
-from ..codegen.cescape import c_string
+from ..quoting import quoted
 from . import nodes as ir
 
 
@@ -17,7 +17,7 @@ def dump(program: ir.Program) -> str:
         out.append(f"map {m.name} {m.storage} [{keys}] -> {value}{params}{names}")
     for ev in program.events:
         args = ", ".join(str(t) for t in ev.arg_types)
-        extra = f" {c_string(''.join(p if isinstance(p, str) else p.text for p in ev.parts).encode())}" \
+        extra = f" {quoted(''.join(p if isinstance(p, str) else p.text for p in ev.parts).encode())}" \
             if ev.kind in (ir.PRINTF, ir.TIME) else f" {ev.map}" if ev.map else ""
         out.append(f"event {ev.id} {ev.kind}{extra} ({args}) line {ev.span.line}")
     params = []
@@ -97,7 +97,7 @@ def _expr(e: ir.Expr) -> str:
     if isinstance(e, ir.IntConst):
         return str(e.value)
     if isinstance(e, ir.BytesConst):
-        return c_string(e.value)
+        return quoted(e.value)
     if isinstance(e, ir.Variable):
         return e.var.name
     if isinstance(e, ir.Local):
@@ -127,7 +127,7 @@ def _expr(e: ir.Expr) -> str:
     if isinstance(e, ir.UserRead):
         return f"uread{e.size * 8}{'s' if e.signed else 'u'}({expr(e.addr)})"
     if isinstance(e, ir.DeviceConst):
-        return f"device.{e.kind}" + (f"({c_string(e.name.encode())})" if e.name else "") + \
+        return f"device.{e.kind}" + (f"({quoted(e.name.encode())})" if e.name else "") + \
             (f" in {e.binary}" if e.binary else "")
     if isinstance(e, ir.Deref):
         return f"*{'user ' if e.user else ''}{expr(e.addr)}"

@@ -411,6 +411,9 @@ class Program:
     # buffer_size, stack_temp_max, print_maps_on_exit; a build option given on
     # the command line wins (driver.compile_ir).
     limits: dict = field(default_factory=dict)
+    # What the tracer prints like (ply, bpftrace): the front end's language's
+    # tool. Set by the front end; render passes it to the runtime.
+    style: str = "ply"
 
     @property
     def uses_stack(self) -> bool:

@@ -1,10 +1,10 @@
 """Checking as an ordered list of passes. A front end lists its own (parse
 tree in, IR out) followed by the core's, which take the IR; `run` calls them
 in order and stops after the first that reported an error, so the user sees
-every error of that pass and none that follow from them."""
+every error of that pass and none that follow from them. (A front end's
+resolve pass finds each probe's provider with providers.resolve_specs.)"""
 from __future__ import annotations
 
-from .. import providers
 from ..diag import Collector, PlycError
 from . import nodes as ir
 from . import report
@@ -19,27 +19,6 @@ def run(passes, state) -> None:
         except PlycError as err:   # a pass that stops at its first error
             diag.diags.extend(err.diags)
         diag.check()
-
-
-def resolve_specs(specs: list, diag: Collector) -> list:
-    """Each spec with its provider's target (None where it has errors)."""
-    out = []
-    for spec in specs:
-        prov = providers.lookup(spec.provider)
-        if prov is None:
-            names = ", ".join(sorted({p.name for p in providers.REGISTRY} |
-                                     {a for p in providers.REGISTRY for a in p.aliases}))
-            diag.error(f"unknown provider '{spec.provider}'", spec.span, f"providers are: {names}")
-            out.append((spec, None))
-            continue
-        try:
-            out.append((spec, prov.parse(spec)))
-        except PlycError as e:
-            diag.diags.extend(e.diags)
-            out.append((spec, None))
-    if not any(t for _, t in out) and not diag.diags:
-        diag.error("the script has no probes", None)
-    return out
 
 
 # --- the core's passes, over a typed ir.Program ------------------------------

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from . import Provider, Target, spec_error
+from .base import Provider, Target, spec_error
 
 UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "m": 60_000_000_000}
 

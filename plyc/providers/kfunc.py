@@ -19,7 +19,7 @@ import re
 from .. import btf as B
 from .. import types as T
 from ..diag import error
-from . import Provider, Target, Var, c_str, spec_error
+from .base import Provider, Target, Var, c_str, spec_error
 
 GLOB = re.compile(r"[*?\[]")
 ARGS = T.Type("ctx", 8, pointee="fargs")

@@ -9,7 +9,7 @@ import re
 from .. import arch as A
 from .. import btf as B
 from .. import types as T
-from . import Provider, Target, Var, c_str, spec_error
+from .base import Provider, Target, Var, c_str, spec_error
 
 # A syscall named in any era's spelling, and the name of the syscall itself.
 SYSCALL = re.compile(r"^(?:SyS_|sys_|__se_sys_|__do_sys_|__(?:x64|ia32|arm64|arm|s390x|riscv)_sys_)(\w+)$")

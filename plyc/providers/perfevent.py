@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from . import Provider, Target, c_str, spec_error
+from .base import Provider, Target, c_str, spec_error
 
 # name: (alias, perf config, default count)
 SOFTWARE_EVENTS = {

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from . import Provider, Target, spec_error
+from .base import Provider, Target, spec_error
 
 
 def parse(spec) -> Target:

@@ -13,7 +13,7 @@ import re
 from .. import btf as B
 from .. import types as T
 from ..diag import error
-from . import Provider, Target, Var, c_str, spec_error
+from .base import Provider, Target, Var, c_str, spec_error
 from .kfunc import ARGS
 
 WORDS = tuple(Var(f"arg{i}", T.U64, f"ctx[{i}]", doc="the tracepoint's argument, as a word")

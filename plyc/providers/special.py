@@ -4,7 +4,7 @@ before 5.10 as uprobe programs on an instruction of its own
 (runtime-c/once.c): their bodies must not read the context."""
 from __future__ import annotations
 
-from . import Provider, Target, spec_error
+from .base import Provider, Target, spec_error
 
 
 def _parse(name):

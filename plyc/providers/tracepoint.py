@@ -7,7 +7,7 @@ import re
 from .. import tracefs
 from .. import types as T
 from ..diag import error
-from . import Provider, Target, Var, c_str, spec_error
+from .base import Provider, Target, Var, c_str, spec_error
 
 GLOB = re.compile(r"[*?\[]")
 

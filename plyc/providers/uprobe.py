@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from .. import types as T
-from . import Provider, Target, Var, c_str, spec_error
+from .base import Provider, Target, Var, c_str, spec_error
 
 # Arguments of user functions point into user memory.
 USER_ARG = T.Type("int", 8, False, user=True)

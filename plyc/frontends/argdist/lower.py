@@ -29,12 +29,12 @@ from pycparser import c_ast
 from ... import aggregations as AGG
 from ... import builtins as B
 from ... import tracefs
+from ... import providers
 from ... import types as T
 from ...arch import is_native
 from ...btf import BTFError
 from ...diag import Collector, PlycError
 from ...ir import nodes as ir
-from ...ir import passes
 from ...ir.report import Section
 from ...kernel_types import KernelTypes
 from ...toolchain import ToolchainError, find_cc
@@ -806,7 +806,7 @@ class Lowering:
         span = self.span(index, where.start, where.end) if where is not None and where.start >= 0 \
             else self.span(index, 0, len(spec.raw))
         diag = Collector()
-        ((_, target),) = passes.resolve_specs([ir.Spec(provider, arg, span=span)], diag)
+        ((_, target),) = providers.resolve_specs([ir.Spec(provider, arg, span=span)], diag)
         if diag.diags:
             d = diag.diags[0]
             raise spec.error(d.message, where if where is not None and where.start >= 0 else None, d.note)

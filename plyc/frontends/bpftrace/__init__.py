@@ -3,7 +3,21 @@ lexer.py, probes.py, ast.py) -> core IR (lower.py: bpftrace's rules and
 types; specs.py: its probe specs in plyc's providers' spelling)."""
 from __future__ import annotations
 
+from ..base import FrontEnd, Option, Settings
 from .lower import lower
 from .parser import parse
 
-__all__ = ["lower", "parse"]
+__all__ = ["FRONTEND", "lower", "parse"]
+
+UNSAFE = Option("unsafe", "allow bpftrace's unsafe functions (system, signal, override) in the tracer")
+
+
+def _lower(program, s: Settings):
+    # Strings are bpftrace's 64 bytes (or the script's config block's
+    # max_strlen), not --strsize: as bpftrace.
+    prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False))
+    prog.style = "bpftrace"     # the tracer prints as bpftrace does (runtime-c/btoutput.c)
+    return prog
+
+
+FRONTEND = FrontEnd("bpftrace", (".bt",), parse, _lower, options=(UNSAFE,))

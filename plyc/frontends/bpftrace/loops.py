@@ -21,11 +21,11 @@ from ... import types as T
 from ...ir import nodes as ir
 from . import ast as A
 from . import tuples
+from .trees import const_value, walk
 
 
 def loop_vars(body) -> set:
     """The names `for` loops bind in a probe body (for the refuse pass)."""
-    from .lower import walk
     return {n.var.name for n in walk(body) if isinstance(n, A.For)}
 
 
@@ -57,7 +57,6 @@ def lower_for(ty, s: A.For):
     if name in ty.defined or name in ty.pairs:
         ty.err(f"the loop variable ${name} is already a variable here (bpftrace refuses the shadowing)",
                s.var.span)
-    from .lower import walk
     for n in walk(s.body):
         if isinstance(n, A.Jump) and n.kind == "return":
             ty.err("'return' is not allowed in a for loop's body (as in bpftrace)", n.span)
@@ -72,7 +71,6 @@ def _for_range(ty, s: A.For, name: str) -> ir.Block:
     for x, e in ((start, rng.start), (end, rng.end)):
         if not x.type.is_int:
             ty.err(f"a range's bounds must be integers, got {x.type}", e.span)
-    from .lower import const_value
     lo, hi = const_value(rng.start), const_value(rng.end)
     if lo is not None and hi is not None and hi - lo > ir.LOOP_CAP:
         ty.err(f"this range has {hi - lo} values; plyc runs a loop at most {ir.LOOP_CAP} times",

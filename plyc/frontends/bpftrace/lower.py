@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ... import aggregations as AGG
+from ... import providers
 from ... import types as T
 from ...diag import Collector, PlycError
 from ...ir import nodes as ir
@@ -39,6 +40,7 @@ from . import cdefs, config, constants, events, fargs, headers, loops, macros, p
 from . import specs as S
 from . import tuples
 from . import values as V
+from .trees import const_value, walk
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
 AGG_NAMES = {"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg",
@@ -67,21 +69,6 @@ def not_yet(what: str) -> str:
 
 
 # --- refuse: what is not lowered yet, found in one walk ------------------------
-
-def walk(node):
-    """Every bpftrace node in the tree, depth first."""
-    yield node
-    if isinstance(node, list):
-        for x in node:
-            yield from walk(x)
-        return
-    if not isinstance(node, A.Node):
-        return
-    for name in node.__dataclass_fields__:
-        value = getattr(node, name)
-        if isinstance(value, (A.Node, list)):
-            yield from walk(value)
-
 
 def _prints_tuple(n) -> bool:
     return (isinstance(n, A.Call) and n.name == "print" and len(n.args) == 1
@@ -166,7 +153,7 @@ def resolve(st: Lowering, diag: Collector):
                 diag.diags.extend(err.diags)
     if diag.diags:
         return
-    targets = passes.resolve_specs([s for _, s in pairs], diag)
+    targets = providers.resolve_specs([s for _, s in pairs], diag)
     for (probe, _), (spec, target), bt_spec in zip(pairs, targets, written):
         if target is not None:
             if len(probe.specs) > 1:
@@ -208,22 +195,6 @@ def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_6
 
 
 # --- type ----------------------------------------------------------------------------
-
-def const_value(e) -> Optional[int]:
-    """The value of a constant integer expression, or None."""
-    if isinstance(e, A.Int):
-        return e.value
-    if isinstance(e, A.Unary) and e.op in ("-", "~", "!"):
-        v = const_value(e.operand)
-        return None if v is None else {"-": -v, "~": ~v, "!": int(not v)}[e.op]
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "<<", ">>", "&", "|", "^"):
-        a, b = const_value(e.left), const_value(e.right)
-        if a is None or b is None or (e.op in ("<<", ">>") and not 0 <= b < 64):
-            return None
-        return {"+": a + b, "-": a - b, "*": a * b, "<<": a << b, ">>": a >> b,
-                "&": a & b, "|": a | b, "^": a ^ b}[e.op]
-    return None
-
 
 def map_keys(ref: A.Map) -> list:
     """`@m[a, b]` and `@m[(a, b)]` name the same key."""

@@ -2,7 +2,7 @@
 
 The front end's passes, run in order by plyc.ir.passes.run, which stops
 after the first that reported errors:
-  resolve  each probe spec to its provider's target (plyc.ir.passes)
+  resolve  each probe spec to its provider's target (plyc.providers.resolve_specs)
   rules    ply's own: a predicate is an `if` around the body
   learn    a typing run that reports nothing: the value types of plain maps
            (a probe may read a map before the one that writes it comes) and
@@ -104,7 +104,7 @@ class Lowering:
 
 def resolve(st: Lowering, diag: Collector):
     specs = [(probe, s) for probe in st.ast.probes for s in probe.specs]
-    targets = passes.resolve_specs([ir.Spec(s.provider, s.arg, span=s.span) for _, s in specs], diag)
+    targets = providers.resolve_specs([ir.Spec(s.provider, s.arg, span=s.span) for _, s in specs], diag)
     for (probe, _), (spec, target) in zip(specs, targets):
         if target is not None:
             st.units.append(Unit(len(st.units), probe, spec, target, probe.body))

@@ -1,0 +1,37 @@
+"""What a script language's front end is to the driver: a name, the file
+suffixes that select it, a parser, a lowering into ir.Program (which records
+the tracer's output style), and the front-end options it accepts."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from ..ir import nodes as ir
+
+
+@dataclass(frozen=True)
+class Option:
+    """A front-end option: a yes/no flag on `plyc build/run/check`
+    (`--NAME`), given to the front ends that declare it."""
+    name: str
+    help: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every front end's lower is given: the build's settings, and its
+    own options (only those it declares, each False unless given)."""
+    env: dict                      # the build machine's environment
+    strsize: int                   # --strsize
+    btf: Optional[str]             # the target kernel's BTF (None: this machine's)
+    target: str                    # the target architecture
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FrontEnd:
+    name: str
+    suffixes: tuple                              # file names ending so are in this language
+    parse: Callable[[str, str], Any]             # (source, filename) -> the language's AST
+    lower: Callable[[Any, Settings], ir.Program]  # AST -> IR, its output style set
+    options: tuple = ()                          # the Options it accepts

@@ -1,0 +1,90 @@
+"""What a provider is (Provider) and what it makes (Target, Var): the base
+every provider module imports (the table of them is providers/__init__.py).
+A provider turns a probe spec into an attach target, names the BPF section
+and context type, and adds the variables its probes may use. Its C half is
+runtime-c/providers/NAME.c: `c_provider` names it, and `c_data` gives the
+designated initializer of the data struct its providers/NAME.h declares
+(docs/design.md, "How to add a provider")."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from .. import types as T
+from ..ir.nodes import Spec
+from ..diag import PlycError
+
+
+@dataclass(frozen=True)
+class Var:
+    """A built-in variable. `code` is a C expression over `ctx`; `fill`
+    names a BPF helper that fills a char array (for str-typed values)."""
+    name: str
+    type: T.Type
+    code: str = ""
+    fill: str = ""
+    doc: str = ""
+
+
+@dataclass
+class Target:
+    """A parsed spec: what the loader attaches, and how."""
+    provider: "Provider"
+    spec: Spec
+    target: str = ""                 # tracepoint group/event, symbol, ...
+    period_ns: int = 0               # interval
+    freq: int = 0                    # profile
+    cpu: int = -1
+    glob: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    aliases: tuple[str, ...]
+    parse: Callable[[Spec], Target]
+    section: Callable[[Target], str]
+    ctx_decl: str
+    variables: tuple[Var, ...] = ()
+    # data->field / regs->field access: (target, field name, span) -> (type, C code)
+    member: Optional[Callable] = None
+    # (target, variable name, KernelTypes) -> a better type for a variable, or None
+    typed: Optional[Callable] = None
+    # (target, KernelTypes, arch) -> how it can run as fentry/fexit, or None
+    fentry: Optional[Callable] = None
+    # The C half: `const struct plyc_provider` in runtime-c/providers/
+    c_provider: str = ""
+    # (target, probe resources) -> (C data struct, [(field, C expression)]),
+    # or None: the probe carries no data
+    c_data: Optional[Callable] = None
+    # Runs in a context that may be preempted (sleepable user probes): its
+    # scratch slot must be claimed (cgen)
+    preemptible: bool = False
+    # Run once by the tracer itself (BEGIN, END), not attached
+    runs_once: bool = False
+    # Defined in the BPF C when a probe is of this provider (its helpers in
+    # runtime-c/bpf/ need it), e.g. PLYC_USDT
+    bpf_define: str = ""
+    # The argument of an example probe, for `a PROVIDER probe needs an argument`
+    example: str = ""
+    has_stack: bool = True
+    runnable_here: bool = True       # codegen exists; False: parses and checks only
+    doc: str = ""
+
+    def var(self, name: str) -> Optional[Var]:
+        for v in self.variables:
+            if v.name == name:
+                return v
+        return None
+
+
+def c_str(s: str) -> str:
+    """A C string literal, or NULL for none."""
+    from ..codegen.cescape import c_string
+    return c_string(s) if s else "NULL"
+
+
+def spec_error(spec: Spec, message: str, note: str = None) -> PlycError:
+    from ..diag import error
+    return error(message, spec.span, note)
