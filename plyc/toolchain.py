@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import arch as A
-from .cachedir import ToolchainError, cache_dir, untrusted_file  # noqa: F401  (importable from here, as before)
+from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrusted_file  # noqa: F401  (importable from here, as before)
 
 
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
