@@ -10,8 +10,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import skips  # noqa: E402
+
 
 def pytest_configure(config):
+    skips.register(config)
     # The tests start plyc hundreds of times: with PYTHONDONTWRITEBYTECODE
     # (set on some machines, ours among them) each start compiled all of
     # plyc's modules again, a quarter of a small build's CPU time.
