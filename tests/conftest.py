@@ -60,6 +60,17 @@ def workload(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session")
+def lab_kernel():
+    """lab_kernel(arch, version): a Debian kernel of the qemu lab
+    (tests/vm/lab.py), fetched on first use and cached. A test that needs
+    one asks for it here, never decides from the cache at collection time:
+    a fresh machine has an empty cache."""
+    sys.path.insert(0, str(ROOT / "tests" / "vm"))
+    import lab
+    return lab.kernel
+
+
+@pytest.fixture(scope="session")
 def usdt_prog(tmp_path_factory) -> str:
     """A program with USDT probes (tests/helpers/usdt_prog.c)."""
     return build_helper(tmp_path_factory, "usdt_prog")
