@@ -87,12 +87,13 @@ def test_under_ci_only_allowed_skips_pass(tmp_path):
     assert re.search(r"1 passed, 1 skipped", closing_line(proc.stdout)), proc.stdout
 
 
-def test_under_ci_a_skipped_module_fails_the_run(tmp_path):
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_under_ci_a_skipped_module_fails_the_run(tmp_path, xdist):
     suite = 'import pytest\npytest.skip("frobtool is not installed here", allow_module_level=True)\n'
-    proc = pytest_run(tmp_path, suite, True)
+    proc = pytest_run(tmp_path, suite, True, *xdist)
     assert proc.returncode != 0, proc.stdout
     assert "1 error" in closing_line(proc.stdout), proc.stdout
-    assert "NOT ALLOWED: failed: frobtool is not installed here" in proc.stdout
+    assert "    1  NOT ALLOWED: failed: frobtool is not installed here\n" in proc.stdout
 
 
 def test_a_run_without_skips_says_so(tmp_path):
