@@ -5,7 +5,7 @@ hand-written libbpf tool (the reference, bench/reference/), measured side by
 side on this machine. Needs root. See bench/README.md for what each
 figure is and how it is taken.
 
-    bench/run.py            the full run (about 10 minutes on 2 cores)
+    bench/run.py            the full run (about 28 minutes on a busy 2-core VM)
     bench/run.py --quick    a smoke run of a few seconds per workload
     bench/run.py --smoke    build everything, run each tool once on one workload
 
