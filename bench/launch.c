@@ -7,8 +7,14 @@
  * child has exited, and exits with the child's status. The child is forked from this small static
  * program, so its peak RSS (ru_maxrss, which also counts what a process
  * had before exec) is the tool's own and not that of the Python harness
- * that started the run. */
+ * that started the run.
+ *
+ * The child starts with SIGINT's default action: a background job of a
+ * non-interactive shell (`make bench &`, nohup, some CI runners) inherits
+ * SIGINT ignored, and a tool that installs no handler of its own
+ * (bpftrace-aotrt 0.17) would then outlive the harness's SIGINT. */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -33,6 +39,7 @@ int main(int argc, char **argv)
 		return 2;
 	if (pid == 0) {
 		fclose(info);
+		signal(SIGINT, SIG_DFL);
 		execvp(argv[2], argv + 2);
 		_exit(127);
 	}

@@ -5,7 +5,7 @@ hand-written libbpf tool (the reference, bench/reference/), measured side by
 side on this machine. Needs root. See bench/README.md for what each
 figure is and how it is taken.
 
-    bench/run.py            the full run (about 10 minutes on 2 cores)
+    bench/run.py            the full run (about 28 minutes on a busy 2-core VM)
     bench/run.py --quick    a smoke run of a few seconds per workload
     bench/run.py --smoke    build everything, run each tool once on one workload
 
@@ -377,6 +377,11 @@ def stats_delta(a: dict, b: dict) -> tuple:
     return ns, cnt
 
 
+# Seconds a tool has to exit after SIGINT (a tracer prints its maps, then
+# exits, within a second), and then after SIGTERM, before the next signal.
+STOP_GRACE = 5.0
+
+
 class NotRunning(RuntimeError):
     """A tool that never attached; .why is the line of its stderr that says why."""
 
@@ -460,26 +465,36 @@ class Tool:
         raise NotRunning(f"{self.tool} {self.workload}: never attached (exit {self.status}): {err[-2000:]}",
                          f"never attached (exit {self.status}): {why_failed(err)}")
 
-    def stop(self, sig=signal.SIGINT, timeout=60.0):
+    def stop(self, sig=signal.SIGINT, grace=None):
         if self.proc.poll() is None:
             try:
                 os.kill(self.pid, sig)
             except ProcessLookupError:
                 pass
-        self.wait(timeout)
+        self.wait(STOP_GRACE if grace is None else grace)
 
     def wait(self, timeout=60.0):
-        self.timed_out = False
+        """Waits `timeout` s for the tool to exit; then stops it with SIGTERM
+        and, if that fails too, SIGKILL (bpftrace-aotrt 0.17 ignores SIGINT),
+        STOP_GRACE s apart. The launcher outlives the tool, so its figures
+        from wait4() stay; .stopped_by names the signal that ended it."""
+        self.stopped_by = None
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            self.timed_out = True       # (its figures from wait4() are lost: noted)
-            for pid in (self.pid, self.proc.pid):
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                self.stopped_by = sig.name
                 try:
-                    os.kill(pid, signal.SIGKILL)
+                    os.kill(self.pid, sig)
+                    self.proc.wait(STOP_GRACE)
+                    break
                 except ProcessLookupError:
+                    break
+                except subprocess.TimeoutExpired:
                     pass
-            self.proc.wait()
+            else:
+                self.proc.kill()        # the launcher itself is stuck
+                self.proc.wait()
         self.t_end = time.monotonic()
         Tool.live.discard(self)
         info = self.info_path.read_text()
@@ -540,7 +555,7 @@ def measure_run(tool: str, w: str, build: Path, tmp: Path, cfg: dict, trig: dict
         t.stop()
     ns, cnt = stats_delta(a, b)
     r = {"attach_s": attach, "traced_s": traced, "cost_ns": ns / cnt if cnt else None, "events": cnt,
-         "rss_kb": t.rss_kb, "kmem_kb": kmem / 1024, "cpu_s": t.cpu_s, "exit": t.status, "timed_out": t.timed_out}
+         "rss_kb": t.rss_kb, "kmem_kb": kmem / 1024, "cpu_s": t.cpu_s, "exit": t.status, "stopped_by": t.stopped_by}
     if w != "printf" and tool in ("plyc-bt", "bpftrace", "bpftrace-aot"):
         # bpftrace's output style: every map is printed at exit, as "@...".
         r["maps_printed"] = any(line.startswith(b"@") for line in t.out_path.read_bytes().splitlines())
@@ -600,8 +615,8 @@ def measure_short(tool: str, w: str, build: Path, tmp: Path) -> dict:
     t.start(["-c", f"{build / 'load'} getppid 10000"])
     t.wait(timeout=120)
     r = {"wall_s": time.monotonic() - t.t0, "rss_kb": t.rss_kb, "exit": t.status}
-    if t.timed_out:
-        r["error"] = "still running after 120 s: killed"
+    if t.stopped_by:
+        r["error"] = f"still running after 120 s: stopped by {t.stopped_by}"
     elif t.status:
         # (bpftrace-aotrt 0.17 has no -c: it says so and exits 1.)
         r["error"] = f"exit {t.status}: {why_failed(t.err_path.read_text(errors='replace'))}"
@@ -659,8 +674,9 @@ def notes(w: str, tools: list, binfo: dict, runs: dict, short: dict) -> dict:
             said.append(f"not run: {binfo['unavailable'][tool]}")
         said += sorted({f"not run: {r['error']}" for r in runs[tool] if "error" in r})
         said += sorted({f"short run (-c) failed: {s['error']}" for s in short[tool] if "error" in s})
-        if any(r.get("timed_out") for r in runs[tool]):
-            said.append("did not exit within 60 s of SIGINT, killed: that run has no RSS, CPU time or output")
+        stopped = sorted({r["stopped_by"] for r in runs[tool] if r.get("stopped_by")})
+        if stopped:
+            said.append(f"did not exit within {STOP_GRACE:g} s of SIGINT: stopped by {' or '.join(stopped)}")
         if any(r.get("maps_printed") is False for r in runs[tool]):
             said.append("printed no maps at exit" + (f": {AOT_NO_MAPS}" if tool == "bpftrace-aot" else ""))
         if said:

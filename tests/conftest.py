@@ -10,8 +10,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import skips  # noqa: E402
+
 
 def pytest_configure(config):
+    skips.register(config)
     # The tests start plyc hundreds of times: with PYTHONDONTWRITEBYTECODE
     # (set on some machines, ours among them) each start compiled all of
     # plyc's modules again, a quarter of a small build's CPU time.
@@ -54,6 +57,17 @@ def build_helper(tmp_path_factory, name: str) -> str:
 def workload(tmp_path_factory) -> str:
     """The deterministic workload program (tests/helpers/workload.c)."""
     return build_helper(tmp_path_factory, "workload")
+
+
+@pytest.fixture(scope="session")
+def lab_kernel():
+    """lab_kernel(arch, version): a Debian kernel of the qemu lab
+    (tests/vm/lab.py), fetched on first use and cached. A test that needs
+    one asks for it here, never decides from the cache at collection time:
+    a fresh machine has an empty cache."""
+    sys.path.insert(0, str(ROOT / "tests" / "vm"))
+    import lab
+    return lab.kernel
 
 
 @pytest.fixture(scope="session")

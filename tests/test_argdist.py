@@ -229,15 +229,23 @@ def test_usdt_arguments_count_from_one():
 
 
 def test_kernel_constants_from_btf():
-    """Enumerators of the kernel's BTF; GFP flags from its ___GFP_*_BIT ones."""
+    """Enumerators of the kernel's BTF."""
     from plyc import btf
     b = btf.load(None)
     text = lower("-C", "t:syscalls:sys_enter_read():u64:count:count == TASK_COMM_LEN")
     assert f"(field.count:u64 == {b.enumerator('TASK_COMM_LEN')[0]}:s64)" in text
+
+
+def test_gfp_flags_from_btf(lab_kernel):
+    """GFP flags from the kernel's ___GFP_*_BIT enumerators (from 6.10): this
+    machine's, else those of the lab's 6.12 (tests/vm/lab.py)."""
+    from plyc import btf
+    b, option = btf.load(None), []
     if b.enumerator("___GFP_HIGH_BIT") is None:
-        pytest.skip("this kernel has no ___GFP_*_BIT enumerators (before 6.10)")
+        path = str(lab_kernel("x86_64", "6.12").vmlinux)
+        b, option = btf.load(path), ["--btf", path]
     atomic = (1 << b.enumerator("___GFP_HIGH_BIT")[0]) | (1 << b.enumerator("___GFP_KSWAPD_RECLAIM_BIT")[0])
-    text = lower("-C", "p::__kmalloc(size_t size, gfp_t flags):size_t:size:flags&GFP_ATOMIC")
+    text = lower(*option, "-C", "p::__kmalloc(size_t size, gfp_t flags):size_t:size:flags&GFP_ATOMIC")
     assert f"(cast(arg1:u64):u32 & {atomic}:s64):u64" in text
 
 

@@ -142,22 +142,23 @@ def test_bcc_documented_line(line, outcome, tmp_path):
     assert not out.exists()
 
 
-LAB_61 = sorted(Path.home().glob(".cache/plyc/vm/kernels/x86_64/6.1/*/vmlinux"))
+@pytest.fixture(scope="module")
+def vmlinux_61(lab_kernel) -> Path:
+    """Debian 12's kernel (6.1), from the VM lab: it has d_iname and no ___GFP_*_BIT."""
+    return lab_kernel("x86_64", "6.1").vmlinux
 
 
-@pytest.mark.skipif(not LAB_61, reason="no Debian 6.1 kernel in the VM lab's cache (tests/vm)")
-def test_d_iname_builds_for_a_kernel_that_has_it(tmp_path):
+def test_d_iname_builds_for_a_kernel_that_has_it(tmp_path, vmlinux_61):
     line = CORPUS[-1][0]
-    proc = run_argdist(shlex.split(line), tmp_path / "t", "--btf", str(LAB_61[0]))
+    proc = run_argdist(shlex.split(line), tmp_path / "t", "--btf", str(vmlinux_61))
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.skipif(not LAB_61, reason="no Debian 6.1 kernel in the VM lab's cache (tests/vm)")
-def test_gfp_atomic_without_gfp_bits_says_which_header(tmp_path):
+def test_gfp_atomic_without_gfp_bits_says_which_header(tmp_path, vmlinux_61):
     """Kernels before 6.10 have no ___GFP_*_BIT enumerators: GFP_ATOMIC needs
     that kernel's headers, and the error says which."""
     line = "-C 'p::__kmalloc(size_t size, gfp_t flags):size_t:size:flags&GFP_ATOMIC'"
-    proc = run_argdist(shlex.split(line), tmp_path / "t", "--btf", str(LAB_61[0]))
+    proc = run_argdist(shlex.split(line), tmp_path / "t", "--btf", str(vmlinux_61))
     assert proc.returncode == 1
     assert proc.stderr.splitlines()[-1] == (
         "note: GFP flags are macros of the kernel's include/linux/gfp_types.h: plyc computes those of them "

@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from test_runtime import CASES, parse_case
+from test_runtime import CASES, parse_case, substituter
 
 COMPARED = [p for p in CASES if "compare" in parse_case(p)]
 
@@ -36,9 +36,7 @@ def test_same_output_as_bpftrace(path, tmp_path, workload, usdt_prog):
     if bpftrace is None:
         pytest.skip("bpftrace is not installed here (apt-get install bpftrace)")
     case = parse_case(path)
-
-    def subst(text):
-        return text.replace("{workload}", workload).replace("{usdt}", usdt_prog)
+    subst = substituter(workload, usdt_prog)
 
     script = tmp_path / (path.stem + ".bt")
     script.write_text(subst(case.get("compare-script", case["bpftrace"])))

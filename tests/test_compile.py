@@ -300,7 +300,8 @@ def test_kstack_is_stack():
     assert quoted.sub("", kstack.stdout) == quoted.sub("", stack.stdout)
 
 
-@pytest.mark.skipif(not Path("/sys/kernel/btf/vmlinux").exists(), reason="fentry twins need the build kernel's BTF")
+@pytest.mark.skipif(not Path("/sys/kernel/btf/vmlinux").exists(),
+                    reason="this kernel has no BTF (/sys/kernel/btf/vmlinux): fentry twins need the build kernel's")
 def test_fentry_twins_name_the_context_slots_they_read():
     """A kprobe's fentry/fexit twin tells the tracer which ctx slots it
     reads (bit n: ctx[n]; the return value is ctx[nargs], a syscall

@@ -9,8 +9,10 @@ Sections of a .test file (each starts with a line `=== NAME`):
   argdist    instead of a script: `plyc argdist` options (shell words)
   args       the tracer's arguments, shell words; {workload} is the
              deterministic workload program (tests/helpers/workload.c),
-             {usdt} a program with USDT probes (tests/helpers/usdt_prog.c);
-             both may appear in the script and stdout too
+             {usdt} a program with USDT probes (tests/helpers/usdt_prog.c),
+             {cgroup2} where cgroup v2 is mounted (/sys/fs/cgroup, or
+             /sys/fs/cgroup/unified beside v1); they may appear in the
+             script, stdout and requires too
   stdout     exactly what the tracer must print (trailing blank lines aside)
   stdout-re  a regular expression the whole stdout must match (re.DOTALL;
              trailing blank lines aside)
@@ -53,6 +55,21 @@ def parse_case(path: Path) -> dict:
     assert sections.keys() & {"script", "argdist", "bpftrace", "example"}, \
         f"{path.name}: no === script section"
     return sections
+
+
+def cgroup2_root() -> str:
+    """Where this machine mounts cgroup v2 ("" where it does not)."""
+    with open("/proc/self/mounts") as f:
+        return next((line.split()[1] for line in f if line.split()[2] == "cgroup2"), "")
+
+
+def substituter(workload: str, usdt_prog: str):
+    """The case's text with {workload}, {usdt} and {cgroup2} replaced."""
+    cgroup2 = cgroup2_root()
+
+    def subst(text: str) -> str:
+        return text.replace("{workload}", workload).replace("{usdt}", usdt_prog).replace("{cgroup2}", cgroup2)
+    return subst
 
 
 def build_tracer(case: dict, path: Path, tmp: Path, subst) -> Path:
@@ -100,12 +117,10 @@ def test_runtime_old_kernel(path, tmp_path, workload, usdt_prog):
 
 def run_case(path, tmp_path, workload, usdt_prog, tracer_env: dict):
     case = parse_case(path)
-    req = case.get("requires", "").strip()
+    subst = substituter(workload, usdt_prog)
+    req = subst(case.get("requires", "").strip())
     if req and not os.path.exists(req):
         pytest.skip(f"this machine has no {req}")
-
-    def subst(text):
-        return text.replace("{workload}", workload).replace("{usdt}", usdt_prog)
 
     tracer = build_tracer(case, path, tmp_path, subst)
     args = shlex.split(subst(case.get("args", "").strip()))
