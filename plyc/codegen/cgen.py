@@ -9,6 +9,7 @@ import re
 from typing import Optional
 
 from ..ir import nodes as ir
+from ..ir.fold import fold
 from . import loops
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
 from .tuples import TupleGen
@@ -257,11 +258,16 @@ class FuncGen(TupleGen):
     # --- program -------------------------------------------------------------
 
     def generate(self) -> "FuncGen":
+        read = {n.name for n in ir.walk(self.probe.body) if isinstance(n, ir.Local)}
         for name, typ in sorted(self.probe.locals.items()):
             if typ.is_bytes:
                 self.local_ref[name] = self.array(loops.local_c(name), typ.size, scratch=self.captured)
             else:
                 self.line(f"{typ.scalar_ctype()} {loops.local_c(name)} = 0;")
+                if name not in read:
+                    # Set but never read (bpftrace runs such a script): used,
+                    # so that -Wunused-but-set-variable holds its peace.
+                    self.line(f"(void){loops.local_c(name)};")
         self.stmt(self.probe.body)
         self.ret()
         return self
@@ -938,37 +944,6 @@ def bare(x: str) -> str:
             break
         x = x[1:-1]
     return x
-
-
-# Operators folded when both operands are constants, as unsigned 64-bit
-# arithmetic (the result is then read in the expression's type).
-FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-        "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
-        "<<": lambda a, b: a << b if b < 64 else None}
-
-
-def fold(e):
-    """The value of a constant integer expression, or None."""
-    if isinstance(e, ir.Binary) and e.op in FOLD and not e.left.type.is_bytes:
-        a, b = fold(e.left), fold(e.right)
-        if isinstance(e.left, ir.IntConst):
-            a = e.left.value
-        if isinstance(e.right, ir.IntConst):
-            b = e.right.value
-        if a is None or b is None or not (0 <= b < 64 or e.op != "<<"):
-            return None
-        v = FOLD[e.op](a % (1 << 64), b % (1 << 64))
-        if v is None:
-            return None
-        v %= 1 << 64
-        return v - (1 << 64) if e.type.signed and v >= 1 << 63 else v
-    if isinstance(e, ir.Unary) and e.op == "-":
-        a = e.operand.value if isinstance(e.operand, ir.IntConst) else fold(e.operand)
-        if a is None:
-            return None
-        v = (-a) % (1 << 64)
-        return v - (1 << 64) if e.type.signed and v >= 1 << 63 else v
-    return None
 
 
 def _flat(sig):

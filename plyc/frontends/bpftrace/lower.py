@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ... import aggregations as AGG
+from ... import builtins as B
 from ... import types as T
 from ...diag import Collector, PlycError
 from ...ir import nodes as ir
@@ -693,8 +694,7 @@ class Typer(PlyTyper):
             return super().call(e, statement)
         lo, hi = func.arity
         if not lo <= len(e.args) <= hi:
-            want = str(lo) if lo == hi else f"{lo} or {hi}" if hi == lo + 1 else f"{lo} to {hi}"
-            self.err(f"{e.name}() takes {want} argument{'s' if want != '1' else ''}, got {len(e.args)}", e.span)
+            self.err(B.arity_error(e.name, func.arity, len(e.args)), e.span)
         node = func.check(self, e)
         if isinstance(node, ir.Stmt) and not statement:
             self.err(f"{e.name}() has no value", e.span)

@@ -580,10 +580,7 @@ class Typer:
             self.err(f"unknown function '{e.func}'", e.name_span, f"functions are: {', '.join(public)}")
         lo, hi = func.arity
         if not lo <= len(e.args) <= hi:
-            want = str(lo) if lo == hi else (f"at least {lo}" if hi >= B.MANY else
-                                             f"{lo} or {hi}" if hi == lo + 1 else f"{lo} to {hi}")
-            plural = "" if want in ("1", "at least 1") else "s"
-            self.err(f"{e.func}() takes {want} argument{plural}, got {len(e.args)}", e.span)
+            self.err(B.arity_error(e.func, func.arity, len(e.args)), e.span)
         node = func.check(self, e)
         if isinstance(node, ir.Stmt) and not statement:
             self.err(f"{e.func}() has no value", e.span)
