@@ -96,3 +96,66 @@ from cbuild import bpf_compile_error  # noqa: E402
 ])
 def test_a_variable_set_and_never_read_compiles(src, name):
     assert bpf_compile_error(driver.compile_source(src, name, driver.Options(env={}))) == ""
+
+
+# --- nesting: a located error, never a RecursionError -------------------------------
+
+def _macros(n: int, body: str) -> str:
+    return "".join(f"macro m{i}(x) {{ {body.format(f'm{i + 1}(x)')} }}\n" for i in range(n)) + \
+        f"macro m{n}(x) {{ x }}\nBEGIN {{ $y = 1; exit(m0($y) & 1); }}\n"
+
+
+NESTED = [
+    ("BEGIN { $x = 1; exit(" + "(" * 3000 + "$x" + ")" * 3000 + "); }", "t.bt", 1, 120),
+    ("BEGIN { $x = 1; exit(" + "+".join(["$x"] * 3000) + "); }", "t.bt", 1, 8734),
+    ("BEGIN { $x = 1; exit(" + "- " * 3000 + "$x); }", "t.bt", 1, 218),
+    ("BEGIN { $x = 1; exit(" + "- " * 3000 + "$x); }", "t.ply", 1, 214),
+    ("BEGIN { $x = 1; exit(" + "+".join(["$x"] * 3000) + "); }", "t.ply", 1, 8734),
+    ("BEGIN { $x = 1; " + "if ($x) { " * 500 + "exit();" + " }" * 500 + " }", "t.bt", 1, 1011),
+    (_macros(150, "{} + 1"), "t.bt", 32, 16),               # a chain of 150 macros
+    (_macros(40, "~" * 45 + "{}"), "t.bt", 3, 19),         # macros, each one nesting deep
+]
+
+
+@pytest.mark.parametrize("src, name, line, col", NESTED, ids=range(len(NESTED)))
+def test_deep_nesting_is_a_located_error(src, name, line, col):
+    text = refusal(src, name)
+    assert text.split("\n")[0].startswith(f"{name}:{line}:{col}: error: "), text[:300]
+    assert "nests more than" in text.split("\n")[0] or "levels deep" in text.split("\n")[0], text[:300]
+
+
+def test_nested_struct_definitions_are_a_located_error():
+    src = "struct S0 {\n" + "".join(f" struct S{i} {{\n" for i in range(1, 251)) + "int x;\n" + \
+        "} a;\n" * 250 + "};\nBEGIN { exit(); }\n"
+    located(refusal(src, "t.bt"), "t.bt", 51, 13, "this C nests more than 50 levels deep here")
+
+
+def test_nesting_just_under_the_limits_builds():
+    for src, name in [("BEGIN { $x = 1; exit((" + "(" * 95 + "$x" + ")" * 95 + ") & 1); }", "t.bt"),
+                      ("BEGIN { $x = 1; exit((" + "+".join(["$x"] * 95) + ") & 1); }", "t.bt"),
+                      ("BEGIN { $x = 1; exit((" + "+".join(["$x"] * 95) + ") & 1); }", "t.ply"),
+                      ("BEGIN { $x = 1; exit(" + "$x ? " * 90 + "1" + " : 0" * 90 + "); }", "t.bt"),
+                      (_macros(30, "{} + 1"), "t.bt")]:
+        assert bpf_compile_error(driver.compile_source(src, name, driver.Options(env={}))) == ""
+
+
+ARGDIST_NESTED = [
+    ("(" * 2000 + "size" + ")" * 2000, 82, "this C nests more than 50 levels deep here"),
+    ("+".join(["size"] * 3000), None, "this C nests more than 100 levels deep here"),
+    ("-" * 3000 + "size", 132, "this C nests more than 50 levels deep here"),
+    ("- " * 3000 + "size", 132, "this C nests more than 50 levels deep here"),
+]
+
+
+@pytest.mark.parametrize("expr, col, message", ARGDIST_NESTED, ids=range(len(ARGDIST_NESTED)))
+def test_argdist_deep_nesting_is_a_located_error(expr, col, message):
+    from plyc.frontends.argdist import lower_args, parse_args, render_spec_error
+    from plyc.frontends.argdist.spec import SpecError
+    with pytest.raises(SpecError) as err:
+        lower_args(parse_args(["-C", "p:c:malloc(size_t size):size_t:" + expr, "-o", "x"]))
+    text = render_spec_error(err.value)
+    first = text.split("\n")[0]
+    assert first.startswith("plyc argdist: -C #1:") and first.endswith(f"error: invalid C expression: {message}"), first
+    if col is not None:
+        assert first.startswith(f"plyc argdist: -C #1:{col}: "), first
+    assert text.split("\n")[2].strip().startswith("^"), text[:400]

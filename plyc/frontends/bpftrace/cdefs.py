@@ -20,6 +20,7 @@ from typing import Optional
 from ... import arch as ARCH
 from ...diag import Collector
 from ...ir.nodes import Span
+from ...nesting import C_MESSAGE, c_too_deep
 from . import ast as A
 
 # Integer type names a definition may use, besides C's own: bpftrace's and
@@ -124,6 +125,14 @@ def parse(items: list, target: str, diag: Collector) -> Definitions:
     except ImportError:
         diag.error("struct, union and enum definitions need pycparser (make setup installs it)", items[0].span)
         return out
+    deep = False
+    for item in items:
+        where = c_too_deep(item.text)
+        if where is not None:
+            diag.error(C_MESSAGE, _text_span(item, *where))
+            deep = True
+    if deep:
+        return out
     try:
         tree = c_parser.CParser().parse(_source(items), "script")
     except c_parser.ParseError as err:
@@ -139,6 +148,14 @@ def parse(items: list, target: str, diag: Collector) -> Definitions:
             span = _coord_span(err.coord, items) if err.coord is not None else None
             diag.error(str(err), span or _item_at(ext.coord, items))
     return out
+
+
+def _text_span(item, start: int, end: int) -> Span:
+    """The span of item.text[start:end] in the script."""
+    before = item.text[:start]
+    line = item.span.line + before.count("\n")
+    col = start - before.rfind("\n") if "\n" in before else item.span.col + start
+    return Span(line, col, line, col + (end - start))
 
 
 def _located(message: str, items: list) -> tuple:

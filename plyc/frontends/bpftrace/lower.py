@@ -629,8 +629,7 @@ class Typer(PlyTyper):
         return tuples.make(self, e)
 
     def expr_Ternary(self, e: A.Ternary):
-        node = tuples.ternary(self, e)
-        return node if node is not None else super().expr_Ternary(e)
+        return tuples.ternary(self, e)
 
     def expr_TupleIndex(self, e: A.TupleIndex):
         base = loops.pair_base(e)[0]

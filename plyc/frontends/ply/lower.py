@@ -458,7 +458,11 @@ class Typer:
 
     def expr_Ternary(self, e: ast.Ternary):
         cond = self.cond(e.cond)
-        a, b = self.expr(e.then), self.expr(e.other)
+        return self.ternary(e, cond, self.expr(e.then), self.expr(e.other))
+
+    def ternary(self, e, cond, a, b) -> ir.Ternary:
+        """`cond ? a : b` of typed parts (each typed once: nested ternaries
+        would otherwise be typed an exponential number of times)."""
         u = T.unify(a.type, b.type)
         if u is None or u.kind not in ("int", "str"):
             self.err(f"the branches of '?:' have different types: {a.type} and {b.type}", e.span)
