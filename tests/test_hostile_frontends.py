@@ -159,3 +159,13 @@ def test_argdist_deep_nesting_is_a_located_error(expr, col, message):
     if col is not None:
         assert first.startswith(f"plyc argdist: -C #1:{col}: "), first
     assert text.split("\n")[2].strip().startswith("^"), text[:400]
+
+
+@pytest.mark.parametrize("src", [
+    "BEGIN { @x = (" + ",".join(["1"] * 500) + "); exit(); }",     # memsets clang merged past its inline limit
+    "BEGIN { @x = (" + ",".join(["1"] * 100) + "); @y = (" + ",".join(["2"] * 100) + "); exit(); }",
+    "BEGIN { @x[(" + ",".join(["1"] * 120) + ")] = (" + ",".join(["1"] * 120) + "); exit(); }",
+    "BEGIN { print((" + ",".join(["1"] * 500) + ")); exit(); }",  # was "print() takes at most 99 arguments"
+])
+def test_large_tuples_compile(src):
+    assert bpf_compile_error(driver.compile_source(src, "t.bt", driver.Options(env={}))) == ""

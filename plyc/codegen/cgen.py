@@ -60,6 +60,7 @@ RETURN = "\0return"                 # placeholder for `return 0;`, see finish()
 # BPF programs can't call memcpy/memset: clang inlines them, in at most 128
 # stores of the width the alignment allows. Larger ones are split.
 MAX_STORES = 128
+MEMSET_FENCE = 'asm volatile("" ::: "memory");\t/* or clang merges the memsets back */'
 
 
 def words(size: int) -> int:
@@ -100,7 +101,7 @@ def mem_calls(fn: str, dst: str, src: Optional[str], n: int, align: int = 8) -> 
     out = []
     for off in range(0, n, chunk):
         if off and src is None:
-            out.append('asm volatile("" ::: "memory");\t/* or clang merges the memsets back */')
+            out.append(MEMSET_FENCE)
         d = offset_ptr(dst, off, align) if off else dst
         arg = "0" if src is None else (offset_ptr(src, off, 8, True) if off else src)
         out.append(f"__builtin_{fn}({d}, {arg}, {min(chunk, n - off)});")
@@ -178,6 +179,17 @@ class FuncGen(TupleGen):
     def line(self, text: str):
         self.lines.append(("\t" * self.depth + text, self.cur_line))
 
+    def zero(self, addr: str, size: int):
+        """Zero the object at addr (an array, or &struct) of size bytes.
+        After another memset, a compiler barrier first: clang would merge
+        the two (adjacent scratch members) into one it cannot inline."""
+        if self.lines and self.lines[-1][0].lstrip("\t").startswith("__builtin_memset("):
+            self.line(MEMSET_FENCE)
+        if size <= MAX_STORES * 8:
+            self.line(f"__builtin_memset({addr}, 0, sizeof({addr.lstrip('&')}));")
+        else:
+            self.lines_of(mem_calls("memset", addr, None, size))
+
     def tmp(self, prefix: str = "t") -> str:
         self.ntmp += 1
         return f"{prefix}{self.ntmp}"
@@ -203,10 +215,7 @@ class FuncGen(TupleGen):
         if ref is None:
             ref = name
             self.line(f"{ctype} {name} {WORDS};")
-        if size <= MAX_STORES * 8:
-            self.line(f"__builtin_memset(&{ref}, 0, sizeof({ref}));")
-        else:
-            self.lines_of(mem_calls("memset", f"&{ref}", None, size))
+        self.zero(f"&{ref}", size)
         return ref
 
     def array(self, name: str, size: int, zero: bool = True, scratch: bool = False) -> str:
@@ -218,10 +227,8 @@ class FuncGen(TupleGen):
         if ref is None:
             self.line(f"char {name}[{size}] {WORDS}{' = {}' if zero else ''};")
             return name
-        if zero and size <= MAX_STORES * 8:
-            self.line(f"__builtin_memset({ref}, 0, sizeof({ref}));")
-        elif zero:
-            self.lines_of(mem_calls("memset", ref, None, size))
+        if zero:
+            self.zero(ref, size)
         return ref
 
     def local_bytes(self, size: int, zero: bool = True) -> str:

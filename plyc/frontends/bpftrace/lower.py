@@ -86,7 +86,7 @@ def walk(node):
 
 def _prints_tuple(n) -> bool:
     return (isinstance(n, A.Call) and n.name == "print" and len(n.args) == 1
-            and isinstance(n.args[0], A.Tuple) and len(n.args[0].items) > 1)
+            and isinstance(n.args[0], A.Tuple) and 1 < len(n.args[0].items) < B.MANY)
 
 
 def refuse(st: "Lowering", diag: Collector):
