@@ -23,3 +23,19 @@ def bpf_compile_error(compiled: driver.Compiled) -> str:
                                "-I", d, "-c", f"{d}/{name}.bpf.c", "-o", f"{d}/{name}.bpf.o"],
                               capture_output=True, text=True)
     return proc.stderr if proc.returncode else ""
+
+
+def builds_or_is_refused(src: str, filename: str, options: driver.Options) -> bool:
+    """What a fuzz target asserts of src: `plyc build` either refuses it with
+    rendered diagnostics (a PlycError, never another exception) or makes a
+    BPF program that compiles. True when it was built."""
+    from plyc.diag import PlycError
+    try:
+        compiled = driver.compile_source(src, filename, options)
+    except PlycError as err:
+        text = err.render()
+        assert text.startswith(filename) and ": error: " in text.split("\n")[0], text
+        return False
+    problem = bpf_compile_error(compiled)
+    assert problem == "", f"generated code does not compile:\n--- script:\n{src}\n--- clang:\n{problem}"
+    return True
