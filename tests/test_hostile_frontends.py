@@ -169,3 +169,23 @@ def test_argdist_deep_nesting_is_a_located_error(expr, col, message):
 ])
 def test_large_tuples_compile(src):
     assert bpf_compile_error(driver.compile_source(src, "t.bt", driver.Options(env={}))) == ""
+
+
+ARGDIST_CONSTANTS = [
+    ("size/0", 37, "division by zero"),
+    ("size%0", 37, "modulo by zero"),
+    ("size<<99", 38, "shift count 99 is out of range: it must be 0 to 63"),
+    ("size:size/0 > 1", 42, "division by zero"),
+    ("size+99999999999999999999", 37, "integer constant 99999999999999999999 does not fit in 64 bits"),
+]
+
+
+@pytest.mark.parametrize("expr, col, message", ARGDIST_CONSTANTS, ids=range(len(ARGDIST_CONSTANTS)))
+def test_argdist_constants_refused_under_the_specifier(expr, col, message):
+    from plyc.frontends.argdist import lower_args, parse_args, render_spec_error
+    from plyc.frontends.argdist.spec import SpecError
+    with pytest.raises(SpecError) as err:
+        lower_args(parse_args(["-C", "p:c:malloc(size_t size):size_t:" + expr, "-o", "x"]))
+    first, spec, caret = render_spec_error(err.value).split("\n")[:3]
+    assert first == f"plyc argdist: -C #1:{col}: error: {message}"
+    assert spec == "p:c:malloc(size_t size):size_t:" + expr and caret.index("^") == col - 1
