@@ -41,7 +41,7 @@ TOKENS = ["(", ")", "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "!", "~", "?"
           "$retval", "$entry(size)", "$latency", "$PID", "$COMM", "(u32)", "(char*)", "STRCMP(\"a\", path)",
           "'x'", '"s"', "u64", "char*", "struct file *", "\\", " ", "#label"]
 
-FUZZ = settings(derandomize=True, deadline=None, database=None, max_examples=50,
+FUZZ = settings(derandomize=True, deadline=None, database=None, max_examples=150,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

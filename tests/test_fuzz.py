@@ -213,7 +213,7 @@ CORPUS = sorted((ROOT.parent / "shared" / "corpus" / "ply").glob("*.ply"))
 BUILD_SEEDS = SEEDS + [p.read_text() for p in CORPUS]
 
 
-@settings(FUZZ, max_examples=120)
+@settings(FUZZ, max_examples=200)
 @given(mutated(BUILD_SEEDS))
 def test_mutated_scripts_that_check_clean_also_compile(src):
     builds_or_is_refused(src, "f.ply", driver.Options(env=ENV))
