@@ -189,3 +189,14 @@ def test_argdist_constants_refused_under_the_specifier(expr, col, message):
     first, spec, caret = render_spec_error(err.value).split("\n")[:3]
     assert first == f"plyc argdist: -C #1:{col}: error: {message}"
     assert spec == "p:c:malloc(size_t size):size_t:" + expr and caret.index("^") == col - 1
+
+
+@pytest.mark.parametrize("expr", ["1 << 99999999999", "1 << -1", "1 >> 64"])
+def test_argdist_constant_shifts_out_of_range_are_not_constants(expr):
+    # headers' enumerators and array sizes are evaluated so: 1 << -1 was a
+    # ValueError, 1 << 10**11 filled memory
+    from plyc.frontends.argdist.cparse import parse_expr
+    from plyc.frontends.argdist.ctypes import ABIS, Headers, NotConstant, evaluate
+    h = Headers(ABIS["x86_64"])
+    with pytest.raises(NotConstant):
+        evaluate(parse_expr(expr, set()).node, h.abi, lambda n: None, lambda t: h.complete(h.resolve(t)))
