@@ -272,7 +272,20 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     return chk.event(call, kind, args, parts=parts, arg_types=[x.type for x in args])
 
 
+# The most arguments a function with a variable count takes (printf's format
+# and 98 values): each value is a field of one output record.
 MANY = 99
+
+
+def arity_error(name: str, arity: tuple, got: int) -> str:
+    """Why `got` arguments are not what a function of `arity` (lo, hi) takes."""
+    lo, hi = arity
+    if got > hi and hi >= MANY:
+        return f"{name}() takes at most {hi} arguments, got {got}"
+    want = str(lo) if lo == hi else (f"at least {lo}" if hi >= MANY else
+                                     f"{lo} or {hi}" if hi == lo + 1 else f"{lo} to {hi}")
+    plural = "" if want in ("1", "at least 1") else "s"
+    return f"{name}() takes {want} argument{plural}, got {got}"
 
 FUNCTIONS = {f.name: f for f in (
     Func("str", (1, 2), check_str, emit_str, "string from a pointer"),

@@ -27,6 +27,10 @@ class FormatError(Exception):
 
 def parse(fmt: str) -> list:
     """Literal strings and Conv objects, in order."""
+    nul = fmt.find("\0")
+    if nul >= 0:
+        # C's printf stops at it: what follows would vanish without a word.
+        raise FormatError("a NUL character (\\0) in a format string: the rest of it would not be printed", nul)
     parts: list = []
     pos = 0
     lit = ""

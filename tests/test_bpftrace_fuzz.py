@@ -8,12 +8,18 @@ and soups of the language's tokens. Derandomized, so CI sees the same
 examples on every run."""
 import glob
 import re
+import sys
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from plyc import driver
 from plyc.diag import PlycError
 from plyc.frontends.bpftrace import parse
 from plyc.frontends.bpftrace import ast as A
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cbuild import builds_or_is_refused  # noqa: E402
 
 SEEDS = [
     '#include <linux/sched.h>\nstruct S { int x; }\nconfig = { max_map_keys = 2 }\n'
@@ -65,8 +71,8 @@ def _walk(node):
 
 
 @st.composite
-def mutated(draw):
-    src = draw(st.sampled_from(SEEDS))
+def mutated(draw, seeds=SEEDS):
+    src = draw(st.sampled_from(seeds))
     for _ in range(draw(st.integers(1, 4))):
         if not src:
             break
@@ -99,3 +105,16 @@ def test_token_soup(src):
 @given(st.text(max_size=200))
 def test_random_text(src):
     check(src)
+
+
+# What parses is also built (tests/cbuild.py): lowered, and its BPF program
+# compiled by clang as `plyc build` does; the seeds add all of Debian's tools
+# (test_bpftrace_tools.py builds each of them).
+BUILD_SEEDS = SEEDS + [open(p).read() for p in sorted(glob.glob("/usr/sbin/*.bt"))[12:]]
+
+
+@settings(FUZZ, max_examples=120)
+@given(mutated(BUILD_SEEDS))
+def test_mutations_that_check_clean_also_compile(src):
+    builds_or_is_refused(src, "f.bt", driver.Options())
+

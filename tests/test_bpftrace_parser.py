@@ -348,5 +348,6 @@ def test_errors(src, message):
 
 
 def test_deep_nesting_is_an_error():
-    assert err("BEGIN { $x = " + "(" * 5000 + "1" + ")" * 5000 + "; }") == \
-        "tool.bt: error: the script is nested too deeply"
+    # located: at the parenthesis that opens the 101st level
+    assert err("BEGIN { $x = " + "(" * 5000 + "1" + ")" * 5000 + "; }").split("\n")[0] == \
+        "tool.bt:1:113: error: the script nests more than 100 levels deep here"

@@ -24,6 +24,7 @@ from plyc.diag import MAX_SHOWN, PlycError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_parser import VALID_SCRIPTS  # noqa: E402
+from cbuild import builds_or_is_refused  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = VALID_SCRIPTS + [p.read_text() for p in sorted((ROOT / "examples").glob("*.ply"))]
@@ -148,8 +149,8 @@ soup = st.lists(st.sampled_from(TOKENS), max_size=40).map(" ".join) | \
 
 
 @st.composite
-def mutated(draw):
-    src = draw(st.sampled_from(SEEDS))
+def mutated(draw, seeds=SEEDS):
+    src = draw(st.sampled_from(seeds))
     for _ in range(draw(st.integers(1, 4))):
         by_token = draw(st.booleans())
         units = TOKEN_RE.findall(src) if by_token else list(src)
@@ -203,6 +204,25 @@ def test_mutated_valid_scripts(src):
 @given(mutated() | soup | printable)
 def test_cli_check_never_crashes(src):
     cli_check(src)
+
+
+# What checks clean is also built: its BPF program compiled by clang, as
+# `plyc build` does (tests/cbuild.py). Fewer examples: each one that builds
+# runs clang (about 0.3 s). The seeds also take Debian's corpus of ply scripts.
+CORPUS = sorted((ROOT.parent / "shared" / "corpus" / "ply").glob("*.ply"))
+BUILD_SEEDS = SEEDS + [p.read_text() for p in CORPUS]
+
+
+@settings(FUZZ, max_examples=200)
+@given(mutated(BUILD_SEEDS))
+def test_mutated_scripts_that_check_clean_also_compile(src):
+    builds_or_is_refused(src, "f.ply", driver.Options(env=ENV))
+
+
+def test_build_seeds_compile():
+    assert CORPUS, "the corpus of ply scripts is missing"
+    for src in BUILD_SEEDS:
+        builds_or_is_refused(src, "f.ply", driver.Options(env=ENV))
 
 
 # --- the seeds themselves, and inputs the fuzzer once found ----------------------

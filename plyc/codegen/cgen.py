@@ -9,6 +9,7 @@ import re
 from typing import Optional
 
 from ..ir import nodes as ir
+from ..ir.fold import fold
 from . import loops
 from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
@@ -42,6 +43,7 @@ RETURN = "\0return"                 # placeholder for `return 0;`, see finish()
 # BPF programs can't call memcpy/memset: clang inlines them, in at most 128
 # stores of the width the alignment allows. Larger ones are split.
 MAX_STORES = 128
+MEMSET_FENCE = 'asm volatile("" ::: "memory");\t/* or clang merges the memsets back */'
 
 
 def words(size: int) -> int:
@@ -82,7 +84,7 @@ def mem_calls(fn: str, dst: str, src: Optional[str], n: int, align: int = 8) -> 
     out = []
     for off in range(0, n, chunk):
         if off and src is None:
-            out.append('asm volatile("" ::: "memory");\t/* or clang merges the memsets back */')
+            out.append(MEMSET_FENCE)
         d = offset_ptr(dst, off, align) if off else dst
         arg = "0" if src is None else (offset_ptr(src, off, 8, True) if off else src)
         out.append(f"__builtin_{fn}({d}, {arg}, {min(chunk, n - off)});")
@@ -160,6 +162,17 @@ class FuncGen(TupleGen):
     def line(self, text: str):
         self.lines.append(("\t" * self.depth + text, self.cur_line))
 
+    def zero(self, addr: str, size: int):
+        """Zero the object at addr (an array, or &struct) of size bytes.
+        After another memset, a compiler barrier first: clang would merge
+        the two (adjacent scratch members) into one it cannot inline."""
+        if self.lines and self.lines[-1][0].lstrip("\t").startswith("__builtin_memset("):
+            self.line(MEMSET_FENCE)
+        if size <= MAX_STORES * 8:
+            self.line(f"__builtin_memset({addr}, 0, sizeof({addr.lstrip('&')}));")
+        else:
+            self.lines_of(mem_calls("memset", addr, None, size))
+
     def tmp(self, prefix: str = "t") -> str:
         self.ntmp += 1
         return f"{prefix}{self.ntmp}"
@@ -185,10 +198,7 @@ class FuncGen(TupleGen):
         if ref is None:
             ref = name
             self.line(f"{ctype} {name} {WORDS};")
-        if size <= MAX_STORES * 8:
-            self.line(f"__builtin_memset(&{ref}, 0, sizeof({ref}));")
-        else:
-            self.lines_of(mem_calls("memset", f"&{ref}", None, size))
+        self.zero(f"&{ref}", size)
         return ref
 
     def array(self, name: str, size: int, zero: bool = True, scratch: bool = False) -> str:
@@ -200,10 +210,8 @@ class FuncGen(TupleGen):
         if ref is None:
             self.line(f"char {name}[{size}] {WORDS}{' = {}' if zero else ''};")
             return name
-        if zero and size <= MAX_STORES * 8:
-            self.line(f"__builtin_memset({ref}, 0, sizeof({ref}));")
-        elif zero:
-            self.lines_of(mem_calls("memset", ref, None, size))
+        if zero:
+            self.zero(ref, size)
         return ref
 
     def local_bytes(self, size: int, zero: bool = True) -> str:
@@ -240,11 +248,16 @@ class FuncGen(TupleGen):
     # --- program -------------------------------------------------------------
 
     def generate(self) -> "FuncGen":
+        read = {n.name for n in ir.walk(self.probe.body) if isinstance(n, ir.Local)}
         for name, typ in sorted(self.probe.locals.items()):
             if typ.is_bytes:
                 self.local_ref[name] = self.array(loops.local_c(name), typ.size, scratch=self.captured)
             else:
                 self.line(f"{typ.scalar_ctype()} {loops.local_c(name)} = 0;")
+                if name not in read:
+                    # Set but never read (bpftrace runs such a script): used,
+                    # so that -Wunused-but-set-variable holds its peace.
+                    self.line(f"(void){loops.local_c(name)};")
         self.stmt(self.probe.body)
         self.ret()
         return self
@@ -922,37 +935,6 @@ def bare(x: str) -> str:
             break
         x = x[1:-1]
     return x
-
-
-# Operators folded when both operands are constants, as unsigned 64-bit
-# arithmetic (the result is then read in the expression's type).
-FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-        "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
-        "<<": lambda a, b: a << b if b < 64 else None}
-
-
-def fold(e):
-    """The value of a constant integer expression, or None."""
-    if isinstance(e, ir.Binary) and e.op in FOLD and not e.left.type.is_bytes:
-        a, b = fold(e.left), fold(e.right)
-        if isinstance(e.left, ir.IntConst):
-            a = e.left.value
-        if isinstance(e.right, ir.IntConst):
-            b = e.right.value
-        if a is None or b is None or not (0 <= b < 64 or e.op != "<<"):
-            return None
-        v = FOLD[e.op](a % (1 << 64), b % (1 << 64))
-        if v is None:
-            return None
-        v %= 1 << 64
-        return v - (1 << 64) if e.type.signed and v >= 1 << 63 else v
-    if isinstance(e, ir.Unary) and e.op == "-":
-        a = e.operand.value if isinstance(e.operand, ir.IntConst) else fold(e.operand)
-        if a is None:
-            return None
-        v = (-a) % (1 << 64)
-        return v - (1 << 64) if e.type.signed and v >= 1 << 63 else v
-    return None
 
 
 def _flat(sig):

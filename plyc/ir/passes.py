@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..diag import Collector, PlycError
 from . import nodes as ir
-from . import report
+from . import constants, report
 
 
 def run(passes, state) -> None:
@@ -50,7 +50,7 @@ def report_sections(program: ir.Program, diag: Collector):
 
 
 # The core's passes, in order: a front end lists them after its own.
-CORE = (maps_written, map_refs, report_sections)
+CORE = (maps_written, map_refs, report_sections, constants.check)
 
 
 def on_ir(fns) -> tuple:

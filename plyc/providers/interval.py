@@ -6,6 +6,8 @@ import re
 from .base import Provider, Target, spec_error
 
 UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "m": 60_000_000_000}
+# perf_event_open refuses a sample period with the top bit set: about 292 years.
+MAX_PERIOD_NS = (1 << 63) - 1
 
 
 def parse_period(spec) -> int:
@@ -21,6 +23,8 @@ def parse_period(spec) -> int:
     period = num * UNITS[unit]
     if period <= 0:
         raise spec_error(spec, "an interval must be longer than zero")
+    if period > MAX_PERIOD_NS:
+        raise spec_error(spec, f"interval '{spec.arg}' is too long: at most {MAX_PERIOD_NS // UNITS['s']}s")
     return period
 
 

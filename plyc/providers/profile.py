@@ -5,12 +5,17 @@ import re
 
 from .base import Provider, Target, spec_error
 
+# CPU numbers a profile probe may name (Linux's NR_CPUS is at most 8192).
+MAX_CPU = 8191
+
 
 def parse(spec) -> Target:
     m = re.fullmatch(r"(?:(\d+):)?(\d+)(?:hz)?", spec.arg)
     if not m:
         raise spec_error(spec, f"profile '{spec.arg}' is not Nhz or C:Nhz", "e.g. profile:99hz, profile:0:100hz")
     cpu = int(m.group(1)) if m.group(1) is not None else -1
+    if cpu > MAX_CPU:
+        raise spec_error(spec, f"CPU {cpu} is out of range (0 to {MAX_CPU})")
     freq = int(m.group(2))
     if not 1 <= freq <= 1000:
         raise spec_error(spec, f"profile frequency {freq} is out of range (1 to 1000 hz)")

@@ -16,6 +16,8 @@ from typing import Optional
 
 from pycparser import c_ast, c_parser
 
+from ...nesting import C_MESSAGE, MAX_DEPTH, c_too_deep, deepest
+
 # C's own keywords that may appear in a type or an expression.
 KEYWORDS = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
@@ -157,7 +159,25 @@ def _preamble(typenames) -> str:
     return "".join(f"typedef int {n};\n" for n in sorted(typenames) if IDENT.fullmatch(n) and n not in KEYWORDS)
 
 
+def _check_depth(text: str):
+    """CSyntaxError where text nests too deeply for pycparser's recursion."""
+    deep = c_too_deep(text)
+    if deep is not None:
+        raise CSyntaxError(C_MESSAGE, *deep)
+
+
+def _check_tree(parsed: "Parsed", root):
+    """CSyntaxError at the first node nested deeper than nesting.MAX_DEPTH
+    (a chain of binary operators: pycparser builds it without recursion)."""
+    deep = deepest(root, lambda n: [c for _, c in n.children()])
+    if deep is not None:
+        off = parsed.offset(getattr(deep, "coord", None))
+        raise CSyntaxError(f"this C nests more than {MAX_DEPTH} levels deep here", off,
+                           off + 1 if off is not None else None)
+
+
 def _parse(source: str, text: str, first_line: int):
+    _check_depth(text)
     try:
         return c_parser.CParser().parse(source, "<argdist>")
     except c_parser.ParseError as err:
@@ -187,7 +207,9 @@ def parse_expr(text: str, typenames) -> Parsed:
     if len(body) != 1 or not isinstance(body[0], c_ast.Node) or isinstance(
             body[0], (c_ast.Decl, c_ast.Compound, c_ast.If, c_ast.Return)):
         raise CSyntaxError("not a C expression")
-    return Parsed(body[0], text, first)
+    parsed = Parsed(body[0], text, first)
+    _check_tree(parsed, body[0])
+    return parsed
 
 
 def parse_param(text: str, typenames) -> Parsed:

@@ -579,6 +579,9 @@ def _eval(node, abi, ident, sizeof) -> tuple:
             return int(bool(a) and bool(b) if op == "&&" else bool(a) or bool(b)), 4, True
         if op in ("<<", ">>"):
             size, signed = max(asz, 4), asg if asz >= 4 else True
+            if not 0 <= b < size * 8:
+                # C leaves it undefined (and 1 << 10**12 would fill memory)
+                raise NotConstant(f"shift count {b} out of range")
             return _norm(a << b if op == "<<" else a >> b, size, signed)
         size = max(asz, bsz, 4)
         signed = (asg or asz < 4) and (bsg or bsz < 4) if asz == bsz or max(asz, bsz) < 4 else \

@@ -20,6 +20,7 @@ from typing import Optional
 from ... import arch as ARCH
 from ...diag import Collector
 from ...ir.nodes import Span
+from ...nesting import C_MESSAGE, c_too_deep
 from . import ast as A
 
 # Integer type names a definition may use, besides C's own: bpftrace's and
@@ -124,6 +125,14 @@ def parse(items: list, target: str, diag: Collector) -> Definitions:
     except ImportError:
         diag.error("struct, union and enum definitions need pycparser (make setup installs it)", items[0].span)
         return out
+    deep = False
+    for item in items:
+        where = c_too_deep(item.text)
+        if where is not None:
+            diag.error(C_MESSAGE, _text_span(item, *where))
+            deep = True
+    if deep:
+        return out
     try:
         tree = c_parser.CParser().parse(_source(items), "script")
     except c_parser.ParseError as err:
@@ -139,6 +148,14 @@ def parse(items: list, target: str, diag: Collector) -> Definitions:
             span = _coord_span(err.coord, items) if err.coord is not None else None
             diag.error(str(err), span or _item_at(ext.coord, items))
     return out
+
+
+def _text_span(item, start: int, end: int) -> Span:
+    """The span of item.text[start:end] in the script."""
+    before = item.text[:start]
+    line = item.span.line + before.count("\n")
+    col = start - before.rfind("\n") if "\n" in before else item.span.col + start
+    return Span(line, col, line, col + (end - start))
 
 
 def _located(message: str, items: list) -> tuple:
@@ -166,6 +183,11 @@ def _item_at(coord, items) -> Span:
         if coord is not None and item.span.line <= coord.line <= item.span.end_line:
             return item.span
     return items[0].span
+
+
+# The largest struct, union or array a definition may make (C's int), so
+# that sizes and offsets stay plain numbers in the generated C.
+MAX_SIZE = (1 << 31) - 1
 
 
 def _round(n: int, a: int) -> int:
@@ -210,6 +232,9 @@ class _Layout:
             rec.align = max(rec.align, align)
             off = max(off, start + m.size) if words[0] == "union" else start + m.size
         rec.size = _round(off, rec.align)
+        if rec.size > MAX_SIZE:
+            raise DefinitionError(f"{' '.join(words)} is too large: {rec.size} bytes, at most {MAX_SIZE}",
+                                  node.coord)
         self.defs.records[words] = rec
         return rec
 
@@ -218,7 +243,7 @@ class _Layout:
             value = 0
             for en in node.values.enumerators:
                 if en.value is not None:
-                    value = self.const(en.value)
+                    value = self.constant(en.value)
                 self.defs.constants[en.name] = value
                 value += 1
             if node.name:
@@ -239,9 +264,21 @@ class _Layout:
             return {"-": -v, "~": ~v, "+": v}[e.op]
         if isinstance(e, c.BinaryOp) and e.op in ("+", "-", "*", "<<", ">>", "|", "&", "^"):
             a, b = self.const(e.left), self.const(e.right)
-            return {"+": a + b, "-": a - b, "*": a * b, "<<": a << b, ">>": a >> b,
-                    "|": a | b, "&": a & b, "^": a ^ b}[e.op]
+            if e.op in ("<<", ">>") and not 0 <= b < 64:
+                raise DefinitionError(f"shift count {b} is out of range: it must be 0 to 63", e.coord)
+            v = {"+": a + b, "-": a - b, "*": a * b, "<<": a << b, ">>": a >> b,
+                 "|": a | b, "&": a & b, "^": a ^ b}[e.op]
+            if not -(1 << 63) <= v < 1 << 64:
+                raise DefinitionError(f"the constant {v} does not fit in 64 bits", e.coord)
+            return v
         raise DefinitionError("an enumerator's value must be a constant integer expression", e.coord)
+
+    def constant(self, e) -> int:
+        """A constant expression's value, which must fit in 64 bits."""
+        v = self.const(e)
+        if not -(1 << 63) <= v < 1 << 64:
+            raise DefinitionError(f"the constant {v} does not fit in 64 bits", e.coord)
+        return v
 
     def member(self, name: str, t) -> tuple:
         """(Member at offset 0, its alignment) of declarator type t."""
@@ -251,8 +288,13 @@ class _Layout:
         if isinstance(t, c.ArrayDecl):
             if t.dim is None:
                 raise DefinitionError(f"array '{name}' needs a size", t.coord)
-            n = self.const(t.dim)
+            n = self.constant(t.dim)
+            if n < 0:
+                raise DefinitionError(f"array '{name}' has a negative size ({n})", t.coord)
             elem, align = self.member(name, t.type)
+            if elem.size * n > MAX_SIZE:
+                raise DefinitionError(f"array '{name}' is too large: {elem.size * n} bytes, "
+                                      f"at most {MAX_SIZE}", t.coord)
             return Member(name, 0, elem.size * n, "array", elem=elem, count=n), align
         inner = t.type
         if isinstance(inner, (c.Struct, c.Union)):

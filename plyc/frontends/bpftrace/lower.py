@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ... import aggregations as AGG
+from ... import builtins as B
 from ... import providers
 from ... import types as T
 from ...diag import Collector, PlycError
@@ -72,7 +73,7 @@ def not_yet(what: str) -> str:
 
 def _prints_tuple(n) -> bool:
     return (isinstance(n, A.Call) and n.name == "print" and len(n.args) == 1
-            and isinstance(n.args[0], A.Tuple) and len(n.args[0].items) > 1)
+            and isinstance(n.args[0], A.Tuple) and 1 < len(n.args[0].items) < B.MANY)
 
 
 def refuse(st: "Lowering", diag: Collector):
@@ -599,8 +600,7 @@ class Typer(PlyTyper):
         return tuples.make(self, e)
 
     def expr_Ternary(self, e: A.Ternary):
-        node = tuples.ternary(self, e)
-        return node if node is not None else super().expr_Ternary(e)
+        return tuples.ternary(self, e)
 
     def expr_TupleIndex(self, e: A.TupleIndex):
         base = loops.pair_base(e)[0]
@@ -664,8 +664,7 @@ class Typer(PlyTyper):
             return super().call(e, statement)
         lo, hi = func.arity
         if not lo <= len(e.args) <= hi:
-            want = str(lo) if lo == hi else f"{lo} or {hi}" if hi == lo + 1 else f"{lo} to {hi}"
-            self.err(f"{e.name}() takes {want} argument{'s' if want != '1' else ''}, got {len(e.args)}", e.span)
+            self.err(B.arity_error(e.name, func.arity, len(e.args)), e.span)
         node = func.check(self, e)
         if isinstance(node, ir.Stmt) and not statement:
             self.err(f"{e.name}() has no value", e.span)

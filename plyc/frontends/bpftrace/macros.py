@@ -11,17 +11,37 @@ with statements before its value is a block expression, which plyc does
 not lower yet. A macro with no parameters can be named bare (`one`)."""
 from __future__ import annotations
 
-import copy
 from dataclasses import fields, replace
 
 from ...diag import Collector
+from ...nesting import MAX_DEPTH, MESSAGE, NOTE, deepest
 from . import ast as A
+from .parser import children
+
+
+# How many macro calls may be expanded one inside another: far more than
+# scripts use, and few enough for the expansion's recursion.
+MAX_MACRO_DEPTH = 32
 
 
 def expand(program: A.Program, diag: Collector) -> A.Program:
     if not program.macros:
         return program
     return _Expander(program.macros, diag).program(program)
+
+
+def _clone(n):
+    """A copy of a tree (each use of an argument is a node of its own)."""
+    if isinstance(n, list):
+        return [_clone(x) for x in n]
+    if not isinstance(n, A.Node):
+        return n
+    return replace(n, **{f.name: _clone(getattr(n, f.name)) for f in fields(n)
+                         if isinstance(getattr(n, f.name), (A.Node, list))})
+
+
+def _too_deep(node) -> bool:
+    return deepest(node, children) is not None
 
 
 class _Expander:
@@ -34,6 +54,7 @@ class _Expander:
             self.macros[m.name] = m
         self.count = 0
         self.active: list = []           # the macros being expanded (recursion)
+        self.level = 0
 
     def program(self, prog: A.Program) -> A.Program:
         probes = [replace(p, predicate=self.expr(p.predicate) if p.predicate is not None else None,
@@ -56,6 +77,19 @@ class _Expander:
         return self.rebuild(e)
 
     def rebuild(self, node):
+        # self.level: how deep the node being rebuilt sits in the expanded
+        # tree; deeper than nesting.MAX_DEPTH is refused before the
+        # expansion's recursion (macros inside macros) can overflow.
+        self.level += 1
+        try:
+            if self.level > MAX_DEPTH:
+                self.diag.error(MESSAGE, node.span, NOTE)
+                return node
+            return self._rebuild(node)
+        finally:
+            self.level -= 1
+
+    def _rebuild(self, node):
         changes = {}
         for f in fields(node):
             v = getattr(node, f.name)
@@ -87,6 +121,14 @@ class _Expander:
         if m.name in self.active:
             self.diag.error(f"macro {m.name} expands into itself", call.span)
             return [] if not value else A.Int(0, "0", span=call.span)
+        if len(self.active) >= MAX_MACRO_DEPTH:
+            self.diag.error(f"macros expand more than {MAX_MACRO_DEPTH} levels deep here "
+                            f"({' -> '.join(self.active[:3])} -> ... -> {m.name})", call.span)
+            return [] if not value else A.Int(0, "0", span=call.span)
+        if any(_too_deep(a) for a in args):
+            # Substituted into the body, a deep argument gets deeper still.
+            self.diag.error(MESSAGE, call.span, NOTE)
+            return [] if not value else A.Int(0, "0", span=call.span)
         self.count += 1
         renames = _Renames(f"__{m.name}_{self.count}_", m.name, self.diag)
         for p, a in zip(m.params, args):
@@ -100,10 +142,13 @@ class _Expander:
                 renames.maps[p.name] = getattr(a, "name", p.name)
             else:
                 renames.exprs[p.name] = self.expr(a)
-        body = renames.block(copy.deepcopy(m.body))
+        body = renames.block(m.body)          # a copy: Renames rebuilds every node
         self.active.append(m.name)
         body = self.block(body)
         self.active.pop()
+        if _too_deep(body):
+            self.diag.error(MESSAGE, call.span, NOTE)
+            return [] if not value else A.Int(0, "0", span=call.span)
         if not value:
             return body.stmts
         if len(body.stmts) == 1 and isinstance(body.stmts[0], A.ExprStmt):
@@ -134,7 +179,7 @@ class _Renames:
         if isinstance(n, A.Var):
             return replace(n, name=self.vars.get(n.name, self.prefix + n.name))
         if isinstance(n, A.Ident) and n.name in self.exprs:
-            return copy.deepcopy(self.exprs[n.name])
+            return _clone(self.exprs[n.name])
         if isinstance(n, A.Map) and n.name not in self.maps:
             self.diag.error(f"macro {self.name} uses {n.name}, which it is not given: macros see only the maps "
                             f"passed to them (a parameter {n.name})", n.span)

@@ -13,7 +13,8 @@ import re
 from typing import Optional
 
 from ...ir.nodes import Span
-from ...diag import Diagnostic, PlycError
+from ...diag import PlycError, error
+from ...nesting import MAX_DEPTH, MESSAGE, NOTE, deepest
 from . import ast as A
 from .lexer import IDENT_RE, KEYWORDS, Lexer, Source, Token
 from .probes import BY_NAME, split_spec
@@ -40,6 +41,7 @@ class Parser:
         self.text = text
         self.pos = 0
         self.in_predicate = False
+        self.depth = 0           # blocks and expressions open around the current token
 
     # --- token helpers ------------------------------------------------------
 
@@ -66,6 +68,14 @@ class Parser:
         if self.at(text):
             return self.next()
         self.fail_at(self.peek(), f"expected '{text}'{what}")
+
+    def enter(self):
+        """One level deeper (a block, an expression, a prefix operator): past
+        nesting.MAX_DEPTH, a located error before Python's recursion limit."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            tok = self.peek()
+            self.src.fail(MESSAGE, tok.start, max(tok.end, tok.start + 1), NOTE)
 
     def fail_at(self, tok: Token, expected: str, note=None):
         self.src.fail(f"{expected}, found {tok.describe()}", tok.start,
@@ -259,6 +269,13 @@ class Parser:
     # --- statements -----------------------------------------------------------
 
     def block(self) -> A.Block:
+        self.enter()
+        try:
+            return self._block()
+        finally:
+            self.depth -= 1
+
+    def _block(self) -> A.Block:
         start = self.expect("{").start
         stmts = []
         while not self.at("}"):
@@ -364,6 +381,13 @@ class Parser:
     # --- expressions ------------------------------------------------------------
 
     def expr(self) -> A.Expr:
+        self.enter()
+        try:
+            return self._expr()
+        finally:
+            self.depth -= 1
+
+    def _expr(self) -> A.Expr:
         start = self.peek().start
         cond = self.binary(1)
         if not self.accept("?"):
@@ -388,22 +412,30 @@ class Parser:
             right = self.binary(prec + 1)
             left = A.Binary(op.text, left, right, span=self.span(start))
 
+    def operand(self) -> A.Expr:
+        """The operand of a prefix operator or a cast: one level deeper."""
+        self.enter()
+        try:
+            return self.unary()
+        finally:
+            self.depth -= 1
+
     def unary(self) -> A.Expr:
         tok = self.peek()
         start = tok.start
         if tok.kind == "punct":
             if tok.text in ("!", "~", "-", "*", "&"):
                 self.next()
-                return A.Unary(tok.text, self.unary(), span=self.span(start))
+                return A.Unary(tok.text, self.operand(), span=self.span(start))
             if tok.text in ("++", "--"):
                 self.next()
-                target = self.unary()
+                target = self.operand()
                 self.check_incdec_target(target, tok)
                 return A.IncDec(tok.text, True, target, span=self.span(start))
             if tok.text == "(":
                 ty = self.try_cast_type()
                 if ty is not None:
-                    return A.Cast(ty, self.unary(), span=self.span(start))
+                    return A.Cast(ty, self.operand(), span=self.span(start))
         if tok.kind == "ident" and tok.text in ("sizeof", "offsetof"):
             return self.sizeof_offsetof()
         return self.postfix(self.primary(), start)
@@ -576,11 +608,32 @@ class Parser:
         return A.Offsetof(arg, names, span=self.span(kw.start))
 
 
+def children(node) -> list:
+    """The tree's nodes directly inside node (for walks without recursion)."""
+    out = []
+    for name in node.__dataclass_fields__:
+        v = getattr(node, name)
+        if isinstance(v, A.Node):
+            out.append(v)
+        elif isinstance(v, list):
+            out.extend(x for x in v if isinstance(x, A.Node))
+    return out
+
+
+def check_depth(program: A.Program):
+    """A located error where the tree nests deeper than nesting.MAX_DEPTH:
+    chains the parser builds in a loop (`1+1+...+1`, `a.b.c...`) and what
+    macros expand into."""
+    deep = deepest(program, children)
+    if deep is not None:
+        raise error(MESSAGE, deep.span, NOTE)
+
+
 def parse(text: str, filename: str = "<script>") -> A.Program:
     """The script's tree; PlycError at the first syntax error."""
     try:
-        return Parser(text).program()
+        program = Parser(text).program()
+        check_depth(program)
+        return program
     except PlycError as err:
         raise PlycError(err.diags, filename, text) from None
-    except RecursionError:
-        raise PlycError(Diagnostic("the script is nested too deeply"), filename, text) from None

@@ -49,13 +49,11 @@ def flatten_key(typer, keys: list, exprs: list) -> list:
 
 def ternary(typer, e: A.Ternary):
     """`c ? (a, b) : (x, y)` of one tuple type (the shared rule takes
-    integers and strings only); None when the branches are no tuples."""
-    if not (isinstance(e.then, A.Tuple) or isinstance(e.other, A.Tuple)):
-        then = typer.expr(e.then)
-        if then.type.kind != "tuple":
-            return None
+    integers and strings only), or by that rule when the branches are no tuples."""
     cond = typer.cond(e.cond)
     a, b = typer.expr(e.then), typer.expr(e.other)
+    if a.type.kind != "tuple" and b.type.kind != "tuple":
+        return typer.ternary(e, cond, a, b)
     if a.type != b.type:
         typer.err(f"the branches of '?:' have different types: {a.type} and {b.type}", e.span)
     return ir.Ternary(cond, a, b, type=a.type)

@@ -458,7 +458,11 @@ class Typer:
 
     def expr_Ternary(self, e: ast.Ternary):
         cond = self.cond(e.cond)
-        a, b = self.expr(e.then), self.expr(e.other)
+        return self.ternary(e, cond, self.expr(e.then), self.expr(e.other))
+
+    def ternary(self, e, cond, a, b) -> ir.Ternary:
+        """`cond ? a : b` of typed parts (each typed once: nested ternaries
+        would otherwise be typed an exponential number of times)."""
         u = T.unify(a.type, b.type)
         if u is None or u.kind not in ("int", "str"):
             self.err(f"the branches of '?:' have different types: {a.type} and {b.type}", e.span)
@@ -580,10 +584,7 @@ class Typer:
             self.err(f"unknown function '{e.func}'", e.name_span, f"functions are: {', '.join(public)}")
         lo, hi = func.arity
         if not lo <= len(e.args) <= hi:
-            want = str(lo) if lo == hi else (f"at least {lo}" if hi >= B.MANY else
-                                             f"{lo} or {hi}" if hi == lo + 1 else f"{lo} to {hi}")
-            plural = "" if want in ("1", "at least 1") else "s"
-            self.err(f"{e.func}() takes {want} argument{plural}, got {len(e.args)}", e.span)
+            self.err(B.arity_error(e.func, func.arity, len(e.args)), e.span)
         node = func.check(self, e)
         if isinstance(node, ir.Stmt) and not statement:
             self.err(f"{e.func}() has no value", e.span)

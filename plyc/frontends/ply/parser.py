@@ -17,6 +17,9 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import ast
 from ...diag import Diagnostic, PlycError
+# Deeper expressions or statements are refused: the later stages walk the
+# tree recursively, and no real script comes near it.
+from ...nesting import MESSAGE, NOTE, deepest
 
 STRING_ESCAPES = {"n": b"\n", "t": b"\t", "r": b"\r", "\\": b"\\", '"': b'"', "0": b"\0",
                   "a": b"\a", "b": b"\b", "f": b"\f", "v": b"\v", "'": b"'"}
@@ -32,11 +35,6 @@ TOKEN_NAMES = {
     "DELETE": "'delete'", "STAR": "'*'", "DIVOP": "an operator", "ADDOP": "an operator",
     "BOR": "'|'", "BXOR": "'^'", "BAND": "'&'", "SIZEOF": "'sizeof'",
 }
-
-# Deeper expressions or statements than this are refused: the later stages
-# walk the tree recursively, and no real script comes near it.
-MAX_DEPTH = 100
-
 
 class _PostLex:
     """Lets UNTERMINATED_COMMENT (used by no rule) through in every lexer
@@ -520,14 +518,8 @@ def _syntax_error(err: UnexpectedInput, source: str) -> Diagnostic:
 
 
 def _too_deep(program: ast.Program) -> Optional[ast.Node]:
-    """The first node nested deeper than MAX_DEPTH, found without recursion."""
-    todo = [(program, 0)]
-    while todo:
-        node, depth = todo.pop()
-        if depth > MAX_DEPTH:
-            return node
-        todo.extend((child, depth + 1) for child in ast.children(node))
-    return None
+    """The first node nested deeper than nesting.MAX_DEPTH, found without recursion."""
+    return deepest(program, ast.children)
 
 
 def parse(source: str, filename: str = "<script>") -> ast.Program:
@@ -546,7 +538,6 @@ def parse(source: str, filename: str = "<script>") -> ast.Program:
         raise
     deep = _too_deep(program)
     if deep is not None:
-        raise PlycError(Diagnostic(f"the script nests more than {MAX_DEPTH} levels deep here", deep.span,
-                                   note="split the expression with $variables"), filename, source)
+        raise PlycError(Diagnostic(MESSAGE, deep.span, note=NOTE), filename, source)
     program.filename = filename
     return program
