@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from plyc import driver
 from plyc.diag import PlycError
-from plyc.frontends.argdist import lower_args, parse_args, probe_origin, render_plyc_error, render_spec_error
+from plyc.commands.argdist import parse_args
+from plyc.frontends.argdist import lower_args, probe_origin, render_plyc_error, render_spec_error
 from plyc.frontends.argdist.spec import SpecError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

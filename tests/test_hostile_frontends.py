@@ -149,7 +149,8 @@ ARGDIST_NESTED = [
 
 @pytest.mark.parametrize("expr, col, message", ARGDIST_NESTED, ids=range(len(ARGDIST_NESTED)))
 def test_argdist_deep_nesting_is_a_located_error(expr, col, message):
-    from plyc.frontends.argdist import lower_args, parse_args, render_spec_error
+    from plyc.commands.argdist import parse_args
+    from plyc.frontends.argdist import lower_args, render_spec_error
     from plyc.frontends.argdist.spec import SpecError
     with pytest.raises(SpecError) as err:
         lower_args(parse_args(["-C", "p:c:malloc(size_t size):size_t:" + expr, "-o", "x"]))
@@ -182,7 +183,8 @@ ARGDIST_CONSTANTS = [
 
 @pytest.mark.parametrize("expr, col, message", ARGDIST_CONSTANTS, ids=range(len(ARGDIST_CONSTANTS)))
 def test_argdist_constants_refused_under_the_specifier(expr, col, message):
-    from plyc.frontends.argdist import lower_args, parse_args, render_spec_error
+    from plyc.commands.argdist import parse_args
+    from plyc.frontends.argdist import lower_args, render_spec_error
     from plyc.frontends.argdist.spec import SpecError
     with pytest.raises(SpecError) as err:
         lower_args(parse_args(["-C", "p:c:malloc(size_t size):size_t:" + expr, "-o", "x"]))
