@@ -319,22 +319,31 @@ def set_stats(on: bool):
         f.write("1" if on else "0")
 
 
+def bpf_fdinfo(pid: int, kind: str):
+    """The /proc/PID/fdinfo entries, as dicts, of the fds that process holds
+    open on BPF objects of one kind ("prog", "map")."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != f"anon_inode:bpf-{kind}":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                yield {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in f if ":" in line)}
+        except OSError:
+            continue
+
+
 def prog_stats(pid: int) -> dict:
     """{prog_id: (run_time_ns, run_cnt)} of the BPF programs that process
     holds open, from /proc/PID/fdinfo (the kernel's bpf_stats figures)."""
     out = {}
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return out
-    for fd in fds:
+    for info in bpf_fdinfo(pid, "prog"):
         try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:bpf-prog":
-                continue
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                info = dict(line.split(":", 1) for line in f if ":" in line)
             out[int(info["prog_id"])] = (int(info["run_time_ns"]), int(info["run_cnt"]))
-        except (OSError, KeyError, ValueError):
+        except (KeyError, ValueError):
             continue
     return out
 
@@ -344,10 +353,12 @@ def maps_memlock(pid: int) -> int:
     the kernel counts them (/proc/PID/fdinfo's memlock; a perf buffer's
     pages are mapped, not a map's, and not in it)."""
     total = 0
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return total
+    for info in bpf_fdinfo(pid, "map"):
+        try:
+            total += int(info["memlock"])
+        except (KeyError, ValueError):
+            continue
+    return total
     for fd in fds:
         try:
             if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:bpf-map":
