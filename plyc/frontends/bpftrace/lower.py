@@ -253,6 +253,9 @@ class Typer(PlyTyper):
         node = self.call(e, statement=True)
         if isinstance(node, ir.Stmt):
             node.span = s.span
+            if e.name == "exit":
+                # bpftrace's exit() ends the probe too: nothing after it runs.
+                return ir.Block([node, ir.Return(span=s.span)], span=s.span)
             return node
         return ir.CallStmt(node, span=s.span)
 
