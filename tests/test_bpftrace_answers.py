@@ -6,7 +6,7 @@ import re
 from plyc import driver
 from plyc.ir.dump import dump
 
-from btlower import lower
+from btlower import err, lower
 from cbuild import bpf_compile_error
 
 
@@ -49,3 +49,37 @@ def test_exit_in_a_for_loop_stops_the_iteration_and_the_probe():
 def test_loops_that_do_not_return_keep_their_context():
     c = compiled('BEGIN { @m[1] = 1; for ($kv : @m) { @n = count(); } }').generated.bpf_c
     assert "ret" not in c[c.index("_ctx {"):c.index("};")]
+
+
+def test_pointer_arithmetic_scales_by_the_pointees_size():
+    prog = lower('struct s { int a; char b[10]; }\n'
+                 'BEGIN { $p = (uint16 *)1000; $q = $p + 1; $q++; $q -= 3; $w = (uint64 *)8; $w--;\n'
+                 '  $r = (struct s *)100; $t = curtask;\n'
+                 '  printf("%d %d %d %d %d\\n", 2 + $p, $r - 1, $t + 1, (int8 *)$p + 1, (uint32 **)$p + 1); }')
+    text = dump(prog)
+    assert "$q = ($p:u16 * + (1:s64 * 2:s64):s64):u16 *" in text                 # + keeps the type
+    assert "$q = ($q:u16 * + (1:s64 * 2:s64):s64):u16 *" in text                 # ++
+    assert "$q = ($q:u16 * - (3:s64 * 2:s64):s64):u16 *" in text                 # -=
+    assert "$w = ($w:u64 * - (1:s64 * 8:s64):s64):u64 *" in text                 # --
+    assert "((2:s64 * 2:s64):s64 + $p:u16 *):u16 *" in text                      # int + pointer
+    assert "($r:struct s * - (1:s64 * 16:s64):s64):struct s *" in text          # the script's struct
+    size = prog.ktypes.btf.size(prog.ktypes.lookup(("struct", "task_struct")))
+    assert f"($t:struct task_struct * + (1:s64 * {size}:s64):s64):struct task_struct *" in text   # BTF's
+    assert "(cast($p:u16 *):s8 * + 1:s64):s8 *" in text                          # bytes: no scaling
+    assert "(cast($p:u16 *):u32 * * + (1:s64 * 8:s64):s64):u32 * *" in text     # a pointer's size
+
+
+def test_pointer_minus_pointer_counts_elements():
+    text = dump(lower('BEGIN { $p = (uint32 *)1000; $q = (uint32 *)1040; printf("%d\\n", $q - $p); }'))
+    assert "(($q:u32 * - $p:u32 *):s64 / 4:s64):s64" in text
+    assert "can't subtract pointers to different types (u32 * and u16 *)" in \
+        err('BEGIN { $p = (uint32 *)1000; $q = (uint16 *)1040; printf("%d\\n", $p - $q); }')
+    assert "can't add two pointers" in err('BEGIN { $p = (uint32 *)1000; printf("%d\\n", $p + $p); }')
+    assert "can't subtract a pointer (u32 *) from an integer" in \
+        err('BEGIN { $p = (uint32 *)1000; printf("%d\\n", 5 - $p); }')
+
+
+def test_pointer_arithmetic_compiles():
+    compiled('struct s { int a; char b[10]; }\n'
+             'kprobe:vfs_read { $p = (uint16 *)arg1; $p += 3; $r = (struct s *)arg2; $r--;\n'
+             '  @[$p - (uint16 *)arg1, $r - 1, (uint64 *)arg0 - 6] = count(); }')

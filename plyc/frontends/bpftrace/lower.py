@@ -37,7 +37,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import cdefs, config, constants, events, fargs, headers, loops, macros, preamble, stacks, structs
+from . import cdefs, config, constants, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
 from . import specs as S
 from . import tuples
 from . import values as V
@@ -620,6 +620,12 @@ class Typer(PlyTyper):
         if script is not None:
             return script
         return super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
+
+    def expr_Binary(self, e: A.Binary):
+        left, right = self.expr(e.left), self.expr(e.right)
+        if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
+            return pointers.arith(self, e, left, right)     # scaled by the pointee's size
+        return self.binary(e, left, right)
 
     def expr_Unary(self, e: A.Unary):
         if e.op == "*":
