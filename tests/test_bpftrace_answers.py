@@ -83,3 +83,13 @@ def test_pointer_arithmetic_compiles():
     compiled('struct s { int a; char b[10]; }\n'
              'kprobe:vfs_read { $p = (uint16 *)arg1; $p += 3; $r = (struct s *)arg2; $r--;\n'
              '  @[$p - (uint16 *)arg1, $r - 1, (uint64 *)arg0 - 6] = count(); }')
+
+
+def test_division_by_a_run_time_zero_is_one():
+    src = 'kprobe:vfs_read { $n = (int64)arg2; @[arg1 / arg2, arg1 % arg2, 7 / $n, -7 % $n, arg1 / 4] = count(); }'
+    text = dump(lower(src))
+    assert "/(arg1:u64, arg2:u64):u64, %(arg1:u64, arg2:u64):u64, /(7:s64, $n:s64):s64, " \
+        "%((-7:s64):s64, $n:s64):s64, (arg1:u64 / 4:s64):u64" in text     # a constant divisor: plain
+    c = compiled(src).generated.bpf_c
+    assert re.search(r"__u64 (div\d+) = .*; \1 \? \(__u64\).* / \1 : 1; \}", c)
+    assert re.search(r"__s64 (div\d+) = v_n; \1 \? plyc_smod\(\(-7LL\), \1\) : 1; \}", c)

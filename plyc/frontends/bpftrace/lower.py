@@ -37,7 +37,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import cdefs, config, constants, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
+from . import cdefs, config, constants, division, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
 from . import specs as S
 from . import tuples
 from . import values as V
@@ -625,7 +625,7 @@ class Typer(PlyTyper):
         left, right = self.expr(e.left), self.expr(e.right)
         if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
             return pointers.arith(self, e, left, right)     # scaled by the pointee's size
-        return self.binary(e, left, right)
+        return division.guarded(self.binary(e, left, right))    # x / 0 is 1, as bpftrace's
 
     def expr_Unary(self, e: A.Unary):
         if e.op == "*":
