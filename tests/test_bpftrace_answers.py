@@ -93,3 +93,8 @@ def test_division_by_a_run_time_zero_is_one():
     c = compiled(src).generated.bpf_c
     assert re.search(r"__u64 (div\d+) = .*; \1 \? \(__u64\).* / \1 : 1; \}", c)
     assert re.search(r"__s64 (div\d+) = v_n; \1 \? plyc_smod\(\(-7LL\), \1\) : 1; \}", c)
+
+
+def test_a_cast_to_bool_is_zero_or_one():
+    text = dump(lower('BEGIN { $n = 256; printf("%d %d\\n", (bool)$n, (bool)5); }'))
+    assert "cast(($n:s64 != 0:s64):s32):u8, cast((5:s64 != 0:s64):s32):u8)" in text

@@ -619,7 +619,12 @@ class Typer(PlyTyper):
         script = structs.cast(self, e, lambda: self.expr(e.operand))
         if script is not None:
             return script
-        return super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
+        cast = super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
+        if e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers and e.type.array_len is None:
+            # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
+            zero = ir.IntConst(0, type=T.S64, span=e.span)
+            cast.operand = ir.Binary("!=", cast.operand, zero, type=T.S32, span=e.span)
+        return cast
 
     def expr_Binary(self, e: A.Binary):
         left, right = self.expr(e.left), self.expr(e.right)
