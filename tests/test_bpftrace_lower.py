@@ -50,6 +50,7 @@ probe 1 BEGIN -> BEGIN - line 5
   @c[] = 1:s64  @5
   @c[] = 1:s64  @5
   emit exit 2 (0:s32)  @5
+  return  @5
 """
 
 
@@ -152,7 +153,7 @@ def test_preamble_as_with_btf():
                  '#else\n#include <sys/socket.h>\n#endif\n#define LIMIT 0x10\n#define NAME "bash"\n'
                  '#define EMPTY\n#ifdef EMPTY\n#define ON 1\n#endif\n#if !defined(EMPTY)\n#define ON 2\n#endif\n'
                  'BEGIN { printf("%d %s %d\\n", LIMIT + 1, NAME, ON); exit(); }')
-    assert dump(prog).splitlines()[-2] == \
+    assert dump(prog).splitlines()[-3] == \
         '  emit printf 1 ((16:s64 + 1:s64):s64, "bash":char[8], 1:s64)  @16'
 
 
@@ -168,7 +169,7 @@ def test_constants_from_included_headers(tmp_path):
            'BEGIN { printf("%d %d\\n", TASK_RUNNING, TASK_DEAD); exit(); }')
     opts = driver.Options(env={"BPFTRACE_KERNEL_SOURCE": str(tmp_path)})
     prog = driver.lower(src, "tool.bt", opts)
-    assert dump(prog).splitlines()[-2] == '  emit printf 1 (0:s64, 128:s64)  @3'
+    assert dump(prog).splitlines()[-3] == '  emit printf 1 (0:s64, 128:s64)  @3'
     with pytest.raises(PlycError) as info:
         driver.lower(src.replace("TASK_DEAD", "TASK_GONE"), "tool.bt", opts)
     assert info.value.render() == (

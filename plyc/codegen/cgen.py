@@ -351,7 +351,7 @@ class FuncGen(TupleGen):
         self.line("}")
 
     def stmt_Return(self, s):
-        self.ret()
+        loops.stmt_Return(self, s)
 
     def stmt_While(self, s: ir.While):
         loops.stmt_While(self, s)

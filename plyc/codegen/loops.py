@@ -15,7 +15,8 @@ before the call and back after it (and by the callback at each of its
 exits), so the body reads and sets them as the probe's own code does.
 String and buffer locals of such a probe live in its scratch slot, which
 both functions address. Break and continue in the callback return 1 and
-0, as the helper reads them."""
+0, as the helper reads them; a return in it returns 1 with the
+context's `ret` set, and the caller returns in its turn."""
 from __future__ import annotations
 
 import re
@@ -86,6 +87,22 @@ def stmt_Continue(g, s: ir.Continue):
         g.lines_of(store + ["return 0;"])
 
 
+def in_callback(g) -> bool:
+    """Whether the code being written is a for loop's callback (its
+    outermost loop carries the locals' store, a While's None)."""
+    return bool(g.loops) and g.loops[0] is not None
+
+
+def stmt_Return(g, s):
+    """`return` (and bpftrace's exit()): the probe ends. In a callback,
+    it stops the iteration (1) and flags the context, which the caller
+    reads after bpf_for_each_map_elem to return in its turn."""
+    if in_callback(g):
+        g.lines_of(g.loops[0] + ["c->ret = 1;", "return 1;"])
+    else:
+        g.ret()
+
+
 def stmt_ForMap(g, s: ir.ForMap):
     m = g.res.map(s.map)
     # Named for the probe's program and the map, `PROG_for_MAP`, then `_2`, ...
@@ -103,8 +120,9 @@ def stmt_ForMap(g, s: ir.ForMap):
                if not t.is_bytes and n in used]
     # The probe's side, in a block of its own (the context's stack ends
     # with it): its state into the context, the call, its locals back.
+    returns = any(isinstance(n, ir.Return) for n in ir.walk(s.body))   # the context's `ret`
     c = g.tmp("c")
-    g.stack_used += 16 + 8 * len(scalars)    # later temporaries go to scratch sooner
+    g.stack_used += 16 + 8 * (len(scalars) + returns)   # later temporaries go to scratch sooner
     g.line("{")
     g.depth += 1
     g.line(f"struct {name}_ctx {c} = {{}};")
@@ -113,6 +131,12 @@ def stmt_ForMap(g, s: ir.ForMap):
     g.lines_of([f"{c}.{v} = {v};" for v, _ in scalars])
     g.line(f"bpf_for_each_map_elem(&{m.cname}, {name}, &{c}, 0);")
     g.lines_of([f"{v} = {c}.{v};" for v, _ in scalars])
+    if returns:
+        g.line(f"if ({c}.ret) {{")
+        g.depth += 1
+        stmt_Return(g, s)
+        g.depth -= 1
+        g.line("}")
     g.depth -= 1
     g.line("}")
     for n in assigned(s):
@@ -136,7 +160,8 @@ def stmt_ForMap(g, s: ir.ForMap):
     body = g.lines
     g.lines, g.keys, g._depth, g.loops = saved
     g.callbacks.append(dict(name=name, line=s.span.line, map=s.map, body=body,
-                            fields=["void *ctx", "void *scratch"] + [f"{t} {v}" for v, t in scalars]))
+                            fields=["void *ctx", "void *scratch"] + ["__u64 ret"] * returns +
+                            [f"{t} {v}" for v, t in scalars]))
 
 
 def entry_fields(g, m, s: ir.ForMap):

@@ -37,7 +37,7 @@ from ...kernel_types import KernelTypes
 from ..ply.lower import Typer as PlyTyper
 from . import ast as A
 from . import builtins as BT
-from . import cdefs, config, constants, events, fargs, headers, loops, macros, preamble, stacks, structs
+from . import cdefs, config, constants, division, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
 from . import specs as S
 from . import tuples
 from . import values as V
@@ -253,6 +253,9 @@ class Typer(PlyTyper):
         node = self.call(e, statement=True)
         if isinstance(node, ir.Stmt):
             node.span = s.span
+            if e.name == "exit":
+                # bpftrace's exit() ends the probe too: nothing after it runs.
+                return ir.Block([node, ir.Return(span=s.span)], span=s.span)
             return node
         return ir.CallStmt(node, span=s.span)
 
@@ -616,7 +619,18 @@ class Typer(PlyTyper):
         script = structs.cast(self, e, lambda: self.expr(e.operand))
         if script is not None:
             return script
-        return super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
+        cast = super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
+        if e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers and e.type.array_len is None:
+            # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
+            zero = ir.IntConst(0, type=T.S64, span=e.span)
+            cast.operand = ir.Binary("!=", cast.operand, zero, type=T.S32, span=e.span)
+        return cast
+
+    def expr_Binary(self, e: A.Binary):
+        left, right = self.expr(e.left), self.expr(e.right)
+        if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
+            return pointers.arith(self, e, left, right)     # scaled by the pointee's size
+        return division.guarded(self.binary(e, left, right))    # x / 0 is 1, as bpftrace's
 
     def expr_Unary(self, e: A.Unary):
         if e.op == "*":

@@ -439,7 +439,10 @@ class Typer:
         return ir.Unary(e.op, x, type=rt)
 
     def expr_Binary(self, e: ast.Binary):
-        left, right = self.expr(e.left), self.expr(e.right)
+        return self.binary(e, self.expr(e.left), self.expr(e.right))
+
+    def binary(self, e, left: ir.Expr, right: ir.Expr) -> ir.Binary:
+        """`left op right` of typed operands (e: the expression as written)."""
         lt, rt = left.type, right.type
         if e.op in ("==", "!=") and lt.kind == "str" and rt.kind == "str":
             return ir.Binary(e.op, left, right, type=T.S32)

@@ -1,0 +1,85 @@
+"""Pointer arithmetic as bpftrace (and C) does it: `p + n` and `p - n`
+move by n of what p points to, and keep p's type; `p - q` of two pointers
+to the same type counts the elements between them (current bpftrace;
+0.17 refuses it). `++`, `--`, `+=` and `-=` on a pointer are these too."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+from ... import arch as ARCH
+from ... import btf as BTF
+from ... import builtins as B
+from ... import types as T
+from ...ir import nodes as ir
+from . import structs
+
+
+def pointee_size(ty, typ: T.Type, span) -> int:
+    """The size of what typ points to: a kernel type's from BTF, the
+    script's struct's, a base type's; a pointer's is the target's. void
+    (and what has no size) counts bytes, as bpftrace's `void *`."""
+    if typ.btf:
+        return ty.kernel(lambda k: k.btf.size(typ.btf, _ptr(ty)), span) or 1
+    name = typ.pointee.strip()
+    if name.endswith("*"):
+        return _ptr(ty)
+    rec = structs.record_of(ty, typ)
+    if rec is not None:
+        return rec.size or 1
+    words = tuple(w for w in name.split() if w not in ("const", "volatile"))
+    if words in B.INT_WORDS:
+        return B.INT_WORDS[words][0] or 1
+    size = _kernel_named(ty, words, span)
+    if size is None:
+        ty.err(f"pointer arithmetic on '{typ}' needs the size of {name}, which plyc does not know", span,
+               "cast the pointer to one of a known type first, e.g. (uint8 *)")
+    return size
+
+
+def _kernel_named(ty, words: tuple, span) -> Optional[int]:
+    """The size of a kernel typedef or base type named by words (a BTF
+    member's `pid_t *`), None when BTF has none."""
+    name = " ".join(words)
+
+    def find(k):
+        for kind in (BTF.TYPEDEF, BTF.INT):
+            tid = k.btf.find(kind, name)
+            if tid is not None:
+                return k.btf.size(tid, _ptr(ty))
+        return None
+    return ty.kernel(find, span)
+
+
+def _ptr(ty) -> int:
+    return ARCH.get(ty.st.arch).ptr
+
+
+def arith(ty, e, left: ir.Expr, right: ir.Expr) -> ir.Expr:
+    """`left op right` (op: + or -) where a side is a pointer."""
+    lt, rt = left.type, right.type
+    for side, typ in ((e.left, lt), (e.right, rt)):
+        if not typ.is_int:
+            ty.err(f"operator '{e.op}' needs integers or pointers, got {typ}", side.span)
+    if lt.is_pointer and rt.is_pointer:
+        if e.op == "+":
+            ty.err(f"can't add two pointers ({lt} and {rt})", e.span)
+        if (lt.pointee, lt.btf) != (rt.pointee, rt.btf):
+            ty.err(f"can't subtract pointers to different types ({lt} and {rt})", e.span)
+        diff = ir.Binary("-", left, right, type=T.S64, span=e.span)
+        size = pointee_size(ty, lt, e.span)
+        return diff if size == 1 else ir.Binary("/", diff, _const(size, e.span), type=T.S64, span=e.span)
+    if rt.is_pointer and e.op == "-":
+        ty.err(f"can't subtract a pointer ({rt}) from an integer", e.span)
+    ptr, n = (left, right) if lt.is_pointer else (right, left)
+    size = pointee_size(ty, ptr.type, e.span)
+    if size != 1:
+        n = ir.Binary("*", n, _const(size, e.span), type=T.Int(8, n.type.signed), span=e.span)
+    # The pointer's type, user address space and kernel type kept: ($p + 1)->x reads.
+    typ = replace(ptr.type, size=8)
+    return ir.Binary(e.op, ptr, n, type=typ, span=e.span) if ptr is left else \
+        ir.Binary("+", n, ptr, type=typ, span=e.span)
+
+
+def _const(value: int, span) -> ir.IntConst:
+    return ir.IntConst(value, type=T.S64, span=span)
