@@ -32,6 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))   # its own modules, also when a test loads this file
+
+from fdinfo import bpf_fdinfo, maps_memlock  # noqa: E402
 ROOT = BENCH.parent
 # plyc-musl: the same plyc tracer linked with musl (--libc musl) instead of glibc.
 # plyc-bt: plyc's tracer built from the bpftrace script (workloads/NAME.bt).
@@ -319,23 +322,6 @@ def set_stats(on: bool):
         f.write("1" if on else "0")
 
 
-def bpf_fdinfo(pid: int, kind: str):
-    """The /proc/PID/fdinfo entries, as dicts, of the fds that process holds
-    open on BPF objects of one kind ("prog", "map")."""
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return
-    for fd in fds:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") != f"anon_inode:bpf-{kind}":
-                continue
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                yield {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in f if ":" in line)}
-        except OSError:
-            continue
-
-
 def prog_stats(pid: int) -> dict:
     """{prog_id: (run_time_ns, run_cnt)} of the BPF programs that process
     holds open, from /proc/PID/fdinfo (the kernel's bpf_stats figures)."""
@@ -346,28 +332,6 @@ def prog_stats(pid: int) -> dict:
         except (KeyError, ValueError):
             continue
     return out
-
-
-def maps_memlock(pid: int) -> int:
-    """Bytes of kernel memory the BPF maps that process holds open lock, as
-    the kernel counts them (/proc/PID/fdinfo's memlock; a perf buffer's
-    pages are mapped, not a map's, and not in it)."""
-    total = 0
-    for info in bpf_fdinfo(pid, "map"):
-        try:
-            total += int(info["memlock"])
-        except (KeyError, ValueError):
-            continue
-    return total
-    for fd in fds:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:bpf-map":
-                continue
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                total += next(int(line.split()[1]) for line in f if line.startswith("memlock:"))
-        except (OSError, StopIteration, ValueError):
-            continue
-    return total
 
 
 def foreign_attachments() -> list:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import builds
+from bench.fdinfo import maps_memlock
 from plyc import driver
 from plyc.codegen import resources
 
@@ -126,20 +127,6 @@ def test_verbose_reports_locked_memory(prealloc, tmp_path, workload):
         # 4096 buckets (16 bytes each, allocated anyway) and one key
         assert h < 1024 * 520 // 4
         assert n < 2 * 4096 * 16
-
-
-def maps_memlock(pid: int) -> int:
-    """The bytes process pid's BPF maps lock (its fdinfo's memlock)."""
-    total = 0
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:bpf-map":
-                continue
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                total += next(int(line.split()[1]) for line in f if line.startswith("memlock:"))
-        except (OSError, StopIteration):
-            continue
-    return total
 
 
 @pytest.mark.bpf

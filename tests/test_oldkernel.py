@@ -9,15 +9,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-import builds  # noqa: E402
+from bench.fdinfo import bpf_fdinfo
+from test_tracer import build
 
-ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.bpf
 
@@ -25,16 +23,6 @@ NO_TEST_RUN = {"PLYC_NO_TEST_RUN": "1"}
 NO_READ_KERNEL = {"PLYC_NO_PROBE_READ_KERNEL": "1"}
 # enum bpf_prog_type
 KPROBE, TRACEPOINT, RAW_TRACEPOINT = 2, 5, 17
-
-
-def build(tmp_path, script, name="t"):
-    src = tmp_path / f"{name}.ply"
-    src.write_text(script)
-    out = tmp_path / name
-    proc = builds.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return str(out)
 
 
 def run(tracer, *args, env=None):
@@ -79,17 +67,7 @@ def test_exit_in_begin_by_uprobe(tmp_path, workload):
 
 def held_programs(pid):
     """(type, id) of the BPF programs process pid holds, from its fdinfo."""
-    progs = []
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:bpf-prog":
-                continue
-            info = dict(line.split(":\t", 1) for line in
-                        Path(f"/proc/{pid}/fdinfo/{fd}").read_text().splitlines() if ":\t" in line)
-        except OSError:
-            continue
-        progs.append((int(info["prog_type"]), int(info["prog_id"])))
-    return sorted(set(progs))
+    return sorted({(int(info["prog_type"]), int(info["prog_id"])) for info in bpf_fdinfo(pid, "prog")})
 
 
 def programs_while_running(tracer, args, env, want):

@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.bpf
 
 
-def build(tmp_path, script, *opts, env=None, name="t"):
-    src = tmp_path / f"{name}.ply"
+def build(tmp_path, script, *opts, env=None, name="t", suffix=".ply"):
+    """The tracer of script (ply's, or bpftrace's with suffix=".bt")."""
+    src = tmp_path / f"{name}{suffix}"
     src.write_text(script)
     out = tmp_path / name
     proc = builds.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out), *opts],
@@ -97,20 +98,27 @@ REFUSED = "tracepoint:syscalls:sys_enter_getppid\n{\n" + "".join(
     "\t@last[comm] = count();\n}\n"
 
 
-def test_a_verifier_rejection_names_the_script_line(tmp_path):
-    """EACCES from the verifier is not a permission problem: the tracer
-    names the probe, the script line and the verifier's reason. No script
-    makes plyc generate a refused program, so one is planted on line 13."""
+def plant_refused(tmp_path, script, line):
+    """The tracer of refused.ply (script) with a read the verifier refuses
+    planted in the statement on `line`: no script makes plyc generate a
+    refused program."""
     from plyc import driver
     opts = driver.Options()
-    compiled = driver.compile_source(REFUSED, "refused.ply", opts, "refused")
+    compiled = driver.compile_source(script, "refused.ply", opts, "refused")
     lines = compiled.generated.bpf_c.split("\n")
-    at = next(i for i, line in enumerate(lines) if line.startswith("\t/* refused.ply:13:"))
+    at = next(i for i, text in enumerate(lines) if text.startswith(f"\t/* refused.ply:{line}:"))
     # on the statement's own line, so the tracer's line map stays right
     lines[at] += " { volatile __u64 bad = *(volatile __u64 *)bpf_ktime_get_ns(); (void)bad; }"
     compiled.generated.bpf_c = "\n".join(lines)
     tracer = str(tmp_path / "refused")
     driver.link(compiled, tracer, opts)
+    return tracer
+
+
+def test_a_verifier_rejection_names_the_script_line(tmp_path):
+    """EACCES from the verifier is not a permission problem: the tracer
+    names the probe, the script line and the verifier's reason."""
+    tracer = plant_refused(tmp_path, REFUSED, 13)
     out = run(tracer, "-c", "true")
     assert out.returncode == 1
     assert out.stderr == ("refused.ply:13: error: the kernel's verifier rejected the probe "

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import builds
-from test_tracer import build, processes_with, run, sleep_token
+from test_tracer import build, plant_refused, processes_with, run, sleep_token
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,13 +24,7 @@ ENOSPC = "writing output: No space left on device"
 
 
 def build_bt(tmp_path, script, name="b"):
-    src = tmp_path / f"{name}.bt"
-    src.write_text(script)
-    out = tmp_path / name
-    proc = builds.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)],
-                      capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return str(out)
+    return build(tmp_path, script, name=name, suffix=".bt")
 
 
 def tracer_of(tmp_path, style):
@@ -271,16 +265,7 @@ def test_o_file_untouched_when_not_root(tmp_path):
 def test_o_file_untouched_by_a_verifier_rejection(tmp_path):
     """The slowest refusal, after the whole load: a program planted as in
     test_tracer's test_a_verifier_rejection_names_the_script_line."""
-    from plyc import driver
-    script = 'tracepoint:syscalls/sys_enter_getppid { @n = count(); }\n'
-    opts = driver.Options()
-    compiled = driver.compile_source(script, "refused.ply", opts, "refused")
-    lines = compiled.generated.bpf_c.split("\n")
-    at = next(i for i, line in enumerate(lines) if line.startswith("\t/* refused.ply:1:"))
-    lines[at] += " { volatile __u64 bad = *(volatile __u64 *)bpf_ktime_get_ns(); (void)bad; }"
-    compiled.generated.bpf_c = "\n".join(lines)
-    tracer = str(tmp_path / "refused")
-    driver.link(compiled, tracer, opts)
+    tracer = plant_refused(tmp_path, 'tracepoint:syscalls/sys_enter_getppid { @n = count(); }\n', 1)
     dest = tmp_path / "keep.txt"
     dest.write_text("the user's\n")
     out = run(tracer, "-o", str(dest), "-d", "1")
