@@ -10,7 +10,7 @@ from typing import Optional
 
 from ..ir import nodes as ir
 from ..ir.fold import fold
-from . import loops
+from . import intrinsics, loops
 from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
 from .tuples import TupleGen
@@ -892,7 +892,7 @@ class FuncGen(TupleGen):
         return self.call(e)
 
     def call(self, e: ir.Call) -> Optional[str]:
-        return e.func.emit(self, e)
+        return intrinsics.emit(self, e)
 
 
 # Built-in variables whose value stays the same within one run of a program.

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from .. import types as T
+from .intrinsics import Intrinsic
 
 if TYPE_CHECKING:   # the tables refer back to the IR; only names here
     from ..aggregations import Aggregation
-    from ..builtins import Func
     from ..kernel_types import KernelTypes
     from ..providers import Provider, Target, Var
     from ..tracefs import Field
@@ -205,8 +205,8 @@ class UserRead(Expr):
 
 @dataclass(eq=False)
 class Call(Expr):
-    """A built-in function (builtins.FUNCTIONS) applied to typed arguments."""
-    func: "Func"
+    """An intrinsic (plyc/ir/intrinsics.py) applied to typed arguments."""
+    func: Intrinsic
     args: list
 
 
