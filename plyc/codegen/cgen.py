@@ -10,18 +10,10 @@ from typing import Optional
 
 from ..ir import nodes as ir
 from ..ir.fold import fold
-from . import intrinsics, loops
-from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
+from . import aggregations, intrinsics, loops
+from .cescape import c_comment, c_int, c_string  # noqa: F401 (c_string, c_int: cgen.c_* for their users)
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
 from .tuples import TupleGen
-
-
-def c_int(value: int) -> str:
-    if value >= 1 << 63:
-        return f"{value}ULL"
-    if value < 0:
-        return f"(-{-value}LL)" if value != -(1 << 63) else "(-9223372036854775807LL - 1)"
-    return f"{value}LL"
 
 
 # Where temporaries live. The BPF stack is 512 bytes, and clang needs part
@@ -438,7 +430,7 @@ class FuncGen(TupleGen):
         self.line(f"{m.value_ctype} *{v} = plyc_agg_lookup(&{m.cname}, &{key}, {m.info.index});")
         self.line(f"if ({v}) {{")
         self.depth += 1
-        for line in s.agg.update(v, x, m):
+        for line in aggregations.update(s.agg, v, x, m):
             self.line(line)
         self.depth -= 1
         self.line("}")
