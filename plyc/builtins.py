@@ -18,19 +18,21 @@ from . import printf as P
 from . import types as T
 from .ir import intrinsics as I
 from .ir import nodes as ir
-from .providers import Var
+from .ir import variables as V
+from .ir.variables import Var
+
 
 VARIABLES = (
-    Var("comm", T.Str(16), fill="plyc_comm", doc="task name"),
-    Var("execname", T.Str(16), fill="plyc_comm", doc="task name"),
-    Var("pid", T.Int(4, False, width=5), "(bpf_get_current_pid_tgid() >> 32)", doc="process id (tgid)"),
-    Var("kpid", T.Int(4, False, width=5), "(__u32)bpf_get_current_pid_tgid()", doc="thread id"),
-    Var("uid", T.Int(4, False, width=4), "(__u32)bpf_get_current_uid_gid()"),
-    Var("gid", T.Int(4, False, width=4), "(bpf_get_current_uid_gid() >> 32)"),
-    Var("cpu", T.Int(4, False, width=2), "bpf_get_smp_processor_id()"),
-    Var("time", T.TIME, "bpf_ktime_get_ns()", doc="ns since boot, printed as a duration"),
-    Var("walltime", T.WALLTIME, "bpf_ktime_get_ns()", doc="printed as local time of day"),
-    Var("stack", T.STACK, "plyc_stackid(ctx)", doc="kernel stack"),
+    Var("comm", T.Str(16), V.COMM, doc="task name", invariant=True),
+    Var("execname", T.Str(16), V.COMM, doc="task name", invariant=True),
+    Var("pid", T.Int(4, False, width=5), V.TGID, doc="process id (tgid)", invariant=True),
+    Var("kpid", T.Int(4, False, width=5), V.TID, doc="thread id", invariant=True),
+    Var("uid", T.Int(4, False, width=4), V.UID, invariant=True),
+    Var("gid", T.Int(4, False, width=4), V.GID, invariant=True),
+    Var("cpu", T.Int(4, False, width=2), V.CPU, invariant=True),
+    Var("time", T.TIME, V.KTIME, doc="ns since boot, printed as a duration"),
+    Var("walltime", T.WALLTIME, V.KTIME, doc="printed as local time of day"),
+    Var("stack", T.STACK, V.KSTACK, doc="kernel stack", invariant=True),
 )
 
 

@@ -11,19 +11,20 @@ from ... import builtins as B
 from ... import types as T
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
+from ...ir import variables as V
 from ...providers import Var
 
-# Variables that are one helper call (any probe type).
+# Variables that are one helper call (any probe type): the core's sources.
 VARIABLES = {v.name: v for v in (
-    Var("rand", T.U32, "bpf_get_prandom_u32()", doc="a random number"),
-    Var("cgroup", T.U64, "bpf_get_current_cgroup_id()", doc="the task's cgroup v2 id"),
-    Var("numaid", T.U32, "bpf_get_numa_node_id()", doc="the NUMA node running the probe"),
-    Var("jiffies", T.U64, "bpf_jiffies64()", doc="the kernel's jiffies (Linux 5.5)"),
+    Var("rand", T.U32, V.RAND, doc="a random number"),
+    Var("cgroup", T.U64, V.CGROUP, doc="the task's cgroup v2 id"),
+    Var("numaid", T.U32, V.NUMA, doc="the NUMA node running the probe"),
+    Var("jiffies", T.U64, V.JIFFIES, doc="the kernel's jiffies (Linux 5.5)"),
 )}
 
 # curtask: the task_struct pointer, typed through BTF so `curtask->pid` reads
 # by CO-RE (bpftrace 0.17 types it uint64 and casts it: that works too).
-CURTASK = Var("curtask", T.U64, "(__u64)bpf_get_current_task()", doc="the current task_struct")
+CURTASK = Var("curtask", T.U64, V.TASK, doc="the current task_struct")
 
 
 def curtask_type(chk, span) -> T.Type:

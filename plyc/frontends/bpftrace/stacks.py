@@ -15,6 +15,7 @@ from ... import builtins as B
 from ... import types as T
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
+from ...ir import variables as V
 from ...providers import Var
 from . import ast as A
 
@@ -68,7 +69,7 @@ def check_usym(chk, call):
 
 
 # The user instruction pointer: in a uretprobe, where the function returned to.
-IP = Var("_ip", T.U64, "PLYC_IP(ctx)", doc="the instruction pointer")
+IP = Var("_ip", T.U64, V.IP, doc="the instruction pointer")
 
 
 def uretprobe_func(chk, span) -> ir.Expr:

@@ -14,6 +14,7 @@ from ... import builtins as B
 from ... import types as T
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
+from ...ir import variables as V
 from ...providers import Var
 from . import ast as A
 
@@ -163,7 +164,7 @@ def offsetof(chk, e: A.Offsetof):
 
 # --- values the tracer prints as text (runtime-c/btvalues.c) ------------------------
 
-USERNAME = Var("username", T.Int(4, False, "username"), "(__u32)bpf_get_current_uid_gid()",
+USERNAME = Var("username", T.Int(4, False, "username"), V.UID,
                doc="the task's uid, printed as its name in the device's /etc/passwd")
 
 
