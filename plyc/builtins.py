@@ -1,7 +1,6 @@
-"""Built-in variables and functions, as tables. Each function's typing rule
-(`check`) sits beside its emission (`emit`, called by the BPF code generator
-with the typed ir.Call); the C helpers they call live in
-runtime-c/bpf/plyc.bpf.h under the same names.
+"""Built-in variables and functions, as tables. Each function is a typing
+rule (`check`) giving a core intrinsic (plyc/ir/intrinsics.py, `op`) whose
+C is the code generator's (plyc/codegen/intrinsics.py).
 
 A typing rule gets the front end's typer and the call as written, and
 returns its IR: an ir.Call (`typer.make_call`), an ir.EmitEvent for the
@@ -17,20 +16,23 @@ from typing import Callable, Optional
 
 from . import printf as P
 from . import types as T
+from .ir import intrinsics as I
 from .ir import nodes as ir
-from .providers import Var
+from .ir import variables as V
+from .ir.variables import Var
+
 
 VARIABLES = (
-    Var("comm", T.Str(16), fill="plyc_comm", doc="task name"),
-    Var("execname", T.Str(16), fill="plyc_comm", doc="task name"),
-    Var("pid", T.Int(4, False, width=5), "(bpf_get_current_pid_tgid() >> 32)", doc="process id (tgid)"),
-    Var("kpid", T.Int(4, False, width=5), "(__u32)bpf_get_current_pid_tgid()", doc="thread id"),
-    Var("uid", T.Int(4, False, width=4), "(__u32)bpf_get_current_uid_gid()"),
-    Var("gid", T.Int(4, False, width=4), "(bpf_get_current_uid_gid() >> 32)"),
-    Var("cpu", T.Int(4, False, width=2), "bpf_get_smp_processor_id()"),
-    Var("time", T.TIME, "bpf_ktime_get_ns()", doc="ns since boot, printed as a duration"),
-    Var("walltime", T.WALLTIME, "bpf_ktime_get_ns()", doc="printed as local time of day"),
-    Var("stack", T.STACK, "plyc_stackid(ctx)", doc="kernel stack"),
+    Var("comm", T.Str(16), V.COMM, doc="task name", invariant=True),
+    Var("execname", T.Str(16), V.COMM, doc="task name", invariant=True),
+    Var("pid", T.Int(4, False, width=5), V.TGID, doc="process id (tgid)", invariant=True),
+    Var("kpid", T.Int(4, False, width=5), V.TID, doc="thread id", invariant=True),
+    Var("uid", T.Int(4, False, width=4), V.UID, invariant=True),
+    Var("gid", T.Int(4, False, width=4), V.GID, invariant=True),
+    Var("cpu", T.Int(4, False, width=2), V.CPU, invariant=True),
+    Var("time", T.TIME, V.KTIME, doc="ns since boot, printed as a duration"),
+    Var("walltime", T.WALLTIME, V.KTIME, doc="printed as local time of day"),
+    Var("stack", T.STACK, V.KSTACK, doc="kernel stack", invariant=True),
 )
 
 
@@ -84,7 +86,7 @@ class Func:
     name: str
     arity: tuple[int, int]
     check: Callable      # (typer, call as written) -> its IR node
-    emit: Optional[Callable]   # (gen, ir.Call) -> C expression, array name, or None
+    op: Optional[I.Intrinsic]   # what its ir.Call applies (None: an output function's ir.EmitEvent)
     doc: str = ""
 
 
@@ -114,38 +116,11 @@ def check_str(chk, call):
     chk.err(f"str() needs a pointer or a string, got {typ}", arg.span)
 
 
-def emit_str(g, call):
-    arg, typ = call.args[0], call.type
-    if isinstance(arg, ir.Param) and arg.kind == ir.ARG_STR:
-        dst = g.local_bytes(typ.size)
-        g.line(f"plyc_copy_str({dst}, sizeof({dst}), (const char *)plyc_params.arg_str[{arg.index - 1}], "
-               f"sizeof(plyc_params.arg_str[0]));")
-        return dst
-    at = arg.type
-    if at.kind == "str":
-        if at.size == typ.size:
-            return g.bytes(arg)
-        dst = g.local_bytes(typ.size)
-        src = g.bytes(arg)
-        g.line(f"plyc_copy_str({dst}, sizeof({dst}), {src}, sizeof({src}));")
-        return dst
-    dst = g.local_bytes(typ.size)
-    g.read_string_into(dst, typ.size, arg)
-    return dst
-
-
 def check_mem(chk, call):
     x = chk.expr(call.args[0])
     if not x.type.is_int:
         chk.err(f"mem() needs a pointer, got {x.type}", call.args[0].span)
     return chk.make_call(call, [x], T.Buf(_size_arg(chk, call, 1, chk.strsize)))
-
-
-def emit_mem(g, call):
-    dst = g.local_bytes(call.type.size)
-    fn = "plyc_read_user" if call.args[0].type.user else "plyc_read_any"
-    g.line(f"{fn}({dst}, sizeof({dst}), {g.pointer(call.args[0])});")
-    return dst
 
 
 def check_dyn(chk, call):
@@ -155,22 +130,11 @@ def check_dyn(chk, call):
     return chk.make_call(call, [x], T.Str(_size_arg(chk, call, 1, chk.strsize)))
 
 
-def emit_dyn(g, call):
-    dst = g.local_bytes(call.type.size)
-    g.read_string_into(dst, call.type.size, call.args[0])
-    return dst
-
-
 def check_uptr(chk, call):
     x = chk.expr(call.args[0])
     if not x.type.is_int:
         chk.err(f"uptr() needs a pointer, got {x.type}", call.args[0].span)
     return chk.make_call(call, [x], T.Ptr(x.type.pointee or "void", user=True, size=8))
-
-
-def emit_same(g, call):
-    """A function that only changes its argument's type (how it prints)."""
-    return g.scalar(call.args[0])
 
 
 def check_ksym(chk, call):
@@ -189,11 +153,6 @@ def check_strcmp(chk, call):
                     "read a string from a pointer with str(p)" if x.type.is_int else None)
         args.append(x)
     return chk.make_call(call, args, T.S32)
-
-
-def emit_strcmp(g, call):
-    (a, asize), (b, bsize) = (g.string_sized(x) for x in call.args)
-    return g.cast("__s64", f"plyc_strcmp({a}, {asize}, {b}, {bsize})")
 
 
 def check_exit(chk, call):
@@ -288,12 +247,12 @@ def arity_error(name: str, arity: tuple, got: int) -> str:
     return f"{name}() takes {want} argument{plural}, got {got}"
 
 FUNCTIONS = {f.name: f for f in (
-    Func("str", (1, 2), check_str, emit_str, "string from a pointer"),
-    Func("mem", (1, 2), check_mem, emit_mem, "bytes from a pointer, printed as hex"),
-    Func("dyn", (1, 2), check_dyn, emit_dyn, "a __data_loc tracepoint field"),
-    Func("uptr", (1, 1), check_uptr, emit_same, "mark a pointer as a user pointer"),
-    Func("ksym", (1, 1), check_ksym, emit_same, "print an address as a kernel symbol"),
-    Func("strcmp", (2, 2), check_strcmp, emit_strcmp, "compare two strings"),
+    Func("str", (1, 2), check_str, I.STR, "string from a pointer"),
+    Func("mem", (1, 2), check_mem, I.MEM, "bytes from a pointer, printed as hex"),
+    Func("dyn", (1, 2), check_dyn, I.DYN, "a __data_loc tracepoint field"),
+    Func("uptr", (1, 1), check_uptr, I.UPTR, "mark a pointer as a user pointer"),
+    Func("ksym", (1, 1), check_ksym, I.KSYM, "print an address as a kernel symbol"),
+    Func("strcmp", (2, 2), check_strcmp, I.STRCMP, "compare two strings"),
     # The output functions are ir.EmitEvent statements, which the code
     # generator emits alike.
     Func("exit", (0, 1), check_exit, None, "stop tracing with a status"),

@@ -1,5 +1,5 @@
-"""Value types of the ply language, as the checker, the BPF code and the
-runtime see them. Scalars are 64-bit in BPF code; `size` is what a value
+"""The core's value types (every front end types its language into them),
+as the typing rules, the BPF code and the runtime see them. Scalars are 64-bit in BPF code; `size` is what a value
 occupies in a map key or event record, and `fmt` is how it prints."""
 from __future__ import annotations
 

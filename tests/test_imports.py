@@ -96,6 +96,24 @@ def test_ir_imports_nothing_above_it():
     assert bad == []
 
 
+# What the core IR may import besides itself: leaf modules, which import
+# nothing of plyc but the IR (diag's spans).
+IR_BELOW = {"plyc.types", "plyc.diag", "plyc.quoting"}
+
+
+def test_ir_imports_only_leaves():
+    """Not the tables above it either (builtins, aggregations: they carry
+    typing rules and layouts): only the IR's own modules and IR_BELOW."""
+    g = graph()
+    bad = sorted(f"{m} imports {dep}" for m, deps in g.items() if under(m, "plyc.ir")
+                 for dep in deps if not under(dep, "plyc.ir") and dep not in IR_BELOW)
+    assert bad == []
+    assert "plyc.types" in g["plyc.ir.nodes"]
+    leaky = sorted(f"{m} imports {dep}" for m in IR_BELOW for dep in g[m]
+                   if not under(dep, "plyc.ir") and dep not in IR_BELOW)
+    assert leaky == []
+
+
 def front_end(name: str):
     """The front end (plyc.frontends.X, a package) name belongs to, if any."""
     parts = name.split(".")

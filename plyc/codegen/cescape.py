@@ -38,3 +38,12 @@ def code(text: str) -> C:
     """Generated C (from cgen, printers, providers): passed to the
     templates as it is."""
     return C(text)
+
+
+def c_int(value: int) -> str:
+    """An integer literal of C's type for value (unsigned past 2^63 - 1)."""
+    if value >= 1 << 63:
+        return f"{value}ULL"
+    if value < 0:
+        return f"(-{-value}LL)" if value != -(1 << 63) else "(-9223372036854775807LL - 1)"
+    return f"{value}LL"

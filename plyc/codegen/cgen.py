@@ -10,18 +10,10 @@ from typing import Optional
 
 from ..ir import nodes as ir
 from ..ir.fold import fold
-from . import loops
-from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
+from . import aggregations, intrinsics, loops, variables
+from .cescape import c_comment, c_int, c_string  # noqa: F401 (c_string, c_int: cgen.c_* for their users)
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
 from .tuples import TupleGen
-
-
-def c_int(value: int) -> str:
-    if value >= 1 << 63:
-        return f"{value}ULL"
-    if value < 0:
-        return f"(-{-value}LL)" if value != -(1 << 63) else "(-9223372036854775807LL - 1)"
-    return f"{value}LL"
 
 
 # Where temporaries live. The BPF stack is 512 bytes, and clang needs part
@@ -438,7 +430,7 @@ class FuncGen(TupleGen):
         self.line(f"{m.value_ctype} *{v} = plyc_agg_lookup(&{m.cname}, &{key}, {m.info.index});")
         self.line(f"if ({v}) {{")
         self.depth += 1
-        for line in s.agg.update(v, x, m):
+        for line in aggregations.update(s.agg, v, x, m):
             self.line(line)
         self.depth -= 1
         self.line("}")
@@ -593,7 +585,7 @@ class FuncGen(TupleGen):
             return self.literal_bytes(e.value, typ.size)
         if isinstance(e, ir.Variable):
             name = self.local_bytes(typ.size)
-            self.line(f"{e.var.fill}({name}, sizeof({name}));")
+            self.line(f"{variables.fill(e.var)}({name}, sizeof({name}));")
             return name
         if isinstance(e, ir.Local):
             return self.local_ref[e.name]
@@ -685,7 +677,7 @@ class FuncGen(TupleGen):
         typ, name = e.type, e.var.name
         if typ.kind == "ctx":
             return "(__u64)(unsigned long)ctx"
-        code = e.var.code.replace("{unit}", str(self.probe.index))
+        code = variables.code(e.var, self.probe.index)
         # The shared body's two sides, chosen by the constant `fentry`.
         kprobe = re.sub(r"\bctx\b", "(struct pt_regs *)ctx", code)
         if self.fentry and name.startswith("arg") and name[3:].isdigit():
@@ -892,12 +884,7 @@ class FuncGen(TupleGen):
         return self.call(e)
 
     def call(self, e: ir.Call) -> Optional[str]:
-        return e.func.emit(self, e)
-
-
-# Built-in variables whose value stays the same within one run of a program.
-INVARIANT_VARS = frozenset(["comm", "execname", "pid", "kpid", "uid", "gid", "cpu", "stack", "caller",
-                            "retval"] + [f"arg{i}" for i in range(10)])
+        return intrinsics.emit(self, e)
 
 
 def invariant(e):
@@ -911,7 +898,7 @@ def invariant(e):
     if isinstance(e, ir.Param):
         return ("P", e.kind, e.index, t)
     if isinstance(e, ir.Variable):
-        return ("v", e.var.name, t) if e.var.name in INVARIANT_VARS else None
+        return ("v", e.var.name, t) if e.var.invariant else None
     if isinstance(e, ir.Local):
         return ("l", e.name)
     if isinstance(e, ir.TpField):

@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from .. import types as T
+from .intrinsics import Intrinsic
+from .variables import Var
 
 if TYPE_CHECKING:   # the tables refer back to the IR; only names here
     from ..aggregations import Aggregation
-    from ..builtins import Func
     from ..kernel_types import KernelTypes
-    from ..providers import Provider, Target, Var
+    from ..providers import Provider, Target
     from ..tracefs import Field
 
 
@@ -67,7 +68,7 @@ class BytesConst(Expr):
 @dataclass(eq=False)
 class Variable(Expr):
     """A built-in or provider variable (comm, pid, arg0, data, ...)."""
-    var: "Var"
+    var: Var
 
 
 @dataclass(eq=False)
@@ -205,8 +206,8 @@ class UserRead(Expr):
 
 @dataclass(eq=False)
 class Call(Expr):
-    """A built-in function (builtins.FUNCTIONS) applied to typed arguments."""
-    func: "Func"
+    """An intrinsic (plyc/ir/intrinsics.py) applied to typed arguments."""
+    func: Intrinsic
     args: list
 
 

@@ -1,7 +1,8 @@
 """What a provider is (Provider) and what it makes (Target, Var): the base
 every provider module imports (the table of them is providers/__init__.py).
 A provider turns a probe spec into an attach target, names the BPF section
-and context type, and adds the variables its probes may use. Its C half is
+and context type, and adds the variables its probes may use (Var: what
+each reads, as data; plyc/codegen/variables.py gives their C). Its C half is
 runtime-c/providers/NAME.c: `c_provider` names it, and `c_data` gives the
 designated initializer of the data struct its providers/NAME.h declares
 (docs/design.md, "How to add a provider")."""
@@ -10,20 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .. import types as T
 from ..ir.nodes import Spec
+from ..ir.variables import Var
 from ..diag import PlycError
-
-
-@dataclass(frozen=True)
-class Var:
-    """A built-in variable. `code` is a C expression over `ctx`; `fill`
-    names a BPF helper that fills a char array (for str-typed values)."""
-    name: str
-    type: T.Type
-    code: str = ""
-    fill: str = ""
-    doc: str = ""
 
 
 @dataclass

@@ -19,6 +19,7 @@ import re
 from .. import btf as B
 from .. import types as T
 from ..diag import error
+from ..ir import variables as V
 from .base import Provider, Target, Var, c_str, spec_error
 
 GLOB = re.compile(r"[*?\[]")
@@ -94,7 +95,7 @@ def arg(target: Target, name: str, ktypes, span) -> Var:
     func, i, tname, tid = first
     typ = _value_type(ktypes, tid, f"argument '{name}' of {func} ({tname})", span)
     target.extra["args"][name] = i
-    return Var(f"args_{name}", typ, f"ctx[{i}]", doc=f"{func}'s argument {name}")
+    return Var(f"args_{name}", typ, V.CTX_WORD, i, doc=f"{func}'s argument {name}")
 
 
 def retval(target: Target, ktypes, span) -> Var:
@@ -114,7 +115,7 @@ def retval(target: Target, ktypes, span) -> Var:
     func, (nargs, tname), tid = first
     typ = _value_type(ktypes, tid, f"the return value of {func} ({tname})", span)
     target.extra["retval"] = nargs
-    return Var("retval", typ, f"ctx[{nargs}]", doc=f"{func}'s return value")
+    return Var("retval", typ, V.CTX_WORD, nargs, doc=f"{func}'s return value", invariant=True)
 
 
 def c_data(t: Target, p):
@@ -131,7 +132,7 @@ def _provider(ret: bool) -> Provider:
         name=name, aliases=("fexit",) if ret else ("fentry",), parse=parse_kind(ret),
         c_provider=f"plyc_provider_{name}", c_data=c_data, example="vfs_read",
         section=lambda t: "fexit" if ret else "fentry", ctx_decl="__u64 *ctx",
-        variables=(Var("data", ARGS, "ctx", doc="the function's arguments: args.name"),),
+        variables=(Var("data", ARGS, V.CTX, doc="the function's arguments: args.name"),),
         doc="kernel function return (fexit)" if ret else "kernel function entry (fentry)")
 
 

@@ -9,12 +9,13 @@ import re
 from .. import arch as A
 from .. import btf as B
 from .. import types as T
+from ..ir import variables as V
 from .base import Provider, Target, Var, c_str, spec_error
 
 # A syscall named in any era's spelling, and the name of the syscall itself.
 SYSCALL = re.compile(r"^(?:SyS_|sys_|__se_sys_|__do_sys_|__(?:x64|ia32|arm64|arm|s390x|riscv)_sys_)(\w+)$")
 
-ARGS = tuple(Var(f"arg{i}", T.U64, f"plyc_kprobe_arg(ctx, {i}, plyc_params.kwrap[{{unit}}])",
+ARGS = tuple(Var(f"arg{i}", T.U64, V.KPROBE_ARG, i, invariant=True,
                  doc="argument, per the calling convention") for i in range(10))
 
 
@@ -151,14 +152,14 @@ KPROBE = Provider(
     name="kprobe", aliases=("k",), parse=parse_kind(False),
     c_provider="plyc_provider_kprobe", c_data=c_data, example="vfs_read",
     section=lambda t: "kprobe", ctx_decl="struct pt_regs *ctx",
-    variables=ARGS + (Var("caller", T.SYM, "PLYC_IP(ctx)", doc="where the probe hit, as sym+off"),
-                      Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
+    variables=ARGS + (Var("caller", T.SYM, V.IP, doc="where the probe hit, as sym+off", invariant=True),
+                      Var("regs", T.Type("ctx", 8, pointee="regs"), V.CTX)),
     typed=typed, fentry=fentry_plan, doc="kernel function entry")
 
 KRETPROBE = Provider(
     name="kretprobe", aliases=("kr",), parse=parse_kind(True),
     c_provider="plyc_provider_kretprobe", c_data=c_data, example="vfs_read",
     section=lambda t: "kretprobe", ctx_decl="struct pt_regs *ctx",
-    variables=(Var("retval", T.S64, "PLYC_RET(ctx)", doc="the return value"),
-               Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
+    variables=(Var("retval", T.S64, V.RET, doc="the return value", invariant=True),
+               Var("regs", T.Type("ctx", 8, pointee="regs"), V.CTX)),
     typed=typed, fentry=fentry_plan, doc="kernel function return")

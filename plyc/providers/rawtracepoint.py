@@ -13,10 +13,11 @@ import re
 from .. import btf as B
 from .. import types as T
 from ..diag import error
+from ..ir import variables as V
 from .base import Provider, Target, Var, c_str, spec_error
 from .kfunc import ARGS
 
-WORDS = tuple(Var(f"arg{i}", T.U64, f"ctx[{i}]", doc="the tracepoint's argument, as a word")
+WORDS = tuple(Var(f"arg{i}", T.U64, V.CTX_WORD, i, doc="the tracepoint's argument, as a word", invariant=True)
               for i in range(12))
 
 
@@ -76,7 +77,7 @@ def arg(target: Target, name: str, ktypes, span) -> Var:
         typ = ktypes.value_type(args[i][1])
     except TypeError as err:
         raise error(f"argument '{name}' of rawtracepoint:{target.target}: {err}", span) from None
-    return Var(f"args_{name}", typ, f"ctx[{i}]", doc=f"argument {name}")
+    return Var(f"args_{name}", typ, V.CTX_WORD, i, doc=f"argument {name}")
 
 
 def c_data(t: Target, p):
@@ -85,6 +86,6 @@ def c_data(t: Target, p):
 
 PROVIDER = Provider(
     name="rawtracepoint", aliases=(), parse=parse, section=lambda t: "raw_tp",
-    ctx_decl="__u64 *ctx", variables=WORDS + (Var("data", ARGS, "ctx", doc="the arguments: args.name"),),
+    ctx_decl="__u64 *ctx", variables=WORDS + (Var("data", ARGS, V.CTX, doc="the arguments: args.name"),),
     c_provider="plyc_provider_rawtracepoint", c_data=c_data, example="sched_switch",
     doc="a tracepoint's raw arguments")

@@ -7,6 +7,7 @@ import re
 from .. import tracefs
 from .. import types as T
 from ..diag import error
+from ..ir import variables as V
 from .base import Provider, Target, Var, c_str, spec_error
 
 GLOB = re.compile(r"[*?\[]")
@@ -84,7 +85,7 @@ PROVIDER = Provider(
     parse=parse,
     section=lambda t: "tracepoint",
     ctx_decl="void *ctx",
-    variables=(Var("data", T.Type("ctx", 8, pointee="tracepoint"), "ctx",
+    variables=(Var("data", T.Type("ctx", 8, pointee="tracepoint"), V.CTX,
                    doc="the event's fields: data->field"),),
     member=member,
     c_provider="plyc_provider_tracepoint",

@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 
 from .. import types as T
+from ..ir import variables as V
 from .base import Provider, Target, Var, c_str, spec_error
 
 # Arguments of user functions point into user memory.
 USER_ARG = T.Type("int", 8, False, user=True)
 
-ARGS = tuple(Var(f"arg{i}", USER_ARG, f"plyc_kprobe_arg(ctx, {i}, 0)", doc="argument") for i in range(10))
+ARGS = tuple(Var(f"arg{i}", USER_ARG, V.UPROBE_ARG, i, doc="argument", invariant=True) for i in range(10))
 
 
 def parse_kind(kind):
@@ -66,19 +67,19 @@ def c_data(t: Target, p):
 UPROBE = Provider(name="uprobe", aliases=("u",), parse=parse_kind("uprobe"),
                   c_provider="plyc_provider_uprobe", c_data=c_data, example="/bin/bash:readline", preemptible=True,
                   section=lambda t: "uprobe", ctx_decl="struct pt_regs *ctx",
-                  variables=ARGS + (Var("caller", T.Int(8, False, "hex"), "PLYC_IP(ctx)"),
-                                    Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
+                  variables=ARGS + (Var("caller", T.Int(8, False, "hex"), V.IP, invariant=True),
+                                    Var("regs", T.Type("ctx", 8, pointee="regs"), V.CTX)),
                   doc="user function entry")
 URETPROBE = Provider(name="uretprobe", aliases=("ur",), parse=parse_kind("uretprobe"),
                      c_provider="plyc_provider_uretprobe", c_data=c_data, example="/bin/bash:readline", preemptible=True,
                      section=lambda t: "uretprobe", ctx_decl="struct pt_regs *ctx",
-                     variables=(Var("retval", T.S64, "PLYC_RET(ctx)"),
-                                Var("regs", T.Type("ctx", 8, pointee="regs"), "ctx")),
+                     variables=(Var("retval", T.S64, V.RET, invariant=True),
+                                Var("regs", T.Type("ctx", 8, pointee="regs"), V.CTX)),
                      doc="user function return")
 USDT = Provider(name="usdt", aliases=(), parse=parse_kind("usdt"),
                 c_provider="plyc_provider_usdt", c_data=c_data, preemptible=True, bpf_define="PLYC_USDT",
                 example="/path/to/binary:provider:name",
                 section=lambda t: "usdt", ctx_decl="struct pt_regs *ctx",
-                variables=tuple(Var(f"arg{i}", USER_ARG, f"plyc_usdt_arg(ctx, {i})", doc="argument")
+                variables=tuple(Var(f"arg{i}", USER_ARG, V.USDT_ARG, i, doc="argument", invariant=True)
                                 for i in range(10)),
                 doc="user static tracepoint")

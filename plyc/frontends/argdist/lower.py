@@ -277,7 +277,7 @@ class Translator:
         return self.kernel(lambda k: k.pointer_to(tid), node)
 
     def call(self, name: str, args: list, typ: T.Type, node) -> ir.Call:
-        return ir.Call(B.FUNCTIONS[name], args, type=typ, span=self.at(node))
+        return ir.Call(B.FUNCTIONS[name].op, args, type=typ, span=self.at(node))
 
     def str_of(self, x: ir.Expr, size: int, node) -> ir.Call:
         return self.call("str", [x], T.Str(size), node)

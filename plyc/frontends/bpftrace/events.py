@@ -14,6 +14,7 @@ import signal as _signal
 from ... import builtins as B
 from ... import types as T
 from ...diag import Collector
+from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from . import ast as A
 
@@ -86,12 +87,7 @@ def check_signal(chk, call):
             chk.err(f"signal() takes a signal name or number, got {x.type}", arg.span)
         if isinstance(x, ir.IntConst) and not 1 <= x.value <= 64:
             chk.err(f"{x.value} is not a valid signal, allowed range: [1,64]", call.span)
-    return ir.Call(FUNCTIONS["signal"], [x], type=T.VOID, span=call.span)
-
-
-def emit_signal(g, call):
-    g.line(f"bpf_send_signal((__u32)({g.scalar(call.args[0])}));")
-    return "0"
+    return ir.Call(I.SIGNAL, [x], type=T.VOID, span=call.span)
 
 
 # --- override(rc) ----------------------------------------------------------------
@@ -105,12 +101,7 @@ def check_override(chk, call):
         chk.err(f"override() takes an integer return value, got {x.type}", call.args[0].span)
     # bpf_override_return changes the kprobe's registers: no fentry twin.
     chk.probe.uses_regs = True
-    return ir.Call(FUNCTIONS["override"], [x], type=T.VOID, span=call.span)
-
-
-def emit_override(g, call):
-    g.line(f"bpf_override_return((struct pt_regs *)ctx, (__u64)({g.scalar(call.args[0])}));")
-    return "0"
+    return ir.Call(I.OVERRIDE, [x], type=T.VOID, span=call.span)
 
 
 # --- buf(p[, n]) ---------------------------------------------------------------------
@@ -141,33 +132,7 @@ def check_buf(chk, call):
         # a kernel byte array's own length; a string reads as bpftrace's
         # 64-byte strings do, zeros past its end
         capacity = min(capacity, x.type.size)
-    return ir.Call(FUNCTIONS["buf"], args, type=T.SizedBuf(max(capacity, 1)), span=call.span)
-
-
-def emit_buf(g, call):
-    src = call.args[0]
-    cap = call.type.size - T.BUF_LEN_SIZE
-    dst = g.local_bytes(call.type.size)
-    n = g.tmp("n")
-    if len(call.args) > 1 and isinstance(call.args[1], ir.IntConst):
-        g.line(f"__u32 {n} = {min(call.args[1].value, cap)};")
-    elif len(call.args) > 1:
-        # A length past the buffer (or negative) is the whole buffer, as in bpftrace.
-        want = g.tmp("want")
-        g.line(f"__u64 {want} = (__u64)({g.scalar(call.args[1])});")
-        g.line(f"__u32 {n} = {want} < {cap} ? (__u32){want} : {cap};")
-    else:
-        g.line(f"__u32 {n} = {cap};")
-    g.line(f"__builtin_memcpy({dst}, &{n}, {T.BUF_LEN_SIZE});")
-    if src.type.is_int:
-        read = "plyc_read_user" if src.type.user else "plyc_read_any"
-        # Only the bytes asked for (the rest stays zero): a verifier-bounded length.
-        g.line(f"if ({n} > {cap})")
-        g.line(f"\t{n} = {cap};")
-        g.line(f"{read}({dst} + {T.BUF_LEN_SIZE}, {n}, (const void *)(unsigned long)({g.scalar(src)}));")
-    else:
-        g.line(f"__builtin_memcpy({dst} + {T.BUF_LEN_SIZE}, {g.bytes(src)}, {min(cap, src.type.size)});")
-    return dst
+    return ir.Call(I.BUF, args, type=T.SizedBuf(max(capacity, 1)), span=call.span)
 
 
 # --- path(p) ------------------------------------------------------------------------
@@ -192,25 +157,15 @@ def check_path(chk, call):
                 "kernel's BTF has no such function (a syscall wrapper's arguments are the user's "
                 "registers)", call.span)
     probe.needs_fentry = "path()"
-    return ir.Call(FUNCTIONS["path"], [x], type=T.Str(PATH_SIZE), span=call.span)
-
-
-def emit_path(g, call):
-    dst = g.local_bytes(call.type.size)
-    if g.fentry and not g.fentry["wrapped"]:
-        # Only the fentry/fexit side calls it: the tracer refuses the kprobe side.
-        g.line("if (fentry)")
-        g.line(f"\tbpf_d_path((struct path *)(unsigned long)({g.scalar(call.args[0])}), {dst}, "
-               f"sizeof({dst}));")
-    return dst
+    return ir.Call(I.PATH, [x], type=T.Str(PATH_SIZE), span=call.span)
 
 
 FUNCTIONS = {f.name: f for f in (
     B.Func("cat", (1, B.MANY), check_cat, None, "print a file's contents"),
     B.Func("system", (1, B.MANY), check_system, None, "run a command through /bin/sh (--unsafe)"),
-    B.Func("signal", (1, 1), check_signal, emit_signal, "send a signal to the current task (--unsafe)"),
-    B.Func("override", (1, 1), check_override, emit_override,
+    B.Func("signal", (1, 1), check_signal, I.SIGNAL, "send a signal to the current task (--unsafe)"),
+    B.Func("override", (1, 1), check_override, I.OVERRIDE,
            "return early from the probed function with a value (--unsafe)"),
-    B.Func("buf", (1, 2), check_buf, emit_buf, "bytes from a pointer or array, printed with %r"),
-    B.Func("path", (1, 1), check_path, emit_path, "a struct path's full path (fentry)"),
+    B.Func("buf", (1, 2), check_buf, I.BUF, "bytes from a pointer or array, printed with %r"),
+    B.Func("path", (1, 1), check_path, I.PATH, "a struct path's full path (fentry)"),
 )}

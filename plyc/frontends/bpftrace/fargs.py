@@ -7,6 +7,7 @@ from __future__ import annotations
 from ... import types as T
 from ...diag import PlycError
 from ...ir import nodes as ir
+from ...ir import variables as V
 from ...providers import Var, kfunc, rawtracepoint
 
 ARG = {"kfunc": kfunc.arg, "kretfunc": kfunc.arg, "rawtracepoint": rawtracepoint.arg}
@@ -42,7 +43,7 @@ def owns(probe, name: str) -> bool:
 # function that fired, from the kernel (bpf_get_func_ip, Linux 5.15; the
 # tracer names the release where an older verifier refuses it), printed
 # as its symbol. A kretprobe has no registers of the entry to read it from.
-FUNC_IP = Var("func", T.SYM, "bpf_get_func_ip(ctx)", doc="the traced function's address, as a symbol")
+FUNC_IP = Var("func", T.SYM, V.FUNC_IP, doc="the traced function's address, as a symbol")
 FUNC_IP_PROBES = ("kretprobe", "kfunc", "kretfunc")
 
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from ... import builtins as B
 from ... import types as T
+from ...ir import intrinsics as I
 from ...ir import nodes as ir
+from ...ir import variables as V
 from ...providers import Var
 from . import ast as A
 
 MODES = tuple(T.STACK_MODES)
-DEPTH = 127     # PLYC_STACK_DEPTH: the full stack map's frames
+DEPTH = I.STACK_DEPTH
 
 
 def _stack_probe(chk, what: str, span):
@@ -27,10 +29,6 @@ def _stack_probe(chk, what: str, span):
         chk.err(f"{probe.provider.name} probes have no stack for {what}", span)
     probe.uses_stack = True
     return probe
-
-
-def _map(limit: int) -> str:
-    return "&plyc_stacks" if limit in (0, DEPTH) else f"&plyc_stacks_{limit}"
 
 
 def _stack_args(chk, call) -> tuple:
@@ -54,15 +52,8 @@ def check_stack(chk, call):
     probe = _stack_probe(chk, f"{call.name}()", call.span)
     if limit:
         probe.stack_limits.add(limit)
-    return ir.Call(FUNCTIONS[call.name], [ir.IntConst(limit, type=T.U32)],
+    return ir.Call(I.USTACK if user else I.KSTACK, [ir.IntConst(limit, type=T.U32)],
                    type=T.Stack(user, mode, limit), span=call.span)
-
-
-def emit_stack(g, call):
-    limit = call.args[0].value
-    if call.type.user:
-        return f"plyc_ustackid(ctx, {_map(limit)})"
-    return f"plyc_stackid_in(ctx, {_map(limit)}, 0)"
 
 
 def ustack(chk, span) -> ir.Expr:
@@ -74,28 +65,18 @@ def check_usym(chk, call):
     x = chk.expr(call.args[0])
     if not x.type.is_int:
         chk.err(f"usym() needs an address, got {x.type}", call.args[0].span)
-    return ir.Call(FUNCTIONS["usym"], [x], type=T.USYM, span=call.span)
-
-
-def emit_usym(g, call):
-    addr, pid = g.tmp("addr"), g.tmp("pid")
-    g.line(f"__u64 {addr} = {g.scalar(call.args[0])};")
-    g.line(f"__u64 {pid} = bpf_get_current_pid_tgid() >> 32;")
-    dst = g.local_bytes(T.USYM_SIZE)
-    g.line(f"__builtin_memcpy({dst}, &{addr}, 8);")
-    g.line(f"__builtin_memcpy({dst} + 8, &{pid}, 8);")
-    return dst
+    return ir.Call(I.USYM, [x], type=T.USYM, span=call.span)
 
 
 # The user instruction pointer: in a uretprobe, where the function returned to.
-IP = Var("_ip", T.U64, "PLYC_IP(ctx)", doc="the instruction pointer")
+IP = Var("_ip", T.U64, V.IP, doc="the instruction pointer")
 
 
 def uretprobe_func(chk, span) -> ir.Expr:
     """`func` in a uretprobe: the symbol of the address it returns into, as
     bpftrace 0.17 gives it (its caller, not the probed function)."""
     ip = ir.Variable(IP, type=IP.type, span=span)
-    return ir.Call(FUNCTIONS["usym"], [ip], type=T.USYM, span=span)
+    return ir.Call(I.USYM, [ip], type=T.USYM, span=span)
 
 
 def uprobe_func(chk, span) -> ir.Expr:
@@ -107,7 +88,7 @@ def uprobe_func(chk, span) -> ir.Expr:
 
 
 FUNCTIONS = {f.name: f for f in (
-    B.Func("ustack", (0, 2), check_stack, emit_stack, "the user stack"),
-    B.Func("kstack", (0, 2), check_stack, emit_stack, "the kernel stack"),
-    B.Func("usym", (1, 1), check_usym, emit_usym, "a user address's symbol"),
+    B.Func("ustack", (0, 2), check_stack, I.USTACK, "the user stack"),
+    B.Func("kstack", (0, 2), check_stack, I.KSTACK, "the kernel stack"),
+    B.Func("usym", (1, 1), check_usym, I.USYM, "a user address's symbol"),
 )}

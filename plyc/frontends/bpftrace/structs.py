@@ -12,25 +12,15 @@ from dataclasses import replace
 from typing import Optional
 
 from ... import arch as ARCH
-from ... import builtins as B
 from ... import types as T
+from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from . import ast as A
 from .cdefs import Member, Record
 
 
-def _emit_read(g, call: ir.Call) -> str:
-    """An integer or pointer member: its bytes read into a variable of its size."""
-    typ = call.type
-    name = g.tmp("r")
-    fn = "plyc_read_user" if call.args[0].type.user else "plyc_read_any"
-    g.line(f"{typ.ctype()} {name} = 0;")
-    g.line(f"{fn}(&{name}, sizeof({name}), {g.pointer(call.args[0])});")
-    return g.cast(typ.scalar_ctype(), name)
-
-
-READ = B.Func("member", (1, 1), None, _emit_read, "a member of a script-defined struct")
-BYTES = B.FUNCTIONS["mem"]          # arrays: the bytes at the address (read straight into place)
+READ = I.MEMBER      # an integer or pointer member: its bytes read into a variable of its size
+BYTES = I.MEM         # arrays: the bytes at the address (read straight into place)
 
 
 def _ptr(typer) -> int:

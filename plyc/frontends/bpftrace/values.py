@@ -12,7 +12,9 @@ from __future__ import annotations
 from ... import arch as ARCH
 from ... import builtins as B
 from ... import types as T
+from ...ir import intrinsics as I
 from ...ir import nodes as ir
+from ...ir import variables as V
 from ...providers import Var
 from . import ast as A
 
@@ -124,32 +126,15 @@ def check_reg(chk, call: A.Call):
     return ir.Register(name, type=T.U64, span=call.span)
 
 
-def emit_sarg(g, call):
-    n = call.args[0].value
-    user = int(g.probe.provider.name in ("uprobe", "uretprobe"))
-    return g.cast("__u64", f"plyc_stack_word((struct pt_regs *)ctx, {n}, {user})")
-
-
-SARG = B.Func("_sarg", (1, 1), None, emit_sarg, "a stack argument")
-
-
 def sarg(chk, n: int, span):
     """sargN: the Nth word of the probed function's arguments on the stack
     (above the return address on x86_64, at the stack pointer on aarch64:
     PLYC_STACK_ARG), in user memory for uprobes."""
     _needs_regs(chk, f"sarg{n}", span)
-    return ir.Call(SARG, [ir.IntConst(n, type=T.S64)], type=T.U64, span=span)
+    return ir.Call(I.SARG, [ir.IntConst(n, type=T.S64)], type=T.U64, span=span)
 
 
 # --- types ----------------------------------------------------------------------------
-
-def emit_offsetof(g, call):
-    ctype, path = call.args[0].value.decode(), call.args[1].value.decode()
-    return f"((__u64)bpf_core_field_offset({ctype}, {path}))"
-
-
-OFFSETOF = B.Func("_offsetof", (2, 2), None, emit_offsetof, "a member's offset")
-
 
 def offsetof(chk, e: A.Offsetof):
     """offsetof(struct T, a.b): the member's offset on the device (CO-RE)."""
@@ -174,28 +159,13 @@ def offsetof(chk, e: A.Offsetof):
                     e.span)
     args = [ir.BytesConst(" ".join(words).encode(), type=T.Str(64)),
             ir.BytesConst(".".join(e.fields).encode(), type=T.Str(64))]
-    return ir.Call(OFFSETOF, args, type=T.U64, span=e.span)
+    return ir.Call(I.OFFSETOF, args, type=T.U64, span=e.span)
 
 
 # --- values the tracer prints as text (runtime-c/btvalues.c) ------------------------
 
-USERNAME = Var("username", T.Int(4, False, "username"), "(__u32)bpf_get_current_uid_gid()",
+USERNAME = Var("username", T.Int(4, False, "username"), V.UID,
                doc="the task's uid, printed as its name in the device's /etc/passwd")
-
-
-def emit_macaddr(g, call):
-    arg = call.args[0]
-    name = g.tmp("mac")
-    g.line(f"__u64 {name} = 0;")
-    if arg.type.is_int:
-        read = "plyc_read_user" if arg.type.user else "plyc_read_any"
-        g.line(f"{read}(&{name}, 6, {g.pointer(arg)});")
-    else:
-        g.line(f"__builtin_memcpy(&{name}, {g.bytes(arg)}, 6);")
-    return g.cast("__u64", name)
-
-
-MACADDR = B.Func("macaddr", (1, 1), None, emit_macaddr, "six bytes as a MAC address")
 
 
 def check_macaddr(chk, call: A.Call):
@@ -207,10 +177,7 @@ def check_macaddr(chk, call: A.Call):
     x = chk.expr(arg)
     if not (x.type.is_int or x.type.kind in ("buf", "str") and x.type.size == 6):
         chk.err(f"macaddr() needs a pointer or an array of 6 bytes, got {x.type}", arg.span)
-    return ir.Call(MACADDR, [x], type=T.Int(8, False, "mac"), span=call.span)
-
-
-STRFTIME = B.Func("strftime", (2, 2), None, B.emit_same, "a time since boot, formatted by the tracer")
+    return ir.Call(I.MACADDR, [x], type=T.Int(8, False, "mac"), span=call.span)
 
 
 def check_strftime(chk, call: A.Call):
@@ -227,7 +194,7 @@ def check_strftime(chk, call: A.Call):
         if len(formats) == 255:
             chk.err("a program can have at most 255 strftime() formats", call.args[0].span)
         formats.append(fmt)
-    return ir.Call(STRFTIME, [x], type=T.Int(8, False, "strftime", width=formats.index(fmt)), span=call.span)
+    return ir.Call(I.STRFTIME, [x], type=T.Int(8, False, "strftime", width=formats.index(fmt)), span=call.span)
 
 
 # --- maps -------------------------------------------------------------------------------
@@ -240,14 +207,6 @@ def has_key(chk, call: A.Call):
     ref = A.Map(call.args[0].name, key.items if isinstance(key, A.Tuple) else [key], span=call.span)
     info, keys = chk.map_ref(ref, writing=False)
     return ir.MapHas(info.name, keys, type=T.S64, span=call.span)
-
-
-def emit_len(g, call):
-    m = g.res.map(call.args[0].value.decode())
-    return f"((__s64)bpf_for_each_map_elem(&{m.cname}, plyc_count_entry, (void *)0, 0))"
-
-
-LEN = B.Func("len", (1, 1), None, emit_len, "how many entries a map holds")
 
 
 def check_len(chk, call: A.Call):
@@ -264,7 +223,7 @@ def check_len(chk, call: A.Call):
     chk.probe.bpf_defines.add("PLYC_MAP_LEN")
     # The tracer checks for the helper at start-up (codegen/loops.py's needs:
     # 5.10's verifier would reject the callback's BTF without naming it).
-    return ir.Call(LEN, [ir.BytesConst(arg.name.encode(), type=T.Str(64))], type=T.S64, span=call.span)
+    return ir.Call(I.LEN, [ir.BytesConst(arg.name.encode(), type=T.Str(64))], type=T.S64, span=call.span)
 
 
 # The functions above, by name: (fewest, most arguments), typing rule.

@@ -595,7 +595,7 @@ class Typer:
         return node
 
     def make_call(self, call: ast.Call, args: list, typ: T.Type) -> ir.Call:
-        return ir.Call(B.FUNCTIONS[call.func], args, type=typ, span=call.span)
+        return ir.Call(B.FUNCTIONS[call.func].op, args, type=typ, span=call.span)
 
     def event(self, call: ast.Call, kind: str, args: list = (), **kw) -> ir.EmitEvent:
         """The output event of one call site (shared by the probes of its specs)."""

@@ -1,0 +1,262 @@
+"""The C of every intrinsic (plyc/ir/intrinsics.py): EMIT maps each to
+its emitter, called by the BPF code generator (cgen.FuncGen, `g`) with the
+typed ir.Call; it returns a C expression or the name of a char array it
+filled. The C helpers they call live in runtime-c/bpf/plyc.bpf.h."""
+from __future__ import annotations
+
+from .. import types as T
+from ..ir import intrinsics as I
+from ..ir import nodes as ir
+
+
+def emit_str(g, call):
+    arg, typ = call.args[0], call.type
+    if isinstance(arg, ir.Param) and arg.kind == ir.ARG_STR:
+        dst = g.local_bytes(typ.size)
+        g.line(f"plyc_copy_str({dst}, sizeof({dst}), (const char *)plyc_params.arg_str[{arg.index - 1}], "
+               f"sizeof(plyc_params.arg_str[0]));")
+        return dst
+    at = arg.type
+    if at.kind == "str":
+        if at.size == typ.size:
+            return g.bytes(arg)
+        dst = g.local_bytes(typ.size)
+        src = g.bytes(arg)
+        g.line(f"plyc_copy_str({dst}, sizeof({dst}), {src}, sizeof({src}));")
+        return dst
+    dst = g.local_bytes(typ.size)
+    g.read_string_into(dst, typ.size, arg)
+    return dst
+
+
+def emit_mem(g, call):
+    dst = g.local_bytes(call.type.size)
+    fn = "plyc_read_user" if call.args[0].type.user else "plyc_read_any"
+    g.line(f"{fn}({dst}, sizeof({dst}), {g.pointer(call.args[0])});")
+    return dst
+
+
+def emit_dyn(g, call):
+    dst = g.local_bytes(call.type.size)
+    g.read_string_into(dst, call.type.size, call.args[0])
+    return dst
+
+
+def emit_same(g, call):
+    """An intrinsic that only changes its argument's type (how it prints)."""
+    return g.scalar(call.args[0])
+
+
+def emit_strcmp(g, call):
+    (a, asize), (b, bsize) = (g.string_sized(x) for x in call.args)
+    return g.cast("__s64", f"plyc_strcmp({a}, {asize}, {b}, {bsize})")
+
+
+def emit_bswap(g, call):
+    size = call.type.size
+    value = g.scalar(call.args[0])
+    if size == 1:
+        return f"((__u8)({value}))"
+    return f"((__u{size * 8})__builtin_bswap{size * 8}((__u{size * 8})({value})))"
+
+
+def emit_strncmp(g, call):
+    a, b = (g.bytes(x) for x in call.args[:2])
+    n = call.args[2].value
+    sa, sb = min(n, call.args[0].type.size), min(n, call.args[1].type.size)
+    return f"(__s64)plyc_strcmp({a}, {sa}, {b}, {sb})"
+
+
+def emit_join_read(g, call):
+    arg = call.args[0]
+    dst = g.local_bytes(I.JOIN_ARGS * I.JOIN_SIZE)
+    base, more = g.tmp("argv"), g.tmp("more")
+    read = "plyc_read_user" if arg.type.user else "plyc_read_any"
+    read_str = "bpf_probe_read_user_str" if arg.type.user else "plyc_read_str"
+    g.line(f"const char *const *{base} = (const char *const *)(unsigned long)({g.scalar(arg)});")
+    g.line(f"int {more} = 1;")
+    for i in range(I.JOIN_ARGS):
+        p = g.tmp("p")
+        g.line(f"if ({more}) {{")
+        g.line(f"\tconst char *{p} = 0;")
+        g.line(f"\t{read}(&{p}, sizeof({p}), {base} + {i});")
+        g.line(f"\tif ({p})")
+        g.line(f"\t\t{read_str}({dst} + {i * I.JOIN_SIZE}, {I.JOIN_SIZE}, {p});")
+        g.line("\telse")
+        g.line(f"\t\t{more} = 0;")
+        g.line("}")
+    return dst
+
+
+def emit_ntop(g, call):
+    af_expr, addr = call.args
+    af = g.tmp("af")
+    g.line(f"__u64 {af} = {g.scalar(af_expr)};")
+    if addr.type.is_int:
+        src, n = g.tmp("ip4"), 4
+        g.line(f"__u32 {src} = (__u32)({g.scalar(addr)});")
+        src = "&" + src
+    else:
+        src, n = g.bytes(addr), addr.type.size
+    dst = g.local_bytes(T.INET_SIZE)
+    g.line(f"__builtin_memcpy({dst}, &{af}, 8);")
+    g.line(f"__builtin_memcpy({dst} + 8, {src}, {n});")
+    return dst
+
+
+def emit_tp_name(g, call):
+    dst = g.local_bytes(I.TP_NAME_SIZE)
+    g.line(f"plyc_tp_name(ctx, {dst});")
+    return dst
+
+
+def emit_division(g, call: ir.Call) -> str:
+    a, b = (g.scalar(x) for x in call.args)
+    ct = call.type.scalar_ctype()
+    t = g.tmp("div")
+    if call.type.signed:
+        op = f"plyc_sdiv({a}, {t})" if call.func is I.DIV else f"plyc_smod({a}, {t})"
+    else:
+        op = f"{g.operand(ct, a)} {call.func.name} {t}"
+    # A statement expression: the divisor read once, where the operation is.
+    return f"({ct})({{ {ct} {t} = {g.operand(ct, b)}; {t} ? {op} : 1; }})"
+
+
+def emit_sarg(g, call):
+    n = call.args[0].value
+    user = int(g.probe.provider.name in ("uprobe", "uretprobe"))
+    return g.cast("__u64", f"plyc_stack_word((struct pt_regs *)ctx, {n}, {user})")
+
+
+def emit_offsetof(g, call):
+    ctype, path = call.args[0].value.decode(), call.args[1].value.decode()
+    return f"((__u64)bpf_core_field_offset({ctype}, {path}))"
+
+
+def emit_macaddr(g, call):
+    arg = call.args[0]
+    name = g.tmp("mac")
+    g.line(f"__u64 {name} = 0;")
+    if arg.type.is_int:
+        read = "plyc_read_user" if arg.type.user else "plyc_read_any"
+        g.line(f"{read}(&{name}, 6, {g.pointer(arg)});")
+    else:
+        g.line(f"__builtin_memcpy(&{name}, {g.bytes(arg)}, 6);")
+    return g.cast("__u64", name)
+
+
+def emit_len(g, call):
+    m = g.res.map(call.args[0].value.decode())
+    return f"((__s64)bpf_for_each_map_elem(&{m.cname}, plyc_count_entry, (void *)0, 0))"
+
+
+def emit_member(g, call: ir.Call) -> str:
+    """An integer or pointer member: its bytes read into a variable of its size."""
+    typ = call.type
+    name = g.tmp("r")
+    fn = "plyc_read_user" if call.args[0].type.user else "plyc_read_any"
+    g.line(f"{typ.ctype()} {name} = 0;")
+    g.line(f"{fn}(&{name}, sizeof({name}), {g.pointer(call.args[0])});")
+    return g.cast(typ.scalar_ctype(), name)
+
+
+def _stack_map(limit: int) -> str:
+    return "&plyc_stacks" if limit in (0, I.STACK_DEPTH) else f"&plyc_stacks_{limit}"
+
+
+def emit_stack(g, call):
+    limit = call.args[0].value
+    if call.type.user:
+        return f"plyc_ustackid(ctx, {_stack_map(limit)})"
+    return f"plyc_stackid_in(ctx, {_stack_map(limit)}, 0)"
+
+
+def emit_usym(g, call):
+    addr, pid = g.tmp("addr"), g.tmp("pid")
+    g.line(f"__u64 {addr} = {g.scalar(call.args[0])};")
+    g.line(f"__u64 {pid} = bpf_get_current_pid_tgid() >> 32;")
+    dst = g.local_bytes(T.USYM_SIZE)
+    g.line(f"__builtin_memcpy({dst}, &{addr}, 8);")
+    g.line(f"__builtin_memcpy({dst} + 8, &{pid}, 8);")
+    return dst
+
+
+def emit_signal(g, call):
+    g.line(f"bpf_send_signal((__u32)({g.scalar(call.args[0])}));")
+    return "0"
+
+
+def emit_override(g, call):
+    g.line(f"bpf_override_return((struct pt_regs *)ctx, (__u64)({g.scalar(call.args[0])}));")
+    return "0"
+
+
+def emit_buf(g, call):
+    src = call.args[0]
+    cap = call.type.size - T.BUF_LEN_SIZE
+    dst = g.local_bytes(call.type.size)
+    n = g.tmp("n")
+    if len(call.args) > 1 and isinstance(call.args[1], ir.IntConst):
+        g.line(f"__u32 {n} = {min(call.args[1].value, cap)};")
+    elif len(call.args) > 1:
+        # A length past the buffer (or negative) is the whole buffer, as in bpftrace.
+        want = g.tmp("want")
+        g.line(f"__u64 {want} = (__u64)({g.scalar(call.args[1])});")
+        g.line(f"__u32 {n} = {want} < {cap} ? (__u32){want} : {cap};")
+    else:
+        g.line(f"__u32 {n} = {cap};")
+    g.line(f"__builtin_memcpy({dst}, &{n}, {T.BUF_LEN_SIZE});")
+    if src.type.is_int:
+        read = "plyc_read_user" if src.type.user else "plyc_read_any"
+        # Only the bytes asked for (the rest stays zero): a verifier-bounded length.
+        g.line(f"if ({n} > {cap})")
+        g.line(f"\t{n} = {cap};")
+        g.line(f"{read}({dst} + {T.BUF_LEN_SIZE}, {n}, (const void *)(unsigned long)({g.scalar(src)}));")
+    else:
+        g.line(f"__builtin_memcpy({dst} + {T.BUF_LEN_SIZE}, {g.bytes(src)}, {min(cap, src.type.size)});")
+    return dst
+
+
+def emit_path(g, call):
+    dst = g.local_bytes(call.type.size)
+    if g.fentry and not g.fentry["wrapped"]:
+        # Only the fentry/fexit side calls it: the tracer refuses the kprobe side.
+        g.line("if (fentry)")
+        g.line(f"\tbpf_d_path((struct path *)(unsigned long)({g.scalar(call.args[0])}), {dst}, "
+               f"sizeof({dst}));")
+    return dst
+
+
+EMIT = {
+    I.STR: emit_str,
+    I.MEM: emit_mem,
+    I.DYN: emit_dyn,
+    I.UPTR: emit_same,
+    I.KSYM: emit_same,
+    I.STRCMP: emit_strcmp,
+    I.BSWAP: emit_bswap,
+    I.KPTR: emit_same,
+    I.STRNCMP: emit_strncmp,
+    I.JOIN_READ: emit_join_read,
+    I.NTOP: emit_ntop,
+    I.TP_NAME: emit_tp_name,
+    I.DIV: emit_division,
+    I.MOD: emit_division,
+    I.SARG: emit_sarg,
+    I.OFFSETOF: emit_offsetof,
+    I.MACADDR: emit_macaddr,
+    I.STRFTIME: emit_same,
+    I.LEN: emit_len,
+    I.MEMBER: emit_member,
+    I.USTACK: emit_stack,
+    I.KSTACK: emit_stack,
+    I.USYM: emit_usym,
+    I.SIGNAL: emit_signal,
+    I.OVERRIDE: emit_override,
+    I.BUF: emit_buf,
+    I.PATH: emit_path,
+}
+
+
+def emit(g, call: ir.Call):
+    return EMIT[call.func](g, call)

@@ -1,0 +1,63 @@
+"""The core's intrinsics, as data: the functions an ir.Call applies
+(Intrinsic). A front end's typing rule picks one; the code generator's
+table gives its C (plyc/codegen/intrinsics.py, one emitter each: a test
+holds the two tables to the same names). The names are the IR dump's
+(`str(p)`, `_sarg(2)`); those starting with `_` are no script's function
+but what a front end lowers a construct to."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Intrinsic:
+    name: str
+    doc: str
+
+
+def _i(name: str, doc: str) -> Intrinsic:
+    return Intrinsic(name, doc)
+
+
+# Shared by every front end (plyc/builtins.py's functions).
+STR = _i("str", "a string read from memory (kernel, else user), or a string resized")
+MEM = _i("mem", "bytes read from a pointer, printed as hex")
+DYN = _i("dyn", "a __data_loc tracepoint field's string")
+UPTR = _i("uptr", "its argument, typed as a user pointer")
+KSYM = _i("ksym", "its argument, typed as a kernel symbol's address")
+STRCMP = _i("strcmp", "compare two strings (<0, 0, >0)")
+
+# bpftrace's (plyc/frontends/bpftrace/ types them).
+BSWAP = _i("bswap", "an integer's bytes reversed")
+KPTR = _i("kptr", "its argument, typed as a kernel pointer")
+STRNCMP = _i("strncmp", "compare the first n bytes of two strings (n: a constant, the third argument)")
+JOIN_READ = _i("_join_read", "up to 16 strings of a NULL-terminated char ** array, 1024 bytes each")
+NTOP = _i("ntop", "an address family and an IPv4/IPv6 address, as one inet value")
+TP_NAME = _i("_tp_name", "the name of the tracepoint that fired (a glob's)")
+DIV = _i("/", "division, 1 when the divisor is 0 (bpftrace)")
+MOD = _i("%", "modulo, 1 when the divisor is 0 (bpftrace)")
+SARG = _i("_sarg", "the Nth word of the probed function's stack arguments")
+OFFSETOF = _i("_offsetof", "a member's offset in a kernel type (CO-RE): type and member path as strings")
+MACADDR = _i("macaddr", "six bytes (at a pointer, or of an array) in a u64")
+STRFTIME = _i("strftime", "its argument, typed as a time the tracer formats")
+LEN = _i("len", "how many entries a map (named by a string) holds")
+MEMBER = _i("member", "an integer or pointer read from memory at an address (its type's size)")
+USTACK = _i("ustack", "the user stack's id (frame limit: the argument)")
+KSTACK = _i("kstack", "the kernel stack's id (frame limit: the argument)")
+USYM = _i("usym", "a user address with the current pid (the tracer names it)")
+SIGNAL = _i("signal", "send a signal to the current task")
+OVERRIDE = _i("override", "return early from the probed kernel function with a value")
+BUF = _i("buf", "bytes from a pointer or array, with their length")
+PATH = _i("path", "a struct path's full path (bpf_d_path, fentry only)")
+
+# Sizes both sides need: join()'s strings (bpftrace 0.17's limits: 16
+# arguments of up to 1024 bytes), a tracepoint's name (runtime-c/plyc_tp.h's
+# PLYC_TP_NAME_SIZE: room for a uprobe's path), the full stack map's frames
+# (PLYC_STACK_DEPTH).
+JOIN_ARGS, JOIN_SIZE = 16, 1024
+TP_NAME_SIZE = 128
+STACK_DEPTH = 127
+
+ALL = (STR, MEM, DYN, UPTR, KSYM, STRCMP, BSWAP, KPTR, STRNCMP, JOIN_READ, NTOP, TP_NAME, DIV, MOD, SARG,
+       OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, OVERRIDE, BUF, PATH)
+BY_NAME = {i.name: i for i in ALL}
