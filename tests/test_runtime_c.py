@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime-c"
-SOURCES = ["format.c", "json.c", "ksyms.c", "mapdump.c", "aggregations.c", "btoutput.c", "btvalues.c", "usyms.c", "verifier.c"]
+SOURCES = ["values/format.c", "values/json.c", "symbols/ksyms.c", "maps/mapdump.c", "maps/aggregations.c", "output/bpftrace.c", "values/btvalues.c", "symbols/usyms.c", "load/verifier.c"]
 CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"]
 
 
