@@ -27,7 +27,7 @@ BPF_WARNINGS = ["-Wall", "-Werror"]
 
 # runtime-c's folders of loader sources, the lowest layer first (bpf/ is
 # the BPF side's headers, compat/ a toolchain's shims: neither is in here).
-RUNTIME_LAYERS = ("symbols", "values", "maps", "output", "io", "metrics", "probes", "providers", "load")
+RUNTIME_LAYERS = ("core", "symbols", "values", "maps", "output", "io", "metrics", "probes", "providers", "load")
 
 
 def runtime_dir() -> Path:

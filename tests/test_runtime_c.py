@@ -17,7 +17,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime-c"
-SOURCES = ["values/format.c", "values/json.c", "symbols/ksyms.c", "maps/mapdump.c", "maps/aggregations.c", "output/bpftrace.c", "values/btvalues.c", "symbols/usyms.c", "load/verifier.c"]
+SOURCES = ["core/rt.c", "values/format.c", "values/plyvalue.c", "values/json.c", "values/btvalue.c", "values/btvalues.c",
+           "symbols/ksyms.c", "symbols/usyms.c", "maps/aggregations.c", "maps/mapread.c",
+           "output/rows.c", "output/btrows.c", "output/ply.c", "output/bpftrace.c", "output/bccreport.c",
+           "output/dump.c", "output/select.c", "load/verifier.c"]
 CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"]
 
 

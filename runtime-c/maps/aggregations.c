@@ -1,8 +1,7 @@
 /* Aggregations, one entry per kind (plyc_agg.h): how per-CPU values merge,
- * sort, print in ply's text and in JSON, and show in --metrics.
- *
- * The text layout is ply's (src/libply/built-in/aggregation.c); see
- * docs/output.md and docs/metrics.md. */
+ * the one number of count, sum, min, max and avg, and how each kind shows
+ * in --metrics (docs/metrics.md). How a style sorts and prints them is in
+ * its own file (output/ply.c, output/bpftrace.c). */
 #include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
@@ -140,23 +139,6 @@ static void merge_max(const struct plyc_map *m, void *dst, const char *cpu, size
 	merge_extreme(m, dst, cpu, stride, ncpus, 0);
 }
 
-/* --- plain values --------------------------------------------------------- */
-
-static int cmp_plain(const struct plyc_map *m, const void *a, const void *b)
-{
-	return plyc_cmp_typed(&m->value, a, b);
-}
-
-static void print_plain(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	plyc_print_value(fp, &m->value, v);
-}
-
-static void json_plain(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	plyc_json_value(fp, &m->value, v);
-}
-
 /* --- count, sum, min, max, avg: one 64-bit number ---------------------- */
 
 static struct plyc_type scalar_type(const struct plyc_map *m)
@@ -200,33 +182,20 @@ static uint64_t scalar_avg(const struct plyc_map *m, const void *v)
 	return (uint64_t)avg.sum / avg.count;
 }
 
-static uint64_t scalar_value(const struct plyc_map *m, const void *v)
+uint64_t plyc_agg_scalar(const struct plyc_map *m, const void *v, struct plyc_type *t)
 {
+	*t = scalar_type(m);
 	return plyc_agg_ops(m)->scalar(m, v);
 }
 
-static int cmp_scalar(const struct plyc_map *m, const void *a, const void *b)
+int plyc_agg_cmp_scalar(const struct plyc_map *m, const void *a, const void *b)
 {
-	uint64_t x = scalar_value(m, a), y = scalar_value(m, b);
+	struct plyc_type t;
+	uint64_t x = plyc_agg_scalar(m, a, &t), y = plyc_agg_scalar(m, b, &t);
 
-	return scalar_type(m).is_signed ? cmp_s64((int64_t)x, (int64_t)y) : cmp_u64(x, y);
+	return t.is_signed ? cmp_s64((int64_t)x, (int64_t)y) : cmp_u64(x, y);
 }
 
-static void print_scalar(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	struct plyc_type st = scalar_type(m);
-	uint64_t x = scalar_value(m, v);
-
-	plyc_print_value(fp, &st, &x);
-}
-
-static void json_scalar(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	struct plyc_type st = scalar_type(m);
-	uint64_t x = scalar_value(m, v);
-
-	plyc_json_value(fp, &st, &x);
-}
 
 static const char *type_counter(const struct plyc_map *m, const char **suffix)
 {
@@ -299,21 +268,7 @@ static void metric_avg(const struct plyc_metric_out *o, const void *v)
 
 /* --- histograms: u64 buckets, then the u64 sum of the values -------------- */
 
-static int cmp_buckets(const struct plyc_map *m, const void *a, const void *b)
-{
-	uint32_t i;
-	int c;
-
-	/* ply compares histograms as arrays: bucket by bucket from the lowest */
-	for (i = 0; i < plyc_agg_nbuckets(m); i++) {
-		c = cmp_u64(word(a, i), word(b, i));
-		if (c)
-			return c;
-	}
-	return 0;
-}
-
-static uint64_t hist_total(const struct plyc_map *m, const void *v)
+uint64_t plyc_agg_total(const struct plyc_map *m, const void *v)
 {
 	uint64_t total = 0;
 	uint32_t i;
@@ -321,243 +276,6 @@ static uint64_t hist_total(const struct plyc_map *m, const void *v)
 	for (i = 0; i < plyc_agg_nbuckets(m); i++)
 		total += word(v, i);
 	return total;
-}
-
-/* The count and its bar: 32 columns scaled to the map entry's total, in
- * eighths of a column with Unicode blocks, in whole columns in ASCII. */
-static void hist_count(FILE *fp, uint64_t count, uint64_t total)
-{
-	int w, space;
-
-	fprintf(fp, "\t%8" PRIu64 " ", count);
-
-	if (!plyc_rt.utf8) {
-		/* same arithmetic as ply, so bars round alike */
-		w = (int)(((float)count / (float)total) * 32.0 + 0.5);
-		fputc('|', fp);
-		for (space = 0; space < 32; space++)
-			fputc(space < w ? '#' : ' ', fp);
-		fputs("|\n", fp);
-		return;
-	}
-
-	w = (int)(((float)count / (float)total) * 256.0 + 0.5);
-	space = 32 - ((w + 7) >> 3);
-
-	fputs("\u2524", fp);			/* ┤ */
-	for (; w > 8; w -= 8)
-		fputs("\u2588", fp);		/* █ */
-	if (w > 0) {
-		/* U+2588 full block .. U+258F one eighth */
-		const char part[] = { '\xe2', '\x96', (char)(0x88 + 8 - w), 0 };
-
-		fputs(part, fp);
-	}
-	fprintf(fp, "%*s\u2502\n", space, "");	/* │ */
-}
-
-/* 2^log2 as a number below 1024 and a k/M/G/T/P/E suffix (none below
- * 1024). ply's table ends in "Z" for 2^60, where "E" is meant. */
-static int scaled(int log2, const char **suffix)
-{
-	static const char *const units[] = {
-		NULL, "k", "M", "G", "T", "P", "E",
-	};
-
-	*suffix = units[log2 / 10];
-	return 1 << (log2 % 10);
-}
-
-static void quantize_label(FILE *fp, const struct plyc_map *m, int i)
-{
-	const char *ls, *hs;
-	int lo, hi;
-
-	if (m->value.kind == PLYC_K_TIME) {
-		/* durations are readable at any size: closed intervals */
-		uint64_t ulo = i ? (1ULL << i) : 0;
-		uint64_t uhi = (i < 63) ? (1ULL << (i + 1)) - 1 : INT64_MAX;
-
-		fputs("\t[", fp);
-		plyc_print_duration(fp, (int64_t)ulo);
-		fputs(", ", fp);
-		plyc_print_duration(fp, (int64_t)uhi);
-		fputc(']', fp);
-		return;
-	}
-
-	if (i == 0) {
-		lo = 0;
-		ls = NULL;
-	} else {
-		lo = scaled(i, &ls);
-	}
-	hi = scaled(i + 1, &hs);
-
-	/* closed below 1k; above, [lo, hi) with both ends scaled */
-	if (!hs)
-		fprintf(fp, "\t[%4d, %4d]", lo, hi - 1);
-	else
-		fprintf(fp, "\t[%*d%s, %3d%s)", ls ? 3 : 4, lo, ls ? ls : "",
-			hi, hs);
-}
-
-/* Rows for the non-empty buckets, ascending; "..." where empty buckets
- * were skipped between two rows. For a signed argument the last bucket
- * holds the negative values and comes first, as "< 0". */
-static void print_quantize(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	uint64_t total = hist_total(m, v);
-	int len = (int)plyc_agg_nbuckets(m), i, gap;
-
-	fputc('\n', fp);
-
-	if (m->value.is_signed) {
-		len--;
-		if (word(v, len)) {
-			fputs("\t         < 0", fp);
-			hist_count(fp, word(v, len), total);
-			if (!word(v, 0))
-				fputs("\t...\n", fp);
-		}
-	}
-
-	for (i = 0, gap = 0; i < len; i++) {
-		uint64_t c = word(v, i);
-
-		if (!c) {
-			gap++;
-			continue;
-		}
-
-		/* gap == i: only leading empty buckets, nothing to mark */
-		if (gap && gap != i)
-			fputs("\t...\n", fp);
-		gap = 0;
-
-		quantize_label(fp, m, i);
-		hist_count(fp, c, total);
-	}
-}
-
-static void fmt_bound(char *buf, size_t len, const struct plyc_map *m,
-		      int64_t v)
-{
-	if (m->value.kind == PLYC_K_TIME)
-		plyc_fmt_duration(buf, len, v);
-	else
-		snprintf(buf, len, "%4" PRId64, v);
-}
-
-/* plyc's linear histogram, drawn like quantize: "< min" first, closed
- * [lo, hi] rows of `step` values, ">= max" last. */
-static void print_lquantize(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	uint64_t total = hist_total(m, v);
-	uint32_t n = plyc_agg_nbuckets(m), i;
-	char lo[32], hi[32], label[80];
-	int printed = 0, gap = 0;
-
-	fputc('\n', fp);
-
-	for (i = 0; i < n; i++) {
-		uint64_t c = word(v, i);
-		int64_t blo = m->lq_min + ((int64_t)i - 1) * m->lq_step;
-
-		if (!c) {
-			gap = 1;
-			continue;
-		}
-		if (gap && printed)
-			fputs("\t...\n", fp);
-		gap = 0;
-		printed = 1;
-
-		if (i == 0) {
-			fmt_bound(lo, sizeof(lo), m, m->lq_min);
-			snprintf(label, sizeof(label), "< %s", lo + strspn(lo, " "));
-			fprintf(fp, "\t%12s", label);
-		} else if (i == n - 1) {
-			fmt_bound(hi, sizeof(hi), m, m->lq_max);
-			snprintf(label, sizeof(label), ">= %s", hi + strspn(hi, " "));
-			fprintf(fp, "\t%12s", label);
-		} else {
-			fmt_bound(lo, sizeof(lo), m, blo);
-			fmt_bound(hi, sizeof(hi), m, blo + m->lq_step - 1);
-			fprintf(fp, "\t[%s, %s]", lo, hi);
-		}
-		hist_count(fp, c, total);
-	}
-}
-
-static void json_num(FILE *fp, uint64_t v, int is_signed)
-{
-	if (is_signed)
-		fprintf(fp, "%" PRId64, (int64_t)v);
-	else
-		fprintf(fp, "%" PRIu64, v);
-}
-
-static void json_bucket(FILE *fp, int *first, uint64_t lo, uint64_t hi,
-			int is_signed, uint64_t count)
-{
-	fputs(*first ? "" : ", ", fp);
-	*first = 0;
-
-	fputs("{\"lo\": ", fp);
-	json_num(fp, lo, is_signed);
-	fputs(", \"hi\": ", fp);
-	json_num(fp, hi, is_signed);
-	fprintf(fp, ", \"count\": %" PRIu64 "}", count);
-}
-
-/* Non-empty buckets as closed [lo, hi] ranges, lowest first. */
-static void json_quantize(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	uint32_t n = plyc_agg_nbuckets(m), i;
-	int sgn = m->value.is_signed, first = 1;
-	uint64_t c;
-
-	fputs("{\"buckets\": [", fp);
-	if (sgn) {
-		n--;
-		c = word(v, n);
-		if (c)
-			json_bucket(fp, &first, (uint64_t)INT64_MIN, (uint64_t)-1, 1, c);
-	}
-	for (i = 0; i < n; i++) {
-		c = word(v, i);
-		if (c)
-			json_bucket(fp, &first, i ? 1ULL << i : 0,
-				    i < 63 ? (1ULL << (i + 1)) - 1 : UINT64_MAX, sgn, c);
-	}
-	fputs("]}", fp);
-}
-
-static void json_lquantize(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	uint32_t n = plyc_agg_nbuckets(m), i;
-	int sgn = m->value.is_signed, first = 1;
-	uint64_t c;
-
-	fputs("{\"buckets\": [", fp);
-	for (i = 0; i < n; i++) {
-		int64_t lo = m->lq_min + ((int64_t)i - 1) * m->lq_step;
-
-		c = word(v, i);
-		if (!c)
-			continue;
-
-		if (i == 0)
-			json_bucket(fp, &first, sgn ? (uint64_t)INT64_MIN : 0,
-				    (uint64_t)(m->lq_min - 1), sgn, c);
-		else if (i == n - 1)
-			json_bucket(fp, &first, (uint64_t)m->lq_max,
-				    sgn ? (uint64_t)INT64_MAX : UINT64_MAX, sgn, c);
-		else
-			json_bucket(fp, &first, (uint64_t)lo, (uint64_t)(lo + m->lq_step - 1), 1, c);
-	}
-	fputs("]}", fp);
 }
 
 static const char *type_histogram(const struct plyc_map *m, const char **suffix)
@@ -589,7 +307,7 @@ static void metric_hist_end(const struct plyc_metric_out *o, const void *v, int 
 {
 	const struct plyc_map *m = o->m;
 	uint32_t nb = plyc_agg_nbuckets(m);
-	uint64_t total = hist_total(m, v);
+	uint64_t total = plyc_agg_total(m, v);
 
 	fprintf(o->fp, "%s_bucket", o->name);
 	o->labels(o->fp, m, o->key, "+Inf");
@@ -667,9 +385,9 @@ static void metric_lquantize(const struct plyc_metric_out *o, const void *v)
 	metric_hist_end(o, v, !(o->om && m->lq_min - 1 < 0));
 }
 
-/* --- bpftrace's stats() and hist(), and bpftrace's output of every kind -- */
+/* --- bpftrace's stats() and hist() ------------------------------------------ */
 
-static int64_t avg_of(const void *v)
+int64_t plyc_agg_average(const void *v)
 {
 	struct plyc_avg av;
 
@@ -677,112 +395,11 @@ static int64_t avg_of(const void *v)
 	return av.count ? av.sum / (int64_t)av.count : 0;
 }
 
-/* bpftrace's text of a stats() value, also ply's (ply has no stats) */
-static void print_stats(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	struct plyc_avg av;
-
-	(void)m;
-	memcpy(&av, v, sizeof(av));
-	fprintf(fp, "count %" PRId64 ", average %" PRId64 ", total %" PRId64, (int64_t)av.count,
-		avg_of(v), av.sum);
-}
-
-static void json_stats(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	struct plyc_avg av;
-
-	(void)m;
-	memcpy(&av, v, sizeof(av));
-	fprintf(fp, "{\"count\": %" PRId64 ", \"average\": %" PRId64 ", \"total\": %" PRId64 "}",
-		(int64_t)av.count, avg_of(v), av.sum);
-}
-
 /* avg() and stats() both order by the average */
-static int cmp_avg(const struct plyc_map *m, const void *a, const void *b)
+int plyc_agg_cmp_average(const struct plyc_map *m, const void *a, const void *b)
 {
 	(void)m;
-	return cmp_s64(avg_of(a), avg_of(b));
-}
-
-static void bt_print_avg(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	(void)m;
-	fprintf(fp, "%" PRId64, avg_of(v) / (int64_t)plyc_bt_div());
-}
-
-static int cmp_hist_total(const struct plyc_map *m, const void *a, const void *b)
-{
-	return cmp_u64(hist_total(m, a), hist_total(m, b));
-}
-
-/* plain values: integers by value, the rest by key */
-static int bt_cmp_plain(const struct plyc_map *m, const void *a, const void *b)
-{
-	if (m->value.kind == PLYC_K_STR || m->value.kind == PLYC_K_MEM || m->value.kind == PLYC_K_BUF ||
-	    m->value.kind == PLYC_K_TUPLE || m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM ||
-	    m->value.kind == PLYC_K_USTACK || m->value.size > 8)
-		return 0;
-	return plyc_cmp_typed(&m->value, a, b);
-}
-
-/* an integer divided by print()'s div, or NULL when it isn't one */
-static const void *div_plain(const struct plyc_map *m, const void *v, int64_t *tmp)
-{
-	if (plyc_bt_div() == 1 || m->value.kind != PLYC_K_INT || m->value.size > 8)
-		return v;
-	if (m->value.is_signed)
-		*tmp = plyc_load_int(v, m->value.size) / (int64_t)plyc_bt_div();
-	else
-		*tmp = (int64_t)(plyc_load_uint(v, m->value.size) / plyc_bt_div());
-	return NULL;
-}
-
-static void bt_print_plain(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0, 0, NULL };
-	int64_t x;
-
-	if (div_plain(m, v, &x))
-		plyc_bt_value(fp, &m->value, v, 8);
-	else
-		plyc_bt_value(fp, &t, &x, 8);
-}
-
-static void bt_json_plain(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0, 0, NULL };
-	int64_t x;
-
-	if (div_plain(m, v, &x))
-		plyc_bt_json_value(fp, &m->value, v);
-	else
-		plyc_bt_json_value(fp, &t, &x);
-}
-
-/* count, sum, min, max: the number, whatever the argument's kind */
-static void bt_print_scalar(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	uint64_t x = scalar_value(m, v);
-
-	if (scalar_type(m).is_signed)
-		fprintf(fp, "%" PRId64, (int64_t)x / (int64_t)plyc_bt_div());
-	else
-		fprintf(fp, "%" PRIu64, x / plyc_bt_div());
-}
-
-/* ply's rows of a quantize (and of a log2 map, which bpftrace has no form for) */
-static void bt_print_quantize(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	print_quantize(fp, m, v);
-	fputc('\n', fp);
-}
-
-/* hist() in a ply-style dump: its rows under the name */
-static void print_hist(FILE *fp, const struct plyc_map *m, const void *v)
-{
-	fputc('\n', fp);
-	plyc_bt_hist_rows(fp, m, v);
+	return cmp_s64(plyc_agg_average(a), plyc_agg_average(b));
 }
 
 /* [0] < 0, [1] 0, [i] up to 2^(i-1) - 1 */
@@ -802,46 +419,29 @@ static void metric_hist(const struct plyc_metric_out *o, const void *v)
 
 /* --- the table ------------------------------------------------------------ */
 
-#define SCALAR .cmp = cmp_scalar, .print = print_scalar, .json = json_scalar
-#define BT_SCALAR .bt_cmp = cmp_scalar, .bt_print = bt_print_scalar, .bt_json = bt_print_scalar
-#define HIST .hist = 1, .typed = 1, .merge = merge_words, .cmp = cmp_buckets, \
-	.metric_type = type_histogram, .bt_group = PLYC_BT_HIST, .bt_cmp = cmp_hist_total
+#define HIST .hist = 1, .typed = 1, .merge = merge_words, .metric_type = type_histogram
 
 static const struct plyc_agg_ops ops[] = {
-	[PLYC_A_NONE] = { .merge = merge_first, .cmp = cmp_plain, .print = print_plain,
-			  .json = json_plain, .bt_cmp = bt_cmp_plain, .bt_print = bt_print_plain,
-			  .bt_json = bt_json_plain },
-	[PLYC_A_COUNT] = { "count()", SCALAR, BT_SCALAR, .merge = merge_words, .scalar = scalar_word, .metric_type = type_counter,
+	[PLYC_A_NONE] = { .merge = merge_first },
+	[PLYC_A_COUNT] = { "count()", .merge = merge_words, .scalar = scalar_word, .metric_type = type_counter,
 			   .metric = metric_count },
-	[PLYC_A_SUM] = { "sum()", SCALAR, BT_SCALAR, .typed = 1, .merge = merge_words, .scalar = scalar_word, .metric_type = type_sum,
+	[PLYC_A_SUM] = { "sum()", .typed = 1, .merge = merge_words, .scalar = scalar_word, .metric_type = type_sum,
 			 .metric = metric_sum },
-	[PLYC_A_MIN] = { "min()", SCALAR, BT_SCALAR, .typed = 1, .merge = merge_min, .scalar = scalar_minmax,
+	[PLYC_A_MIN] = { "min()", .typed = 1, .merge = merge_min, .scalar = scalar_minmax,
 			 .metric_type = type_gauge, .metric = metric_minmax },
-	[PLYC_A_MAX] = { "max()", SCALAR, BT_SCALAR, .typed = 1, .merge = merge_max, .scalar = scalar_minmax,
+	[PLYC_A_MAX] = { "max()", .typed = 1, .merge = merge_max, .scalar = scalar_minmax,
 			 .metric_type = type_gauge, .metric = metric_minmax },
-	[PLYC_A_AVG] = { "avg()", SCALAR, .typed = 1, .merge = merge_words, .scalar = scalar_avg, .metric_type = type_gauge,
-			 .metric = metric_avg, .bt_group = PLYC_BT_STATS, .bt_cmp = cmp_avg,
-			 .bt_print = bt_print_avg, .bt_json = bt_print_avg },
-	[PLYC_A_QUANTIZE] = { "quantize()", HIST, .buckets = PLYC_QUANTIZE_BUCKETS,
-			      .print = print_quantize, .json = json_quantize, .metric = metric_quantize,
-			      .bt_print = bt_print_quantize, .bt_json = json_quantize },
+	[PLYC_A_AVG] = { "avg()", .typed = 1, .merge = merge_words, .scalar = scalar_avg, .metric_type = type_gauge,
+			 .metric = metric_avg },
+	[PLYC_A_QUANTIZE] = { "quantize()", HIST, .buckets = PLYC_QUANTIZE_BUCKETS, .metric = metric_quantize },
 	/* also bpftrace's lhist(): the same buckets */
-	[PLYC_A_LQUANTIZE] = { "lquantize()", HIST, .print = print_lquantize, .json = json_lquantize,
-			       .metric = metric_lquantize, .bt_print = plyc_bt_lhist_rows,
-			       .bt_json = plyc_bt_lhist_json },
-	/* a report's log2 section prints these itself (report.c); a dump or
-	 * JSON shows them as quantize's, --metrics with their own bounds */
-	[PLYC_A_LOG2] = { "quantize()", HIST, .buckets = PLYC_QUANTIZE_BUCKETS,
-			  .print = print_quantize, .json = json_quantize, .metric = metric_log2,
-			  .bt_print = bt_print_quantize, .bt_json = json_quantize },
-	/* bpftrace's, for its front end; a ply-style dump shows them as bpftrace does */
-	[PLYC_A_STATS] = { "stats()", .merge = merge_words, .cmp = cmp_avg, .print = print_stats,
-			   .json = json_stats, .metric_type = type_gauge, .metric = metric_avg,
-			   .bt_group = PLYC_BT_STATS, .bt_cmp = cmp_avg, .bt_print = print_stats,
-			   .bt_json = json_stats },
-	[PLYC_A_HIST] = { "hist()", HIST, .buckets = PLYC_HIST_BUCKETS, .print = print_hist,
-			  .json = plyc_bt_hist_json, .metric = metric_hist, .bt_print = plyc_bt_hist_rows,
-			  .bt_json = plyc_bt_hist_json },
+	[PLYC_A_LQUANTIZE] = { "lquantize()", HIST, .metric = metric_lquantize },
+	/* a report's log2 section prints these itself (output/bccreport.c); a
+	 * dump or JSON shows them as quantize's, --metrics with their own bounds */
+	[PLYC_A_LOG2] = { "quantize()", HIST, .buckets = PLYC_QUANTIZE_BUCKETS, .metric = metric_log2 },
+	/* bpftrace's, for its front end */
+	[PLYC_A_STATS] = { "stats()", .merge = merge_words, .metric_type = type_gauge, .metric = metric_avg },
+	[PLYC_A_HIST] = { "hist()", HIST, .buckets = PLYC_HIST_BUCKETS, .metric = metric_hist },
 };
 
 const struct plyc_agg_ops *plyc_agg_ops(const struct plyc_map *m)
