@@ -1,7 +1,7 @@
 """Every aggregation (`@map[...] = f(x)`) in one table: its arguments and
 their typing, the layout of its BPF value, the update the probe runs, and
 the kind (runtime-c/plyc_rt.h's enum plyc_agg) by which the tracer's
-runtime merges, prints and exports it (runtime-c/aggregations.c).
+runtime merges, prints and exports it (runtime-c/maps/aggregations.c).
 docs/design.md says how to add one."""
 from __future__ import annotations
 

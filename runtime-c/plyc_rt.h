@@ -63,7 +63,7 @@ struct plyc_field {
 };
 
 /* How a map's values merge, print and export: one entry each in
- * aggregations.c (plyc_agg.h). */
+ * maps/aggregations.c (plyc_agg.h). */
 enum plyc_agg {
 	PLYC_A_NONE,      /* plain map: value is `value` as is */
 	PLYC_A_COUNT,     /* u64 */

@@ -501,7 +501,7 @@ def test_bt_buf(out):
     assert out["bt_buf"] == "a\\x0a\\x01\\xff\n\\x61\\x0a\\x01\\xff\n61 0a 01 ff\nok\n"
 
 
-# --- bpftrace's style (runtime-c/btoutput.c) ----------------------------
+# --- bpftrace's style (runtime-c/output/bpftrace.c) ----------------------------
 # The expected text is what bpftrace 0.17 (Debian 12) printed for the same
 # values from BEGIN (bpftrace -e '... exit(); }'), kept here as bytes.
 

@@ -1,4 +1,4 @@
-"""The tracer's user symbols (runtime-c/usyms.c) for another process, as
+"""The tracer's user symbols (runtime-c/symbols/usyms.c) for another process, as
 bpftrace's ustack and usym() print them: a PIE program's own symbols
 (.symtab), a stripped one's exported functions (.dynsym) and the address of
 a function it keeps only in the stripped .symtab (hex), and the same

@@ -117,8 +117,8 @@ void plyc_request_exit(long long code)
 }
 
 /* printf output: straight to the output in text mode; in JSON mode
- * collected and written as one {"printf": "..."} line (bpftrace's style:
- * {"type": "printf", "data": "..."}). */
+ * collected and written as one line by the style (ply's {"printf": "..."},
+ * bpftrace's {"type": "printf", "data": "..."}). */
 static char *text_buf;
 static size_t text_len;
 
