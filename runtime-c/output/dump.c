@@ -1,7 +1,6 @@
 /* Printing through the output style chosen at start-up (plyc_style.h):
  * the entry points the generated loader and the runtime call, and a map's
  * dump, read from the kernel (maps/mapread.c) and printed by the style. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 
