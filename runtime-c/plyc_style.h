@@ -1,10 +1,10 @@
 /* The tracer's output style: ply's or bpftrace 0.17's, with or without
  * bcc's periodic report: one set of operations chosen once at start-up
- * from what the program records (its style, its report), by
- * plyc_output_select (output/select.c). The
- * rest of the runtime prints through them and never asks which style it
- * is. Each style is in output/: ply.c, bpftrace.c, bccreport.c; the
- * value formats they print with are values/'s. */
+ * from what the program records (its style, its report) by
+ * plyc_output_select (output/select.c). The rest of the runtime prints
+ * through them and never asks which style it is. Each style is in
+ * output/: ply.c, bpftrace.c, bccreport.c; the value formats they print
+ * with are values/'s. */
 #ifndef PLYC_STYLE_H
 #define PLYC_STYLE_H
 
