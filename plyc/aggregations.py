@@ -1,7 +1,7 @@
 """Every aggregation (`@map[...] = f(x)`) in one table: its arguments and
 their typing, the layout of its BPF value, and the kind (runtime-c/plyc_rt.h's
 enum plyc_agg) by which the tracer's runtime merges, prints and exports it
-(runtime-c/aggregations.c). The update the probe runs is the code
+(runtime-c/maps/aggregations.c). The update the probe runs is the code
 generator's (plyc/codegen/aggregations.py). docs/design.md says how to add
 one."""
 from __future__ import annotations

@@ -139,7 +139,7 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
         raise PlycError(Diagnostic(f"{p.provider.name} probes are not supported by this version of plyc yet "
                                    "(they parse and type-check; code generation is still to come)",
                                    p.spec.span), filename, source)
-    # the tracer prints what the front end's language's tool prints (runtime-c/btoutput.c)
+    # the tracer prints what the front end's language's tool prints (runtime-c/output/bpftrace.c)
     generated = render.render(prog, res, opts.origin, prog.style, source)
     return Compiled(None, prog, res, generated)
 

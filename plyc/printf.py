@@ -70,7 +70,7 @@ def parse(fmt: str) -> list:
 
 
 # Integers the tracer prints as text it makes (bpftrace's username,
-# macaddr() and strftime() values: runtime-c/btvalues.c).
+# macaddr() and strftime() values: runtime-c/values/btvalues.c).
 TEXT_FMTS = ("username", "mac", "strftime")
 
 

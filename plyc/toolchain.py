@@ -2,7 +2,7 @@
 compiler for the loader, linked statically against libbpf, libelf and zlib
 and a C library: glibc (the target's gcc and a Debian sysroot) or musl
 (zig's cc and libraries plyc builds, plyc/musl.py). The runtime
-(runtime-c/*.c) is compiled once per compiler and flags and cached.
+(runtime-c/LAYER/*.c) is compiled once per compiler and flags and cached.
 Failures show the command and its output."""
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrus
 
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
 BPF_WARNINGS = ["-Wall", "-Werror"]
+
+
+# runtime-c's folders of loader sources, the lowest layer first (bpf/ is
+# the BPF side's headers, compat/ a toolchain's shims: neither is in here).
+RUNTIME_LAYERS = ("core", "symbols", "values", "maps", "output", "io", "metrics", "probes", "providers", "load")
 
 
 def runtime_dir() -> Path:
@@ -223,10 +228,11 @@ class Toolchain:
         """libplycrt.a for this compiler and flags, built once and cached
         (with libplyccompat.a beside it when the toolchain has compat sources)."""
         rt = runtime_dir()
-        # Each provider's C half is in providers/ (docs/design.md).
-        sources = sorted(rt.glob("*.c")) + sorted(rt.glob("providers/*.c"))
+        # The sources are in a folder per layer (docs/design.md, "The runtime");
+        # the headers, the interfaces, at the top.
+        sources = sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.c"))
         h = hashlib.sha256()
-        for p in sorted(rt.glob("*.[ch]")) + sorted(rt.glob("providers/*.[ch]")) + self.compat:
+        for p in sorted(rt.glob("*.[ch]")) + sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.[ch]")) + self.compat:
             h.update(str(p.relative_to(rt) if p.is_relative_to(rt) else p.name).encode() + p.read_bytes())
         h.update(repr((self.cc, self.cflags, self.opt, self.target, BUILD_DIR_NAME, RUNTIME_DIR_NAME)).encode())
         h.update(self.run([*self.cc, "--version"], "running the C compiler").stdout.encode())

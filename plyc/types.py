@@ -53,7 +53,7 @@ class Type:
         if self.kind == "int":
             return {"dec": "PLYC_K_INT", "hex": "PLYC_K_HEX", "time": "PLYC_K_TIME",
                     "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
-                    # bpftrace's values the tracer prints as text (runtime-c/btvalues.c)
+                    # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
                     "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
                     "strftime": "PLYC_K_STRFTIME"}[self.fmt]
         if self.kind == "stack" and self.user:

@@ -1,10 +1,12 @@
 /* The runtime's side of the aggregations: one entry per enum plyc_agg
- * (aggregations.c) with everything the map dump (mapdump.c) and the
- * Prometheus exposition (metrics.c) do differently per kind. The compiler's
- * side is plyc/aggregations.py; docs/design.md says how to add one.
+ * (maps/aggregations.c) with what reading a map (maps/mapread.c) and the
+ * Prometheus exposition (metrics/metrics.c) do differently per kind. How
+ * each output style orders and prints a kind is that style's own table
+ * (output/ply.c, output/bpftrace.c). The compiler's side is
+ * plyc/aggregations.py; docs/design.md says how to add one.
  *
  * Every value layout is all zero until a probe updates it: a key-less
- * map's one array slot that is all zero was never updated (mapdump.c). */
+ * map's one array slot that is all zero was never updated. */
 #ifndef PLYC_AGG_H
 #define PLYC_AGG_H
 
@@ -12,7 +14,6 @@
 #include <stdio.h>
 
 #include "plyc_rt.h"
-#include "plyc_btout.h"
 
 /* Where one entry's --metrics samples go. */
 struct plyc_metric_out {
@@ -38,23 +39,10 @@ struct plyc_agg_ops {
 	/* count, sum, min, max, avg: the merged value as the one number
 	 * printed (NULL for the others) */
 	uint64_t (*scalar)(const struct plyc_map *m, const void *v);
-	/* how ply sorts two merged values: <0, 0, >0 */
-	int (*cmp)(const struct plyc_map *m, const void *a, const void *b);
-	/* one merged value in ply's text, no trailing newline */
-	void (*print)(FILE *fp, const struct plyc_map *m, const void *v);
-	/* the same as one JSON value */
-	void (*json)(FILE *fp, const struct plyc_map *m, const void *v);
 	/* the Prometheus type; *suffix: the sample's name after the family's */
 	const char *(*metric_type)(const struct plyc_map *m, const char **suffix);
 	/* one entry's samples */
 	void (*metric)(const struct plyc_metric_out *o, const void *v);
-	/* bpftrace's output (btoutput.c): which of its printers shows the
-	 * kind, how it orders entries (<0, 0, >0; 0 leaves it to the keys),
-	 * one merged value in its text (rows for a hist) and in its JSON */
-	enum plyc_bt_group bt_group;
-	int (*bt_cmp)(const struct plyc_map *m, const void *a, const void *b);
-	void (*bt_print)(FILE *fp, const struct plyc_map *m, const void *v);
-	void (*bt_json)(FILE *fp, const struct plyc_map *m, const void *v);
 };
 
 /* The entry of m's kind (PLYC_A_NONE's for an unknown kind). */
@@ -66,5 +54,16 @@ uint32_t plyc_agg_nbuckets(const struct plyc_map *m);
 /* Compare two values of one type as ply does: integers by value, arrays
  * (strings, memory) byte by byte. */
 int plyc_cmp_typed(const struct plyc_type *t, const void *a, const void *b);
+
+/* count, sum, min, max, avg: the one number of a merged value, and in *t
+ * its type (a sum of durations is a duration; a count a plain integer). */
+uint64_t plyc_agg_scalar(const struct plyc_map *m, const void *v, struct plyc_type *t);
+/* Two such values by that number: <0, 0, >0. */
+int plyc_agg_cmp_scalar(const struct plyc_map *m, const void *a, const void *b);
+/* avg() and stats(): the integer mean (0 with no count), and two values by it. */
+int64_t plyc_agg_average(const void *v);
+int plyc_agg_cmp_average(const struct plyc_map *m, const void *a, const void *b);
+/* A histogram value's count: the sum of its buckets. */
+uint64_t plyc_agg_total(const struct plyc_map *m, const void *v);
 
 #endif

@@ -1,8 +1,9 @@
-/* bpftrace 0.17's output, for tracers built with its style
- * (plyc_rt.style == PLYC_STYLE_BPFTRACE): values, map dumps, hist, lhist
- * and stats rows, print(), "Attaching N probes...", and -f json's objects.
- * btoutput.c; what matches and what doesn't is in docs/bpftrace.md,
- * "Output". */
+/* bpftrace 0.17's output, for tracers built with its style: values
+ * (values/btvalue.c), hist and lhist rows (output/btrows.c), map dumps,
+ * print(), "Attaching N probes..." and -f json's objects
+ * (output/bpftrace.c, its plyc_output_ops), cat() and system()
+ * (output/btevents.c). What matches and what doesn't is in
+ * docs/bpftrace.md, "Output". */
 #ifndef PLYC_BTOUT_H
 #define PLYC_BTOUT_H
 
@@ -10,14 +11,6 @@
 #include <stdio.h>
 
 #include "plyc_rt.h"
-
-/* Which of bpftrace's map printers shows a kind: they differ in what
- * follows a dump (one newline, two) and in the JSON object's "type". */
-enum plyc_bt_group {
-	PLYC_BT_MAP,     /* "map": count, sum, min, max, plain values */
-	PLYC_BT_STATS,   /* "stats": avg, stats; a blank line after the dump */
-	PLYC_BT_HIST,    /* "hist": hist, lhist; rows under each key */
-};
 
 /* One value in bpftrace's text; stacks with frames indented by `indent`
  * (8 in values, 4 in map keys). */
@@ -44,8 +37,10 @@ void plyc_bt_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *en
  * largest; 0: all), values and hist counts divided by div (1: as they are). */
 void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
 			   uint32_t top, uint32_t div);
-/* The div of the print in progress, for the kinds' printers (aggregations.c). */
+/* The div of the print in progress, for the kinds' printers; set for
+ * the print by plyc_bt_map_print_top, 1 otherwise. */
 uint32_t plyc_bt_div(void);
+void plyc_bt_set_div(uint32_t div);
 
 /* print(a) and print(a, b, ...) (a tuple): the text line or
  * {"type": "value", "data": ...}. */

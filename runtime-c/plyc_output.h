@@ -1,7 +1,7 @@
-/* The tracer's side of the output layer: records from the BPF programs
- * (plyc_event_reserve/submit in bpf/plyc.bpf.h) read from the BPF ring
- * buffer, or on kernels without one (before 5.8, or PLYC_NO_RINGBUF=1)
- * from a perf buffer, put back in the order they were sent. Failures are
+/* The records from the BPF programs (plyc_event_reserve/submit in
+ * bpf/plyc.bpf.h), io/events.c: read from the BPF ring buffer, or on
+ * kernels without one (before 5.8, or PLYC_NO_RINGBUF=1) from a perf
+ * buffer, put back in the order they were sent. Failures are
  * told on stderr as NAME: error. See docs/output.md, "Order of output". */
 #ifndef PLYC_OUTPUT_H
 #define PLYC_OUTPUT_H

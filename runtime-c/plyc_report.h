@@ -28,8 +28,8 @@ struct plyc_report {
 	double duration;                /* stop at the first report this long in (0: never) */
 };
 
-/* One report; asks the tracer to exit once -n/-d's last one is out. */
-void plyc_report_print(struct plyc_map *maps, const struct plyc_report *r);
+/* One report; 1 when it is -n/-d's last one (the tracer exits). */
+int plyc_report_print(struct plyc_map *maps, const struct plyc_report *r);
 
 /* bcc's print_log2_hist over n buckets of the log2 layout (exposed for tests). */
 void plyc_report_print_log2(FILE *fp, const uint64_t *vals, int n, const char *label);

@@ -63,7 +63,7 @@ struct plyc_field {
 };
 
 /* How a map's values merge, print and export: one entry each in
- * aggregations.c (plyc_agg.h). */
+ * maps/aggregations.c (plyc_agg.h). */
 enum plyc_agg {
 	PLYC_A_NONE,      /* plain map: value is `value` as is */
 	PLYC_A_COUNT,     /* u64 */
@@ -79,7 +79,9 @@ enum plyc_agg {
 };
 
 /* Whose output a tracer prints, chosen when it is built: ply's (the
- * default) or bpftrace 0.17's (btoutput.c, docs/bpftrace.md "Output"). */
+ * default) or bpftrace 0.17's (output/bpftrace.c, docs/bpftrace.md
+ * "Output"). The runtime prints through the style's operations
+ * (plyc_style.h); only their selection reads this. */
 enum plyc_style {
 	PLYC_STYLE_PLY,
 	PLYC_STYLE_BPFTRACE,
@@ -116,11 +118,14 @@ struct plyc_map {
 	const char *const *key_names;  /* a label name per key (--metrics), or NULL: k0, k1, ... */
 };
 
+struct plyc_output_ops;
+
 /* Process-wide output state, set up by the loader's main(). */
 struct plyc_rt {
 	FILE *out;
 	int json;                  /* -f json */
 	enum plyc_style style;     /* ply's text and JSON, or bpftrace's */
+	const struct plyc_output_ops *output;   /* the style's (plyc_output_select) */
 	int utf8;                  /* draw histogram bars with Unicode blocks */
 	int stack_fd;              /* stack map, or -1 */
 	int64_t mono_to_real_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
@@ -134,10 +139,12 @@ extern struct plyc_rt plyc_rt;
  * mono_to_real_ns from the clocks. Leaves json and stack_fd alone. */
 void plyc_rt_init(void);
 
-/* Default format of one value, no trailing newline (bpftrace's in its
- * style: plyc_bt_value). */
+/* Default format of one value, no trailing newline: the style's
+ * (plyc_style.h; bpftrace's is plyc_bt_value). */
 void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data);
-/* The same value as one JSON value. */
+/* ply's (values/plyvalue.c). */
+void plyc_ply_value(FILE *fp, const struct plyc_type *t, const void *data);
+/* A value as one JSON value, as ply writes it. */
 void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data);
 /* A JSON string literal, with escapes. */
 void plyc_json_string(FILE *fp, const char *s, size_t maxlen);
@@ -151,9 +158,10 @@ void plyc_print_duration(FILE *fp, int64_t ns);
 /* a CLOCK_MONOTONIC time as local HH:MM:SS.nnnnnnnnn */
 void plyc_print_walltime(FILE *fp, int64_t mono_ns);
 
-/* Dump one map in ply's layout (or one JSON line): blank line, "NAME:",
- * one line per entry sorted by value then key. Prints nothing for an empty
- * map. Returns the number of entries, or a negative errno. */
+/* Dump one map as the style does (output/dump.c): in ply's, a blank
+ * line, "NAME:", one line per entry sorted by value then key (or one JSON
+ * line), nothing for an empty map. Returns the number of entries, or a
+ * negative errno. */
 int plyc_map_dump(const struct plyc_map *m);
 /* bpftrace's print(@map, top, div) (its style only; ply's prints it all):
  * the `top` largest entries (0: all), values divided by div. */
@@ -175,9 +183,9 @@ struct plyc_entry {
 	const void *value;
 };
 
-/* Sort ents (by value then key, as ply does) and print them to fp as
- * plyc_map_dump does: ply's text, or one JSON line if plyc_rt.json.
- * Prints nothing when n == 0. */
+/* Sort ents and print them to fp as plyc_map_dump does (in ply's style:
+ * by value then key, ply's text, or one JSON line if plyc_rt.json;
+ * nothing when n == 0). */
 void plyc_map_print(FILE *fp, const struct plyc_map *m,
 		    struct plyc_entry *ents, size_t n);
 
@@ -234,7 +242,8 @@ const char *plyc_inet_text(const void *data, char *buf, size_t len);
 #define PLYC_VALUE_TEXT_LEN 256
 const char *plyc_value_text(const struct plyc_type *t, const void *data, char *buf, size_t len);
 
-/* printf's %s of a kernel address: plyc_ksym, or bpftrace's ksym(). */
+/* printf's %s of a kernel address, as the style prints it: plyc_ksym, or
+ * bpftrace's ksym(). */
 const char *plyc_ksym_text(uint64_t addr, char *buf, size_t len);
 
 /* (Re)load the symbol cache from a kallsyms-format file. Only text

@@ -60,7 +60,7 @@ def test_len_checks_its_helper_on_the_device():
     assert 'emit printf 1 (len("@m":char[64]):s64)  @1' in dump(prog)
     assert prog.probes[0].bpf_defines == {"PLYC_MAP_LEN"}
     res = resources.build(prog, "tool", "tool.bt")
-    # the tracer asks the kernel for the helper before the load (runtime-c/needs.c)
+    # the tracer asks the kernel for the helper before the load (runtime-c/load/needs.c)
     assert [(n["helper_name"], n["line"], n["what"]) for n in loops.needs(res)] == \
         [("bpf_for_each_map_elem", 1, '"len(@m)"')]
     assert "len() counts a map's keys; @k has none" in err('BEGIN { @k = 1; printf("%d\\n", len(@k)); }')

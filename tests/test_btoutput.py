@@ -1,4 +1,4 @@
-"""bpftrace's output style (runtime-c/btoutput.c) against bpftrace itself.
+"""bpftrace's output style (runtime-c/output/bpftrace.c) against bpftrace itself.
 
 Each case is a bpftrace script that `plyc build` compiles (a .bt file:
 bpftrace's front end, whose tracers print as bpftrace does) and bpftrace

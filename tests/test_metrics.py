@@ -114,8 +114,9 @@ def c_out(tmp_path_factory):
     rt = ROOT / "runtime-c"
     subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2", f"-I{rt}",
                     str(ROOT / "tests/c/test_metrics.c"),
-                    *[str(rt / f) for f in ("metrics.c", "mapdump.c", "aggregations.c", "format.c",
-                                            "ksyms.c", "json.c", "btoutput.c", "btvalues.c", "usyms.c")],
+                    *[str(rt / f) for f in ("metrics/metrics.c", "maps/mapread.c", "maps/aggregations.c",
+                                            "core/rt.c", "values/format.c", "values/json.c", "values/btvalue.c",
+                                            "values/btvalues.c", "symbols/ksyms.c", "symbols/usyms.c")],
                     "-lbpf", "-lelf", "-lz", "-o", str(tmp / "tm")], check=True, capture_output=True, text=True)
     subprocess.run([str(tmp / "tm"), str(tmp)], check=True, timeout=30)
     return {p.stem: p.read_bytes().decode("utf-8") for p in tmp.glob("*.txt")}

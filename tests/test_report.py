@@ -1,4 +1,4 @@
-"""The periodic report (plyc/ir/report.py, runtime-c/report.c) as any front
+"""The periodic report (plyc/ir/report.py, runtime-c/output/bccreport.c) as any front
 end asks for it (ir.Program.report): here over a ply script's IR, with no
 argdist in sight."""
 import re

@@ -17,7 +17,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime-c"
-SOURCES = ["format.c", "json.c", "ksyms.c", "mapdump.c", "aggregations.c", "btoutput.c", "btvalues.c", "usyms.c", "verifier.c"]
+SOURCES = ["core/rt.c", "values/format.c", "values/plyvalue.c", "values/json.c", "values/btvalue.c", "values/btvalues.c",
+           "symbols/ksyms.c", "symbols/usyms.c", "maps/aggregations.c", "maps/mapread.c",
+           "output/rows.c", "output/btrows.c", "output/ply.c", "output/bpftrace.c", "output/bccreport.c",
+           "output/dump.c", "output/select.c", "load/verifier.c"]
 CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"]
 
 
@@ -498,7 +501,7 @@ def test_bt_buf(out):
     assert out["bt_buf"] == "a\\x0a\\x01\\xff\n\\x61\\x0a\\x01\\xff\n61 0a 01 ff\nok\n"
 
 
-# --- bpftrace's style (runtime-c/btoutput.c) ----------------------------
+# --- bpftrace's style (runtime-c/output/bpftrace.c) ----------------------------
 # The expected text is what bpftrace 0.17 (Debian 12) printed for the same
 # values from BEGIN (bpftrace -e '... exit(); }'), kept here as bytes.
 

@@ -1,6 +1,6 @@
 """Integer tracepoint fields are read by one load from the context, at the
 offset, width and sign the device's format file gives them: the tracer
-rewrites the load before it loads the program (runtime-c/tpfields.c).
+rewrites the load before it loads the program (runtime-c/load/tpfields.c).
 
 The device here is this machine's kernel, whose format files the tracer is
 made to see edited (PLYC_TRACEFS): the kernel keeps writing its own layout,

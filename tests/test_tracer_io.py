@@ -68,7 +68,7 @@ def test_a_closed_pipe_ends_the_run_and_the_child(tmp_path, style, fmt):
 
 
 def test_an_argdist_report_under_head(tmp_path):
-    """argdist's periodic report (runtime-c/report.c) to a reader that took
+    """argdist's periodic report (runtime-c/output/bccreport.c) to a reader that took
     one line: the next report ends the run."""
     out = tmp_path / "ad"
     proc = builds.run([sys.executable, "-m", "plyc", "argdist", "-C", "t:raw_syscalls:sys_enter():u32:args->id",
@@ -176,7 +176,7 @@ def test_version_and_help_check_their_write(tmp_path, opt):
 
 def test_the_perf_buffer_path_stops_too(tmp_path):
     """Kernels without a BPF ring buffer: the records come through per-CPU
-    perf buffers, merged (runtime-c/output.c); a failed write ends it too."""
+    perf buffers, merged (runtime-c/io/events.c); a failed write ends it too."""
     tracer = build(tmp_path, TICK_PLY)
     env = dict(os.environ, PLYC_NO_RINGBUF="1")
     with open("/dev/full", "w") as full:

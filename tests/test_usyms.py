@@ -1,4 +1,4 @@
-"""The tracer's user symbols (runtime-c/usyms.c) for another process, as
+"""The tracer's user symbols (runtime-c/symbols/usyms.c) for another process, as
 bpftrace's ustack and usym() print them: a PIE program's own symbols
 (.symtab), a stripped one's exported functions (.dynsym) and the address of
 a function it keeps only in the stripped .symtab (hex), and the same
@@ -35,7 +35,7 @@ def built(tmp_path_factory):
         pytest.skip("gcc not installed")
     tmp = tmp_path_factory.mktemp("usyms")
     subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2", f"-I{RUNTIME}",
-                    str(ROOT / "tests/c/usym_resolve.c"), str(RUNTIME / "usyms.c"), "-lelf", "-lz",
+                    str(ROOT / "tests/c/usym_resolve.c"), str(RUNTIME / "symbols" / "usyms.c"), "-lelf", "-lz",
                     "-o", str(tmp / "resolve")], check=True, capture_output=True, text=True)
     (tmp / "child.c").write_text(CHILD)
     # -rdynamic: exported_fn is in .dynsym too, hidden_fn (static) only in .symtab

@@ -191,7 +191,7 @@ FOR_EACH_HELPER = (164, "bpf_for_each_map_elem", "5.13")
 
 def needs(res) -> list:
     """Each for loop's helper, for the tracer to ask the kernel before the
-    load (runtime-c/needs.c): the tracer's table of them."""
+    load (runtime-c/load/needs.c): the tracer's table of them."""
     out = []
     for p in res.probes:
         for n in ir.walk(p.probe.body):

@@ -193,7 +193,7 @@ def probe_where(res: Resources, p, origin=None) -> tuple:
 
 
 def label_names(names: list) -> list:
-    """Prometheus label names for a map's keys (runtime-c/metrics.c): the
+    """Prometheus label names for a map's keys (runtime-c/metrics/metrics.c): the
     script's name of each key where it is a valid label name, unique, not
     reserved (`le`, `__*`, the `kI` of other keys); else kI."""
     out = []

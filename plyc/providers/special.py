@@ -1,7 +1,7 @@
 """BEGIN and END: run once, before the probes attach and after they detach.
 Both are raw_tp programs the tracer runs itself with BPF_PROG_TEST_RUN, or
 before 5.10 as uprobe programs on an instruction of its own
-(runtime-c/once.c): their bodies must not read the context."""
+(runtime-c/load/once.c): their bodies must not read the context."""
 from __future__ import annotations
 
 from .base import Provider, Target, spec_error

@@ -71,7 +71,7 @@ struct plyc_avg {
 };
 
 /* The output: a ring buffer (5.8+), or on older kernels the tracer makes
- * it a perf event array before load (runtime-c/output.c). */
+ * it a perf event array before load (runtime-c/io/events.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, PLYC_RINGBUF_SIZE);
@@ -416,7 +416,7 @@ static __always_inline __u64 plyc_tp_read(const void *ctx, __u32 off, __u32 size
 
 /* Integer tracepoint field `slot` as one load from the context, at the
  * offset, width and sign of the device's field. The object holds
- * placeholders that the tracer rewrites before load (runtime-c/tpfields.c),
+ * placeholders that the tracer rewrites before load (runtime-c/load/tpfields.c),
  * from the device's format file:
  *   r = PLYC_TP_SEL(slot) ll           becomes r = 0 (direct) or 1 (helper);
  *   r = *(u64 *)(ctx + PLYC_TP_LDX + slot)

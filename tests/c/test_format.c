@@ -19,6 +19,7 @@
 
 #include "plyc_rt.h"
 #include "plyc_btout.h"
+#include "plyc_style.h"
 #include "plyc_verifier.h"
 
 static const char *outdir;
@@ -679,9 +680,9 @@ static void case_bpf(void)
 	/* bpftrace's zero(): the keys stay, their values are 0 */
 	ret = plyc_map_zero(&m);
 	fprintf(fp, "zeroed %d\n", ret);
-	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
 	ret = plyc_map_dump(&m);
-	plyc_rt.style = PLYC_STYLE_PLY;
+	plyc_output_select(PLYC_STYLE_PLY, 0);
 	fprintf(fp, "dumped %d\n", ret);
 	ret = plyc_map_clear(&m);
 	fprintf(fp, "cleared %d\n", ret);
@@ -744,9 +745,9 @@ static void case_bt_buf(void)
 static void bt_dump(const char *name, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
 		    int json)
 {
-	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
 	dump(name, m, ents, n, json);
-	plyc_rt.style = PLYC_STYLE_PLY;
+	plyc_output_select(PLYC_STYLE_PLY, 0);
 }
 
 /* @a[k] = count() with counts 1, 2, 3, 4 under keys 7, -1, 256, 2 */
@@ -997,7 +998,7 @@ static void case_bt_empty(void)
 	FILE *fp = open_case("bt_empty"), *js = open_case("bt_empty_json");
 	size_t i;
 
-	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
 	for (i = 0; i < ARRAY_SIZE(aggs); i++) {
 		m.agg = aggs[i];
 		fprintf(fp, "%d:", (int)aggs[i]);
@@ -1012,7 +1013,7 @@ static void case_bt_empty(void)
 	m.agg = PLYC_A_SUM;
 	plyc_map_print(js, &m, NULL, 0);
 	plyc_rt.json = 0;
-	plyc_rt.style = PLYC_STYLE_PLY;
+	plyc_output_select(PLYC_STYLE_PLY, 0);
 	fclose(fp);
 	fclose(js);
 }
@@ -1032,7 +1033,7 @@ static void case_bt_events(void)
 		*vt[] = { &five, ab, &neg };
 	int json;
 
-	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
 	for (json = 0; json < 2; json++) {
 		plyc_rt.json = json;
 		plyc_bt_attached(fp, 1);
@@ -1046,7 +1047,7 @@ static void case_bt_events(void)
 	}
 	plyc_bt_json_printf(fp, "a\tb \"3\"\n\x01\xc3\xa9", 11);
 	plyc_rt.json = 0;
-	plyc_rt.style = PLYC_STYLE_PLY;
+	plyc_output_select(PLYC_STYLE_PLY, 0);
 	fclose(fp);
 }
 
@@ -1070,7 +1071,7 @@ static void case_bt_top_div(void)
 	const char *const args[] = { "/bin/echo", "a", "b" };
 	size_t i;
 
-	plyc_rt.style = PLYC_STYLE_BPFTRACE;
+	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
 	for (i = 0; i < 3; i++)
 		ents[i] = (struct plyc_entry){ &keys[i], &vals[i] };
 	plyc_bt_map_print_top(fp, &m, ents, 3, 2, 1);
@@ -1108,7 +1109,7 @@ static void case_bt_top_div(void)
 	plyc_rt.json = 1;
 	plyc_bt_time(fp, "%Y\n");
 	plyc_rt.json = 0;
-	plyc_rt.style = PLYC_STYLE_PLY;
+	plyc_output_select(PLYC_STYLE_PLY, 0);
 	fclose(fp);
 }
 
@@ -1121,6 +1122,7 @@ int main(int argc, char **argv)
 	outdir = argv[1];
 
 	case_init();
+	plyc_output_select(PLYC_STYLE_PLY, 0);
 	plyc_rt.utf8 = 1;
 
 	case_ints();

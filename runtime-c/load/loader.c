@@ -33,7 +33,7 @@
 #include "plyc_verifier.h"
 #include "plyc_output.h"
 #include "plyc_outfile.h"
-#include "plyc_btout.h"
+#include "plyc_style.h"
 
 struct options {
 	const char *cmd;
@@ -117,8 +117,8 @@ void plyc_request_exit(long long code)
 }
 
 /* printf output: straight to the output in text mode; in JSON mode
- * collected and written as one {"printf": "..."} line (bpftrace's style:
- * {"type": "printf", "data": "..."}). */
+ * collected and written as one line by the style (ply's {"printf": "..."},
+ * bpftrace's {"type": "printf", "data": "..."}). */
 static char *text_buf;
 static size_t text_len;
 
@@ -134,14 +134,7 @@ void plyc_text_end(FILE *fp)
 	if (!plyc_rt.json || !fp)
 		return;
 	fclose(fp);
-	if (plyc_rt.style == PLYC_STYLE_BPFTRACE) {
-		plyc_bt_json_printf(plyc_rt.out, text_buf ? text_buf : "", text_len);
-		goto out;
-	}
-	fputs("{\"printf\": ", plyc_rt.out);
-	plyc_json_string(plyc_rt.out, text_buf ? text_buf : "", text_len);
-	fputs("}\n", plyc_rt.out);
-out:
+	plyc_rt.output->json_printf(plyc_rt.out, text_buf ? text_buf : "", text_len);
 	free(text_buf);
 	text_buf = NULL;
 	text_len = 0;
@@ -149,7 +142,7 @@ out:
 
 static void usage(FILE *fp)
 {
-	int bt = P->style == PLYC_STYLE_BPFTRACE, i;
+	int bt = plyc_rt.output->attached != NULL, i;
 
 	fprintf(fp,
 		"Usage: %s [-c CMD] [-p PID] [-d SECONDS] [-f text|json] [-o FILE] [-k] [-v]%s\n"
@@ -305,7 +298,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->keep_going = 1;
 			break;
 		case 'q':
-			if (P->style != PLYC_STYLE_BPFTRACE)
+			if (!plyc_rt.output->attached)
 				return fail("-q is for tracers of bpftrace scripts (ply's output has no banner)");
 			o->quiet = 1;
 			break;
@@ -345,44 +338,6 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return check_numeric_args(o);
 }
 
-/* The map holding global variable `var` of data section `secname`
- * (".rodata", ".bss") and the variable's offset in it, from the BTF. */
-struct bpf_map *plyc_global_var(struct bpf_object *obj, const char *secname, const char *var,
-				size_t *offset)
-{
-	struct bpf_map *map, *found = NULL;
-	struct btf *btf = bpf_object__btf(obj);
-	const struct btf_var_secinfo *vs;
-	const struct btf_type *sec;
-	int id, i;
-
-	bpf_object__for_each_map(map, obj) {
-		const char *name = bpf_map__name(map);
-		const char *dot = strrchr(name, '.');
-
-		if (dot && !strcmp(dot, secname)) {
-			found = map;
-			break;
-		}
-	}
-	if (!found || !btf)
-		return NULL;
-	id = btf__find_by_name_kind(btf, secname, BTF_KIND_DATASEC);
-	if (id < 0)
-		return NULL;
-	sec = btf__type_by_id(btf, id);
-	vs = btf_var_secinfos(sec);
-	for (i = 0; i < btf_vlen(sec); i++, vs++) {
-		const struct btf_type *v = btf__type_by_id(btf, vs->type);
-
-		if (!strcmp(btf__name_by_offset(btf, v->name_off), var)) {
-			*offset = vs->offset;
-			return found;
-		}
-	}
-	return NULL;
-}
-
 /* Tell every probe to stop counting (plyc_stopped in .bss), so END and the
  * dump see the final state at once; detaching hundreds of tracepoints
  * takes the kernel seconds, and comes after. */
@@ -405,30 +360,6 @@ static void stop_probes(struct bpf_object *obj)
 }
 
 static int fill_params(char *params, const struct options *o, uint64_t target);
-
-/* libbpf hands out .rodata read-only before load: a variable of it is
- * changed in a copy of the section, which is put back. */
-int plyc_edit_rodata(struct bpf_object *obj, const char *var, size_t len,
-		     int (*edit)(char *bytes, const void *arg), const void *arg)
-{
-	size_t offset = 0, size = 0;
-	struct bpf_map *map = plyc_global_var(obj, ".rodata", var, &offset);
-	const void *image = map ? bpf_map__initial_value(map, &size) : NULL;
-	char *copy;
-	int err;
-
-	if (!image || offset + len > size)
-		return -ENOENT;
-	copy = malloc(size);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, image, size);
-	err = edit(copy + offset, arg);
-	if (!err && bpf_map__set_initial_value(map, copy, size))
-		err = -errno;
-	free(copy);
-	return err;
-}
 
 struct params_arg {
 	const struct options *o;
@@ -639,35 +570,6 @@ static void report_costs(struct bpf_object *obj)
 	}
 }
 
-static int cmp_map_name(const void *a, const void *b)
-{
-	const struct plyc_map *const *x = a, *const *y = b;
-
-	return strcmp((*x)->name, (*y)->name);
-}
-
-/* bpftrace's exit dump: two newlines, then every map in name order. */
-static void dump_by_name(const struct plyc_program *prog)
-{
-	const struct plyc_map **order;
-	int i;
-
-	plyc_bt_exit_banner(plyc_rt.out);
-	if (prog->no_exit_maps)
-		return;
-	order = calloc((size_t)prog->nmaps + 1, sizeof(*order));
-	if (!order) {
-		fail("out of memory");
-		return;
-	}
-	for (i = 0; i < prog->nmaps; i++)
-		order[i] = &prog->maps[i];
-	qsort(order, (size_t)prog->nmaps, sizeof(*order), cmp_map_name);
-	for (i = 0; i < prog->nmaps; i++)
-		plyc_map_dump(order[i]);
-	free(order);
-}
-
 /* -o's file is opened only after the load (plyc_out_open), so what can
  * be told of it without touching it is told first: a directory, or a
  * folder that isn't there. 0, or the errno that open() would give. */
@@ -751,6 +653,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	struct plyc_metrics_src msrc = { 0 };
 
 	P = prog;
+	plyc_output_select(prog->style, prog->report != NULL);
 	closed_out = plug_std_fds();
 	if (parse_args(argc, argv, &o))
 		return 1;
@@ -763,7 +666,6 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	prog->target_pid = o.pid ? o.pid : -1;
 	plyc_rt_init();
 	plyc_rt.json = o.json;
-	plyc_rt.style = prog->style;
 	plyc_rt.time_formats = prog->time_formats;
 	libbpf_set_print(libbpf_print);
 
@@ -868,8 +770,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	}
 
 	/* bpftrace says it before BEGIN runs */
-	if (prog->style == PLYC_STYLE_BPFTRACE && !o.quiet) {
-		plyc_bt_attached(plyc_rt.out, plyc_count_probes(prog));
+	if (plyc_rt.output->attached && !o.quiet) {
+		plyc_rt.output->attached(plyc_rt.out, plyc_count_probes(prog));
 		fflush(plyc_rt.out);
 	}
 	if (plyc_once_run(prog, obj, &plyc_provider_begin)) {
@@ -933,7 +835,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		if (report_due && now() >= report_due) {
 			/* after the events that came before it */
 			plyc_output_drain();
-			plyc_report_print(prog->maps, prog->report);
+			if (plyc_rt.output->report(prog))
+				plyc_request_exit(0);
 			fflush(plyc_rt.out);
 			if (plyc_out_error())
 				break;
@@ -985,14 +888,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		report_costs(obj);
 		plyc_maps_report_memory(prog->name, obj, "at exit");
 	}
-	/* A report replaces the dump: once more for the time since the last
-	 * one, unless a report ended the run (its count or duration). */
-	if (prog->report && !exit_requested)
-		plyc_report_print(prog->maps, prog->report);
-	if (prog->style == PLYC_STYLE_BPFTRACE && !prog->report)
-		dump_by_name(prog);
-	for (i = 0; i < prog->nmaps && !prog->report && prog->style != PLYC_STYLE_BPFTRACE; i++)
-		plyc_map_dump(&prog->maps[i]);
+	/* the maps' dump, or a report's last one */
+	plyc_rt.output->at_exit(prog, exit_requested);
 	fflush(plyc_rt.out);
 	plyc_detach_in_background(&links);
 

@@ -148,7 +148,7 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 		plyc_json_string(fp, plyc_value_text(t, data, sym, sizeof(sym)), sizeof(sym));
 		break;
 	case PLYC_K_BUF:
-		/* bpftrace's buf(): in its style's JSON (btoutput.c) */
+		/* bpftrace's buf(): as bpftrace writes it (values/btvalue.c) */
 		plyc_bt_json_value(fp, t, data);
 		break;
 	case PLYC_K_MEM:

@@ -1,20 +1,7 @@
-/* Map dumps: what the tracer prints for every map on exit and for
- * print(@map).
- *
- * plyc_map_dump() reads every entry from the kernel (merging per-CPU
- * values), then plyc_map_print() sorts and prints them; the second half
- * needs no BPF, so it is what the unit tests call.
- *
- * The layout is ply's (src/libply/libply.c, type.c, built-in/aggregation.c);
- * how each aggregation's value merges, sorts and prints is in
- * aggregations.c:
- *
- *     <blank line>
- *     @name:
- *     { key1, key2 }: value
- *
- * sorted by value, then by key, ascending. See docs/output.md.
- */
+/* Reading a map from the kernel: every entry with its per-CPU values
+ * merged (plyc_map_collect), clearing and zeroing it, and the per-CPU
+ * stats map's counters of what the probes could not store. What a style
+ * prints of a map is in output/ (output/dump.c reads it with these). */
 #define _GNU_SOURCE		/* qsort_r */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,117 +12,6 @@
 #include <bpf/libbpf.h>
 
 #include "plyc_agg.h"
-
-static int cmp_key(const struct plyc_map *m, const void *a, const void *b)
-{
-	const char *ka = a, *kb = b;
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < m->nkeys; i++) {
-		c = plyc_cmp_typed(&m->keys[i].type, ka + m->keys[i].offset,
-				   kb + m->keys[i].offset);
-		if (c)
-			return c;
-	}
-	return 0;
-}
-
-static int cmp_entry(const void *a, const void *b, void *priv)
-{
-	const struct plyc_entry *x = a, *y = b;
-	const struct plyc_map *m = priv;
-	int c;
-
-	c = plyc_agg_ops(m)->cmp(m, x->value, y->value);
-	return c ? c : cmp_key(m, x->key, y->key);
-}
-
-static void print_text(FILE *fp, const struct plyc_map *m,
-		       const struct plyc_entry *ents, size_t n)
-{
-	const char *key;
-	size_t e;
-	uint32_t i;
-
-	fprintf(fp, "\n%s:", m->name);
-
-	/* [ext] without keys the one value goes on the name's line; a
-	 * histogram starts on a line of its own anyway. */
-	if (!m->nkeys) {
-		if (!plyc_agg_ops(m)->hist)
-			fputc(' ', fp);
-		plyc_agg_ops(m)->print(fp, m, ents[0].value);
-		fputc('\n', fp);
-		return;
-	}
-
-	fputc('\n', fp);
-	for (e = 0; e < n; e++) {
-		key = ents[e].key;
-
-		fputs("{ ", fp);
-		for (i = 0; i < m->nkeys; i++) {
-			if (i)
-				fputs(", ", fp);
-			plyc_print_value(fp, &m->keys[i].type,
-					 key + m->keys[i].offset);
-		}
-		fputs(" }: ", fp);
-
-		plyc_agg_ops(m)->print(fp, m, ents[e].value);
-		fputc('\n', fp);
-	}
-}
-
-/* --- JSON ------------------------------------------------------------ */
-
-static void print_json(FILE *fp, const struct plyc_map *m,
-		       const struct plyc_entry *ents, size_t n)
-{
-	const char *key;
-	size_t e;
-	uint32_t i;
-
-	fputs("{\"map\": ", fp);
-	plyc_json_string(fp, m->name, strlen(m->name));
-	fputs(", \"entries\": [", fp);
-
-	for (e = 0; e < n; e++) {
-		key = ents[e].key;
-
-		fputs(e ? ", {\"key\": [" : "{\"key\": [", fp);
-		for (i = 0; i < m->nkeys; i++) {
-			if (i)
-				fputs(", ", fp);
-			plyc_json_value(fp, &m->keys[i].type,
-					key + m->keys[i].offset);
-		}
-		fputs("], \"value\": ", fp);
-		plyc_agg_ops(m)->json(fp, m, ents[e].value);
-		fputc('}', fp);
-	}
-
-	fputs("]}\n", fp);
-}
-
-void plyc_map_print(FILE *fp, const struct plyc_map *m,
-		    struct plyc_entry *ents, size_t n)
-{
-	if (plyc_rt.style == PLYC_STYLE_BPFTRACE) {
-		plyc_bt_map_print(fp, m, ents, n);
-		return;
-	}
-	if (!n)
-		return;
-
-	qsort_r(ents, n, sizeof(*ents), cmp_entry, (void *)m);
-
-	if (plyc_rt.json)
-		print_json(fp, m, ents, n);
-	else
-		print_text(fp, m, ents, n);
-}
 
 /* --- reading the map ------------------------------------------------- */
 
@@ -260,57 +136,6 @@ out:
 	*valsp = vals;
 	*np = n;
 	return 0;
-}
-
-static int dump(const struct plyc_map *m, uint32_t top, uint32_t div);
-
-int plyc_map_dump(const struct plyc_map *m)
-{
-	return dump(m, 0, 1);
-}
-
-int plyc_map_dump_top(const struct plyc_map *m, uint32_t top, uint32_t div)
-{
-	return dump(m, top, div);
-}
-
-static int dump(const struct plyc_map *m, uint32_t top, uint32_t div)
-{
-	struct plyc_entry *ents = NULL;
-	char *keys = NULL, *vals = NULL;
-	size_t n = 0, i;
-	int err;
-
-	if (m->fd < 0)
-		return -EBADF;
-
-	err = plyc_map_collect(m, &keys, &vals, &n);
-	if (err)
-		return err;
-
-	/* bpftrace prints empty maps too (a blank line) */
-	if (n || plyc_rt.style == PLYC_STYLE_BPFTRACE) {
-		ents = calloc(n ? n : 1, sizeof(*ents));
-		if (!ents) {
-			err = -ENOMEM;
-			goto out;
-		}
-		for (i = 0; i < n; i++) {
-			ents[i].key = keys + i * m->key_size;
-			ents[i].value = vals + i * m->value_size;
-		}
-		if (plyc_rt.style == PLYC_STYLE_BPFTRACE)
-			plyc_bt_map_print_top(plyc_rt.out ? plyc_rt.out : stdout, m, ents, n, top, div);
-		else
-			plyc_map_print(plyc_rt.out ? plyc_rt.out : stdout, m, ents, n);
-		fflush(plyc_rt.out ? plyc_rt.out : stdout);
-	}
-	err = (int)n;
-out:
-	free(ents);
-	free(keys);
-	free(vals);
-	return err;
 }
 
 /* A zero value as bpf_map_update_elem takes it (every CPU's for a per-CPU

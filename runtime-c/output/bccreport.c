@@ -1,6 +1,7 @@
 /* The periodic report: every interval, "[HH:MM:SS]", then per section a
  * frequency table (COUNT EVENT, ascending, the top N) or a log2 histogram
- * in bcc's print_log2_hist layout, as bcc's tools print them. */
+ * in bcc's print_log2_hist layout, as bcc's tools print them. Its
+ * operations (plyc_style.h) take the place of the style's exit dump. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -9,8 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "plyc_report.h"
 #include "plyc_loader.h"
+#include "plyc_report.h"
+#include "plyc_style.h"
 
 #define STARS_MAX 40
 
@@ -140,9 +142,10 @@ static void report_log2(FILE *fp, const struct plyc_map *m, const struct plyc_re
 	free(vals);
 }
 
-void plyc_report_print(struct plyc_map *maps, const struct plyc_report *r)
+int plyc_report_print(struct plyc_map *maps, const struct plyc_report *r)
 {
 	static int reports;
+	int last = 0;
 	char stamp[16];
 	time_t t = time(NULL);
 	FILE *fp = plyc_rt.out;
@@ -164,8 +167,27 @@ void plyc_report_print(struct plyc_map *maps, const struct plyc_report *r)
 	fflush(fp);
 	reports++;
 	if (r->count > 0 && reports >= r->count)
-		plyc_request_exit(0);
+		last = 1;
 	/* The report that ends the duration is the last one. */
 	if (r->duration > 0 && reports * (double)r->interval >= r->duration - 1e-9)
-		plyc_request_exit(0);
+		last = 1;
+	return last;
 }
+
+static int report(const struct plyc_program *prog)
+{
+	return plyc_report_print(prog->maps, prog->report);
+}
+
+/* once more for the time since the last one, unless a report ended the
+ * run (its count or duration) */
+static void at_exit(const struct plyc_program *prog, int ended)
+{
+	if (!ended)
+		plyc_report_print(prog->maps, prog->report);
+}
+
+const struct plyc_output_ops plyc_output_bccreport = {
+	.report = report,
+	.at_exit = at_exit,
+};

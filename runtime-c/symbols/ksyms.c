@@ -215,13 +215,6 @@ const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len)
 	return buf;
 }
 
-const char *plyc_ksym_text(uint64_t addr, char *buf, size_t len)
-{
-	if (plyc_rt.style == PLYC_STYLE_BPFTRACE)
-		return plyc_ksym_bt(addr, 0, buf, len);
-	return plyc_ksym(addr, buf, len);
-}
-
 /* The maps of stacks of at most N frames, by N: their fd + 1, 0 for none. */
 static int limited_fd[PLYC_STACK_DEPTH];
 

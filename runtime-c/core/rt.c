@@ -1,0 +1,61 @@
+/* The tracer's process-wide output state (plyc_rt, plyc_rt.h): where the
+ * output goes, JSON or text, the style's operations (chosen by
+ * output/select.c), Unicode bars or ASCII, the stack map, the clocks'
+ * offset. The lowest layer: everything above reads it. */
+#define _GNU_SOURCE		/* strcasestr */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plyc_rt.h"
+
+#define NSEC_PER_SEC 1000000000LL
+
+struct plyc_rt plyc_rt = {
+	.out = NULL,		/* stdout, set by plyc_rt_init() */
+	.json = 0,
+	.utf8 = 0,
+	.stack_fd = -1,
+	.mono_to_real_ns = 0,
+};
+
+/* The charset is taken from the first non-empty of LC_ALL, LC_CTYPE and
+ * LANG, as setlocale(3) would, without needing locale files (the tracer is
+ * a static binary, often on a device without any). */
+static int env_wants_utf8(void)
+{
+	static const char *const vars[] = { "LC_ALL", "LC_CTYPE", "LANG" };
+	const char *v;
+	size_t i;
+
+	v = getenv("PLYC_ASCII");
+	if (v && *v && strcmp(v, "0"))
+		return 0;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		v = getenv(vars[i]);
+		if (v && *v)
+			return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
+	}
+	return 0;
+}
+
+void plyc_rt_init(void)
+{
+	struct timespec mono, real;
+
+	if (!plyc_rt.out)
+		plyc_rt.out = stdout;
+
+	plyc_rt.utf8 = env_wants_utf8();
+
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC; walltime values are shifted
+	 * by the offset between the two clocks at start. */
+	if (!clock_gettime(CLOCK_MONOTONIC, &mono) &&
+	    !clock_gettime(CLOCK_REALTIME, &real))
+		plyc_rt.mono_to_real_ns =
+			((int64_t)real.tv_sec - (int64_t)mono.tv_sec) * NSEC_PER_SEC +
+			((int64_t)real.tv_nsec - (int64_t)mono.tv_nsec);
+
+	tzset();
+}

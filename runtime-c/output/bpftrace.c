@@ -1,0 +1,466 @@
+/* bpftrace 0.17's output style (plyc_style.h, plyc_btout.h), byte for
+ * byte as the bpftrace Debian 12 ships prints it, quirks included where a
+ * pipeline could depend on them (a ksym-valued map's entries run together
+ * on one line, JSON escapes of bytes above 0x7f as \uffffffXX). Written
+ * from its observed output; docs/bpftrace.md, "Output", lists the cases.
+ * Its values are values/btvalue.c's, its hist rows output/btrows.c's. */
+#define _GNU_SOURCE		/* open_memstream, qsort_r */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plyc_agg.h"
+#include "plyc_btout.h"
+#include "plyc_loader.h"
+#include "plyc_rows.h"
+#include "plyc_style.h"
+
+static int is_int_size(uint32_t size)
+{
+	return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
+/* --- each kind's values ----------------------------------------------------- */
+
+/* Which of bpftrace's map printers shows a kind: they differ in what
+ * follows a dump (one newline, two) and in the JSON object's "type". */
+enum bt_group {
+	BT_MAP,     /* "map": count, sum, min, max, plain values */
+	BT_STATS,   /* "stats": avg, stats; a blank line after the dump */
+	BT_HIST,    /* "hist": hist, lhist; rows under each key */
+};
+
+/* How bpftrace orders a kind's entries (<0, 0, >0; 0 leaves it to the
+ * keys) and prints one merged value in its text (rows for a hist) and
+ * in its JSON. */
+struct bt_agg {
+	enum bt_group group;
+	int (*cmp)(const struct plyc_map *m, const void *a, const void *b);
+	void (*print)(FILE *fp, const struct plyc_map *m, const void *v);
+	void (*json)(FILE *fp, const struct plyc_map *m, const void *v);
+};
+
+static void print_avg(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	(void)m;
+	fprintf(fp, "%" PRId64, plyc_agg_average(v) / (int64_t)plyc_bt_div());
+}
+
+static int cmp_hist_total(const struct plyc_map *m, const void *a, const void *b)
+{
+	uint64_t x = plyc_agg_total(m, a), y = plyc_agg_total(m, b);
+
+	return (x > y) - (x < y);
+}
+
+/* plain values: integers by value, the rest by key */
+static int cmp_plain(const struct plyc_map *m, const void *a, const void *b)
+{
+	if (m->value.kind == PLYC_K_STR || m->value.kind == PLYC_K_MEM || m->value.kind == PLYC_K_BUF ||
+	    m->value.kind == PLYC_K_TUPLE || m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM ||
+	    m->value.kind == PLYC_K_USTACK || m->value.size > 8)
+		return 0;
+	return plyc_cmp_typed(&m->value, a, b);
+}
+
+/* an integer divided by print()'s div, or NULL when it isn't one */
+static const void *div_plain(const struct plyc_map *m, const void *v, int64_t *tmp)
+{
+	if (plyc_bt_div() == 1 || m->value.kind != PLYC_K_INT || m->value.size > 8)
+		return v;
+	if (m->value.is_signed)
+		*tmp = plyc_load_int(v, m->value.size) / (int64_t)plyc_bt_div();
+	else
+		*tmp = (int64_t)(plyc_load_uint(v, m->value.size) / plyc_bt_div());
+	return NULL;
+}
+
+static void print_plain(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0, 0, NULL };
+	int64_t x;
+
+	if (div_plain(m, v, &x))
+		plyc_bt_value(fp, &m->value, v, 8);
+	else
+		plyc_bt_value(fp, &t, &x, 8);
+}
+
+static void json_plain(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	struct plyc_type t = { PLYC_K_INT, 8, m->value.is_signed, 0, 0, NULL };
+	int64_t x;
+
+	if (div_plain(m, v, &x))
+		plyc_bt_json_value(fp, &m->value, v);
+	else
+		plyc_bt_json_value(fp, &t, &x);
+}
+
+/* count, sum, min, max: the number, whatever the argument's kind */
+static void print_scalar(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	struct plyc_type t;
+	uint64_t x = plyc_agg_scalar(m, v, &t);
+
+	if (t.is_signed)
+		fprintf(fp, "%" PRId64, (int64_t)x / (int64_t)plyc_bt_div());
+	else
+		fprintf(fp, "%" PRIu64, x / plyc_bt_div());
+}
+
+/* ply's rows of a quantize (and of a log2 map, which bpftrace has no form for) */
+static void print_quantize(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	plyc_rows_quantize(fp, m, v);
+	fputc('\n', fp);
+}
+
+#define SCALAR { BT_MAP, plyc_agg_cmp_scalar, print_scalar, print_scalar }
+#define QUANTIZE { BT_HIST, cmp_hist_total, print_quantize, plyc_rows_quantize_json }
+
+static const struct bt_agg aggs[] = {
+	[PLYC_A_NONE] = { BT_MAP, cmp_plain, print_plain, json_plain },
+	[PLYC_A_COUNT] = SCALAR,
+	[PLYC_A_SUM] = SCALAR,
+	[PLYC_A_MIN] = SCALAR,
+	[PLYC_A_MAX] = SCALAR,
+	[PLYC_A_AVG] = { BT_STATS, plyc_agg_cmp_average, print_avg, print_avg },
+	[PLYC_A_QUANTIZE] = QUANTIZE,
+	/* also bpftrace's lhist(): the same buckets */
+	[PLYC_A_LQUANTIZE] = { BT_HIST, cmp_hist_total, plyc_bt_lhist_rows, plyc_bt_lhist_json },
+	[PLYC_A_LOG2] = QUANTIZE,
+	[PLYC_A_STATS] = { BT_STATS, plyc_agg_cmp_average, plyc_rows_stats, plyc_rows_stats_json },
+	[PLYC_A_HIST] = { BT_HIST, cmp_hist_total, plyc_bt_hist_rows, plyc_bt_hist_json },
+};
+
+static const struct bt_agg *agg_of(const struct plyc_map *m)
+{
+	if ((unsigned)m->agg >= sizeof(aggs) / sizeof(aggs[0]))
+		return &aggs[PLYC_A_NONE];
+	return &aggs[m->agg];
+}
+
+/* Text into a buffer, to be escaped as a JSON string. */
+struct textbuf {
+	char *s;
+	size_t len;
+	FILE *fp;
+};
+
+static FILE *text_open(struct textbuf *b)
+{
+	b->s = NULL;
+	b->len = 0;
+	b->fp = open_memstream(&b->s, &b->len);
+	return b->fp;
+}
+
+/* Escape what was written into fp, then free it. */
+static void text_close_escaped(struct textbuf *b, FILE *fp)
+{
+	if (!b->fp)
+		return;
+	fclose(b->fp);
+	plyc_bt_json_escape(fp, b->s ? b->s : "", b->len);
+	free(b->s);
+}
+
+/* --- maps ----------------------------------------------------------------- */
+
+/* bpftrace orders keys by their first member, then the next: integers
+ * as unsigned numbers (-1 last), strings as C strings. */
+static int cmp_key_member(const struct plyc_type *t, const void *a, const void *b)
+{
+	uint64_t x, y;
+	uint32_t i;
+	int c;
+
+	if (t->kind == PLYC_K_TUPLE) {
+		for (i = 0, c = 0; !c && i < t->nfields; i++)
+			c = cmp_key_member(&t->fields[i].type, (const char *)a + t->fields[i].offset,
+					   (const char *)b + t->fields[i].offset);
+		return c;
+	}
+	if (t->kind == PLYC_K_STR)
+		return strncmp(a, b, t->size);
+	if (!is_int_size(t->size) || t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF)
+		return memcmp(a, b, t->size);
+	x = plyc_load_uint(a, t->size);
+	y = plyc_load_uint(b, t->size);
+	return (x > y) - (x < y);
+}
+
+static int cmp_entry(const void *a, const void *b, void *priv)
+{
+	const struct plyc_entry *x = a, *y = b;
+	const struct plyc_map *m = priv;
+	const char *ka = x->key, *kb = y->key;
+	uint32_t i;
+	int c = agg_of(m)->cmp(m, x->value, y->value);
+
+	/* ties: bpftrace leaves them in its hash map's order, which
+	 * changes from run to run; plyc orders them by key */
+	for (i = 0; !c && i < m->nkeys; i++)
+		c = cmp_key_member(&m->keys[i].type, ka + m->keys[i].offset, kb + m->keys[i].offset);
+	return c;
+}
+
+/* "@name" and, with keys, "[k1, k2]" */
+static void print_key(FILE *fp, const struct plyc_map *m, const char *key)
+{
+	uint32_t i;
+
+	fputs(m->name, fp);
+	if (!m->nkeys)
+		return;
+	fputc('[', fp);
+	for (i = 0; i < m->nkeys; i++) {
+		if (i)
+			fputs(", ", fp);
+		plyc_bt_value(fp, &m->keys[i].type, key + m->keys[i].offset, 4);
+	}
+	fputc(']', fp);
+}
+
+/* The key members' text joined by "," as one JSON string. */
+static void json_key(FILE *fp, const struct plyc_map *m, const char *key)
+{
+	struct textbuf b;
+	uint32_t i;
+
+	fputc('"', fp);
+	if (text_open(&b)) {
+		for (i = 0; i < m->nkeys; i++) {
+			if (i)
+				fputc(',', b.fp);
+			plyc_bt_value(b.fp, &m->keys[i].type, key + m->keys[i].offset, 4);
+		}
+	}
+	text_close_escaped(&b, fp);
+	fputs("\": ", fp);
+}
+
+static const char *group_name(enum bt_group g)
+{
+	return g == BT_HIST ? "hist" : g == BT_STATS ? "stats" : "map";
+}
+
+static void print_json(FILE *fp, const struct plyc_map *m, const struct plyc_entry *ents, size_t n)
+{
+	const struct bt_agg *ops = agg_of(m);
+	size_t e;
+
+	fprintf(fp, "{\"type\": \"%s\", \"data\": {\"", group_name(ops->group));
+	plyc_bt_json_escape(fp, m->name, strlen(m->name));
+	fputs(m->nkeys ? "\": {" : "\": ", fp);
+	for (e = 0; e < n; e++) {
+		if (e)
+			fputs(", ", fp);
+		if (m->nkeys)
+			json_key(fp, m, ents[e].key);
+		ops->json(fp, m, ents[e].value);
+	}
+	fputs(m->nkeys ? "}}}\n" : "}}\n", fp);
+}
+
+static void print_text(FILE *fp, const struct plyc_map *m, const struct plyc_entry *ents, size_t n)
+{
+	const struct bt_agg *ops = agg_of(m);
+	/* bpftrace separates entries with a newline, except those of maps of
+	 * stacks, symbols and ntop() addresses, which it runs together */
+	int sep = !(m->agg == PLYC_A_NONE &&
+		    (m->value.kind == PLYC_K_STACK || m->value.kind == PLYC_K_SYM ||
+		     m->value.kind == PLYC_K_INET || m->value.kind == PLYC_K_USTACK ||
+		     m->value.kind == PLYC_K_USYM));
+	size_t e;
+
+	for (e = 0; e < n; e++) {
+		if (e && sep)
+			fputc('\n', fp);
+		print_key(fp, m, ents[e].key);
+		fputs(ops->group == BT_HIST ? ": \n" : ": ", fp);
+		ops->print(fp, m, ents[e].value);
+	}
+	fputs(ops->group == BT_STATS ? "\n\n" : "\n", fp);
+}
+
+void plyc_bt_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n)
+{
+	plyc_bt_map_print_top(fp, m, ents, n, 0, 1);
+}
+
+void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
+			   uint32_t top, uint32_t div)
+{
+	static const char zero[8];
+	struct plyc_entry none = { zero, zero };
+
+	/* a key-less count() is an array in bpftrace: there from the start */
+	if (!n && !m->nkeys && m->agg == PLYC_A_COUNT) {
+		ents = &none;
+		n = 1;
+	}
+	if (n > 1)
+		qsort_r(ents, n, sizeof(*ents), cmp_entry, (void *)m);
+	/* the last top entries, the largest; bpftrace's stats() ignore
+	 * top and div (its avg() does not) */
+	if (m->agg == PLYC_A_STATS)
+		top = 0, div = 1;
+	if (top && n > top) {
+		ents += n - top;
+		n = top;
+	}
+	plyc_bt_set_div(div);
+	if (plyc_rt.json) {
+		if (n)
+			print_json(fp, m, ents, n);
+	} else {
+		print_text(fp, m, ents, n);
+	}
+	plyc_bt_set_div(1);
+}
+
+/* --- events --------------------------------------------------------------- */
+
+void plyc_bt_print(FILE *fp, const struct plyc_type *const *types, const void *const *vals, int n)
+{
+	int i;
+
+	if (plyc_rt.json)
+		fputs("{\"type\": \"value\", \"data\": ", fp);
+	if (n > 1)
+		fputc(plyc_rt.json ? '[' : '(', fp);
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputs(plyc_rt.json ? "," : ", ", fp);
+		if (plyc_rt.json)
+			plyc_bt_json_value(fp, types[i], vals[i]);
+		else
+			plyc_bt_value(fp, types[i], vals[i], 8);
+	}
+	if (n > 1)
+		fputc(plyc_rt.json ? ']' : ')', fp);
+	fputs(plyc_rt.json ? "}\n" : "\n", fp);
+}
+
+void plyc_bt_json_printf(FILE *fp, const char *text, size_t len)
+{
+	fputs("{\"type\": \"printf\", \"data\": \"", fp);
+	plyc_bt_json_escape(fp, text, len);
+	fputs("\"}\n", fp);
+}
+
+/* a message bpftrace prints as it is, or in JSON as {"type": TYPE, ...} */
+static void message(FILE *fp, const char *type, const char *text, size_t len, int newline);
+
+void plyc_bt_message(FILE *fp, const char *type, const char *text, size_t len)
+{
+	message(fp, type, text, len, 0);
+}
+
+static void message(FILE *fp, const char *type, const char *text, size_t len, int newline)
+{
+	if (!plyc_rt.json) {
+		fwrite(text, 1, len, fp);
+		if (newline)
+			fputc('\n', fp);
+		return;
+	}
+	fprintf(fp, "{\"type\": \"%s\", \"data\": \"", type);
+	plyc_bt_json_escape(fp, text, len);
+	fputs("\"}\n", fp);
+}
+
+void plyc_bt_time(FILE *fp, const char *fmt)
+{
+	char buf[256] = "";
+	struct tm tm;
+	time_t now = time(NULL);
+
+	if (localtime_r(&now, &tm))
+		strftime(buf, sizeof(buf), fmt ? fmt : "%H:%M:%S\n", &tm);
+	message(fp, "time", buf, strlen(buf), 0);
+}
+
+void plyc_bt_join(FILE *fp, const char *const *args, int n, const char *sep)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *b = open_memstream(&s, &len);
+	int i;
+
+	if (!b)
+		return;
+	for (i = 0; i < n; i++)
+		fprintf(b, "%s%s", i ? (sep ? sep : " ") : "", args[i]);
+	fclose(b);
+	message(fp, "join", s, len, 1);
+	free(s);
+}
+
+void plyc_bt_attached(FILE *fp, int nprobes)
+{
+	if (plyc_rt.json)
+		fprintf(fp, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n", nprobes);
+	else
+		fprintf(fp, "Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
+}
+
+void plyc_bt_exit_banner(FILE *fp)
+{
+	/* in text and in JSON alike */
+	fputs("\n\n", fp);
+}
+
+/* --- the style ---------------------------------------------------------- */
+
+static void value(FILE *fp, const struct plyc_type *t, const void *data)
+{
+	plyc_bt_value(fp, t, data, 8);
+}
+
+static const char *ksym_text(uint64_t addr, char *buf, size_t len)
+{
+	return plyc_ksym_bt(addr, 0, buf, len);
+}
+
+static int cmp_map_name(const void *a, const void *b)
+{
+	const struct plyc_map *const *x = a, *const *y = b;
+
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* bpftrace's exit: two newlines, then every map by name */
+static void at_exit(const struct plyc_program *prog, int ended)
+{
+	const struct plyc_map **order;
+	int i;
+
+	(void)ended;
+	plyc_bt_exit_banner(plyc_rt.out);
+	if (prog->no_exit_maps)
+		return;
+	order = calloc((size_t)prog->nmaps + 1, sizeof(*order));
+	if (!order) {
+		fprintf(stderr, "%s: error: out of memory\n", prog->name);
+		return;
+	}
+	for (i = 0; i < prog->nmaps; i++)
+		order[i] = &prog->maps[i];
+	qsort(order, (size_t)prog->nmaps, sizeof(*order), cmp_map_name);
+	for (i = 0; i < prog->nmaps; i++)
+		plyc_map_dump(order[i]);
+	free(order);
+}
+
+const struct plyc_output_ops plyc_output_bpftrace = {
+	.value = value,
+	.ksym_text = ksym_text,
+	.json_printf = plyc_bt_json_printf,
+	.map_print = plyc_bt_map_print_top,
+	.attached = plyc_bt_attached,
+	.at_exit = at_exit,
+};

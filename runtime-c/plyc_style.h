@@ -1,0 +1,60 @@
+/* The tracer's output style: ply's or bpftrace 0.17's, with or without
+ * bcc's periodic report: one set of operations chosen once at start-up
+ * from what the program records (its style, its report) by
+ * plyc_output_select (output/select.c). The rest of the runtime prints
+ * through them and never asks which style it is. Each style is in
+ * output/: ply.c, bpftrace.c, bccreport.c; the value formats they print
+ * with are values/'s. */
+#ifndef PLYC_STYLE_H
+#define PLYC_STYLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "plyc_rt.h"
+
+struct plyc_program;
+
+struct plyc_output_ops {
+	/* print()'s and printf %v's text of one value, no trailing newline */
+	void (*value)(FILE *fp, const struct plyc_type *t, const void *data);
+	/* printf %s of a kernel address */
+	const char *(*ksym_text)(uint64_t addr, char *buf, size_t len);
+	/* -f json: one printf's text as a line of its own */
+	void (*json_printf)(FILE *fp, const char *text, size_t len);
+	/* One map's merged entries (n may be 0: the style says what an empty
+	 * map shows), sorted and printed; top and div are print(@map, top,
+	 * div)'s (0 and 1: every entry as it is). */
+	void (*map_print)(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
+			  uint32_t top, uint32_t div);
+	/* before BEGIN runs: the banner (NULL: none, and -q is refused) */
+	void (*attached)(FILE *fp, int nprobes);
+	/* the periodic report (NULL: none); 1 when it was the last one */
+	int (*report)(const struct plyc_program *prog);
+	/* after END: the maps' dump; ended: the report ended the run */
+	void (*at_exit)(const struct plyc_program *prog, int ended);
+};
+
+extern const struct plyc_output_ops plyc_output_ply;
+extern const struct plyc_output_ops plyc_output_bpftrace;
+extern const struct plyc_output_ops plyc_output_bccreport;
+
+/* bcc's periodic report has only .report and .at_exit: they take the
+ * place of the style's at_exit, the rest is the style's. */
+
+/* ply's map print and JSON printf (output/ply.c). */
+void plyc_ply_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
+			uint32_t top, uint32_t div);
+void plyc_ply_json_printf(FILE *fp, const char *text, size_t len);
+
+/* Choose the output of a program of this style, with or without a
+ * periodic report: plyc_rt.output, and plyc_rt.style for the generated
+ * code. Called once, first thing in main() (and by the unit tests). */
+void plyc_output_select(enum plyc_style style, int report);
+
+/* plyc_rt.h's plyc_print_value, plyc_ksym_text, plyc_map_print,
+ * plyc_map_dump and plyc_map_dump_top print through the chosen
+ * operations (output/dump.c). */
+
+#endif

@@ -1,0 +1,242 @@
+/* bpftrace 0.17's text and JSON of one value (plyc_btout.h): the bottom
+ * layer its output style (output/bpftrace.c) prints with, and ply's for
+ * the kinds only bpftrace's scripts make (user stacks, usym(), buf()).
+ * Written from bpftrace's observed output; docs/bpftrace.md, "Output". */
+#define _GNU_SOURCE		/* open_memstream */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plyc_btout.h"
+
+static void bt_int(FILE *fp, const struct plyc_type *t, const void *data)
+{
+	if (t->is_signed)
+		fprintf(fp, "%" PRId64, plyc_load_int(data, t->size));
+	else
+		fprintf(fp, "%" PRIu64, plyc_load_uint(data, t->size));
+}
+
+/* buf(): printable bytes as they are, the others as \xNN */
+static void bt_buf(FILE *fp, const unsigned char *d, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (d[i] >= 0x20 && d[i] < 0x7f)
+			fputc(d[i], fp);
+		else
+			fprintf(fp, "\\x%02x", d[i]);
+	}
+}
+
+/* A buf() value: its length, then the bytes (PLYC_K_BUF). */
+static size_t sized_len(const unsigned char *d, size_t size)
+{
+	uint32_t n;
+
+	memcpy(&n, d, sizeof(n));
+	return n < size - sizeof(n) ? n : size - sizeof(n);
+}
+
+void plyc_bt_buf_format(FILE *fp, const void *data, size_t size, char mode)
+{
+	const unsigned char *d = (const unsigned char *)data + sizeof(uint32_t);
+	size_t i, n = sized_len(data, size);
+
+	if (mode == ' ') {
+		bt_buf(fp, d, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		fprintf(fp, mode == 'h' ? "%s%02x" : "%s\\x%02x", mode == 'h' && i ? " " : "", d[i]);
+}
+
+/* A newline, then a line per frame in the stack's mode: "sym+off" (the
+ * offset even when 0) indented, perf's tab, address and symbol, or the
+ * address alone (raw). A user stack holds its pid in the high 32 bits.
+ * A stack that can't be read (no user stack in a kernel thread, no kernel
+ * stack in a uprobe) prints nothing at all, as in bpftrace. */
+static void bt_stack(FILE *fp, const struct plyc_type *t, const void *data, int indent)
+{
+	uint64_t ips[PLYC_STACK_DEPTH], v = plyc_load_uint(data, 8);
+	int user = t->kind == PLYC_K_USTACK;
+	int64_t id = user ? (int32_t)(uint32_t)v : (int64_t)v;
+	char sym[PLYC_KSYM_LEN];
+	size_t i;
+
+	if (id < 0 || plyc_stack_read_limit(id, PLYC_STACK_LIMIT(t), ips))
+		return;
+	fputc('\n', fp);
+	if (user) {
+		plyc_print_ustack(fp, (uint32_t)(v >> 32), ips, PLYC_STACK_DEPTH, PLYC_STACK_MODE(t), indent);
+		return;
+	}
+	for (i = 0; i < PLYC_STACK_DEPTH && ips[i]; i++) {
+		if (PLYC_STACK_MODE(t) == PLYC_STACK_RAW)
+			fprintf(fp, "%" PRIx64 "\n", ips[i]);
+		else if (PLYC_STACK_MODE(t) == PLYC_STACK_PERF)
+			fprintf(fp, "\t%" PRIx64 " %s\n", ips[i], plyc_ksym_bt(ips[i], 1, sym, sizeof(sym)));
+		else
+			fprintf(fp, "%*s%s\n", indent, "", plyc_ksym_bt(ips[i], 1, sym, sizeof(sym)));
+	}
+}
+
+static int is_int_size(uint32_t size)
+{
+	return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
+void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent);
+void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data);
+
+/* A tuple as bpftrace prints it: "(1, abc, (2, x))", or in JSON
+ * [1,"abc",[2,"x"]] (no blanks). */
+static void bt_tuple(FILE *fp, const struct plyc_type *t, const void *data, int indent, int json)
+{
+	uint32_t i;
+
+	fputc(json ? '[' : '(', fp);
+	for (i = 0; i < t->nfields; i++) {
+		const void *v = (const char *)data + t->fields[i].offset;
+
+		if (i)
+			fputs(json ? "," : ", ", fp);
+		if (json)
+			plyc_bt_json_value(fp, &t->fields[i].type, v);
+		else
+			plyc_bt_value(fp, &t->fields[i].type, v, indent);
+	}
+	fputc(json ? ']' : ')', fp);
+}
+
+void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent)
+{
+	char sym[PLYC_KSYM_LEN];
+
+	switch (t->kind) {
+	case PLYC_K_INT:
+	case PLYC_K_TIME:
+		/* bpftrace has no durations: nanoseconds are integers */
+		if (is_int_size(t->size))
+			bt_int(fp, t, data);
+		else
+			bt_buf(fp, data, t->size);
+		break;
+	case PLYC_K_HEX:
+		fprintf(fp, "0x%" PRIx64, plyc_load_uint(data, t->size));
+		break;
+	case PLYC_K_STR:
+		fwrite(data, 1, strnlen(data, t->size), fp);
+		break;
+	case PLYC_K_WALLTIME:
+		plyc_print_walltime(fp, plyc_load_int(data, t->size));
+		break;
+	case PLYC_K_SYM:
+		fputs(plyc_ksym_bt(plyc_load_uint(data, t->size), 0, sym, sizeof(sym)), fp);
+		break;
+	case PLYC_K_STACK:
+	case PLYC_K_USTACK:
+		bt_stack(fp, t, data, indent);
+		break;
+	case PLYC_K_USYM:
+		fputs(plyc_usym_text(data, sym, sizeof(sym)), fp);
+		break;
+	case PLYC_K_MEM:
+		bt_buf(fp, data, t->size);
+		break;
+	case PLYC_K_BUF:
+		plyc_bt_buf_format(fp, data, t->size, ' ');
+		break;
+	case PLYC_K_INET:
+		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
+		break;
+	case PLYC_K_USERNAME:
+	case PLYC_K_MAC:
+	case PLYC_K_STRFTIME:
+		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
+		break;
+	case PLYC_K_TUPLE:
+		bt_tuple(fp, t, data, indent, 0);
+		break;
+	}
+}
+
+/* bpftrace escapes the bytes of a string as signed chars: a byte above
+ * 0x7f is below 0x20 too, and its \u escape is the negative int's hex. */
+void plyc_bt_json_escape(FILE *fp, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && s[i]; i++) {
+		signed char c = (signed char)s[i];
+
+		switch (c) {
+		case '"':  fputs("\\\"", fp); break;
+		case '\\': fputs("\\\\", fp); break;
+		case '\n': fputs("\\n", fp);  break;
+		case '\r': fputs("\\r", fp);  break;
+		case '\t': fputs("\\t", fp);  break;
+		default:
+			if (c <= 0x1f)
+				fprintf(fp, "\\u%04x", (unsigned)(int)c);
+			else
+				fputc(c, fp);
+		}
+	}
+}
+
+/* Text into a buffer (to be escaped, or joined as a JSON key). */
+struct textbuf {
+	char *s;
+	size_t len;
+	FILE *fp;
+};
+
+static FILE *text_open(struct textbuf *b)
+{
+	b->s = NULL;
+	b->len = 0;
+	b->fp = open_memstream(&b->s, &b->len);
+	return b->fp;
+}
+
+/* Escape what was written into fp, then free it. */
+static void text_close_escaped(struct textbuf *b, FILE *fp)
+{
+	if (!b->fp)
+		return;
+	fclose(b->fp);
+	plyc_bt_json_escape(fp, b->s ? b->s : "", b->len);
+	free(b->s);
+}
+
+/* bpftrace 0.17 writes macaddr() and strftime() values unquoted, as
+ * their text (not JSON: its quirk, kept); a username is a string. */
+static int is_quoted(const struct plyc_type *t)
+{
+	return t->kind == PLYC_K_STR || t->kind == PLYC_K_SYM || t->kind == PLYC_K_STACK ||
+	       t->kind == PLYC_K_USTACK || t->kind == PLYC_K_USYM ||
+	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
+	       t->kind == PLYC_K_USERNAME ||
+	       (t->kind == PLYC_K_INT && !is_int_size(t->size));
+}
+
+void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data)
+{
+	struct textbuf b;
+
+	if (t->kind == PLYC_K_TUPLE) {
+		bt_tuple(fp, t, data, 8, 1);
+		return;
+	}
+	if (!is_quoted(t)) {
+		plyc_bt_value(fp, t, data, 8);
+		return;
+	}
+	fputc('"', fp);
+	if (text_open(&b))
+		plyc_bt_value(b.fp, t, data, 8);
+	text_close_escaped(&b, fp);
+	fputc('"', fp);
+}

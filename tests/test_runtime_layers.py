@@ -1,0 +1,151 @@
+"""The tracer runtime's layers (runtime-c/, docs/design.md "The runtime"):
+its sources are in a folder per layer, calls between files go only to the
+same layer or one below it (plyc.toolchain.RUNTIME_LAYERS, lowest first),
+no two files call each other through any path, and only the start-up
+selection of the output's operations (output/select.c) names a style.
+
+The call graph is by name: each file's top-level definitions (functions,
+and initialized objects such as an ops table), and every identifier its
+code uses that another file defines (calls, and functions put in tables).
+"""
+import re
+from pathlib import Path
+
+from plyc.toolchain import RUNTIME_LAYERS
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNTIME = ROOT / "runtime-c"
+SELECTION = "output/select.c"
+
+CONTROL = {"if", "for", "while", "switch", "return", "sizeof", "do", "else"}
+
+
+def strip(src: str) -> str:
+    """The C code without comments, string and character literals and
+    preprocessor lines (newlines kept)."""
+    src = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), src, flags=re.S)
+    src = re.sub(r"//[^\n]*", "", src)
+    src = re.sub(r'"(\\.|[^"\\\n])*"', '""', src)
+    src = re.sub(r"'(\\.|[^'\\\n])*'", "''", src)
+    return re.sub(r"^[ \t]*#[^\n]*(\\\n[^\n]*)*", "", src, flags=re.M)
+
+
+def definitions(code: str) -> tuple:
+    """(names defined at the top level, those of them that are static)."""
+    defined, static = set(), set()
+    depth, start = 0, 0
+    for m in re.finditer(r"[{};]", code):
+        if m.group(0) == "{":
+            if depth == 0:
+                head = code[start:m.start()]
+                # a function: NAME(...) {; an initialized object: NAME[...] = {
+                fn = re.search(r"\b([A-Za-z_]\w*)\s*\(([^()]|\([^()]*\))*\)\s*$", head)
+                obj = re.search(r"\b([A-Za-z_]\w*)\s*(\[[^\]]*\])?\s*=\s*$", head)
+                name = (fn or obj).group(1) if (fn or obj) else None
+                if name and name not in CONTROL and not re.search(r"\b(struct|union|enum)\s*$", head[:(fn or obj).start()]):
+                    defined.add(name)
+                    if re.search(r"\bstatic\b", head):
+                        static.add(name)
+            depth += 1
+        elif m.group(0) == "}":
+            depth -= 1
+            if depth == 0:
+                start = m.end()
+        elif depth == 0:
+            start = m.end()
+    return defined, static
+
+
+def sources() -> dict:
+    return {p.relative_to(RUNTIME).as_posix(): strip(p.read_text())
+            for layer in RUNTIME_LAYERS for p in sorted((RUNTIME / layer).glob("*.c"))}
+
+
+def call_graph(files: dict) -> dict:
+    """{file: {file it uses: names}} between different files."""
+    owner, local = {}, {}
+    for f, code in files.items():
+        defined, static = definitions(code)
+        local[f] = defined
+        for name in defined - static:
+            assert name not in owner, f"{name} is defined in {owner.get(name)} and {f}"
+            owner[name] = f
+    edges = {f: {} for f in files}
+    for f, code in files.items():
+        for name in set(re.findall(r"[A-Za-z_]\w*", code)) - local[f]:
+            g = owner.get(name)
+            if g and g != f:
+                edges[f].setdefault(g, set()).add(name)
+    return edges
+
+
+def cycles(edges: dict) -> list:
+    """The strongly connected groups of more than one file (Tarjan)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_every_source_is_in_a_layer():
+    """toolchain.py builds the layers' sources: none is left outside them
+    (bpf/ holds the BPF side's headers, compat/ a toolchain's shims)."""
+    outside = [p.relative_to(RUNTIME).as_posix() for p in RUNTIME.rglob("*.c")
+               if p.relative_to(RUNTIME).parts[0] not in RUNTIME_LAYERS + ("compat",)]
+    assert outside == []
+    assert len(sources()) > 40
+
+
+def test_the_graph_sees_calls():
+    """The parser finds what the checks below rely on: the loader calls the
+    attach layer, the ply style the aggregations, the selection each style."""
+    edges = call_graph(sources())
+    assert "plyc_attach_all" in edges["load/loader.c"]["probes/attach.c"]
+    assert "plyc_agg_scalar" in edges["output/ply.c"]["maps/aggregations.c"]
+    assert edges[SELECTION].keys() >= {"output/ply.c", "output/bpftrace.c", "output/bccreport.c"}
+
+
+def test_no_call_cycle_between_files():
+    assert cycles(call_graph(sources())) == []
+
+
+def test_calls_go_down_the_layers():
+    rank = {layer: i for i, layer in enumerate(RUNTIME_LAYERS)}
+    upward = []
+    for f, uses in call_graph(sources()).items():
+        for g, names in uses.items():
+            if rank[g.split("/")[0]] > rank[f.split("/")[0]]:
+                upward.append(f"{f} -> {g} ({', '.join(sorted(names))})")
+    assert upward == []
+
+
+def test_only_the_selection_names_a_style():
+    """Whose output it is (ply's, bpftrace's, a report) is read once, when
+    the operations are chosen; everything else prints through them."""
+    named = [f for f, code in sources().items()
+             if f != SELECTION and re.search(r"\bPLYC_STYLE_\w+|plyc_rt\s*\.\s*style\b", code)]
+    assert named == []
+    assert "PLYC_STYLE_BPFTRACE" in strip((RUNTIME / SELECTION).read_text())
