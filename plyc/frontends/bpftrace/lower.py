@@ -4,7 +4,7 @@ The front end's passes, run in order by plyc.ir.passes.run (each stops the
 compilation if it reported errors):
   refuse   what plyc does not lower yet, each by name with its span, all at once;
            the preamble evaluated as on a kernel with BTF (preamble.py)
-  resolve  each spec rewritten for plyc's providers (specs.py) and resolved
+  resolve  each spec's parts given to its provider (specs.py) and resolved
   learn    a silent typing run: the maps' and locals' types
   type     names resolved and typed, the IR built:
            - a map assigned count()/sum()/min()/max()/avg() anywhere is a
@@ -143,17 +143,19 @@ class Lowering:
 
 
 def resolve(st: Lowering, diag: Collector):
-    pairs, written = [], []
+    pairs, written, fields = [], [], []
     for probe in st.ast.probes:
         for spec in probe.specs:
             try:
-                pairs.append((probe, S.to_ir(spec)))
+                core, f = S.to_ir(spec)
+                pairs.append((probe, core))
+                fields.append(f)
                 written.append(spec)
             except PlycError as err:
                 diag.diags.extend(err.diags)
     if diag.diags:
         return
-    targets = providers.resolve_specs([s for _, s in pairs], diag)
+    targets = providers.resolve_specs([s for _, s in pairs], diag, fields)
     for (probe, _), (spec, target), bt_spec in zip(pairs, targets, written):
         if target is not None:
             if len(probe.specs) > 1:
