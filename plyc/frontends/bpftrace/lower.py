@@ -14,8 +14,8 @@ compilation if it reported errors):
              member through BTF (bpftrace follows a pointer with either);
            - a predicate is an `if` around the body, `unroll(n)` n copies of
              its body, `x op= y` and `x++` are `x = x op y`;
-           - integers print as plain numbers (no ply padding of pid, no
-             durations for nsecs), as bpftrace prints them.
+           - integers print as plain numbers (no durations for nsecs), as
+             bpftrace prints them.
 The typing of operators, casts, kernel members and the shared builtins
 (printf, str, exit, print, clear, ksym) is the ply front end's Typer, whose
 interface the builtins' rules use; this module overrides what bpftrace
@@ -549,7 +549,7 @@ class Typer(Sema):
             self.err(f"unknown identifier '{name}'", e.span, note)
         node = self.variable(plyname, e.span)
         if node.type.kind == "int":
-            node.type = T.Int(node.type.size, node.type.signed)   # bpftrace pads nothing
+            node.type = T.Int(node.type.size, node.type.signed)   # a plain integer (nsecs is no duration)
         return node
 
     def expr_Field(self, e: A.Field):

@@ -11,7 +11,8 @@ after the first that reported errors:
            is an aggregation map, `name` a plain one; `$x` a scratch local,
            `$target`, `$N` or an environment value; strings 128 bytes
            unless --strsize says otherwise
-then the core's passes over the IR (plyc.ir.passes.CORE).
+then the core's passes over the IR (plyc.ir.passes.CORE), and `columns`:
+ply's print widths of what the tracer prints.
 The AST is never changed; the IR is new nodes."""
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from ...diag import Collector
 from ...ir import nodes as ir
 from ...ir import passes
 from ...kernel_types import KernelTypes
-from ...sema import Sema, TypeRef
+from ...sema import Sema, TypeRef, widths
 from . import ast
 from .parser import parse_int
 
@@ -127,7 +128,12 @@ def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
 
 
-PASSES = (resolve, rules, learn, type_program) + passes.on_ir(passes.CORE)
+def columns(st: Lowering, diag: Collector):
+    """ply pads pid, uid, cpu... to their columns (plyc/sema/widths.py)."""
+    widths.attach(st.ir)
+
+
+PASSES = (resolve, rules, learn, type_program) + passes.on_ir(passes.CORE) + (columns,)
 
 
 def lower(program: ast.Program, env: dict, strsize: int = T.DEFAULT_STRSIZE,
