@@ -9,7 +9,7 @@ output functions (`typer.event`), or another IR node. The typer gives it
 `expr(arg)` (the typed IR of an argument), `const_int(arg, what)`,
 `literal_string(arg)`, `whole_map(arg)` (a map named alone: (name, is an
 aggregation)), `is_positional(arg)`, `err(message, span, note)`, `maps` and
-`strsize` (plyc/frontends/ply/lower.py's Typer)."""
+`strsize` (plyc/sema/typer.py's Sema, subclassed by each front end)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
