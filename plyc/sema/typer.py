@@ -33,6 +33,10 @@ class Sema:
     """The shared state: st is the front end's (strsize, ktypes, arch, maps,
     locals: unit index -> its $locals' types, from the silent `learn` run)."""
 
+    # How the front end's language compares strings (a note to a comparison
+    # of a string that can't be one)
+    STRING_COMPARE_HINT: Optional[str] = None
+
     def __init__(self, st, diag: Collector, final: bool):
         self.st = st
         self.strsize = st.strsize
@@ -206,15 +210,15 @@ class Sema:
             rt = T.Int(8, typ.signed)
         return ir.Unary(op, x, type=rt)
 
-    def binary(self, op: str, left: ir.Expr, right: ir.Expr, left_span, right_span) -> ir.Binary:
-        """`left op right` of typed operands."""
+    def binary(self, op: str, left: ir.Expr, right: ir.Expr, left_span, right_span,
+               strings: bool = True) -> ir.Binary:
+        """`left op right` of typed operands (strings: == and != compare them)."""
         lt, rt = left.type, right.type
-        if op in ("==", "!=") and lt.kind == "str" and rt.kind == "str":
+        if strings and op in ("==", "!=") and lt.kind == "str" and rt.kind == "str":
             return ir.Binary(op, left, right, type=T.S32)
         for span, typ in ((left_span, lt), (right_span, rt)):
             if not typ.is_int:
-                hint = "compare strings with strcmp(a, b) or ==" \
-                    if typ.kind == "str" and op in COMPARISONS else None
+                hint = self.STRING_COMPARE_HINT if typ.kind == "str" and op in COMPARISONS else None
                 self.err(f"operator '{op}' needs integers, got {typ}", span, hint)
         if op in COMPARISONS + ("&&", "||"):
             typ = T.S32
@@ -248,8 +252,10 @@ class Sema:
             self.err(f"{self.arch} has no register '{name}'", span, f"registers: {', '.join(names)}")
         return ir.Register(name, type=T.U64)
 
-    def kernel_member(self, objt: T.Type, field: str, arrow: bool, span) -> T.Type:
-        """obj->field (arrow) / obj.field through a kernel type, from BTF."""
+    def kernel_member(self, objt: T.Type, field: str, arrow: bool, span, field_span=None) -> T.Type:
+        """obj->field (arrow) / obj.field through a kernel type, from BTF; an
+        error about the member is at field_span, if given."""
+        at = span if field_span is None else field_span
         if objt.kind == "struct":
             if arrow:
                 self.err(f"{objt.pointee} is not a pointer: use '.{field}'", span)
@@ -259,15 +265,15 @@ class Sema:
             if not objt.btf and objt.pointee.split()[0] in ("struct", "union"):
                 objt = self.kernel(lambda k: k.pointer_to(k.lookup(tuple(objt.pointee.split()[:2])) or 0), span)
             if not objt.btf:
-                self.err(f"can't access '{field}' through a {objt}", span,
+                self.err(f"can't access '{field}' through a {objt}", at,
                          "cast it to a kernel type first, e.g. ((struct file *)arg0)->f_flags")
         else:
             self.err(f"a value of type {objt} has no members", span,
                      "cast it to a kernel type first, e.g. ((struct file *)arg0)->f_flags")
-        found = self.kernel(lambda k: k.member(objt.btf, field), span)
+        found = self.kernel(lambda k: k.member(objt.btf, field), at)
         if found is None:
-            members = self.kernel(lambda k: k.members_of(T.Type("struct", btf=objt.btf)), span)
-            self.err(f"{objt.pointee} has no member '{field}'", span,
+            members = self.kernel(lambda k: k.members_of(T.Type("struct", btf=objt.btf)), at)
+            self.err(f"{objt.pointee} has no member '{field}'", at,
                      "its members include: " + ", ".join(members) if members else None)
         return found[1]
 
@@ -294,10 +300,13 @@ class Sema:
         return ir.Index(obj, idx, type=T.Int(1, objt.kind == "str"))
 
     def cast(self, x: ir.Expr, to: TypeRef, span) -> ir.Cast:
+        return self.convert(x, B.cast_type(to) or self.kernel_cast(to), span, str(to))
+
+    def convert(self, x: ir.Expr, dst: T.Type, span, shown: str) -> ir.Cast:
+        """x cast to dst (shown: dst as the script wrote it)."""
         src = x.type
-        dst = B.cast_type(to) or self.kernel_cast(to)
         if not src.is_int and src.kind != "dataloc":
-            self.err(f"can't cast {src} to {to}", span)
+            self.err(f"can't cast {src} to {shown}", span)
         if dst.is_pointer and src.user:
             dst = replace(dst, user=True)
         return ir.Cast(x, type=dst)

@@ -217,6 +217,8 @@ class Typer(Sema):
     """bpftrace's walk of its tree, typed through the shared rules
     (plyc/sema) with bpftrace's names and rules."""
 
+    STRING_COMPARE_HINT = "compare strings with strcmp(a, b) or =="
+
     def __init__(self, st: Lowering, diag: Collector, final: bool):
         super().__init__(st, diag, final)
         # A map is an aggregation when some assignment gives it one.

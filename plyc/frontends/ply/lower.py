@@ -148,6 +148,8 @@ class Typer(Sema):
     also the questions the builtins' and aggregations' rules ask of the tree
     (builtins.py: expr, const_int, literal_string, whole_map, is_positional)."""
 
+    STRING_COMPARE_HINT = "compare strings with strcmp(a, b) or =="
+
     def __init__(self, st: Lowering, diag: Collector, final: bool):
         super().__init__(st, diag, final)
         self.env = st.env
