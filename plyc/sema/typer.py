@@ -147,6 +147,32 @@ class Sema:
         info.written = True
         return ir.MapStore(info.name, keys, value, span=span)
 
+    def aggregate(self, info: ir.Map, keys: list, agg, name: str, call, span,
+                  keep_fmt: bool = True) -> ir.Aggregate:
+        """`@m[keys] = name(args)`: the aggregation agg (the front end's
+        name for it) of its call as written; keep_fmt: the value prints as
+        its argument does (a duration stays one)."""
+        if info.agg is not None and info.agg is not agg:
+            self.err(f"{info.name} is a {info.agg.name}() aggregation elsewhere, not {name}()", call.span)
+        info.agg = agg
+        if len(call.args) != agg.arity:
+            self.err(f"{name}() takes {agg.arity} argument{'s' if agg.arity != 1 else ''}, "
+                     f"got {len(call.args)}", call.span)
+        args = []
+        if not agg.takes_x:
+            info.value_type = T.U64
+        else:
+            x = self.expr(call.args[0])
+            if not x.type.is_int:
+                self.err(f"{name}() needs an integer, got {x.type}", call.args[0].span)
+            typ = T.Int(8, x.type.signed, x.type.fmt) if keep_fmt else T.Int(8, x.type.signed)
+            if agg.params:
+                info.params = agg.params(self, info, call)
+            info.value_type = typ if info.value_type is None else (T.unify(info.value_type, typ) or typ)
+            args = [x]
+        info.written = True
+        return ir.Aggregate(info.name, keys, agg, args, span=span)
+
     # --- maps -----------------------------------------------------------------------
 
     def map_info(self, name: str, storage: str, span) -> ir.Map:

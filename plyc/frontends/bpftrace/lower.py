@@ -327,27 +327,8 @@ class Typer(Sema):
     def agg_assign(self, target: A.Map, value: A.Call, span) -> ir.Aggregate:
         agg = AGG.AGGREGATIONS[AGG_NAMES[value.name]]
         info, keys = self.map_ref(target, writing=True)
-        if info.agg is not None and info.agg is not agg:
-            self.err(f"{info.name} is a {info.agg.name}() aggregation elsewhere, not {value.name}()",
-                     value.span)
-        info.agg = agg
-        if len(value.args) != agg.arity:
-            self.err(f"{value.name}() takes {agg.arity} argument{'s' if agg.arity != 1 else ''}, "
-                     f"got {len(value.args)}", value.span)
-        args = []
-        if not agg.takes_x:
-            info.value_type = T.U64
-        else:
-            x = self.expr(value.args[0])
-            if not x.type.is_int:
-                self.err(f"{value.name}() needs an integer, got {x.type}", value.args[0].span)
-            typ = T.Int(8, x.type.signed)
-            if agg.params:
-                info.params = agg.params(self, info, value)
-            info.value_type = typ if info.value_type is None else (T.unify(info.value_type, typ) or typ)
-            args = [x]
-        info.written = True
-        return ir.Aggregate(info.name, keys, agg, args, span=span)
+        # bpftrace's aggregations hold plain numbers
+        return self.aggregate(info, keys, agg, value.name, value, span, keep_fmt=False)
 
     def stmt_Let(self, s: A.Let):
         value = s.value if s.value is not None else A.Int(0, "0", span=s.span)

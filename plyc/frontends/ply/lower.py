@@ -207,30 +207,7 @@ class Typer(Sema):
             public = "/".join(f + "()" for f in AGG.public_names())
             self.err(f"@maps hold aggregations: assign {public}, or drop the '@' for a plain map", value.span)
         info, keys = self.map_ref(target, writing=True)
-        func = value.func
-        if info.agg is not None and info.agg is not agg:
-            self.err(f"{info.name} is a {info.agg.name}() aggregation elsewhere, not {func}()", value.span)
-        info.agg = agg
-        arity = agg.arity
-        if len(value.args) != arity:
-            self.err(f"{func}() takes {arity} argument{'s' if arity != 1 else ''}, got {len(value.args)}",
-                     value.span)
-        args = []
-        if not agg.takes_x:
-            info.value_type = T.U64
-        else:
-            x = self.expr(value.args[0])
-            typ = x.type
-            if not typ.is_int:
-                self.err(f"{func}() needs an integer, got {typ}", value.args[0].span)
-            typ = T.Int(8, typ.signed, typ.fmt)
-            if agg.params:
-                info.params = agg.params(self, info, value)
-            old = info.value_type
-            info.value_type = typ if old is None else (T.unify(old, typ) or typ)
-            args = [x]
-        info.written = True
-        return ir.Aggregate(info.name, keys, agg, args, span=span)
+        return self.aggregate(info, keys, agg, value.func, value, span)
 
     # --- maps ----------------------------------------------------------------
 
