@@ -16,10 +16,11 @@ compilation if it reported errors):
              its body, `x op= y` and `x++` are `x = x op y`;
            - integers print as plain numbers (no durations for nsecs), as
              bpftrace prints them.
-The typing of operators, casts, kernel members and the shared builtins
-(printf, str, exit, print, clear, ksym) is the ply front end's Typer, whose
-interface the builtins' rules use; this module overrides what bpftrace
-spells or means differently. The tree is never changed; the IR is new nodes."""
+The typing of operators, casts, kernel members, aggregations and the
+shared builtins (printf, str, exit, print, clear, ksym) is plyc/sema's, which
+every front end types through; this module walks bpftrace's tree and calls it
+with typed IR, and gives the builtins' rules the answers about its tree. The
+tree is never changed; the IR is new nodes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -122,7 +123,7 @@ class Unit:
 
 
 class Lowering:
-    """The state bpftrace's passes share (what the shared Typer reads)."""
+    """The state bpftrace's passes share (what plyc/sema's Sema reads)."""
 
     def __init__(self, program: A.Program, strsize: int, btf_path: Optional[str], arch: str):
         self.ast = program
