@@ -160,12 +160,13 @@ class Probe:
         self.ktypes = ktypes
 
     def var(self, name: str, span: ir.Span) -> ir.Variable:
-        """A built-in or provider variable, as the probe reads it."""
-        var = self.ir.provider.var(name) or B.variable(name)
-        assert var is not None, name
-        if var.name == "retval" or (var.name.startswith("arg") and var.name[3:].isdigit()):
-            self.ir.args_read.add(var.name)
-        return ir.Variable(var, type=self.var_type(name), span=span)
+        """A built-in or provider variable, as the probe reads it (the
+        shared rule: argdist's names are all known)."""
+        rules = Rules(None, self.ktypes)
+        rules.probe = self.ir
+        v = rules.variable(name, span)
+        v.span = span
+        return v
 
     def var_type(self, name: str) -> T.Type:
         """A variable's type as the core types it (a kernel function's
