@@ -34,7 +34,7 @@ class Fields:
     written, so the provider's messages quote them."""
     function: str = ""               # kprobe/kfunc/uprobe: symbol, glob or 0xADDR; an event's name
     module: str = ""                 # kprobe/kfunc/rawtracepoint: kernel module
-    group: str = ""                  # tracepoint: its group; usdt: its provider
+    group: Optional[str] = None      # tracepoint: its group; usdt: its provider (None: none written)
     binary: str = ""                 # uprobe/usdt: a path, or a library's short name (c)
     offset: Optional[str] = None     # kprobe/uprobe: +OFFSET as written (None: none)
     count: Optional[str] = None      # interval: the count; profile: hz; software/hardware: the period

@@ -37,6 +37,9 @@ def make_kind(ret: bool):
     def make(spec, f: Fields) -> Target:
         # module:function (bpftrace's kprobe:kvm:f): only that module's symbols
         module, arg = f.module, _with_offset(f)
+        if module.startswith("0x"):
+            # an address is the whole spec (kprobe:0xADDR): nothing is a module before it
+            raise spec_error(spec, f"'{module}:{arg}' is not a kernel symbol, glob, sym+offset or 0xADDR")
         if module and not re.fullmatch(r"[\w-]+", module):
             raise spec_error(spec, f"'{module}' is not a kernel module's name")
         if module and arg.startswith("0x"):

@@ -27,11 +27,11 @@ def usdt_fields(spec) -> Fields:
     parts = spec.arg.split(":")
     if len(parts) not in (2, 3) or not all(parts):
         raise _not_usdt(spec)
-    return Fields(binary=parts[0], group=parts[1] if len(parts) == 3 else "", function=parts[-1])
+    return Fields(binary=parts[0], group=parts[1] if len(parts) == 3 else None, function=parts[-1])
 
 
 def usdt_spell(f: Fields) -> str:
-    return ":".join(x for x in (f.binary, f.group, f.function) if x)
+    return ":".join(x for x in (f.binary, f.group, f.function) if x is not None)
 
 
 def fields(spec) -> Fields:
@@ -48,10 +48,10 @@ def spell(f: Fields) -> str:
 def make_kind(kind):
     def make(spec, f: Fields) -> Target:
         if kind == "usdt":
-            if not f.binary or not f.function:
+            if not f.binary or not f.function or f.group == "":
                 raise _not_usdt(spec)
             t = Target(USDT, spec, f.function)
-            t.extra.update(path=f.binary, usdt_provider=f.group, usdt_name=f.function)
+            t.extra.update(path=f.binary, usdt_provider=f.group or "", usdt_name=f.function)
             return t
         path, sym, off = f.binary, f.function, f.offset or ""
         if not path or not (sym or f.offset is not None):

@@ -262,13 +262,15 @@ class Sema:
             self.err(f"the branches of '?:' have different types: {a.type} and {b.type}", span)
         return ir.Ternary(cond, a, b, type=u)
 
-    def tp_field(self, name: str, span) -> ir.TpField:
-        """A tracepoint's field, as its provider types it."""
+    def tp_field(self, name: str, span, here: bool = False) -> ir.TpField:
+        """A tracepoint's field, as its provider types it; its errors where
+        the provider puts them (the spec, when its format can't be read),
+        or all at span (here)."""
         try:
             fld = self.probe.provider.member(self.probe.target, name, span)
         except PlycError as err:
             d = err.diags[0]
-            self.err(d.message, d.span, d.note)
+            self.err(d.message, span if here else d.span, d.note)
         self.probe.tp_fields[name] = fld
         return ir.TpField(name, fld, type=fld.type)
 

@@ -33,7 +33,7 @@ from ... import providers
 from ... import types as T
 from ...arch import is_native
 from ...btf import BTFError
-from ...diag import Collector, PlycError
+from ...diag import Collector
 from ...ir import nodes as ir
 from ...ir.report import Section
 from ...kernel_types import KernelTypes
@@ -211,6 +211,7 @@ class Translator:
         self._param_cts: dict = {}
         self._fields = None
         self.rules = Rules(spec, low.ktypes)
+        self.rules.probe = probe.ir
 
     # --- where things are ------------------------------------------------------
 
@@ -446,14 +447,9 @@ class Translator:
         return self._fields
 
     def tp_field(self, name: str, node) -> ir.TpField:
-        p = self.probe.ir
-        try:
-            fld = p.provider.member(p.target, name, self.at(node))
-        except PlycError as err:
-            d = err.diags[0]
-            self.bail(d.message, node, d.note)
-        p.tp_fields[name] = fld
-        return ir.TpField(name, fld, type=fld.type, span=self.at(node))
+        f = self.rules.tp_field(name, self.at(node), here=True)
+        f.span = self.at(node)
+        return f
 
     def special(self, name: str, node) -> Val:
         s = self.spec

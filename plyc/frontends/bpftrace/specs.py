@@ -68,7 +68,7 @@ def fields(spec: A.ProbeSpec) -> Fields:
             raise error(f"{p} probes on BPF programs ({':'.join(parts)}) are not supported by plyc yet", span)
         return Fields(module=parts[0] if len(parts) == 2 else "", function=parts[-1])
     if p == "usdt":
-        return Fields(binary=parts[0], group=parts[1] if len(parts) == 3 else "", function=parts[-1])
+        return Fields(binary=parts[0], group=parts[1] if len(parts) == 3 else None, function=parts[-1])
     if p in ("software", "hardware"):
         given = [x for x in parts if x]
         return Fields(function=given[0] if given else "", count=":".join(given[1:]) or None)
