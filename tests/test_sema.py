@@ -7,7 +7,7 @@ import pytest
 from plyc import builtins as B
 from plyc import driver, providers
 from plyc import types as T
-from plyc.diag import Collector
+from plyc.diag import Collector, PlycError
 from plyc.frontends.bpftrace import ast as BA
 from plyc.frontends.bpftrace import specs as BS
 from plyc.ir import nodes as ir
@@ -80,3 +80,16 @@ def test_a_provider_takes_the_fields_a_front_end_built_as_its_own_text(provider,
     (_, a), = providers.resolve_specs([core], Collector(), [fields])
     (_, b), = providers.resolve_specs([ir.Spec(provider, text)], Collector())
     assert (a.target, a.glob, a.extra) == (b.target, b.glob, b.extra)
+
+
+@pytest.mark.parametrize("script, message", [
+    ("kprobe:0x10:foo { }", "'0x10:foo' is not a kernel symbol, glob, sym+offset or 0xADDR"),
+    ("usdt:a::b { }", "'a::b' is not PATH:[provider:]name"),
+    ("uprobe:/bin/sh:+ { }", "'' is not a symbol, sym+offset or 0xADDR"),
+    ("tracepoint::x { }", "tracepoint ':x' is not group/event"),
+])
+def test_fields_a_provider_refuses_from_its_text_it_refuses_from_bpftrace(script, message):
+    """The checks are on the fields, so a bpftrace spec meets the same ones."""
+    with pytest.raises(PlycError) as err:
+        driver.analyze(driver.parse(script, "t.bt"), script, "t.bt", driver.Options(env={}))
+    assert err.value.diags[0].message == message
