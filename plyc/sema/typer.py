@@ -4,9 +4,11 @@ typer keeps while it walks its tree.
 A front end subclasses Sema with its walk: `stmt_X`/`expr` methods for its
 own nodes, and the questions the builtins' rules (plyc/builtins.py) ask of
 the tree as written: expr, const_int, literal_string, whole_map,
-is_positional. Everything here takes typed IR, names, spans and TypeRefs,
-never a front end's node (a builtin's call as written is only handed back
-to the front end, and read for its args, span and func)."""
+is_positional. Everything here takes typed IR, names, spans and TypeRefs;
+a front end's nodes only pass through to be handed back to it (if_'s
+branches; a builtin's or an aggregation's call as written, read for its
+args, span and func). argdist, which has no statements to walk, calls the
+expression rules alone (its Rules: errors under the specifier)."""
 from __future__ import annotations
 
 from dataclasses import replace
