@@ -8,7 +8,7 @@ output functions (`typer.event`), or another IR node. The typer gives it
 `expr(arg)` (the typed IR of an argument), `const_int(arg, what)`,
 `literal_string(arg)`, `whole_map(arg)` (a map named alone: (name, is an
 aggregation)), `is_positional(arg)`, `err(message, span, note)`, `maps` and
-`strsize` (plyc/frontends/ply/lower.py's Typer)."""
+`strsize` (plyc/sema/typer.py's Sema, subclassed by each front end)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,11 +25,11 @@ from .ir.variables import Var
 VARIABLES = (
     Var("comm", T.Str(16), V.COMM, doc="task name", invariant=True),
     Var("execname", T.Str(16), V.COMM, doc="task name", invariant=True),
-    Var("pid", T.Int(4, False, width=5), V.TGID, doc="process id (tgid)", invariant=True),
-    Var("kpid", T.Int(4, False, width=5), V.TID, doc="thread id", invariant=True),
-    Var("uid", T.Int(4, False, width=4), V.UID, invariant=True),
-    Var("gid", T.Int(4, False, width=4), V.GID, invariant=True),
-    Var("cpu", T.Int(4, False, width=2), V.CPU, invariant=True),
+    Var("pid", T.U32, V.TGID, doc="process id (tgid)", invariant=True),
+    Var("kpid", T.U32, V.TID, doc="thread id", invariant=True),
+    Var("uid", T.U32, V.UID, invariant=True),
+    Var("gid", T.U32, V.GID, invariant=True),
+    Var("cpu", T.U32, V.CPU, invariant=True),
     Var("time", T.TIME, V.KTIME, doc="ns since boot, printed as a duration"),
     Var("walltime", T.WALLTIME, V.KTIME, doc="printed as local time of day"),
     Var("stack", T.STACK, V.KSTACK, doc="kernel stack", invariant=True),

@@ -17,8 +17,9 @@ class Type:
     fmt: str = "dec"          # int: dec | hex | time | walltime | sym; stack: its mode (STACK_MODES)
     pointee: Optional[str] = None   # int values that are pointers: what they point to ("char")
     user: bool = False        # pointer into user memory; a stack: the user stack
-    width: int = 0            # minimum print width (ply pads pid to 5, uid to 4, cpu to 2);
-                              # a stack: at most this many frames (0: PLYC_STACK_DEPTH)
+    width: int = 0            # a stack: at most this many frames (0: PLYC_STACK_DEPTH);
+                              # bpftrace's strftime value: its format's number. (Print
+                              # widths are the output style's: plyc/sema/widths.py.)
     btf: int = 0              # kernel type (BTF id): a pointer's target, a struct, an array
     items: tuple = ()         # tuple: its members' types (tuple_layout() places them)
 

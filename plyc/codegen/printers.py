@@ -8,21 +8,28 @@ from .cescape import c_string
 from .resources import EventRes, Resources
 
 
-def type_init(t) -> str:
-    """The initializer of the runtime's struct plyc_type for t; a tuple's
-    lists its members (struct plyc_field: type and offset)."""
+def type_init(t, pad: int = 0) -> str:
+    """The initializer of the runtime's struct plyc_type for t, padded to
+    `pad` columns (the output style's width: plyc/sema/widths.py); a
+    tuple's lists its members (struct plyc_field: type and offset)."""
     if t.kind != "tuple":
-        return f"{{ {t.rt_kind()}, {t.size}, {int(t.signed)}, {t.rt_width()}, 0, NULL }}"
+        return f"{{ {t.rt_kind()}, {t.size}, {int(t.signed)}, {pad or t.rt_width()}, 0, NULL }}"
     offsets, _ = T.tuple_layout(t.items)
     members = ", ".join(f"{{ {type_init(i)}, {off} }}" for i, off in zip(t.items, offsets))
     return f"{{ PLYC_K_TUPLE, {t.size}, 0, 0, {len(t.items)}, (const struct plyc_field[]){{ {members} }} }}"
 
 
-def type_literal(t) -> str:
-    return f"&(const struct plyc_type){type_init(t)}"
+def type_literal(t, pad: int = 0) -> str:
+    return f"&(const struct plyc_type){type_init(t, pad)}"
 
 
-def conversion(conv: P.Conv, field, typ) -> list:
+def shown(er: EventRes) -> list:
+    """(field, type, print width) of each argument of the event."""
+    pads = er.event.arg_widths or [0] * len(er.event.arg_types)
+    return list(zip(er.fields, er.event.arg_types, pads))
+
+
+def conversion(conv: P.Conv, field, typ, pad: int = 0) -> list:
     """C statements printing one argument with one printf conversion."""
     ref = f"e->{field.name}"
     flags = conv.flags
@@ -34,7 +41,7 @@ def conversion(conv: P.Conv, field, typ) -> list:
         # bpftrace's %r (printable bytes, \xNN), %rx (all \xNN), %rh (hex, spaced)
         return [f"plyc_bt_buf_format(fp, &{ref}, {typ.size}, '{(conv.conv + ' ')[1]}');"]
     if conv.conv == "v" or (conv.conv == "s" and typ.kind == "stack"):
-        return [f"plyc_print_value(fp, {type_literal(typ)}, &{ref});"]
+        return [f"plyc_print_value(fp, {type_literal(typ, pad)}, &{ref});"]
     if conv.conv == "s":
         if typ.kind in ("str", "buf"):
             n = f"strnlen((const char *){ref}, {typ.size})"
@@ -57,7 +64,7 @@ def conversion(conv: P.Conv, field, typ) -> list:
             prec = f".{conv.prec}" if conv.prec is not None else ""
             return ["{",
                     "\tchar text[PLYC_VALUE_TEXT_LEN];",
-                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_value_text({type_literal(typ)}, &{ref}, text, sizeof(text)));',
+                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_value_text({type_literal(typ, pad)}, &{ref}, text, sizeof(text)));',
                     "}"]
         return ["{",
                 "\tchar sym[256];",
@@ -83,13 +90,13 @@ def printf_body(er: EventRes) -> list:
 def formatted(er: EventRes) -> list:
     """The statements writing the event's format with its arguments to fp."""
     lines = []
-    fields = iter(zip(er.fields, er.event.arg_types))
+    fields = iter(shown(er))
     for part in er.event.parts:
         if isinstance(part, str):
             lines.append(f"fputs({c_string(part)}, fp);")
         else:
-            field, typ = next(fields)
-            lines += conversion(part, field, typ)
+            field, typ, pad = next(fields)
+            lines += conversion(part, field, typ, pad)
     return lines
 
 
@@ -100,24 +107,24 @@ def acted_body(er: EventRes, act: str) -> list:
 
 
 def print_body(er: EventRes) -> list:
-    pairs = list(zip(er.fields, er.event.arg_types))
+    pairs = shown(er)
     lines = ["FILE *fp = plyc_rt.out;", ""]
     if pairs:
         # bpftrace's print(a), and of a tuple
         lines += ["if (plyc_rt.style == PLYC_STYLE_BPFTRACE) {",
-                  "\tconst struct plyc_type *t[] = { " + ", ".join(type_literal(t) for f, t in pairs) + " };",
-                  "\tconst void *v[] = { " + ", ".join(f"&e->{f.name}" for f, t in pairs) + " };", "",
+                  "\tconst struct plyc_type *t[] = { " + ", ".join(type_literal(t, w) for f, t, w in pairs) + " };",
+                  "\tconst void *v[] = { " + ", ".join(f"&e->{f.name}" for f, t, w in pairs) + " };", "",
                   f"\tplyc_bt_print(fp, t, v, {len(pairs)});", "\treturn;", "}"]
     lines += ["if (plyc_rt.json) {", '\tfputs("{\\"print\\": [", fp);']
-    for i, (f, t) in enumerate(pairs):
+    for i, (f, t, w) in enumerate(pairs):
         if i:
             lines.append('\tfputs(", ", fp);')
-        lines.append(f"\tplyc_json_value(fp, {type_literal(t)}, &e->{f.name});")
+        lines.append(f"\tplyc_json_value(fp, {type_literal(t, w)}, &e->{f.name});")
     lines += ['\tfputs("]}\\n", fp);', "\treturn;", "}"]
-    for i, (f, t) in enumerate(pairs):
+    for i, (f, t, w) in enumerate(pairs):
         if i:
             lines.append('fputs(", ", fp);')
-        lines.append(f"plyc_print_value(fp, {type_literal(t)}, &e->{f.name});")
+        lines.append(f"plyc_print_value(fp, {type_literal(t, w)}, &e->{f.name});")
     lines.append("fputc('\\n', fp);")
     return lines
 

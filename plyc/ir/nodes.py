@@ -346,6 +346,10 @@ class Map:
     params: tuple = ()             # the aggregation's constant arguments (lquantize: min, max, step)
     key_names: Optional[list] = None      # a name per key where every use agrees (--metrics labels)
     written: bool = False
+    # The output style's print widths of the keys and the value (0: none;
+    # plyc/sema/widths.py)
+    key_widths: Optional[list] = None
+    value_width: int = 0
 
     @property
     def is_agg(self) -> bool:
@@ -373,6 +377,7 @@ class Event:
     parts: list = field(default_factory=list)      # printf: literals and printf.Conv
     arg_types: list = field(default_factory=list)
     map: Optional[str] = None      # clear / printmap
+    arg_widths: list = field(default_factory=list)  # the output style's print widths (sema/widths.py)
 
 
 @dataclass(eq=False)

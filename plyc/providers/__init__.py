@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..diag import Collector, PlycError
 from . import interval, kfunc, kprobe, perfevent, profile, rawtracepoint, special, tracepoint, uprobe
-from .base import Provider, Target, Var, c_str, spec_error  # noqa: F401  (plyc.providers.Target etc.)
+from .base import Fields, Provider, Target, Var, c_str, spec_error  # noqa: F401  (plyc.providers.Target etc.)
 
 REGISTRY: tuple[Provider, ...] = (
     tracepoint.PROVIDER,
@@ -35,10 +35,12 @@ def lookup(name: str) -> Optional[Provider]:
     return None
 
 
-def resolve_specs(specs: list, diag: Collector) -> list:
-    """Each spec with its provider's target (None where it has errors)."""
+def resolve_specs(specs: list, diag: Collector, fields: Optional[list] = None) -> list:
+    """Each spec with its provider's target (None where it has errors).
+    fields: each spec's Fields, for a front end that parsed them itself
+    (else each provider parses its spec's text)."""
     out = []
-    for spec in specs:
+    for i, spec in enumerate(specs):
         prov = lookup(spec.provider)
         if prov is None:
             names = ", ".join(sorted({p.name for p in REGISTRY} |
@@ -47,7 +49,7 @@ def resolve_specs(specs: list, diag: Collector) -> list:
             out.append((spec, None))
             continue
         try:
-            out.append((spec, prov.parse(spec)))
+            out.append((spec, prov.parse(spec) if fields is None else prov.make(spec, fields[i])))
         except PlycError as e:
             diag.diags.extend(e.diags)
             out.append((spec, None))

@@ -16,6 +16,23 @@ from ..ir.variables import Var
 from ..diag import PlycError
 
 
+@dataclass(frozen=True)
+class Fields:
+    """A probe spec's parts, as its provider takes them. A front end whose
+    specs are text has the provider parse it (Provider.fields); one that
+    parses its own spec syntax builds these itself. Values are kept as
+    written, so the provider's messages quote them."""
+    function: str = ""               # kprobe/kfunc/uprobe: symbol, glob or 0xADDR; an event's name
+    module: str = ""                 # kprobe/kfunc/rawtracepoint: kernel module
+    group: Optional[str] = None      # tracepoint: its group; usdt: its provider (None: none written)
+    binary: str = ""                 # uprobe/usdt: a path, or a library's short name (c)
+    offset: Optional[str] = None     # kprobe/uprobe: +OFFSET as written (None: none)
+    count: Optional[str] = None      # interval: the count; profile: hz; software/hardware: the period
+    unit: str = ""                   # interval: ns us ms s m ("": s)
+    cpu: str = ""                    # profile: one CPU
+    extra: str = ""                  # what else was written (an argument BEGIN refuses)
+
+
 @dataclass
 class Target:
     """A parsed spec: what the loader attaches, and how."""
@@ -33,7 +50,10 @@ class Target:
 class Provider:
     name: str
     aliases: tuple[str, ...]
-    parse: Callable[[Spec], Target]
+    # The spec's text as this provider spells it -> its Fields
+    fields: Callable[[Spec], Fields]
+    # (spec, its Fields) -> the target, every value checked
+    make: Callable[[Spec, Fields], Target]
     section: Callable[[Target], str]
     ctx_decl: str
     variables: tuple[Var, ...] = ()
@@ -61,6 +81,14 @@ class Provider:
     has_stack: bool = True
     runnable_here: bool = True       # codegen exists; False: parses and checks only
     doc: str = ""
+
+    # Fields -> the spec's text as this provider spells it (the probe's
+    # name in the IR, the program's name and the tracer's messages)
+    spell: Optional[Callable[[Fields], str]] = None
+
+    def parse(self, spec: Spec) -> Target:
+        """A spec written as text."""
+        return self.make(spec, self.fields(spec))
 
     def var(self, name: str) -> Optional[Var]:
         for v in self.variables:

@@ -20,15 +20,25 @@ from .. import btf as B
 from .. import types as T
 from ..diag import error
 from ..ir import variables as V
-from .base import Provider, Target, Var, c_str, spec_error
+from .base import Fields, Provider, Target, Var, c_str, spec_error
 
 GLOB = re.compile(r"[*?\[]")
 ARGS = T.Type("ctx", 8, pointee="fargs")
 
 
-def parse_kind(ret: bool):
-    def parse(spec) -> Target:
-        module, _, func = spec.arg.rpartition(":")
+def fields(spec) -> Fields:
+    """`[module:]function`."""
+    module, _, func = spec.arg.rpartition(":")
+    return Fields(function=func, module=module)
+
+
+def spell(f: Fields) -> str:
+    return f"{f.module}:{f.function}" if f.module else f.function
+
+
+def make_kind(ret: bool):
+    def make(spec, f: Fields) -> Target:
+        module, func = f.module, f.function
         if not re.fullmatch(r"[A-Za-z0-9_.*?\[\]!^-]+", func) or (module and not re.fullmatch(r"[\w-]+", module)):
             raise spec_error(spec, f"'{spec.arg}' is not a kernel function, glob or module:function")
         t = Target(KRETFUNC if ret else KFUNC, spec, func, glob=bool(GLOB.search(func)))
@@ -38,7 +48,7 @@ def parse_kind(ret: bool):
         t.extra["args"] = {}        # argument name -> its context word, as read
         t.extra["retval"] = -1      # the return value's word, if read
         return t
-    return parse
+    return make
 
 
 def matches(target: Target, ktypes, span) -> list:
@@ -129,7 +139,7 @@ def c_data(t: Target, p):
 def _provider(ret: bool) -> Provider:
     name = "kretfunc" if ret else "kfunc"
     return Provider(
-        name=name, aliases=("fexit",) if ret else ("fentry",), parse=parse_kind(ret),
+        name=name, aliases=("fexit",) if ret else ("fentry",), fields=fields, make=make_kind(ret), spell=spell,
         c_provider=f"plyc_provider_{name}", c_data=c_data, example="vfs_read",
         section=lambda t: "fexit" if ret else "fentry", ctx_decl="__u64 *ctx",
         variables=(Var("data", ARGS, V.CTX, doc="the function's arguments: args.name"),),

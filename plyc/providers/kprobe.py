@@ -10,7 +10,7 @@ from .. import arch as A
 from .. import btf as B
 from .. import types as T
 from ..ir import variables as V
-from .base import Provider, Target, Var, c_str, spec_error
+from .base import Fields, Provider, Target, Var, c_str, spec_error
 
 # A syscall named in any era's spelling, and the name of the syscall itself.
 SYSCALL = re.compile(r"^(?:SyS_|sys_|__se_sys_|__do_sys_|__(?:x64|ia32|arm64|arm|s390x|riscv)_sys_)(\w+)$")
@@ -19,10 +19,28 @@ ARGS = tuple(Var(f"arg{i}", T.U64, V.KPROBE_ARG, i, invariant=True,
                  doc="argument, per the calling convention") for i in range(10))
 
 
-def parse_kind(ret: bool):
-    def parse(spec) -> Target:
+def fields(spec) -> Fields:
+    """`[module:]function[+offset]` or `0xADDR`."""
+    module, _, arg = spec.arg.rpartition(":") if not spec.arg.startswith("0x") else ("", "", spec.arg)
+    sym, plus, off = arg.partition("+")
+    return Fields(function=sym, module=module, offset=off if plus else None)
+
+
+def _with_offset(f: Fields) -> str:
+    return f.function + (f"+{f.offset}" if f.offset is not None else "")
+
+
+def spell(f: Fields) -> str:
+    return ":".join(x for x in (f.module, _with_offset(f)) if x)
+
+
+def make_kind(ret: bool):
+    def make(spec, f: Fields) -> Target:
         # module:function (bpftrace's kprobe:kvm:f): only that module's symbols
-        module, _, arg = spec.arg.rpartition(":") if not spec.arg.startswith("0x") else ("", "", spec.arg)
+        module, arg = f.module, _with_offset(f)
+        if module.startswith("0x"):
+            # an address is the whole spec (kprobe:0xADDR): nothing is a module before it
+            raise spec_error(spec, f"'{module}:{arg}' is not a kernel symbol, glob, sym+offset or 0xADDR")
         if module and not re.fullmatch(r"[\w-]+", module):
             raise spec_error(spec, f"'{module}' is not a kernel module's name")
         if module and arg.startswith("0x"):
@@ -31,12 +49,12 @@ def parse_kind(ret: bool):
             raise spec_error(spec, f"'{arg}' is not a kernel symbol, glob, sym+offset or 0xADDR")
         if ret and ("+" in arg or arg.startswith("0x")):
             raise spec_error(spec, "a kretprobe takes a function name or glob, not an offset or address")
-        sym, _, off = arg.partition("+")
+        sym, off = f.function, f.offset
         t = Target(KRETPROBE if ret else KPROBE, spec, sym, glob=bool(re.search(r"[*?\[]", sym)))
         t.extra["offset"] = int(off, 0) if off else 0
         t.extra["module"] = "" if module == "vmlinux" else module
         return t
-    return parse
+    return make
 
 
 def prototype(ktypes, target: Target):
@@ -149,7 +167,7 @@ def c_data(t: Target, p):
 
 
 KPROBE = Provider(
-    name="kprobe", aliases=("k",), parse=parse_kind(False),
+    name="kprobe", aliases=("k",), fields=fields, make=make_kind(False), spell=spell,
     c_provider="plyc_provider_kprobe", c_data=c_data, example="vfs_read",
     section=lambda t: "kprobe", ctx_decl="struct pt_regs *ctx",
     variables=ARGS + (Var("caller", T.SYM, V.IP, doc="where the probe hit, as sym+off", invariant=True),
@@ -157,7 +175,7 @@ KPROBE = Provider(
     typed=typed, fentry=fentry_plan, doc="kernel function entry")
 
 KRETPROBE = Provider(
-    name="kretprobe", aliases=("kr",), parse=parse_kind(True),
+    name="kretprobe", aliases=("kr",), fields=fields, make=make_kind(True), spell=spell,
     c_provider="plyc_provider_kretprobe", c_data=c_data, example="vfs_read",
     section=lambda t: "kretprobe", ctx_decl="struct pt_regs *ctx",
     variables=(Var("retval", T.S64, V.RET, doc="the return value", invariant=True),

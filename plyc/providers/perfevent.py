@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .base import Provider, Target, c_str, spec_error
+from .base import Fields, Provider, Target, c_str, spec_error
 
 # name: (alias, perf config, default count)
 SOFTWARE_EVENTS = {
@@ -46,11 +46,22 @@ def _events(provider: Provider) -> dict:
     return SOFTWARE_EVENTS if provider is SOFTWARE else HARDWARE_EVENTS
 
 
-def _parse(hardware: bool):
-    def parse(spec) -> Target:
+def fields(spec) -> Fields:
+    """`EVENT[:COUNT]`."""
+    name, sep, count = spec.arg.partition(":")
+    return Fields(function=name, count=count if sep else None)
+
+
+def spell(f: Fields) -> str:
+    return f.function + (f":{f.count}" if f.count is not None else "")
+
+
+def _make(hardware: bool):
+    def make(spec, f: Fields) -> Target:
         prov = HARDWARE if hardware else SOFTWARE
         events = _events(prov)
-        name, sep, count = spec.arg.partition(":")
+        name, sep = f.function, f.count is not None
+        count = f.count or ""
         canon = next((n for n, (alias, _, _) in events.items() if name in (n, alias)), None)
         if canon is None:
             known = ", ".join(f"{n} ({a})" if a else n for n, (a, _, _) in events.items())
@@ -65,7 +76,7 @@ def _parse(hardware: bool):
         t = Target(prov, spec, canon)
         t.extra["period"] = period
         return t
-    return parse
+    return make
 
 
 def c_data(t: Target, p):
@@ -75,11 +86,11 @@ def c_data(t: Target, p):
         ("config", _events(t.provider)[t.target][1]), ("period", f"{t.extra['period']}ULL")]
 
 
-SOFTWARE = Provider(name="software", aliases=("s",), parse=_parse(False), section=lambda t: "perf_event",
+SOFTWARE = Provider(name="software", aliases=("s",), fields=fields, make=_make(False), spell=spell, section=lambda t: "perf_event",
                     ctx_decl="void *ctx", c_provider="plyc_provider_software", c_data=c_data,
                     example="page-faults:100",
                     doc="kernel software events (page faults, context switches, ...) on every CPU")
-HARDWARE = Provider(name="hardware", aliases=("h",), parse=_parse(True), section=lambda t: "perf_event",
+HARDWARE = Provider(name="hardware", aliases=("h",), fields=fields, make=_make(True), spell=spell, section=lambda t: "perf_event",
                     ctx_decl="void *ctx", c_provider="plyc_provider_hardware", c_data=c_data,
                     example="cache-misses:1000000",
                     doc="hardware counters (cycles, cache misses, ...) on every CPU")

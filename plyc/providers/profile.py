@@ -3,20 +3,25 @@ from __future__ import annotations
 
 import re
 
-from .base import Provider, Target, spec_error
+from .base import Fields, Provider, Target, spec_error
 
 # CPU numbers a profile probe may name (Linux's NR_CPUS is at most 8192).
 MAX_CPU = 8191
 
 
-def parse(spec) -> Target:
+def fields(spec) -> Fields:
+    """`Nhz` or `C:Nhz`."""
     m = re.fullmatch(r"(?:(\d+):)?(\d+)(?:hz)?", spec.arg)
     if not m:
         raise spec_error(spec, f"profile '{spec.arg}' is not Nhz or C:Nhz", "e.g. profile:99hz, profile:0:100hz")
-    cpu = int(m.group(1)) if m.group(1) is not None else -1
+    return Fields(cpu=m.group(1) or "", count=m.group(2))
+
+
+def make(spec, f: Fields) -> Target:
+    cpu = int(f.cpu) if f.cpu else -1
     if cpu > MAX_CPU:
         raise spec_error(spec, f"CPU {cpu} is out of range (0 to {MAX_CPU})")
-    freq = int(m.group(2))
+    freq = int(f.count)
     if not 1 <= freq <= 1000:
         raise spec_error(spec, f"profile frequency {freq} is out of range (1 to 1000 hz)")
     return Target(PROVIDER, spec, spec.arg, freq=freq, cpu=cpu)
@@ -29,7 +34,9 @@ def c_data(t: Target, p):
 PROVIDER = Provider(
     name="profile",
     aliases=(),
-    parse=parse,
+    fields=fields,
+    make=make,
+    spell=lambda f: f"{f.cpu + ':' if f.cpu else ''}{f.count}hz",
     section=lambda t: "perf_event",
     ctx_decl="void *ctx",
     c_provider="plyc_provider_profile",

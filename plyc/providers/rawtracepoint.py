@@ -15,15 +15,16 @@ from .. import types as T
 from ..diag import error
 from ..ir import variables as V
 from .base import Provider, Target, Var, c_str, spec_error
+from .kfunc import fields, spell
 from .kfunc import ARGS
 
 WORDS = tuple(Var(f"arg{i}", T.U64, V.CTX_WORD, i, doc="the tracepoint's argument, as a word", invariant=True)
               for i in range(12))
 
 
-def parse(spec) -> Target:
-    module, _, event = spec.arg.rpartition(":")
-    if re.search(r"[*?\[]", spec.arg):
+def make(spec, f) -> Target:
+    module, event = f.module, f.function
+    if re.search(r"[*?\[]", module + event):
         raise spec_error(spec, "rawtracepoint wildcards are not supported by plyc yet")
     if not re.fullmatch(r"\w+", event) or (module and not re.fullmatch(r"[\w-]+", module)):
         raise spec_error(spec, f"'{spec.arg}' is not a raw tracepoint name (rawtracepoint[:module]:event)")
@@ -85,7 +86,7 @@ def c_data(t: Target, p):
 
 
 PROVIDER = Provider(
-    name="rawtracepoint", aliases=(), parse=parse, section=lambda t: "raw_tp",
+    name="rawtracepoint", aliases=(), fields=fields, make=make, spell=spell, section=lambda t: "raw_tp",
     ctx_decl="__u64 *ctx", variables=WORDS + (Var("data", ARGS, V.CTX, doc="the arguments: args.name"),),
     c_provider="plyc_provider_rawtracepoint", c_data=c_data, example="sched_switch",
     doc="a tracepoint's raw arguments")

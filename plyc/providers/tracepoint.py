@@ -8,17 +8,25 @@ from .. import tracefs
 from .. import types as T
 from ..diag import error
 from ..ir import variables as V
-from .base import Provider, Target, Var, c_str, spec_error
+from .base import Fields, Provider, Target, Var, c_str, spec_error
 
 GLOB = re.compile(r"[*?\[]")
 
 
-def parse(spec) -> Target:
-    arg = spec.arg
-    group, sep, event = arg.partition("/")
+def fields(spec) -> Fields:
+    """`group/event` or `group:event`."""
+    group, sep, event = spec.arg.partition("/")
     if not sep:
-        group, sep, event = arg.partition(":")
-    if not sep or not group or not event:
+        group, sep, event = spec.arg.partition(":")
+    if not sep:
+        raise spec_error(spec, f"tracepoint '{spec.arg}' is not group/event",
+                         "e.g. tracepoint:sched/sched_switch")
+    return Fields(group=group, function=event)
+
+
+def make(spec, f: Fields) -> Target:
+    arg, group, event = spec.arg, f.group, f.function
+    if not group or not event:
         raise spec_error(spec, f"tracepoint '{arg}' is not group/event",
                          "e.g. tracepoint:sched/sched_switch")
     if GLOB.search(group):
@@ -82,7 +90,9 @@ def member(target: Target, name: str, span):
 PROVIDER = Provider(
     name="tracepoint",
     aliases=("t",),
-    parse=parse,
+    fields=fields,
+    make=make,
+    spell=lambda f: f"{f.group}:{f.function}",
     section=lambda t: "tracepoint",
     ctx_decl="void *ctx",
     variables=(Var("data", T.Type("ctx", 8, pointee="tracepoint"), V.CTX,

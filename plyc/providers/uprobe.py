@@ -10,7 +10,7 @@ import re
 
 from .. import types as T
 from ..ir import variables as V
-from .base import Provider, Target, Var, c_str, spec_error
+from .base import Fields, Provider, Target, Var, c_str, spec_error
 
 # Arguments of user functions point into user memory.
 USER_ARG = T.Type("int", 8, False, user=True)
@@ -18,22 +18,46 @@ USER_ARG = T.Type("int", 8, False, user=True)
 ARGS = tuple(Var(f"arg{i}", USER_ARG, V.UPROBE_ARG, i, doc="argument", invariant=True) for i in range(10))
 
 
-def parse_kind(kind):
-    def parse(spec) -> Target:
+def _not_usdt(spec):
+    return spec_error(spec, f"'{spec.arg}' is not PATH:[provider:]name",
+                      "e.g. usdt:/usr/bin/python3:python:function__entry")
+
+
+def usdt_fields(spec) -> Fields:
+    """`PATH:[provider:]name`."""
+    parts = spec.arg.split(":")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise _not_usdt(spec)
+    return Fields(binary=parts[0], group=parts[1] if len(parts) == 3 else None, function=parts[-1])
+
+
+def usdt_spell(f: Fields) -> str:
+    return ":".join(x for x in (f.binary, f.group, f.function) if x is not None)
+
+
+def fields(spec) -> Fields:
+    """`PATH:symbol[+offset]`, `PATH:0xADDR`, `PATH:glob`."""
+    path, _, sym = spec.arg.rpartition(":")
+    sym, plus, off = sym.partition("+")
+    return Fields(binary=path, function=sym, offset=off if plus else None)
+
+
+def spell(f: Fields) -> str:
+    return f"{f.binary}:{f.function}" + (f"+{f.offset}" if f.offset is not None else "")
+
+
+def make_kind(kind):
+    def make(spec, f: Fields) -> Target:
         if kind == "usdt":
-            parts = spec.arg.split(":")
-            if len(parts) not in (2, 3) or not all(parts):
-                raise spec_error(spec, f"'{spec.arg}' is not PATH:[provider:]name",
-                                 "e.g. usdt:/usr/bin/python3:python:function__entry")
-            t = Target(USDT, spec, parts[-1])
-            t.extra.update(path=parts[0], usdt_provider=parts[1] if len(parts) == 3 else "",
-                           usdt_name=parts[-1])
+            if not f.binary or not f.function or f.group == "":
+                raise _not_usdt(spec)
+            t = Target(USDT, spec, f.function)
+            t.extra.update(path=f.binary, usdt_provider=f.group or "", usdt_name=f.function)
             return t
-        path, sep, sym = spec.arg.rpartition(":")
-        if not sep or not path or not sym:
+        path, sym, off = f.binary, f.function, f.offset or ""
+        if not path or not (sym or f.offset is not None):
             raise spec_error(spec, f"'{spec.arg}' is not PATH:symbol",
                              "e.g. uprobe:/bin/bash:readline, uprobe:c:malloc, uprobe:/bin/ls:0x4a20")
-        sym, _, off = sym.partition("+")
         glob = bool(re.search(r"[*?\[]", sym))
         if glob:
             # every function whose name matches, attached on the device (bpftrace's wildcard)
@@ -50,7 +74,7 @@ def parse_kind(kind):
         t = Target(UPROBE if kind == "uprobe" else URETPROBE, spec, sym, glob=glob)
         t.extra.update(path=path, offset=int(off, 0) if off else 0)
         return t
-    return parse
+    return make
 
 
 def c_data(t: Target, p):
@@ -64,19 +88,19 @@ def c_data(t: Target, p):
                                 ("names", str(int(names)))]
 
 
-UPROBE = Provider(name="uprobe", aliases=("u",), parse=parse_kind("uprobe"),
+UPROBE = Provider(name="uprobe", aliases=("u",), fields=fields, make=make_kind("uprobe"), spell=spell,
                   c_provider="plyc_provider_uprobe", c_data=c_data, example="/bin/bash:readline", preemptible=True,
                   section=lambda t: "uprobe", ctx_decl="struct pt_regs *ctx",
                   variables=ARGS + (Var("caller", T.Int(8, False, "hex"), V.IP, invariant=True),
                                     Var("regs", T.Type("ctx", 8, pointee="regs"), V.CTX)),
                   doc="user function entry")
-URETPROBE = Provider(name="uretprobe", aliases=("ur",), parse=parse_kind("uretprobe"),
+URETPROBE = Provider(name="uretprobe", aliases=("ur",), fields=fields, make=make_kind("uretprobe"), spell=spell,
                      c_provider="plyc_provider_uretprobe", c_data=c_data, example="/bin/bash:readline", preemptible=True,
                      section=lambda t: "uretprobe", ctx_decl="struct pt_regs *ctx",
                      variables=(Var("retval", T.S64, V.RET, invariant=True),
                                 Var("regs", T.Type("ctx", 8, pointee="regs"), V.CTX)),
                      doc="user function return")
-USDT = Provider(name="usdt", aliases=(), parse=parse_kind("usdt"),
+USDT = Provider(name="usdt", aliases=(), fields=usdt_fields, make=make_kind("usdt"), spell=usdt_spell,
                 c_provider="plyc_provider_usdt", c_data=c_data, preemptible=True, bpf_define="PLYC_USDT",
                 example="/path/to/binary:provider:name",
                 section=lambda t: "usdt", ctx_decl="struct pt_regs *ctx",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Optional
 
 from pycparser import c_ast
@@ -33,10 +33,11 @@ from ... import providers
 from ... import types as T
 from ...arch import is_native
 from ...btf import BTFError
-from ...diag import Collector, PlycError
+from ...diag import Collector
 from ...ir import nodes as ir
 from ...ir.report import Section
 from ...kernel_types import KernelTypes
+from ...sema import Sema
 from ...toolchain import ToolchainError, find_cc
 from .cparse import CSyntaxError, cast_names, char_constant, int_constant, parse_expr, parse_type, type_words
 from .ctypes import (ABIS, GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
@@ -159,12 +160,13 @@ class Probe:
         self.ktypes = ktypes
 
     def var(self, name: str, span: ir.Span) -> ir.Variable:
-        """A built-in or provider variable, as the probe reads it."""
-        var = self.ir.provider.var(name) or B.variable(name)
-        assert var is not None, name
-        if var.name == "retval" or (var.name.startswith("arg") and var.name[3:].isdigit()):
-            self.ir.args_read.add(var.name)
-        return ir.Variable(var, type=self.var_type(name), span=span)
+        """A built-in or provider variable, as the probe reads it (the
+        shared rule: argdist's names are all known)."""
+        rules = Rules(None, self.ktypes)
+        rules.probe = self.ir
+        v = rules.variable(name, span)
+        v.span = span
+        return v
 
     def var_type(self, name: str) -> T.Type:
         """A variable's type as the core types it (a kernel function's
@@ -176,8 +178,22 @@ class Probe:
         return var.type
 
 
+class Rules(Sema):
+    """The shared typing rules (plyc/sema) for one specifier: each error
+    is argdist's, under the specifier, at the span it is given."""
+
+    def __init__(self, spec: Specifier, ktypes: KernelTypes):
+        self.spec = spec
+        self.ktypes = ktypes
+        self.final = True
+
+    def err(self, message: str, span, note: str = None):
+        raise SpecError(message, self.spec, span.col - 1, span.end_col - 1, note)
+
+
 class Translator:
-    """One specifier's C into IR, node by node."""
+    """One specifier's C into IR, node by node, typed through the shared
+    rules (Rules) where argdist's C means what they say."""
 
     def __init__(self, spec: Specifier, index: int, strsize: int, ctx: Context, low: "Lowering",
                  probe: Probe, entry: Optional[Probe]):
@@ -194,6 +210,8 @@ class Translator:
         self.parsed = None
         self._param_cts: dict = {}
         self._fields = None
+        self.rules = Rules(spec, low.ktypes)
+        self.rules.probe = probe.ir
 
     # --- where things are ------------------------------------------------------
 
@@ -227,7 +245,9 @@ class Translator:
     def num(self, value: int, node) -> ir.Expr:
         if value < 0:
             return ir.Unary("-", self.num(-value, node), type=T.Int(8, True), span=self.at(node))
-        return ir.IntConst(value, type=T.U64 if value >= 1 << 63 else T.S64, span=self.at(node))
+        x = self.rules.int_const(value)
+        x.span = self.at(node)
+        return x
 
     def integer(self, x: ir.Expr, op: str, node):
         if not x.type.is_int:
@@ -235,32 +255,22 @@ class Translator:
 
     def unary(self, op: str, x: ir.Expr, node) -> ir.Expr:
         self.integer(x, op, node)
-        typ = x.type
-        if op == "!":
-            rt = T.S32
-        elif op == "-":
-            rt = T.Int(8, True, typ.fmt if typ.fmt in ("dec", "time") else "dec")
-        else:
-            rt = T.Int(8, typ.signed)
-        return ir.Unary(op, x, type=rt, span=self.at(node))
+        u = self.rules.unary(op, x, self.at(node))
+        u.span = self.at(node)
+        return u
 
     def binary(self, op: str, a: ir.Expr, b: ir.Expr, node) -> ir.Expr:
         self.integer(a, op, node)
         self.integer(b, op, node)
-        if op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||"):
-            typ = T.S32
-        elif op in ("<<", ">>", "&", "|", "^", "%"):
-            typ = T.Int(8, a.type.signed and b.type.signed)
-        else:
-            typ = T.arith(op, a.type, b.type)
-        return ir.Binary(op, a, b, type=typ, span=self.at(node))
+        # C's == of two arrays compares addresses: no string comparison here
+        x = self.rules.binary(op, a, b, self.at(node), self.at(node), strings=False)
+        x.span = self.at(node)
+        return x
 
     def cast(self, x: ir.Expr, dst: T.Type, node) -> ir.Expr:
-        if not x.type.is_int and x.type.kind != "dataloc":
-            self.bail(f"can't cast {x.type} to {dst}", node)
-        if dst.is_pointer and x.type.user:
-            dst = replace(dst, user=True)
-        return ir.Cast(x, type=dst, span=self.at(node))
+        c = self.rules.convert(x, dst, self.at(node), str(dst))
+        c.span = self.at(node)
+        return c
 
     def kernel(self, fn, node):
         try:
@@ -437,14 +447,9 @@ class Translator:
         return self._fields
 
     def tp_field(self, name: str, node) -> ir.TpField:
-        p = self.probe.ir
-        try:
-            fld = p.provider.member(p.target, name, self.at(node))
-        except PlycError as err:
-            d = err.diags[0]
-            self.bail(d.message, node, d.note)
-        p.tp_fields[name] = fld
-        return ir.TpField(name, fld, type=fld.type, span=self.at(node))
+        f = self.rules.tp_field(name, self.at(node), here=True)
+        f.span = self.at(node)
+        return f
 
     def special(self, name: str, node) -> Val:
         s = self.spec
@@ -564,14 +569,11 @@ class Translator:
 
     def v_TernaryOp(self, node) -> Val:
         c, a, b = self.visit(node.cond), self.visit(node.iftrue), self.visit(node.iffalse)
-        cond = self.rvalue(c, node.cond)
-        if not cond.type.is_int:
-            self.bail(f"a condition must be an integer, got {cond.type}", node.cond)
+        cond = self.rules.condition(self.rvalue(c, node.cond), self.at(node.cond))
         xa, xb = self.rvalue(a, node.iftrue), self.rvalue(b, node.iffalse)
-        u = T.unify(xa.type, xb.type)
-        if u is None or u.kind not in ("int", "str"):
-            self.bail(f"the branches of '?:' have different types: {xa.type} and {xb.type}", node)
-        return Val(ir.Ternary(cond, xa, xb, type=u, span=self.at(node)), a.ct)
+        t = self.rules.ternary(cond, xa, xb, self.at(node))
+        t.span = self.at(node)
+        return Val(t, a.ct)
 
     def v_Cast(self, node) -> Val:
         ct = self.resolve(node.to_type)
@@ -616,26 +618,7 @@ class Translator:
         """obj->name / obj.name through a kernel type, from BTF. An error
         that names the member points at it, others at the whole access."""
         field = node.field if node.field.coord else node
-        if objt.kind == "struct":
-            if arrow:
-                self.bail(f"{objt.pointee} is not a pointer: use '.{name}'", node)
-        elif objt.is_pointer:
-            if not arrow:
-                self.bail(f"{objt.pointee} * is a pointer: use '->{name}'", node)
-            if not objt.btf and objt.pointee.split()[0] in ("struct", "union"):
-                objt = self.kernel(lambda k: k.pointer_to(k.lookup(tuple(objt.pointee.split()[:2])) or 0), node)
-            if not objt.btf:
-                self.bail(f"can't access '{name}' through a {objt}", field,
-                          "cast it to a kernel type first, e.g. ((struct file *)arg0)->f_flags")
-        else:
-            self.bail(f"a value of type {objt} has no members", node,
-                      "cast it to a kernel type first, e.g. ((struct file *)arg0)->f_flags")
-        found = self.kernel(lambda k: k.member(objt.btf, name), field)
-        if found is None:
-            members = self.kernel(lambda k: k.members_of(T.Type("struct", btf=objt.btf)), field)
-            self.bail(f"{objt.pointee} has no member '{name}'", field,
-                      "its members include: " + ", ".join(members) if members else None)
-        return found[1]
+        return self.rules.kernel_member(objt, name, arrow, self.at(node), self.at(field))
 
     def complete(self, ct: CType, node) -> CType:
         if ct.kind == "record" and not ct.kernel:

@@ -4,7 +4,7 @@ The front end's passes, run in order by plyc.ir.passes.run (each stops the
 compilation if it reported errors):
   refuse   what plyc does not lower yet, each by name with its span, all at once;
            the preamble evaluated as on a kernel with BTF (preamble.py)
-  resolve  each spec rewritten for plyc's providers (specs.py) and resolved
+  resolve  each spec's parts given to its provider (specs.py) and resolved
   learn    a silent typing run: the maps' and locals' types
   type     names resolved and typed, the IR built:
            - a map assigned count()/sum()/min()/max()/avg() anywhere is a
@@ -14,12 +14,13 @@ compilation if it reported errors):
              member through BTF (bpftrace follows a pointer with either);
            - a predicate is an `if` around the body, `unroll(n)` n copies of
              its body, `x op= y` and `x++` are `x = x op y`;
-           - integers print as plain numbers (no ply padding of pid, no
-             durations for nsecs), as bpftrace prints them.
-The typing of operators, casts, kernel members and the shared builtins
-(printf, str, exit, print, clear, ksym) is the ply front end's Typer, whose
-interface the builtins' rules use; this module overrides what bpftrace
-spells or means differently. The tree is never changed; the IR is new nodes."""
+           - integers print as plain numbers (no durations for nsecs), as
+             bpftrace prints them.
+The typing of operators, casts, kernel members, aggregations and the
+shared builtins (printf, str, exit, print, clear, ksym) is plyc/sema's, which
+every front end types through; this module walks bpftrace's tree and calls it
+with typed IR, and gives the builtins' rules the answers about its tree. The
+tree is never changed; the IR is new nodes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -32,9 +33,8 @@ from ... import types as T
 from ...diag import Collector, PlycError
 from ...ir import nodes as ir
 from ...ir import passes
-from ...ir.maps import use_keys
 from ...kernel_types import KernelTypes
-from ..ply.lower import Typer as PlyTyper
+from ...sema import Sema, TypeRef
 from . import ast as A
 from . import builtins as BT
 from . import cdefs, config, constants, division, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
@@ -123,7 +123,7 @@ class Unit:
 
 
 class Lowering:
-    """The state bpftrace's passes share (what the shared Typer reads)."""
+    """The state bpftrace's passes share (what plyc/sema's Sema reads)."""
 
     def __init__(self, program: A.Program, strsize: int, btf_path: Optional[str], arch: str):
         self.ast = program
@@ -144,17 +144,19 @@ class Lowering:
 
 
 def resolve(st: Lowering, diag: Collector):
-    pairs, written = [], []
+    pairs, written, fields = [], [], []
     for probe in st.ast.probes:
         for spec in probe.specs:
             try:
-                pairs.append((probe, S.to_ir(spec)))
+                core, f = S.to_ir(spec)
+                pairs.append((probe, core))
+                fields.append(f)
                 written.append(spec)
             except PlycError as err:
                 diag.diags.extend(err.diags)
     if diag.diags:
         return
-    targets = providers.resolve_specs([s for _, s in pairs], diag)
+    targets = providers.resolve_specs([s for _, s in pairs], diag, fields)
     for (probe, _), (spec, target), bt_spec in zip(pairs, targets, written):
         if target is not None:
             if len(probe.specs) > 1:
@@ -205,21 +207,18 @@ def map_keys(ref: A.Map) -> list:
     return keys
 
 
-class _TypeWords:
-    """A bpftrace type as the shared cast rules read it (words, pointers, span)."""
-
-    def __init__(self, tn: A.TypeName):
-        words = tn.words
-        self.words = (INT_TYPES[words[0]],) if len(words) == 1 and words[0] in INT_TYPES else words
-        self.pointers = tn.pointers
-        self.span = tn.span
-
-    def __str__(self):
-        return " ".join(self.words) + (" " + "*" * self.pointers if self.pointers else "")
+def type_ref(tn: A.TypeName) -> TypeRef:
+    """A bpftrace type name in the core's words (uint32 is u32)."""
+    words = tn.words
+    words = (INT_TYPES[words[0]],) if len(words) == 1 and words[0] in INT_TYPES else words
+    return TypeRef(words, tn.pointers, tn.span)
 
 
-class Typer(PlyTyper):
-    """The shared Typer with bpftrace's names and rules."""
+class Typer(Sema):
+    """bpftrace's walk of its tree, typed through the shared rules
+    (plyc/sema) with bpftrace's names and rules."""
+
+    STRING_COMPARE_HINT = "compare strings with strcmp(a, b) or =="
 
     def __init__(self, st: Lowering, diag: Collector, final: bool):
         super().__init__(st, diag, final)
@@ -237,6 +236,12 @@ class Typer(PlyTyper):
             {n.var.name for n in walk(body) if isinstance(n, A.For) and isinstance(n.iterable, A.Range)}
 
     # --- statements ---------------------------------------------------------------
+
+    def stmt_Block(self, s: A.Block):
+        return self.block(s.stmts, s.span)
+
+    def stmt_If(self, s: A.If):
+        return self.if_(lambda: self.cond(s.cond), s.then, s.other, s.span)
 
     def stmt_ExprStmt(self, s: A.ExprStmt):
         e = s.expr
@@ -267,38 +272,16 @@ class Typer(PlyTyper):
         if s.op != "=":
             value = A.Binary(s.op[:-1], target, value, span=s.span)
         if isinstance(target, A.Var):
-            x = self.expr(value)
-            typ = x.type
-            if typ.kind in ("void", "ctx"):
-                self.err(f"can't assign a value of type {typ} to ${target.name}", value.span)
-            old = self.probe.locals.get(target.name)
-            if old is not None:
-                new = T.unify(old, typ)
-                if new is None:
-                    self.err(f"${target.name} was {old} and can't now hold {typ}", value.span)
-                typ = new
-            self.probe.locals[target.name] = typ
-            self.defined.add(target.name)
-            return ir.SetLocal(target.name, x, span=s.span)
+            return self.set_local(target.name, self.expr(value), s.span, value.span)
         if target.name in self.agg_maps:
             if not (isinstance(value, A.Call) and value.name in AGGREGATIONS):
                 self.err(f"{target.name} holds an aggregation elsewhere; it can't be assigned a value "
                          "here", value.span)
             return self.agg_assign(target, value, s.span)
         x = self.expr(value)
-        typ = x.type
-        if typ.kind in ("void", "ctx"):
-            self.err(f"can't store a value of type {typ} in a map", value.span)
+        self.check_storable(x, value.span)
         info, keys = self.map_ref(target, writing=True)
-        if info.value_type is None or not self.final:
-            old = info.value_type
-            info.value_type = typ if old is None else (T.unify(old, typ) or old)
-        elif T.unify(info.value_type, typ) is None:
-            self.err(f"map '{info.name}' holds {info.value_type}, not {typ}", value.span)
-        else:
-            info.value_type = T.unify(info.value_type, typ)
-        info.written = True
-        return ir.MapStore(info.name, keys, x, span=s.span)
+        return self.map_store(info, keys, x, s.span, value.span)
 
     def time(self, call: A.Call, statement: bool) -> ir.EmitEvent:
         """time([FMT]): the tracer prints the wall-clock time (default "%H:%M:%S\\n")."""
@@ -345,27 +328,8 @@ class Typer(PlyTyper):
     def agg_assign(self, target: A.Map, value: A.Call, span) -> ir.Aggregate:
         agg = AGG.AGGREGATIONS[AGG_NAMES[value.name]]
         info, keys = self.map_ref(target, writing=True)
-        if info.agg is not None and info.agg is not agg:
-            self.err(f"{info.name} is a {info.agg.name}() aggregation elsewhere, not {value.name}()",
-                     value.span)
-        info.agg = agg
-        if len(value.args) != agg.arity:
-            self.err(f"{value.name}() takes {agg.arity} argument{'s' if agg.arity != 1 else ''}, "
-                     f"got {len(value.args)}", value.span)
-        args = []
-        if not agg.takes_x:
-            info.value_type = T.U64
-        else:
-            x = self.expr(value.args[0])
-            if not x.type.is_int:
-                self.err(f"{value.name}() needs an integer, got {x.type}", value.args[0].span)
-            typ = T.Int(8, x.type.signed)
-            if agg.params:
-                info.params = agg.params(self, info, value)
-            info.value_type = typ if info.value_type is None else (T.unify(info.value_type, typ) or typ)
-            args = [x]
-        info.written = True
-        return ir.Aggregate(info.name, keys, agg, args, span=span)
+        # bpftrace's aggregations hold plain numbers
+        return self.aggregate(info, keys, agg, value.name, value, span, keep_fmt=False)
 
     def stmt_Let(self, s: A.Let):
         value = s.value if s.value is not None else A.Int(0, "0", span=s.span)
@@ -404,18 +368,12 @@ class Typer(PlyTyper):
     # --- maps ---------------------------------------------------------------------
 
     def map_ref(self, ref: A.Map, writing: bool) -> tuple:
-        info = self.maps.get(ref.name)
-        if info is None:
-            storage = ir.AGGREGATION if ref.name in self.agg_maps else ir.HASH
-            info = ir.Map(ref.name, len(self.maps), storage, ref.span)
-            self.maps[ref.name] = info
+        info = self.map_info(ref.name, ir.AGGREGATION if ref.name in self.agg_maps else ir.HASH, ref.span)
         exprs = map_keys(ref)
         keys = tuples.flatten_key(self, [self.expr(k) for k in exprs], exprs)
-        if info.key_names is None:
-            info.key_names = [None] * len(keys)
         # a tuple key's members were written as one expression
         spans = [k.span for k in exprs] if len(exprs) == len(keys) else [exprs[0].span] * len(keys)
-        use_keys(info, keys, spans, ref.span, self.err)
+        self.map_keys(info, keys, spans, ref.span, [None] * len(keys))
         return info, keys
 
     def whole_map(self, e) -> Optional[tuple]:
@@ -427,10 +385,8 @@ class Typer(PlyTyper):
 
     def cond(self, e) -> ir.Expr:
         x = self.expr(e)
-        if not x.type.is_int:
-            self.err(f"a condition must be an integer, got {x.type}", e.span,
-                     'compare strings with == or strncmp(a, b, n) == 0' if x.type.kind == "str" else None)
-        return x
+        return self.condition(x, e.span,
+                              'compare strings with == or strncmp(a, b, n) == 0' if x.type.kind == "str" else None)
 
     def const_int(self, e, what: str = "expected a constant integer") -> int:
         val = const_value(e)
@@ -454,7 +410,10 @@ class Typer(PlyTyper):
         return node
 
     def expr_Int(self, e: A.Int):
-        return ir.IntConst(e.value, type=T.U64 if e.value >= 1 << 63 else T.S64)
+        return self.int_const(e.value)
+
+    def expr_Str(self, e: A.Str):
+        return ir.BytesConst(e.value, type=T.literal_str(e.value))
 
     def expr_Var(self, e: A.Var):
         if e.name in self.pairs:
@@ -503,7 +462,7 @@ class Typer(PlyTyper):
             return ir.Variable(BT.CURTASK, type=BT.curtask_type(self, e.span))
         if name == "elapsed":
             # ns since the tracer set its parameters, on bpf_ktime_get_ns()'s clock
-            now = self.expr_Name(_Name("time", e.span))
+            now = self.variable("time", e.span)
             start = ir.Param(ir.START_NS, type=T.U64, span=e.span)
             return ir.Binary("-", ir.Variable(now.var, type=T.U64, span=e.span), start, type=T.U64)
         if name == "probe":
@@ -526,7 +485,7 @@ class Typer(PlyTyper):
                 # twin: it needs the kprobe's registers), as bpftrace 0.17 resolves it;
                 # an exact-name kprobe sharing the body with a glob too (vfsstat's
                 # @[func]), so that func has one type there.
-                return self.expr_Name(_Name("caller", e.span))
+                return self.variable("caller", e.span)
             if pname in fargs.FUNC_IP_PROBES and any(u.probe is unit.probe and u.target.glob for u in self.st.units
                                                      if u.target.provider.name in fargs.FUNC_IP_PROBES):
                 # as in a kprobe glob, an exact name sharing the body too
@@ -572,9 +531,9 @@ class Typer(PlyTyper):
             if constants.header_of(name):
                 note = f"{name} is defined in <{constants.header_of(name)}>: #include it"
             self.err(f"unknown identifier '{name}'", e.span, note)
-        node = self.expr_Name(_Name(plyname, e.span))
+        node = self.variable(plyname, e.span)
         if node.type.kind == "int":
-            node.type = T.Int(node.type.size, node.type.signed)   # bpftrace pads nothing
+            node.type = T.Int(node.type.size, node.type.signed)   # a plain integer (nsecs is no duration)
         return node
 
     def expr_Field(self, e: A.Field):
@@ -583,18 +542,11 @@ class Typer(PlyTyper):
             return script
         obj = self.expr(e.obj)
         if obj.type.kind == "ctx" and obj.type.pointee == "tracepoint":
-            try:
-                fld = self.probe.provider.member(self.probe.target, e.name, e.span)
-            except PlycError as err:
-                d = err.diags[0]
-                self.err(d.message.replace("data->", "args->"), d.span, d.note)   # the provider speaks ply
-            self.probe.tp_fields[e.name] = fld
-            return ir.TpField(e.name, fld, type=fld.type)
+            return self.tp_field(e.name, e.span)
         if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
             return fargs.field(self, e.name, e.span)
         # bpftrace follows a pointer with '.' or '->' alike.
-        member = _Member(e.obj, e.name, obj.type.is_pointer, e.span)
-        typ = self.kernel_member(member, obj.type)
+        typ = self.kernel_member(obj.type, e.name, obj.type.is_pointer, e.span)
         if obj.type.user and typ.is_pointer:
             typ = replace(typ, user=True)   # bpftrace keeps a user pointer's address space
         return ir.KMember(obj, e.name, type=typ)
@@ -613,13 +565,17 @@ class Typer(PlyTyper):
 
     def expr_Index(self, e: A.Index):
         script = structs.index(self, e)
-        return script if script is not None else super().expr_Index(e)
+        if script is not None:
+            return script
+        obj = self.expr(e.obj)
+        idx = self.const_int(e.index, "an index must be a constant integer")
+        return self.index(obj, idx, e.span, e.index.span)
 
     def expr_Cast(self, e: A.Cast):
         script = structs.cast(self, e, lambda: self.expr(e.operand))
         if script is not None:
             return script
-        cast = super().expr_Cast(_Cast(_TypeWords(e.type), e.operand, e.span))
+        cast = self.cast(self.expr(e.operand), type_ref(e.type), e.span)
         if e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers and e.type.array_len is None:
             # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
             zero = ir.IntConst(0, type=T.S64, span=e.span)
@@ -630,12 +586,12 @@ class Typer(PlyTyper):
         left, right = self.expr(e.left), self.expr(e.right)
         if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
             return pointers.arith(self, e, left, right)     # scaled by the pointee's size
-        return division.guarded(self.binary(e, left, right))    # x / 0 is 1, as bpftrace's
+        return division.guarded(self.binary(e.op, left, right, e.left.span, e.right.span))    # x / 0 is 1, as bpftrace's
 
     def expr_Unary(self, e: A.Unary):
         if e.op == "*":
             return V.deref(self, e)
-        return super().expr_Unary(e)
+        return self.unary(e.op, self.expr(e.operand), e.span)
 
     def expr_Offsetof(self, e: A.Offsetof):
         return V.offsetof(self, e)
@@ -646,7 +602,7 @@ class Typer(PlyTyper):
         script = structs.sizeof(self, e.arg)
         if script is not None:
             return script
-        return self.expr_SizeOf(_SizeOf(_TypeWords(e.arg), e.span))
+        return self.sizeof(type_ref(e.arg), e.span)
 
     def call(self, e: A.Call, statement: bool):
         if e.name in AGGREGATIONS:
@@ -675,39 +631,5 @@ class Typer(PlyTyper):
             return V.call(self, e)
         func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name) or events.FUNCTIONS.get(e.name)
         if func is None:
-            return super().call(e, statement)
-        lo, hi = func.arity
-        if not lo <= len(e.args) <= hi:
-            self.err(B.arity_error(e.name, func.arity, len(e.args)), e.span)
-        node = func.check(self, e)
-        if isinstance(node, ir.Stmt) and not statement:
-            self.err(f"{e.name}() has no value", e.span)
-        return node
-
-
-@dataclass
-class _Name:
-    """A builtin variable in the shape the shared rule reads."""
-    name: str
-    span: object
-
-
-@dataclass
-class _Member:
-    obj: object
-    field: str
-    arrow: bool
-    span: object
-
-
-@dataclass
-class _Cast:
-    type: object
-    operand: object
-    span: object
-
-
-@dataclass
-class _SizeOf:
-    type: object
-    span: object
+            return self.apply(B.FUNCTIONS[e.name], e.name, e, statement, e.span)    # the shared builtins'
+        return self.apply(func, e.name, e, statement, None)

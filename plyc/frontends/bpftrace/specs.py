@@ -1,15 +1,16 @@
-"""bpftrace probe specs as plyc's providers spell them.
-
-The providers (plyc/providers/) parse ply's spelling (`tracepoint:sched:x`,
-`interval:1s`, `profile:99hz`); a bpftrace spec is rewritten into it here,
-keeping its span, so a provider's error still points at what was written.
-Probe types plyc has no provider for are refused by name."""
+"""bpftrace probe specs as plyc's providers take them: each spec's parts as
+its provider's Fields (plyc/providers/base.py), the spec's span kept so a
+provider's error points at what was written; the core names the probe as
+the provider spells it. Probe types plyc has no provider for are refused
+by name."""
 from __future__ import annotations
 
 import re
 
+from ... import providers
 from ...diag import error
 from ...ir import nodes as ir
+from ...providers import Fields
 from . import ast as A
 
 UNIT_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9}
@@ -36,19 +37,22 @@ def _period_ns(spec: A.ProbeSpec) -> tuple:
     return unit, int(count.replace("_", ""))
 
 
-def to_ir(spec: A.ProbeSpec) -> ir.Spec:
-    """The spec in plyc's providers' spelling; PlycError for what has none."""
+def fields(spec: A.ProbeSpec) -> Fields:
+    """The spec's parts for its provider; PlycError for what has none."""
     p, parts, span = spec.provider, spec.parts, spec.span
     if p in NOT_YET:
         hint = NOT_YET[p]
         raise error(f"{p} probes are not supported by plyc yet", span, hint)
     if p in ("BEGIN", "END"):
-        return ir.Spec(p, "", span=span)
+        return Fields()
     if p == "tracepoint":
-        return ir.Spec("tracepoint", f"{parts[0]}:{parts[1]}", span=span)
+        return Fields(group=parts[0], function=parts[1])
     if p in ("kprobe", "kretprobe"):
         # kprobe:module:f is resolved in that module's symbols only
-        return ir.Spec(p, ":".join(x for x in parts if x), span=span)
+        given = [x for x in parts if x]
+        function, plus, offset = (given[-1] if given else "").partition("+")
+        return Fields(module=given[0] if len(given) == 2 else "", function=function,
+                      offset=offset if plus else None)
     if p in ("uprobe", "uretprobe"):
         if len(parts) == 3:
             raise error(f"{p}s with a language ({parts[1]}) are not supported by plyc yet", span)
@@ -56,30 +60,39 @@ def to_ir(spec: A.ProbeSpec) -> ir.Spec:
         # bpftrace names a library as "libc"; plyc's short name is "c".
         if "/" not in path and path.startswith("lib") and ".so" not in path:
             path = path[3:]
-        return ir.Spec(p, f"{path}:{parts[1]}", span=span)
+        function, plus, offset = parts[1].partition("+")
+        return Fields(binary=path, function=function, offset=offset if plus else None)
     if p in ("kfunc", "kretfunc", "rawtracepoint"):
         # [module:]name; a BPF program's functions (kfunc:bpf:ID:f) are not kernel ones
         if len(parts) == 3:
             raise error(f"{p} probes on BPF programs ({':'.join(parts)}) are not supported by plyc yet", span)
-        return ir.Spec(p, ":".join(parts), span=span)
+        return Fields(module=parts[0] if len(parts) == 2 else "", function=parts[-1])
     if p == "usdt":
-        return ir.Spec("usdt", ":".join(parts), span=span)
+        return Fields(binary=parts[0], group=parts[1] if len(parts) == 3 else None, function=parts[-1])
     if p in ("software", "hardware"):
-        return ir.Spec(p, ":".join(x for x in parts if x), span=span)
+        given = [x for x in parts if x]
+        return Fields(function=given[0] if given else "", count=":".join(given[1:]) or None)
     if p == "interval":
         unit, count = _period_ns(spec)
         if unit == "hz":
             if 10**9 % count:
                 raise error(f"interval:hz:{count} is not a whole number of nanoseconds", span)
-            return ir.Spec("interval", f"{10**9 // count}ns", span=span)
-        return ir.Spec("interval", f"{count}{unit}", span=span)
+            return Fields(count=str(10**9 // count), unit="ns")
+        return Fields(count=str(count), unit=unit)
     if p == "profile":
         unit, count = _period_ns(spec)
         if unit == "hz":
-            return ir.Spec("profile", f"{count}hz", span=span)
+            return Fields(count=str(count))
         period = count * UNIT_NS[unit]
         if 10**9 % period:
             raise error(f"profile:{unit}:{count} is not a whole number of samples a second; "
                         "plyc's profile probes take a frequency (profile:hz:N)", span)
-        return ir.Spec("profile", f"{10**9 // period}hz", span=span)
+        return Fields(count=str(10**9 // period))
     raise AssertionError(p)
+
+
+def to_ir(spec: A.ProbeSpec) -> tuple:
+    """(the core's spec, named as its provider spells it; its Fields)."""
+    f = fields(spec)
+    prov = providers.lookup(spec.provider)
+    return ir.Spec(spec.provider, prov.spell(f), span=spec.span), f

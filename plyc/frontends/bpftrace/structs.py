@@ -15,6 +15,7 @@ from ... import arch as ARCH
 from ... import types as T
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
+from ...sema import TypeRef
 from . import ast as A
 from .cdefs import Member, Record
 
@@ -119,15 +120,7 @@ def _pointer(typer, target: tuple, user: bool, span) -> T.Type:
     size = _ptr(typer)
     if typer.st.cdefs.record(target) is not None or target in (("char",), ("void",)):
         return T.Ptr(" ".join(target), user, size)
-    return replace(typer.kernel_cast(_Words(target, span)), user=user)
-
-
-class _Words:
-    def __init__(self, words: tuple, span):
-        self.words, self.pointers, self.span = words, 1, span
-
-    def __str__(self):
-        return " ".join(self.words) + " *"
+    return replace(typer.kernel_cast(TypeRef(target, 1, span)), user=user)
 
 
 def index(typer, e: A.Index) -> Optional[ir.Expr]:

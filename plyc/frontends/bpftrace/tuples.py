@@ -53,7 +53,7 @@ def ternary(typer, e: A.Ternary):
     cond = typer.cond(e.cond)
     a, b = typer.expr(e.then), typer.expr(e.other)
     if a.type.kind != "tuple" and b.type.kind != "tuple":
-        return typer.ternary(e, cond, a, b)
+        return typer.ternary(cond, a, b, e.span)
     if a.type != b.type:
         typer.err(f"the branches of '?:' have different types: {a.type} and {b.type}", e.span)
     return ir.Ternary(cond, a, b, type=a.type)
