@@ -721,7 +721,7 @@ static void case_verifier_hints(void)
 	fclose(fp);
 }
 
-/* --- bpftrace's style (btoutput.c): the values of bpftrace runs ------- */
+/* --- bpftrace's style (output/bpftrace.c): the values of bpftrace runs ------- */
 
 /* buf() values (a u32 length, then the bytes) by %r, %rx and %rh; a length
  * past the capacity is the capacity. */
