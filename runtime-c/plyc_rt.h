@@ -124,7 +124,6 @@ struct plyc_output_ops;
 struct plyc_rt {
 	FILE *out;
 	int json;                  /* -f json */
-	enum plyc_style style;     /* ply's text and JSON, or bpftrace's */
 	const struct plyc_output_ops *output;   /* the style's (plyc_output_select) */
 	int utf8;                  /* draw histogram bars with Unicode blocks */
 	int stack_fd;              /* stack map, or -1 */
@@ -142,6 +141,8 @@ void plyc_rt_init(void);
 /* Default format of one value, no trailing newline: the style's
  * (plyc_style.h; bpftrace's is plyc_bt_value). */
 void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data);
+/* print()'s line of n values (n >= 1), text or -f json: the style's. */
+void plyc_print(FILE *fp, const struct plyc_type *const *types, const void *const *vals, int n);
 /* ply's (values/plyvalue.c). */
 void plyc_ply_value(FILE *fp, const struct plyc_type *t, const void *data);
 /* A value as one JSON value, as ply writes it. */

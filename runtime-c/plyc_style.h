@@ -19,6 +19,8 @@ struct plyc_program;
 struct plyc_output_ops {
 	/* print()'s and printf %v's text of one value, no trailing newline */
 	void (*value)(FILE *fp, const struct plyc_type *t, const void *data);
+	/* print(a, b, ...): its n values as one line, text or -f json */
+	void (*print)(FILE *fp, const struct plyc_type *const *types, const void *const *vals, int n);
 	/* printf %s of a kernel address */
 	const char *(*ksym_text)(uint64_t addr, char *buf, size_t len);
 	/* -f json: one printf's text as a line of its own */
@@ -43,17 +45,18 @@ extern const struct plyc_output_ops plyc_output_bccreport;
 /* bcc's periodic report has only .report and .at_exit: they take the
  * place of the style's at_exit, the rest is the style's. */
 
-/* ply's map print and JSON printf (output/ply.c). */
+/* ply's print(), map print and JSON printf (output/ply.c). */
+void plyc_ply_print(FILE *fp, const struct plyc_type *const *types, const void *const *vals, int n);
 void plyc_ply_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
 			uint32_t top, uint32_t div);
 void plyc_ply_json_printf(FILE *fp, const char *text, size_t len);
 
 /* Choose the output of a program of this style, with or without a
- * periodic report: plyc_rt.output, and plyc_rt.style for the generated
- * code. Called once, first thing in main() (and by the unit tests). */
+ * periodic report: plyc_rt.output. Called once, first thing in main()
+ * (and by the unit tests). */
 void plyc_output_select(enum plyc_style style, int report);
 
-/* plyc_rt.h's plyc_print_value, plyc_ksym_text, plyc_map_print,
+/* plyc_rt.h's plyc_print_value, plyc_print, plyc_ksym_text, plyc_map_print,
  * plyc_map_dump and plyc_map_dump_top print through the chosen
  * operations (output/dump.c). */
 

@@ -623,7 +623,9 @@ def test_bt_events(out):
             '{"type": "value", "data": [5,"ab",-2]}\n{"type": "value", "data": "ab\\\\x01\\\\x0a"}\n'
             '{"type": "value", "data": 0x1234}\n\n\n')
     printf = '{"type": "printf", "data": "a\\tb \\"3\\"\\n\\u0001\\uffffffc3\\uffffffa9"}\n'
-    assert out["bt_events"] == text + json + printf
+    # the same print() through ply's operations, text then JSON
+    ply = '5, ab     , -2\n5\n{"print": [5, "ab", -2]}\n{"print": [5]}\n'
+    assert out["bt_events"] == text + json + printf + ply
 
 
 def test_bt_top_div_time_join(out):

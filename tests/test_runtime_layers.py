@@ -2,7 +2,8 @@
 its sources are in a folder per layer, calls between files go only to the
 same layer or one below it (plyc.toolchain.RUNTIME_LAYERS, lowest first),
 no two files call each other through any path, and only the start-up
-selection of the output's operations (output/select.c) names a style.
+selection of the output's operations (output/select.c) names a style (the
+generated loader only in its program description, which the selection reads).
 
 The call graph is by name: each file's top-level definitions (functions,
 and initialized objects such as an ops table), and every identifier its
@@ -10,6 +11,8 @@ code uses that another file defines (calls, and functions put in tables).
 """
 import re
 from pathlib import Path
+
+import pytest
 
 from plyc.toolchain import RUNTIME_LAYERS
 
@@ -149,3 +152,25 @@ def test_only_the_selection_names_a_style():
              if f != SELECTION and re.search(r"\bPLYC_STYLE_\w+|plyc_rt\s*\.\s*style\b", code)]
     assert named == []
     assert "PLYC_STYLE_BPFTRACE" in strip((RUNTIME / SELECTION).read_text())
+
+
+# print() of values and of a map, printf, a map left to the exit dump
+GENERATED = {
+    "a.ply": 'kprobe:vfs_read { @n[comm] = count(); print(pid, comm); printf("%v\\n", pid); print(@n); }',
+    "a.bt": 'kprobe:vfs_read { @n[comm] = count(); print((pid, comm)); print(pid); printf("%d\\n", pid); '
+            'print(@n, 2); }',
+}
+
+
+@pytest.mark.parametrize("name", GENERATED)
+def test_generated_loader_names_no_style(name):
+    """The generated loader says once, in its program description, whose
+    output it is; its printers go through the operations chosen by it."""
+    from plyc import driver
+    source = GENERATED[name]
+    code = strip(driver.compile_source(source, name, driver.Options()).generated.loader_c)
+    style = "PLYC_STYLE_BPFTRACE" if name.endswith(".bt") else "PLYC_STYLE_PLY"
+    assert re.findall(r"\.style\s*=\s*PLYC_STYLE_\w+", code) == [f".style = {style}"]
+    rest = re.sub(r"\.style\s*=\s*PLYC_STYLE_\w+", "", code)
+    assert re.findall(r"\bPLYC_STYLE_\w+|plyc_rt\s*\.\s*style\b", rest) == []
+    assert "plyc_print(" in rest

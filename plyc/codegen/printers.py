@@ -107,26 +107,12 @@ def acted_body(er: EventRes, act: str) -> list:
 
 
 def print_body(er: EventRes) -> list:
+    """print(a, b, ...): its values to the style's print (plyc_style.h),
+    which chooses their format, text or JSON."""
     pairs = shown(er)
-    lines = ["FILE *fp = plyc_rt.out;", ""]
-    if pairs:
-        # bpftrace's print(a), and of a tuple
-        lines += ["if (plyc_rt.style == PLYC_STYLE_BPFTRACE) {",
-                  "\tconst struct plyc_type *t[] = { " + ", ".join(type_literal(t, w) for f, t, w in pairs) + " };",
-                  "\tconst void *v[] = { " + ", ".join(f"&e->{f.name}" for f, t, w in pairs) + " };", "",
-                  f"\tplyc_bt_print(fp, t, v, {len(pairs)});", "\treturn;", "}"]
-    lines += ["if (plyc_rt.json) {", '\tfputs("{\\"print\\": [", fp);']
-    for i, (f, t, w) in enumerate(pairs):
-        if i:
-            lines.append('\tfputs(", ", fp);')
-        lines.append(f"\tplyc_json_value(fp, {type_literal(t, w)}, &e->{f.name});")
-    lines += ['\tfputs("]}\\n", fp);', "\treturn;", "}"]
-    for i, (f, t, w) in enumerate(pairs):
-        if i:
-            lines.append('fputs(", ", fp);')
-        lines.append(f"plyc_print_value(fp, {type_literal(t, w)}, &e->{f.name});")
-    lines.append("fputc('\\n', fp);")
-    return lines
+    return ["const struct plyc_type *t[] = { " + ", ".join(type_literal(t, w) for f, t, w in pairs) + " };",
+            "const void *v[] = { " + ", ".join(f"&e->{f.name}" for f, t, w in pairs) + " };", "",
+            f"plyc_print(plyc_rt.out, t, v, {len(pairs)});"]
 
 
 def event_body(er: EventRes, res: Resources) -> list:

@@ -1,6 +1,6 @@
 """A program's periodic report: what a front end asks of the tracer when it
 wants its maps printed every N seconds as report sections rather than dumped
-by the tracer at exit (the runtime half is runtime-c/report.c).
+by the tracer at exit (the runtime half is runtime-c/output/bccreport.c).
 
 Every `interval` seconds the tracer prints a `[HH:MM:SS]` line, then each
 section in order, then clears the maps unless `cumulative`; it stops after

@@ -458,6 +458,7 @@ static void at_exit(const struct plyc_program *prog, int ended)
 
 const struct plyc_output_ops plyc_output_bpftrace = {
 	.value = value,
+	.print = plyc_bt_print,
 	.ksym_text = ksym_text,
 	.json_printf = plyc_bt_json_printf,
 	.map_print = plyc_bt_map_print_top,

@@ -11,6 +11,11 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 	plyc_rt.output->value(fp, t, data);
 }
 
+void plyc_print(FILE *fp, const struct plyc_type *const *types, const void *const *vals, int n)
+{
+	plyc_rt.output->print(fp, types, vals, n);
+}
+
 const char *plyc_ksym_text(uint64_t addr, char *buf, size_t len)
 {
 	return plyc_rt.output->ksym_text(addr, buf, len);

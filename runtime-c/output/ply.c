@@ -223,6 +223,24 @@ void plyc_ply_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *e
 
 /* --- the style -------------------------------------------------------------- */
 
+/* print(a, b): "a, b" in each value's default format, or {"print": [a, b]} */
+void plyc_ply_print(FILE *fp, const struct plyc_type *const *types, const void *const *vals, int n)
+{
+	int i;
+
+	if (plyc_rt.json)
+		fputs("{\"print\": [", fp);
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputs(", ", fp);
+		if (plyc_rt.json)
+			plyc_json_value(fp, types[i], vals[i]);
+		else
+			plyc_ply_value(fp, types[i], vals[i]);
+	}
+	fputs(plyc_rt.json ? "]}\n" : "\n", fp);
+}
+
 void plyc_ply_json_printf(FILE *fp, const char *text, size_t len)
 {
 	fputs("{\"printf\": ", fp);
@@ -242,6 +260,7 @@ static void at_exit(const struct plyc_program *prog, int ended)
 
 const struct plyc_output_ops plyc_output_ply = {
 	.value = plyc_ply_value,
+	.print = plyc_ply_print,
 	.ksym_text = plyc_ksym,
 	.json_printf = plyc_ply_json_printf,
 	.map_print = plyc_ply_map_print,

@@ -6,7 +6,6 @@ void plyc_output_select(enum plyc_style style, int report)
 {
 	static struct plyc_output_ops chosen;
 
-	plyc_rt.style = style;
 	chosen = style == PLYC_STYLE_BPFTRACE ? plyc_output_bpftrace : plyc_output_ply;
 	/* bcc's report is printed in place of the style's exit dump */
 	if (report) {

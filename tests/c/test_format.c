@@ -721,7 +721,7 @@ static void case_verifier_hints(void)
 	fclose(fp);
 }
 
-/* --- bpftrace's style (btoutput.c): the values of bpftrace runs ------- */
+/* --- bpftrace's style (output/bpftrace.c): the values of bpftrace runs ------- */
 
 /* buf() values (a u32 length, then the bytes) by %r, %rx and %rh; a length
  * past the capacity is the capacity. */
@@ -1018,7 +1018,8 @@ static void case_bt_empty(void)
 	fclose(js);
 }
 
-/* print(): values, tuples, buffers, pointers; printf in JSON; the banner */
+/* print(): values, tuples, buffers, pointers, in bpftrace's style (and a few in
+ * ply's); printf in JSON; the banner */
 static void case_bt_events(void)
 {
 	FILE *fp = open_case("bt_events");
@@ -1038,16 +1039,22 @@ static void case_bt_events(void)
 		plyc_rt.json = json;
 		plyc_bt_attached(fp, 1);
 		plyc_bt_attached(fp, 8);
-		plyc_bt_print(fp, one, v5, 1);
-		plyc_bt_print(fp, s, vs, 1);
-		plyc_bt_print(fp, tup, vt, 3);
-		plyc_bt_print(fp, b, vb, 1);
-		plyc_bt_print(fp, p, vp, 1);
+		plyc_print(fp, one, v5, 1);
+		plyc_print(fp, s, vs, 1);
+		plyc_print(fp, tup, vt, 3);
+		plyc_print(fp, b, vb, 1);
+		plyc_print(fp, p, vp, 1);
 		plyc_bt_exit_banner(fp);
 	}
 	plyc_bt_json_printf(fp, "a\tb \"3\"\n\x01\xc3\xa9", 11);
-	plyc_rt.json = 0;
+	/* the same print()s in ply's style */
 	plyc_output_select(PLYC_STYLE_PLY, 0);
+	for (json = 0; json < 2; json++) {
+		plyc_rt.json = json;
+		plyc_print(fp, tup, vt, 3);
+		plyc_print(fp, one, v5, 1);
+	}
+	plyc_rt.json = 0;
 	fclose(fp);
 }
 

@@ -1,4 +1,4 @@
-/* Drives runtime-c/metrics.c without BPF or sockets: label values,
+/* Drives runtime-c/metrics/metrics.c without BPF or sockets: label values,
  * families from merged values, and the HTTP answers to requests given as
  * bytes. Writes each case to OUTDIR/<case>.txt for tests/test_metrics.py. */
 #define _GNU_SOURCE
