@@ -118,11 +118,16 @@ def ensure(log=None) -> Path:
     return dest
 
 
-def command(args, cwd=None, chroot: Path = None) -> list:
+def command(args, cwd=None, chroot: Path = None, binds=()) -> list:
     """argv that runs sid's bpftrace with `args` in a private mount
-    namespace (cwd: a folder under /tmp, else /)."""
+    namespace (cwd: a folder under /tmp or `binds`, else /); `binds`: more
+    host folders seen at their own path inside (made in the chroot if
+    needed)."""
     d = str(chroot or root())
-    binds = "; ".join(f"mount --rbind {b} {shlex.quote(d + b)}" for b in BINDS)
+    mounts = [f"mount --rbind {b} {shlex.quote(d + b)}" for b in BINDS]
+    mounts += [f"mkdir -p {shlex.quote(d + str(b))} && mount --bind {shlex.quote(str(b))} {shlex.quote(d + str(b))}"
+               for b in binds]
+    binds = "; ".join(mounts)
     # chroot(1) starts in /: sid's sh changes to cwd, then execs bpftrace
     inner = 'cd "$0" && exec bpftrace "$@"'
     return ["unshare", "-m", "--propagation", "private", "sh", "-ec",
