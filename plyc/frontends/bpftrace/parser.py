@@ -341,9 +341,7 @@ class Parser:
 
     def if_stmt(self) -> A.If:
         start = self.next().start
-        self.expect("(", " after 'if'")
-        cond = self.expr()
-        self.expect(")", " to close the if condition")
+        cond = self.if_condition()
         if not self.at("{"):
             self.fail_at(self.peek(), "expected '{' (bpftrace needs braces around an if's body)")
         then = self.block()
@@ -356,6 +354,24 @@ class Parser:
             else:
                 self.fail_at(self.peek(), "expected '{' or 'if' after 'else'")
         return A.If(cond, then, orelse, span=self.span(start))
+
+    def if_condition(self) -> A.Expr:
+        """bpftrace 0.2x reads `if COND {` where COND is a unary expression
+        (its tools' `if $ns {`, `if !$x {`, `if f(a) {`); anything wider
+        needs 0.17's parentheses, as there (`if $a == 1 {` is refused)."""
+        if self.at("("):
+            self.next()
+            cond = self.expr()
+            self.expect(")", " to close the if condition")
+            return cond
+        if self.at("{"):
+            self.fail_at(self.peek(), "expected a condition after 'if'")
+        cond = self.operand()
+        op = self.peek()
+        if op.kind == "punct" and (op.text in BINARY_PREC or op.text == "?"):
+            self.fail_at(op, "expected '{' after the if condition (without parentheses, "
+                         "bpftrace reads one operand: `if ($a == 1) {`)")
+        return cond
 
     def for_stmt(self) -> A.For:
         start = self.next().start
