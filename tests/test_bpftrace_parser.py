@@ -162,6 +162,14 @@ def test_if_without_parentheses():
         "[(If (Unary - (TupleIndex $t 0)) (Block [])) (If (Call strlen [$s]) (Block [])) (If pid (Block []))]")
 
 
+def test_for_without_parentheses():
+    """current bpftrace's `for $x : @m {` and `for $i : a..b {` (its tools'):
+    the same trees as with the parentheses."""
+    assert body("BEGIN { for $kv : @m { } for $j : ((uint64)0)..$n { } }") == \
+        body("BEGIN { for ($kv : @m) { } for ($j : ((uint64)0)..$n) { } }") == (
+            "[(For $kv @m (Block [])) (For $j (Range (Cast <uint64> 0) $n) (Block []))]")
+
+
 def test_loops():
     assert body("BEGIN { unroll(3) { print(\"u\") } while ($i <= 100) { if ($i > 5) { break; } "
                 "$i++; continue } for ($kv : @m) { print($kv.0.1); } "
@@ -306,6 +314,12 @@ ERRORS = [
     ("BEGIN { if ($a) && $b { } }",
      "tool.bt:1:17: error: expected '{' (bpftrace needs braces around an if's body), found '&&'\n"
      "BEGIN { if ($a) && $b { } }\n                ^~"),
+    ("BEGIN { for $i : 0..$n + 1 { } }",
+     "tool.bt:1:24: error: expected '{' after the for loop's head (a range's ends are one operand each: "
+     "`0..($n + 1)`), found '+'\nBEGIN { for $i : 0..$n + 1 { } }\n                       ^"),
+    ("BEGIN { for { } }",
+     "tool.bt:1:13: error: expected '(' or a scratch variable ($name) after 'for', found '{'\n"
+     "BEGIN { for { } }\n            ^"),
     ("BEGIN { if { } }",
      "tool.bt:1:12: error: expected a condition after 'if', found '{'\nBEGIN { if { } }\n           ^"),
     ("BEGIN { if (1 { } }",

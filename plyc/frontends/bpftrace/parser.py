@@ -374,13 +374,17 @@ class Parser:
         return cond
 
     def for_stmt(self) -> A.For:
+        """`for ($x : @map) {` and `for ($i : start..end) {`; current
+        bpftrace also reads them without the parentheses (its tools'
+        `for $j : 0..n {`)."""
         start = self.next().start
-        self.expect("(", " after 'for'")
+        paren = self.accept("(")
         var = self.next()
         if var.kind != "var":
-            self.fail_at(var, "expected a scratch variable ($name) in the for loop")
+            self.fail_at(var, "expected a scratch variable ($name) in the for loop"
+                         if paren or var.text != "{" else "expected '(' or a scratch variable ($name) after 'for'")
         self.expect(":", f" after {var.text} (for ($x : @map) or for ($i : start..end))")
-        if self.peek().kind == "map" and self.at(")", 1):
+        if self.peek().kind == "map" and self.at(")" if paren else "{", 1):
             tok = self.next()
             iterable = A.Map(tok.value, span=self.src.span(tok.start, tok.end))
         else:
@@ -389,7 +393,11 @@ class Parser:
             self.expect("..", " between the range's start and end")
             last = self.unary()
             iterable = A.Range(first, last, span=self.span(first_at))
-        self.expect(")", " to close the for loop's head")
+        if paren:
+            self.expect(")", " to close the for loop's head")
+        elif not self.at("{"):
+            self.fail_at(self.peek(), "expected '{' after the for loop's head "
+                         "(a range's ends are one operand each: `0..($n + 1)`)")
         body = self.block()
         return A.For(A.Var(var.value, span=self.src.span(var.start, var.end)), iterable, body,
                      span=self.span(start))
