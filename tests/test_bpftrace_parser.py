@@ -170,6 +170,13 @@ def test_for_without_parentheses():
             "[(For $kv @m (Block [])) (For $j (Range (Cast <uint64> 0) $n) (Block []))]")
 
 
+def test_elvis():
+    """current bpftrace's `a ?: b`, read as `a ? a : b` (right-associative)
+    where `a` reads the same twice."""
+    assert body("BEGIN { $x = $a ?: @m[$k] ?: -($b + 1); }") == (
+        "[(Assign $x = (Ternary $a $a (Ternary (Map @m [$k]) (Map @m [$k]) (Unary - (Binary + $b 1)))))]")
+
+
 def test_loops():
     assert body("BEGIN { unroll(3) { print(\"u\") } while ($i <= 100) { if ($i > 5) { break; } "
                 "$i++; continue } for ($kv : @m) { print($kv.0.1); } "
@@ -320,6 +327,14 @@ ERRORS = [
     ("BEGIN { for { } }",
      "tool.bt:1:13: error: expected '(' or a scratch variable ($name) after 'for', found '{'\n"
      "BEGIN { for { } }\n            ^"),
+    ("BEGIN { $x = nsecs ?: 1; }",
+     "tool.bt:1:14: error: the left of '?:' must be a variable, a map's value, a literal or arithmetic "
+     "on them (plyc reads it twice): assign it to a $variable first\nBEGIN { $x = nsecs ?: 1; }\n"
+     "             ^~~~~"),
+    ("BEGIN { $x = @m[$i++] ?: 1; }",
+     "tool.bt:1:14: error: the left of '?:' must be a variable, a map's value, a literal or arithmetic "
+     "on them (plyc reads it twice): assign it to a $variable first\nBEGIN { $x = @m[$i++] ?: 1; }\n"
+     "             ^~~~~~~~"),
     ("BEGIN { if { } }",
      "tool.bt:1:12: error: expected a condition after 'if', found '{'\nBEGIN { if { } }\n           ^"),
     ("BEGIN { if (1 { } }",

@@ -9,6 +9,7 @@ next blank, ',' or '{' as in bpftrace. Errors stop at the first one, as
 bpftrace's do, and name what was expected and what was found."""
 from __future__ import annotations
 
+import copy
 import re
 from typing import Optional
 
@@ -414,8 +415,19 @@ class Parser:
     def _expr(self) -> A.Expr:
         start = self.peek().start
         cond = self.binary(1)
+        cond_end = self.pos
         if not self.accept("?"):
             return cond
+        if self.accept(":"):
+            # current bpftrace's `a ?: b`: a if it is true, else b. Read as
+            # `a ? a : b`, so a is evaluated twice: only where that is the
+            # same value (no call, builtin, ++ or --).
+            orelse = self.expr()
+            if not reads_twice_alike(cond):
+                self.src.fail("the left of '?:' must be a variable, a map's value, a literal or "
+                              "arithmetic on them (plyc reads it twice): assign it to a $variable first",
+                              start, cond_end)
+            return A.Ternary(cond, copy.deepcopy(cond), orelse, span=self.span(start))
         then = self.expr()
         self.expect(":", " in the ternary operator (cond ? a : b)")
         orelse = self.expr()
@@ -661,3 +673,23 @@ def parse(text: str, filename: str = "<script>") -> A.Program:
         return program
     except PlycError as err:
         raise PlycError(err.diags, filename, text) from None
+
+
+def reads_twice_alike(e: A.Expr) -> bool:
+    """Whether evaluating `e` twice gives the same value and does nothing
+    more: no call, builtin (nsecs, rand), increment or positional."""
+    if isinstance(e, (A.Var, A.Int, A.Str)):
+        return True
+    if isinstance(e, A.Map):
+        return all(reads_twice_alike(k) for k in e.keys or [])
+    if isinstance(e, (A.Field, A.TupleIndex)):
+        return reads_twice_alike(e.obj)
+    if isinstance(e, A.Unary):
+        return e.op in ("!", "~", "-") and reads_twice_alike(e.operand)
+    if isinstance(e, A.Cast):
+        return reads_twice_alike(e.operand)
+    if isinstance(e, A.Binary):
+        return reads_twice_alike(e.left) and reads_twice_alike(e.right)
+    if isinstance(e, A.Ternary):
+        return all(reads_twice_alike(x) for x in (e.cond, e.then, e.other))
+    return False
