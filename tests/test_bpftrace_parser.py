@@ -162,6 +162,12 @@ def test_if_without_parentheses():
         "[(If (Unary - (TupleIndex $t 0)) (Block [])) (If (Call strlen [$s]) (Block [])) (If pid (Block []))]")
 
 
+def test_while_without_parentheses():
+    assert body("BEGIN { while $i { $i--; } while !@done { } }") == \
+        body("BEGIN { while ($i) { $i--; } while (!@done) { } }") == (
+            "[(While $i (Block [(ExprStmt (IncDec -- $i))])) (While (Unary ! @done) (Block []))]")
+
+
 def test_for_without_parentheses():
     """current bpftrace's `for $x : @m {` and `for $i : a..b {` (its tools'):
     the same trees as with the parentheses."""
@@ -335,6 +341,9 @@ ERRORS = [
      "tool.bt:1:14: error: the left of '?:' must be a variable, a map's value, a literal or arithmetic "
      "on them (plyc reads it twice): assign it to a $variable first\nBEGIN { $x = @m[$i++] ?: 1; }\n"
      "             ^~~~~~~~"),
+    ("BEGIN { while $i < 3 { } }",
+     "tool.bt:1:18: error: expected '{' after the while condition (without parentheses, bpftrace reads "
+     "one operand: `while ($a == 1) {`), found '<'\nBEGIN { while $i < 3 { } }\n                 ^"),
     ("BEGIN { if { } }",
      "tool.bt:1:12: error: expected a condition after 'if', found '{'\nBEGIN { if { } }\n           ^"),
     ("BEGIN { if (1 { } }",

@@ -298,6 +298,11 @@ class Parser:
             kw = tok.text
             if kw == "if":
                 return self.if_stmt()
+            if kw == "while" and not self.at("(", 1):
+                self.next()
+                head = self.condition(kw)     # current bpftrace's `while $i {`
+                body = self.block()
+                return A.While(head, body, span=self.span(start))
             if kw in ("while", "unroll"):
                 self.next()
                 self.expect("(", f" after '{kw}'")
@@ -342,7 +347,7 @@ class Parser:
 
     def if_stmt(self) -> A.If:
         start = self.next().start
-        cond = self.if_condition()
+        cond = self.condition("if")
         if not self.at("{"):
             self.fail_at(self.peek(), "expected '{' (bpftrace needs braces around an if's body)")
         then = self.block()
@@ -356,22 +361,23 @@ class Parser:
                 self.fail_at(self.peek(), "expected '{' or 'if' after 'else'")
         return A.If(cond, then, orelse, span=self.span(start))
 
-    def if_condition(self) -> A.Expr:
-        """bpftrace 0.2x reads `if COND {` where COND is a unary expression
-        (its tools' `if $ns {`, `if !$x {`, `if f(a) {`); anything wider
-        needs 0.17's parentheses, as there (`if $a == 1 {` is refused)."""
-        if self.at("("):
+    def condition(self, kw: str) -> A.Expr:
+        """bpftrace 0.2x reads `if COND {` and `while COND {` where COND is
+        a unary expression (its tools' `if $ns {`, `if !$x {`, `if f(a) {`);
+        anything wider needs 0.17's parentheses, as there (`if $a == 1 {`
+        is refused)."""
+        if kw == "if" and self.at("("):
             self.next()
             cond = self.expr()
             self.expect(")", " to close the if condition")
             return cond
         if self.at("{"):
-            self.fail_at(self.peek(), "expected a condition after 'if'")
+            self.fail_at(self.peek(), f"expected a condition after '{kw}'")
         cond = self.operand()
         op = self.peek()
         if op.kind == "punct" and (op.text in BINARY_PREC or op.text == "?"):
-            self.fail_at(op, "expected '{' after the if condition (without parentheses, "
-                         "bpftrace reads one operand: `if ($a == 1) {`)")
+            self.fail_at(op, f"expected '{{' after the {kw} condition (without parentheses, "
+                         f"bpftrace reads one operand: `{kw} ($a == 1) {{`)")
         return cond
 
     def for_stmt(self) -> A.For:
