@@ -120,18 +120,20 @@ def ensure(log=None) -> Path:
 
 def command(args, cwd=None, chroot: Path = None, binds=()) -> list:
     """argv that runs sid's bpftrace with `args` in a private mount
-    namespace (cwd: a folder under /tmp or `binds`, else /); `binds`: more
-    host folders seen at their own path inside (made in the chroot if
-    needed)."""
+    namespace (cwd: a folder under /tmp, $TMPDIR or `binds`; the chroot's
+    own else); `binds`: more host folders seen at their own path inside
+    (made in the chroot if needed)."""
     d = str(chroot or root())
     mounts = [f"mount --rbind {b} {shlex.quote(d + b)}" for b in BINDS]
+    tmp = os.path.realpath(tempfile.gettempdir())    # $TMPDIR: pytest's tmp_path, the bench's
+    if not (tmp + "/").startswith("/tmp/"):
+        binds = [tmp, *binds]
     mounts += [f"mkdir -p {shlex.quote(d + str(b))} && mount --bind {shlex.quote(str(b))} {shlex.quote(d + str(b))}"
                for b in binds]
-    binds = "; ".join(mounts)
     # chroot(1) starts in /: sid's sh changes to cwd, then execs bpftrace
     inner = 'cd "$0" && exec bpftrace "$@"'
     return ["unshare", "-m", "--propagation", "private", "sh", "-ec",
-            f'{binds}; exec chroot {shlex.quote(d)} sh -c {shlex.quote(inner)} "$@"',
+            f'{"; ".join(mounts)}; exec chroot {shlex.quote(d)} sh -c {shlex.quote(inner)} "$@"',
             "sh", str(cwd or "/"), *map(str, args)]
 
 
@@ -149,8 +151,9 @@ def main(argv) -> int:
         return 1
     if build_only:
         return 0
+    # the folder it is run from is seen inside too: relative script paths work
     cwd = os.getcwd()
-    cmd = command(argv[1:] if build_only else argv, cwd=cwd if cwd.startswith("/tmp") else None)
+    cmd = command(argv, cwd=cwd, binds=[] if (cwd + "/").startswith("/tmp/") else [cwd])
     os.execvp(cmd[0], cmd)
 
 
