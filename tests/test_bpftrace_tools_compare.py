@@ -19,8 +19,9 @@ The tools are read where the bpftrace package installed them and never
 copied here; without bpftrace or the tool the case skips, saying so.
 
 Each tool also runs beside bpftrace 0.27 (Debian sid's, from its chroot:
-tests/bpftrace_sid.py) on the same text, Debian 12's tool (sid's tools are
-rewritten for the current language: docs/bpftrace.md). 0.27 says "Attached N
+tests/bpftrace_sid.py) on the same text, Debian 12's tool, and those of
+sid's own tools (0.27's, rewritten for the current language) that plyc
+builds run beside 0.27 as well (`-0.27-sid-tool`). 0.27 says "Attached N
 probes" on stderr, so its header is BEGIN's lines alone. Not those with
 uprobes on the machine's programs (bashreadline, gethostlatency,
 threadsnoop): inside the chroot the library or program a uprobe names is
@@ -209,11 +210,11 @@ def kallsyms_lacks(symbols: tuple) -> list:
     return [s for s in symbols if s not in names]
 
 
-def both_refuse(name: str, symbol: str, tmp: Path, bpftrace):
+def both_refuse(name: str, symbol: str, tmp: Path, bpftrace, path: str = None):
     """Where the kernel lacks a symbol the tool's kaddr() reads, both stop
     before printing anything, naming it: bpftrace when it compiles, plyc's
     tracer at start-up (it resolves kaddr() on the device)."""
-    path = f"/usr/sbin/{name}.bt"
+    path = path or f"/usr/sbin/{name}.bt"
     exe = tmp / name
     build = subprocess.run([sys.executable, "-m", "plyc", "build", path, "-o", str(exe)],
                            capture_output=True, text=True, cwd=ROOT, timeout=300)
@@ -239,15 +240,20 @@ ONLY_BEFORE_027 = {
     # a map zero()ed by interval is printed at exit as "@: 0" by 0.17, not by 0.27
     "pidpersec": {"@ entry"},
 }
+# sid's own tools (0.27's text, rewritten for the current language) that
+# plyc builds, side by side with 0.27: docs/bpftrace.md lists what stops
+# the others.
+SID_TOOLS = ("bitesize", "cpuwalk", "killsnoop", "loads", "pidpersec", "setuids", "syncsnoop", "writeback")
 VERSIONS = [(name, "0.17") for name in sorted(TOOLS)] + \
-    [(name, "0.27") for name in sorted(TOOLS) if name not in HOST_UPROBES]
+    [(name, "0.27") for name in sorted(TOOLS) if name not in HOST_UPROBES] + \
+    [(name, "0.27-sid-tool") for name in SID_TOOLS]
 
 
-def run_side_by_side(name: str, tool: Tool, tmp: Path, bpftrace, attaching: bool = True):
+def run_side_by_side(name: str, tool: Tool, tmp: Path, bpftrace, attaching: bool = True, path: str = None):
     """bpftrace(args, cwd): the argv running bpftrace with args; attaching:
     whether it prints "Attaching N probes..." first (0.17), else plyc's
-    is dropped from what is compared."""
-    path = f"/usr/sbin/{name}.bt"
+    is dropped from what is compared; path: the tool's text (Debian 12's)."""
+    path = path or f"/usr/sbin/{name}.bt"
     exe = tmp / name
     env = {**os.environ, "LANG": "C.UTF-8"}
     if tool.headers:
@@ -312,14 +318,19 @@ def test_same_lines_as_bpftrace(name, version, tmp_path, request):
             return [bpftrace, *args]
     else:
         command = request.getfixturevalue("bpftrace27")
+    if version == "0.27-sid-tool":
+        import bpftrace_sid
+        path = str(bpftrace_sid.root() / "usr" / "sbin" / f"{name}.bt")
+    else:
+        path = None
     if not os.path.exists(f"/usr/sbin/{name}.bt"):
         pytest.skip(f"/usr/sbin/{name}.bt is not in this bpftrace package")
     tool = TOOLS[name]
     missing = kallsyms_lacks(tool.ksyms)
     if missing:
-        both_refuse(name, missing[0], tmp_path, command)
+        both_refuse(name, missing[0], tmp_path, command, path)
         return
-    heads, outs = run_side_by_side(name, tool, tmp_path, command, attaching=version == "0.17")
+    heads, outs = run_side_by_side(name, tool, tmp_path, command, attaching=version == "0.17", path=path)
     detail = "".join(f"\n--- {k}:\n{v}" for k, v in outs.items())
     # the header: "Attaching N probes..." and what BEGIN prints
     assert [mask(x) for x in heads["plyc"]] == [mask(x) for x in heads["bpftrace"]], detail
@@ -328,7 +339,7 @@ def test_same_lines_as_bpftrace(name, version, tmp_path, request):
         marked = {k: sorted(mask(x) for x in v if MARK in x) for k, v in lines.items()}
         assert marked["bpftrace"], f"bpftrace did not see the workload{detail}"
         assert marked["plyc"] == marked["bpftrace"], detail
-    gone = ONLY_BEFORE_027.get(name, set()) if version == "0.27" else set()
+    gone = ONLY_BEFORE_027.get(name, set()) if version != "0.17" else set()
     if not tool.marked:
         shapes = {k: {shape(x) for x in v} for k, v in lines.items()}
         assert gone <= shapes["plyc"] and not gone & shapes["bpftrace"], detail
