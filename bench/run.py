@@ -36,10 +36,18 @@ sys.path.insert(0, str(BENCH))   # its own modules, also when a test loads this 
 
 from fdinfo import bpf_fdinfo, maps_memlock  # noqa: E402
 ROOT = BENCH.parent
+# bpftrace 0.27 (Debian sid's) runs from the chroot the tests use, built
+# once into ~/.cache/plyc/bpftrace-sid (tests/bpftrace_sid.py).
+sys.path.insert(0, str(ROOT / "tests"))
+import bpftrace_sid  # noqa: E402
 # plyc-musl: the same plyc tracer linked with musl (--libc musl) instead of glibc.
 # plyc-bt: plyc's tracer built from the bpftrace script (workloads/NAME.bt).
+# bpftrace: Debian 12's, 0.17. bpftrace-0.27: Debian sid's, from a chroot.
 # bpftrace-aot: that script compiled by `bpftrace --aot`, run by bpftrace-aotrt.
-TOOLS = ("plyc", "plyc-musl", "plyc-bt", "reference", "bpftrace", "bpftrace-aot")
+TOOLS = ("plyc", "plyc-musl", "plyc-bt", "reference", "bpftrace", "bpftrace-0.27", "bpftrace-aot")
+# The bpftrace tools: print every map at exit; bpftrace-0.27's failures to
+# run a workload are results (notes), as bpftrace-aot's are.
+BPFTRACES = ("bpftrace", "bpftrace-0.27", "bpftrace-aot")
 # The ratios of medians each table ends with: (tool, against, column title).
 RATIOS = (("plyc", "reference", "plyc/ref"), ("plyc", "bpftrace", "plyc/bpftrace"),
           ("plyc-bt", "reference", "bt/ref"), ("plyc-bt", "plyc", "bt/plyc"),
@@ -86,7 +94,12 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
 # ---------------------------------------------------------------------------
 # Setting up: peers, the load generator, the reference tools, plyc's tracers
 
+# Why bpftrace-0.27 can't run here (its chroot could not be built), or None.
+SID_UNAVAILABLE = None
+
+
 def ensure_peers(tools):
+    global SID_UNAVAILABLE
     if os.geteuid() != 0:
         sys.exit("bench: needs root (loads BPF programs)")
     if {"bpftrace", "bpftrace-aot"} & set(tools) and not shutil.which("bpftrace"):
@@ -98,6 +111,12 @@ def ensure_peers(tools):
             run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "bpftrace"], env=env)
     if "bpftrace-aot" in tools and not shutil.which("bpftrace-aotrt"):
         sys.exit("bench: bpftrace-aotrt is missing (Debian's bpftrace package ships it)")
+    if "bpftrace-0.27" in tools:
+        try:
+            bpftrace_sid.ensure(log=log)
+        except (bpftrace_sid.Unavailable, RuntimeError) as e:
+            SID_UNAVAILABLE = str(e)
+            log(f"bench: bpftrace-0.27 left out: {e}")
     for tool in ("bpftool", "clang", "gcc", "llvm-strip"):
         if not shutil.which(tool):
             sys.exit(f"bench: {tool} is missing (run `make setup`)")
@@ -288,6 +307,15 @@ def build_all(build: Path, workloads: list, cfg: dict, tools: list) -> dict:
         for w in WORKLOADS:
             info[w]["size"]["bpftrace"] = {"x86_64": size}
             info[w]["size"]["bpftrace_with_libs"] = {"x86_64": size + libs}
+    if "bpftrace-0.27" in tools:
+        for w in WORKLOADS:
+            if SID_UNAVAILABLE:
+                info[w]["unavailable"]["bpftrace-0.27"] = SID_UNAVAILABLE
+                continue
+            size = os.path.getsize(bpftrace_sid.root() / "usr" / "bin" / "bpftrace")
+            info[w]["size"]["bpftrace-0.27"] = {"x86_64": size}
+            info[w]["size"]["bpftrace-0.27_with_libs"] = {
+                "x86_64": size + shared_libs_size("/usr/bin/bpftrace", bpftrace_sid.root())}
     if "bpftrace-aot" in tools:
         # bpftrace's compile, once (a tenth of a second): its "build" row.
         libs = shared_libs_size("bpftrace-aotrt")
@@ -304,13 +332,15 @@ def build_all(build: Path, workloads: list, cfg: dict, tools: list) -> dict:
     return info
 
 
-def shared_libs_size(program: str) -> int:
-    """Bytes of the shared libraries a program loads (from ldd)."""
+def shared_libs_size(program: str, chroot: Path = None) -> int:
+    """Bytes of the shared libraries a program loads (from ldd; in `chroot`,
+    a program of that chroot, given by its path there)."""
     libs = 0
-    for line in run(["ldd", shutil.which(program)]).stdout.splitlines():
+    cmd = ["chroot", chroot, "ldd", program] if chroot else ["ldd", shutil.which(program)]
+    for line in run(cmd).stdout.splitlines():
         m = re.search(r"=> (/\S+)", line)
         if m:
-            libs += os.path.getsize(os.path.realpath(m.group(1)))
+            libs += os.path.getsize(os.path.realpath(f"{chroot or ''}{m.group(1)}"))
     return libs
 
 
@@ -378,6 +408,13 @@ class Tool:
             self.cmd = [build / "reference" / workload]
         elif tool == "bpftrace-aot":
             self.cmd = [shutil.which("bpftrace-aotrt"), build / tool / f"{workload}.aot"]
+        elif tool == "bpftrace-0.27":
+            # The script where the chroot sees it (/tmp), the build folder
+            # (the load generator of -c) bound in; the command execs down
+            # to bpftrace itself, whose pid launch.c reports.
+            script = tmp / f"{workload}.bt"
+            shutil.copyfile(BENCH / "workloads" / f"{workload}.bt", script)
+            self.cmd = bpftrace_sid.command([script], cwd=tmp, binds=[build.resolve()])
         else:
             self.cmd = [shutil.which("bpftrace"), BENCH / "workloads" / f"{workload}.bt"]
         self.out_path = tmp / f"{tool}-{workload}.out"
@@ -531,7 +568,7 @@ def measure_run(tool: str, w: str, build: Path, tmp: Path, cfg: dict, trig: dict
     ns, cnt = stats_delta(a, b)
     r = {"attach_s": attach, "traced_s": traced, "cost_ns": ns / cnt if cnt else None, "events": cnt,
          "rss_kb": t.rss_kb, "kmem_kb": kmem / 1024, "cpu_s": t.cpu_s, "exit": t.status, "stopped_by": t.stopped_by}
-    if w != "printf" and tool in ("plyc-bt", "bpftrace", "bpftrace-aot"):
+    if w != "printf" and tool in ("plyc-bt", *BPFTRACES):
         # bpftrace's output style: every map is printed at exit, as "@...".
         r["maps_printed"] = any(line.startswith(b"@") for line in t.out_path.read_bytes().splitlines())
     if w == "count":
@@ -629,7 +666,7 @@ def attempt(measure, tool: str, *args) -> dict:
     try:
         return measure(tool, *args)
     except NotRunning as e:
-        if tool != "bpftrace-aot":
+        if tool not in ("bpftrace-aot", "bpftrace-0.27"):
             raise
         log(f"bench: {e}")
         return {"error": e.why}
@@ -866,7 +903,8 @@ def main(argv=None) -> int:
         # An earlier run may not have built every tool asked for now.
         for w in workloads:
             for t in tools:
-                if not binfo[w]["size"].get(t) and t not in binfo[w].get("unavailable", {}) and t != "bpftrace":
+                if not binfo[w]["size"].get(t) and t not in binfo[w].get("unavailable", {}) \
+                        and t not in ("bpftrace", "bpftrace-0.27"):
                     sys.exit(f"bench: --no-build: {build} has no {t} build of {w} (run without --no-build)")
     else:
         binfo = build_all(build, workloads, cfg, tools)
@@ -921,6 +959,7 @@ def main(argv=None) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
         "kernel": platform.release(),
         "bpftrace": run(["bpftrace", "--version"]).stdout.strip() if shutil.which("bpftrace") else None,
+        "bpftrace-0.27": bpftrace_sid.version() if "bpftrace-0.27" in tools and not SID_UNAVAILABLE else None,
         "plyc": run([sys.executable, "-m", "plyc", "--version"], cwd=ROOT).stdout.strip(),
         "profile": "smoke" if args.smoke else "quick" if args.quick else "full",
         "reps": cfg["reps"], "n": cfg["n"], "build_reps": cfg["build_reps"],
@@ -949,7 +988,7 @@ def main(argv=None) -> int:
                 metrics["cpu_per_line_us"][tool] = summary([r["cpu_per_line_us"] for _, r in rs])
                 metrics["delivered_per_s"][tool] = summary([r["delivered_per_s"] for _, r in rs])
                 metrics["lost"][tool] = summary([r["lost"] for _, r in rs])
-        for tool in ("bpftrace", "bpftrace-aot"):
+        for tool in BPFTRACES:
             with_libs = binfo[w]["size"].get(f"{tool}_with_libs", {}).get("x86_64")
             if tool in tools and with_libs:
                 metrics["size_with_libs_mb"][tool] = summary([with_libs / 1e6])
@@ -969,7 +1008,7 @@ def main(argv=None) -> int:
         res["workloads"][w] = {
             "what": WORKLOADS[w][0], "untraced_s": summary(untraced), "metrics": metrics, "ratios": ratios,
             "sizes_by_target": {t: binfo[w]["size"].get(t)
-                                for t in (*tools, "bpftrace_with_libs", "bpftrace-aot_with_libs")},
+                                for t in (*tools, *(f"{b}_with_libs" for b in BPFTRACES))},
             "runs": runs, "short_runs": short, "notes": notes(w, tools, binfo[w], runs, short),
         }
         if checks:

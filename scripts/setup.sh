@@ -7,7 +7,9 @@ APT_PACKAGES="clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev linux-libc-de
 bpftool qemu-system-x86 qemu-system-arm qemu-system-misc gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
 gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 python3 python3-pip systemtap-sdt-dev qemu-user-static file binutils dwarves zstd prometheus
-dpkg-dev debian-archive-keyring bpftrace python3-venv"
+dpkg-dev debian-archive-keyring bpftrace python3-venv debootstrap"
+# debootstrap: the tests' second bpftrace, Debian sid's 0.27, runs from a sid
+# chroot they build once into ~/.cache/plyc (tests/bpftrace_sid.py).
 # ziglang: zig's cc, the compiler of musl tracers (--libc musl) for every target.
 # pytest-xdist: make test runs the tests that load nothing into the kernel
 # on every CPU at once. build: tests/test_install.py builds the sdist as a

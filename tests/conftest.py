@@ -71,6 +71,27 @@ def lab_kernel():
 
 
 @pytest.fixture(scope="session")
+def bpftrace27():
+    """bpftrace 0.27 (Debian sid's), as a function: args, cwd -> argv
+    (tests/bpftrace_sid.py). Its chroot is built on first use into the
+    cache (~47 s and 400 MB here), once for all of pytest-xdist's workers;
+    skipped, saying why, only where Debian's archive cannot be reached."""
+    import bpftrace_sid
+    try:
+        chroot = bpftrace_sid.ensure()
+    except bpftrace_sid.Unavailable as e:
+        print(f"\nskipping the bpftrace 0.27 comparisons: {e}", file=sys.stderr)
+        pytest.skip(str(e))
+    # The cases hold what 0.27 prints (=== compare-0.27-stdout): a chroot
+    # built after sid moved on must say so, not fail case by case.
+    version = bpftrace_sid.version(chroot)
+    if not version.startswith("bpftrace v0.27."):
+        pytest.fail(f"{chroot} has {version!r}, not bpftrace 0.27: sid moved on; "
+                    "the cases' compare-0.27 sections and docs/bpftrace.md need measuring again")
+    return lambda args, cwd=None: bpftrace_sid.command(args, cwd=cwd, chroot=chroot)
+
+
+@pytest.fixture(scope="session")
 def usdt_prog(tmp_path_factory) -> str:
     """A program with USDT probes (tests/helpers/usdt_prog.c)."""
     return build_helper(tmp_path_factory, "usdt_prog")

@@ -17,7 +17,10 @@ WORKLOADS = ("count", "quantize", "latency", "printf", "profile")
 # without it, the smoke run leaves bpftrace and its AOT out rather than
 # installing them.
 HAVE_BPFTRACE = bool(shutil.which("bpftrace") and shutil.which("bpftrace-aotrt"))
-TOOLS = ["plyc", "plyc-musl", "plyc-bt", "reference"] + (["bpftrace", "bpftrace-aot"] if HAVE_BPFTRACE else [])
+# bpftrace 0.27 runs from the sid chroot the bench builds (or finds) in the
+# cache, as the tests' (tests/bpftrace_sid.py); where it can't, a note says why.
+TOOLS = ["plyc", "plyc-musl", "plyc-bt", "reference"] + (["bpftrace", "bpftrace-aot"] if HAVE_BPFTRACE else []) \
+    + ["bpftrace-0.27"]
 FIGURES = ("cost_ns", "slowdown", "attach_ms", "short_wall_ms", "rss_mb", "kmem_kb", "size_mb", "cpu_ms")
 
 pytestmark = pytest.mark.bpf
@@ -104,3 +107,23 @@ def test_bench_smoke_bpftrace(smoke):
         assert "note: bpftrace-aot: short run (-c) failed: exit 1: " in proc.stdout
     else:
         assert all(c == e for c, e in w["count_check"]["bpftrace-aot"]), w["count_check"]
+
+
+def test_bench_smoke_bpftrace_027(smoke):
+    """bpftrace 0.27 (Debian sid's, from its chroot) has a column of its own
+    beside 0.17's, measured the same way: its programs found through the
+    pid the bench started (the command execs down to bpftrace)."""
+    proc, res, build = smoke
+    w = res["workloads"]["count"]
+    if res["meta"]["bpftrace-0.27"] is None:
+        why = w["notes"]["bpftrace-0.27"][0].removeprefix("not run: ")
+        print(f"\nno bpftrace 0.27 column: {why}")
+        pytest.skip(why)
+    assert res["meta"]["bpftrace-0.27"].startswith("bpftrace v0.27.")
+    for key in FIGURES:
+        s = w["metrics"][key]["bpftrace-0.27"]
+        assert s is not None and s["min"] <= s["median"] <= s["max"], (key, s)
+    assert w["metrics"]["size_with_libs_mb"]["bpftrace-0.27"]["median"] > w["metrics"]["size_mb"]["bpftrace-0.27"]["median"]
+    assert all(c == e for c, e in w["count_check"]["bpftrace-0.27"]), w["count_check"]
+    assert "bpftrace-0.27" not in w["notes"]
+    assert "bpftrace-0.27 ok" in proc.stdout

@@ -151,6 +151,38 @@ def test_if_else_chains():
         "(If $a (Block []) (Block [(Assign $b = 2)]))) (Assign $c = 3)]")
 
 
+def test_if_without_parentheses():
+    """bpftrace 0.2x's `if COND {` (its tools' `if $ns {`), COND one operand:
+    the same tree as 0.17's `if (COND) {`. What 0.27 refuses (a binary
+    operator, `(a) && b`) is refused, saying how to write it."""
+    assert body("BEGIN { if $ns { $a = 1 } else if !@m[1] { } }") == \
+        body("BEGIN { if ($ns) { $a = 1 } else if (!@m[1]) { } }") == (
+            "[(If $ns (Block [(Assign $a = 1)]) (If (Unary ! (Map @m [1])) (Block [])))]")
+    assert body("BEGIN { if -$t.0 { } if strlen($s) { } if pid { } }") == (
+        "[(If (Unary - (TupleIndex $t 0)) (Block [])) (If (Call strlen [$s]) (Block [])) (If pid (Block []))]")
+
+
+def test_while_without_parentheses():
+    assert body("BEGIN { while $i { $i--; } while !@done { } }") == \
+        body("BEGIN { while ($i) { $i--; } while (!@done) { } }") == (
+            "[(While $i (Block [(ExprStmt (IncDec -- $i))])) (While (Unary ! @done) (Block []))]")
+
+
+def test_for_without_parentheses():
+    """current bpftrace's `for $x : @m {` and `for $i : a..b {` (its tools'):
+    the same trees as with the parentheses."""
+    assert body("BEGIN { for $kv : @m { } for $j : ((uint64)0)..$n { } }") == \
+        body("BEGIN { for ($kv : @m) { } for ($j : ((uint64)0)..$n) { } }") == (
+            "[(For $kv @m (Block [])) (For $j (Range (Cast <uint64> 0) $n) (Block []))]")
+
+
+def test_elvis():
+    """current bpftrace's `a ?: b`, read as `a ? a : b` (right-associative)
+    where `a` reads the same twice."""
+    assert body("BEGIN { $x = $a ?: @m[$k] ?: -($b + 1); }") == (
+        "[(Assign $x = (Ternary $a $a (Ternary (Map @m [$k]) (Map @m [$k]) (Unary - (Binary + $b 1)))))]")
+
+
 def test_loops():
     assert body("BEGIN { unroll(3) { print(\"u\") } while ($i <= 100) { if ($i > 5) { break; } "
                 "$i++; continue } for ($kv : @m) { print($kv.0.1); } "
@@ -286,6 +318,36 @@ ERRORS = [
      'tool.bt:1:16: error: unterminated string\nBEGIN { printf("abc); }\n               ^~~~~~~~'),
     ('BEGIN { $x = "\\q"; }',
      'tool.bt:1:15: error: invalid escape \'\\q\' in string\nBEGIN { $x = "\\q"; }\n              ^~'),
+    ("BEGIN { if 1 $x = 1; }",
+     "tool.bt:1:14: error: expected '{' (bpftrace needs braces around an if's body), found '$x'\n"
+     "BEGIN { if 1 $x = 1; }\n             ^~"),
+    ("BEGIN { if $a == 1 { } }",
+     "tool.bt:1:15: error: expected '{' after the if condition (without parentheses, bpftrace reads "
+     "one operand: `if ($a == 1) {`), found '=='\nBEGIN { if $a == 1 { } }\n              ^~"),
+    ("BEGIN { if ($a) && $b { } }",
+     "tool.bt:1:17: error: expected '{' (bpftrace needs braces around an if's body), found '&&'\n"
+     "BEGIN { if ($a) && $b { } }\n                ^~"),
+    ("BEGIN { for $i : 0..$n + 1 { } }",
+     "tool.bt:1:24: error: expected '{' after the for loop's head (a range's ends are one operand each: "
+     "`0..($n + 1)`), found '+'\nBEGIN { for $i : 0..$n + 1 { } }\n                       ^"),
+    ("BEGIN { for { } }",
+     "tool.bt:1:13: error: expected '(' or a scratch variable ($name) after 'for', found '{'\n"
+     "BEGIN { for { } }\n            ^"),
+    ("BEGIN { $x = nsecs ?: 1; }",
+     "tool.bt:1:14: error: the left of '?:' must be a variable, a map's value, a literal or arithmetic "
+     "on them (plyc reads it twice): assign it to a $variable first\nBEGIN { $x = nsecs ?: 1; }\n"
+     "             ^~~~~"),
+    ("BEGIN { $x = @m[$i++] ?: 1; }",
+     "tool.bt:1:14: error: the left of '?:' must be a variable, a map's value, a literal or arithmetic "
+     "on them (plyc reads it twice): assign it to a $variable first\nBEGIN { $x = @m[$i++] ?: 1; }\n"
+     "             ^~~~~~~~"),
+    ("BEGIN { while $i < 3 { } }",
+     "tool.bt:1:18: error: expected '{' after the while condition (without parentheses, bpftrace reads "
+     "one operand: `while ($a == 1) {`), found '<'\nBEGIN { while $i < 3 { } }\n                 ^"),
+    ("BEGIN { if { } }",
+     "tool.bt:1:12: error: expected a condition after 'if', found '{'\nBEGIN { if { } }\n           ^"),
+    ("BEGIN { if (1 { } }",
+     "tool.bt:1:15: error: expected ')' to close the if condition, found '{'\nBEGIN { if (1 { } }\n              ^"),
     ("BEGIN { if (1) $x = 1; }",
      "tool.bt:1:16: error: expected '{' (bpftrace needs braces around an if's body), found '$x'\n"
      "BEGIN { if (1) $x = 1; }\n               ^~"),

@@ -21,8 +21,13 @@ Sections of a .test file (each starts with a line `=== NAME`):
              which are addresses that move with the workload's build)
   stderr-re  a regular expression that must be found in stderr
   exit       the expected exit status (default 0)
+  compare    the bpftrace versions that must print stdout too, a line each
+             (`bpftrace 0.17`: Debian 12's; `bpftrace 0.27`: Debian sid's,
+             tests/bpftrace_sid.py), run by test_bpftrace_compat.py
   compare-script, compare-env  bpftrace 0.17's spelling of the script and
-             its environment, for test_bpftrace_compat.py
+             its environment
+  compare-0.27-stdout, compare-0.27-stdout-re  what bpftrace 0.27 prints
+             where it differs from plyc (each listed in docs/bpftrace.md)
   build      extra `plyc build` options
   env        NAME=VALUE lines for the build (compile-time $NAME)
   timeout    seconds (default 30)
@@ -46,7 +51,7 @@ CASES = sorted((ROOT / "tests" / "runtime").glob("*.test"))
 def parse_case(path: Path) -> dict:
     sections, name = {}, None
     for line in path.read_text().splitlines(keepends=True):
-        m = re.match(r"=== ([a-z-]+)\s*$", line)
+        m = re.match(r"=== ([a-z][a-z0-9.-]*)\s*$", line)
         if m:
             name = m.group(1)
             sections[name] = ""

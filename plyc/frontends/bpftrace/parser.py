@@ -9,6 +9,7 @@ next blank, ',' or '{' as in bpftrace. Errors stop at the first one, as
 bpftrace's do, and name what was expected and what was found."""
 from __future__ import annotations
 
+import copy
 import re
 from typing import Optional
 
@@ -297,6 +298,11 @@ class Parser:
             kw = tok.text
             if kw == "if":
                 return self.if_stmt()
+            if kw == "while" and not self.at("(", 1):
+                self.next()
+                head = self.condition(kw)     # current bpftrace's `while $i {`
+                body = self.block()
+                return A.While(head, body, span=self.span(start))
             if kw in ("while", "unroll"):
                 self.next()
                 self.expect("(", f" after '{kw}'")
@@ -341,9 +347,7 @@ class Parser:
 
     def if_stmt(self) -> A.If:
         start = self.next().start
-        self.expect("(", " after 'if'")
-        cond = self.expr()
-        self.expect(")", " to close the if condition")
+        cond = self.condition("if")
         if not self.at("{"):
             self.fail_at(self.peek(), "expected '{' (bpftrace needs braces around an if's body)")
         then = self.block()
@@ -357,14 +361,37 @@ class Parser:
                 self.fail_at(self.peek(), "expected '{' or 'if' after 'else'")
         return A.If(cond, then, orelse, span=self.span(start))
 
+    def condition(self, kw: str) -> A.Expr:
+        """bpftrace 0.2x reads `if COND {` and `while COND {` where COND is
+        a unary expression (its tools' `if $ns {`, `if !$x {`, `if f(a) {`);
+        anything wider needs 0.17's parentheses, as there (`if $a == 1 {`
+        is refused)."""
+        if kw == "if" and self.at("("):
+            self.next()
+            cond = self.expr()
+            self.expect(")", " to close the if condition")
+            return cond
+        if self.at("{"):
+            self.fail_at(self.peek(), f"expected a condition after '{kw}'")
+        cond = self.operand()
+        op = self.peek()
+        if op.kind == "punct" and (op.text in BINARY_PREC or op.text == "?"):
+            self.fail_at(op, f"expected '{{' after the {kw} condition (without parentheses, "
+                         f"bpftrace reads one operand: `{kw} ($a == 1) {{`)")
+        return cond
+
     def for_stmt(self) -> A.For:
+        """`for ($x : @map) {` and `for ($i : start..end) {`; current
+        bpftrace also reads them without the parentheses (its tools'
+        `for $j : 0..n {`)."""
         start = self.next().start
-        self.expect("(", " after 'for'")
+        paren = self.accept("(")
         var = self.next()
         if var.kind != "var":
-            self.fail_at(var, "expected a scratch variable ($name) in the for loop")
+            self.fail_at(var, "expected a scratch variable ($name) in the for loop"
+                         if paren or var.text != "{" else "expected '(' or a scratch variable ($name) after 'for'")
         self.expect(":", f" after {var.text} (for ($x : @map) or for ($i : start..end))")
-        if self.peek().kind == "map" and self.at(")", 1):
+        if self.peek().kind == "map" and self.at(")" if paren else "{", 1):
             tok = self.next()
             iterable = A.Map(tok.value, span=self.src.span(tok.start, tok.end))
         else:
@@ -373,7 +400,11 @@ class Parser:
             self.expect("..", " between the range's start and end")
             last = self.unary()
             iterable = A.Range(first, last, span=self.span(first_at))
-        self.expect(")", " to close the for loop's head")
+        if paren:
+            self.expect(")", " to close the for loop's head")
+        elif not self.at("{"):
+            self.fail_at(self.peek(), "expected '{' after the for loop's head "
+                         "(a range's ends are one operand each: `0..($n + 1)`)")
         body = self.block()
         return A.For(A.Var(var.value, span=self.src.span(var.start, var.end)), iterable, body,
                      span=self.span(start))
@@ -390,8 +421,19 @@ class Parser:
     def _expr(self) -> A.Expr:
         start = self.peek().start
         cond = self.binary(1)
+        cond_end = self.pos
         if not self.accept("?"):
             return cond
+        if self.accept(":"):
+            # current bpftrace's `a ?: b`: a if it is true, else b. Read as
+            # `a ? a : b`, so a is evaluated twice: only where that is the
+            # same value (no call, builtin, ++ or --).
+            orelse = self.expr()
+            if not reads_twice_alike(cond):
+                self.src.fail("the left of '?:' must be a variable, a map's value, a literal or "
+                              "arithmetic on them (plyc reads it twice): assign it to a $variable first",
+                              start, cond_end)
+            return A.Ternary(cond, copy.deepcopy(cond), orelse, span=self.span(start))
         then = self.expr()
         self.expect(":", " in the ternary operator (cond ? a : b)")
         orelse = self.expr()
@@ -637,3 +679,23 @@ def parse(text: str, filename: str = "<script>") -> A.Program:
         return program
     except PlycError as err:
         raise PlycError(err.diags, filename, text) from None
+
+
+def reads_twice_alike(e: A.Expr) -> bool:
+    """Whether evaluating `e` twice gives the same value and does nothing
+    more: no call, builtin (nsecs, rand), increment or positional."""
+    if isinstance(e, (A.Var, A.Int, A.Str)):
+        return True
+    if isinstance(e, A.Map):
+        return all(reads_twice_alike(k) for k in e.keys or [])
+    if isinstance(e, (A.Field, A.TupleIndex)):
+        return reads_twice_alike(e.obj)
+    if isinstance(e, A.Unary):
+        return e.op in ("!", "~", "-") and reads_twice_alike(e.operand)
+    if isinstance(e, A.Cast):
+        return reads_twice_alike(e.operand)
+    if isinstance(e, A.Binary):
+        return reads_twice_alike(e.left) and reads_twice_alike(e.right)
+    if isinstance(e, A.Ternary):
+        return all(reads_twice_alike(x) for x in (e.cond, e.then, e.other))
+    return False
