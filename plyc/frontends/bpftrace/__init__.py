@@ -16,7 +16,7 @@ def _lower(program, s: Settings):
     # Strings are bpftrace's 64 bytes (or the script's config block's
     # max_strlen), not --strsize: as bpftrace.
     prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False))
-    prog.style = "bpftrace"     # the tracer prints as bpftrace does (runtime-c/btoutput.c)
+    prog.style = "bpftrace"     # the tracer prints as bpftrace does (runtime-c/output/bpftrace.c)
     return prog
 
 

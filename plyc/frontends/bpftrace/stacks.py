@@ -8,7 +8,7 @@ as in bpftrace. A limited stack (`ustack(3)`) comes from a map of that
 depth of its own (the probe's stack_limits), so stacks alike in their first
 n frames are one key. A user stack carries the pid beside its id, and a
 usym value the pid beside the address: the tracer names user addresses
-from that process's mappings when it prints them (runtime-c/usyms.c)."""
+from that process's mappings when it prints them (runtime-c/symbols/usyms.c)."""
 from __future__ import annotations
 
 from ... import builtins as B

@@ -4,9 +4,9 @@ cgroupid(), ncpus, reg(), sargN, offsetof(), has_key(), username,
 macaddr(), strftime(). Each is a typing rule called by lower.py's Typer
 (`chk`), giving IR. bpftrace resolves kaddr, uaddr, cgroupid and ncpus when
 it compiles, on the machine it traces; plyc's tracer resolves them on its
-device at start-up (ir.DeviceConst, runtime-c/dconst.c). The text of
+device at start-up (ir.DeviceConst, runtime-c/load/dconst.c). The text of
 username, macaddr and strftime values is made by the tracer when it prints
-them (runtime-c/btvalues.c)."""
+them (runtime-c/values/btvalues.c)."""
 from __future__ import annotations
 
 from ... import arch as ARCH
@@ -162,7 +162,7 @@ def offsetof(chk, e: A.Offsetof):
     return ir.Call(I.OFFSETOF, args, type=T.U64, span=e.span)
 
 
-# --- values the tracer prints as text (runtime-c/btvalues.c) ------------------------
+# --- values the tracer prints as text (runtime-c/values/btvalues.c) ------------------------
 
 USERNAME = Var("username", T.Int(4, False, "username"), V.UID,
                doc="the task's uid, printed as its name in the device's /etc/passwd")
