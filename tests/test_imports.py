@@ -14,10 +14,7 @@ PLYC = Path(__file__).resolve().parent.parent / "plyc"
 # struck off here.
 # - point 1: bpftrace's typing subclasses ply's Typer.
 KNOWN_CROSS_IMPORTS = ["plyc.frontends.bpftrace.lower imports plyc.frontends.ply.lower"]
-# - point 5: cgen.py (rewritten by that change) calls loops.py for loop
-#   statements, and loops.py calls back cgen's alignment, offset_ptr, mem_calls
-#   and bare; they go to a module below both.
-KNOWN_CYCLES = [["plyc.codegen.cgen", "plyc.codegen.loops"]]
+KNOWN_CYCLES = []
 
 
 def module_name(path: Path) -> str:

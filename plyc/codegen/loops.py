@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 
 from ..ir import nodes as ir
-from . import cgen as C
+from . import ctext as C
+from .cescape import c_string
 
 # Placeholders that cgen's finish() resolves once it knows whether the
 # probe has a scratch slot and what its C type is.
@@ -201,5 +202,5 @@ def needs(res) -> list:
                 helper, hname, since = FOR_EACH_HELPER
                 what = f"len({n.args[0].value.decode()})" if counted else f"a for loop over {n.map}"
                 out.append(dict(prog=p.prog, helper=helper, helper_name=hname, since=since,
-                                line=n.span.line, what=C.c_string(what)))
+                                line=n.span.line, what=c_string(what)))
     return out
