@@ -10,6 +10,7 @@ from typing import Optional
 
 from ..ir import nodes as ir
 from ..ir.fold import fold
+from ..ir.opt.keys import invariant, locals_in
 from . import loops
 from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
 from .ctext import (MAX_STORES, MEMSET_FENCE, alignment, bare, c_int, copy_stmts,  # noqa: F401 (alignment,
@@ -83,6 +84,7 @@ class FuncGen(TupleGen):
         self._depth = 1
         self.ntmp = 0
         self.cur_line = probe.spec.span.line
+        self.commented = None                   # the script line of the last statement's comment
         self.stack_used = 0                     # bytes of named temporaries on the stack
         self.root = self.scope = Scope(self.cur_line)
         self.uses_scratch = False
@@ -258,7 +260,11 @@ class FuncGen(TupleGen):
             self.stmt_Block(s)
             return
         self.cur_line = s.span.line
-        self.lines.append(("\t" * self.depth + self.comment(s.span.line), s.span.line))
+        if s.span.line != self.commented:
+            # Statements of one script line (a LookupLet and its user, an
+            # early return) share its comment.
+            self.lines.append(("\t" * self.depth + self.comment(s.span.line), s.span.line))
+            self.commented = s.span.line
         start = len(self.lines)
         # This statement's scratch temporaries are dead once it is done:
         # they share memory with those of its siblings.
@@ -339,6 +345,11 @@ class FuncGen(TupleGen):
             self.bytes(s.call)
         else:
             self.scalar(s.call)
+
+    def stmt_LookupLet(self, s: ir.LookupLet):
+        m = self.res.map(s.map)
+        key = self.key(s.keys, m)
+        self.line(f"{m.value_ctype} *{s.name} = bpf_map_lookup_elem(&{m.cname}, &{key});")
 
     def stmt_MapDelete(self, s: ir.MapDelete):
         m = self.res.map(s.map)
@@ -428,7 +439,7 @@ class FuncGen(TupleGen):
         """Keys out of scope once their C block closes, or that read a
         $local about to change."""
         for c, (k, depth) in list(self.keys.items()):
-            if depth > self.depth or (local is not None and ("l", local) in _flat(c)):
+            if depth > self.depth or (local is not None and local in locals_in(c)):
                 del self.keys[c]
 
     def field_values(self, fields: list, exprs: list) -> list:
@@ -542,12 +553,9 @@ class FuncGen(TupleGen):
             return name
         if isinstance(e, ir.Local):
             return self.local_ref[e.name]
-        if isinstance(e, ir.MapRead):
-            m = self.res.map(e.map)
-            key = self.key(e.keys, m)
-            p = self.tmp("p")
+        if isinstance(e, (ir.MapRead, ir.LookupValue)):
+            p = self.lookup(e)
             name = self.local_bytes(typ.size, zero=False)
-            self.line(f"{m.value_ctype} *{p} = bpf_map_lookup_elem(&{m.cname}, &{key});")
             # The kernel keeps map values 8-aligned: copy words, not the
             # bytes a char array's alignment would make clang copy.
             self.if_else(p, mem_calls("memcpy", name, f"__builtin_assume_aligned({p}->v, 8)", typ.size),
@@ -659,16 +667,30 @@ class FuncGen(TupleGen):
         # set by the tracer before the load: a constant to the verifier
         return f"plyc_params.dconst[{self.res.dconst(e)}]"
 
-    def sc_MapRead(self, e: ir.MapRead) -> str:
+    def lookup(self, e) -> str:
+        """The pointer to the entry a MapRead reads (looked up here), or
+        that a LookupValue's LookupLet bound."""
+        if isinstance(e, ir.LookupValue):
+            return e.name
         m = self.res.map(e.map)
         key = self.key(e.keys, m)
         p = self.tmp("p")
-        typ = e.type
         self.line(f"{m.value_ctype} *{p} = bpf_map_lookup_elem(&{m.cname}, &{key});")
+        return p
+
+    def sc_MapRead(self, e) -> str:
+        m = self.res.map(e.map)
+        p = self.lookup(e)
+        typ = e.type
         stored = record_type(m.info.value_type)
         v = f"{p}->v" if stored.kind != "str" and stored.ctype() == typ.scalar_ctype() else \
             f"({typ.scalar_ctype()}){p}->v"
         return f"({p} ? {v} : 0)"
+
+    sc_LookupValue = sc_MapRead
+
+    def sc_LookupFound(self, e: ir.LookupFound) -> str:
+        return f"(__s64)({e.name} != 0)"
 
     def sc_MapHas(self, e: ir.MapHas) -> str:
         m = self.res.map(e.map)
@@ -838,40 +860,6 @@ class FuncGen(TupleGen):
 
     def call(self, e: ir.Call) -> Optional[str]:
         return e.func.emit(self, e)
-
-
-# Built-in variables whose value stays the same within one run of a program.
-INVARIANT_VARS = frozenset(["comm", "execname", "pid", "kpid", "uid", "gid", "cpu", "stack", "caller",
-                            "retval"] + [f"arg{i}" for i in range(10)])
-
-
-def invariant(e):
-    """A signature of an expression whose value stays the same within a
-    run of the program (until a $local in it is set), else None."""
-    t = (e.type.kind, e.type.size, e.type.signed)
-    if isinstance(e, ir.IntConst):
-        return ("i", e.value, t)
-    if isinstance(e, ir.BytesConst):
-        return ("s", e.value, t)
-    if isinstance(e, ir.Param):
-        return ("P", e.kind, e.index, t)
-    if isinstance(e, ir.Variable):
-        return ("v", e.var.name, t) if e.var.name in INVARIANT_VARS else None
-    if isinstance(e, ir.Local):
-        return ("l", e.name)
-    if isinstance(e, ir.TpField):
-        return ("tp", e.name, t)
-    if isinstance(e, (ir.Cast, ir.Unary, ir.Binary, ir.Ternary)):
-        parts = [invariant(c) for c in ir.children(e)]
-        return None if None in parts else (type(e).__name__, getattr(e, "op", None), t, tuple(parts))
-    return None
-
-
-def _flat(sig):
-    if isinstance(sig, tuple):
-        yield sig
-        for part in sig:
-            yield from _flat(part)
 
 
 def generate(probe: ir.Probe, res: Resources, fentry: Optional[dict] = None, source: list = ()) -> FuncGen:
