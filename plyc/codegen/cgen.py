@@ -9,7 +9,6 @@ import re
 from typing import Optional
 
 from ..ir import nodes as ir
-from ..ir.fold import fold
 from ..ir.opt.keys import invariant, locals_in
 from . import loops
 from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
@@ -579,10 +578,8 @@ class FuncGen(TupleGen):
     # --- scalars -------------------------------------------------------------------
 
     def scalar(self, e) -> str:
-        """A C expression for an integer value, as __s64/__u64."""
-        folded = fold(e)
-        if folded is not None:
-            return self.const(folded)
+        """A C expression for an integer value, as __s64/__u64 (constants
+        come folded: plyc/ir/opt/constfold.py)."""
         return getattr(self, "sc_" + type(e).__name__)(e)
 
     def const(self, value: int) -> str:
