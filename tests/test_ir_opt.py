@@ -5,7 +5,7 @@ import re
 from plyc import driver
 from plyc.ir import nodes as ir
 from plyc.ir.dump import dump
-from plyc.ir.opt import constfold, early_return, lookups, optimize
+from plyc.ir.opt import constfold, early_return, hoist_keys, lookups, optimize
 
 LATENCY_BT = """tracepoint:syscalls:sys_enter_read { @start[tid] = nsecs; }
 tracepoint:syscalls:sys_exit_read /@start[tid]/
@@ -89,11 +89,12 @@ def test_early_return_twice_changes_nothing_more():
 def test_one_lookup_for_the_predicate_and_the_body():
     prog = optimize(lowered(LATENCY_BT))
     assert probe_text(prog, 1) == [
-        "  let lookup1 = lookup @start[kpid:u32]",
+        "  let key_1 = key @start[kpid:u32]",
+        "  let lookup1 = lookup @start[key_1]",
         "  if (!*lookup1:s64):s64",
         "    return",
         "  @[] <- hist((time:s64 - *lookup1:s64):s64)",
-        "  delete @start[kpid:u32]",
+        "  delete @start[key_1]",
     ]
     assert not nodes(prog, ir.MapRead)
 
@@ -182,6 +183,63 @@ def test_has_key_reads_the_binding_too():
                                "kprobe:vfs_read /has_key(@m, tid)/ { @n[0] = @m[tid]; }"))
     assert len(nodes(prog, ir.LookupLet)) == 1
     assert nodes(prog, ir.LookupFound) and nodes(prog, ir.LookupValue)
+
+
+# --- key hoisting ------------------------------------------------------------
+
+def keylets(prog: ir.Program) -> list:
+    return nodes(prog, ir.KeyLet)
+
+
+def test_a_key_used_once_stays_in_place():
+    prog = lowered("kprobe:vfs_read { @m[tid] = 1; @n[pid, comm] = 2; }")
+    hoist_keys.run(prog)
+    assert not keylets(prog)
+    assert not nodes(prog, ir.KeyRef)
+
+
+def test_a_key_used_twice_is_built_once():
+    prog = lowered("kprobe:vfs_read { @m[pid, comm] = 1; delete(@m[pid, comm]); }")
+    hoist_keys.run(prog)
+    assert probe_text(prog, 0) == ["  let key_1 = key @m[pid:u32, comm:char[16]]", "  @m[key_1] = 1:s64",
+                                   "  delete @m[key_1]"]
+
+
+def test_maps_keyed_by_one_integer_type_share_a_key():
+    prog = lowered("kprobe:vfs_read { @a[tid] = 1; @b[tid] = 2; @c = 3; @d = 4; }")
+    hoist_keys.run(prog)
+    assert [(k.map, len(k.keys)) for k in keylets(prog)] == [("@a", 1), ("@c", 0)]
+
+
+def test_setting_a_local_in_a_key_builds_it_again():
+    prog = lowered("kprobe:vfs_read { $k = 1; @m[$k] = 1; @m[$k] = 2; $k = 2; @m[$k] = 3; @m[$k] = 4; }")
+    hoist_keys.run(prog)
+    assert len(keylets(prog)) == 2
+
+
+def test_a_key_in_a_branch_serves_that_branch_only():
+    prog = lowered("kprobe:vfs_read { if (pid) { @m[tid] = 1; @m[tid] = 2; } else { @m[tid] = 3; } }")
+    hoist_keys.run(prog)
+    let, = keylets(prog)
+    branch = prog.probes[0].body.stmts[0]
+    assert branch.then.stmts[0] is let
+    assert not isinstance(branch.other.stmts[0].keys[0], ir.KeyRef)
+
+
+def test_a_for_each_body_builds_its_own_keys():
+    src = "kprobe:vfs_read { @m[tid] = 1; for ($kv : @m) { @n[tid] = 1; } @n[tid] = 2; }"
+    prog = lowered(src)
+    hoist_keys.run(prog)
+    loop, = nodes(prog, ir.ForMap)
+    assert not [n for n in ir.walk(loop.body) if isinstance(n, ir.KeyRef)]
+
+
+def test_a_loop_setting_a_key_local_gets_no_key_from_before():
+    src = "kprobe:vfs_read { $i = 0; @m[$i] = 1; while ($i < 3) { @m[$i] = 2; $i = $i + 1; } @m[$i] = 3; }"
+    prog = lowered(src)
+    hoist_keys.run(prog)
+    loop, = nodes(prog, ir.While)
+    assert not [n for n in ir.walk(loop) if isinstance(n, ir.KeyRef)]
 
 
 def test_the_passes_twice_change_nothing_more():

@@ -9,7 +9,6 @@ import re
 from typing import Optional
 
 from ..ir import nodes as ir
-from ..ir.opt.keys import invariant, locals_in
 from . import loops
 from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
 from .ctext import (MAX_STORES, MEMSET_FENCE, alignment, bare, c_int, copy_stmts,  # noqa: F401 (alignment,
@@ -76,7 +75,7 @@ class FuncGen(TupleGen):
         self.fentry = fentry
         self.res = res
         self.lines: list[tuple[str, int]] = []   # (text, script line)
-        self.keys: dict = {}                    # (key type, invariant sigs) -> (C name, depth)
+        self.keyrefs: dict = {}                 # a KeyLet's name -> its key's C lvalue
         self.casts: dict = {}                   # "((T)x)" this generated -> (T, x)
         self.typed: dict = {}                   # expressions known to be of a C type -> it
         self.consts: dict = {}                  # constants' C text -> value
@@ -103,7 +102,6 @@ class FuncGen(TupleGen):
     @depth.setter
     def depth(self, value: int):
         self._depth = value
-        self.forget_keys()
 
     def line(self, text: str):
         self.lines.append(("\t" * self.depth + text, self.cur_line))
@@ -267,6 +265,11 @@ class FuncGen(TupleGen):
         start = len(self.lines)
         # This statement's scratch temporaries are dead once it is done:
         # they share memory with those of its siblings.
+        if isinstance(s, ir.KeyLet):
+            # Its key serves the statements after it in the block: it lives
+            # in the enclosing statement's scratch scope, not one of its own.
+            self.stmt_KeyLet(s)
+            return
         outer, self.scope = self.scope, Scope(s.span.line)
         getattr(self, "stmt_" + type(s).__name__)(s)
         if self.scope.members or self.scope.nested:
@@ -356,7 +359,6 @@ class FuncGen(TupleGen):
         self.line(f"bpf_map_delete_elem(&{m.cname}, &{key});")
 
     def stmt_SetLocal(self, s: ir.SetLocal):
-        self.forget_keys(s.name)
         typ = self.probe.locals[s.name]
         if typ.is_bytes:
             self.copy_bytes(self.local_ref[s.name], typ.size, s.value, typ)
@@ -399,17 +401,13 @@ class FuncGen(TupleGen):
         self.line("}")
 
     def key(self, keys: list, m) -> str:
-        """A map's key, built once per program for the same expressions of
-        values that stay the same within a run (see invariant)."""
-        sigs = [invariant(e) for e in keys]
-        cache = (m.key_ctype, tuple(sigs)) if None not in sigs else None
-        if cache in self.keys:
-            return self.keys[cache][0]
-        k = self.build_key(keys, m)
-        if cache and not k.startswith(SCRATCH):
-            # Scratch memory is shared with later statements: only stack keys are kept.
-            self.keys[cache] = (k, self.depth)
-        return k
+        """A map's key: the one a KeyLet built (keys: its KeyRef), or built here."""
+        if keys and isinstance(keys[0], ir.KeyRef):
+            return self.keyrefs[keys[0].name]
+        return self.build_key(keys, m)
+
+    def stmt_KeyLet(self, s: ir.KeyLet):
+        self.keyrefs[s.name] = self.build_key(s.keys, self.res.map(s.map))
 
     def build_key(self, keys: list, m) -> str:
         if not m.keys:
@@ -433,13 +431,6 @@ class FuncGen(TupleGen):
         k = self.record("key", m.key_ctype, m.key_size)
         self.fill_fields(f"{k}.", m.keys, keys, values, 8)
         return k
-
-    def forget_keys(self, local: Optional[str] = None):
-        """Keys out of scope once their C block closes, or that read a
-        $local about to change."""
-        for c, (k, depth) in list(self.keys.items()):
-            if depth > self.depth or (local is not None and local in locals_in(c)):
-                del self.keys[c]
 
     def field_values(self, fields: list, exprs: list) -> list:
         """C for each record field's value: a scalar, an array's name, or

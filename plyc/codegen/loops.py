@@ -41,13 +41,7 @@ def has_callbacks(probe: ir.Probe) -> bool:
     return any(isinstance(n, ir.ForMap) for n in ir.walk(probe.body))
 
 
-def assigned(s: ir.Stmt) -> set:
-    return {n.name for n in ir.walk(s) if isinstance(n, ir.SetLocal)}
-
-
 def stmt_While(g, s: ir.While):
-    for name in assigned(s):
-        g.forget_keys(name)        # a key built before the loop goes stale in it
     n = g.tmp("n")
     cap = len(g.res.loop_caps)         # its slot in plyc_loopcap: the tracer warns of a stop
     g.res.loop_caps.append(s.span.line)
@@ -140,12 +134,10 @@ def stmt_ForMap(g, s: ir.ForMap):
         g.line("}")
     g.depth -= 1
     g.line("}")
-    for n in assigned(s):
-        g.forget_keys(n)
 
-    # The callback: its own lines, keys and loops.
-    saved = g.lines, g.keys, g._depth, g.loops
-    g.lines, g.keys, g._depth, g.loops = [], {}, 1, []
+    # The callback: its own lines and loops.
+    saved = g.lines, g._depth, g.loops
+    g.lines, g._depth, g.loops = [], 1, []
     store = [f"c->{v} = {v};" for v, _ in scalars]
     g.line(f"struct {name}_ctx *c = cx;")
     g.line(f"{g.probe.provider.ctx_decl} = c->ctx;")
@@ -159,7 +151,7 @@ def stmt_ForMap(g, s: ir.ForMap):
     g.stmt(s.body)
     g.lines_of(store + ["return 0;"])
     body = g.lines
-    g.lines, g.keys, g._depth, g.loops = saved
+    g.lines, g._depth, g.loops = saved
     g.callbacks.append(dict(name=name, line=s.span.line, map=s.map, body=body,
                             fields=["void *ctx", "void *scratch"] + ["__u64 ret"] * returns +
                             [f"{t} {v}" for v, t in scalars]))

@@ -74,6 +74,8 @@ def stmt(s: ir.Stmt, depth: int) -> list:
         text = f"{s.map}[{exprs(s.keys)}] = {expr(s.value)}"
     elif isinstance(s, ir.Aggregate):
         text = f"{s.map}[{exprs(s.keys)}] <- {s.agg.name}({exprs(s.args)})"
+    elif isinstance(s, ir.KeyLet):
+        text = f"let {s.name} = key {s.map}[{exprs(s.keys)}]"
     elif isinstance(s, ir.LookupLet):
         text = f"let {s.name} = lookup {s.map}[{exprs(s.keys)}]"
     elif isinstance(s, ir.MapDelete):
@@ -92,6 +94,8 @@ def exprs(es: list) -> str:
 
 
 def expr(e: ir.Expr) -> str:
+    if isinstance(e, ir.KeyRef):
+        return e.name       # the KeyLet's, whose keys have their types
     return f"{_expr(e)}:{e.type}"
 
 

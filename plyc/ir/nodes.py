@@ -148,6 +148,12 @@ class LookupFound(Expr):
 
 
 @dataclass(eq=False)
+class KeyRef(Expr):
+    """A map key a KeyLet built, as the whole of an access's `keys`."""
+    name: str
+
+
+@dataclass(eq=False)
 class Unary(Expr):
     op: str              # ! ~ -
     operand: Expr
@@ -275,6 +281,16 @@ class LookupLet(Stmt):
     to it (none if absent) that LookupValue/LookupFound read later in the
     run; made by plyc/ir/opt/lookups.py, which proves the entry unchanged
     between the two."""
+    name: str            # unique in the probe
+    map: str
+    keys: list
+
+
+@dataclass(eq=False)
+class KeyLet(Stmt):
+    """Build the key of `map` from keys once, for the accesses after it
+    that name it by a KeyRef (plyc/ir/opt/hoist_keys.py); it lives as long
+    as the block it is in."""
     name: str            # unique in the probe
     map: str
     keys: list

@@ -5,12 +5,12 @@ program in place, and running them twice changes nothing more."""
 from __future__ import annotations
 
 from .. import nodes as ir
-from . import constfold, early_return, lookups
+from . import constfold, early_return, hoist_keys, lookups
 
 # In order: folding first (keys and conditions compare as constants), the
 # early return before the lookups, so that a predicate's lookup serves the
-# whole body that follows it.
-PASSES = (constfold.run, early_return.run, lookups.run)
+# whole body that follows it; keys last, once the lookups are known.
+PASSES = (constfold.run, early_return.run, lookups.run, hoist_keys.run)
 
 
 def optimize(program: ir.Program) -> ir.Program:
