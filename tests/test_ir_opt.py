@@ -226,6 +226,16 @@ def test_a_key_in_a_branch_serves_that_branch_only():
     assert not isinstance(branch.other.stmts[0].keys[0], ir.KeyRef)
 
 
+def test_a_nested_block_shares_its_keys_with_what_follows():
+    prog = lowered("kprobe:vfs_read { @m[tid] = 1; @m[tid] = 2; @m[tid] = 3; }")
+    body = prog.probes[0].body
+    body.stmts = [ir.Block(body.stmts[:2]), body.stmts[2]]
+    hoist_keys.run(prog)
+    let, = keylets(prog)
+    assert body.stmts[0].stmts[0] is let
+    assert all(isinstance(s.keys[0], ir.KeyRef) for s in nodes(prog, ir.MapStore))
+
+
 def test_a_for_each_body_builds_its_own_keys():
     src = "kprobe:vfs_read { @m[tid] = 1; for ($kv : @m) { @n[tid] = 1; } @n[tid] = 2; }"
     prog = lowered(src)

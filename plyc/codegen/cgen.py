@@ -258,18 +258,18 @@ class FuncGen(TupleGen):
             return
         self.cur_line = s.span.line
         if s.span.line != self.commented:
-            # Statements of one script line (a LookupLet and its user, an
-            # early return) share its comment.
+            # Statements of one script line (a KeyLet or LookupLet and its
+            # user, an early return) share its comment.
             self.lines.append(("\t" * self.depth + self.comment(s.span.line), s.span.line))
             self.commented = s.span.line
-        start = len(self.lines)
-        # This statement's scratch temporaries are dead once it is done:
-        # they share memory with those of its siblings.
         if isinstance(s, ir.KeyLet):
             # Its key serves the statements after it in the block: it lives
             # in the enclosing statement's scratch scope, not one of its own.
             self.stmt_KeyLet(s)
             return
+        start = len(self.lines)
+        # This statement's scratch temporaries are dead once it is done:
+        # they share memory with those of its siblings.
         outer, self.scope = self.scope, Scope(s.span.line)
         getattr(self, "stmt_" + type(s).__name__)(s)
         if self.scope.members or self.scope.nested:

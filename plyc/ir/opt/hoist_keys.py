@@ -59,6 +59,9 @@ class Hoister:
     def stmt(self, s: ir.Stmt, avail: dict, rest: list) -> list:
         """s with its accesses' keys named, the KeyLets it needs before it."""
         pre = []
+        if isinstance(s, ir.Block):
+            # printed without braces of its own: the keys go on after it
+            return [self.block(s, avail)]
         if isinstance(s, ir.While):
             kill(avail, lookups.effects(s)[1])
         if isinstance(s, ir.ForMap):
