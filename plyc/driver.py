@@ -17,6 +17,7 @@ from .diag import PlycError, Diagnostic
 from .frontends import registry
 from .frontends.base import FrontEnd, Settings
 from .ir import nodes as ir
+from .ir.opt import optimize
 from .output import check_target, discard, finish, keep_dir, temporary
 from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_error
 
@@ -130,8 +131,10 @@ def build_limits(prog: ir.Program, opts: Options) -> dict:
 
 def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                name: Optional[str] = None) -> Compiled:
-    """From the IR on: resources and the generated C (source: for messages)."""
+    """From the IR on: the optimising passes (plyc/ir/opt/), resources and
+    the generated C (source: for messages)."""
     script = os.path.basename(filename)
+    optimize(prog)
     res = resources.build(prog, name or tracer_name(filename), script, build_limits(prog, opts))
     not_here = [p for p in prog.probes if not p.provider.runnable_here]
     if not_here:

@@ -386,7 +386,9 @@ def test_readable_c():
     body = bpf_c[bpf_c.index("int sys_exit_read(void *ctx)"):]
     assert body.count("bpf_get_current_pid_tgid()") == 1
     assert "\t__u32 key1 = (__u32)bpf_get_current_pid_tgid();\n" in body
-    assert "\t\tbpf_map_delete_elem(&start, &key1);\n" in body
-    assert "\tif (p2 ? p2->v : 0) {\n" in body
-    assert '__builtin_memcpy(key5.k0, "latency", 8);' in body
-    assert "\t\t/* read-latency.ply:13: delete start[kpid]; */\n" in body
+    assert "\tbpf_map_delete_elem(&start, &key1);\n" in body
+    # one lookup, for the predicate and the body; the predicate's failure returns at once
+    assert body.count("bpf_map_lookup_elem(&start,") == 1
+    assert "\tif (!(lookup1 ? lookup1->v : 0)) {\n\t\treturn 0;\n\t}\n" in body
+    assert '__builtin_memcpy(key3.k0, "latency", 8);' in body
+    assert "\t/* read-latency.ply:13: delete start[kpid]; */\n" in body

@@ -1,6 +1,6 @@
 """The IR of a few scripts (tests/golden/ir/*.ply), as `plyc emit --stage ir`
-prints it, against the .ir file beside each. After a change that means to
-alter the IR: `make golden` (python3 tests/test_golden.py --update), then
+prints it (after the optimising passes), against the .ir file beside each.
+After a change that means to alter the IR: `make golden` (python3 tests/test_golden.py --update), then
 review the diff."""
 import sys
 from pathlib import Path
@@ -16,9 +16,10 @@ def ir_text(script: Path) -> str:
     sys.path.insert(0, str(ROOT))
     from plyc import driver
     from plyc.ir.dump import dump
+    from plyc.ir.opt import optimize
     source = script.read_text()
     program = driver.parse(source, script.name)
-    return dump(driver.analyze(program, source, script.name, driver.Options(env=ENV)))
+    return dump(optimize(driver.analyze(program, source, script.name, driver.Options(env=ENV))))
 
 
 @pytest.mark.parametrize("script", sorted(GOLDEN.glob("*.ply")), ids=lambda p: p.stem)

@@ -9,9 +9,10 @@ import re
 from typing import Optional
 
 from ..ir import nodes as ir
-from ..ir.fold import fold
 from . import aggregations, intrinsics, loops, variables
-from .cescape import c_comment, c_int, c_string  # noqa: F401 (c_string, c_int: cgen.c_* for their users)
+from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
+from .ctext import (MAX_STORES, MEMSET_FENCE, alignment, bare, c_int, copy_stmts,  # noqa: F401 (alignment,
+                    mem_calls, offset_ptr, words)                                 # c_int: for its users)
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
 from .tuples import TupleGen
 
@@ -32,55 +33,6 @@ WORDS = "__attribute__((aligned(8)))"
 # scratch slot has a busy flag. The other kinds never nest with themselves
 # on a CPU (docs/design.md).
 RETURN = "\0return"                 # placeholder for `return 0;`, see finish()
-# BPF programs can't call memcpy/memset: clang inlines them, in at most 128
-# stores of the width the alignment allows. Larger ones are split.
-MAX_STORES = 128
-MEMSET_FENCE = 'asm volatile("" ::: "memory");\t/* or clang merges the memsets back */'
-
-
-def words(size: int) -> int:
-    return (size + 7) // 8 * 8
-
-
-def alignment(offset: int, base: int = 8) -> int:
-    """What clang knows of the alignment of `offset` bytes into an object
-    aligned to `base` (at most 8)."""
-    a = min(base, 8)
-    while offset % a:
-        a //= 2
-    return a
-
-
-def offset_ptr(ptr: str, off: int, align: int, const: bool = False) -> str:
-    """`ptr` + `off` bytes, with the alignment clang can't see through the
-    arithmetic (it would copy bytes one by one)."""
-    p = f"(const char *){ptr} + {off}" if const else f"(char *){ptr} + {off}"
-    return f"__builtin_assume_aligned({p}, {align})" if align > 1 else p
-
-
-def copy_stmts(dst: str, dsize: int, src: str, ssize: int, offset: int = 0, base: int = 8) -> list:
-    """Copy an 8-aligned array into `dst` (at `offset` in an object aligned
-    to `base`), zero-padded."""
-    n = min(dsize, ssize)
-    stmts = mem_calls("memcpy", dst, src, n, alignment(offset, base))
-    if dsize > n:
-        tail = alignment(offset + n, base)
-        stmts += mem_calls("memset", offset_ptr(dst, n, tail), None, dsize - n, tail)
-    return stmts
-
-
-def mem_calls(fn: str, dst: str, src: Optional[str], n: int, align: int = 8) -> list:
-    """__builtin_memcpy (src, 8-aligned) or __builtin_memset (src None) of
-    n bytes at dst (`align`-aligned), split so that clang inlines each piece."""
-    chunk = MAX_STORES * align
-    out = []
-    for off in range(0, n, chunk):
-        if off and src is None:
-            out.append(MEMSET_FENCE)
-        d = offset_ptr(dst, off, align) if off else dst
-        arg = "0" if src is None else (offset_ptr(src, off, 8, True) if off else src)
-        out.append(f"__builtin_{fn}({d}, {arg}, {min(chunk, n - off)});")
-    return out
 
 
 class Scope:
@@ -123,13 +75,14 @@ class FuncGen(TupleGen):
         self.fentry = fentry
         self.res = res
         self.lines: list[tuple[str, int]] = []   # (text, script line)
-        self.keys: dict = {}                    # (key type, invariant sigs) -> (C name, depth)
+        self.keyrefs: dict = {}                 # a KeyLet's name -> its key's C lvalue
         self.casts: dict = {}                   # "((T)x)" this generated -> (T, x)
         self.typed: dict = {}                   # expressions known to be of a C type -> it
         self.consts: dict = {}                  # constants' C text -> value
         self._depth = 1
         self.ntmp = 0
         self.cur_line = probe.spec.span.line
+        self.commented = None                   # the script line of the last statement's comment
         self.stack_used = 0                     # bytes of named temporaries on the stack
         self.root = self.scope = Scope(self.cur_line)
         self.uses_scratch = False
@@ -149,7 +102,6 @@ class FuncGen(TupleGen):
     @depth.setter
     def depth(self, value: int):
         self._depth = value
-        self.forget_keys()
 
     def line(self, text: str):
         self.lines.append(("\t" * self.depth + text, self.cur_line))
@@ -305,7 +257,16 @@ class FuncGen(TupleGen):
             self.stmt_Block(s)
             return
         self.cur_line = s.span.line
-        self.lines.append(("\t" * self.depth + self.comment(s.span.line), s.span.line))
+        if s.span.line != self.commented:
+            # Statements of one script line (a KeyLet or LookupLet and its
+            # user, an early return) share its comment.
+            self.lines.append(("\t" * self.depth + self.comment(s.span.line), s.span.line))
+            self.commented = s.span.line
+        if isinstance(s, ir.KeyLet):
+            # Its key serves the statements after it in the block: it lives
+            # in the enclosing statement's scratch scope, not one of its own.
+            self.stmt_KeyLet(s)
+            return
         start = len(self.lines)
         # This statement's scratch temporaries are dead once it is done:
         # they share memory with those of its siblings.
@@ -387,13 +348,17 @@ class FuncGen(TupleGen):
         else:
             self.scalar(s.call)
 
+    def stmt_LookupLet(self, s: ir.LookupLet):
+        m = self.res.map(s.map)
+        key = self.key(s.keys, m)
+        self.line(f"{m.value_ctype} *{s.name} = bpf_map_lookup_elem(&{m.cname}, &{key});")
+
     def stmt_MapDelete(self, s: ir.MapDelete):
         m = self.res.map(s.map)
         key = self.key(s.keys, m)
         self.line(f"bpf_map_delete_elem(&{m.cname}, &{key});")
 
     def stmt_SetLocal(self, s: ir.SetLocal):
-        self.forget_keys(s.name)
         typ = self.probe.locals[s.name]
         if typ.is_bytes:
             self.copy_bytes(self.local_ref[s.name], typ.size, s.value, typ)
@@ -436,17 +401,13 @@ class FuncGen(TupleGen):
         self.line("}")
 
     def key(self, keys: list, m) -> str:
-        """A map's key, built once per program for the same expressions of
-        values that stay the same within a run (see invariant)."""
-        sigs = [invariant(e) for e in keys]
-        cache = (m.key_ctype, tuple(sigs)) if None not in sigs else None
-        if cache in self.keys:
-            return self.keys[cache][0]
-        k = self.build_key(keys, m)
-        if cache and not k.startswith(SCRATCH):
-            # Scratch memory is shared with later statements: only stack keys are kept.
-            self.keys[cache] = (k, self.depth)
-        return k
+        """A map's key: the one a KeyLet built (keys: its KeyRef), or built here."""
+        if keys and isinstance(keys[0], ir.KeyRef):
+            return self.keyrefs[keys[0].name]
+        return self.build_key(keys, m)
+
+    def stmt_KeyLet(self, s: ir.KeyLet):
+        self.keyrefs[s.name] = self.build_key(s.keys, self.res.map(s.map))
 
     def build_key(self, keys: list, m) -> str:
         if not m.keys:
@@ -470,13 +431,6 @@ class FuncGen(TupleGen):
         k = self.record("key", m.key_ctype, m.key_size)
         self.fill_fields(f"{k}.", m.keys, keys, values, 8)
         return k
-
-    def forget_keys(self, local: Optional[str] = None):
-        """Keys out of scope once their C block closes, or that read a
-        $local about to change."""
-        for c, (k, depth) in list(self.keys.items()):
-            if depth > self.depth or (local is not None and ("l", local) in _flat(c)):
-                del self.keys[c]
 
     def field_values(self, fields: list, exprs: list) -> list:
         """C for each record field's value: a scalar, an array's name, or
@@ -589,12 +543,9 @@ class FuncGen(TupleGen):
             return name
         if isinstance(e, ir.Local):
             return self.local_ref[e.name]
-        if isinstance(e, ir.MapRead):
-            m = self.res.map(e.map)
-            key = self.key(e.keys, m)
-            p = self.tmp("p")
+        if isinstance(e, (ir.MapRead, ir.LookupValue)):
+            p = self.lookup(e)
             name = self.local_bytes(typ.size, zero=False)
-            self.line(f"{m.value_ctype} *{p} = bpf_map_lookup_elem(&{m.cname}, &{key});")
             # The kernel keeps map values 8-aligned: copy words, not the
             # bytes a char array's alignment would make clang copy.
             self.if_else(p, mem_calls("memcpy", name, f"__builtin_assume_aligned({p}->v, 8)", typ.size),
@@ -618,10 +569,8 @@ class FuncGen(TupleGen):
     # --- scalars -------------------------------------------------------------------
 
     def scalar(self, e) -> str:
-        """A C expression for an integer value, as __s64/__u64."""
-        folded = fold(e)
-        if folded is not None:
-            return self.const(folded)
+        """A C expression for an integer value, as __s64/__u64 (constants
+        come folded: plyc/ir/opt/constfold.py)."""
         return getattr(self, "sc_" + type(e).__name__)(e)
 
     def const(self, value: int) -> str:
@@ -706,16 +655,30 @@ class FuncGen(TupleGen):
         # set by the tracer before the load: a constant to the verifier
         return f"plyc_params.dconst[{self.res.dconst(e)}]"
 
-    def sc_MapRead(self, e: ir.MapRead) -> str:
+    def lookup(self, e) -> str:
+        """The pointer to the entry a MapRead reads (looked up here), or
+        that a LookupValue's LookupLet bound."""
+        if isinstance(e, ir.LookupValue):
+            return e.name
         m = self.res.map(e.map)
         key = self.key(e.keys, m)
         p = self.tmp("p")
-        typ = e.type
         self.line(f"{m.value_ctype} *{p} = bpf_map_lookup_elem(&{m.cname}, &{key});")
+        return p
+
+    def sc_MapRead(self, e) -> str:
+        m = self.res.map(e.map)
+        p = self.lookup(e)
+        typ = e.type
         stored = record_type(m.info.value_type)
         v = f"{p}->v" if stored.kind != "str" and stored.ctype() == typ.scalar_ctype() else \
             f"({typ.scalar_ctype()}){p}->v"
         return f"({p} ? {v} : 0)"
+
+    sc_LookupValue = sc_MapRead
+
+    def sc_LookupFound(self, e: ir.LookupFound) -> str:
+        return f"(__s64)({e.name} != 0)"
 
     def sc_MapHas(self, e: ir.MapHas) -> str:
         m = self.res.map(e.map)
@@ -885,50 +848,6 @@ class FuncGen(TupleGen):
 
     def call(self, e: ir.Call) -> Optional[str]:
         return intrinsics.emit(self, e)
-
-
-def invariant(e):
-    """A signature of an expression whose value stays the same within a
-    run of the program (until a $local in it is set), else None."""
-    t = (e.type.kind, e.type.size, e.type.signed)
-    if isinstance(e, ir.IntConst):
-        return ("i", e.value, t)
-    if isinstance(e, ir.BytesConst):
-        return ("s", e.value, t)
-    if isinstance(e, ir.Param):
-        return ("P", e.kind, e.index, t)
-    if isinstance(e, ir.Variable):
-        return ("v", e.var.name, t) if e.var.invariant else None
-    if isinstance(e, ir.Local):
-        return ("l", e.name)
-    if isinstance(e, ir.TpField):
-        return ("tp", e.name, t)
-    if isinstance(e, (ir.Cast, ir.Unary, ir.Binary, ir.Ternary)):
-        parts = [invariant(c) for c in ir.children(e)]
-        return None if None in parts else (type(e).__name__, getattr(e, "op", None), t, tuple(parts))
-    return None
-
-
-def bare(x: str) -> str:
-    """x without the parentheses around all of it."""
-    while x.startswith("(") and x.endswith(")"):
-        depth = 0
-        for i, ch in enumerate(x):
-            depth += ch == "("
-            depth -= ch == ")"
-            if depth == 0:
-                break
-        if i != len(x) - 1:
-            break
-        x = x[1:-1]
-    return x
-
-
-def _flat(sig):
-    if isinstance(sig, tuple):
-        yield sig
-        for part in sig:
-            yield from _flat(part)
 
 
 def generate(probe: ir.Probe, res: Resources, fentry: Optional[dict] = None, source: list = ()) -> FuncGen:

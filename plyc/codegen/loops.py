@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 
 from ..ir import nodes as ir
-from . import cgen as C
+from . import ctext as C
+from .cescape import c_string
 
 # Placeholders that cgen's finish() resolves once it knows whether the
 # probe has a scratch slot and what its C type is.
@@ -40,13 +41,7 @@ def has_callbacks(probe: ir.Probe) -> bool:
     return any(isinstance(n, ir.ForMap) for n in ir.walk(probe.body))
 
 
-def assigned(s: ir.Stmt) -> set:
-    return {n.name for n in ir.walk(s) if isinstance(n, ir.SetLocal)}
-
-
 def stmt_While(g, s: ir.While):
-    for name in assigned(s):
-        g.forget_keys(name)        # a key built before the loop goes stale in it
     n = g.tmp("n")
     cap = len(g.res.loop_caps)         # its slot in plyc_loopcap: the tracer warns of a stop
     g.res.loop_caps.append(s.span.line)
@@ -139,12 +134,10 @@ def stmt_ForMap(g, s: ir.ForMap):
         g.line("}")
     g.depth -= 1
     g.line("}")
-    for n in assigned(s):
-        g.forget_keys(n)
 
-    # The callback: its own lines, keys and loops.
-    saved = g.lines, g.keys, g._depth, g.loops
-    g.lines, g.keys, g._depth, g.loops = [], {}, 1, []
+    # The callback: its own lines and loops.
+    saved = g.lines, g._depth, g.loops
+    g.lines, g._depth, g.loops = [], 1, []
     store = [f"c->{v} = {v};" for v, _ in scalars]
     g.line(f"struct {name}_ctx *c = cx;")
     g.line(f"{g.probe.provider.ctx_decl} = c->ctx;")
@@ -158,7 +151,7 @@ def stmt_ForMap(g, s: ir.ForMap):
     g.stmt(s.body)
     g.lines_of(store + ["return 0;"])
     body = g.lines
-    g.lines, g.keys, g._depth, g.loops = saved
+    g.lines, g._depth, g.loops = saved
     g.callbacks.append(dict(name=name, line=s.span.line, map=s.map, body=body,
                             fields=["void *ctx", "void *scratch"] + ["__u64 ret"] * returns +
                             [f"{t} {v}" for v, t in scalars]))
@@ -201,5 +194,5 @@ def needs(res) -> list:
                 helper, hname, since = FOR_EACH_HELPER
                 what = f"len({n.args[0].value.decode()})" if counted else f"a for loop over {n.map}"
                 out.append(dict(prog=p.prog, helper=helper, helper_name=hname, since=since,
-                                line=n.span.line, what=C.c_string(what)))
+                                line=n.span.line, what=c_string(what)))
     return out

@@ -46,8 +46,9 @@ LIBC = frozenset("""
     signal raise clock time difftime mktime strftime asctime ctime gmtime localtime
     va_start va_end va_copy main""".split()) | frozenset(m + s for m in _MATH for s in ("", "f", "l"))
 RESERVED_PREFIXES = ("_", "plyc_", "PLYC_", "bpf_", "BPF_", "PT_REGS", "KERNEL_")
-# cgen's locals: t1, key2, val3, p4, x5, agg6, ev7, b8, k9, f10, u11, v_NAME.
-LOCAL = re.compile(r"(?:t|key|val|p|x|agg|ev|b|k|f|u)\d+|v_\w*")
+# cgen's locals: t1, key2, val3, p4, x5, agg6, ev7, b8, k9, f10, u11, d12, n13,
+# c14 (loops.py), lookup1 (the IR's LookupLets), v_NAME.
+LOCAL = re.compile(r"(?:t|key|val|p|x|agg|ev|b|k|f|u|d|n|c|lookup)\d+|v_\w*")
 
 
 def identifier(text: str) -> str:

@@ -48,7 +48,8 @@ def run(args) -> int:
         return 0
     if args.stage == "ir":
         from ..ir.dump import dump
-        sys.stdout.write(dump(driver.lower(source, filename, opts)))
+        from ..ir.opt import optimize
+        sys.stdout.write(dump(optimize(driver.lower(source, filename, opts))))
         return 0
     compiled = driver.compile_source(source, filename, opts)
     if args.stage == "resources":

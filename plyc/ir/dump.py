@@ -74,6 +74,10 @@ def stmt(s: ir.Stmt, depth: int) -> list:
         text = f"{s.map}[{exprs(s.keys)}] = {expr(s.value)}"
     elif isinstance(s, ir.Aggregate):
         text = f"{s.map}[{exprs(s.keys)}] <- {s.agg.name}({exprs(s.args)})"
+    elif isinstance(s, ir.KeyLet):
+        text = f"let {s.name} = key {s.map}[{exprs(s.keys)}]"
+    elif isinstance(s, ir.LookupLet):
+        text = f"let {s.name} = lookup {s.map}[{exprs(s.keys)}]"
     elif isinstance(s, ir.MapDelete):
         text = f"delete {s.map}[{exprs(s.keys)}]"
     elif isinstance(s, ir.EmitEvent):
@@ -90,6 +94,8 @@ def exprs(es: list) -> str:
 
 
 def expr(e: ir.Expr) -> str:
+    if isinstance(e, ir.KeyRef):
+        return e.name       # the KeyLet's, whose keys have their types
     return f"{_expr(e)}:{e.type}"
 
 
@@ -131,6 +137,10 @@ def _expr(e: ir.Expr) -> str:
             (f" in {e.binary}" if e.binary else "")
     if isinstance(e, ir.Deref):
         return f"*{'user ' if e.user else ''}{expr(e.addr)}"
+    if isinstance(e, ir.LookupValue):
+        return f"*{e.name}"
+    if isinstance(e, ir.LookupFound):
+        return f"found {e.name}"
     if isinstance(e, ir.MapHas):
         return f"has {e.map}[{exprs(e.keys)}]"
     if isinstance(e, ir.Call):

@@ -134,6 +134,27 @@ class MapHas(Expr):
 
 
 @dataclass(eq=False)
+class LookupValue(Expr):
+    """The value a LookupLet's entry holds, 0 when it found none: read
+    where the expression is, through the bound pointer."""
+    name: str            # the LookupLet's
+    map: str
+
+
+@dataclass(eq=False)
+class LookupFound(Expr):
+    """1 if a LookupLet found an entry, else 0."""
+    name: str
+    map: str
+
+
+@dataclass(eq=False)
+class KeyRef(Expr):
+    """A map key a KeyLet built, as the whole of an access's `keys`."""
+    name: str
+
+
+@dataclass(eq=False)
 class Unary(Expr):
     op: str              # ! ~ -
     operand: Expr
@@ -253,6 +274,27 @@ class Return(Stmt):
 class SetLocal(Stmt):
     name: str
     value: Expr
+
+
+@dataclass(eq=False)
+class LookupLet(Stmt):
+    """Look the entry under keys up in a plain map once, binding a pointer
+    to it (none if absent) that LookupValue/LookupFound read later in the
+    run; made by plyc/ir/opt/lookups.py, which proves the entry unchanged
+    between the two."""
+    name: str            # unique in the probe
+    map: str
+    keys: list
+
+
+@dataclass(eq=False)
+class KeyLet(Stmt):
+    """Build the key of `map` from keys once, for the accesses after it
+    that name it by a KeyRef (plyc/ir/opt/hoist_keys.py); it lives as long
+    as the block it is in."""
+    name: str            # unique in the probe
+    map: str
+    keys: list
 
 
 @dataclass(eq=False)
