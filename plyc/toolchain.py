@@ -214,8 +214,9 @@ class Toolchain:
     def compile_bpf(self, src: Path, out: Path, include: Path):
         rt = runtime_dir()
         src, out, include = (Path(p).absolute() for p in (src, out, include))
-        self.run([self.clang, "-target", "bpf", f"-D__TARGET_ARCH_{A.get(self.target).bpf_arch}",
-                  "-O2", "-g", *BPF_WARNINGS, *reproducible(include), "-I", rt / "bpf",
+        arch = A.get(self.target)
+        self.run([self.clang, "-target", arch.bpf_target, f"-D__TARGET_ARCH_{arch.bpf_arch}",
+                  *(f"-D{d}" for d in arch.bpf_defines), "-O2", "-g", *BPF_WARNINGS, *reproducible(include), "-I", rt / "bpf",
                   "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", out],
                  "compiling the BPF program", cwd=include)
 
