@@ -383,18 +383,29 @@ static __always_inline void plyc_comm(char *buf, __u32 size)
 }
 
 /* A string whose pointer may be a kernel or a user address: try the kernel
- * first, then user memory (what users expect of str(arg1) on a syscall). */
+ * first, then user memory (what users expect of str(arg1) on a syscall).
+ * s390x's kernel and user address spaces overlap (the same address is
+ * valid in both, meaning different bytes): a user pointer read as a kernel
+ * one reads the wrong bytes without failing, so there user memory comes
+ * first (docs/kernels.md, "s390x"). */
+#if defined(__TARGET_ARCH_s390)
+#define PLYC_READ_FIRST(k, u) (u)
+#define PLYC_READ_THEN(k, u) (k)
+#else
+#define PLYC_READ_FIRST(k, u) (k)
+#define PLYC_READ_THEN(k, u) (u)
+#endif
 static __always_inline void plyc_read_str(char *dst, __u32 size, const void *ptr)
 {
-	if (bpf_probe_read_kernel_str(dst, size, ptr) < 0 &&
-	    bpf_probe_read_user_str(dst, size, ptr) < 0)
+	if (PLYC_READ_FIRST(bpf_probe_read_kernel_str, bpf_probe_read_user_str)(dst, size, ptr) < 0 &&
+	    PLYC_READ_THEN(bpf_probe_read_kernel_str, bpf_probe_read_user_str)(dst, size, ptr) < 0)
 		dst[0] = 0;
 }
 
 static __always_inline void plyc_read_any(void *dst, __u32 size, const void *ptr)
 {
-	if (bpf_probe_read_kernel(dst, size, ptr) < 0)
-		bpf_probe_read_user(dst, size, ptr);
+	if (PLYC_READ_FIRST(bpf_probe_read_kernel, bpf_probe_read_user)(dst, size, ptr) < 0)
+		PLYC_READ_THEN(bpf_probe_read_kernel, bpf_probe_read_user)(dst, size, ptr);
 }
 
 static __always_inline void plyc_read_user(void *dst, __u32 size, const void *ptr)
@@ -415,10 +426,15 @@ static __always_inline __u64 plyc_tp_read(const void *ctx, __u32 off, __u32 size
 		n = 8;
 	if (n == 0)
 		return 0;
-	bpf_probe_read_kernel(PLYC_LOW_BYTES(&v, n), n, (const char *)ctx + off);
+	/* Into v's first n bytes: a variable offset from the stack pointer is
+	 * refused, so big-endian shifts the bytes down instead. */
+	bpf_probe_read_kernel(&v, n, (const char *)ctx + off);
 	shift = 64 - 8 * (int)n;
 	if (shift <= 0 || shift >= 64)
 		return v;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return is_signed ? (__u64)((__s64)v >> shift) : v >> shift;
+#endif
 	if (is_signed)
 		return (__u64)(((__s64)(v << shift)) >> shift);
 	return v;
