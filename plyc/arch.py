@@ -104,9 +104,10 @@ ARCHES = {a.name: a for a in (
     Arch("mips64el", ("mips64",), "mips", mips_regs(True),
          None, 8, 8, 16, True, "mips64el", "mips64el-linux-gnuabi64", "gcc-mips64el-linux-gnuabi64",
          ("mips64el-",), "MIPS R3000", "qemu-mips64el-static"),
-    # Syscall wrappers (__powerpc_sys_*) since 6.1 where COMPAT is off (ppc64el).
+    # Syscall wrappers since 6.1 where COMPAT is off (ppc64el), but named
+    # sys_* as the unwrapped ones before: the tracer tells them apart.
     Arch("ppc64le", ("ppc64le",), "powerpc", PPC_REGS,
-         "__powerpc_sys_", 8, 8, 16, False, "ppc64el", "powerpc64le-linux-gnu", "gcc-powerpc64le-linux-gnu",
+         None, 8, 8, 16, False, "ppc64el", "powerpc64le-linux-gnu", "gcc-powerpc64le-linux-gnu",
          ("powerpc64le-",), "PowerPC64", "qemu-ppc64le-static"),
     Arch("s390x", ("s390x",), "s390", S390_REGS,
          "__s390x_sys_", 8, 8, 16, False, "s390x", "s390x-linux-gnu", "gcc-s390x-linux-gnu",

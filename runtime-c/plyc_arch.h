@@ -30,8 +30,7 @@
 #define PLYC_TRIPLET "mips-linux-gnu"
 #elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define PLYC_TRIPLET "powerpc64le-linux-gnu"
-/* Since 6.1, where COMPAT is off (ppc64el's); sys_* before, the next choice. */
-#define PLYC_SYSCALL_PREFIX "__powerpc_sys_"
+/* No prefix: powerpc's syscall wrappers are sys_* (kfuncs.c). */
 #elif defined(__s390x__)
 #define PLYC_TRIPLET "s390x-linux-gnu"
 #define PLYC_SYSCALL_PREFIX "__s390x_sys_"

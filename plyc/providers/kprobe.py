@@ -12,7 +12,7 @@ from .. import types as T
 from .base import Provider, Target, Var, c_str, spec_error
 
 # A syscall named in any era's spelling, and the name of the syscall itself.
-SYSCALL = re.compile(r"^(?:SyS_|sys_|__se_sys_|__do_sys_|__(?:x64|ia32|arm64|arm|s390x|riscv|powerpc)_sys_)(\w+)$")
+SYSCALL = re.compile(r"^(?:SyS_|sys_|__se_sys_|__do_sys_|__(?:x64|ia32|arm64|arm|s390x|riscv)_sys_)(\w+)$")
 
 ARGS = tuple(Var(f"arg{i}", T.U64, f"plyc_kprobe_arg(ctx, {i}, plyc_params.kwrap[{{unit}}])",
                  doc="argument, per the calling convention") for i in range(10))

@@ -237,6 +237,8 @@ struct pt_regs {
 #define PLYC_ARG6(r) ((r)->gpr[9])
 #define PLYC_ARG7(r) ((r)->gpr[10])
 #define PLYC_STACK_ARG(r, n) ((r)->gpr[1] + 32 + 8 * (n))
+/* A syscall's first argument, kept at entry (gpr3 becomes its return value). */
+#define PLYC_SYSCALL_ARG0(r) ((r)->orig_gpr3)
 /* regs->gpr0..gpr31, nip, msr, ... */
 #define PLYC_REG_gpr0(r) ((r)->gpr[0])
 #define PLYC_REG_gpr1(r) ((r)->gpr[1])
