@@ -38,7 +38,7 @@ def test_example_cross_builds(example, target_libc, tmp_path):
 # Tracepoints with fields, kprobes with arguments past the registers
 # (opensnoop's), a histogram, stacks, profile.
 FEW = ["syscall-count", "opensnoop", "read-dist", "profile", "manual-xmit-offset", "syscalls-by-caller"]
-NEW_TARGETS = ["mipsel", "mips64el", "ppc64le", "s390x"]
+NEW_TARGETS = ["mipsel", "mips64el", "ppc64le", "s390x", "mips"]
 
 
 @pytest.fixture(scope="module", params=NEW_TARGETS)
