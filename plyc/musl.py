@@ -39,6 +39,15 @@ TARGETS = {
     # ignores -mthumb: the "thumb" triple is how to ask).
     "armhf": Target("thumb-linux-musleabihf", ("-mcpu=generic+v7a+vfp3d16+thumb2",)),
     "riscv64": Target("riscv64-linux-musl"),
+    # 32-bit MIPS soft-float (OpenWrt's musl ABI): runs on routers without
+    # an FPU, and on those with one.
+    "mipsel": Target("mipsel-linux-musleabi"),
+    "mips": Target("mips-linux-musleabi"),
+    # n64 is always PIC: zig's -fno-PIC is ignored, with a warning -Werror
+    # would make fatal.
+    "mips64el": Target("mips64el-linux-muslabi64", ("-Wno-option-ignored",)),
+    "ppc64le": Target("powerpc64le-linux-musl"),
+    "s390x": Target("s390x-linux-musl"),
 }
 
 # Small code: each function and object in its own section, so that the

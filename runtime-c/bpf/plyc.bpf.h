@@ -50,6 +50,19 @@ enum {
 #else
 #define PLYC_LOW_BYTES(p, n) ((char *)(p))
 #endif
+/* v (a __u64) = the kernel member lvalue `lv`, read with `read`
+ * (bpf_core_read or _user) at the size the device's kernel has for it
+ * (CO-RE): in v's low end, where a big-endian read leaves it high. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define PLYC_CORE_SCALAR(read, v, lv) ({						\
+	__u32 __n = bpf_core_field_size(lv);						\
+	read(&(v), __n, &(lv));								\
+	if (__n < 8)									\
+		(v) >>= 64 - 8 * __n;							\
+})
+#else
+#define PLYC_CORE_SCALAR(read, v, lv) read(&(v), bpf_core_field_size(lv), &(lv))
+#endif
 /* v = the register lvalue `reg` (a word of 4 or 8 bytes), read with `read`. */
 #define PLYC_READ_LOW(read, v, reg) read(PLYC_LOW_BYTES(&(v), sizeof(reg)), sizeof(reg), &(reg))
 
