@@ -14,7 +14,7 @@ from .base import Provider, Target, Var, c_str, spec_error
 # Arguments of user functions point into user memory.
 USER_ARG = T.Type("int", 8, False, user=True)
 
-ARGS = tuple(Var(f"arg{i}", USER_ARG, f"plyc_kprobe_arg(ctx, {i}, 0)", doc="argument") for i in range(10))
+ARGS = tuple(Var(f"arg{i}", USER_ARG, f"plyc_uprobe_arg(ctx, {i})", doc="argument") for i in range(10))
 
 
 def parse_kind(kind):

@@ -645,6 +645,16 @@ static __always_inline __u64 plyc_stack_word(struct pt_regs *ctx, int n, int use
 	return v;
 }
 
+/* Argument n of a function a uprobe stopped at entry: past the registers,
+ * a word of the user stack (a kernel read of it fails: x86_64's SMAP,
+ * MIPS, s390x's separate address spaces). */
+static __always_inline __u64 plyc_uprobe_arg(struct pt_regs *ctx, int n)
+{
+	if (n < PLYC_NREGARGS)
+		return plyc_reg_arg(ctx, n);
+	return plyc_stack_word(ctx, n - PLYC_NREGARGS, 1);
+}
+
 /* Argument n in an fentry/fexit program: the traced function's arguments
  * are the context's words (a syscall wrapper's first is the user's regs). */
 static __always_inline __u64 plyc_fentry_arg(__u64 *ctx, int n, int wrapped)
