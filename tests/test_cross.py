@@ -41,9 +41,11 @@ FEW = ["syscall-count", "opensnoop", "read-dist", "profile", "manual-xmit-offset
 NEW_TARGETS = ["mipsel", "mips64el", "ppc64le", "s390x", "mips"]
 
 
-@pytest.fixture(scope="module", params=NEW_TARGETS)
+@pytest.fixture(scope="module", params=[(t, libc) for t in NEW_TARGETS for libc in ("glibc", "musl")],
+                ids="-".join)
 def new_target(request):
-    proc = subprocess.run([sys.executable, "-m", "plyc", "sysroot", "--target", request.param],
+    target, libc = request.param
+    proc = subprocess.run([sys.executable, "-m", "plyc", "sysroot", "--target", target, "--libc", libc],
                           capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert proc.returncode == 0, proc.stderr
     return request.param
@@ -51,7 +53,7 @@ def new_target(request):
 
 @pytest.mark.parametrize("example", FEW)
 def test_new_target_builds(example, new_target, tmp_path):
-    check_cross_build(ROOT / "examples" / f"{example}.ply", new_target, "glibc", tmp_path)
+    check_cross_build(ROOT / "examples" / f"{example}.ply", *new_target, tmp_path)
 
 
 def check_cross_build(example, target, libc, tmp_path):
