@@ -10,6 +10,7 @@ runtime-c/plyc_arch.h.  Adding an architecture: docs/design.md."""
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Optional
 
@@ -38,6 +39,21 @@ class Arch:
     # with the machine's cross C library and runtime-c/compat's shims for
     # what that lacks (docs/design.md, "Architectures").
     debian_release: Optional[str] = None
+    # Byte order: a big-endian target's BPF object is clang's bpfeb, and
+    # libbpf refuses an object of the other order.
+    big_endian: bool = False
+    # Defines the BPF side needs beyond __TARGET_ARCH_* (one kernel ARCH=
+    # name covers 32- and 64-bit MIPS, whose struct pt_regs differ).
+    bpf_defines: tuple = ()
+    # No Debian release has the target's libbpf, libelf and zlib as binary
+    # packages (big-endian MIPS): its sysroot builds them from Debian's
+    # sources with the cross gcc (plyc/sysroot.py).
+    from_source: bool = False
+
+    @property
+    def bpf_target(self) -> str:
+        """clang's -target for the BPF object."""
+        return "bpfeb" if self.big_endian else "bpfel"
 
     def libc_package(self) -> str:
         """The Debian package with the static C library a build for it links."""
@@ -47,6 +63,20 @@ class Arch:
 RISCV_REGS = ("epc", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1",
               *(f"a{i}" for i in range(8)), *(f"s{i}" for i in range(2, 12)),
               "t3", "t4", "t5", "t6", "status", "badaddr", "cause", "orig_a0")
+
+
+def mips_regs(n64: bool) -> tuple:
+    """MIPS register names in struct pt_regs's order (regs[0..31], then the
+    special registers); o32 names $8-$11 t0-t3, n64 a4-a7."""
+    temps = ("a4", "a5", "a6", "a7", "t0", "t1", "t2", "t3") if n64 else tuple(f"t{i}" for i in range(8))
+    return ("zero", "at", "v0", "v1", "a0", "a1", "a2", "a3", *temps, *(f"s{i}" for i in range(8)),
+            "t8", "t9", "k0", "k1", "gp", "sp", "fp", "ra",
+            "cp0_status", "hi", "lo", "cp0_badvaddr", "cp0_cause", "cp0_epc")
+
+
+PPC_REGS = (*(f"gpr{i}" for i in range(32)), "nip", "msr", "orig_gpr3", "ctr", "link", "xer", "ccr",
+            "softe", "trap", "dar", "dsisr", "result")
+S390_REGS = ("psw_mask", "psw_addr", *(f"gpr{i}" for i in range(16)), "orig_gpr2")
 
 ARCHES = {a.name: a for a in (
     Arch("x86_64", ("x86_64",), "x86",
@@ -67,6 +97,27 @@ ARCHES = {a.name: a for a in (
     Arch("riscv64", ("riscv64",), "riscv", RISCV_REGS,
          "__riscv_sys_", 8, 8, 16, False, "riscv64", "riscv64-linux-gnu", "gcc-riscv64-linux-gnu",
          ("riscv64-",), "RISC-V", "qemu-riscv64-static", debian_release="trixie"),
+    # MIPS kernels have no syscall wrappers. o32: four argument registers.
+    Arch("mipsel", ("mips",), "mips", mips_regs(False),
+         None, 4, 8, 8, True, "mipsel", "mipsel-linux-gnu", "gcc-mipsel-linux-gnu",
+         ("mipsel-",), "MIPS R3000", "qemu-mipsel-static", bpf_defines=("PLYC_MIPS32",)),
+    Arch("mips64el", ("mips64",), "mips", mips_regs(True),
+         None, 8, 8, 16, True, "mips64el", "mips64el-linux-gnuabi64", "gcc-mips64el-linux-gnuabi64",
+         ("mips64el-",), "MIPS R3000", "qemu-mips64el-static"),
+    # Syscall wrappers since 6.1 where COMPAT is off (ppc64el), but named
+    # sys_* as the unwrapped ones before: the tracer tells them apart.
+    Arch("ppc64le", ("ppc64le",), "powerpc", PPC_REGS,
+         None, 8, 8, 16, False, "ppc64el", "powerpc64le-linux-gnu", "gcc-powerpc64le-linux-gnu",
+         ("powerpc64le-",), "PowerPC64", "qemu-ppc64le-static"),
+    Arch("s390x", ("s390x",), "s390", S390_REGS,
+         "__s390x_sys_", 8, 8, 16, False, "s390x", "s390x-linux-gnu", "gcc-s390x-linux-gnu",
+         ("s390x-",), "IBM S/390", "qemu-s390x-static", big_endian=True),
+    # Big-endian 32-bit MIPS (OpenWrt's ath79, ramips...): no Debian
+    # architecture since Debian 10, but bookworm has its cross gcc and C library.
+    Arch("mips", ("mips",), "mips", mips_regs(False),
+         None, 4, 8, 8, True, "mips", "mips-linux-gnu", "gcc-mips-linux-gnu",
+         ("mips-",), "MIPS R3000", "qemu-mips-static", big_endian=True,
+         bpf_defines=("PLYC_MIPS32",), from_source=True),
 )}
 
 TARGETS = list(ARCHES)
@@ -81,8 +132,11 @@ def get(target: str) -> Arch:
 
 def host_target(machine: Optional[str] = None) -> Optional[str]:
     """The target this machine (or a `uname -m`) is, None if plyc has none."""
+    # `uname -m` says "mips" on both byte orders: ours tells them apart.
+    big = sys.byteorder == "big" if machine is None else None
     machine = machine or os.uname().machine
-    return next((a.name for a in ARCHES.values() if machine in a.unames), None)
+    return next((a.name for a in ARCHES.values()
+                 if machine in a.unames and big in (None, a.big_endian)), None)
 
 
 def is_native(target: str) -> bool:

@@ -326,7 +326,9 @@ def load(path: Optional[str] = None) -> BTF:
 # --- getting raw BTF out of what users have -----------------------------------
 
 ELF_MAGIC = b"\x7fELF"
-BTF_MAGICS = (b"\x9f\xeb\x01\x00", b"\xeb\x9f\x00\x01")
+# The magic 0xeb9f in either byte order, then version 1 and flags 0 (bytes:
+# not swapped): little- and big-endian BTF (s390x's, MIPS's).
+BTF_MAGICS = (b"\x9f\xeb\x01\x00", b"\xeb\x9f\x01\x00")
 
 
 def _elf_section(data: bytes, wanted: str) -> Optional[bytes]:

@@ -199,9 +199,11 @@ def _glibc(r: Report, target: str, sysroot: Optional[str], native: bool) -> Repo
         other = A.get(target).debian_release
         release = f" from Debian {other}" if other else ""
         if not debian_sysroot.ready(target):
+            how = (f"builds libbpf, libelf and zlib from Debian's sources with {A.get(target).triplet}-gcc"
+                   if A.get(target).from_source else
+                   f"downloads libbpf, libelf and zlib for {A.get(target).debian_arch}{release}")
             r.miss("sysroot (plyc's Debian sysroot)",
-                   f"plyc sysroot --target {target} (downloads libbpf, libelf and zlib for "
-                   f"{A.get(target).debian_arch}{release} into {rootp}; plyc build also does it "
+                   f"plyc sysroot --target {target} ({how} into {rootp}; plyc build also does it "
                    "on first use), or give one with --sysroot or $SYSROOT")
             return _tools(r, target)
         r.ok("sysroot (plyc's Debian sysroot)", str(rootp))

@@ -39,6 +39,15 @@ TARGETS = {
     # ignores -mthumb: the "thumb" triple is how to ask).
     "armhf": Target("thumb-linux-musleabihf", ("-mcpu=generic+v7a+vfp3d16+thumb2",)),
     "riscv64": Target("riscv64-linux-musl"),
+    # 32-bit MIPS soft-float (OpenWrt's musl ABI): runs on routers without
+    # an FPU, and on those with one.
+    "mipsel": Target("mipsel-linux-musleabi"),
+    "mips": Target("mips-linux-musleabi"),
+    # n64 is always PIC: zig's -fno-PIC is ignored, with a warning -Werror
+    # would make fatal.
+    "mips64el": Target("mips64el-linux-muslabi64", ("-Wno-option-ignored",)),
+    "ppc64le": Target("powerpc64le-linux-musl"),
+    "s390x": Target("s390x-linux-musl"),
 }
 
 # Small code: each function and object in its own section, so that the
@@ -212,8 +221,23 @@ def prepare(target: str, verbose: bool = False) -> Path:
 
 def _build(target: str, out: Path, verbose: bool) -> Path:
     compiler = cc(target)
+    build_libraries(compiler, [compiler[0], "ar"], SIZE_CFLAGS, ELFUTILS_CONFIG, out,
+                    f"the {target} musl libraries", verbose,
+                    link=[*SIZE_CFLAGS, "-static", *SIZE_LDFLAGS])
+    if not ready(target):
+        raise ToolchainError(f"the {target} musl libraries at {out} are incomplete")
+    return out
+
+
+def build_libraries(compiler: list, ar: list, cflags: list, config: str, out: Path, what: str,
+                    verbose: bool, link: list):
+    """zlib, libelf and libbpf from Debian's sources as static archives in
+    out/lib, their headers in out/include, with `compiler` (zig's cc here;
+    a cross gcc for a glibc target without Debian packages: plyc/sysroot.py).
+    `config`: elfutils' config.h for the C library; `link`: the flags of a
+    static link that checks the C library links (and has zig build musl)."""
     src = sources(verbose)
-    run = _Runner(f"building the {target} musl libraries", verbose)
+    run = _Runner(f"building {what}", verbose)
     tmp = Path(f"{out}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     inc, lib, obj = tmp / "include", tmp / "lib", tmp / "obj"
@@ -222,7 +246,7 @@ def _build(target: str, out: Path, verbose: bool) -> Path:
     # Their warnings are theirs to fix: ours (-Werror) stay on our code.
     # The sources' and work folder's paths under fixed names (__FILE__ in
     # the libraries' messages): the same libraries from any cache.
-    common = [*compiler, *SIZE_CFLAGS, "-w", "-g0", f"-ffile-prefix-map={src}=/plyc-musl-src",
+    common = [*compiler, *cflags, "-w", "-g0", f"-ffile-prefix-map={src}=/plyc-musl-src",
               f"-ffile-prefix-map={tmp}=/plyc-musl-build"]
 
     zlib = _one(src, "zlib")
@@ -235,7 +259,7 @@ def _build(target: str, out: Path, verbose: bool) -> Path:
 
     elfutils = _one(src, "elfutils")
     libelf = elfutils / "libelf"
-    (obj / "config.h").write_text(ELFUTILS_CONFIG.format(version=_version(elfutils)))
+    (obj / "config.h").write_text(config.format(version=_version(elfutils)))
     esrc = [libelf / w for w in make_variable((libelf / "Makefile.am").read_text(), "libelf_a_SOURCES")]
     # Without USE_ZSTD: libelf reads zlib-compressed sections only, and the
     # tracer carries no zstd.
@@ -253,15 +277,14 @@ def _build(target: str, out: Path, verbose: bool) -> Path:
     for h in make_variable(mk, "HEADERS"):
         shutil.copy(libbpf / h, inc / "bpf" / h)
 
-    zig = compiler[0]
     for name, d in (("libz.a", "z"), ("libelf.a", "elf"), ("libbpf.a", "bpf")):
-        run([zig, "ar", "rcs", lib / name, *sorted((obj / d).glob("*.o"))])
+        run([*ar, "rcs", lib / name, *sorted((obj / d).glob("*.o"))])
     # zig builds musl itself for the target on its first static link (a
     # minute or two, in zig's own cache): here, not in the first tracer build.
     (obj / "main.c").write_text("int main(void) { return 0; }\n")
-    run([*compiler, *SIZE_CFLAGS, "-static", *SIZE_LDFLAGS, obj / "main.c", "-o", obj / "main"])
+    run([*compiler, *link, obj / "main.c", "-o", obj / "main"])
     shutil.rmtree(obj)
-    if ready(target):
+    if all((out / "lib" / f).exists() for f in LIBS):
         shutil.rmtree(tmp, ignore_errors=True)   # another build won the race: others may be using its
     else:
         shutil.rmtree(out, ignore_errors=True)   # what an interrupted build left
@@ -269,9 +292,6 @@ def _build(target: str, out: Path, verbose: bool) -> Path:
             os.rename(tmp, out)
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)
-    if not ready(target):
-        raise ToolchainError(f"the {target} musl libraries at {out} are incomplete")
-    return out
 
 
 def _compile(run, argv: list, srcs: list, objdir: Path):

@@ -2,7 +2,9 @@
 cross-building tracers. apt gets a private state for the foreign
 architecture (its own lists, cache and an empty dpkg status), so the
 machine's own apt configuration and packages are never touched; the
-packages are downloaded and unpacked, not installed."""
+packages are downloaded and unpacked, not installed. A target no Debian
+release has packages for (big-endian MIPS) gets the same libraries built
+from Debian's sources with its cross gcc, as the musl ones are."""
 from __future__ import annotations
 
 import fcntl
@@ -43,7 +45,37 @@ def prepare(target: str, verbose: bool = False) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if ready(target):
             return root
+        if A.get(target).from_source:
+            return _build(target, base, root, verbose)
         return _download(target, base, root, verbose)
+
+
+def _build(target: str, base: Path, root: Path, verbose: bool) -> Path:
+    """libbpf, libelf and zlib built with the target's cross gcc, laid out
+    as Debian's packages would be (usr/include, usr/lib/<triplet>)."""
+    from . import musl
+    a = A.get(target)
+    cc = f"{a.triplet}-gcc"
+    if not shutil.which(cc):
+        raise ToolchainError(f"building the {target} sysroot needs {cc} "
+                             f"(apt-get install {a.cc_package} {a.libc_package()})")
+    out = base / "build"
+    shutil.rmtree(out, ignore_errors=True)
+    # glibc has rawmemchr, which musl lacks.
+    config = musl.ELFUTILS_CONFIG.replace("HAVE_DECL_RAWMEMCHR 0", "HAVE_DECL_RAWMEMCHR 1")
+    musl.build_libraries([cc], [f"{a.triplet}-ar"], ["-O2"], config, out, f"the {target} sysroot's libraries",
+                         verbose, link=["-static"])
+    tmp = base / "root.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / "usr" / "lib").mkdir(parents=True)
+    os.rename(out / "include", tmp / "usr" / "include")
+    os.rename(out / "lib", tmp / "usr" / "lib" / a.triplet)
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(root, ignore_errors=True)
+    os.rename(tmp, root)
+    if not ready(target):
+        raise ToolchainError(f"the {target} sysroot at {root} lacks libbpf.a, libelf.a or libz.a")
+    return root
 
 
 def _download(target: str, base: Path, root: Path, verbose: bool) -> Path:

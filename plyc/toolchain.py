@@ -216,11 +216,12 @@ class Toolchain:
                                  f"{once_each((proc.stderr or proc.stdout).rstrip())}")
         return proc
 
-    def compile_bpf(self, src: Path, out: Path, include: Path):
+    def compile_bpf(self, src: Path, out: Path, include: Path, bpf_target: str = ""):
         rt = runtime_dir()
         src, out, include = (Path(p).absolute() for p in (src, out, include))
-        self.run([self.clang, "-target", "bpf", f"-D__TARGET_ARCH_{A.get(self.target).bpf_arch}",
-                  "-O2", "-g", *BPF_WARNINGS, *reproducible(include), "-I", rt / "bpf",
+        arch = A.get(self.target)
+        self.run([self.clang, "-target", bpf_target or arch.bpf_target, f"-D__TARGET_ARCH_{arch.bpf_arch}",
+                  *(f"-D{d}" for d in arch.bpf_defines), "-O2", "-g", *BPF_WARNINGS, *reproducible(include), "-I", rt / "bpf",
                   "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", out],
                  "compiling the BPF program", cwd=include)
 
@@ -319,6 +320,13 @@ def min_core_btf(tc: "Toolchain", kernel_btf: Path, obj: Path, out: Path) -> byt
     bpftool = shutil.which("bpftool") or "/usr/sbin/bpftool"
     if not os.path.exists(bpftool):
         raise ToolchainError("embedding BTF needs bpftool (apt-get install bpftool)")
+    if A.get(tc.target).big_endian:
+        # bpftool (libbpf) opens objects of this machine's byte order only:
+        # a little-endian twin of the program has the same CO-RE relocations.
+        # The kernel's BTF stays big-endian, and so does what is cut from it.
+        twin = obj.with_name(obj.stem + ".el.o")
+        tc.compile_bpf(obj.with_suffix(".c"), twin, obj.parent, bpf_target="bpfel")
+        obj = twin
     tc.run([bpftool, "gen", "min_core_btf", kernel_btf, out, obj], "cutting the kernel BTF down")
     return out.read_bytes()
 

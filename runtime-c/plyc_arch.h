@@ -22,6 +22,18 @@
  * or not). A kernel without KPROBES_ON_FTRACE (Debian's) refuses a kprobe
  * there, not one just past it. */
 #define PLYC_FTRACE_SITE 8
+#elif defined(__mips__) && __mips == 64 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PLYC_TRIPLET "mips64el-linux-gnuabi64"
+#elif defined(__mips__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PLYC_TRIPLET "mipsel-linux-gnu"
+#elif defined(__mips__) && __mips != 64
+#define PLYC_TRIPLET "mips-linux-gnu"
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PLYC_TRIPLET "powerpc64le-linux-gnu"
+/* No prefix: powerpc's syscall wrappers are sys_* (kfuncs.c). */
+#elif defined(__s390x__)
+#define PLYC_TRIPLET "s390x-linux-gnu"
+#define PLYC_SYSCALL_PREFIX "__s390x_sys_"
 #else
 #define PLYC_TRIPLET "unknown"
 #endif

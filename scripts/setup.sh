@@ -6,6 +6,9 @@ set -eu
 APT_PACKAGES="clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev linux-libc-dev pkg-config
 bpftool qemu-system-x86 qemu-system-arm qemu-system-misc gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
 gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
+gcc-mipsel-linux-gnu libc6-dev-mipsel-cross gcc-mips64el-linux-gnuabi64 libc6-dev-mips64el-cross
+gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross
+gcc-mips-linux-gnu libc6-dev-mips-cross qemu-system-mips qemu-system-ppc
 python3 python3-pip systemtap-sdt-dev qemu-user-static file binutils dwarves zstd prometheus
 dpkg-dev debian-archive-keyring bpftrace python3-venv debootstrap"
 # debootstrap: the tests' second bpftrace, Debian sid's 0.27, runs from a sid

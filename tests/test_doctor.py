@@ -11,11 +11,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIPLET = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "armhf": "arm-linux-gnueabihf",
-           "riscv64": "riscv64-linux-gnu"}
+           "riscv64": "riscv64-linux-gnu", "s390x": "s390x-linux-gnu", "mips": "mips-linux-gnu"}
 CC = {"x86_64": "/usr/bin/gcc", "aarch64": "aarch64-linux-gnu-gcc", "armhf": "arm-linux-gnueabihf-gcc",
-      "riscv64": "riscv64-linux-gnu-gcc"}
+      "riscv64": "riscv64-linux-gnu-gcc", "s390x": "s390x-linux-gnu-gcc", "mips": "mips-linux-gnu-gcc"}
 LIBC = {"x86_64": "/usr/lib/x86_64-linux-gnu/libc.a", "aarch64": "/usr/aarch64-linux-gnu/lib/libc.a",
-        "armhf": "/usr/arm-linux-gnueabihf/lib/libc.a", "riscv64": "/usr/riscv64-linux-gnu/lib/libc.a"}
+        "armhf": "/usr/arm-linux-gnueabihf/lib/libc.a", "riscv64": "/usr/riscv64-linux-gnu/lib/libc.a",
+        "s390x": "/usr/s390x-linux-gnu/lib/libc.a", "mips": "/usr/mips-linux-gnu/lib/libc.a"}
 # The user's build environment, which doctor follows as plyc build does.
 BUILD_ENV = ("CC", "CFLAGS", "CROSS_COMPILE", "SYSROOT", "SDKTARGETSYSROOT", "PLYC_CLANG", "PLYC_LIBC", "PLYC_ZIG")
 
@@ -40,7 +41,8 @@ def debian_sysroot(target: str) -> Path:
     return Path(proc.stdout.strip())
 
 
-@pytest.mark.parametrize("target", ["x86_64", "aarch64", "armhf", "riscv64"])
+# s390x: big-endian; mips: big-endian, its libraries built from sources.
+@pytest.mark.parametrize("target", ["x86_64", "aarch64", "armhf", "riscv64", "s390x", "mips"])
 def test_doctor_checks_what_a_build_for_the_target_uses(target):
     root = Path("/") if target == "x86_64" else debian_sysroot(target)
     p = doctor("--target", target)

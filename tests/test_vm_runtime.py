@@ -5,7 +5,8 @@ tests/runtime/*.test (see tests/test_runtime.py), plus:
 
   kernels    the kernels to run in (default: 5.10 6.1 6.12, or those the
              arch has: riscv64's 6.12)
-  arch       x86_64 (default), arm64, armhf or riscv64 (tests/vm/lab.py's
+  arch       x86_64 (default), arm64, armhf, riscv64, mipsel, mips64el,
+             ppc64le or s390x (tests/vm/lab.py's
              names): the tracer is cross-built for the arch's plyc target;
              one line per arch, each optionally followed by its own kernels
              (`armhf 5.10 6.1`), for a case that runs on several

@@ -756,7 +756,7 @@ class FuncGen(TupleGen):
             name = ref
             self.line(f"{name} = 0;")
         # Read as many bytes as the device's kernel has for this member.
-        self.line(f"{self.core_read(e)}(&{name}, bpf_core_field_size({lv}), &{lv});")
+        self.line(f"PLYC_CORE_SCALAR({self.core_read(e)}, {name}, {lv});")
         if typ.signed and typ.size < 8:
             return self.cast("__s64", f"(__s{typ.size * 8}){name}")
         self.typed[name] = "__u64"

@@ -24,7 +24,7 @@ CODE = {
     V.CTX_WORD: "ctx[{i}]",
     # the wrapped flag is the tracer's, per probe (a syscall's wrapper on the device)
     V.KPROBE_ARG: "plyc_kprobe_arg(ctx, {i}, plyc_params.kwrap[{unit}])",
-    V.UPROBE_ARG: "plyc_kprobe_arg(ctx, {i}, 0)",
+    V.UPROBE_ARG: "plyc_uprobe_arg(ctx, {i})",
     V.USDT_ARG: "plyc_usdt_arg(ctx, {i})",
     V.IP: "PLYC_IP(ctx)",
     V.RET: "PLYC_RET(ctx)",

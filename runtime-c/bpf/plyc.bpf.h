@@ -43,6 +43,29 @@ enum {
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
+/* The first n bytes of an integer, where a read of an n-byte value into a
+ * wider one must go: its low end, the last bytes on a big-endian target. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define PLYC_LOW_BYTES(p, n) ((char *)(p) + sizeof(*(p)) - (n))
+#else
+#define PLYC_LOW_BYTES(p, n) ((char *)(p))
+#endif
+/* v (a __u64) = the kernel member lvalue `lv`, read with `read`
+ * (bpf_core_read or _user) at the size the device's kernel has for it
+ * (CO-RE): in v's low end, where a big-endian read leaves it high. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define PLYC_CORE_SCALAR(read, v, lv) ({						\
+	__u32 __n = bpf_core_field_size(lv);						\
+	read(&(v), __n, &(lv));								\
+	if (__n < 8)									\
+		(v) >>= 64 - 8 * __n;							\
+})
+#else
+#define PLYC_CORE_SCALAR(read, v, lv) read(&(v), bpf_core_field_size(lv), &(lv))
+#endif
+/* v = the register lvalue `reg` (a word of 4 or 8 bytes), read with `read`. */
+#define PLYC_READ_LOW(read, v, reg) read(PLYC_LOW_BYTES(&(v), sizeof(reg)), sizeof(reg), &(reg))
+
 /* The target's registers and argument ABI: PLYC_ARGn, PLYC_RET, PLYC_IP,
  * PLYC_REG, struct pt_regs. */
 #include "plyc_arch.bpf.h"
@@ -373,18 +396,29 @@ static __always_inline void plyc_comm(char *buf, __u32 size)
 }
 
 /* A string whose pointer may be a kernel or a user address: try the kernel
- * first, then user memory (what users expect of str(arg1) on a syscall). */
+ * first, then user memory (what users expect of str(arg1) on a syscall).
+ * s390x's kernel and user address spaces overlap (the same address is
+ * valid in both, meaning different bytes): a user pointer read as a kernel
+ * one reads the wrong bytes without failing, so there user memory comes
+ * first (docs/kernels.md, "s390x"). */
+#if defined(__TARGET_ARCH_s390)
+#define PLYC_READ_FIRST(k, u) (u)
+#define PLYC_READ_THEN(k, u) (k)
+#else
+#define PLYC_READ_FIRST(k, u) (k)
+#define PLYC_READ_THEN(k, u) (u)
+#endif
 static __always_inline void plyc_read_str(char *dst, __u32 size, const void *ptr)
 {
-	if (bpf_probe_read_kernel_str(dst, size, ptr) < 0 &&
-	    bpf_probe_read_user_str(dst, size, ptr) < 0)
+	if (PLYC_READ_FIRST(bpf_probe_read_kernel_str, bpf_probe_read_user_str)(dst, size, ptr) < 0 &&
+	    PLYC_READ_THEN(bpf_probe_read_kernel_str, bpf_probe_read_user_str)(dst, size, ptr) < 0)
 		dst[0] = 0;
 }
 
 static __always_inline void plyc_read_any(void *dst, __u32 size, const void *ptr)
 {
-	if (bpf_probe_read_kernel(dst, size, ptr) < 0)
-		bpf_probe_read_user(dst, size, ptr);
+	if (PLYC_READ_FIRST(bpf_probe_read_kernel, bpf_probe_read_user)(dst, size, ptr) < 0)
+		PLYC_READ_THEN(bpf_probe_read_kernel, bpf_probe_read_user)(dst, size, ptr);
 }
 
 static __always_inline void plyc_read_user(void *dst, __u32 size, const void *ptr)
@@ -392,7 +426,7 @@ static __always_inline void plyc_read_user(void *dst, __u32 size, const void *pt
 	bpf_probe_read_user(dst, size, ptr);
 }
 
-/* An integer tracepoint field: `size` bytes on the device (little-endian),
+/* An integer tracepoint field: `size` bytes on the device (in its byte order),
  * as a value of `bytes` bytes, sign-extended if signed. The slow way, for
  * fields a direct load can't reach (see plyc_tp_int). */
 static __always_inline __u64 plyc_tp_read(const void *ctx, __u32 off, __u32 size, __u32 bytes, int is_signed)
@@ -405,10 +439,15 @@ static __always_inline __u64 plyc_tp_read(const void *ctx, __u32 off, __u32 size
 		n = 8;
 	if (n == 0)
 		return 0;
+	/* Into v's first n bytes: a variable offset from the stack pointer is
+	 * refused, so big-endian shifts the bytes down instead. */
 	bpf_probe_read_kernel(&v, n, (const char *)ctx + off);
 	shift = 64 - 8 * (int)n;
 	if (shift <= 0 || shift >= 64)
 		return v;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return is_signed ? (__u64)((__s64)v >> shift) : v >> shift;
+#endif
 	if (is_signed)
 		return (__u64)(((__s64)(v << shift)) >> shift);
 	return v;
@@ -542,6 +581,8 @@ static __always_inline __u64 plyc_reg_arg(struct pt_regs *r, int n)
 	case 3: return PLYC_ARG3(r);
 #if PLYC_NREGARGS > 4
 	case 4: return PLYC_ARG4(r);
+#endif
+#if PLYC_NREGARGS > 5
 	case 5: return PLYC_ARG5(r);
 #endif
 #if PLYC_NREGARGS > 6
@@ -558,13 +599,19 @@ static __always_inline __u64 plyc_core_reg_arg(struct pt_regs *r, int n)
 	__u64 v = 0;
 
 	switch (n) {
-	case 0: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG0(r)), &PLYC_ARG0(r)); break;
-	case 1: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG1(r)), &PLYC_ARG1(r)); break;
-	case 2: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG2(r)), &PLYC_ARG2(r)); break;
-	case 3: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG3(r)), &PLYC_ARG3(r)); break;
+#ifdef PLYC_SYSCALL_ARG0
+	case 0: PLYC_READ_LOW(bpf_probe_read_kernel, v, PLYC_SYSCALL_ARG0(r)); break;
+#else
+	case 0: PLYC_READ_LOW(bpf_probe_read_kernel, v, PLYC_ARG0(r)); break;
+#endif
+	case 1: PLYC_READ_LOW(bpf_probe_read_kernel, v, PLYC_ARG1(r)); break;
+	case 2: PLYC_READ_LOW(bpf_probe_read_kernel, v, PLYC_ARG2(r)); break;
+	case 3: PLYC_READ_LOW(bpf_probe_read_kernel, v, PLYC_ARG3(r)); break;
 #if PLYC_NREGARGS > 4
-	case 4: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG4(r)), &PLYC_ARG4(r)); break;
-	case 5: bpf_probe_read_kernel(&v, sizeof(PLYC_ARG5(r)), &PLYC_ARG5(r)); break;
+	case 4: PLYC_READ_LOW(bpf_probe_read_kernel, v, PLYC_ARG4(r)); break;
+#endif
+#if PLYC_NREGARGS > 5
+	case 5: PLYC_READ_LOW(bpf_probe_read_kernel, v, PLYC_ARG5(r)); break;
 #endif
 	}
 	return v;
@@ -578,7 +625,8 @@ static __always_inline __u64 plyc_kprobe_arg(struct pt_regs *ctx, int n, int wra
 		return plyc_core_reg_arg((struct pt_regs *)plyc_reg_arg(ctx, 0), n);
 	if (n < PLYC_NREGARGS)
 		return plyc_reg_arg(ctx, n);
-	bpf_probe_read_kernel(&v, PLYC_WORD, (const void *)(unsigned long)PLYC_STACK_ARG(ctx, n));
+	bpf_probe_read_kernel(PLYC_LOW_BYTES(&v, PLYC_WORD), PLYC_WORD,
+			      (const void *)(unsigned long)PLYC_STACK_ARG(ctx, n));
 	return v;
 }
 
@@ -591,10 +639,20 @@ static __always_inline __u64 plyc_stack_word(struct pt_regs *ctx, int n, int use
 	__u64 v = 0;
 
 	if (user)
-		bpf_probe_read_user(&v, PLYC_WORD, p);
+		bpf_probe_read_user(PLYC_LOW_BYTES(&v, PLYC_WORD), PLYC_WORD, p);
 	else
-		bpf_probe_read_kernel(&v, PLYC_WORD, p);
+		bpf_probe_read_kernel(PLYC_LOW_BYTES(&v, PLYC_WORD), PLYC_WORD, p);
 	return v;
+}
+
+/* Argument n of a function a uprobe stopped at entry: past the registers,
+ * a word of the user stack (a kernel read of it fails: x86_64's SMAP,
+ * MIPS, s390x's separate address spaces). */
+static __always_inline __u64 plyc_uprobe_arg(struct pt_regs *ctx, int n)
+{
+	if (n < PLYC_NREGARGS)
+		return plyc_reg_arg(ctx, n);
+	return plyc_stack_word(ctx, n - PLYC_NREGARGS, 1);
 }
 
 /* Argument n in an fentry/fexit program: the traced function's arguments

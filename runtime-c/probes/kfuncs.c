@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "plyc_arch.h"
 #include "plyc_kfuncs.h"
@@ -118,6 +119,19 @@ int plyc_kfunc_exists(const char *name)
 	return in(&ftrace_fns, name) || in(&text_syms, name);
 }
 
+#if defined(__powerpc64__)
+/* powerpc's syscall wrappers (since 6.1, where COMPAT is off, as on
+ * ppc64el) kept the plain name: sys_openat takes the user's registers. */
+static int powerpc_wrappers(void)
+{
+	struct utsname u;
+	int major, minor;
+
+	return !uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+	       (major > 6 || (major == 6 && minor >= 1));
+}
+#endif
+
 static int wrapper_prefix(const char *name)
 {
 	static const char *const prefixes[] = { "__x64_sys_", "__ia32_sys_", "__arm64_sys_",
@@ -127,6 +141,10 @@ static int wrapper_prefix(const char *name)
 	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
 			return 1;
+#if defined(__powerpc64__)
+	if (!strncmp(name, "sys_", 4))
+		return powerpc_wrappers();
+#endif
 	return 0;
 }
 

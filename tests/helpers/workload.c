@@ -93,6 +93,7 @@ static int run(int argc, char **argv);
 /* An IFUNC: the symbol plyc_ifunc is its resolver, which the dynamic loader
  * calls once; __plyc_ifunc_plain, named as glibc names implementations, is
  * the function that runs. */
+#if !defined(__mips__)   /* MIPS has no IFUNCs (the guests' static builds) */
 typedef int plyc_ifunc_fn(int);
 int __plyc_ifunc_plain(int x)
 {
@@ -105,6 +106,7 @@ static plyc_ifunc_fn *resolve_plyc_ifunc(void)
 }
 
 int plyc_ifunc(int x) __attribute__((ifunc("resolve_plyc_ifunc")));
+#endif
 
 /* A global for uaddr(): its value, read through its address in the
  * probed process (workload probe). */

@@ -100,6 +100,9 @@ class Arch:
     release: str = ""
     versions: tuple = ()
     busybox_member: str = "./bin/busybox"  # where busybox-static puts it
+    # The console as a qemu device on a file chardev (s390x has no serial
+    # port: its console is the SCLP's), instead of -serial.
+    console_device: str = ""
 
 
 ARCHES = {
@@ -141,6 +144,34 @@ ARCHES = {
         machine=("-accel", "tcg", "-M", "virt", "-bios", "default", "-smp", "2"),
         console="ttyS0", transport="framed", target="riscv64",
         release="trixie", versions=("6.12",), busybox_member="./usr/bin/busybox",
+    ),
+    # Malta (the board Debian's mips kernels are built for); its first
+    # 16550 UART is ttyS0. Debian ships the kernel as an ELF vmlinux.
+    "mipsel": Arch(
+        name="mipsel", deb_arch="mipsel", flavour="4kc-malta",
+        qemu="qemu-system-mipsel", qemu_package="qemu-system-mips",
+        machine=("-accel", "tcg", "-M", "malta", "-cpu", "24Kf"),
+        console="ttyS0", transport="framed", target="mipsel",
+    ),
+    "mips64el": Arch(
+        name="mips64el", deb_arch="mips64el", flavour="5kc-malta",
+        qemu="qemu-system-mips64el", qemu_package="qemu-system-mips",
+        machine=("-accel", "tcg", "-M", "malta", "-cpu", "5KEf"),
+        console="ttyS0", transport="framed", target="mips64el",
+    ),
+    # pseries: -serial is its first hypervisor console (spapr-vty), hvc0.
+    "ppc64le": Arch(
+        name="ppc64le", deb_arch="ppc64el", flavour="powerpc64le",
+        qemu="qemu-system-ppc64", qemu_package="qemu-system-ppc",
+        machine=("-accel", "tcg", "-M", "pseries", "-cpu", "POWER9", "-smp", "2"),
+        console="hvc0", transport="framed", target="ppc64le",
+    ),
+    # Big-endian. The s390-ccw-virtio machine's console is the SCLP's.
+    "s390x": Arch(
+        name="s390x", deb_arch="s390x", flavour="s390x",
+        qemu="qemu-system-s390x", qemu_package="qemu-system-misc",
+        machine=("-accel", "tcg", "-M", "s390-ccw-virtio", "-cpu", "max", "-smp", "2"),
+        console="ttysclp0", transport="framed", target="s390x", console_device="sclpconsole",
     ),
 }
 
@@ -752,6 +783,9 @@ def _qemu_command(arch: Arch, k: Kernel, memory: str, tmp: Path, one_thread: boo
     ports = ("console", "stdout", "stderr", "status") if arch.transport == "ports" \
         else ("console",)
     serial = [a for name in ports for a in ("-serial", f"file:{tmp / (name + '.log')}")]
+    if arch.console_device:
+        serial = ["-chardev", f"file,id=console,path={tmp / 'console.log'}",
+                  "-device", f"{arch.console_device},chardev=console"]
     exit_device = (["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
                    if arch.transport == "ports" else [])
     machine = list(arch.machine)
