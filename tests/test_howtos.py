@@ -53,14 +53,20 @@ def names_each(text: str, places: list) -> None:
     assert missing == [], f"the how-to no longer names {missing}"
 
 
-def runtime_copy(tmp_path: Path, monkeypatch) -> Path:
-    """A copy of runtime-c/ the build uses (and its own cache, so the
-    changed runtime is built there, not in the user's)."""
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    """plyc's cache for this module's builds: a changed runtime is built
+    there, not in the user's, once for the tests that change it alike."""
+    d = tmp_path_factory.mktemp("cache")
+    d.chmod(0o700)
+    return d
+
+
+def runtime_copy(tmp_path: Path, monkeypatch, cache: Path) -> Path:
+    """A copy of runtime-c/ the build uses."""
     rt = tmp_path / "runtime-c"
     shutil.copytree(toolchain.runtime_dir().resolve(), rt)
     monkeypatch.setattr(toolchain, "runtime_dir", lambda: rt)
-    cache = tmp_path / "cache"
-    cache.mkdir(mode=0o700)
     monkeypatch.setenv("PLYC_CACHE", str(cache))
     return rt
 
@@ -171,7 +177,7 @@ FIELDS = btspecs.fields
 
 
 @pytest.fixture
-def toy_provider(tmp_path, monkeypatch):
+def toy_provider(tmp_path, monkeypatch, cache):
     """docs/design.md, "How to add a provider", steps 1-4 done for `toy`."""
     steps = section("How to add a provider")
     assert "three files and two registry lines" in " ".join(steps.split())
@@ -185,7 +191,7 @@ def toy_provider(tmp_path, monkeypatch):
     # 1. the Python half (TOY above) and 3. its registry line
     monkeypatch.setattr(providers, "REGISTRY", providers.REGISTRY + (TOY,))
     # 2. the C half, and 3. its registry line
-    rt = runtime_copy(tmp_path, monkeypatch)
+    rt = runtime_copy(tmp_path, monkeypatch, cache)
     (rt / "providers" / "toy.h").write_text(TOY_H)
     (rt / "providers" / "toy.c").write_text(TOY_C)
     reg = rt / "plyc_providers.h"
@@ -288,7 +294,7 @@ def update_sumsq(v, x, m):
 
 
 @pytest.fixture
-def sumsq(tmp_path, monkeypatch):
+def sumsq(tmp_path, monkeypatch, cache):
     """docs/design.md, "How to add an aggregation", steps 1-3 done for
     sumsq(x), the sum of the squares."""
     steps = section("How to add an aggregation")
@@ -298,7 +304,7 @@ def sumsq(tmp_path, monkeypatch):
     monkeypatch.setitem(CAGG.UPDATE, "sumsq", update_sumsq)                     # 1.
     monkeypatch.setattr(AGG, "TABLE", AGG.TABLE + (SUMSQ,))                     # 2.
     monkeypatch.setitem(AGG.AGGREGATIONS, "sumsq", SUMSQ)    # built from TABLE at import
-    rt = runtime_copy(tmp_path, monkeypatch)                                    # 3.
+    rt = runtime_copy(tmp_path, monkeypatch, cache)                                    # 3.
     insert_before_end(rt / "plyc_rt.h", "enum plyc_agg {", "\tPLYC_A_SUMSQ,")
     insert_before_end(rt / "maps" / "aggregations.c", "struct plyc_agg_ops ops[] = {",
                       '\t[PLYC_A_SUMSQ] = { "sumsq()", .merge = merge_words, .scalar = scalar_word, '
@@ -320,6 +326,32 @@ def test_an_aggregation_added_as_the_doc_says_builds(sumsq):
     with pytest.raises(PlycError) as e:
         driver.lower("BEGIN { @sq = sumsq(); }", "t.ply", driver.Options(env={}))
     assert "sumsq() takes 1 argument, got 0" in e.value.render()   # the arity check comes with the entry
+
+
+OPS_OF_SUMSQ = """\
+#include <stdio.h>
+#include "plyc_agg.h"
+
+int main(void)
+{
+	struct plyc_map m = { .name = "@sq", .agg = PLYC_A_SUMSQ };
+	const struct plyc_agg_ops *o = plyc_agg_ops(&m);
+
+	printf("%s %d\\n", o->name ? o->name : "none", o->scalar != NULL);
+	return 0;
+}
+"""
+
+
+def test_an_aggregation_added_as_the_doc_says_has_its_runtime_ops(sumsq):
+    """The runtime's entry (step 3) is the new kind's, not the plain map's
+    it would fall back to (which prints a one-word value the same)."""
+    tc = toolchain.Toolchain.detect()
+    lib, rt = tc.runtime_lib(), toolchain.runtime_dir()
+    (sumsq / "ops.c").write_text(OPS_OF_SUMSQ)
+    tc.run([*tc.cc, "-std=gnu11", *toolchain.WARNINGS, "-I", rt, sumsq / "ops.c", lib, "-static", *tc.ldflags,
+            *tc.libs, "-o", sumsq / "ops"], "linking a check of the runtime's table")
+    assert subprocess.run([sumsq / "ops"], capture_output=True, text=True, check=True).stdout == "sumsq() 1\n"
 
 
 @pytest.mark.bpf
