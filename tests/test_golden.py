@@ -1,7 +1,7 @@
 """The IR of a few scripts in tests/golden/ir/, as `plyc emit --stage ir`
-prints it, against the .ir file beside each: ply scripts (*.ply), bpftrace
-scripts (*.bt) and bcc argdist command lines (*.argdist: the arguments of
-`plyc argdist` as shell words, lines starting with # left out). After a
+prints it, against the .ir file beside each: scripts of every front end in
+the registry (*.ply, *.bt) and bcc argdist command lines (*.argdist: the
+arguments of `plyc argdist` as shell words, lines starting with # left out). After a
 change that means to alter the IR: `make golden` (python3
 tests/test_golden.py --update), then review the diff."""
 import shlex
@@ -11,9 +11,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from plyc import driver  # noqa: E402
+from plyc.frontends import registry  # noqa: E402
+from plyc.ir.dump import dump  # noqa: E402
+
 GOLDEN = ROOT / "tests" / "golden" / "ir"
 ENV = {"WHO": "world"}      # the scripts' $NAME values
-SUFFIXES = (".ply", ".bt", ".argdist")
+SUFFIXES = registry.suffixes() + (".argdist",)
 
 
 def argdist_words(text: str) -> list:
@@ -21,9 +27,6 @@ def argdist_words(text: str) -> list:
 
 
 def ir_text(script: Path) -> str:
-    sys.path.insert(0, str(ROOT))
-    from plyc import driver
-    from plyc.ir.dump import dump
     source = script.read_text()
     if script.suffix == ".argdist":
         from plyc.commands.argdist import parse_args
