@@ -44,7 +44,7 @@ examples: setup
 		$(PLYC) build $$f -o $(OUT)/$$n || exit 1; \
 	done
 
-# Rewrite tests/golden/ir/*.ir from the scripts beside them (review the diff).
+# Rewrite tests/golden/ir/*.ir from the scripts beside them (.ply, .bt, .argdist; review the diff).
 golden:
 	$(PYTHON) tests/test_golden.py --update
 
