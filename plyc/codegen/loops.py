@@ -117,7 +117,6 @@ def stmt_ForMap(g, s: ir.ForMap):
     # with it): its state into the context, the call, its locals back.
     returns = any(isinstance(n, ir.Return) for n in ir.walk(s.body))   # the context's `ret`
     c = g.tmp("c")
-    g.stack_used += 16 + 8 * (len(scalars) + returns)   # later temporaries go to scratch sooner
     g.line("{")
     g.depth += 1
     g.line(f"struct {name}_ctx {c} = {{}};")
