@@ -37,10 +37,6 @@ def local_c(name: str) -> str:
     return f"v_{name}" if name.isidentifier() else "lv_" + re.sub(r"\W", "_", name)
 
 
-def has_callbacks(probe: ir.Probe) -> bool:
-    return any(isinstance(n, ir.ForMap) for n in ir.walk(probe.body))
-
-
 def stmt_While(g, s: ir.While):
     n = g.tmp("n")
     cap = len(g.res.loop_caps)         # its slot in plyc_loopcap: the tracer warns of a stop

@@ -155,7 +155,7 @@ class Resources:
     stack_entries: int
     strsize: int
     loop_caps: list = field(default_factory=list)   # script line of each While, by its index (codegen/loops.py)
-    stack_temp_max: int = 32         # the largest temporary on the BPF stack (cgen.STACK_TEMP_MAX)
+    stack_temp_max: int = 32         # the largest temporary on the BPF stack (ir/opt/temps.py)
     print_maps_on_exit: bool = True
     # (kind, name, binary, script line) of each value the tracer finds on
     # the device at start-up (ir.DeviceConst): plyc_params.dconst[i]

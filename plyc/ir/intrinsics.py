@@ -49,7 +49,8 @@ TP_NAME = _i("_tp_name", "the name of the tracepoint that fired (a glob's)", BEF
 DIV = _i("/", "division, 1 when the divisor is 0 (bpftrace)")
 MOD = _i("%", "modulo, 1 when the divisor is 0 (bpftrace)")
 SARG = _i("_sarg", "the Nth word of the probed function's stack arguments", args=NONE)
-OFFSETOF = _i("_offsetof", "a member's offset in a kernel type (CO-RE): type and member path as strings", args=NONE)
+OFFSETOF = _i("_offsetof", "a member's offset in a kernel type (CO-RE): type and member path as strings",
+              args=NONE)
 MACADDR = _i("macaddr", "six bytes (at a pointer, or of an array) in a u64")
 STRFTIME = _i("strftime", "its argument, typed as a time the tracer formats")
 LEN = _i("len", "how many entries a map (named by a string) holds", args=NONE)
