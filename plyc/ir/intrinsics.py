@@ -13,10 +13,11 @@ from dataclasses import dataclass
 # the call's result type's): none (a scalar, or its argument's own array),
 # made BEFORE its arguments are read (read into it), or AFTER them.
 BEFORE, AFTER = "before", "after"
-# How its C reads its arguments: each as a value (an array when bytes),
-# strings as compared (a constant as a literal of its own), or not at all
-# (constants it prints).
-VALUES, STRINGS, NONE = "values", "strings", "none"
+# How its C reads its arguments: each as an integer, each as a value (an
+# integer, else an array), as strings compared (a constant as a literal
+# of its own), or not at all (constants it prints). str() and buf() read
+# theirs each its own way (temps.py knows them; buf's length first).
+SCALARS, VALUES, STRINGS, NONE = "scalars", "values", "strings", "none"
 
 
 @dataclass(frozen=True)
@@ -24,10 +25,10 @@ class Intrinsic:
     name: str
     doc: str
     temp: str = ""
-    args: str = VALUES
+    args: str = SCALARS
 
 
-def _i(name: str, doc: str, temp: str = "", args: str = VALUES) -> Intrinsic:
+def _i(name: str, doc: str, temp: str = "", args: str = SCALARS) -> Intrinsic:
     return Intrinsic(name, doc, temp, args)
 
 
@@ -42,16 +43,17 @@ STRCMP = _i("strcmp", "compare two strings (<0, 0, >0)", args=STRINGS)
 # bpftrace's (plyc/frontends/bpftrace/ types them).
 BSWAP = _i("bswap", "an integer's bytes reversed")
 KPTR = _i("kptr", "its argument, typed as a kernel pointer")
-STRNCMP = _i("strncmp", "compare the first n bytes of two strings (n: a constant, the third argument)")
+STRNCMP = _i("strncmp", "compare the first n bytes of two strings (n: a constant, the third argument)",
+               args=VALUES)
 JOIN_READ = _i("_join_read", "up to 16 strings of a NULL-terminated char ** array, 1024 bytes each", BEFORE)
-NTOP = _i("ntop", "an address family and an IPv4/IPv6 address, as one inet value", AFTER)
+NTOP = _i("ntop", "an address family and an IPv4/IPv6 address, as one inet value", AFTER, VALUES)
 TP_NAME = _i("_tp_name", "the name of the tracepoint that fired (a glob's)", BEFORE, NONE)
 DIV = _i("/", "division, 1 when the divisor is 0 (bpftrace)")
 MOD = _i("%", "modulo, 1 when the divisor is 0 (bpftrace)")
 SARG = _i("_sarg", "the Nth word of the probed function's stack arguments", args=NONE)
 OFFSETOF = _i("_offsetof", "a member's offset in a kernel type (CO-RE): type and member path as strings",
               args=NONE)
-MACADDR = _i("macaddr", "six bytes (at a pointer, or of an array) in a u64")
+MACADDR = _i("macaddr", "six bytes (at a pointer, or of an array) in a u64", args=VALUES)
 STRFTIME = _i("strftime", "its argument, typed as a time the tracer formats")
 LEN = _i("len", "how many entries a map (named by a string) holds", args=NONE)
 MEMBER = _i("member", "an integer or pointer read from memory at an address (its type's size)")
@@ -60,7 +62,7 @@ KSTACK = _i("kstack", "the kernel stack's id (frame limit: the argument)", args=
 USYM = _i("usym", "a user address with the current pid (the tracer names it)", AFTER)
 SIGNAL = _i("signal", "send a signal to the current task")
 OVERRIDE = _i("override", "return early from the probed kernel function with a value")
-BUF = _i("buf", "bytes from a pointer or array, with their length", BEFORE)
+BUF = _i("buf", "bytes from a pointer or array, with their length", BEFORE, VALUES)
 PATH = _i("path", "a struct path's full path (bpf_d_path, fentry only)", BEFORE)
 
 # Sizes both sides need: join()'s strings (bpftrace 0.17's limits: 16

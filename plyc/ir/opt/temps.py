@@ -274,25 +274,39 @@ class Placer:
 
     def call(self, e: ir.Call):
         f, args = e.func, e.args
-        if f is I.STR and isinstance(args[0], ir.Param) and args[0].kind == ir.ARG_STR:
-            args = []           # copied from the tracer's parameters
-        elif f is I.STR and args[0].type.kind == "str" and args[0].type.size == e.type.size:
-            self.bytes(args[0])     # the string itself
+        if f is I.STR:
+            self.str_call(e)
             return
-        elif f is I.BUF:
-            # its length first (a constant one is printed), then the source
-            args = [a for a in args[1:] if not isinstance(a, ir.IntConst)] + args[:1]
         if f.temp == I.BEFORE:
             self.place(e, VALUE, e.type.size)
+        if f is I.BUF:
+            # its length first (a constant one is printed), then the source
+            for a in args[1:]:
+                if not isinstance(a, ir.IntConst):
+                    self.scalar(a)
+            args = args[:1]
         for a in args if f.args != I.NONE else []:
             if f.args == I.STRINGS:
                 self.string(a)
-            elif a.type.is_bytes:
-                self.bytes(a)
-            else:
+            elif a.type.is_int or f.args == I.SCALARS:
                 self.scalar(a)
+            else:
+                self.bytes(a)
         if f.temp == I.AFTER:
             self.place(e, VALUE, e.type.size)
+
+    def str_call(self, e: ir.Call):
+        arg = e.args[0]
+        if isinstance(arg, ir.Param) and arg.kind == ir.ARG_STR:
+            self.place(e, VALUE, e.type.size)     # copied from the tracer's parameters
+        elif arg.type.kind != "str":
+            self.place(e, VALUE, e.type.size)     # read from memory into it
+            self.scalar(arg)
+        elif arg.type.size == e.type.size:
+            self.bytes(arg)                       # the string itself
+        else:
+            self.place(e, VALUE, e.type.size)     # resized into it
+            self.bytes(arg)
 
 
 def place(program: ir.Program, probe: ir.Probe, limit: Optional[int] = None) -> list:
