@@ -121,3 +121,21 @@ def test_a_temporary_the_pass_did_not_place_is_an_error():
         assert "did not place" in str(err)
     else:
         raise AssertionError("cgen made a temporary the pass had not placed")
+
+
+def test_each_intrinsics_record_says_how_its_emitter_makes_and_reads():
+    """The pass places an intrinsic's array by its record (temp, args): an
+    emitter that makes one, or reads strings, says so there. (A mismatch
+    also stops cgen at the first script that uses it.)"""
+    import inspect
+    from plyc.codegen import intrinsics as CI
+    from plyc.ir import intrinsics as I
+    for func, emitter in CI.EMIT.items():
+        src = inspect.getsource(emitter)
+        assert ("g.local_bytes(" in src) == bool(func.temp), func.name
+        if "string_sized(" in src:
+            assert func.args == I.STRINGS, func.name
+        elif "g.bytes(" in src and func not in (I.STR, I.BUF):
+            assert func.args == I.VALUES, func.name
+        elif "call.args" in src and not any(r in src for r in ("g.scalar(", "g.pointer(", "read_string_into(")):
+            assert func.args == I.NONE, func.name     # constants it prints
