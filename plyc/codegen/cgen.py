@@ -2,7 +2,8 @@
 naming its script line (the loader maps verifier errors back through it).
 Expressions print as C; strings, buffers and records live in temporaries
 filled by the statements emitted before their use: small ones on the BPF
-stack, the rest in the probe's per-CPU scratch slot (see Scope)."""
+stack, the rest in the probe's per-CPU scratch slot, as plyc/ir/opt/temps.py
+placed them (see Scope)."""
 from __future__ import annotations
 
 import re
@@ -78,6 +79,8 @@ class FuncGen(TupleGen):
         self.ntmp = 0
         self.cur_line = probe.spec.span.line
         self.commented = None                   # the script line of the last statement's comment
+        if probe.temps is None:
+            raise AssertionError("code generation before the optimising passes (plyc/ir/opt/temps.py)")
         self.temps = iter(probe.temps)          # where each temporary lives, in order (ir/opt/temps.py)
         self.root = self.scope = Scope(self.cur_line)
         self.uses_scratch = False

@@ -56,6 +56,8 @@ def direct_read(e) -> bool:
 
 
 class Placer:
+    """One probe's walk: its temporaries in order, and the stack they take."""
+
     def __init__(self, program: ir.Program, probe: ir.Probe, limit: int):
         self.program, self.probe, self.limit = program, probe, limit
         self.stack_used = 0
