@@ -180,6 +180,26 @@ def tuple_layout(items) -> tuple:
     return offsets, (off + a - 1) // a * a
 
 
+def record_type(t: Type) -> Type:
+    """How a value is stored in a record (a map's key or value, an output
+    event): strings and ints as they are, a __data_loc as its u32."""
+    return U32 if t.kind == "dataloc" else t
+
+
+def record_layout(types, start: int = 0) -> tuple:
+    """C's natural offsets of a record's fields (arrays of any kind align
+    as bytes) and its size, from `start` (an event's header: then aligned
+    to at least 4)."""
+    off, align, offsets = start, 4 if start else 1, []
+    for t in types:
+        a = 1 if t.is_bytes else t.size
+        off = (off + a - 1) // a * a
+        offsets.append(off)
+        off += t.size
+        align = max(align, a)
+    return offsets, (off + align - 1) // align * align
+
+
 def Tuple(items) -> Type:
     items = tuple(items)
     return Type("tuple", tuple_layout(items)[1], items=items)

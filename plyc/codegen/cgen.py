@@ -2,13 +2,15 @@
 naming its script line (the loader maps verifier errors back through it).
 Expressions print as C; strings, buffers and records live in temporaries
 filled by the statements emitted before their use: small ones on the BPF
-stack, the rest in the probe's per-CPU scratch slot (see Scope)."""
+stack, the rest in the probe's per-CPU scratch slot, as plyc/ir/opt/temps.py
+placed them (see Scope)."""
 from __future__ import annotations
 
 import re
 from typing import Optional
 
 from ..ir import nodes as ir
+from ..ir.opt import temps
 from . import aggregations, intrinsics, loops, variables
 from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
 from .ctext import (MAX_STORES, MEMSET_FENCE, alignment, bare, c_int, copy_stmts,  # noqa: F401 (alignment,
@@ -17,15 +19,9 @@ from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
 from .tuples import TupleGen
 
 
-# Where temporaries live. The BPF stack is 512 bytes, and clang needs part
-# of it for spills and for the locals of inlined helpers, so a program keeps
-# on its stack only temporaries of at most STACK_TEMP_MAX bytes (comm, an
-# integer key, a (comm, pid) key), STACK_TEMP_BUDGET bytes of them in all.
-# Everything else (strings read from memory, buffers, large keys and values)
-# goes to the probe's own slot of the per-CPU array plyc_scratch
-# (docs/design.md: "Temporaries").
-STACK_TEMP_MAX = 32
-STACK_TEMP_BUDGET = 160
+# Where each temporary lives (the stack, or the probe's own slot of the
+# per-CPU array plyc_scratch) is plyc/ir/opt/temps.py's decision, recorded
+# on the probe (docs/design.md: "Temporaries").
 SCRATCH = "scratch"                 # the C pointer to the probe's slot
 WORDS = "__attribute__((aligned(8)))"
 # Probe kinds whose program can be preempted, and so can start again on
@@ -83,15 +79,15 @@ class FuncGen(TupleGen):
         self.ntmp = 0
         self.cur_line = probe.spec.span.line
         self.commented = None                   # the script line of the last statement's comment
-        self.stack_used = 0                     # bytes of named temporaries on the stack
+        if probe.temps is None:
+            raise AssertionError("code generation before the optimising passes (plyc/ir/opt/temps.py)")
+        self.temps = iter(probe.temps)          # where each temporary lives, in order (ir/opt/temps.py)
         self.root = self.scope = Scope(self.cur_line)
         self.uses_scratch = False
         self.local_ref: dict = {}               # $name of a string/buffer -> its C lvalue
         self.loops: list = []                   # enclosing loops: None (C), or a callback's store-back lines
         self.callbacks: list = []               # functions of for-loop bodies (loops.py)
         self.callback_names: set = set()        # their C names
-        # A probe with callbacks keeps its strings in scratch, where they reach.
-        self.captured = loops.has_callbacks(probe)
 
     # --- output ------------------------------------------------------------
 
@@ -121,14 +117,16 @@ class FuncGen(TupleGen):
         self.ntmp += 1
         return f"{prefix}{self.ntmp}"
 
-    def place(self, name: str, decl: str, size: int, scratch: bool = False) -> Optional[str]:
-        """Where a new temporary `decl` (declaring `name`, 8-aligned) lives:
-        None for the stack, where the caller declares it; else its lvalue
-        in the scratch slot (always there if `scratch`)."""
-        # STACK_TEMP_MAX unless the script says otherwise (bpftrace's on_stack_limit)
-        limit = self.res.stack_temp_max
-        if not scratch and size <= limit and self.stack_used + words(size) <= STACK_TEMP_BUDGET:
-            self.stack_used += words(size)
+    def place(self, name: str, decl: str, size: int) -> Optional[str]:
+        """Where a new temporary `decl` (declaring `name`, 8-aligned) lives,
+        as the temps pass decided for the next one the code makes: None for
+        the stack, where the caller declares it; else its lvalue in the
+        scratch slot."""
+        t = next(self.temps, None)
+        if t is None or t.size != size:
+            raise AssertionError(f"a temporary of {size} bytes that plyc/ir/opt/temps.py did not place "
+                                 f"(it has {t.size if t else 'none'} next)")
+        if not t.scratch:
             return None
         self.scope.members.append((decl, size))
         self.uses_scratch = True
@@ -145,12 +143,12 @@ class FuncGen(TupleGen):
         self.zero(f"&{ref}", size)
         return ref
 
-    def array(self, name: str, size: int, zero: bool = True, scratch: bool = False) -> str:
+    def array(self, name: str, size: int, zero: bool = True) -> str:
         """A char array, zeroed unless the caller fills all of it.
         8-aligned, so copies into keys and records move words, not bytes.
         Zeroed: string reads (and 6.1's bpf_get_current_comm) stop at the
         NUL, and what follows it ends up in keys and output too."""
-        ref = self.place(name, f"char {name}[{size}] {WORDS}", size, scratch)
+        ref = self.place(name, f"char {name}[{size}] {WORDS}", size)
         if ref is None:
             self.line(f"char {name}[{size}] {WORDS}{' = {}' if zero else ''};")
             return name
@@ -195,7 +193,7 @@ class FuncGen(TupleGen):
         read = {n.name for n in ir.walk(self.probe.body) if isinstance(n, ir.Local)}
         for name, typ in sorted(self.probe.locals.items()):
             if typ.is_bytes:
-                self.local_ref[name] = self.array(loops.local_c(name), typ.size, scratch=self.captured)
+                self.local_ref[name] = self.array(loops.local_c(name), typ.size)
             else:
                 self.line(f"{typ.scalar_ctype()} {loops.local_c(name)} = 0;")
                 if name not in read:
@@ -204,6 +202,8 @@ class FuncGen(TupleGen):
                     self.line(f"(void){loops.local_c(name)};")
         self.stmt(self.probe.body)
         self.ret()
+        if next(self.temps, None) is not None:
+            raise AssertionError("plyc/ir/opt/temps.py placed a temporary this code did not make")
         return self
 
     @property
@@ -483,10 +483,7 @@ class FuncGen(TupleGen):
 
     # --- bytes ------------------------------------------------------------------
 
-    def direct_read(self, e) -> bool:
-        """A value read from memory straight into its destination (no copy)."""
-        return isinstance(e, ir.Call) and e.func.name in ("str", "dyn", "mem") and \
-            e.args[0].type.kind != "str"
+    direct_read = staticmethod(temps.direct_read)
 
     def read_bytes_into(self, dst: str, size: int, call: ir.Call):
         size = min(size, call.type.size)

@@ -1,7 +1,10 @@
 """The C of every intrinsic (plyc/ir/intrinsics.py): EMIT maps each to
 its emitter, called by the BPF code generator (cgen.FuncGen, `g`) with the
 typed ir.Call; it returns a C expression or the name of a char array it
-filled. The C helpers they call live in runtime-c/bpf/plyc.bpf.h."""
+filled. The C helpers they call live in runtime-c/bpf/plyc.bpf.h.
+An emitter makes its char array (g.local_bytes) before or after reading
+its arguments as its record's `temp` says, and reads them as its `args`
+say: plyc/ir/opt/temps.py placed the array by those."""
 from __future__ import annotations
 
 from .. import types as T

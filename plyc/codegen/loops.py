@@ -37,10 +37,6 @@ def local_c(name: str) -> str:
     return f"v_{name}" if name.isidentifier() else "lv_" + re.sub(r"\W", "_", name)
 
 
-def has_callbacks(probe: ir.Probe) -> bool:
-    return any(isinstance(n, ir.ForMap) for n in ir.walk(probe.body))
-
-
 def stmt_While(g, s: ir.While):
     n = g.tmp("n")
     cap = len(g.res.loop_caps)         # its slot in plyc_loopcap: the tracer warns of a stop
@@ -117,7 +113,6 @@ def stmt_ForMap(g, s: ir.ForMap):
     # with it): its state into the context, the call, its locals back.
     returns = any(isinstance(n, ir.Return) for n in ir.walk(s.body))   # the context's `ret`
     c = g.tmp("c")
-    g.stack_used += 16 + 8 * (len(scalars) + returns)   # later temporaries go to scratch sooner
     g.line("{")
     g.depth += 1
     g.line(f"struct {name}_ctx {c} = {{}};")

@@ -117,7 +117,7 @@ def event_slot_limit(res: Resources) -> int:
 def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
     probes = []
     # Each probe with temporaries too large for the BPF stack has a slot of
-    # its own in the per-CPU array plyc_scratch (cgen.STACK_TEMP_MAX).
+    # its own in the per-CPU array plyc_scratch (plyc/ir/opt/temps.py).
     scratch = []
     for p in res.probes:
         # A kprobe and its fentry/fexit twin (one of which loads) share one

@@ -50,21 +50,13 @@ def layout(fields: list, start: int = 0) -> int:
     """Assign C's natural offsets (the same on every target) and return the
     record's size; the shared header asserts them with _Static_assert."""
     # Event records start after their `__u32 id, pad` header (align 4).
-    off, align = start, 4 if start else 1
-    for f in fields:
-        off = (off + f.align - 1) // f.align * f.align
+    offsets, size = T.record_layout([f.type for f in fields], start)
+    for f, off in zip(fields, offsets):
         f.offset = off
-        off += f.size
-        align = max(align, f.align)
-    return (off + align - 1) // align * align
+    return size
 
 
-def record_type(t: T.Type) -> T.Type:
-    """How a value is stored in a record: strings and ints as they are,
-    except that 64-bit pointers stay 64-bit on every target."""
-    if t.kind == "dataloc":
-        return T.U32
-    return t
+record_type = T.record_type
 
 
 @dataclass
@@ -163,7 +155,7 @@ class Resources:
     stack_entries: int
     strsize: int
     loop_caps: list = field(default_factory=list)   # script line of each While, by its index (codegen/loops.py)
-    stack_temp_max: int = 32         # the largest temporary on the BPF stack (cgen.STACK_TEMP_MAX)
+    stack_temp_max: int = 32         # the largest temporary on the BPF stack (ir/opt/temps.py)
     print_maps_on_exit: bool = True
     # (kind, name, binary, script line) of each value the tracer finds on
     # the device at start-up (ir.DeviceConst): plyc_params.dconst[i]

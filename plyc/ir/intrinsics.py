@@ -9,46 +9,61 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+# Its C's byte temporary (plyc/ir/opt/temps.py places it; its size is
+# the call's result type's): none (a scalar, or its argument's own array),
+# made BEFORE its arguments are read (read into it), or AFTER them.
+BEFORE, AFTER = "before", "after"
+# How its C reads its arguments: each as an integer, each as a value (an
+# integer, else an array), as strings compared (a constant as a literal
+# of its own), or not at all (constants it prints). str() and buf() read
+# theirs each its own way (temps.py knows them; buf's length first).
+SCALARS, VALUES, STRINGS, NONE = "scalars", "values", "strings", "none"
+
+
 @dataclass(frozen=True)
 class Intrinsic:
     name: str
     doc: str
+    temp: str = ""
+    args: str = SCALARS
 
 
-def _i(name: str, doc: str) -> Intrinsic:
-    return Intrinsic(name, doc)
+def _i(name: str, doc: str, temp: str = "", args: str = SCALARS) -> Intrinsic:
+    return Intrinsic(name, doc, temp, args)
 
 
 # Shared by every front end (plyc/builtins.py's functions).
-STR = _i("str", "a string read from memory (kernel, else user), or a string resized")
-MEM = _i("mem", "bytes read from a pointer, printed as hex")
-DYN = _i("dyn", "a __data_loc tracepoint field's string")
+STR = _i("str", "a string read from memory (kernel, else user), or a string resized", BEFORE)
+MEM = _i("mem", "bytes read from a pointer, printed as hex", BEFORE)
+DYN = _i("dyn", "a __data_loc tracepoint field's string", BEFORE)
 UPTR = _i("uptr", "its argument, typed as a user pointer")
 KSYM = _i("ksym", "its argument, typed as a kernel symbol's address")
-STRCMP = _i("strcmp", "compare two strings (<0, 0, >0)")
+STRCMP = _i("strcmp", "compare two strings (<0, 0, >0)", args=STRINGS)
 
 # bpftrace's (plyc/frontends/bpftrace/ types them).
 BSWAP = _i("bswap", "an integer's bytes reversed")
 KPTR = _i("kptr", "its argument, typed as a kernel pointer")
-STRNCMP = _i("strncmp", "compare the first n bytes of two strings (n: a constant, the third argument)")
-JOIN_READ = _i("_join_read", "up to 16 strings of a NULL-terminated char ** array, 1024 bytes each")
-NTOP = _i("ntop", "an address family and an IPv4/IPv6 address, as one inet value")
-TP_NAME = _i("_tp_name", "the name of the tracepoint that fired (a glob's)")
+STRNCMP = _i("strncmp", "compare the first n bytes of two strings (n: a constant, the third argument)",
+               args=VALUES)
+JOIN_READ = _i("_join_read", "up to 16 strings of a NULL-terminated char ** array, 1024 bytes each", BEFORE)
+NTOP = _i("ntop", "an address family and an IPv4/IPv6 address, as one inet value", AFTER, VALUES)
+TP_NAME = _i("_tp_name", "the name of the tracepoint that fired (a glob's)", BEFORE, NONE)
 DIV = _i("/", "division, 1 when the divisor is 0 (bpftrace)")
 MOD = _i("%", "modulo, 1 when the divisor is 0 (bpftrace)")
-SARG = _i("_sarg", "the Nth word of the probed function's stack arguments")
-OFFSETOF = _i("_offsetof", "a member's offset in a kernel type (CO-RE): type and member path as strings")
-MACADDR = _i("macaddr", "six bytes (at a pointer, or of an array) in a u64")
+SARG = _i("_sarg", "the Nth word of the probed function's stack arguments", args=NONE)
+OFFSETOF = _i("_offsetof", "a member's offset in a kernel type (CO-RE): type and member path as strings",
+              args=NONE)
+MACADDR = _i("macaddr", "six bytes (at a pointer, or of an array) in a u64", args=VALUES)
 STRFTIME = _i("strftime", "its argument, typed as a time the tracer formats")
-LEN = _i("len", "how many entries a map (named by a string) holds")
+LEN = _i("len", "how many entries a map (named by a string) holds", args=NONE)
 MEMBER = _i("member", "an integer or pointer read from memory at an address (its type's size)")
-USTACK = _i("ustack", "the user stack's id (frame limit: the argument)")
-KSTACK = _i("kstack", "the kernel stack's id (frame limit: the argument)")
-USYM = _i("usym", "a user address with the current pid (the tracer names it)")
+USTACK = _i("ustack", "the user stack's id (frame limit: the argument)", args=NONE)
+KSTACK = _i("kstack", "the kernel stack's id (frame limit: the argument)", args=NONE)
+USYM = _i("usym", "a user address with the current pid (the tracer names it)", AFTER)
 SIGNAL = _i("signal", "send a signal to the current task")
 OVERRIDE = _i("override", "return early from the probed kernel function with a value")
-BUF = _i("buf", "bytes from a pointer or array, with their length")
-PATH = _i("path", "a struct path's full path (bpf_d_path, fentry only)")
+BUF = _i("buf", "bytes from a pointer or array, with their length", BEFORE, VALUES)
+PATH = _i("path", "a struct path's full path (bpf_d_path, fentry only)", BEFORE)
 
 # Sizes both sides need: join()'s strings (bpftrace 0.17's limits: 16
 # arguments of up to 1024 bytes), a tracepoint's name (runtime-c/plyc_tp.h's

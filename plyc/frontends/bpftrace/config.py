@@ -9,7 +9,7 @@ Honoured, into Config's fields (the lowering and plyc/driver.py read them):
   max_strlen       bytes of a string (str(), comm-sized values stay theirs)
   max_map_keys     entries of every map (`plyc build --map-entries`)
   perf_rb_pages    the output ring buffer, in 4 KiB pages (`--buffer-size`)
-  on_stack_limit   the largest temporary kept on the BPF stack (codegen)
+  on_stack_limit   the largest temporary kept on the BPF stack (ir/opt/temps.py)
   print_maps_on_exit  false: no map dump at exit
 A build option given on plyc's command line (other than its default) wins
 over the block, as bpftrace's environment variables win over it.

@@ -5,12 +5,13 @@ program in place, and running them twice changes nothing more."""
 from __future__ import annotations
 
 from .. import nodes as ir
-from . import constfold, early_return, hoist_keys, lookups
+from . import constfold, early_return, hoist_keys, lookups, temps
 
 # In order: folding first (keys and conditions compare as constants), the
 # early return before the lookups, so that a predicate's lookup serves the
-# whole body that follows it; keys last, once the lookups are known.
-PASSES = (constfold.run, early_return.run, lookups.run, hoist_keys.run)
+# whole body that follows it; keys once the lookups are known; the
+# temporaries' places last, once every key and value is where it stays.
+PASSES = (constfold.run, early_return.run, lookups.run, hoist_keys.run, temps.run)
 
 
 def optimize(program: ir.Program) -> ir.Program:
