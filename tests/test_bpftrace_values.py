@@ -77,7 +77,7 @@ def test_text_values_and_their_formats():
             "strftime(0:s64):u64 (strftime's format #2))") in text
     assert "emit print 2 (macaddr(arg0:u64):u64 (mac))" in text
     types = [e.type for e in prog.probes[0].body.stmts[0].args]
-    assert [(t.fmt, t.width) for t in types] == [("username", 0), ("strftime", 0), ("strftime", 1)]
+    assert [(t.denotes, t.format_index) for t in types] == [("username", 0), ("strftime", 0), ("strftime", 1)]
     assert [t.rt_kind() for t in types] == ["PLYC_K_USERNAME", "PLYC_K_STRFTIME", "PLYC_K_STRFTIME"]
 
 

@@ -60,7 +60,7 @@ def conversion(conv: P.Conv, field, typ, pad: int = 0) -> list:
                     "\tchar addr[PLYC_INET_LEN];",
                     f'\tfprintf(fp, "%{spec}{prec}s", plyc_inet_text({ref}, addr, sizeof(addr)));',
                     "}"]
-        if typ.fmt in P.TEXT_FMTS:
+        if typ.denotes in P.TEXT_FMTS:
             prec = f".{conv.prec}" if conv.prec is not None else ""
             return ["{",
                     "\tchar text[PLYC_VALUE_TEXT_LEN];",

@@ -167,7 +167,7 @@ class Sema:
             x = self.expr(call.args[0])
             if not x.type.is_int:
                 self.err(f"{name}() needs an integer, got {x.type}", call.args[0].span)
-            typ = T.Int(8, x.type.signed, x.type.fmt) if keep_fmt else T.Int(8, x.type.signed)
+            typ = T.Int(8, x.type.signed, x.type.denotes) if keep_fmt else T.Int(8, x.type.signed)
             if agg.params:
                 info.params = agg.params(self, info, call)
             info.value_type = typ if info.value_type is None else (T.unify(info.value_type, typ) or typ)
@@ -233,7 +233,7 @@ class Sema:
         if op == "!":
             rt = T.S32
         elif op == "-":
-            rt = T.Int(8, True, typ.fmt if typ.fmt in ("dec", "time") else "dec")
+            rt = T.Int(8, True, "time" if typ.denotes == "time" else "")
         else:
             rt = T.Int(8, typ.signed)
         return ir.Unary(op, x, type=rt)
