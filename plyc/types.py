@@ -56,10 +56,13 @@ class Type:
         """C type of this value while computing (64-bit)."""
         return "__s64" if self.signed else "__u64"
 
-    def rt_kind(self) -> str:
-        """The runtime's enum plyc_kind name."""
+    def rt_kind(self, hex: bool = False) -> str:
+        """The runtime's enum plyc_kind name (hex: the output style shows
+        this integer as an address; a pointer is one)."""
+        if self.kind == "int" and not self.denotes and (hex or self.pointee is not None):
+            return "PLYC_K_HEX"
         if self.kind == "int":
-            return {"": "PLYC_K_INT", "hex": "PLYC_K_HEX", "time": "PLYC_K_TIME",
+            return {"": "PLYC_K_INT", "time": "PLYC_K_TIME",
                     "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
                     # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
                     "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
@@ -199,7 +202,7 @@ def Tuple(items) -> Type:
 
 
 def Ptr(pointee: str, user: bool = False, size: int = 8) -> Type:
-    return Type("int", size, False, "hex", pointee, user)
+    return Type("int", size, False, "", pointee, user)
 
 
 def arith(op: str, a: Type, b: Type) -> Type:

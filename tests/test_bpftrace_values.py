@@ -73,7 +73,7 @@ def test_text_values_and_their_formats():
                  'uprobe:/bin/sh:main { print(macaddr(arg0)); }')
     assert prog.time_formats == ["%H:%M", "%f"]
     text = dump(prog)
-    assert ("(username:u32 (username), strftime(time:s64):u64 (strftime's format #1), "
+    assert ("(username:u32 (username), strftime(nsecs:s64):u64 (strftime's format #1), "
             "strftime(0:s64):u64 (strftime's format #2))") in text
     assert "emit print 2 (macaddr(arg0:u64):u64 (mac))" in text
     types = [e.type for e in prog.probes[0].body.stmts[0].args]

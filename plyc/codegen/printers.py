@@ -8,28 +8,29 @@ from .cescape import c_string
 from .resources import EventRes, Resources
 
 
-def type_init(t, pad: int = 0) -> str:
+def type_init(t, pad: int = 0, hex: bool = False) -> str:
     """The initializer of the runtime's struct plyc_type for t, padded to
-    `pad` columns (the output style's width: plyc/sema/widths.py); a
-    tuple's lists its members (struct plyc_field: type and offset)."""
+    `pad` columns, in hex if `hex` (the output style's: plyc/sema/widths.py);
+    a tuple's lists its members (struct plyc_field: type and offset)."""
     if t.kind != "tuple":
-        return f"{{ {t.rt_kind()}, {t.size}, {int(t.signed)}, {pad or t.rt_width()}, 0, NULL }}"
+        return f"{{ {t.rt_kind(hex)}, {t.size}, {int(t.signed)}, {pad or t.rt_width()}, 0, NULL }}"
     offsets, _ = T.tuple_layout(t.items)
     members = ", ".join(f"{{ {type_init(i)}, {off} }}" for i, off in zip(t.items, offsets))
     return f"{{ PLYC_K_TUPLE, {t.size}, 0, 0, {len(t.items)}, (const struct plyc_field[]){{ {members} }} }}"
 
 
-def type_literal(t, pad: int = 0) -> str:
-    return f"&(const struct plyc_type){type_init(t, pad)}"
+def type_literal(t, look: tuple = (0, False)) -> str:
+    return f"&(const struct plyc_type){type_init(t, *look)}"
 
 
 def shown(er: EventRes) -> list:
-    """(field, type, print width) of each argument of the event."""
-    pads = er.event.arg_widths or [0] * len(er.event.arg_types)
-    return list(zip(er.fields, er.event.arg_types, pads))
+    """(field, type, (print width, hex)) of each argument of the event."""
+    n = len(er.event.arg_types)
+    looks = zip(er.event.arg_widths or [0] * n, er.event.arg_hex or [False] * n)
+    return list(zip(er.fields, er.event.arg_types, looks))
 
 
-def conversion(conv: P.Conv, field, typ, pad: int = 0) -> list:
+def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     """C statements printing one argument with one printf conversion."""
     ref = f"e->{field.name}"
     flags = conv.flags
@@ -41,7 +42,7 @@ def conversion(conv: P.Conv, field, typ, pad: int = 0) -> list:
         # bpftrace's %r (printable bytes, \xNN), %rx (all \xNN), %rh (hex, spaced)
         return [f"plyc_bt_buf_format(fp, &{ref}, {typ.size}, '{(conv.conv + ' ')[1]}');"]
     if conv.conv == "v" or (conv.conv == "s" and typ.kind == "stack"):
-        return [f"plyc_print_value(fp, {type_literal(typ, pad)}, &{ref});"]
+        return [f"plyc_print_value(fp, {type_literal(typ, look)}, &{ref});"]
     if conv.conv == "s":
         if typ.kind in ("str", "buf"):
             n = f"strnlen((const char *){ref}, {typ.size})"
@@ -64,7 +65,7 @@ def conversion(conv: P.Conv, field, typ, pad: int = 0) -> list:
             prec = f".{conv.prec}" if conv.prec is not None else ""
             return ["{",
                     "\tchar text[PLYC_VALUE_TEXT_LEN];",
-                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_value_text({type_literal(typ, pad)}, &{ref}, text, sizeof(text)));',
+                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_value_text({type_literal(typ, look)}, &{ref}, text, sizeof(text)));',
                     "}"]
         return ["{",
                 "\tchar sym[256];",
@@ -95,8 +96,8 @@ def formatted(er: EventRes) -> list:
         if isinstance(part, str):
             lines.append(f"fputs({c_string(part)}, fp);")
         else:
-            field, typ, pad = next(fields)
-            lines += conversion(part, field, typ, pad)
+            field, typ, look = next(fields)
+            lines += conversion(part, field, typ, look)
     return lines
 
 
