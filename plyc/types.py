@@ -1,5 +1,6 @@
 """The core's value types (every front end types its language into them),
-as the typing rules, the BPF code and the runtime see them. Scalars are 64-bit in BPF code; `size` is what a value
+as the typing rules and the BPF code see them (codegen/printers.py names
+their runtime kinds). Scalars are 64-bit in BPF code; `size` is what a value
 occupies in a map key or event record. What a value is (a duration, a kernel
 symbol's address, a stack id, ...) is part of its type; how a plain integer
 prints (hex, padding) is the output style's (plyc/sema/widths.py)."""
@@ -55,31 +56,6 @@ class Type:
     def scalar_ctype(self) -> str:
         """C type of this value while computing (64-bit)."""
         return "__s64" if self.signed else "__u64"
-
-    def rt_kind(self, hex: bool = False) -> str:
-        """The runtime's enum plyc_kind name (hex: the output style shows
-        this integer as an address; a pointer is one)."""
-        if self.kind == "int" and not self.denotes and (hex or self.pointee is not None):
-            return "PLYC_K_HEX"
-        if self.kind == "int":
-            return {"": "PLYC_K_INT", "time": "PLYC_K_TIME",
-                    "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
-                    # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
-                    "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
-                    "strftime": "PLYC_K_STRFTIME"}[self.denotes]
-        if self.kind == "stack" and self.user:
-            return "PLYC_K_USTACK"
-        if self.kind == "buf" and self.sized:
-            return "PLYC_K_BUF"
-        return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "inet": "PLYC_K_INET", "usym": "PLYC_K_USYM",
-                "stack": "PLYC_K_STACK", "tuple": "PLYC_K_TUPLE"}[self.kind]
-
-    def rt_width(self) -> int:
-        """struct plyc_type's width: a stack's frame limit | its mode << 8; a
-        strftime value's format number."""
-        if self.kind == "stack":
-            return self.frames | STACK_MODES[self.mode] << 8
-        return self.format_index if self.denotes == "strftime" else 0
 
     def __str__(self) -> str:
         if self.kind == "int":

@@ -7,7 +7,7 @@ bt-stack-args-arm64, bt-uaddr-static."""
 
 import pytest
 
-from plyc.codegen import loops, resources
+from plyc.codegen import loops, printers, resources
 from plyc.ir.dump import dump
 
 
@@ -78,7 +78,7 @@ def test_text_values_and_their_formats():
     assert "emit print 2 (macaddr(arg0:u64):u64 (mac))" in text
     types = [e.type for e in prog.probes[0].body.stmts[0].args]
     assert [(t.denotes, t.format_index) for t in types] == [("username", 0), ("strftime", 0), ("strftime", 1)]
-    assert [t.rt_kind() for t in types] == ["PLYC_K_USERNAME", "PLYC_K_STRFTIME", "PLYC_K_STRFTIME"]
+    assert [printers.rt_kind(t) for t in types] == ["PLYC_K_USERNAME", "PLYC_K_STRFTIME", "PLYC_K_STRFTIME"]
 
 
 ERRORS = [

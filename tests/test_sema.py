@@ -81,7 +81,7 @@ def test_a_values_meaning_is_its_type():
     """A stack's mode and frames, strftime's format, a duration: kinds the
     typing rules compare (unify refuses two strftime formats)."""
     assert str(T.Stack(True, "perf", 3)) == "ustack(perf, 3)"
-    assert T.Stack(False, "raw").rt_width() == 2 << 8
+    assert printers.rt_width(T.Stack(False, "raw")) == 2 << 8
     assert T.unify(T.Strftime(0), T.Strftime(1)) is None
     assert T.unify(T.TIME, T.S64) == T.TIME
     assert T.arith("-", T.TIME, T.TIME).denotes == "time"

@@ -8,12 +8,39 @@ from .cescape import c_string
 from .resources import EventRes, Resources
 
 
+def rt_kind(t, hex: bool = False) -> str:
+    """The runtime's enum plyc_kind name of t (hex: the output style shows
+    this integer as an address; a pointer is one)."""
+    if t.kind == "int" and not t.denotes and (hex or t.pointee is not None):
+        return "PLYC_K_HEX"
+    if t.kind == "int":
+        return {"": "PLYC_K_INT", "time": "PLYC_K_TIME",
+                "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
+                # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
+                "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
+                "strftime": "PLYC_K_STRFTIME"}[t.denotes]
+    if t.kind == "stack" and t.user:
+        return "PLYC_K_USTACK"
+    if t.kind == "buf" and t.sized:
+        return "PLYC_K_BUF"
+    return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "inet": "PLYC_K_INET", "usym": "PLYC_K_USYM",
+            "stack": "PLYC_K_STACK", "tuple": "PLYC_K_TUPLE"}[t.kind]
+
+
+def rt_width(t) -> int:
+    """struct plyc_type's width of t: a stack's frame limit | its mode << 8;
+    a strftime value's format number."""
+    if t.kind == "stack":
+        return t.frames | T.STACK_MODES[t.mode] << 8
+    return t.format_index if t.denotes == "strftime" else 0
+
+
 def type_init(t, pad: int = 0, hex: bool = False) -> str:
     """The initializer of the runtime's struct plyc_type for t, padded to
     `pad` columns, in hex if `hex` (the output style's: plyc/sema/widths.py);
     a tuple's lists its members (struct plyc_field: type and offset)."""
     if t.kind != "tuple":
-        return f"{{ {t.rt_kind(hex)}, {t.size}, {int(t.signed)}, {pad or t.rt_width()}, 0, NULL }}"
+        return f"{{ {rt_kind(t, hex)}, {t.size}, {int(t.signed)}, {pad or rt_width(t)}, 0, NULL }}"
     offsets, _ = T.tuple_layout(t.items)
     members = ", ".join(f"{{ {type_init(i)}, {off} }}" for i, off in zip(t.items, offsets))
     return f"{{ PLYC_K_TUPLE, {t.size}, 0, 0, {len(t.items)}, (const struct plyc_field[]){{ {members} }} }}"
