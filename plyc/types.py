@@ -3,7 +3,7 @@ as the typing rules and the BPF code see them (codegen/printers.py names
 their runtime kinds). Scalars are 64-bit in BPF code; `size` is what a value
 occupies in a map key or event record. What a value is (a duration, a kernel
 symbol's address, a stack id, ...) is part of its type; how a plain integer
-prints (hex, padding) is the output style's (plyc/sema/widths.py)."""
+prints (hex, padding) is the output style's (plyc/sema/looks.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace

@@ -37,7 +37,7 @@ def rt_width(t) -> int:
 
 def type_init(t, pad: int = 0, hex: bool = False) -> str:
     """The initializer of the runtime's struct plyc_type for t, padded to
-    `pad` columns, in hex if `hex` (the output style's: plyc/sema/widths.py);
+    `pad` columns, in hex if `hex` (the output style's: plyc/sema/looks.py);
     a tuple's lists its members (struct plyc_field: type and offset)."""
     if t.kind != "tuple":
         return f"{{ {rt_kind(t, hex)}, {t.size}, {int(t.signed)}, {pad or rt_width(t)}, 0, NULL }}"

@@ -34,7 +34,7 @@ from ...diag import Collector, PlycError
 from ...ir import nodes as ir
 from ...ir import passes
 from ...kernel_types import KernelTypes
-from ...sema import Sema, TypeRef, widths
+from ...sema import Sema, TypeRef, looks
 from . import ast as A
 from . import builtins as BT
 from . import cdefs, config, constants, division, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
@@ -182,12 +182,12 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.time_formats = st.time_formats
 
 
-def looks(st: Lowering, diag: Collector):
-    """Addresses bpftrace prints in hex (plyc/sema/widths.py)."""
-    widths.attach(st.ir, widths.BPFTRACE)
+def addresses(st: Lowering, diag: Collector):
+    """Addresses bpftrace prints in hex (plyc/sema/looks.py)."""
+    looks.attach(st.ir, looks.BPFTRACE)
 
 
-PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE) + (looks,)
+PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE) + (addresses,)
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
