@@ -8,10 +8,10 @@ from .cescape import c_string
 from .resources import EventRes, Resources
 
 
-def rt_kind(t, hex: bool = False) -> str:
-    """The runtime's enum plyc_kind name of t (hex: the output style shows
+def rt_kind(t, in_hex: bool = False) -> str:
+    """The runtime's enum plyc_kind name of t (in_hex: the output style shows
     this integer as an address; a pointer is one)."""
-    if t.kind == "int" and not t.denotes and (hex or t.pointee is not None):
+    if t.kind == "int" and not t.denotes and (in_hex or t.pointee is not None):
         return "PLYC_K_HEX"
     if t.kind == "int":
         return {"": "PLYC_K_INT", "time": "PLYC_K_TIME",
@@ -35,12 +35,12 @@ def rt_width(t) -> int:
     return t.format_index if t.denotes == "strftime" else 0
 
 
-def type_init(t, pad: int = 0, hex: bool = False) -> str:
+def type_init(t, pad: int = 0, in_hex: bool = False) -> str:
     """The initializer of the runtime's struct plyc_type for t, padded to
-    `pad` columns, in hex if `hex` (the output style's: plyc/sema/looks.py);
+    `pad` columns, in hex if `in_hex` (the output style's: plyc/sema/looks.py);
     a tuple's lists its members (struct plyc_field: type and offset)."""
     if t.kind != "tuple":
-        return f"{{ {rt_kind(t, hex)}, {t.size}, {int(t.signed)}, {pad or rt_width(t)}, 0, NULL }}"
+        return f"{{ {rt_kind(t, in_hex)}, {t.size}, {int(t.signed)}, {pad or rt_width(t)}, 0, NULL }}"
     offsets, _ = T.tuple_layout(t.items)
     members = ", ".join(f"{{ {type_init(i)}, {off} }}" for i, off in zip(t.items, offsets))
     return f"{{ PLYC_K_TUPLE, {t.size}, 0, 0, {len(t.items)}, (const struct plyc_field[]){{ {members} }} }}"
