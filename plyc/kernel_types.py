@@ -45,7 +45,7 @@ class KernelTypes:
         name = b.type_name(target)
         if b[target].kind in (B.STRUCT, B.UNION):
             self.use(target)
-        return T.Type("int", 8, False, "hex", pointee=name, btf=target)
+        return T.Type("int", 8, False, pointee=name, btf=target)
 
     def value_type(self, tid: int) -> T.Type:
         """The plyc type of a value of BTF type `tid`."""

@@ -77,12 +77,12 @@ TEXT_FMTS = ("username", "mac", "strftime")
 def accepts(conv: str, typ) -> bool:
     """Whether a value of `typ` may be printed with this conversion."""
     if conv.startswith("r"):
-        return typ.kind == "buf" and typ.fmt == "sized"
+        return typ.kind == "buf" and typ.sized
     if conv == "v":
         return typ.kind in ("int", "str", "buf", "inet", "usym", "stack")
     if conv == "s":
         return typ.kind in ("str", "buf", "inet", "usym") or typ.kind == "stack" or \
-            (typ.kind == "int" and typ.fmt in ("sym",) + TEXT_FMTS)
+            (typ.kind == "int" and typ.denotes in ("sym",) + TEXT_FMTS)
     if conv in "diouxXcp":
         return typ.kind == "int"
     return False

@@ -1,6 +1,9 @@
 """The core's value types (every front end types its language into them),
-as the typing rules, the BPF code and the runtime see them. Scalars are 64-bit in BPF code; `size` is what a value
-occupies in a map key or event record, and `fmt` is how it prints."""
+as the typing rules and the BPF code see them (codegen/printers.py names
+their runtime kinds). Scalars are 64-bit in BPF code; `size` is what a value
+occupies in a map key or event record. What a value is (a duration, a kernel
+symbol's address, a stack id, ...) is part of its type; how a plain integer
+prints (hex, padding) is the output style's (plyc/sema/looks.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -14,14 +17,19 @@ class Type:
     kind: str                 # int | str | buf | inet | usym | stack | tuple | dataloc | void | ctx | agg
     size: int = 8
     signed: bool = False
-    fmt: str = "dec"          # int: dec | hex | time | walltime | sym; stack: its mode (STACK_MODES)
+    # int: what the number is, when it is more than a number: time (ns, a
+    # duration to ply) | walltime (ns since boot, a time of day) | sym (a kernel
+    # code address) | username (a uid) | mac (6 bytes of a MAC address) |
+    # strftime (ns, a time of day in bpftrace's strftime format number format_index)
+    denotes: str = ""
     pointee: Optional[str] = None   # int values that are pointers: what they point to ("char")
     user: bool = False        # pointer into user memory; a stack: the user stack
-    width: int = 0            # a stack: at most this many frames (0: PLYC_STACK_DEPTH);
-                              # bpftrace's strftime value: its format's number. (Print
-                              # widths are the output style's: plyc/sema/widths.py.)
     btf: int = 0              # kernel type (BTF id): a pointer's target, a struct, an array
     items: tuple = ()         # tuple: its members' types (tuple_layout() places them)
+    frames: int = 0           # a stack: at most this many frames (0: PLYC_STACK_DEPTH)
+    mode: str = ""            # a stack: bpftrace's mode ("", "perf", "raw": STACK_MODES)
+    format_index: int = 0     # a strftime value: which of the program's formats
+    sized: bool = False       # a buf: bpftrace's buf(), a u32 length then its bytes
 
     @property
     def is_int(self) -> bool:
@@ -49,52 +57,30 @@ class Type:
         """C type of this value while computing (64-bit)."""
         return "__s64" if self.signed else "__u64"
 
-    def rt_kind(self) -> str:
-        """The runtime's enum plyc_kind name."""
-        if self.kind == "int":
-            return {"dec": "PLYC_K_INT", "hex": "PLYC_K_HEX", "time": "PLYC_K_TIME",
-                    "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
-                    # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
-                    "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
-                    "strftime": "PLYC_K_STRFTIME"}[self.fmt]
-        if self.kind == "stack" and self.user:
-            return "PLYC_K_USTACK"
-        if self.kind == "buf" and self.fmt == "sized":
-            return "PLYC_K_BUF"
-        return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "inet": "PLYC_K_INET", "usym": "PLYC_K_USYM",
-                "stack": "PLYC_K_STACK", "tuple": "PLYC_K_TUPLE"}[self.kind]
-
-    def rt_width(self) -> int:
-        """struct plyc_type's width: a stack's frame limit | its mode << 8."""
-        if self.kind == "stack":
-            return self.width | STACK_MODES.get(self.fmt, 0) << 8
-        return self.width
-
     def __str__(self) -> str:
         if self.kind == "int":
             if self.pointee:
                 return f"{self.pointee} *"
             name = f"{'s' if self.signed else 'u'}{self.size * 8}"
-            if self.fmt == "strftime":
-                return f"{name} (strftime's format #{self.width + 1})"
-            return name if self.fmt == "dec" else f"{name} ({self.fmt})"
+            if self.denotes == "strftime":
+                return f"{name} (strftime's format #{self.format_index + 1})"
+            return f"{name} ({self.denotes})" if self.denotes else name
         if self.kind == "str":
             return f"char[{self.size}]"
-        if self.kind == "buf" and self.fmt == "sized":
+        if self.kind == "buf" and self.sized:
             return f"buffer[{self.size - BUF_LEN_SIZE}]"
         if self.kind == "buf":
             return f"u8[{self.size}]"
         if self.kind == "stack":
-            args = ([self.fmt] if self.fmt in STACK_MODES and self.fmt != "bpftrace" else []) + \
-                ([str(self.width)] if self.width else [])
+            args = ([self.mode] if self.mode else []) + ([str(self.frames)] if self.frames else [])
             return ("ustack" if self.user else "stack") + (f"({', '.join(args)})" if args else "")
         if self.kind == "tuple":
             return "(" + ", ".join(map(str, self.items)) + ("," if len(self.items) == 1 else "") + ")"
         return self.kind
 
 
-def Int(size: int = 8, signed: bool = True, fmt: str = "dec", width: int = 0) -> Type:
-    return Type("int", size, signed, fmt, width=width)
+def Int(size: int = 8, signed: bool = True, denotes: str = "") -> Type:
+    return Type("int", size, signed, denotes)
 
 
 S64 = Int(8, True)
@@ -108,15 +94,21 @@ SYM = Int(8, False, "sym")
 VOID = Type("void", 0)
 STACK = Type("stack", 8, True)
 # bpftrace's stack modes (kstack(perf), ustack(raw, 3)), as the runtime
-# numbers them (struct plyc_type's mode); ply's stacks are "dec", mode 0.
-STACK_MODES = {"bpftrace": 0, "perf": 1, "raw": 2}
+# numbers them (struct plyc_type's mode); bpftrace's default and ply's: "".
+STACK_MODES = {"": 0, "perf": 1, "raw": 2}
 
 
-def Stack(user: bool = False, mode: str = "bpftrace", limit: int = 0) -> Type:
+def Stack(user: bool = False, mode: str = "", frames: int = 0) -> Type:
     """A stack id (kernel: the s64 of bpf_get_stackid; user: the pid in the
     high 32 bits, the id in the low 32, as bpftrace keys a user stack).
-    bpftrace's mode is the default "dec": kstack() is STACK, bare kstack."""
-    return Type("stack", 8, True, "dec" if mode == "bpftrace" else mode, user=user, width=limit)
+    bpftrace's default mode is "": kstack() is STACK, bare kstack."""
+    return Type("stack", 8, True, user=user, mode=mode, frames=frames)
+
+
+def Strftime(format_index: int) -> Type:
+    """bpftrace's strftime(fmt, ns): ns, which the tracer prints in the
+    program's format_index'th strftime format."""
+    return Type("int", 8, False, "strftime", format_index=format_index)
 
 
 def Str(size: int = DEFAULT_STRSIZE) -> Type:
@@ -134,13 +126,13 @@ def Buf(size: int) -> Type:
 
 
 # bpftrace's buf(): a length (u32), then up to `capacity` bytes; the
-# tracer prints the first `length` (PLYC_K_BUF). fmt "sized" tells it from a
+# tracer prints the first `length` (PLYC_K_BUF). `sized` tells it from a
 # plain buffer, whose bytes are all its value.
 BUF_LEN_SIZE = 4
 
 
 def SizedBuf(capacity: int) -> Type:
-    return Type("buf", BUF_LEN_SIZE + capacity, fmt="sized")
+    return Type("buf", BUF_LEN_SIZE + capacity, sized=True)
 
 
 # An IP address as bpftrace's ntop() makes it: the family (AF_INET or
@@ -206,21 +198,21 @@ def Tuple(items) -> Type:
 
 
 def Ptr(pointee: str, user: bool = False, size: int = 8) -> Type:
-    return Type("int", size, False, "hex", pointee, user)
+    return Type("int", size, False, "", pointee, user)
 
 
 def arith(op: str, a: Type, b: Type) -> Type:
     """The type of `a op b` for integers: 64-bit, unsigned if either side is,
     and a duration stays a duration under + - (time - time is a latency)."""
     signed = a.signed and b.signed
-    fmt = "dec"
-    if op in "+-" and "time" in (a.fmt, b.fmt) or op in "+-" and "walltime" in (a.fmt, b.fmt):
-        fmt = "time"
-        if op == "+" and "walltime" in (a.fmt, b.fmt):
-            fmt = "walltime"
-    elif op in "*/" and a.fmt == "time" and b.fmt == "dec":
-        fmt = "time"
-    return Int(8, signed, fmt)
+    denotes = ""
+    if op in "+-" and "time" in (a.denotes, b.denotes) or op in "+-" and "walltime" in (a.denotes, b.denotes):
+        denotes = "time"
+        if op == "+" and "walltime" in (a.denotes, b.denotes):
+            denotes = "walltime"
+    elif op in "*/" and a.denotes == "time" and not b.denotes:
+        denotes = "time"
+    return Int(8, signed, denotes)
 
 
 def unify(a: Type, b: Type) -> Optional[Type]:
@@ -229,15 +221,14 @@ def unify(a: Type, b: Type) -> Optional[Type]:
     if a == b:
         return a
     if a.kind == "int" and b.kind == "int":
-        if "strftime" in (a.fmt, b.fmt) and (a.fmt, a.width) != (b.fmt, b.width):
-            return None     # a strftime value's width is its format's number
-        fmt = a.fmt if a.fmt == b.fmt else "dec"
-        if a.fmt != b.fmt and "dec" in (a.fmt, b.fmt):
-            fmt = b.fmt if a.fmt == "dec" else a.fmt
-        return Type("int", max(a.size, b.size), a.signed and b.signed, fmt,
+        if "strftime" in (a.denotes, b.denotes) and a.denotes != b.denotes or a.format_index != b.format_index:
+            return None     # nor do two strftime formats
+        # a plain number takes the other's meaning; two meanings make a number
+        denotes = a.denotes if a.denotes == b.denotes or not b.denotes else b.denotes if not a.denotes else ""
+        return Type("int", max(a.size, b.size), a.signed and b.signed, denotes,
                     a.pointee if a.pointee == b.pointee else None, a.user and b.user,
-                    max(a.width, b.width))
-    if a.kind == b.kind and a.kind in ("str", "buf") and a.fmt == b.fmt:
+                    format_index=a.format_index)
+    if a.kind == b.kind and a.kind in ("str", "buf") and a.sized == b.sized:
         return replace(a, size=max(a.size, b.size))
     if a.kind == b.kind == "tuple" and len(a.items) == len(b.items):
         items = [unify(x, y) for x, y in zip(a.items, b.items)]

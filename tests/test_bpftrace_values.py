@@ -7,7 +7,7 @@ bt-stack-args-arm64, bt-uaddr-static."""
 
 import pytest
 
-from plyc.codegen import loops, resources
+from plyc.codegen import loops, printers, resources
 from plyc.ir.dump import dump
 
 
@@ -73,12 +73,12 @@ def test_text_values_and_their_formats():
                  'uprobe:/bin/sh:main { print(macaddr(arg0)); }')
     assert prog.time_formats == ["%H:%M", "%f"]
     text = dump(prog)
-    assert ("(username:u32 (username), strftime(time:s64):u64 (strftime's format #1), "
+    assert ("(username:u32 (username), strftime(nsecs:s64):u64 (strftime's format #1), "
             "strftime(0:s64):u64 (strftime's format #2))") in text
     assert "emit print 2 (macaddr(arg0:u64):u64 (mac))" in text
     types = [e.type for e in prog.probes[0].body.stmts[0].args]
-    assert [(t.fmt, t.width) for t in types] == [("username", 0), ("strftime", 0), ("strftime", 1)]
-    assert [t.rt_kind() for t in types] == ["PLYC_K_USERNAME", "PLYC_K_STRFTIME", "PLYC_K_STRFTIME"]
+    assert [(t.denotes, t.format_index) for t in types] == [("username", 0), ("strftime", 0), ("strftime", 1)]
+    assert [printers.rt_kind(t) for t in types] == ["PLYC_K_USERNAME", "PLYC_K_STRFTIME", "PLYC_K_STRFTIME"]
 
 
 ERRORS = [

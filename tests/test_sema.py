@@ -7,6 +7,7 @@ import pytest
 from plyc import builtins as B
 from plyc import driver, providers
 from plyc import types as T
+from plyc.codegen import printers
 from plyc.diag import Collector, PlycError
 from plyc.frontends.bpftrace import ast as BA
 from plyc.frontends.bpftrace import specs as BS
@@ -58,6 +59,34 @@ def test_bpftrace_prints_no_columns():
     prog = driver.analyze(driver.parse("kprobe:vfs_read { @[pid, cpu] = count(); }", "t.bt"),
                           "", "t.bt", driver.Options(env={}))
     assert not any(prog.maps["@"].key_widths or [])
+
+
+def analyze(text: str, name: str) -> ir.Program:
+    return driver.analyze(driver.parse(text, name), "", name, driver.Options(env={}))
+
+
+def test_an_address_prints_in_hex_by_its_style_not_its_type():
+    """ply's uprobe caller is a u64 (its hex is ply's output style); a map
+    written a pointer and a number holds a number the tracer prints in hex."""
+    prog = analyze("uprobe:/bin/sh:main { @[caller] = count(); }", "t.ply")
+    assert prog.maps["@"].key_types == [T.U64]
+    assert prog.maps["@"].key_hex == [True]
+    assert printers.type_init(T.U64, 0, True).startswith("{ PLYC_K_HEX,")
+    prog = analyze("kprobe:vfs_read { @p = arg0; @p = (struct file *)arg0; }", "t.bt")
+    assert prog.maps["@p"].value_type == T.U64
+    assert prog.maps["@p"].value_hex
+
+
+def test_a_values_meaning_is_its_type():
+    """A stack's mode and frames, strftime's format, a duration: kinds the
+    typing rules compare (unify refuses two strftime formats)."""
+    assert str(T.Stack(True, "perf", 3)) == "ustack(perf, 3)"
+    assert printers.rt_width(T.Stack(False, "raw")) == 2 << 8
+    assert T.unify(T.Strftime(0), T.Strftime(1)) is None
+    assert T.unify(T.TIME, T.S64) == T.TIME
+    assert T.arith("-", T.TIME, T.TIME).denotes == "time"
+    prog = analyze("kprobe:vfs_read { @[nsecs] = count(); }", "t.bt")
+    assert prog.maps["@"].key_types == [T.S64]     # bpftrace's nsecs is a number
 
 
 @pytest.mark.parametrize("provider, parts, text", [

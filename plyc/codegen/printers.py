@@ -8,28 +8,56 @@ from .cescape import c_string
 from .resources import EventRes, Resources
 
 
-def type_init(t, pad: int = 0) -> str:
+def rt_kind(t, in_hex: bool = False) -> str:
+    """The runtime's enum plyc_kind name of t (in_hex: the output style shows
+    this integer as an address; a pointer is one)."""
+    if t.kind == "int" and not t.denotes and (in_hex or t.pointee is not None):
+        return "PLYC_K_HEX"
+    if t.kind == "int":
+        return {"": "PLYC_K_INT", "time": "PLYC_K_TIME",
+                "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
+                # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
+                "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
+                "strftime": "PLYC_K_STRFTIME"}[t.denotes]
+    if t.kind == "stack" and t.user:
+        return "PLYC_K_USTACK"
+    if t.kind == "buf" and t.sized:
+        return "PLYC_K_BUF"
+    return {"str": "PLYC_K_STR", "buf": "PLYC_K_MEM", "inet": "PLYC_K_INET", "usym": "PLYC_K_USYM",
+            "stack": "PLYC_K_STACK", "tuple": "PLYC_K_TUPLE"}[t.kind]
+
+
+def rt_width(t) -> int:
+    """struct plyc_type's width of t: a stack's frame limit | its mode << 8;
+    a strftime value's format number."""
+    if t.kind == "stack":
+        return t.frames | T.STACK_MODES[t.mode] << 8
+    return t.format_index if t.denotes == "strftime" else 0
+
+
+def type_init(t, pad: int = 0, in_hex: bool = False) -> str:
     """The initializer of the runtime's struct plyc_type for t, padded to
-    `pad` columns (the output style's width: plyc/sema/widths.py); a
-    tuple's lists its members (struct plyc_field: type and offset)."""
+    `pad` columns, in hex if `in_hex` (the output style's: plyc/sema/looks.py);
+    a tuple's lists its members (struct plyc_field: type and offset)."""
     if t.kind != "tuple":
-        return f"{{ {t.rt_kind()}, {t.size}, {int(t.signed)}, {pad or t.rt_width()}, 0, NULL }}"
+        return f"{{ {rt_kind(t, in_hex)}, {t.size}, {int(t.signed)}, {pad or rt_width(t)}, 0, NULL }}"
     offsets, _ = T.tuple_layout(t.items)
     members = ", ".join(f"{{ {type_init(i)}, {off} }}" for i, off in zip(t.items, offsets))
     return f"{{ PLYC_K_TUPLE, {t.size}, 0, 0, {len(t.items)}, (const struct plyc_field[]){{ {members} }} }}"
 
 
-def type_literal(t, pad: int = 0) -> str:
-    return f"&(const struct plyc_type){type_init(t, pad)}"
+def type_literal(t, look: tuple = (0, False)) -> str:
+    return f"&(const struct plyc_type){type_init(t, *look)}"
 
 
 def shown(er: EventRes) -> list:
-    """(field, type, print width) of each argument of the event."""
-    pads = er.event.arg_widths or [0] * len(er.event.arg_types)
-    return list(zip(er.fields, er.event.arg_types, pads))
+    """(field, type, (print width, hex)) of each argument of the event."""
+    n = len(er.event.arg_types)
+    looks = zip(er.event.arg_widths or [0] * n, er.event.arg_hex or [False] * n)
+    return list(zip(er.fields, er.event.arg_types, looks))
 
 
-def conversion(conv: P.Conv, field, typ, pad: int = 0) -> list:
+def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     """C statements printing one argument with one printf conversion."""
     ref = f"e->{field.name}"
     flags = conv.flags
@@ -41,7 +69,7 @@ def conversion(conv: P.Conv, field, typ, pad: int = 0) -> list:
         # bpftrace's %r (printable bytes, \xNN), %rx (all \xNN), %rh (hex, spaced)
         return [f"plyc_bt_buf_format(fp, &{ref}, {typ.size}, '{(conv.conv + ' ')[1]}');"]
     if conv.conv == "v" or (conv.conv == "s" and typ.kind == "stack"):
-        return [f"plyc_print_value(fp, {type_literal(typ, pad)}, &{ref});"]
+        return [f"plyc_print_value(fp, {type_literal(typ, look)}, &{ref});"]
     if conv.conv == "s":
         if typ.kind in ("str", "buf"):
             n = f"strnlen((const char *){ref}, {typ.size})"
@@ -60,11 +88,11 @@ def conversion(conv: P.Conv, field, typ, pad: int = 0) -> list:
                     "\tchar addr[PLYC_INET_LEN];",
                     f'\tfprintf(fp, "%{spec}{prec}s", plyc_inet_text({ref}, addr, sizeof(addr)));',
                     "}"]
-        if typ.fmt in P.TEXT_FMTS:
+        if typ.denotes in P.TEXT_FMTS:
             prec = f".{conv.prec}" if conv.prec is not None else ""
             return ["{",
                     "\tchar text[PLYC_VALUE_TEXT_LEN];",
-                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_value_text({type_literal(typ, pad)}, &{ref}, text, sizeof(text)));',
+                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_value_text({type_literal(typ, look)}, &{ref}, text, sizeof(text)));',
                     "}"]
         return ["{",
                 "\tchar sym[256];",
@@ -95,8 +123,8 @@ def formatted(er: EventRes) -> list:
         if isinstance(part, str):
             lines.append(f"fputs({c_string(part)}, fp);")
         else:
-            field, typ, pad = next(fields)
-            lines += conversion(part, field, typ, pad)
+            field, typ, look = next(fields)
+            lines += conversion(part, field, typ, look)
     return lines
 
 

@@ -229,10 +229,11 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
             name_c=c_string(m.name), cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
             percpu=int(m.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")), nbuckets=m.nbuckets,
             lq=m.info.params or (0, 0, 0),
-            key_fields=[dict(type=code(printers.type_init(f.type, pad)), offset=f.offset)
-                        for f, pad in zip(m.keys, m.info.key_widths or [0] * len(m.keys))],
+            key_fields=[dict(type=code(printers.type_init(f.type, pad, in_hex)), offset=f.offset)
+                        for f, pad, in_hex in zip(m.keys, m.info.key_widths or [0] * len(m.keys),
+                                               m.info.key_hex or [False] * len(m.keys))],
             value=code(printers.type_init(vt if vt.kind != "dataloc" else replace(vt, kind="int"),
-                                          m.info.value_width))))
+                                          m.info.value_width, m.info.value_hex))))
     probes = [dict(prog=p.prog, line=p.line, provider=p.probe.provider.c_provider,
                    where_c=c_string(where), spec_c=c_string(spec),
                    data_struct=struct, data=[(name, code(value)) for name, value in fields])

@@ -388,10 +388,12 @@ class Map:
     params: tuple = ()             # the aggregation's constant arguments (lquantize: min, max, step)
     key_names: Optional[list] = None      # a name per key where every use agrees (--metrics labels)
     written: bool = False
-    # The output style's print widths of the keys and the value (0: none;
-    # plyc/sema/widths.py)
+    # How the output style prints plain integer keys and values (not their
+    # Type's; plyc/sema/looks.py): widths (0: none), and whether in hex
     key_widths: Optional[list] = None
     value_width: int = 0
+    key_hex: Optional[list] = None
+    value_hex: bool = False
 
     @property
     def is_agg(self) -> bool:
@@ -419,7 +421,8 @@ class Event:
     parts: list = field(default_factory=list)      # printf: literals and printf.Conv
     arg_types: list = field(default_factory=list)
     map: Optional[str] = None      # clear / printmap
-    arg_widths: list = field(default_factory=list)  # the output style's print widths (sema/widths.py)
+    arg_widths: list = field(default_factory=list)  # the output style's print widths (sema/looks.py)
+    arg_hex: list = field(default_factory=list)     # and which it prints in hex
 
 
 @dataclass(eq=False)

@@ -91,7 +91,7 @@ def c_data(t: Target, p):
 UPROBE = Provider(name="uprobe", aliases=("u",), fields=fields, make=make_kind("uprobe"), spell=spell,
                   c_provider="plyc_provider_uprobe", c_data=c_data, example="/bin/bash:readline", preemptible=True,
                   section=lambda t: "uprobe", ctx_decl="struct pt_regs *ctx",
-                  variables=ARGS + (Var("caller", T.Int(8, False, "hex"), V.IP, invariant=True),
+                  variables=ARGS + (Var("caller", T.U64, V.IP, invariant=True),
                                     Var("regs", T.Type("ctx", 8, pointee="regs"), V.CTX)),
                   doc="user function entry")
 URETPROBE = Provider(name="uretprobe", aliases=("ur",), fields=fields, make=make_kind("uretprobe"), spell=spell,

@@ -150,10 +150,11 @@ class Sema:
         return ir.MapStore(info.name, keys, value, span=span)
 
     def aggregate(self, info: ir.Map, keys: list, agg, name: str, call, span,
-                  keep_fmt: bool = True) -> ir.Aggregate:
+                  keeps_meaning: bool = True) -> ir.Aggregate:
         """`@m[keys] = name(args)`: the aggregation agg (the front end's
-        name for it) of its call as written; keep_fmt: the value prints as
-        its argument does (a duration stays one)."""
+        name for it) of its call as written; keeps_meaning: the value is
+        what its argument is (ply's max of durations is a duration;
+        bpftrace's aggregations hold numbers)."""
         if info.agg is not None and info.agg is not agg:
             self.err(f"{info.name} is a {info.agg.name}() aggregation elsewhere, not {name}()", call.span)
         info.agg = agg
@@ -167,7 +168,7 @@ class Sema:
             x = self.expr(call.args[0])
             if not x.type.is_int:
                 self.err(f"{name}() needs an integer, got {x.type}", call.args[0].span)
-            typ = T.Int(8, x.type.signed, x.type.fmt) if keep_fmt else T.Int(8, x.type.signed)
+            typ = T.Int(8, x.type.signed, x.type.denotes) if keeps_meaning else T.Int(8, x.type.signed)
             if agg.params:
                 info.params = agg.params(self, info, call)
             info.value_type = typ if info.value_type is None else (T.unify(info.value_type, typ) or typ)
@@ -233,7 +234,7 @@ class Sema:
         if op == "!":
             rt = T.S32
         elif op == "-":
-            rt = T.Int(8, True, typ.fmt if typ.fmt in ("dec", "time") else "dec")
+            rt = T.Int(8, True, "time" if typ.denotes == "time" else "")
         else:
             rt = T.Int(8, typ.signed)
         return ir.Unary(op, x, type=rt)

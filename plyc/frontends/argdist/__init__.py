@@ -18,7 +18,7 @@ from ...diag import Diagnostic, PlycError
 from ...ir import passes
 from ...ir.nodes import Span
 from ...ir.report import Report
-from ...sema import widths
+from ...sema import looks
 from .ctypes import CTypeError, header_problem, shown_name
 from .lower import Context, Lowered, SpecErrors, lower
 from .spec import SpecError, parse
@@ -78,7 +78,7 @@ def lower_args(args) -> tuple:
         passes.run(passes.CORE, lowered.program)
     except PlycError as err:
         raise SpecErrors([spec_error(d, lowered) for d in err.diags]) from None
-    widths.attach(lowered.program)     # anything printed as ply prints it (pid's column)
+    looks.attach(lowered.program)      # anything printed as ply prints it (pid's column)
     return lowered, report
 
 

@@ -911,7 +911,7 @@ def aggregate(low: Lowering, spec: Specifier, sec: Section, keys: list, span: ir
     name = sec.map
     if sec.style == "log2":
         x = keys[0]
-        m = low.map(name, ir.AGGREGATION, span, [], T.Int(8, x.type.signed, x.type.fmt), AGG.AGGREGATIONS["log2"])
+        m = low.map(name, ir.AGGREGATION, span, [], T.Int(8, x.type.signed, x.type.denotes), AGG.AGGREGATIONS["log2"])
         return ir.Aggregate(name, [], m.agg, [x], span=span)
     if sec.keyless_row:
         keys = []

@@ -20,6 +20,8 @@ VARIABLES = {v.name: v for v in (
     Var("cgroup", T.U64, V.CGROUP, doc="the task's cgroup v2 id"),
     Var("numaid", T.U32, V.NUMA, doc="the NUMA node running the probe"),
     Var("jiffies", T.U64, V.JIFFIES, doc="the kernel's jiffies (Linux 5.5)"),
+    # a number: bpftrace has no durations (ply's `time` is one)
+    Var("nsecs", T.S64, V.KTIME, doc="ns since boot (bpf_ktime_get_ns)"),
 )}
 
 # curtask: the task_struct pointer, typed through BTF so `curtask->pid` reads

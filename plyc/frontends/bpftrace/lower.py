@@ -34,7 +34,7 @@ from ...diag import Collector, PlycError
 from ...ir import nodes as ir
 from ...ir import passes
 from ...kernel_types import KernelTypes
-from ...sema import Sema, TypeRef
+from ...sema import Sema, TypeRef, looks
 from . import ast as A
 from . import builtins as BT
 from . import cdefs, config, constants, division, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
@@ -59,7 +59,7 @@ FUNCTIONS_NOT_YET = frozenset(
     "skboutput unwatch percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
-             "comm": "comm", "nsecs": "time", "kstack": "stack"}
+             "comm": "comm", "kstack": "stack"}
 VARIABLES_NOT_YET = frozenset("ctx".split())
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
@@ -182,7 +182,12 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.time_formats = st.time_formats
 
 
-PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE)
+def addresses(st: Lowering, diag: Collector):
+    """Addresses bpftrace prints in hex (plyc/sema/looks.py)."""
+    looks.attach(st.ir, looks.BPFTRACE)
+
+
+PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE) + (addresses,)
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
@@ -329,7 +334,7 @@ class Typer(Sema):
         agg = AGG.AGGREGATIONS[AGG_NAMES[value.name]]
         info, keys = self.map_ref(target, writing=True)
         # bpftrace's aggregations hold plain numbers
-        return self.aggregate(info, keys, agg, value.name, value, span, keep_fmt=False)
+        return self.aggregate(info, keys, agg, value.name, value, span, keeps_meaning=False)
 
     def stmt_Let(self, s: A.Let):
         value = s.value if s.value is not None else A.Int(0, "0", span=s.span)
@@ -462,9 +467,8 @@ class Typer(Sema):
             return ir.Variable(BT.CURTASK, type=BT.curtask_type(self, e.span))
         if name == "elapsed":
             # ns since the tracer set its parameters, on bpf_ktime_get_ns()'s clock
-            now = self.variable("time", e.span)
             start = ir.Param(ir.START_NS, type=T.U64, span=e.span)
-            return ir.Binary("-", ir.Variable(now.var, type=T.U64, span=e.span), start, type=T.U64)
+            return ir.Binary("-", ir.Variable(BT.VARIABLES["nsecs"], type=T.U64, span=e.span), start, type=T.U64)
         if name == "probe":
             # The probe's name as bpftrace prints it: known now unless a wildcard.
             written = self.st.units[probe.index].written
@@ -532,8 +536,9 @@ class Typer(Sema):
                 note = f"{name} is defined in <{constants.header_of(name)}>: #include it"
             self.err(f"unknown identifier '{name}'", e.span, note)
         node = self.variable(plyname, e.span)
-        if node.type.kind == "int":
-            node.type = T.Int(node.type.size, node.type.signed)   # a plain integer (nsecs is no duration)
+        if plyname == "retval" or plyname.startswith("arg"):
+            # bpftrace's are integers, not what a kprobe's prototype types them (kprobe.typed)
+            node.type = T.Int(node.type.size, node.type.signed)
         return node
 
     def expr_Field(self, e: A.Field):

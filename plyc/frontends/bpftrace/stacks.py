@@ -19,7 +19,8 @@ from ...ir import variables as V
 from ...providers import Var
 from . import ast as A
 
-MODES = tuple(T.STACK_MODES)
+# bpftrace's names of the stack modes; "bpftrace" is the core's default, "".
+MODES = ("bpftrace",) + tuple(m for m in T.STACK_MODES if m)
 DEPTH = I.STACK_DEPTH
 
 
@@ -53,7 +54,7 @@ def check_stack(chk, call):
     if limit:
         probe.stack_limits.add(limit)
     return ir.Call(I.USTACK if user else I.KSTACK, [ir.IntConst(limit, type=T.U32)],
-                   type=T.Stack(user, mode, limit), span=call.span)
+                   type=T.Stack(user, "" if mode == "bpftrace" else mode, limit), span=call.span)
 
 
 def ustack(chk, span) -> ir.Expr:

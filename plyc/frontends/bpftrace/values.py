@@ -183,8 +183,8 @@ def check_macaddr(chk, call: A.Call):
 def check_strftime(chk, call: A.Call):
     """strftime(fmt, ns): ns (bpf_ktime_get_ns()'s clock, as nsecs) printed
     by the tracer in strftime(3)'s fmt as local time, with bpftrace's %f
-    (microseconds). The format is the program's time_formats[i], i held in
-    the type's width (the runtime's plyc_type carries no more)."""
+    (microseconds). The format is the program's time_formats[i], i its
+    type's format_index (the runtime's plyc_type holds it in its width)."""
     fmt = _literal(chk, call, "format")
     x = chk.expr(call.args[1])
     if not x.type.is_int:
@@ -194,7 +194,7 @@ def check_strftime(chk, call: A.Call):
         if len(formats) == 255:
             chk.err("a program can have at most 255 strftime() formats", call.args[0].span)
         formats.append(fmt)
-    return ir.Call(I.STRFTIME, [x], type=T.Int(8, False, "strftime", width=formats.index(fmt)), span=call.span)
+    return ir.Call(I.STRFTIME, [x], type=T.Strftime(formats.index(fmt)), span=call.span)
 
 
 # --- maps -------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from ...diag import Collector
 from ...ir import nodes as ir
 from ...ir import passes
 from ...kernel_types import KernelTypes
-from ...sema import Sema, TypeRef, widths
+from ...sema import Sema, TypeRef, looks
 from . import ast
 from .parser import parse_int
 
@@ -129,8 +129,8 @@ def type_program(st: Lowering, diag: Collector):
 
 
 def columns(st: Lowering, diag: Collector):
-    """ply pads pid, uid, cpu... to their columns (plyc/sema/widths.py)."""
-    widths.attach(st.ir)
+    """ply pads pid, uid, cpu... to their columns (plyc/sema/looks.py)."""
+    looks.attach(st.ir)
 
 
 PASSES = (resolve, rules, learn, type_program) + passes.on_ir(passes.CORE) + (columns,)
