@@ -93,7 +93,7 @@ def test_one_lookup_for_the_predicate_and_the_body():
         "  let lookup1 = lookup @start[key_1]",
         "  if (!*lookup1:s64):s64",
         "    return",
-        "  @[] <- hist((time:s64 - *lookup1:s64):s64)",
+        "  @[] <- hist((nsecs:s64 - *lookup1:s64):s64)",
         "  delete @start[key_1]",
     ]
     assert not nodes(prog, ir.MapRead)
