@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from plyc.toolchain import RUNTIME_LAYERS
+from test_imports import cycles   # Tarjan's groups, over files here as over modules there
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime-c"
@@ -80,37 +81,6 @@ def call_graph(files: dict) -> dict:
             if g and g != f:
                 edges[f].setdefault(g, set()).add(name)
     return edges
-
-
-def cycles(edges: dict) -> list:
-    """The strongly connected groups of more than one file (Tarjan)."""
-    index, low, stack, on, found = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in edges[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                found.append(sorted(group))
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return found
 
 
 def test_every_source_is_in_a_layer():
