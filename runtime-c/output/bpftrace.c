@@ -142,31 +142,6 @@ static const struct bt_agg *agg_of(const struct plyc_map *m)
 	return &aggs[m->agg];
 }
 
-/* Text into a buffer, to be escaped as a JSON string. */
-struct textbuf {
-	char *s;
-	size_t len;
-	FILE *fp;
-};
-
-static FILE *text_open(struct textbuf *b)
-{
-	b->s = NULL;
-	b->len = 0;
-	b->fp = open_memstream(&b->s, &b->len);
-	return b->fp;
-}
-
-/* Escape what was written into fp, then free it. */
-static void text_close_escaped(struct textbuf *b, FILE *fp)
-{
-	if (!b->fp)
-		return;
-	fclose(b->fp);
-	plyc_bt_json_escape(fp, b->s ? b->s : "", b->len);
-	free(b->s);
-}
-
 /* --- maps ----------------------------------------------------------------- */
 
 /* bpftrace orders keys by their first member, then the next: integers
@@ -227,18 +202,18 @@ static void print_key(FILE *fp, const struct plyc_map *m, const char *key)
 /* The key members' text joined by "," as one JSON string. */
 static void json_key(FILE *fp, const struct plyc_map *m, const char *key)
 {
-	struct textbuf b;
+	struct plyc_textbuf b;
 	uint32_t i;
 
 	fputc('"', fp);
-	if (text_open(&b)) {
+	if (plyc_text_open(&b)) {
 		for (i = 0; i < m->nkeys; i++) {
 			if (i)
 				fputc(',', b.fp);
 			plyc_bt_value(b.fp, &m->keys[i].type, key + m->keys[i].offset, 4);
 		}
 	}
-	text_close_escaped(&b, fp);
+	plyc_text_close_escaped(&b, fp);
 	fputs("\": ", fp);
 }
 

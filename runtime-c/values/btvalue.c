@@ -186,14 +186,7 @@ void plyc_bt_json_escape(FILE *fp, const char *s, size_t n)
 	}
 }
 
-/* Text into a buffer (to be escaped, or joined as a JSON key). */
-struct textbuf {
-	char *s;
-	size_t len;
-	FILE *fp;
-};
-
-static FILE *text_open(struct textbuf *b)
+FILE *plyc_text_open(struct plyc_textbuf *b)
 {
 	b->s = NULL;
 	b->len = 0;
@@ -201,8 +194,7 @@ static FILE *text_open(struct textbuf *b)
 	return b->fp;
 }
 
-/* Escape what was written into fp, then free it. */
-static void text_close_escaped(struct textbuf *b, FILE *fp)
+void plyc_text_close_escaped(struct plyc_textbuf *b, FILE *fp)
 {
 	if (!b->fp)
 		return;
@@ -224,7 +216,7 @@ static int is_quoted(const struct plyc_type *t)
 
 void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 {
-	struct textbuf b;
+	struct plyc_textbuf b;
 
 	if (t->kind == PLYC_K_TUPLE) {
 		bt_tuple(fp, t, data, 8, 1);
@@ -235,8 +227,8 @@ void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 		return;
 	}
 	fputc('"', fp);
-	if (text_open(&b))
+	if (plyc_text_open(&b))
 		plyc_bt_value(b.fp, t, data, 8);
-	text_close_escaped(&b, fp);
+	plyc_text_close_escaped(&b, fp);
 	fputc('"', fp);
 }
