@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import nodes as ir
 from . import lookups, rewrite
-from .keys import invariant, locals_in
+from .keys import forget, invariant
 
 ACCESSES = (ir.MapRead, ir.MapHas, ir.MapStore, ir.MapDelete, ir.Aggregate, ir.LookupLet)
 
@@ -63,7 +63,7 @@ class Hoister:
             # printed without braces of its own: the keys go on after it
             return [self.block(s, avail)]
         if isinstance(s, ir.While):
-            kill(avail, lookups.effects(s)[1])
+            forget(avail, (), lookups.effects(s)[1])
         if isinstance(s, ir.ForMap):
             s.body = self.block(s.body, {})
         else:
@@ -88,7 +88,7 @@ class Hoister:
                 for name in ("then", "other", "body", "step"):
                     if getattr(s, name, None) is sub:
                         setattr(s, name, replaced)
-        kill(avail, lookups.effects(s)[1])
+        forget(avail, (), lookups.effects(s)[1])
         return pre + [s]
 
 
@@ -102,12 +102,6 @@ def own_nodes(s: ir.Stmt) -> list:
             if isinstance(v, ir.Expr):
                 out += [n for n in reversed(list(ir.walk(v)))]
     return out + [s]
-
-
-def kill(avail: dict, locs: set) -> None:
-    for entry in list(avail):
-        if any(locals_in(sig) & locs for sig in entry[1]):
-            del avail[entry]
 
 
 def run(program: ir.Program) -> None:

@@ -35,3 +35,12 @@ def locals_in(sig) -> set:
     if len(sig) == 2 and sig[0] == "l":
         return {sig[1]}
     return set().union(*(locals_in(part) for part in sig))
+
+
+def forget(avail: dict, maps, locs: set) -> None:
+    """Drop the entries of avail ((map, key signatures) -> binding) that a
+    statement changing `maps` and setting the $locals `locs` makes stale."""
+    for entry in list(avail):
+        m, sigs = entry
+        if m in maps or any(locals_in(sig) & locs for sig in sigs):
+            del avail[entry]

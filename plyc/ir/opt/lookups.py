@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from .. import nodes as ir
 from . import rewrite
-from .keys import invariant, locals_in
+from .keys import forget, invariant
 
 # Events whose tracer-side action empties a map (the lookup must not
 # outlive them even though the tracer acts later).
@@ -102,7 +102,7 @@ class Binder:
         elif isinstance(s, ir.While):
             # cond and step run again after the body: only what the loop
             # leaves alone serves them, and nothing new is bound for them.
-            kill(avail, effects(s))
+            forget(avail, *effects(s))
             self.bind(s, avail, pre, new=False)
             if s.step is not None:
                 s.step = self.block(s.step, dict(avail))
@@ -111,16 +111,8 @@ class Binder:
             s.body = self.block(s.body, {})
         else:
             self.bind(s, avail, pre)
-        kill(avail, effects(s))
+        forget(avail, *effects(s))
         return pre + [s]
-
-
-def kill(avail: dict, changed: tuple) -> None:
-    maps, locs = changed
-    for entry in list(avail):
-        m, sigs = entry
-        if m in maps or any(locals_in(sig) & locs for sig in sigs):
-            del avail[entry]
 
 
 def run(program: ir.Program) -> None:

@@ -9,23 +9,13 @@ from .. import nodes as ir
 def expr(e: ir.Expr, fn: Callable) -> ir.Expr:
     """e with fn applied to each of its subexpressions, then to itself
     (fn returns the node to put in its place)."""
-    for name in e.__dataclass_fields__:
-        value = getattr(e, name)
-        if isinstance(value, ir.Expr):
-            setattr(e, name, expr(value, fn))
-        elif isinstance(value, list) and any(isinstance(v, ir.Expr) for v in value):
-            setattr(e, name, [expr(v, fn) if isinstance(v, ir.Expr) else v for v in value])
+    _fields(e, fn)
     return fn(e)
 
 
 def own_exprs(s: ir.Stmt, fn: Callable) -> None:
     """Rewrite the expressions of s itself (not of the statements in it)."""
-    for name in s.__dataclass_fields__:
-        value = getattr(s, name)
-        if isinstance(value, ir.Expr):
-            setattr(s, name, expr(value, fn))
-        elif isinstance(value, list) and any(isinstance(v, ir.Expr) for v in value):
-            setattr(s, name, [expr(v, fn) if isinstance(v, ir.Expr) else v for v in value])
+    _fields(s, fn)
 
 
 def sub_stmts(s: ir.Stmt) -> list:
@@ -38,3 +28,13 @@ def all_exprs(s: ir.Stmt, fn: Callable) -> None:
     own_exprs(s, fn)
     for sub in sub_stmts(s):
         all_exprs(sub, fn)
+
+
+def _fields(node: ir.Node, fn: Callable) -> None:
+    """Rewrite the expressions node holds directly (alone or in a list)."""
+    for name in node.__dataclass_fields__:
+        value = getattr(node, name)
+        if isinstance(value, ir.Expr):
+            setattr(node, name, expr(value, fn))
+        elif isinstance(value, list) and any(isinstance(v, ir.Expr) for v in value):
+            setattr(node, name, [expr(v, fn) if isinstance(v, ir.Expr) else v for v in value])
