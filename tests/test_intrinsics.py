@@ -164,6 +164,10 @@ SCRIPTS = [
     (I.OVERRIDE, 'kprobe:do_sys_openat2 { override(1); }', "bpf_override_return((struct pt_regs *)ctx, "),
     (I.BUF, 'kprobe:do_sys_openat2 { print(buf(arg1, 8)); }', "plyc_read_any("),
     (I.PATH, 'kprobe:vfs_open { print(path(arg0)); }', "bpf_d_path((struct path *)"),
+    (I.STRLEN, 'kprobe:do_sys_openat2 { print(strlen(comm)); }', "plyc_strnlen("),
+    (I.STRCONTAINS, 'kprobe:do_sys_openat2 { print(strcontains(comm, "sh")); }', "plyc_strcontains("),
+    (I.CLOCK, 'kprobe:do_sys_openat2 { print(nsecs(tai)); }', "bpf_ktime_get_tai_ns()"),
+    (I.USERMODE, 'profile:hz:99 { print(usermode); }', "->cs & 3) == 3)"),
 ]
 
 

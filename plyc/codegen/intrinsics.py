@@ -227,6 +227,26 @@ def emit_path(g, call):
     return dst
 
 
+def emit_strlen(g, call):
+    src, size = g.string_sized(call.args[0])
+    return f"plyc_strnlen({src}, {size})"
+
+
+def emit_strcontains(g, call):
+    (h, hsize), (n, nsize) = (g.string_sized(x) for x in call.args)
+    return f"((__u64)plyc_strcontains({h}, {hsize}, {n}, {nsize}))"
+
+
+def emit_clock(g, call):
+    return f"{I.CLOCKS[call.args[0].value.decode()][0]}()"
+
+
+def emit_usermode(g, call):
+    # x86_64's privilege level: the low bits of cs are 3 in user mode. A
+    # perf event's context starts with the same pt_regs.
+    return "((__u64)((((struct pt_regs *)ctx)->cs & 3) == 3))"
+
+
 EMIT = {
     I.STR: emit_str,
     I.MEM: emit_mem,
@@ -255,6 +275,10 @@ EMIT = {
     I.OVERRIDE: emit_override,
     I.BUF: emit_buf,
     I.PATH: emit_path,
+    I.STRLEN: emit_strlen,
+    I.STRCONTAINS: emit_strcontains,
+    I.CLOCK: emit_clock,
+    I.USERMODE: emit_usermode,
 }
 
 

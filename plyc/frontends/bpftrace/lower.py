@@ -39,6 +39,7 @@ from . import ast as A
 from . import builtins as BT
 from . import cdefs, config, constants, division, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
 from . import specs as S
+from . import stdlib
 from . import tuples
 from . import values as V
 from .trees import const_value, walk
@@ -51,10 +52,10 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
 FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
-    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS)
+    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "pton strcontains "
+    "pton "
     "cgroup_path strerror "
     "skboutput unwatch percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
@@ -453,7 +454,7 @@ class Typer(Sema):
         if name in BT.VARIABLES:
             var = BT.VARIABLES[name]
             return ir.Variable(var, type=var.type)
-        value = V.variable(self, name, e.span)
+        value = V.variable(self, name, e.span) or stdlib.variable(self, name, e.span)
         if value is not None:
             return value
         if name == "ustack":
@@ -629,6 +630,8 @@ class Typer(Sema):
             return self.time(e, statement)
         if e.name in V.FUNCTIONS:
             return V.call(self, e)
+        if e.name in stdlib.FUNCTIONS:
+            return stdlib.call(self, e)
         func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name) or events.FUNCTIONS.get(e.name)
         if func is None:
             return self.apply(B.FUNCTIONS[e.name], e.name, e, statement, e.span)    # the shared builtins'

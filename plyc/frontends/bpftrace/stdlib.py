@@ -1,0 +1,104 @@
+"""bpftrace's current (0.2x) standard library, where it is one value: strlen(),
+strcontains(), nsecs(CLOCK), ppid, usermode. Each is a typing rule called by
+lower.py's Typer (`chk`), giving IR: a core intrinsic (plyc/ir/intrinsics.py)
+or kernel members read through BTF. bpftrace 0.27 writes most of them as
+macros of its stdlib (src/stdlib/*.bt); the values are the same."""
+from __future__ import annotations
+
+from ... import types as T
+from ...ir import intrinsics as I
+from ...ir import nodes as ir
+from . import ast as A
+from . import builtins as BT
+
+# The probes whose context is the probed code's pt_regs (a perf event's
+# starts with them): where usermode reads the privilege level.
+REGS_PROBES = ("kprobe", "kretprobe", "uprobe", "uretprobe", "profile", "software", "hardware")
+# BEGIN and END run in the tracer, a user process (bpftrace's, from a uprobe
+# on itself: usermode is 1 there too).
+TRACER_PROBES = ("BEGIN", "END")
+
+
+def _string(chk, e, what: str):
+    """A string argument; a pointer is read as a string (str(p)), as bpftrace's
+    stdlib takes an int8 * too."""
+    x = chk.expr(e)
+    if x.type.is_int and x.type.is_pointer:
+        return ir.Call(I.STR, [x], type=T.Str(chk.st.strsize), span=e.span)
+    if x.type.kind != "str":
+        chk.err(f"{what} needs a string, got {x.type}", e.span,
+                "read a string from an address with str(p)" if x.type.is_int else None)
+    return x
+
+
+def check_strlen(chk, call: A.Call):
+    """strlen(s): the bytes of s before its NUL (bpftrace: uint64)."""
+    s = _string(chk, call.args[0], "strlen()")
+    return ir.Call(I.STRLEN, [s], type=T.U64, span=call.span)
+
+
+def check_strcontains(chk, call: A.Call):
+    """strcontains(haystack, needle): 1 if needle is in haystack, else 0."""
+    args = [_string(chk, a, "strcontains()") for a in call.args]
+    return ir.Call(I.STRCONTAINS, args, type=T.U64, span=call.span)
+
+
+def check_nsecs(chk, call: A.Call):
+    """nsecs(monotonic|boot|tai): that clock's nanoseconds (nsecs alone is
+    monotonic). sw_tai, bpftrace's TAI from the boot clock and an offset its
+    user space measures, is refused."""
+    arg = call.args[0]
+    name = arg.name if isinstance(arg, A.Ident) else None
+    if name == "sw_tai":
+        chk.err("nsecs(sw_tai) is not supported by plyc yet", arg.span,
+                "nsecs(tai) reads the TAI clock itself (Linux 6.1)")
+    if name not in I.CLOCKS:
+        chk.err("nsecs() takes a clock: monotonic, boot, tai or sw_tai", arg.span)
+    clock = ir.BytesConst(name.encode(), type=T.Str(len(name) + 1), span=arg.span)
+    return ir.Call(I.CLOCK, [clock], type=T.U64, span=call.span)
+
+
+FUNCTIONS = {
+    "strlen": ((1, 1), check_strlen),
+    "strcontains": ((2, 2), check_strcontains),
+    "nsecs": ((1, 1), check_nsecs),
+}
+
+
+def call(chk, e: A.Call):
+    (lo, hi), check = FUNCTIONS[e.name]
+    if not lo <= len(e.args) <= hi:
+        chk.err(f"{e.name}() takes {lo} argument{'s' if lo != 1 else ''}, got {len(e.args)}", e.span)
+    return check(chk, e)
+
+
+def ppid(chk, span):
+    """The parent's pid: curtask->real_parent->pid, as bpftrace's stdlib reads it."""
+    task = ir.Variable(BT.CURTASK, type=BT.curtask_type(chk, span), span=span)
+    parent = ir.KMember(task, "real_parent", type=chk.kernel_member(task.type, "real_parent", True, span),
+                        span=span)
+    return ir.KMember(parent, "pid", type=chk.kernel_member(parent.type, "pid", True, span), span=span)
+
+
+def usermode(chk, span):
+    probe = chk.probe
+    if chk.arch != "x86_64":
+        chk.err(f"usermode is not supported on {chk.arch}", span, "bpftrace has it on x86_64 only")
+    pname = probe.provider.name
+    if pname in TRACER_PROBES:
+        return ir.IntConst(1, type=T.Int(1, False), span=span)
+    if pname not in REGS_PROBES:
+        chk.err(f"usermode reads the registers of the probed code; {pname} probes have none", span,
+                f"probes that have them: {', '.join(REGS_PROBES)}")
+    if pname in ("kprobe", "kretprobe"):
+        probe.uses_regs = True      # no fentry twin: it has no pt_regs
+    return ir.Call(I.USERMODE, [], type=T.Int(1, False), span=span)
+
+
+def variable(chk, name: str, span):
+    """ppid and usermode as IR, or None for other names."""
+    if name == "ppid":
+        return ppid(chk, span)
+    if name == "usermode":
+        return usermode(chk, span)
+    return None

@@ -1,0 +1,49 @@
+"""bpftrace's current standard library (plyc/frontends/bpftrace/stdlib.py):
+the IR of each value, its errors, and the helpers the tracer asks the kernel
+for. Behaviour on a kernel, against bpftrace 0.27: tests/runtime/
+bt-stdlib-values.test, bt-usermode.test."""
+
+from plyc.codegen import loops, resources
+from plyc.ir.dump import dump
+
+from btlower import err, lower
+
+
+def test_ir_of_string_functions_and_clocks():
+    prog = lower('BEGIN { $s = "ab";\n'
+                 '  printf("%d %d %d\\n", strlen($s), strcontains(comm, $s), nsecs(boot));\n'
+                 '  printf("%d %d\\n", nsecs(monotonic), nsecs(tai)); }')
+    text = dump(prog)
+    assert 'strlen($s:char[8]):u64' in text
+    assert 'strcontains(comm:char[16], $s:char[8]):u64' in text
+    assert '_clock("boot":char[5]):u64' in text and '_clock("tai":char[4]):u64' in text
+    res = resources.build(prog, "tool", "tool.bt")
+    # the newer clocks' helpers are asked of the kernel before the load (runtime-c/load/needs.c)
+    assert [(n["helper_name"], n["since"], n["line"], n["what"]) for n in loops.needs(res)] == \
+        [("bpf_ktime_get_boot_ns", "5.8", 2, '"nsecs(boot)"'), ("bpf_ktime_get_tai_ns", "6.1", 3, '"nsecs(tai)"')]
+
+
+def test_a_pointer_is_read_as_a_string():
+    text = dump(lower('tracepoint:syscalls:sys_enter_openat { print(strlen(args->filename)); }'))
+    assert "strlen(str(field.filename:char *):char[64]):u64" in text
+    # an integer is no string (bpftrace: "string-like values must be ... pointers")
+    assert "read a string from an address with str(p)" in err('kprobe:f { print(strlen(arg0)); }')
+
+
+def test_ppid_and_usermode():
+    text = dump(lower('BEGIN { print((ppid, usermode)); }\nprofile:hz:99 { print(usermode); }'))
+    assert "curtask:struct task_struct *->real_parent:struct task_struct *->pid:" in text
+    assert "->pid:s32, 1:u8)" in text       # BEGIN runs in the tracer: user mode
+    assert "usermode():u8" in text
+    kp = lower('kprobe:f { print(usermode); }')
+    assert kp.probes[0].uses_regs       # no fentry twin: it has no pt_regs
+
+
+def test_errors():
+    assert "usermode reads the registers of the probed code; tracepoint probes have none" in \
+        err('tracepoint:sched:sched_switch { print(usermode); }')
+    assert "usermode is not supported on aarch64" in err('profile:hz:99 { print(usermode); }', target="aarch64")
+    assert "nsecs(sw_tai) is not supported by plyc yet" in err('BEGIN { print(nsecs(sw_tai)); }')
+    assert "nsecs() takes a clock: monotonic, boot, tai or sw_tai" in err('BEGIN { print(nsecs(wall)); }')
+    assert "strlen() needs a string, got s64" in err('BEGIN { print(strlen(5)); }')
+    assert "strcontains() takes 2 arguments, got 1" in err('BEGIN { print(strcontains("a")); }')
