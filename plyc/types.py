@@ -56,7 +56,7 @@ class Type:
                     "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
                     # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
                     "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
-                    "strftime": "PLYC_K_STRFTIME"}[self.fmt]
+                    "strftime": "PLYC_K_STRFTIME", "errno": "PLYC_K_ERRNO", "signal": "PLYC_K_SIGNAL"}[self.fmt]
         if self.kind == "stack" and self.user:
             return "PLYC_K_USTACK"
         if self.kind == "buf" and self.fmt == "sized":

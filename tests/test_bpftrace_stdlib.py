@@ -39,6 +39,16 @@ def test_ppid_and_usermode():
     assert kp.probes[0].uses_regs       # no fentry twin: it has no pt_regs
 
 
+def test_text_values_are_integers_the_tracer_names():
+    prog = lower('BEGIN { @e[strerror(-2)] = 1; print(signal_name(9)); }')
+    text = dump(prog)
+    assert "map @e hash [s32 (errno)] -> s64" in text
+    assert "signal_name(9:s64):s32 (signal)" in text
+    types = [t for e in prog.events for t in e.arg_types]
+    assert [t.rt_kind() for t in types] == ["PLYC_K_SIGNAL"]
+    assert "strerror() needs an integer, got char[8]" in err('BEGIN { print(strerror("a")); }')
+
+
 def test_errors():
     assert "usermode reads the registers of the probed code; tracepoint probes have none" in \
         err('tracepoint:sched:sched_switch { print(usermode); }')

@@ -168,6 +168,8 @@ SCRIPTS = [
     (I.STRCONTAINS, 'kprobe:do_sys_openat2 { print(strcontains(comm, "sh")); }', "plyc_strcontains("),
     (I.CLOCK, 'kprobe:do_sys_openat2 { print(nsecs(tai)); }', "bpf_ktime_get_tai_ns()"),
     (I.USERMODE, 'profile:hz:99 { print(usermode); }', "->cs & 3) == 3)"),
+    (I.STRERROR, 'kretprobe:do_sys_openat2 { print(strerror(retval)); }', "ctx"),
+    (I.SIGNAL_NAME, 'kprobe:do_send_sig_info { print(signal_name(arg0)); }', "ctx"),
 ]
 
 

@@ -279,6 +279,8 @@ EMIT = {
     I.STRCONTAINS: emit_strcontains,
     I.CLOCK: emit_clock,
     I.USERMODE: emit_usermode,
+    I.STRERROR: emit_same,
+    I.SIGNAL_NAME: emit_same,
 }
 
 

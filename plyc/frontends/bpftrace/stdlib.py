@@ -1,8 +1,11 @@
 """bpftrace's current (0.2x) standard library, where it is one value: strlen(),
-strcontains(), nsecs(CLOCK), ppid, usermode. Each is a typing rule called by
+strcontains(), nsecs(CLOCK), ppid, usermode, strerror(), signal_name(). Each
+is a typing rule called by
 lower.py's Typer (`chk`), giving IR: a core intrinsic (plyc/ir/intrinsics.py)
 or kernel members read through BTF. bpftrace 0.27 writes most of them as
-macros of its stdlib (src/stdlib/*.bt); the values are the same."""
+macros of its stdlib (src/stdlib/*.bt); the values are the same, but for the
+texts of strerror() and signal_name(): 0.27 copies them from a table of its
+own in BPF, plyc's tracer asks its C library (strerror(3), strsignal(3))."""
 from __future__ import annotations
 
 from ... import types as T
@@ -58,10 +61,23 @@ def check_nsecs(chk, call: A.Call):
     return ir.Call(I.CLOCK, [clock], type=T.U64, span=call.span)
 
 
+def _text_of(func, fmt: str):
+    """strerror(e), signal_name(sig): the integer, which the tracer prints
+    as the C library's text for it (runtime-c/values/btvalues.c)."""
+    def check(chk, call: A.Call):
+        x = chk.expr(call.args[0])
+        if not x.type.is_int or x.type.is_pointer:
+            chk.err(f"{call.name}() needs an integer, got {x.type}", call.args[0].span)
+        return ir.Call(func, [x], type=T.Int(4, True, fmt), span=call.span)
+    return check
+
+
 FUNCTIONS = {
     "strlen": ((1, 1), check_strlen),
     "strcontains": ((2, 2), check_strcontains),
     "nsecs": ((1, 1), check_nsecs),
+    "strerror": ((1, 1), _text_of(I.STRERROR, "errno")),
+    "signal_name": ((1, 1), _text_of(I.SIGNAL_NAME, "signal")),
 }
 
 
