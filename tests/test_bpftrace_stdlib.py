@@ -3,7 +3,7 @@ the IR of each value, its errors, and the helpers the tracer asks the kernel
 for. Behaviour on a kernel, against bpftrace 0.27: tests/runtime/
 bt-stdlib-values.test, bt-usermode.test."""
 
-from plyc.codegen import loops, resources
+from plyc.codegen import loops, printers, resources
 from plyc.ir.dump import dump
 
 from btlower import err, lower
@@ -47,6 +47,16 @@ def test_text_values_are_integers_the_tracer_names():
     types = [t for e in prog.events for t in e.arg_types]
     assert [t.rt_kind() for t in types] == ["PLYC_K_SIGNAL"]
     assert "strerror() needs an integer, got char[8]" in err('BEGIN { print(strerror("a")); }')
+
+
+def test_errorf_and_warnf_are_stderr_lines():
+    prog = lower('BEGIN { errorf("bad %d\\n", 5);\n  warnf("w"); }')
+    assert [(e.kind, e.span.line) for e in prog.events] == [("errorf", 1), ("warnf", 2)]
+    res = resources.build(prog, "tool", "tool.bt")
+    c = "\n".join(printers.event_body(res.events[0], res))
+    assert '"tool.bt:1:9-30: ERROR: "' in c and "fputs(\"bad \", fp);" in c and "fputc('\\n', fp);" in c
+    assert "errorf() has no value" in err('BEGIN { $x = errorf("a"); }')
+    assert "the format has 1 conversion but 0 arguments follow" in err('BEGIN { warnf("%d"); }')
 
 
 def test_errors():

@@ -367,6 +367,8 @@ ZERO = "zero"            # set every value of `map` to zero, keys kept
 JOIN = "join"            # print the strings in args[0] (one per parts[1] bytes), joined by parts[0]
 CAT = "cat"              # print the file named by the args formatted by `parts` (as printf's)
 SYSTEM = "system"        # run the command the args formatted by `parts` make, print its output
+ERRORF = "errorf"        # print the args by `parts` to stderr, after the script's place and "ERROR:"
+WARNF = "warnf"          # ... "WARNING:" (bpftrace's errorf() and warnf())
 
 
 @dataclass(eq=False)

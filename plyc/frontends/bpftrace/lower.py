@@ -52,7 +52,7 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
 FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
-    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS)
+    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
     "pton "
@@ -632,7 +632,8 @@ class Typer(Sema):
             return V.call(self, e)
         if e.name in stdlib.FUNCTIONS:
             return stdlib.call(self, e)
-        func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name) or events.FUNCTIONS.get(e.name)
+        func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name) or events.FUNCTIONS.get(e.name) or \
+            stdlib.EVENTS.get(e.name)
         if func is None:
             return self.apply(B.FUNCTIONS[e.name], e.name, e, statement, e.span)    # the shared builtins'
         return self.apply(func, e.name, e, statement, None)

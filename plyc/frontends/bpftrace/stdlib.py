@@ -8,6 +8,7 @@ texts of strerror() and signal_name(): 0.27 copies them from a table of its
 own in BPF, plyc's tracer asks its C library (strerror(3), strsignal(3))."""
 from __future__ import annotations
 
+from ... import builtins as B
 from ... import types as T
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
@@ -118,3 +119,13 @@ def variable(chk, name: str, span):
     if name == "usermode":
         return usermode(chk, span)
     return None
+
+
+# errorf(fmt, ...) and warnf(fmt, ...): printf's checks, a line on stderr
+# after the call's place and the level (plyc/codegen/printers.py).
+EVENTS = {f.name: f for f in (
+    B.Func("errorf", (1, B.MANY), lambda chk, call: B.check_formatted(chk, call, ir.ERRORF, "errorf"), None,
+           "print an error line (the script's place, ERROR:) on stderr"),
+    B.Func("warnf", (1, B.MANY), lambda chk, call: B.check_formatted(chk, call, ir.WARNF, "warnf"), None,
+           "print a warning line (the script's place, WARNING:) on stderr"),
+)}
