@@ -59,6 +59,13 @@ def test_errorf_and_warnf_are_stderr_lines():
     assert "the format has 1 conversion but 0 arguments follow" in err('BEGIN { warnf("%d"); }')
 
 
+def test_builtin_spellings():
+    # bpftrace 0.27's core builtins are also `__builtin_NAME`; its stdlib's are not
+    assert dump(lower('kretprobe:f { print((__builtin_retval, __builtin_func)); }')) == \
+        dump(lower('kretprobe:f { print((retval, func)); }'))
+    assert "unknown identifier '__builtin_pid'" in err('BEGIN { print(__builtin_pid); }')
+
+
 def test_errors():
     assert "usermode reads the registers of the probed code; tracepoint probes have none" in \
         err('tracepoint:sched:sched_switch { print(usermode); }')

@@ -443,7 +443,7 @@ class Typer(Sema):
         return ir.MapRead(info.name, keys, type=info.value_type)
 
     def expr_Ident(self, e: A.Ident):
-        name = e.name
+        name = stdlib.builtin_name(e.name)
         const = self.st.preamble.constants.get(name)
         if const is not None:
             return self.expr(const)

@@ -129,3 +129,15 @@ EVENTS = {f.name: f for f in (
     B.Func("warnf", (1, B.MANY), lambda chk, call: B.check_formatted(chk, call, ir.WARNF, "warnf"), None,
            "print a warning line (the script's place, WARNING:) on stderr"),
 )}
+
+
+# The builtins bpftrace 0.27 keeps in its core (its stdlib's macros read them
+# so): `__builtin_comm` is `comm`. Its other names (`__builtin_pid`) it does
+# not know, and neither does plyc.
+BUILTIN_SPELLINGS = frozenset("comm cpid cpu elapsed func ncpus probe retval usermode".split())
+
+
+def builtin_name(name: str) -> str:
+    """The builtin a `__builtin_NAME` spelling names, else the name itself."""
+    short = name[len("__builtin_"):] if name.startswith("__builtin_") else None
+    return short if short in BUILTIN_SPELLINGS else name
