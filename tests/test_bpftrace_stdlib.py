@@ -7,6 +7,12 @@ from plyc.codegen import loops, printers, resources
 from plyc.ir.dump import dump
 
 from btlower import err, lower
+from plyc import driver
+
+
+def driver_c(src: str) -> str:
+    """The BPF C of a bpftrace script."""
+    return driver.compile_source(src, "tool.bt", driver.Options()).generated.bpf_c
 
 
 def test_ir_of_string_functions_and_clocks():
@@ -64,6 +70,21 @@ def test_builtin_spellings():
     assert dump(lower('kretprobe:f { print((__builtin_retval, __builtin_func)); }')) == \
         dump(lower('kretprobe:f { print((retval, func)); }'))
     assert "unknown identifier '__builtin_pid'" in err('BEGIN { print(__builtin_pid); }')
+
+
+def test_getopt_options_and_their_params():
+    prog = lower('BEGIN { printf("%d %d %s\\n", getopt("f"), getopt("n", 3, "a number"), getopt("s", "x"));\n'
+                 '  print(getopt("n", 3, "a number")); }')
+    assert prog.options == [("f", "bool", "false", ""), ("n", "int", "3", "a number"), ("s", "str", "x", "")]
+    assert "emit printf 1 (param.opt_num:u8, param.opt_num[1]:s64, str(param.opt_str[2]:char[64]):char[64])" \
+        in dump(prog)
+    src = driver_c('BEGIN { printf("%s %d\\n", getopt("s", "x"), getopt("n", -2)); }')
+    assert "plyc_params.opt_str[0]" in src and "plyc_params.opt_num[1]" in src
+    assert "First argument to 'getopt' must be a string literal." in err('BEGIN { print(getopt(1)); }')
+    assert "Second argument to 'getopt' must be a string literal, integer literal, or a boolean literal." in \
+        err('BEGIN { print(getopt("a", pid)); }')
+    assert "the option 'a' needs to have the same default value in all places it is used. Previous default " \
+        "value: 1" in err('BEGIN { print(getopt("a", 1)); print(getopt("a", 2)); }')
 
 
 def test_errors():

@@ -700,6 +700,8 @@ class FuncGen(TupleGen):
     def sc_Param(self, e: ir.Param) -> str:
         if e.kind == ir.ARG_NUM:
             return f"plyc_params.arg_num[{e.index - 1}]"
+        if e.kind == ir.OPT_NUM:
+            return f"plyc_params.opt_num[{e.index}]"
         return self.PARAMS[e.kind]
 
     def sc_DeviceConst(self, e: ir.DeviceConst) -> str:

@@ -11,10 +11,11 @@ from ..ir import nodes as ir
 
 def emit_str(g, call):
     arg, typ = call.args[0], call.type
-    if isinstance(arg, ir.Param) and arg.kind == ir.ARG_STR:
+    if isinstance(arg, ir.Param) and arg.kind in (ir.ARG_STR, ir.OPT_STR):
         dst = g.local_bytes(typ.size)
-        g.line(f"plyc_copy_str({dst}, sizeof({dst}), (const char *)plyc_params.arg_str[{arg.index - 1}], "
-               f"sizeof(plyc_params.arg_str[0]));")
+        src = f"arg_str[{arg.index - 1}]" if arg.kind == ir.ARG_STR else f"opt_str[{arg.index}]"
+        g.line(f"plyc_copy_str({dst}, sizeof({dst}), (const char *)plyc_params.{src}, "
+               f"sizeof(plyc_params.{src}));")
         return dst
     at = arg.type
     if at.kind == "str":

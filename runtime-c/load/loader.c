@@ -49,6 +49,7 @@ struct options {
 	const char *metrics;       /* --metrics [ADDR:]PORT */
 	const char *metrics_prefix;
 	int quiet;                 /* -q: no "Attaching N probes..." (bpftrace's style) */
+	const char **opt_values;   /* the script's named options given (plyc_opts_parse) */
 };
 
 static volatile sig_atomic_t stopping;
@@ -177,6 +178,7 @@ static void usage(FILE *fp)
 		"  %s -d 5            trace for five seconds\n"
 		"  %s -c 'ls /tmp'    trace while a command runs\n",
 		bt ? "bpftrace's" : "ply's", bt ? "  -q           no \"Attaching N probes...\"\n" : "", P->name, P->name);
+	plyc_opts_usage(P, fp);
 }
 
 static int fail(const char *fmt, ...)
@@ -332,6 +334,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return fail("-c and -p can't be used together");
 	o->args = argv + optind;
 	o->nargs = argc - optind;
+	if (P->nopts) {
+		o->opt_values = calloc((size_t)P->nopts, sizeof(*o->opt_values));
+		if (!o->opt_values)
+			return fail("out of memory");
+		c = plyc_opts_parse(P, o->args, &o->nargs, o->opt_values);
+		if (c == 2) {
+			usage(stdout);
+			exit(stdout_written());
+		}
+		if (c)
+			return 1;
+	}
 	if (o->nargs < P->nargs)
 		return fail("the script reads $%d but %d argument%s given", P->nargs, o->nargs,
 			    o->nargs == 1 ? " was" : "s were");
@@ -426,6 +440,8 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 		memcpy(params + P->off_arg_num + i * sizeof(int64_t), &num, sizeof(num));
 		strncpy(params + P->off_arg_str + i * P->arg_str_size, o->args[i], P->arg_str_size - 1);
 	}
+	if (P->nopts)
+		plyc_opts_fill(P, o->opt_values, params);
 	for (i = 0; i < P->nprobes; i++) {
 		uint8_t wrapped = (uint8_t)plyc_probe_wrapped(i);
 

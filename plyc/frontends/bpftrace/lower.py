@@ -142,6 +142,7 @@ class Lowering:
         self.ir: Optional[ir.Program] = None
         self.time_formats: list = []        # strftime()'s formats, in order of first use (values.py)
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
+        self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -181,6 +182,7 @@ def type_program(st: Lowering, diag: Collector):
     if st.ir is not None:
         st.ir.limits = dict(st.config.limits)
         st.ir.time_formats = st.time_formats
+        st.ir.options = [opt for opt, _ in st.options.values()]
 
 
 PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE)

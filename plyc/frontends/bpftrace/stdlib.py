@@ -14,6 +14,7 @@ from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from . import ast as A
 from . import builtins as BT
+from .trees import const_value
 
 # The probes whose context is the probed code's pt_regs (a perf event's
 # starts with them): where usermode reads the privilege level.
@@ -73,12 +74,58 @@ def _text_of(func, fmt: str):
     return check
 
 
+def _getopt_default(chk, e) -> tuple:
+    """(kind, default as text) of getopt()'s second argument: a bool, an
+    integer or a string literal (bpftrace's rule)."""
+    if e is None or isinstance(e, A.Ident) and e.name in ("true", "false"):
+        return "bool", "false" if e is None else e.name
+    if isinstance(e, A.Str):
+        return "str", e.value.split(b"\0")[0].decode("utf-8", "replace")
+    value = const_value(e)
+    if value is None:
+        chk.err("Second argument to 'getopt' must be a string literal, integer literal, or a boolean literal.",
+                e.span)
+    return "int", str(value)
+
+
+def check_getopt(chk, call: A.Call):
+    """getopt("name"[, default[, "what"]]): the tracer's option --name (a
+    flag, --name=NUMBER or --name=TEXT by the default's type), set in its
+    parameters before the load (runtime-c/load/options.c)."""
+    name = chk.literal_string(call.args[0])
+    if name is None:
+        chk.err("First argument to 'getopt' must be a string literal.", call.args[0].span)
+    name = name.decode("utf-8", "replace")
+    if not name or not all(c.isalnum() or c in "_-" for c in name) or name.startswith("-"):
+        chk.err(f"getopt()'s name must be letters, digits, '_' and '-', not {name!r}", call.args[0].span)
+    kind, dflt = _getopt_default(chk, call.args[1] if len(call.args) > 1 else None)
+    desc = b""
+    if len(call.args) > 2:
+        desc = chk.literal_string(call.args[2])
+        if desc is None:
+            chk.err("Function 'getopt' requires the third parameter to be a string", call.args[2].span)
+    opt = (name, kind, dflt, desc.decode("utf-8", "replace"))
+    known = chk.st.options.setdefault(name, (opt, len(chk.st.options)))
+    if known[0][1:3] != opt[1:3]:
+        chk.err(f"the option '{name}' needs to have the same default value in all places it is used. "
+                f"Previous default value: {known[0][2]}", call.span)
+    if known[0][3] != opt[3]:
+        chk.err(f"the option '{name}' must have the same description in all places it's used", call.span,
+                "wrap it in a macro")
+    index = known[1]
+    if kind == "str":
+        param = ir.Param(ir.OPT_STR, index, type=T.Str(chk.st.strsize), span=call.span)
+        return ir.Call(I.STR, [param], type=T.Str(chk.st.strsize), span=call.span)
+    return ir.Param(ir.OPT_NUM, index, type=T.Int(1, False) if kind == "bool" else T.S64, span=call.span)
+
+
 FUNCTIONS = {
     "strlen": ((1, 1), check_strlen),
     "strcontains": ((2, 2), check_strcontains),
     "nsecs": ((1, 1), check_nsecs),
     "strerror": ((1, 1), _text_of(I.STRERROR, "errno")),
     "signal_name": ((1, 1), _text_of(I.SIGNAL_NAME, "signal")),
+    "getopt": ((1, 3), check_getopt),
 }
 
 
