@@ -87,6 +87,14 @@ def test_getopt_options_and_their_params():
         "value: 1" in err('BEGIN { print(getopt("a", 1)); print(getopt("a", 2)); }')
 
 
+def test_pton_is_an_array_made_at_compile_time():
+    text = dump(lower('BEGIN { $a = pton("10.0.0.1"); print(ntop(pton("::1"))); }'))
+    assert '$a = "\\n\\000\\000\\001":u8[4]' in text
+    assert "ntop(2:u64, " not in text and ":u8[16])" in text
+    assert "pton() expects a valid IPv4/IPv6 address, got ::ffff:1.2.3.4" in err('BEGIN { print(pton("::ffff:1.2.3.4")); }')
+    assert "pton() takes a string literal" in err('BEGIN { $s = "a"; print(pton($s)); }')
+
+
 def test_errors():
     assert "usermode reads the registers of the probed code; tracepoint probes have none" in \
         err('tracepoint:sched:sched_switch { print(usermode); }')

@@ -55,7 +55,6 @@ FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(st
     tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "pton "
     "cgroup_path "
     "skboutput unwatch percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.

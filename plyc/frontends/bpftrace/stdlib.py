@@ -8,6 +8,8 @@ texts of strerror() and signal_name(): 0.27 copies them from a table of its
 own in BPF, plyc's tracer asks its C library (strerror(3), strsignal(3))."""
 from __future__ import annotations
 
+import ipaddress
+
 from ... import builtins as B
 from ... import types as T
 from ...ir import intrinsics as I
@@ -119,6 +121,24 @@ def check_getopt(chk, call: A.Call):
     return ir.Param(ir.OPT_NUM, index, type=T.Int(1, False) if kind == "bool" else T.S64, span=call.span)
 
 
+def check_pton(chk, call: A.Call):
+    """pton("10.0.0.1"), pton("::1"): the address's 4 or 16 bytes in network
+    order, an array made when the script is compiled (bpftrace's rule: a
+    string literal)."""
+    text = chk.literal_string(call.args[0])
+    if text is None:
+        chk.err("pton() takes a string literal", call.args[0].span)
+    # bpftrace takes an address with a '.' as IPv4 (so not "::ffff:1.2.3.4")
+    kind = ipaddress.IPv4Address if b"." in text else ipaddress.IPv6Address
+    try:
+        addr = kind(text.decode("ascii"))
+    except (ValueError, UnicodeDecodeError):
+        chk.err(f"pton() expects a valid IPv4/IPv6 address, got {text.decode('utf-8', 'replace')}",
+                call.args[0].span)
+    data = addr.packed
+    return ir.BytesConst(data, type=T.Buf(len(data)), span=call.span)
+
+
 FUNCTIONS = {
     "strlen": ((1, 1), check_strlen),
     "strcontains": ((2, 2), check_strcontains),
@@ -126,6 +146,7 @@ FUNCTIONS = {
     "strerror": ((1, 1), _text_of(I.STRERROR, "errno")),
     "signal_name": ((1, 1), _text_of(I.SIGNAL_NAME, "signal")),
     "getopt": ((1, 3), check_getopt),
+    "pton": ((1, 1), check_pton),
 }
 
 
