@@ -239,7 +239,9 @@ def emit_strcontains(g, call):
 
 
 def emit_clock(g, call):
-    return f"{I.CLOCKS[call.args[0].value.decode()][0]}()"
+    clock = call.args[0].value.decode()
+    now = f"{I.CLOCKS[clock][0]}()"
+    return f"({now} + plyc_params.tai_offset)" if clock == "sw_tai" else now
 
 
 def emit_usermode(g, call):

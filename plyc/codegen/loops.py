@@ -188,7 +188,8 @@ def entry_fields(g, m, s: ir.ForMap):
 # The helper a ForMap calls: BPF_FUNC_for_each_map_elem's number, name, release.
 FOR_EACH_HELPER = (164, "bpf_for_each_map_elem", "5.13")
 # bpftrace's nsecs(CLOCK) (intrinsic _clock): the newer clocks' helpers.
-CLOCK_HELPERS = {"boot": (125, "bpf_ktime_get_boot_ns", "5.8"), "tai": (208, "bpf_ktime_get_tai_ns", "6.1")}
+CLOCK_HELPERS = {"boot": (125, "bpf_ktime_get_boot_ns", "5.8"), "tai": (208, "bpf_ktime_get_tai_ns", "6.1"),
+                 "sw_tai": (125, "bpf_ktime_get_boot_ns", "5.8")}
 
 
 def needs(res) -> list:

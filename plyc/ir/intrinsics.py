@@ -64,8 +64,9 @@ JOIN_ARGS, JOIN_SIZE = 16, 1024
 TP_NAME_SIZE = 128
 STACK_DEPTH = 127
 # _clock's clocks: the BPF helper reading each, and the Linux it came in.
+# sw_tai: the boot clock plus an offset to TAI the tracer measures at start.
 CLOCKS = {"monotonic": ("bpf_ktime_get_ns", "4.1"), "boot": ("bpf_ktime_get_boot_ns", "5.8"),
-          "tai": ("bpf_ktime_get_tai_ns", "6.1")}
+          "tai": ("bpf_ktime_get_tai_ns", "6.1"), "sw_tai": ("bpf_ktime_get_boot_ns", "5.8")}
 
 ALL = (STR, MEM, DYN, UPTR, KSYM, STRCMP, BSWAP, KPTR, STRNCMP, JOIN_READ, NTOP, TP_NAME, DIV, MOD, SARG,
        OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, OVERRIDE, BUF, PATH,

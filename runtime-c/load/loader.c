@@ -421,6 +421,21 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 		memcpy(params + P->off_start_ns, &start, sizeof(start));
 		memcpy(params + P->off_arg_count, &count, sizeof(count));
 	}
+	{
+		/* nsecs(sw_tai): the boot clock plus this offset, measured
+		 * between two reads of the boot clock around one of TAI's */
+		struct timespec b1, tai, b2;
+		uint64_t offset = 0;
+
+		if (!clock_gettime(CLOCK_BOOTTIME, &b1) && !clock_gettime(CLOCK_TAI, &tai) &&
+		    !clock_gettime(CLOCK_BOOTTIME, &b2)) {
+			uint64_t boot = ((uint64_t)b1.tv_sec * 1000000000ULL + (uint64_t)b1.tv_nsec) / 2 +
+					((uint64_t)b2.tv_sec * 1000000000ULL + (uint64_t)b2.tv_nsec) / 2;
+
+			offset = (uint64_t)tai.tv_sec * 1000000000ULL + (uint64_t)tai.tv_nsec - boot;
+		}
+		memcpy(params + P->off_tai_offset, &offset, sizeof(offset));
+	}
 	if (P->ndconsts) {
 		/* kaddr(), cgroupid(), ncpus: found here, not where it was built */
 		uint64_t *values = calloc((size_t)P->ndconsts, sizeof(*values));

@@ -51,14 +51,11 @@ def check_strcontains(chk, call: A.Call):
 
 
 def check_nsecs(chk, call: A.Call):
-    """nsecs(monotonic|boot|tai): that clock's nanoseconds (nsecs alone is
-    monotonic). sw_tai, bpftrace's TAI from the boot clock and an offset its
-    user space measures, is refused."""
+    """nsecs(monotonic|boot|tai|sw_tai): that clock's nanoseconds (nsecs
+    alone is monotonic); sw_tai is TAI from the boot clock and an offset the
+    tracer measures at start, as bpftrace's, for kernels before 6.1."""
     arg = call.args[0]
     name = arg.name if isinstance(arg, A.Ident) else None
-    if name == "sw_tai":
-        chk.err("nsecs(sw_tai) is not supported by plyc yet", arg.span,
-                "nsecs(tai) reads the TAI clock itself (Linux 6.1)")
     if name not in I.CLOCKS:
         chk.err("nsecs() takes a clock: monotonic, boot, tai or sw_tai", arg.span)
     clock = ir.BytesConst(name.encode(), type=T.Str(len(name) + 1), span=arg.span)
