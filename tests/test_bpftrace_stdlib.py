@@ -97,6 +97,12 @@ def test_pton_is_an_array_made_at_compile_time():
     assert "pton() takes a string literal" in err('BEGIN { $s = "a"; print(pton($s)); }')
 
 
+def test_refused_by_name():
+    assert "comm(pid) is not supported by plyc yet" in err('BEGIN { print(comm(1)); }')
+    assert "tseries() is not supported by plyc yet" in err('BEGIN { @t = tseries(1, 1s, 5); }')
+    assert "syscall_name() is not supported by plyc yet" in err('BEGIN { print(syscall_name(1)); }')
+
+
 def test_errors():
     assert "usermode reads the registers of the probed code; tracepoint probes have none" in \
         err('tracepoint:sched:sched_switch { print(usermode); }')

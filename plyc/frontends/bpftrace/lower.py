@@ -56,7 +56,7 @@ FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(st
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
     "cgroup_path "
-    "skboutput unwatch percpu_kaddr print_map".split())
+    "skboutput unwatch percpu_kaddr print_map syscall_name tseries".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "nsecs": "time", "kstack": "stack"}
@@ -98,6 +98,8 @@ def refuse(st: "Lowering", diag: Collector):
                 what = f"'{n.op}' inside an expression"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
+            elif isinstance(n, A.Call) and n.name == "comm" and n.args:
+                what = "comm(pid)"      # 0.27's: the bpf_task_from_pid kfunc (Linux 6.2)
             elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET:
                 what = f"'{n.name}'"
             if what:
