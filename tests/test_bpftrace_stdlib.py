@@ -97,6 +97,14 @@ def test_pton_is_an_array_made_at_compile_time():
     assert "pton() takes a string literal" in err('BEGIN { $s = "a"; print(pton($s)); }')
 
 
+def test_the_variables_as_calls():
+    # 0.27's stdlib spells them as macros too: comm(), nsecs(), usermode(), ppid([task])
+    assert dump(lower('kprobe:f { print((comm(), nsecs(), usermode(), ppid(), ppid(curtask))); }')) == \
+        dump(lower('kprobe:f { print((comm, nsecs, usermode, ppid, ppid)); }'))
+    assert "ppid() takes a task (struct task_struct *), got s64" in err('BEGIN { print(ppid(1)); }')
+    assert "nsecs() takes 0 or 1 arguments, got 2" in err('BEGIN { print(nsecs(1, 2)); }')
+
+
 def test_refused_by_name():
     assert "comm(pid) is not supported by plyc yet" in err('BEGIN { print(comm(1)); }')
     assert "tseries() is not supported by plyc yet" in err('BEGIN { @t = tseries(1, 1s, 5); }')

@@ -50,10 +50,25 @@ def check_strcontains(chk, call: A.Call):
     return ir.Call(I.STRCONTAINS, args, type=T.U64, span=call.span)
 
 
+def _as_variable(chk, call: A.Call):
+    """comm(), nsecs(), usermode(), ppid(): 0.27's macros of the variables."""
+    return chk.expr(A.Ident(call.name, span=call.span))
+
+
+def check_ppid(chk, call: A.Call):
+    """ppid([task]): the task's parent's pid (the current task's)."""
+    if not call.args:
+        return _as_variable(chk, call)
+    task = chk.expr(call.args[0])
+    return _parent_pid(chk, task, call.span)
+
+
 def check_nsecs(chk, call: A.Call):
     """nsecs(monotonic|boot|tai|sw_tai): that clock's nanoseconds (nsecs
     alone is monotonic); sw_tai is TAI from the boot clock and an offset the
     tracer measures at start, as bpftrace's, for kernels before 6.1."""
+    if not call.args:
+        return _as_variable(chk, call)
     arg = call.args[0]
     name = arg.name if isinstance(arg, A.Ident) else None
     if name not in I.CLOCKS:
@@ -139,7 +154,10 @@ def check_pton(chk, call: A.Call):
 FUNCTIONS = {
     "strlen": ((1, 1), check_strlen),
     "strcontains": ((2, 2), check_strcontains),
-    "nsecs": ((1, 1), check_nsecs),
+    "nsecs": ((0, 1), check_nsecs),
+    "ppid": ((0, 1), check_ppid),
+    "usermode": ((0, 0), _as_variable),
+    "comm": ((0, 0), _as_variable),
     "strerror": ((1, 1), _text_of(I.STRERROR, "errno")),
     "signal_name": ((1, 1), _text_of(I.SIGNAL_NAME, "signal")),
     "getopt": ((1, 3), check_getopt),
@@ -150,13 +168,19 @@ FUNCTIONS = {
 def call(chk, e: A.Call):
     (lo, hi), check = FUNCTIONS[e.name]
     if not lo <= len(e.args) <= hi:
-        chk.err(f"{e.name}() takes {lo} argument{'s' if lo != 1 else ''}, got {len(e.args)}", e.span)
+        chk.err(B.arity_error(e.name, (lo, hi), len(e.args)), e.span)
     return check(chk, e)
 
 
 def ppid(chk, span):
     """The parent's pid: curtask->real_parent->pid, as bpftrace's stdlib reads it."""
     task = ir.Variable(BT.CURTASK, type=BT.curtask_type(chk, span), span=span)
+    return _parent_pid(chk, task, span)
+
+
+def _parent_pid(chk, task, span):
+    if not task.type.is_pointer:
+        chk.err(f"ppid() takes a task (struct task_struct *), got {task.type}", span)
     parent = ir.KMember(task, "real_parent", type=chk.kernel_member(task.type, "real_parent", True, span),
                         span=span)
     return ir.KMember(parent, "pid", type=chk.kernel_member(parent.type, "pid", True, span), span=span)
