@@ -70,8 +70,9 @@ def parse(fmt: str) -> list:
 
 
 # Integers the tracer prints as text it makes (bpftrace's username,
-# macaddr() and strftime() values: runtime-c/values/btvalues.c).
-TEXT_FMTS = ("username", "mac", "strftime")
+# macaddr(), strftime(), strerror() and signal_name() values:
+# runtime-c/values/btvalues.c).
+TEXT_FMTS = ("username", "mac", "strftime", "errno", "signal")
 
 
 def accepts(conv: str, typ) -> bool:

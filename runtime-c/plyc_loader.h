@@ -60,6 +60,16 @@ struct plyc_need {
 	const char *what;          /* the construct, as the error names it */
 };
 
+/* A named option of the script (bpftrace's getopt()): runtime-c/load/options.c. */
+enum plyc_opt_kind { PLYC_OPT_BOOL, PLYC_OPT_INT, PLYC_OPT_STR };
+
+struct plyc_opt {
+	const char *name;
+	const char *desc;
+	enum plyc_opt_kind kind;
+	const char *dflt;          /* the default, as it would be given */
+};
+
 struct plyc_program {
 	const char *name;
 	const char *script;
@@ -81,6 +91,7 @@ struct plyc_program {
 	const unsigned char *arg_numeric;   /* per $N: 1 if read as a number (parsed strictly) */
 	size_t params_size, off_target, off_pid_filter, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_tp_size, off_kwrap;
 	size_t off_start_ns, off_arg_count;   /* the start time (CLOCK_MONOTONIC ns), how many arguments */
+	size_t off_tai_offset;     /* CLOCK_TAI - CLOCK_BOOTTIME in ns (bpftrace's nsecs(sw_tai)) */
 	const char *const *time_formats;   /* strftime() values' formats (plyc_rt.time_formats) */
 	const struct plyc_dconst *dconsts;   /* values found on the device, set at off_dconst */
 	int ndconsts;
@@ -96,6 +107,9 @@ struct plyc_program {
 	const int *loop_lines;     /* script line of each while loop (plyc_loopcap's slots) */
 	int nloops;
 	int no_exit_maps;          /* no map dump at exit (bpftrace's print_maps_on_exit=false) */
+	const struct plyc_opt *opts;   /* the script's named options, set at off_opt_num/off_opt_str */
+	int nopts;
+	size_t off_opt_num, off_opt_str, opt_str_size;
 };
 
 int plyc_main(struct plyc_program *prog, int argc, char **argv);
@@ -151,6 +165,13 @@ const unsigned char *plyc_read_helpers(const struct plyc_program *prog, size_t *
 /* needs.c: each helper of prog->needs asked of the kernel for its
  * program's type, before load; 0, or -1 once the lacking ones are told. */
 int plyc_check_needs(const struct plyc_program *prog, struct bpf_object *obj);
+
+/* The script's named options (options.c): listed in -h; taken out of the
+ * positional arguments into values (one per option, NULL: the default):
+ * 0, 1 when wrong (said), 2 for --help; set in the parameters. */
+void plyc_opts_usage(const struct plyc_program *prog, FILE *fp);
+int plyc_opts_parse(const struct plyc_program *prog, char **args, int *nargs, const char **values);
+void plyc_opts_fill(const struct plyc_program *prog, const char *const *values, char *params);
 /* mapmem.c: keyed aggregations allocated as keys come where the kernel
  * allows (before load); the maps' locked kernel memory, on stderr (-v). */
 int plyc_maps_prepare(const struct plyc_program *prog, struct bpf_object *obj, int verbose);

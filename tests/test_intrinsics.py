@@ -84,8 +84,10 @@ def test_run_invariance_is_the_variables_data():
 
 
 # C the BPF code generator writes: helper calls, plyc's runtime macros and
-# helpers, the context's words, clang builtins, casts to kernel integer types.
-C_TEXT = re.compile(r"\bbpf_[a-z_0-9]+\(|\bplyc_[a-z_0-9]+\(|\bPLYC_[A-Z_0-9]+\(|\bctx\[|__builtin_|"
+# helpers, the context's words, clang builtins (a name after the prefix: the
+# prefix alone is bpftrace's `__builtin_comm` spelling), casts to kernel
+# integer types.
+C_TEXT = re.compile(r"\bbpf_[a-z_0-9]+\(|\bplyc_[a-z_0-9]+\(|\bPLYC_[A-Z_0-9]+\(|\bctx\[|__builtin_[a-z]|"
                     r"\(__[us](8|16|32|64)\)")
 # Front-end modules with C text that is not emitted: argdist parses the
 # user's C headers with pycparser, after a prelude of its own.
@@ -164,6 +166,12 @@ SCRIPTS = [
     (I.OVERRIDE, 'kprobe:do_sys_openat2 { override(1); }', "bpf_override_return((struct pt_regs *)ctx, "),
     (I.BUF, 'kprobe:do_sys_openat2 { print(buf(arg1, 8)); }', "plyc_read_any("),
     (I.PATH, 'kprobe:vfs_open { print(path(arg0)); }', "bpf_d_path((struct path *)"),
+    (I.STRLEN, 'kprobe:do_sys_openat2 { print(strlen(comm)); }', "plyc_strnlen("),
+    (I.STRCONTAINS, 'kprobe:do_sys_openat2 { print(strcontains(comm, "sh")); }', "plyc_strcontains("),
+    (I.CLOCK, 'kprobe:do_sys_openat2 { print(nsecs(tai)); }', "bpf_ktime_get_tai_ns()"),
+    (I.USERMODE, 'profile:hz:99 { print(usermode); }', "->cs & 3) == 3)"),
+    (I.STRERROR, 'kretprobe:do_sys_openat2 { print(strerror(retval)); }', "ctx"),
+    (I.SIGNAL_NAME, 'kprobe:do_send_sig_info { print(signal_name(arg0)); }', "ctx"),
 ]
 
 

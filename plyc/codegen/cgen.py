@@ -517,8 +517,10 @@ class FuncGen(TupleGen):
         """Like bytes(), but a string constant as a literal (NUL-padded to
         its size): copied from, it needs no array of its own."""
         if isinstance(e, ir.BytesConst):
-            # C's literal ends in one NUL of its own.
-            return c_string((e.value + b"\0" * e.type.size)[:e.type.size - 1])
+            # C's literal ends in one NUL of its own; an array (bpftrace's
+            # pton()) fills its whole size, the NUL past it.
+            n = e.type.size - (e.type.kind == "str")
+            return c_string((e.value + b"\0" * e.type.size)[:n])
         return self.bytes(e)
 
     def string_sized(self, e) -> tuple:
@@ -646,6 +648,8 @@ class FuncGen(TupleGen):
     def sc_Param(self, e: ir.Param) -> str:
         if e.kind == ir.ARG_NUM:
             return f"plyc_params.arg_num[{e.index - 1}]"
+        if e.kind == ir.OPT_NUM:
+            return f"plyc_params.opt_num[{e.index}]"
         return self.PARAMS[e.kind]
 
     def sc_DeviceConst(self, e: ir.DeviceConst) -> str:

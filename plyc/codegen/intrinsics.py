@@ -14,10 +14,11 @@ from ..ir import nodes as ir
 
 def emit_str(g, call):
     arg, typ = call.args[0], call.type
-    if isinstance(arg, ir.Param) and arg.kind == ir.ARG_STR:
+    if isinstance(arg, ir.Param) and arg.kind in (ir.ARG_STR, ir.OPT_STR):
         dst = g.local_bytes(typ.size)
-        g.line(f"plyc_copy_str({dst}, sizeof({dst}), (const char *)plyc_params.arg_str[{arg.index - 1}], "
-               f"sizeof(plyc_params.arg_str[0]));")
+        src = f"arg_str[{arg.index - 1}]" if arg.kind == ir.ARG_STR else f"opt_str[{arg.index}]"
+        g.line(f"plyc_copy_str({dst}, sizeof({dst}), (const char *)plyc_params.{src}, "
+               f"sizeof(plyc_params.{src}));")
         return dst
     at = arg.type
     if at.kind == "str":
@@ -230,6 +231,28 @@ def emit_path(g, call):
     return dst
 
 
+def emit_strlen(g, call):
+    src, size = g.string_sized(call.args[0])
+    return f"plyc_strnlen({src}, {size})"
+
+
+def emit_strcontains(g, call):
+    (h, hsize), (n, nsize) = (g.string_sized(x) for x in call.args)
+    return f"((__u64)plyc_strcontains({h}, {hsize}, {n}, {nsize}))"
+
+
+def emit_clock(g, call):
+    clock = call.args[0].value.decode()
+    now = f"{I.CLOCKS[clock][0]}()"
+    return f"({now} + plyc_params.tai_offset)" if clock == "sw_tai" else now
+
+
+def emit_usermode(g, call):
+    # x86_64's privilege level: the low bits of cs are 3 in user mode. A
+    # perf event's context starts with the same pt_regs.
+    return "((__u64)((((struct pt_regs *)ctx)->cs & 3) == 3))"
+
+
 EMIT = {
     I.STR: emit_str,
     I.MEM: emit_mem,
@@ -258,6 +281,12 @@ EMIT = {
     I.OVERRIDE: emit_override,
     I.BUF: emit_buf,
     I.PATH: emit_path,
+    I.STRLEN: emit_strlen,
+    I.STRCONTAINS: emit_strcontains,
+    I.CLOCK: emit_clock,
+    I.USERMODE: emit_usermode,
+    I.STRERROR: emit_same,
+    I.SIGNAL_NAME: emit_same,
 }
 
 

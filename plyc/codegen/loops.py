@@ -175,10 +175,13 @@ def entry_fields(g, m, s: ir.ForMap):
 
 # The helper a ForMap calls: BPF_FUNC_for_each_map_elem's number, name, release.
 FOR_EACH_HELPER = (164, "bpf_for_each_map_elem", "5.13")
+# bpftrace's nsecs(CLOCK) (intrinsic _clock): the newer clocks' helpers.
+CLOCK_HELPERS = {"boot": (125, "bpf_ktime_get_boot_ns", "5.8"), "tai": (208, "bpf_ktime_get_tai_ns", "6.1"),
+                 "sw_tai": (125, "bpf_ktime_get_boot_ns", "5.8")}
 
 
 def needs(res) -> list:
-    """Each for loop's helper, for the tracer to ask the kernel before the
+    """Each for loop's helper (and nsecs(boot|tai)'s), for the tracer to ask the kernel before the
     load (runtime-c/load/needs.c): the tracer's table of them."""
     out = []
     for p in res.probes:
@@ -190,4 +193,9 @@ def needs(res) -> list:
                 what = f"len({n.args[0].value.decode()})" if counted else f"a for loop over {n.map}"
                 out.append(dict(prog=p.prog, helper=helper, helper_name=hname, since=since,
                                 line=n.span.line, what=c_string(what)))
+            clock = n.args[0].value.decode() if isinstance(n, ir.Call) and n.func.name == "_clock" else None
+            if clock in CLOCK_HELPERS:
+                helper, hname, since = CLOCK_HELPERS[clock]
+                out.append(dict(prog=p.prog, helper=helper, helper_name=hname, since=since,
+                                line=n.span.line, what=c_string(f"nsecs({clock})")))
     return out

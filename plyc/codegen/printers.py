@@ -18,7 +18,7 @@ def rt_kind(t, in_hex: bool = False) -> str:
                 "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
                 # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
                 "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
-                "strftime": "PLYC_K_STRFTIME"}[t.denotes]
+                "strftime": "PLYC_K_STRFTIME", "errno": "PLYC_K_ERRNO", "signal": "PLYC_K_SIGNAL"}[t.denotes]
     if t.kind == "stack" and t.user:
         return "PLYC_K_USTACK"
     if t.kind == "buf" and t.sized:
@@ -115,11 +115,11 @@ def printf_body(er: EventRes) -> list:
         ["plyc_text_end(fp);"]
 
 
-def formatted(er: EventRes) -> list:
-    """The statements writing the event's format with its arguments to fp."""
+def formatted(er: EventRes, parts=None) -> list:
+    """The statements writing the event's format (or parts) with its arguments to fp."""
     lines = []
     fields = iter(shown(er))
-    for part in er.event.parts:
+    for part in er.event.parts if parts is None else parts:
         if isinstance(part, str):
             lines.append(f"fputs({c_string(part)}, fp);")
         else:
@@ -132,6 +132,22 @@ def acted_body(er: EventRes, act: str) -> list:
     """cat() and system(): the formatted text, then what the tracer does with it."""
     return ["FILE *fp = plyc_bt_act_begin();", "", "if (!fp)", "\treturn;"] + formatted(er) + \
         [f"plyc_bt_act_end(fp, {act});"]
+
+
+def diag_body(er: EventRes, res: Resources) -> list:
+    """errorf() and warnf(): a line on stderr after the call's place in the
+    script, as bpftrace 0.27 prints it ("t.bt:8:3-22: ERROR: text"; a call over
+    several lines: "t.bt:2-3: ...")."""
+    sp = er.event.span
+    where = f"{sp.line}:{sp.col}-{sp.end_col}" if sp.end_line == sp.line else f"{sp.line}-{sp.end_line}"
+    level = "ERROR" if er.event.kind == "errorf" else "WARNING"
+    parts = list(er.event.parts)
+    if parts and isinstance(parts[-1], str) and parts[-1].endswith("\n"):
+        parts[-1] = parts[-1][:-1]      # one newline ends the line, the format's or ours
+        parts = parts if parts[-1] else parts[:-1]
+    body = formatted(er, parts)
+    return ["FILE *fp = stderr;", "", "fflush(plyc_rt.out);",
+            f"fputs({c_string(f'{res.script}:{where}: {level}: ')}, fp);"] + body + ['fputc(\'\\n\', fp);']
 
 
 def print_body(er: EventRes) -> list:
@@ -155,6 +171,8 @@ def _event_body(er: EventRes, res: Resources) -> list:
         return print_body(er)
     if kind in ("cat", "system"):
         return acted_body(er, f"plyc_bt_{kind}")
+    if kind in ("errorf", "warnf"):
+        return diag_body(er, res)
     if kind == "exit":
         return ["plyc_request_exit((long long)e->a0);"]
     if kind == "join":

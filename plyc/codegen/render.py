@@ -267,10 +267,13 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
     guard = re.sub(r"\W", "_", res.name).upper()
     header = j.get_template("shared.h.j2").render(
         **file_names(__version__, res.script), guard=guard, records=_records(res),
-        nargs_dim=max(1, res.nargs), ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
+        nargs_dim=max(1, res.nargs), nopts_dim=max(1, len(program.options)), ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
     loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, program.report, origin),
                                                      style=f"PLYC_STYLE_{style.upper()}",
+                                                     opts=[dict(name=c_string(name), desc=c_string(desc),
+                                                                kind=f"PLYC_OPT_{kind.upper()}", dflt=c_string(dflt))
+                                                           for name, kind, dflt, desc in program.options],
                                                      time_formats=[c_string(f)
                                                                    for f in program.time_formats])
     return Generated(bpf_c, header, loader_c)

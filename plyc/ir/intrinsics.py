@@ -64,6 +64,12 @@ SIGNAL = _i("signal", "send a signal to the current task")
 OVERRIDE = _i("override", "return early from the probed kernel function with a value")
 BUF = _i("buf", "bytes from a pointer or array, with their length", BEFORE, VALUES)
 PATH = _i("path", "a struct path's full path (bpf_d_path, fentry only)", BEFORE)
+STRLEN = _i("strlen", "a string's length: its bytes before the NUL", args=STRINGS)
+STRCONTAINS = _i("strcontains", "1 if the second string is in the first", args=STRINGS)
+CLOCK = _i("_clock", "a clock's nanoseconds (its name a string: monotonic, boot, tai)", args=NONE)
+STRERROR = _i("strerror", "its argument, typed as an errno the tracer prints as text")
+SIGNAL_NAME = _i("signal_name", "its argument, typed as a signal number the tracer prints as text")
+USERMODE = _i("usermode", "1 if the probed context (pt_regs) was in user mode (x86_64)")
 
 # Sizes both sides need: join()'s strings (bpftrace 0.17's limits: 16
 # arguments of up to 1024 bytes), a tracepoint's name (runtime-c/plyc_tp.h's
@@ -72,7 +78,12 @@ PATH = _i("path", "a struct path's full path (bpf_d_path, fentry only)", BEFORE)
 JOIN_ARGS, JOIN_SIZE = 16, 1024
 TP_NAME_SIZE = 128
 STACK_DEPTH = 127
+# _clock's clocks: the BPF helper reading each, and the Linux it came in.
+# sw_tai: the boot clock plus an offset to TAI the tracer measures at start.
+CLOCKS = {"monotonic": ("bpf_ktime_get_ns", "4.1"), "boot": ("bpf_ktime_get_boot_ns", "5.8"),
+          "tai": ("bpf_ktime_get_tai_ns", "6.1"), "sw_tai": ("bpf_ktime_get_boot_ns", "5.8")}
 
 ALL = (STR, MEM, DYN, UPTR, KSYM, STRCMP, BSWAP, KPTR, STRNCMP, JOIN_READ, NTOP, TP_NAME, DIV, MOD, SARG,
-       OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, OVERRIDE, BUF, PATH)
+       OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, OVERRIDE, BUF, PATH,
+       STRLEN, STRCONTAINS, CLOCK, USERMODE, STRERROR, SIGNAL_NAME)
 BY_NAME = {i.name: i for i in ALL}

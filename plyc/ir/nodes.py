@@ -84,6 +84,8 @@ ARG_STR = "arg_str"        # ... as a string (char[strsize])
 PID_FILTER = "pid_filter"  # -p PID, or 0
 START_NS = "start_ns"      # bpf_ktime_get_ns()'s clock when the tracer set its parameters (u64)
 ARG_COUNT = "arg_count"    # how many positional arguments the tracer was given (u64)
+OPT_NUM = "opt_num"        # the Nth (0-based) named option (Program.options) as a number (a flag: 0 or 1)
+OPT_STR = "opt_str"        # ... as a string (char[strsize])
 
 
 @dataclass(eq=False)
@@ -411,6 +413,8 @@ ZERO = "zero"            # set every value of `map` to zero, keys kept
 JOIN = "join"            # print the strings in args[0] (one per parts[1] bytes), joined by parts[0]
 CAT = "cat"              # print the file named by the args formatted by `parts` (as printf's)
 SYSTEM = "system"        # run the command the args formatted by `parts` make, print its output
+ERRORF = "errorf"        # print the args by `parts` to stderr, after the script's place and "ERROR:"
+WARNF = "warnf"          # ... "WARNING:" (bpftrace's errorf() and warnf())
 
 
 @dataclass(eq=False)
@@ -468,6 +472,8 @@ class Program:
     # What the tracer prints like (ply, bpftrace): the front end's language's
     # tool. Set by the front end; render passes it to the runtime.
     style: str = "ply"
+    # named options (bpftrace's getopt()): (name, "bool"|"int"|"str", default text, description)
+    options: list = field(default_factory=list)
 
     @property
     def uses_stack(self) -> bool:

@@ -520,6 +520,35 @@ static __always_inline int plyc_strcmp(const char *a, __u32 asize, const char *b
 	return 0;
 }
 
+/* bpftrace's strlen(): the bytes before the first NUL, at most size. */
+static __always_inline __u64 plyc_strnlen(const char *s, __u32 size)
+{
+	__u32 i;
+
+	for (i = 0; i < size; i++)
+		if (!s[i])
+			break;
+	return i;
+}
+
+/* bpftrace's strcontains(): 1 when needle (up to its NUL or nsize) is in
+ * haystack (up to its NUL or hsize); an empty needle is in every string. */
+static __always_inline int plyc_strcontains(const char *h, __u32 hsize, const char *n, __u32 nsize)
+{
+	__u32 i, j;
+
+	if (!nsize || !n[0])
+		return 1;
+	for (i = 0; i < hsize && h[i]; i++) {
+		for (j = 0; j < nsize && i + j < hsize; j++)
+			if (!n[j] || h[i + j] != n[j])
+				break;
+		if (j == nsize || (j < nsize && !n[j]))
+			return 1;
+	}
+	return 0;
+}
+
 /* ply's log2 buckets: bucket i holds [2^i, 2^(i+1)), bucket 0 also 0;
  * for signed arguments bucket 63 counts the negative values. */
 static __always_inline __u32 plyc_log2_bucket(__u64 v, int is_signed)

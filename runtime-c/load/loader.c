@@ -49,6 +49,7 @@ struct options {
 	const char *metrics;       /* --metrics [ADDR:]PORT */
 	const char *metrics_prefix;
 	int quiet;                 /* -q: no "Attaching N probes..." (bpftrace's style) */
+	const char **opt_values;   /* the script's named options given (plyc_opts_parse) */
 };
 
 static volatile sig_atomic_t stopping;
@@ -177,6 +178,7 @@ static void usage(FILE *fp)
 		"  %s -d 5            trace for five seconds\n"
 		"  %s -c 'ls /tmp'    trace while a command runs\n",
 		bt ? "bpftrace's" : "ply's", bt ? "  -q           no \"Attaching N probes...\"\n" : "", P->name, P->name);
+	plyc_opts_usage(P, fp);
 }
 
 static int fail(const char *fmt, ...)
@@ -332,6 +334,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return fail("-c and -p can't be used together");
 	o->args = argv + optind;
 	o->nargs = argc - optind;
+	if (P->nopts) {
+		o->opt_values = calloc((size_t)P->nopts, sizeof(*o->opt_values));
+		if (!o->opt_values)
+			return fail("out of memory");
+		c = plyc_opts_parse(P, o->args, &o->nargs, o->opt_values);
+		if (c == 2) {
+			usage(stdout);
+			exit(stdout_written());
+		}
+		if (c)
+			return 1;
+	}
 	if (o->nargs < P->nargs)
 		return fail("the script reads $%d but %d argument%s given", P->nargs, o->nargs,
 			    o->nargs == 1 ? " was" : "s were");
@@ -407,6 +421,21 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 		memcpy(params + P->off_start_ns, &start, sizeof(start));
 		memcpy(params + P->off_arg_count, &count, sizeof(count));
 	}
+	{
+		/* nsecs(sw_tai): the boot clock plus this offset, measured
+		 * between two reads of the boot clock around one of TAI's */
+		struct timespec b1, tai, b2;
+		uint64_t offset = 0;
+
+		if (!clock_gettime(CLOCK_BOOTTIME, &b1) && !clock_gettime(CLOCK_TAI, &tai) &&
+		    !clock_gettime(CLOCK_BOOTTIME, &b2)) {
+			uint64_t boot = ((uint64_t)b1.tv_sec * 1000000000ULL + (uint64_t)b1.tv_nsec) / 2 +
+					((uint64_t)b2.tv_sec * 1000000000ULL + (uint64_t)b2.tv_nsec) / 2;
+
+			offset = (uint64_t)tai.tv_sec * 1000000000ULL + (uint64_t)tai.tv_nsec - boot;
+		}
+		memcpy(params + P->off_tai_offset, &offset, sizeof(offset));
+	}
 	if (P->ndconsts) {
 		/* kaddr(), cgroupid(), ncpus: found here, not where it was built */
 		uint64_t *values = calloc((size_t)P->ndconsts, sizeof(*values));
@@ -426,6 +455,8 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 		memcpy(params + P->off_arg_num + i * sizeof(int64_t), &num, sizeof(num));
 		strncpy(params + P->off_arg_str + i * P->arg_str_size, o->args[i], P->arg_str_size - 1);
 	}
+	if (P->nopts)
+		plyc_opts_fill(P, o->opt_values, params);
 	for (i = 0; i < P->nprobes; i++) {
 		uint8_t wrapped = (uint8_t)plyc_probe_wrapped(i);
 

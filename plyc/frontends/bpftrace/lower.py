@@ -39,6 +39,7 @@ from . import ast as A
 from . import builtins as BT
 from . import cdefs, config, constants, division, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
 from . import specs as S
+from . import stdlib
 from . import tuples
 from . import values as V
 from .trees import const_value, walk
@@ -51,12 +52,11 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
 FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
-    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS)
+    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "pton strcontains "
-    "cgroup_path strerror "
-    "skboutput unwatch percpu_kaddr print_map".split())
+    "cgroup_path "
+    "skboutput unwatch percpu_kaddr print_map syscall_name tseries".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}
@@ -98,6 +98,8 @@ def refuse(st: "Lowering", diag: Collector):
                 what = f"'{n.op}' inside an expression"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
+            elif isinstance(n, A.Call) and n.name == "comm" and n.args:
+                what = "comm(pid)"      # 0.27's: the bpf_task_from_pid kfunc (Linux 6.2)
             elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET:
                 what = f"'{n.name}'"
             if what:
@@ -141,6 +143,7 @@ class Lowering:
         self.ir: Optional[ir.Program] = None
         self.time_formats: list = []        # strftime()'s formats, in order of first use (values.py)
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
+        self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -180,6 +183,7 @@ def type_program(st: Lowering, diag: Collector):
     if st.ir is not None:
         st.ir.limits = dict(st.config.limits)
         st.ir.time_formats = st.time_formats
+        st.ir.options = [opt for opt, _ in st.options.values()]
 
 
 def addresses(st: Lowering, diag: Collector):
@@ -447,7 +451,7 @@ class Typer(Sema):
         return ir.MapRead(info.name, keys, type=info.value_type)
 
     def expr_Ident(self, e: A.Ident):
-        name = e.name
+        name = stdlib.builtin_name(e.name)
         const = self.st.preamble.constants.get(name)
         if const is not None:
             return self.expr(const)
@@ -458,7 +462,7 @@ class Typer(Sema):
         if name in BT.VARIABLES:
             var = BT.VARIABLES[name]
             return ir.Variable(var, type=var.type)
-        value = V.variable(self, name, e.span)
+        value = V.variable(self, name, e.span) or stdlib.variable(self, name, e.span)
         if value is not None:
             return value
         if name == "ustack":
@@ -634,7 +638,10 @@ class Typer(Sema):
             return self.time(e, statement)
         if e.name in V.FUNCTIONS:
             return V.call(self, e)
-        func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name) or events.FUNCTIONS.get(e.name)
+        if e.name in stdlib.FUNCTIONS:
+            return stdlib.call(self, e)
+        func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name) or events.FUNCTIONS.get(e.name) or \
+            stdlib.EVENTS.get(e.name)
         if func is None:
             return self.apply(B.FUNCTIONS[e.name], e.name, e, statement, e.span)    # the shared builtins'
         return self.apply(func, e.name, e, statement, None)

@@ -299,7 +299,7 @@ class Placer:
 
     def str_call(self, e: ir.Call):
         arg = e.args[0]
-        if isinstance(arg, ir.Param) and arg.kind == ir.ARG_STR:
+        if isinstance(arg, ir.Param) and arg.kind in (ir.ARG_STR, ir.OPT_STR):
             self.place(e, VALUE, e.type.size)     # copied from the tracer's parameters
         elif arg.type.kind != "str":
             self.place(e, VALUE, e.type.size)     # read from memory into it

@@ -1,0 +1,232 @@
+"""bpftrace's current (0.2x) standard library, where it is one value: strlen(),
+strcontains(), nsecs(CLOCK), ppid, usermode, strerror(), signal_name(). Each
+is a typing rule called by
+lower.py's Typer (`chk`), giving IR: a core intrinsic (plyc/ir/intrinsics.py)
+or kernel members read through BTF. bpftrace 0.27 writes most of them as
+macros of its stdlib (src/stdlib/*.bt); the values are the same, but for the
+texts of strerror() and signal_name(): 0.27 copies them from a table of its
+own in BPF, plyc's tracer asks its C library (strerror(3), strsignal(3))."""
+from __future__ import annotations
+
+import ipaddress
+
+from ... import builtins as B
+from ... import types as T
+from ...ir import intrinsics as I
+from ...ir import nodes as ir
+from . import ast as A
+from . import builtins as BT
+from .trees import const_value
+
+# The probes whose context is the probed code's pt_regs (a perf event's
+# starts with them): where usermode reads the privilege level.
+REGS_PROBES = ("kprobe", "kretprobe", "uprobe", "uretprobe", "profile", "software", "hardware")
+# BEGIN and END run in the tracer, a user process (bpftrace's, from a uprobe
+# on itself: usermode is 1 there too).
+TRACER_PROBES = ("BEGIN", "END")
+
+
+def _string(chk, e, what: str):
+    """A string argument; a pointer is read as a string (str(p)), as bpftrace's
+    stdlib takes an int8 * too."""
+    x = chk.expr(e)
+    if x.type.is_int and x.type.is_pointer:
+        return ir.Call(I.STR, [x], type=T.Str(chk.st.strsize), span=e.span)
+    if x.type.kind != "str":
+        chk.err(f"{what} needs a string, got {x.type}", e.span,
+                "read a string from an address with str(p)" if x.type.is_int else None)
+    return x
+
+
+def check_strlen(chk, call: A.Call):
+    """strlen(s): the bytes of s before its NUL (bpftrace: uint64)."""
+    s = _string(chk, call.args[0], "strlen()")
+    return ir.Call(I.STRLEN, [s], type=T.U64, span=call.span)
+
+
+def check_strcontains(chk, call: A.Call):
+    """strcontains(haystack, needle): 1 if needle is in haystack, else 0."""
+    args = [_string(chk, a, "strcontains()") for a in call.args]
+    return ir.Call(I.STRCONTAINS, args, type=T.U64, span=call.span)
+
+
+def _as_variable(chk, call: A.Call):
+    """comm(), nsecs(), usermode(), ppid(): 0.27's macros of the variables."""
+    return chk.expr(A.Ident(call.name, span=call.span))
+
+
+def check_ppid(chk, call: A.Call):
+    """ppid([task]): the task's parent's pid (the current task's)."""
+    if not call.args:
+        return _as_variable(chk, call)
+    task = chk.expr(call.args[0])
+    return _parent_pid(chk, task, call.span)
+
+
+def check_nsecs(chk, call: A.Call):
+    """nsecs(monotonic|boot|tai|sw_tai): that clock's nanoseconds (nsecs
+    alone is monotonic); sw_tai is TAI from the boot clock and an offset the
+    tracer measures at start, as bpftrace's, for kernels before 6.1."""
+    if not call.args:
+        return _as_variable(chk, call)
+    arg = call.args[0]
+    name = arg.name if isinstance(arg, A.Ident) else None
+    if name not in I.CLOCKS:
+        chk.err("nsecs() takes a clock: monotonic, boot, tai or sw_tai", arg.span)
+    clock = ir.BytesConst(name.encode(), type=T.Str(len(name) + 1), span=arg.span)
+    return ir.Call(I.CLOCK, [clock], type=T.U64, span=call.span)
+
+
+def _text_of(func, fmt: str):
+    """strerror(e), signal_name(sig): the integer, which the tracer prints
+    as the C library's text for it (runtime-c/values/btvalues.c)."""
+    def check(chk, call: A.Call):
+        x = chk.expr(call.args[0])
+        if not x.type.is_int or x.type.is_pointer:
+            chk.err(f"{call.name}() needs an integer, got {x.type}", call.args[0].span)
+        return ir.Call(func, [x], type=T.Int(4, True, fmt), span=call.span)
+    return check
+
+
+def _getopt_default(chk, e) -> tuple:
+    """(kind, default as text) of getopt()'s second argument: a bool, an
+    integer or a string literal (bpftrace's rule)."""
+    if e is None or isinstance(e, A.Ident) and e.name in ("true", "false"):
+        return "bool", "false" if e is None else e.name
+    if isinstance(e, A.Str):
+        return "str", e.value.split(b"\0")[0].decode("utf-8", "replace")
+    value = const_value(e)
+    if value is None:
+        chk.err("Second argument to 'getopt' must be a string literal, integer literal, or a boolean literal.",
+                e.span)
+    return "int", str(value)
+
+
+def check_getopt(chk, call: A.Call):
+    """getopt("name"[, default[, "what"]]): the tracer's option --name (a
+    flag, --name=NUMBER or --name=TEXT by the default's type), set in its
+    parameters before the load (runtime-c/load/options.c)."""
+    name = chk.literal_string(call.args[0])
+    if name is None:
+        chk.err("First argument to 'getopt' must be a string literal.", call.args[0].span)
+    name = name.decode("utf-8", "replace")
+    if not name or not all(c.isalnum() or c in "_-" for c in name) or name.startswith("-"):
+        chk.err(f"getopt()'s name must be letters, digits, '_' and '-', not {name!r}", call.args[0].span)
+    kind, dflt = _getopt_default(chk, call.args[1] if len(call.args) > 1 else None)
+    desc = b""
+    if len(call.args) > 2:
+        desc = chk.literal_string(call.args[2])
+        if desc is None:
+            chk.err("Function 'getopt' requires the third parameter to be a string", call.args[2].span)
+    opt = (name, kind, dflt, desc.decode("utf-8", "replace"))
+    known = chk.st.options.setdefault(name, (opt, len(chk.st.options)))
+    if known[0][1:3] != opt[1:3]:
+        chk.err(f"the option '{name}' needs to have the same default value in all places it is used. "
+                f"Previous default value: {known[0][2]}", call.span)
+    if known[0][3] != opt[3]:
+        chk.err(f"the option '{name}' must have the same description in all places it's used", call.span,
+                "wrap it in a macro")
+    index = known[1]
+    if kind == "str":
+        param = ir.Param(ir.OPT_STR, index, type=T.Str(chk.st.strsize), span=call.span)
+        return ir.Call(I.STR, [param], type=T.Str(chk.st.strsize), span=call.span)
+    return ir.Param(ir.OPT_NUM, index, type=T.Int(1, False) if kind == "bool" else T.S64, span=call.span)
+
+
+def check_pton(chk, call: A.Call):
+    """pton("10.0.0.1"), pton("::1"): the address's 4 or 16 bytes in network
+    order, an array made when the script is compiled (bpftrace's rule: a
+    string literal)."""
+    text = chk.literal_string(call.args[0])
+    if text is None:
+        chk.err("pton() takes a string literal", call.args[0].span)
+    # bpftrace takes an address with a '.' as IPv4 (so not "::ffff:1.2.3.4")
+    kind = ipaddress.IPv4Address if b"." in text else ipaddress.IPv6Address
+    try:
+        addr = kind(text.decode("ascii"))
+    except (ValueError, UnicodeDecodeError):
+        chk.err(f"pton() expects a valid IPv4/IPv6 address, got {text.decode('utf-8', 'replace')}",
+                call.args[0].span)
+    data = addr.packed
+    return ir.BytesConst(data, type=T.Buf(len(data)), span=call.span)
+
+
+FUNCTIONS = {
+    "strlen": ((1, 1), check_strlen),
+    "strcontains": ((2, 2), check_strcontains),
+    "nsecs": ((0, 1), check_nsecs),
+    "ppid": ((0, 1), check_ppid),
+    "usermode": ((0, 0), _as_variable),
+    "comm": ((0, 0), _as_variable),
+    "strerror": ((1, 1), _text_of(I.STRERROR, "errno")),
+    "signal_name": ((1, 1), _text_of(I.SIGNAL_NAME, "signal")),
+    "getopt": ((1, 3), check_getopt),
+    "pton": ((1, 1), check_pton),
+}
+
+
+def call(chk, e: A.Call):
+    (lo, hi), check = FUNCTIONS[e.name]
+    if not lo <= len(e.args) <= hi:
+        chk.err(B.arity_error(e.name, (lo, hi), len(e.args)), e.span)
+    return check(chk, e)
+
+
+def ppid(chk, span):
+    """The parent's pid: curtask->real_parent->pid, as bpftrace's stdlib reads it."""
+    task = ir.Variable(BT.CURTASK, type=BT.curtask_type(chk, span), span=span)
+    return _parent_pid(chk, task, span)
+
+
+def _parent_pid(chk, task, span):
+    if not task.type.is_pointer:
+        chk.err(f"ppid() takes a task (struct task_struct *), got {task.type}", span)
+    parent = ir.KMember(task, "real_parent", type=chk.kernel_member(task.type, "real_parent", True, span),
+                        span=span)
+    return ir.KMember(parent, "pid", type=chk.kernel_member(parent.type, "pid", True, span), span=span)
+
+
+def usermode(chk, span):
+    probe = chk.probe
+    if chk.arch != "x86_64":
+        chk.err(f"usermode is not supported on {chk.arch}", span, "bpftrace has it on x86_64 only")
+    pname = probe.provider.name
+    if pname in TRACER_PROBES:
+        return ir.IntConst(1, type=T.Int(1, False), span=span)
+    if pname not in REGS_PROBES:
+        chk.err(f"usermode reads the registers of the probed code; {pname} probes have none", span,
+                f"probes that have them: {', '.join(REGS_PROBES)}")
+    if pname in ("kprobe", "kretprobe"):
+        probe.uses_regs = True      # no fentry twin: it has no pt_regs
+    return ir.Call(I.USERMODE, [], type=T.Int(1, False), span=span)
+
+
+def variable(chk, name: str, span):
+    """ppid and usermode as IR, or None for other names."""
+    if name == "ppid":
+        return ppid(chk, span)
+    if name == "usermode":
+        return usermode(chk, span)
+    return None
+
+
+# errorf(fmt, ...) and warnf(fmt, ...): printf's checks, a line on stderr
+# after the call's place and the level (plyc/codegen/printers.py).
+EVENTS = {f.name: f for f in (
+    B.Func("errorf", (1, B.MANY), lambda chk, call: B.check_formatted(chk, call, ir.ERRORF, "errorf"), None,
+           "print an error line (the script's place, ERROR:) on stderr"),
+    B.Func("warnf", (1, B.MANY), lambda chk, call: B.check_formatted(chk, call, ir.WARNF, "warnf"), None,
+           "print a warning line (the script's place, WARNING:) on stderr"),
+)}
+
+
+# The builtins bpftrace 0.27 keeps in its core (its stdlib's macros read them
+# so): `__builtin_comm` is `comm`. Its other names (`__builtin_pid`) it does
+# not know, and neither does plyc.
+BUILTIN_SPELLINGS = frozenset("comm cpid cpu elapsed func ncpus probe retval usermode".split())
+
+
+def builtin_name(name: str) -> str:
+    """The builtin a `__builtin_NAME` spelling names, else the name itself."""
+    short = name[len("__builtin_"):] if name.startswith("__builtin_") else None
+    return short if short in BUILTIN_SPELLINGS else name

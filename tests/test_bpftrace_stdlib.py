@@ -1,0 +1,120 @@
+"""bpftrace's current standard library (plyc/frontends/bpftrace/stdlib.py):
+the IR of each value, its errors, and the helpers the tracer asks the kernel
+for. Behaviour on a kernel, against bpftrace 0.27: tests/runtime/
+bt-stdlib-values.test, bt-usermode.test."""
+
+from plyc.codegen import loops, printers, resources
+from plyc.ir.dump import dump
+
+from btlower import err, lower
+from plyc import driver
+
+
+def driver_c(src: str) -> str:
+    """The BPF C of a bpftrace script."""
+    return driver.compile_source(src, "tool.bt", driver.Options()).generated.bpf_c
+
+
+def test_ir_of_string_functions_and_clocks():
+    prog = lower('BEGIN { $s = "ab";\n'
+                 '  printf("%d %d %d\\n", strlen($s), strcontains(comm, $s), nsecs(boot));\n'
+                 '  printf("%d %d\\n", nsecs(monotonic), nsecs(tai)); }')
+    assert "bpf_ktime_get_boot_ns() + plyc_params.tai_offset" in \
+        driver_c('BEGIN { print(nsecs(sw_tai)); }')
+    text = dump(prog)
+    assert 'strlen($s:char[8]):u64' in text
+    assert 'strcontains(comm:char[16], $s:char[8]):u64' in text
+    assert '_clock("boot":char[5]):u64' in text and '_clock("tai":char[4]):u64' in text
+    res = resources.build(prog, "tool", "tool.bt")
+    # the newer clocks' helpers are asked of the kernel before the load (runtime-c/load/needs.c)
+    assert [(n["helper_name"], n["since"], n["line"], n["what"]) for n in loops.needs(res)] == \
+        [("bpf_ktime_get_boot_ns", "5.8", 2, '"nsecs(boot)"'), ("bpf_ktime_get_tai_ns", "6.1", 3, '"nsecs(tai)"')]
+
+
+def test_a_pointer_is_read_as_a_string():
+    text = dump(lower('tracepoint:syscalls:sys_enter_openat { print(strlen(args->filename)); }'))
+    assert "strlen(str(field.filename:char *):char[64]):u64" in text
+    # an integer is no string (bpftrace: "string-like values must be ... pointers")
+    assert "read a string from an address with str(p)" in err('kprobe:f { print(strlen(arg0)); }')
+
+
+def test_ppid_and_usermode():
+    text = dump(lower('BEGIN { print((ppid, usermode)); }\nprofile:hz:99 { print(usermode); }'))
+    assert "curtask:struct task_struct *->real_parent:struct task_struct *->pid:" in text
+    assert "->pid:s32, 1:u8)" in text       # BEGIN runs in the tracer: user mode
+    assert "usermode():u8" in text
+    kp = lower('kprobe:f { print(usermode); }')
+    assert kp.probes[0].uses_regs       # no fentry twin: it has no pt_regs
+
+
+def test_text_values_are_integers_the_tracer_names():
+    prog = lower('BEGIN { @e[strerror(-2)] = 1; print(signal_name(9)); }')
+    text = dump(prog)
+    assert "map @e hash [s32 (errno)] -> s64" in text
+    assert "signal_name(9:s64):s32 (signal)" in text
+    types = [t for e in prog.events for t in e.arg_types]
+    assert [printers.rt_kind(t) for t in types] == ["PLYC_K_SIGNAL"]
+    assert "strerror() needs an integer, got char[8]" in err('BEGIN { print(strerror("a")); }')
+
+
+def test_errorf_and_warnf_are_stderr_lines():
+    prog = lower('BEGIN { errorf("bad %d\\n", 5);\n  warnf("w"); }')
+    assert [(e.kind, e.span.line) for e in prog.events] == [("errorf", 1), ("warnf", 2)]
+    res = resources.build(prog, "tool", "tool.bt")
+    c = "\n".join(printers.event_body(res.events[0], res))
+    assert '"tool.bt:1:9-30: ERROR: "' in c and "fputs(\"bad \", fp);" in c and "fputc('\\n', fp);" in c
+    assert "errorf() has no value" in err('BEGIN { $x = errorf("a"); }')
+    assert "the format has 1 conversion but 0 arguments follow" in err('BEGIN { warnf("%d"); }')
+
+
+def test_builtin_spellings():
+    # bpftrace 0.27's core builtins are also `__builtin_NAME`; its stdlib's are not
+    assert dump(lower('kretprobe:f { print((__builtin_retval, __builtin_func)); }')) == \
+        dump(lower('kretprobe:f { print((retval, func)); }'))
+    assert "unknown identifier '__builtin_pid'" in err('BEGIN { print(__builtin_pid); }')
+
+
+def test_getopt_options_and_their_params():
+    prog = lower('BEGIN { printf("%d %d %s\\n", getopt("f"), getopt("n", 3, "a number"), getopt("s", "x"));\n'
+                 '  print(getopt("n", 3, "a number")); }')
+    assert prog.options == [("f", "bool", "false", ""), ("n", "int", "3", "a number"), ("s", "str", "x", "")]
+    assert "emit printf 1 (param.opt_num:u8, param.opt_num[1]:s64, str(param.opt_str[2]:char[64]):char[64])" \
+        in dump(prog)
+    src = driver_c('BEGIN { printf("%s %d\\n", getopt("s", "x"), getopt("n", -2)); }')
+    assert "plyc_params.opt_str[0]" in src and "plyc_params.opt_num[1]" in src
+    assert "First argument to 'getopt' must be a string literal." in err('BEGIN { print(getopt(1)); }')
+    assert "Second argument to 'getopt' must be a string literal, integer literal, or a boolean literal." in \
+        err('BEGIN { print(getopt("a", pid)); }')
+    assert "the option 'a' needs to have the same default value in all places it is used. Previous default " \
+        "value: 1" in err('BEGIN { print(getopt("a", 1)); print(getopt("a", 2)); }')
+
+
+def test_pton_is_an_array_made_at_compile_time():
+    text = dump(lower('BEGIN { $a = pton("10.0.0.1"); print(ntop(pton("::1"))); }'))
+    assert '$a = "\\n\\000\\000\\001":u8[4]' in text
+    assert "ntop(2:u64, " not in text and ":u8[16])" in text
+    assert "pton() expects a valid IPv4/IPv6 address, got ::ffff:1.2.3.4" in err('BEGIN { print(pton("::ffff:1.2.3.4")); }')
+    assert "pton() takes a string literal" in err('BEGIN { $s = "a"; print(pton($s)); }')
+
+
+def test_the_variables_as_calls():
+    # 0.27's stdlib spells them as macros too: comm(), nsecs(), usermode(), ppid([task])
+    assert dump(lower('kprobe:f { print((comm(), nsecs(), usermode(), ppid(), ppid(curtask))); }')) == \
+        dump(lower('kprobe:f { print((comm, nsecs, usermode, ppid, ppid)); }'))
+    assert "ppid() takes a task (struct task_struct *), got s64" in err('BEGIN { print(ppid(1)); }')
+    assert "nsecs() takes 0 or 1 arguments, got 2" in err('BEGIN { print(nsecs(1, 2)); }')
+
+
+def test_refused_by_name():
+    assert "comm(pid) is not supported by plyc yet" in err('BEGIN { print(comm(1)); }')
+    assert "tseries() is not supported by plyc yet" in err('BEGIN { @t = tseries(1, 1s, 5); }')
+    assert "syscall_name() is not supported by plyc yet" in err('BEGIN { print(syscall_name(1)); }')
+
+
+def test_errors():
+    assert "usermode reads the registers of the probed code; tracepoint probes have none" in \
+        err('tracepoint:sched:sched_switch { print(usermode); }')
+    assert "usermode is not supported on aarch64" in err('profile:hz:99 { print(usermode); }', target="aarch64")
+    assert "nsecs() takes a clock: monotonic, boot, tai or sw_tai" in err('BEGIN { print(nsecs(wall)); }')
+    assert "strlen() needs a string, got s64" in err('BEGIN { print(strlen(5)); }')
+    assert "strcontains() takes 2 arguments, got 1" in err('BEGIN { print(strcontains("a")); }')
