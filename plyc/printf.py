@@ -70,8 +70,8 @@ def parse(fmt: str) -> list:
 
 
 # Integers the tracer prints as text it makes (bpftrace's username,
-# macaddr() and strftime() values: runtime-c/values/btvalues.c).
-TEXT_FMTS = ("username", "mac", "strftime")
+# macaddr(), strftime() and bool values: runtime-c/values/btvalues.c).
+TEXT_FMTS = ("username", "mac", "strftime", "bool")
 
 
 def accepts(conv: str, typ) -> bool:

@@ -56,7 +56,7 @@ class Type:
                     "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
                     # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
                     "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
-                    "strftime": "PLYC_K_STRFTIME"}[self.fmt]
+                    "strftime": "PLYC_K_STRFTIME", "bool": "PLYC_K_BOOL"}[self.fmt]
         if self.kind == "stack" and self.user:
             return "PLYC_K_USTACK"
         if self.kind == "buf" and self.fmt == "sized":
@@ -75,6 +75,8 @@ class Type:
             if self.pointee:
                 return f"{self.pointee} *"
             name = f"{'s' if self.signed else 'u'}{self.size * 8}"
+            if self.fmt == "bool":
+                return "bool"
             if self.fmt == "strftime":
                 return f"{name} (strftime's format #{self.width + 1})"
             return name if self.fmt == "dec" else f"{name} ({self.fmt})"

@@ -30,6 +30,7 @@ enum plyc_kind {
 	PLYC_K_USERNAME, /* a uid, printed as its name in /etc/passwd */
 	PLYC_K_MAC,      /* six bytes (of a u64), printed "01:AB:7F:5A:FF:00" */
 	PLYC_K_STRFTIME, /* bpf_ktime_get_ns() ns, printed by plyc_rt.time_formats[width] */
+	PLYC_K_BOOL,     /* current bpftrace's bool: an integer printed true or false */
 };
 
 struct plyc_field;
@@ -238,7 +239,7 @@ const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len);
 #define PLYC_INET_LEN 48
 const char *plyc_inet_text(const void *data, char *buf, size_t len);
 
-/* A PLYC_K_USERNAME, PLYC_K_MAC or PLYC_K_STRFTIME value as text
+/* A PLYC_K_USERNAME, PLYC_K_MAC, PLYC_K_STRFTIME or PLYC_K_BOOL value as text
  * (btvalues.c); other kinds as an unsigned number. Returns buf. */
 #define PLYC_VALUE_TEXT_LEN 256
 const char *plyc_value_text(const struct plyc_type *t, const void *data, char *buf, size_t len);

@@ -37,7 +37,7 @@ probe 0 tracepoint:syscalls:sys_enter_openat -> tracepoint syscalls/sys_enter_op
   local $x: s64
   field flags: s32
   field filename: char *
-  if (pid:u32 == param.target:u32):s32  @1
+  if (pid:u32 == param.target:u32):bool  @1
     @n[comm:char[16]] <- count()  @2
     @last[] = field.flags:s32  @2
     $x = 2:s64  @2
@@ -311,7 +311,7 @@ def test_tuples_are_values():
 def test_tuples_in_a_ternary():
     """Both branches of one tuple type (bpftrace 0.17 refuses tuples in ?:)."""
     prog = lower('BEGIN { $t = (1, "a"); $u = pid > 0 ? $t : (2, "b"); }')
-    assert dump(prog).splitlines()[-1].strip().startswith("$u = ((pid:u32 > 0:s64):s32 ? $t:(s64, char[8]) : tuple(")
+    assert dump(prog).splitlines()[-1].strip().startswith("$u = ((pid:u32 > 0:s64):bool ? $t:(s64, char[8]) : tuple(")
     assert err('BEGIN { $u = 1 ? (1, "a") : ("b", 2); }') == (
         "tool.bt:1:14: error: the branches of '?:' have different types: (s64, char[8]) and (char[8], s64)\n"
         'BEGIN { $u = 1 ? (1, "a") : ("b", 2); }\n' + " " * 13 + "^~~~~~~~~~~~~~~~~~~~~~~")
@@ -572,16 +572,16 @@ def test_ir_of_loops():
   local $n: s64
   @m[1:s64, "a":char[8]] = 2:s64  @1
   $n = 0:s64  @1
-  while ($n:s64 < 3:s64):s32 cap=1024  @2
+  while ($n:s64 < 3:s64):bool cap=1024  @2
     $n = ($n:s64 + 1:s64):s64  @2
-    if ($n:s64 == 1:s64):s32  @2
+    if ($n:s64 == 1:s64):bool  @2
       continue  @2
   $i = 0:s64  @3
   $i.end = $n:s64  @3
   while ($i:s64 < $i.end:s64):s32 cap=1024  @3
     step
       $i = ($i:s64 + 1:s64):s64  @3
-    if ($i:s64 > 1:s64):s32  @3
+    if ($i:s64 > 1:s64):bool  @3
       break  @3
   for [$kv@4:3.0.0, $kv@4:3.0.1], $kv@4:3.1 in @m  @4
     $n = ($n:s64 + ($kv@4:3.0.0:s64 + $kv@4:3.1:s64):s64):s64  @4

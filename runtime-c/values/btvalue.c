@@ -154,6 +154,7 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	case PLYC_K_USERNAME:
 	case PLYC_K_MAC:
 	case PLYC_K_STRFTIME:
+	case PLYC_K_BOOL:
 		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
 		break;
 	case PLYC_K_TUPLE:

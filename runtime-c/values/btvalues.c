@@ -94,6 +94,9 @@ const char *plyc_value_text(const struct plyc_type *t, const void *data, char *b
 	case PLYC_K_STRFTIME:
 		fmt = plyc_rt.time_formats ? plyc_rt.time_formats[t->width] : NULL;
 		return time_text(fmt ? fmt : "", plyc_load_uint(data, t->size), buf, len);
+	case PLYC_K_BOOL:
+		snprintf(buf, len, "%s", plyc_load_uint(data, t->size) ? "true" : "false");
+		return buf;
 	default:
 		snprintf(buf, len, "%" PRIu64, plyc_load_uint(data, t->size));
 		return buf;

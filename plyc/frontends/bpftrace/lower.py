@@ -63,6 +63,13 @@ VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cp
 VARIABLES_NOT_YET = frozenset("ctx".split())
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
+# Operators whose value is current bpftrace's bool (printed true/false).
+BOOL_OPS = ("==", "!=", "<", "<=", ">", ">=", "&&", "||")
+
+
+def as_bool(typ: T.Type) -> T.Type:
+    """A 0/1 integer that prints as bpftrace 0.2x prints a bool."""
+    return replace(typ, fmt="bool")
 
 
 def not_yet(what: str) -> str:
@@ -580,18 +587,25 @@ class Typer(Sema):
             # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
             zero = ir.IntConst(0, type=T.S64, span=e.span)
             cast.operand = ir.Binary("!=", cast.operand, zero, type=T.S32, span=e.span)
+            cast.type = as_bool(cast.type)
         return cast
 
     def expr_Binary(self, e: A.Binary):
         left, right = self.expr(e.left), self.expr(e.right)
         if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
             return pointers.arith(self, e, left, right)     # scaled by the pointee's size
-        return division.guarded(self.binary(e.op, left, right, e.left.span, e.right.span))    # x / 0 is 1, as bpftrace's
+        node = division.guarded(self.binary(e.op, left, right, e.left.span, e.right.span))    # x / 0 is 1, as bpftrace's
+        if e.op in BOOL_OPS:
+            node.type = as_bool(node.type)
+        return node
 
     def expr_Unary(self, e: A.Unary):
         if e.op == "*":
             return V.deref(self, e)
-        return self.unary(e.op, self.expr(e.operand), e.span)
+        node = self.unary(e.op, self.expr(e.operand), e.span)
+        if e.op == "!":
+            node.type = as_bool(node.type)
+        return node
 
     def expr_Offsetof(self, e: A.Offsetof):
         return V.offsetof(self, e)
