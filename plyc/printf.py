@@ -70,8 +70,8 @@ def parse(fmt: str) -> list:
 
 
 # Integers the tracer prints as text it makes (bpftrace's username,
-# macaddr(), strftime() and bool values: runtime-c/values/btvalues.c).
-TEXT_FMTS = ("username", "mac", "strftime", "bool")
+# macaddr(), strftime(), bool and enum values: runtime-c/values/btvalues.c).
+TEXT_FMTS = ("username", "mac", "strftime", "bool", "enum")
 
 
 def accepts(conv: str, typ) -> bool:

@@ -56,7 +56,8 @@ class Type:
                     "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
                     # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
                     "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
-                    "strftime": "PLYC_K_STRFTIME", "bool": "PLYC_K_BOOL"}[self.fmt]
+                    "strftime": "PLYC_K_STRFTIME", "bool": "PLYC_K_BOOL",
+                    "enum": "PLYC_K_ENUM"}[self.fmt]
         if self.kind == "stack" and self.user:
             return "PLYC_K_USTACK"
         if self.kind == "buf" and self.fmt == "sized":
@@ -213,6 +214,8 @@ def unify(a: Type, b: Type) -> Optional[Type]:
     if a.kind == "int" and b.kind == "int":
         if "strftime" in (a.fmt, b.fmt) and (a.fmt, a.width) != (b.fmt, b.width):
             return None     # a strftime value's width is its format's number
+        if a.fmt == b.fmt == "enum" and a.width != b.width:
+            return None     # two enums (the width: which)
         fmt = a.fmt if a.fmt == b.fmt else "dec"
         if a.fmt != b.fmt and "dec" in (a.fmt, b.fmt):
             fmt = b.fmt if a.fmt == "dec" else a.fmt

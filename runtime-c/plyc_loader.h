@@ -82,6 +82,7 @@ struct plyc_program {
 	size_t params_size, off_target, off_pid_filter, off_arg_num, off_arg_str, arg_str_size, off_tp_off, off_tp_size, off_kwrap;
 	size_t off_start_ns, off_arg_count;   /* the start time (CLOCK_MONOTONIC ns), how many arguments */
 	const char *const *time_formats;   /* strftime() values' formats (plyc_rt.time_formats) */
+	const struct plyc_enumerator *const *enums;   /* the script's enums (plyc_rt.enums) */
 	const struct plyc_dconst *dconsts;   /* values found on the device, set at off_dconst */
 	int ndconsts;
 	size_t off_dconst;

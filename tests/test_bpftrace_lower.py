@@ -474,15 +474,15 @@ def test_script_structs_are_read_at_the_scripts_offsets():
     constants."""
     prog = lower(STRUCTS)
     lines = dump(prog).splitlines()
-    assert lines[0] == "map @ aggregation [s32, s32, s64, char[64], s64] -> count(u64)"
+    assert lines[0] == "map @ aggregation [s32, s32, s64, char[64], u32 (enum)] -> count(u64)"
     assert lines[-2] == (
         "  @[member(cast($s:struct s *):void *):s32, member(($s:struct s * + 48:s64):void *):s32, "
         "member(cast(($s:struct s * + 32:s64):void *):void *):s64, "
-        "str(member(($s:struct s * + 24:s64):void *):char *):char[64], 18:s64] <- count()  @5")
+        "str(member(($s:struct s * + 24:s64):void *):char *):char[64], cast(18:s64):u32 (enum)] <- count()  @5")
     assert lines[-1] == (
         "  emit print 1 (member((member(($s:struct s * + 8:s64):void *):struct file * + 4:s64):void *):s8, "
         "member(($s:struct s * + 16:s64):void *):struct task_struct *->pid:s32, 8:u64, 8:u64, 56:u64, "
-        "cast(arg1:u64):u32)  @6")
+        "cast(arg1:u64):u32 (enum))  @6")
 
 
 def test_script_struct_layout_follows_the_target():

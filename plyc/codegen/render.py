@@ -271,5 +271,7 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
     loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, program.report, origin),
                                                      style=f"PLYC_STYLE_{style.upper()}",
                                                      time_formats=[c_string(f)
-                                                                   for f in program.time_formats])
+                                                                   for f in program.time_formats],
+                                                     enums=[[(int(v), c_string(n)) for v, n in names]
+                                                            for names in program.enums])
     return Generated(bpf_c, header, loader_c)

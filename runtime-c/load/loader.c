@@ -668,6 +668,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	plyc_rt_init();
 	plyc_rt.json = o.json;
 	plyc_rt.time_formats = prog->time_formats;
+	plyc_rt.enums = prog->enums;
 	libbpf_set_print(libbpf_print);
 
 	if (geteuid() != 0)

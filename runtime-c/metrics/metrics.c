@@ -148,6 +148,7 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 	case PLYC_K_USERNAME:
 	case PLYC_K_MAC:
 	case PLYC_K_STRFTIME:
+	case PLYC_K_ENUM:
 	case PLYC_K_BOOL:
 		plyc_metrics_label_value(fp, plyc_value_text(t, p, buf, sizeof(buf)), sizeof(buf));
 		break;

@@ -148,6 +148,7 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_USERNAME:
 	case PLYC_K_MAC:
 	case PLYC_K_STRFTIME:
+	case PLYC_K_ENUM:
 		plyc_json_string(fp, plyc_value_text(t, data, sym, sizeof(sym)), sizeof(sym));
 		break;
 	case PLYC_K_BUF:

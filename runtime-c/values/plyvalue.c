@@ -147,6 +147,7 @@ void plyc_ply_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_USERNAME:
 	case PLYC_K_MAC:
 	case PLYC_K_STRFTIME:
+	case PLYC_K_ENUM:
 	case PLYC_K_BOOL:
 		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
 		break;

@@ -147,6 +147,7 @@ class Lowering:
         self.cdefs = cdefs.Definitions()
         self.ir: Optional[ir.Program] = None
         self.time_formats: list = []        # strftime()'s formats, in order of first use (values.py)
+        self.enum_tables: dict = {}         # an enum's words -> its table's number (structs.enum_type)
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
 
 
@@ -187,6 +188,7 @@ def type_program(st: Lowering, diag: Collector):
     if st.ir is not None:
         st.ir.limits = dict(st.config.limits)
         st.ir.time_formats = st.time_formats
+        st.ir.enums = [st.cdefs.enumerators[words] for words in st.enum_tables]
 
 
 PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE)
@@ -452,7 +454,10 @@ class Typer(Sema):
         name = e.name
         const = self.st.preamble.constants.get(name)
         if const is not None:
-            return self.expr(const)
+            node = self.expr(const)
+            if name in self.st.cdefs.enum_of:       # an enumerator prints as its name, as in 0.27
+                node = ir.Cast(node, type=structs.enum_type(self, self.st.cdefs.enum_of[name]), span=e.span)
+            return node
         if name == "cpid":
             self.uses_target = True
             return ir.Param(ir.TARGET, type=T.U32)
