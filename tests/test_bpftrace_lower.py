@@ -633,3 +633,34 @@ def test_config_limits_are_the_command_lines():
         f"tool.bt:1:47: error: max_map_keys must be from 1 to {bounds.MAP_ENTRIES[1]}, not 67108864",
         "tool.bt:1:73: error: perf_rb_pages must be from 1 to 262144, not 524288",
         "tool.bt:1:98: error: on_stack_limit must be from 0 to 256, not 999"]
+
+
+def test_map_declarations_give_the_bpf_type_and_size():
+    """`let @m = lruhash(N)`: the IR's Map carries it, resources.py makes the
+    map of that type and size; an undeclared map keeps plyc's."""
+    from plyc.codegen import resources
+    prog = lower("let @l = lruhash(2); let @h = hash(3); let @c = percpulruhash(5); let @p = percpuhash(7);\n"
+                 "BEGIN { @l[1] = 1; @h[1] = 1; @c[1] = count(); @p[1] = sum(2); @u[1] = 1; }")
+    assert [(m.name, m.lru, m.max_entries) for m in prog.maps.values()] == [
+        ("@l", True, 2), ("@h", False, 3), ("@c", True, 5), ("@p", False, 7), ("@u", False, None)]
+    res = {m.name: (m.bpf_type, m.max_entries) for m in resources.build(prog, "t", "t.bt").maps}
+    assert res == {"@l": ("BPF_MAP_TYPE_LRU_HASH", 2), "@h": ("BPF_MAP_TYPE_HASH", 3),
+                   "@c": ("BPF_MAP_TYPE_LRU_PERCPU_HASH", 5), "@p": ("BPF_MAP_TYPE_PERCPU_HASH", 7),
+                   "@u": ("BPF_MAP_TYPE_HASH", resources.DEFAULT_MAP_ENTRIES)}
+
+
+@pytest.mark.parametrize("src,message", [
+    ("let @a = hashx(0); BEGIN { @a[1] = 1; }",
+     "tool.bt:1:1: error: invalid bpf map type: hashx\n"
+     "let @a = hashx(0); BEGIN { @a[1] = 1; }\n^~~~~~~~~~~~~~~~~\n"
+     "note: valid map types: hash, lruhash, percpuhash, percpulruhash\n"
+     "tool.bt:1:16: error: a map's size must be from 1 to 4294967295\n"
+     "let @a = hashx(0); BEGIN { @a[1] = 1; }\n" + " " * 15 + "^"),
+    ("let @a = percpuhash(2); BEGIN { @a[1] = 1; }",
+     "tool.bt:1:33: error: incompatible map types: @a is declared percpuhash, its values need hash\n"
+     "let @a = percpuhash(2); BEGIN { @a[1] = 1; }\n" + " " * 32 + "^~~~~\n"
+     "note: percpuhash and percpulruhash hold aggregations (count(), sum(), hist(), ...); "
+     "hash and lruhash other values"),
+])
+def test_map_declaration_errors(src, message):
+    assert err(src) == message

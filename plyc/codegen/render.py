@@ -227,7 +227,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
         maps.append(dict(
             key_names=code(", ".join(c_string(n) for n in label_names(names))),
             name_c=c_string(m.name), cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
-            percpu=int(m.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")), nbuckets=m.nbuckets,
+            percpu=int("PERCPU" in m.bpf_type), nbuckets=m.nbuckets,
             lq=m.info.params or (0, 0, 0),
             key_fields=[dict(type=code(printers.type_init(f.type, pad)), offset=f.offset)
                         for f, pad in zip(m.keys, m.info.key_widths or [0] * len(m.keys))],

@@ -350,6 +350,10 @@ class Map:
     # plyc/sema/widths.py)
     key_widths: Optional[list] = None
     value_width: int = 0
+    # Declared by the script (bpftrace's `let @m = lruhash(N)`): an LRU hash
+    # (the least recently used entry makes room), and its size; else plyc's
+    lru: bool = False
+    max_entries: Optional[int] = None
 
     @property
     def is_agg(self) -> bool:

@@ -265,6 +265,14 @@ class Config(Node):
 
 
 @dataclass(eq=False)
+class MapDecl(Node):
+    """`let @name = kind(entries);` (current bpftrace), before the probes."""
+    name: str
+    kind: str                 # hash | lruhash | percpuhash | percpulruhash (as written)
+    entries: Int
+
+
+@dataclass(eq=False)
 class MacroParam(Node):
     name: str
     kind: str            # 'var' ($x), 'map' (@x) or 'expr' (x)
@@ -306,6 +314,7 @@ class Program(Node):
     config: Optional[Config]
     macros: list[Macro]
     probes: list[Probe]
+    decls: list = field(default_factory=list)   # MapDecl, in order
 
 
 def sx(node) -> str:

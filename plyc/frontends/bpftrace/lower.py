@@ -37,7 +37,7 @@ from ...kernel_types import KernelTypes
 from ...sema import Sema, TypeRef
 from . import ast as A
 from . import builtins as BT
-from . import cdefs, config, constants, division, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
+from . import cdefs, config, constants, decls, division, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
 from . import specs as S
 from . import tuples
 from . import values as V
@@ -90,6 +90,7 @@ def refuse(st: "Lowering", diag: Collector):
     for name, value in st.cdefs.constants.items():     # enumerators
         st.preamble.constants.setdefault(name, A.Int(value, str(value)))
     st.config = config.evaluate(prog.config, diag)
+    decls.check(prog.decls, diag)
     if st.config.strsize is not None:
         st.strsize = st.config.strsize
     for probe in prog.probes:
@@ -186,6 +187,7 @@ def learn(st: Lowering, diag: Collector):
 def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
     if st.ir is not None:
+        decls.apply(st.ast.decls, st.ir.maps, diag)
         st.ir.limits = dict(st.config.limits)
         st.ir.time_formats = st.time_formats
         st.ir.enums = [st.cdefs.enumerators[words] for words in st.enum_tables]

@@ -92,7 +92,7 @@ class Parser:
 
     def program(self) -> A.Program:
         text = self.text
-        preamble, macros, probes, config = [], [], [], None
+        preamble, macros, probes, config, decls = [], [], [], None, []
         if text.startswith("#!"):
             end = text.find("\n")
             self.pos = len(text) if end < 0 else end
@@ -120,13 +120,14 @@ class Parser:
             elif word == "import":
                 self.src.fail("'import' is not supported by plyc yet", pos, pos + 6)
             elif word == "let" and self.peek(1).kind == "map":
-                self.src.fail("map declarations ('let @m = hash(N)') are not supported by plyc yet",
-                              pos, self.peek(1).end)
+                if probes:
+                    self.src.fail("a map declaration must come before the first probe", pos, pos + 3)
+                decls.append(self.map_decl())
             else:
                 probes.append(self.probe())
         if not probes:
             self.src.fail("the script has no probes", len(text))
-        return A.Program(preamble, config, macros, probes, span=self.src.span(0, len(text)))
+        return A.Program(preamble, config, macros, probes, decls, span=self.src.span(0, len(text)))
 
     def preprocessor_line(self) -> A.CText:
         """`#include <x.h>`, `#define X 1` (with '\\' continuations), `#ifdef` ..."""
@@ -189,6 +190,24 @@ class Parser:
                 self.fail_at(self.peek(), "expected ';' or '}' after a config variable")
         self.next()
         return A.Config(items, span=self.span(start))
+
+    def map_decl(self) -> A.MapDecl:
+        """`let @m = hash(N);`: the map's BPF type and size (lower.py checks them)."""
+        start = self.next().start
+        name = self.next()
+        self.expect("=", f" after '{name.text}'")
+        kind = self.next()
+        if kind.kind != "ident":
+            self.fail_at(kind, "expected a map type (hash, lruhash, percpuhash, percpulruhash)")
+        self.expect("(", f" after '{kind.text}'")
+        size = self.next()
+        if size.kind != "int":     # a number, as bpftrace's grammar has it
+            self.fail_at(size, "expected the map's size, a number")
+        entries = A.Int(size.value, size.text, span=self.src.span(size.start, size.end))
+        self.expect(")", " after the map's size")
+        decl = A.MapDecl(name.value, kind.text, entries, span=self.span(start))
+        self.accept(";")
+        return decl
 
     def macro(self) -> A.Macro:
         start = self.next().start
