@@ -664,3 +664,29 @@ def test_map_declarations_give_the_bpf_type_and_size():
 ])
 def test_map_declaration_errors(src, message):
     assert err(src) == message
+
+
+def test_typed_let_keeps_its_type():
+    """`let $x: uint8 = v`: v and every later value converted to u8."""
+    prog = lower("kprobe:f { let $x: uint8 = 5; $x = arg0; let $s: string[4]; }")
+    text = dump(prog)
+    assert "local $x: u8" in text and "local $s: char[4]" in text
+    assert "$x = cast(arg0:u64):u8" in text
+
+
+@pytest.mark.parametrize("src,message", [
+    ("BEGIN { let $x: uint8 = 300; }",
+     "tool.bt:1:25: error: type mismatch for $x: 300 does not fit in its type, u8\n"
+     "BEGIN { let $x: uint8 = 300; }\n" + " " * 24 + "^~~"),
+    ('BEGIN { let $x: int16; $x = "a"; }',
+     "tool.bt:1:29: error: type mismatch for $x: a char[8] assigned to a s16\n"
+     'BEGIN { let $x: int16; $x = "a"; }\n' + " " * 28 + "^~~"),
+    ('BEGIN { let $s: string[2] = "abc"; }',
+     "tool.bt:1:29: error: type mismatch for $s: a string of 4 bytes does not fit in its char[2]\n"
+     'BEGIN { let $s: string[2] = "abc"; }\n' + " " * 28 + "^~~~~"),
+    ("BEGIN { $a = 1; $b = sizeof(typeof($a)); }",
+     "tool.bt:1:29: error: typeof() outside 'let $x: typeof(e)' is not supported by plyc yet\n"
+     "BEGIN { $a = 1; $b = sizeof(typeof($a)); }\n" + " " * 28 + "^~~~~~"),
+])
+def test_typed_let_errors(src, message):
+    assert err(src) == message

@@ -132,9 +132,10 @@ class IncDec(Expr):
 class TypeName(Node):
     """A type as written in a cast, sizeof or offsetof: `struct task_struct *`,
     `uint8[8]`, `int8[]` (array_len -1: size inferred)."""
-    base: str            # "uint32", "struct sock", "pid_t"
+    base: str            # "uint32", "struct sock", "pid_t"; "typeof" for typeof(of)
     pointers: int = 0
     array_len: Optional[int] = None
+    of: Optional[Expr] = None    # typeof(expr)'s expression
 
     @property
     def words(self) -> tuple:
@@ -203,9 +204,10 @@ class Assign(Stmt):
 
 @dataclass(eq=False)
 class Let(Stmt):
-    """`let $x;` or `let $x = value;` (current bpftrace)."""
+    """`let $x;`, `let $x = value;`, `let $x: type [= value];` (current bpftrace)."""
     var: Var
     value: Optional[Expr] = None
+    type: Optional["TypeName"] = None
 
 
 @dataclass(eq=False)

@@ -67,7 +67,7 @@ class Definitions:
     enums: dict = field(default_factory=dict)       # ("enum", name) -> size
     constants: dict = field(default_factory=dict)   # enumerator -> value
     enumerators: dict = field(default_factory=dict)  # ("enum", name) -> [(value, enumerator), ...]
-    enum_of: dict = field(default_factory=dict)     # enumerator -> ("enum", name) (named enums')
+    enum_of: dict = field(default_factory=dict)     # enumerator -> ("enum", name)
 
     def record(self, words: tuple) -> Optional[Record]:
         return self.records.get(tuple(words))
@@ -250,10 +250,12 @@ class _Layout:
                 self.defs.constants[en.name] = value
                 names.append((value, en.name))
                 value += 1
-            if node.name:
-                self.defs.enums[("enum", node.name)] = 4
-                self.defs.enumerators[("enum", node.name)] = names
-                self.defs.enum_of.update((name, ("enum", node.name)) for _, name in names)
+            # an anonymous enum's enumerators print by name too (bpftrace 0.27),
+            # under a name no script can write
+            words = ("enum", node.name or f"(anonymous {len(self.defs.enumerators)})")
+            self.defs.enums[words] = 4
+            self.defs.enumerators[words] = names
+            self.defs.enum_of.update((name, words) for _, name in names)
         elif ("enum", node.name) not in self.defs.enums:
             raise DefinitionError(f"enum {node.name} is used before it is defined", node.coord)
         return 4

@@ -37,7 +37,7 @@ from ...kernel_types import KernelTypes
 from ...sema import Sema, TypeRef
 from . import ast as A
 from . import builtins as BT
-from . import cdefs, config, constants, decls, division, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
+from . import cdefs, config, constants, decls, division, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs
 from . import specs as S
 from . import tuples
 from . import values as V
@@ -106,6 +106,8 @@ def refuse(st: "Lowering", diag: Collector):
                 what = f"'{n.op}' inside an expression"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
+            elif isinstance(n, A.Call) and n.name == "typeof":     # lets.py reads `let $x: typeof(e)`
+                what = "typeof() outside 'let $x: typeof(e)'"
             elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET:
                 what = f"'{n.name}'"
             if what:
@@ -239,6 +241,7 @@ class Typer(Sema):
                          and isinstance(n.value, A.Call) and n.value.name in AGGREGATIONS}
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
+        self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
 
     def assigned_names(self, body) -> set:
         return {n.target.name for n in walk(body)
@@ -283,7 +286,9 @@ class Typer(Sema):
         if s.op != "=":
             value = A.Binary(s.op[:-1], target, value, span=s.span)
         if isinstance(target, A.Var):
-            return self.set_local(target.name, self.expr(value), s.span, value.span)
+            decl = lets.declared(self, target.name)
+            x = self.expr(value) if decl is None else lets.convert(self, target.name, decl, value, value.span)
+            return self.set_local(target.name, x, s.span, value.span)
         if target.name in self.agg_maps:
             if not (isinstance(value, A.Call) and value.name in AGGREGATIONS):
                 self.err(f"{target.name} holds an aggregation elsewhere; it can't be assigned a value "
@@ -343,6 +348,11 @@ class Typer(Sema):
         return self.aggregate(info, keys, agg, value.name, value, span, keep_fmt=False)
 
     def stmt_Let(self, s: A.Let):
+        if s.type is not None:
+            typ = lets.declare(self, s)
+            if s.value is None:         # bpftrace's zero of the type
+                zero = A.Str(b"", span=s.span) if typ.kind == "str" else A.Int(0, "0", span=s.span)
+                return self.stmt_Assign(A.Assign(s.var, "=", zero, span=s.span))
         value = s.value if s.value is not None else A.Int(0, "0", span=s.span)
         return self.stmt_Assign(A.Assign(s.var, "=", value, span=s.span))
 

@@ -31,7 +31,7 @@ ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 TYPE_WORDS = frozenset(
     "int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool char short int long "
     "unsigned signed void u8 u16 u32 u64 s8 s16 s32 s64".split())
-C_DEF_RE = re.compile(r"(struct|union|enum)\s+[_a-zA-Z][_a-zA-Z0-9]*\s*\{")
+C_DEF_RE = re.compile(r"(struct|union|enum)\s+[_a-zA-Z][_a-zA-Z0-9]*\s*\{|enum\s*\{")    # an enum may be anonymous
 BLOCK_STMTS = (A.If, A.Unroll, A.While, A.For, A.Block)
 
 
@@ -345,9 +345,10 @@ class Parser:
                 var = self.next()
                 if var.kind != "var":
                     self.fail_at(var, "expected a scratch variable ($name) after 'let'")
+                typ = self.decl_type() if self.accept(":") else None
                 value = self.expr() if self.accept("=") else None
                 return A.Let(A.Var(var.value, span=self.src.span(var.start, var.end)),
-                             value, span=self.span(start))
+                             value, typ, span=self.span(start))
             if kw == "else":
                 self.fail_at(tok, "expected a statement ('else' without 'if')")
         if self.at("{"):
@@ -640,6 +641,27 @@ class Parser:
         while self.accept("*"):
             ptrs += 1
         return A.TypeName(" ".join(words), ptrs, span=self.span(start))
+
+    def decl_type(self) -> A.TypeName:
+        """`let $x: TYPE`: a type as sizeof() takes it, `string[N]`, or `typeof(expr)`."""
+        start = self.peek().start
+        if self.at("typeof") and self.at("(", 1):
+            self.next()
+            self.next()
+            of = self.expr()
+            self.expect(")", " to close typeof(")
+            return A.TypeName("typeof", of=of, span=self.span(start))
+        tok = self.peek()
+        if tok.kind != "ident":
+            self.fail_at(tok, "expected a type after ':'")
+        tn = self.parse_type()
+        if self.accept("["):
+            size = self.next()
+            if size.kind != "int":
+                self.fail_at(size, "expected the array's size, a number")
+            self.expect("]", " to close the array type")
+            tn = A.TypeName(tn.base, tn.pointers, size.value, span=self.span(start))
+        return tn
 
     def _type_follows(self) -> bool:
         tok = self.peek()
