@@ -690,3 +690,15 @@ def test_typed_let_keeps_its_type():
 ])
 def test_typed_let_errors(src, message):
     assert err(src) == message
+
+
+def test_delete_value_is_read_before_its_statement():
+    """`if (delete(@m, 1))`: has_key()'s test into a bool local, the delete,
+    then the statement reading the local; refused in a while condition,
+    which would run it once."""
+    text = dump(lower("BEGIN { @m[1] = 1; if (delete(@m, 1)) { print(1); } }"))
+    assert "  local $delete@1:24: bool\n" in text
+    assert text.index("$delete@1:24 = has") < text.index("delete @m[1:s64]") < text.index("if $delete@1:24")
+    assert err("BEGIN { @m[1] = 1; while (delete(@m, 1)) { } }") == (
+        "tool.bt:1:27: error: delete()'s value in a while condition is not supported by plyc yet\n"
+        "BEGIN { @m[1] = 1; while (delete(@m, 1)) { } }\n" + " " * 26 + "^~~~~~")

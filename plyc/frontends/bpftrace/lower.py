@@ -113,6 +113,11 @@ def refuse(st: "Lowering", diag: Collector):
             if what:
                 span = n.name_span if isinstance(n, A.Call) else n.span
                 diag.error(not_yet(what), span)
+        for loop in walk([probe.body]):
+            if isinstance(loop, A.While):   # delete()'s value is read before its statement
+                for n in walk([loop.cond]):
+                    if isinstance(n, A.Call) and n.name == "delete":
+                        diag.error(not_yet("delete()'s value in a while condition"), n.name_span)
 
 
 def _is_statement(probe: A.Probe, n: A.IncDec) -> bool:
@@ -242,6 +247,19 @@ class Typer(Sema):
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
+        self.before: list = []          # statements to run before the one being typed (delete()'s value)
+
+    def stmt(self, s):
+        """A statement, after what its expressions need run first."""
+        outer, self.before = self.before, []
+        try:
+            node = super().stmt(s)
+            before = self.before
+        finally:
+            self.before = outer
+        if before and node is not None:
+            return ir.Block(before + [node], span=s.span)
+        return node
 
     def assigned_names(self, body) -> set:
         return {n.target.name for n in walk(body)
@@ -370,6 +388,20 @@ class Typer(Sema):
 
     def stmt_For(self, s: A.For):
         return loops.lower_for(self, s)
+
+    def delete_value(self, call: A.Call) -> ir.Expr:
+        """delete()'s value (current bpftrace): whether the key was there, a
+        bool. Read into a local of its own (has_key()'s test) and the key
+        deleted, both before the statement that uses it."""
+        span = call.span
+        name = f"delete@{span.line}:{span.col}"
+        typ = as_bool(T.S32)
+        delete = self.delete(call, span)
+        self.probe.locals[name] = typ
+        self.defined.add(name)
+        self.before.append(ir.SetLocal(name, ir.MapHas(delete.map, delete.keys, type=typ, span=span), span=span))
+        self.before.append(delete)
+        return ir.Local(name, type=typ)
 
     def delete(self, call: A.Call, span):
         """`delete(@m[k])` (0.17) or `delete(@m, k)` (current)."""
@@ -640,7 +672,7 @@ class Typer(Sema):
             self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
                      f"{AGG.AGGREGATIONS[AGG_NAMES[e.name]].example_args})", e.span)
         if e.name == "delete":
-            self.err("delete() has no value", e.span)
+            return self.delete_value(e)
         if e.name not in FUNCTIONS:
             self.err(f"unknown function '{e.name}'", e.name_span,
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
