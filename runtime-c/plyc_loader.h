@@ -83,6 +83,7 @@ struct plyc_program {
 	size_t off_start_ns, off_arg_count;   /* the start time (CLOCK_MONOTONIC ns), how many arguments */
 	const char *const *time_formats;   /* strftime() values' formats (plyc_rt.time_formats) */
 	const struct plyc_enumerator *const *enums;   /* the script's enums (plyc_rt.enums) */
+	int args_optional;         /* a $N not given reads 0 or "" (bpftrace's), else an error */
 	const struct plyc_dconst *dconsts;   /* values found on the device, set at off_dconst */
 	int ndconsts;
 	size_t off_dconst;

@@ -273,5 +273,6 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
                                                      time_formats=[c_string(f)
                                                                    for f in program.time_formats],
                                                      enums=[[(int(v), c_string(n)) for v, n in names]
-                                                            for names in program.enums])
+                                                            for names in program.enums],
+                                                     args_optional=int(program.args_optional))
     return Generated(bpf_c, header, loader_c)

@@ -418,6 +418,7 @@ class Program:
     report: Optional[Any] = None   # a periodic report request (plyc/ir/report.py)
     time_formats: list = field(default_factory=list)   # strftime() formats, by their type's width
     enums: list = field(default_factory=list)   # [(value, name), ...] of each enum type, by its width
+    args_optional: bool = False    # a $N not given reads 0 / "" (bpftrace's), else the tracer stops
     # Build limits the script sets itself (bpftrace's config block): map_entries,
     # buffer_size, stack_temp_max, print_maps_on_exit; a build option given on
     # the command line wins (driver.compile_ir).

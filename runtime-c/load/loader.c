@@ -333,7 +333,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->args = argv + optind;
 	o->nargs = argc - optind;
 	/* bpftrace (0.20 on) reads a $N it was not given as 0 or "" */
-	if (o->nargs < P->nargs && P->style != PLYC_STYLE_BPFTRACE)
+	if (o->nargs < P->nargs && !P->args_optional)
 		return fail("the script reads $%d but %d argument%s given", P->nargs, o->nargs,
 			    o->nargs == 1 ? " was" : "s were");
 	return check_numeric_args(o);

@@ -198,6 +198,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.limits = dict(st.config.limits)
         st.ir.time_formats = st.time_formats
         st.ir.enums = [st.cdefs.enumerators[words] for words in st.enum_tables]
+        st.ir.args_optional = True      # bpftrace reads a $N not given as 0 or ""
 
 
 PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE)
