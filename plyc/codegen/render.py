@@ -274,5 +274,6 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
                                                                    for f in program.time_formats],
                                                      enums=[[(int(v), c_string(n)) for v, n in names]
                                                             for names in program.enums],
-                                                     args_optional=int(program.args_optional))
+                                                     args_optional=int(program.args_optional),
+                                                     missing_probes=code("PLYC_MISSING_" + program.missing_probes.upper()))
     return Generated(bpf_c, header, loader_c)

@@ -199,6 +199,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.time_formats = st.time_formats
         st.ir.enums = [st.cdefs.enumerators[words] for words in st.enum_tables]
         st.ir.args_optional = True      # bpftrace reads a $N not given as 0 or ""
+        st.ir.missing_probes = st.config.missing_probes
 
 
 PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE)
