@@ -20,7 +20,9 @@ class Type:
     # int: what the number is, when it is more than a number: time (ns, a
     # duration to ply) | walltime (ns since boot, a time of day) | sym (a kernel
     # code address) | username (a uid) | mac (6 bytes of a MAC address) |
-    # strftime (ns, a time of day in bpftrace's strftime format number format_index)
+    # strftime (ns, a time of day in bpftrace's strftime format number format_index) |
+    # errno | signal (printed as the C library's text) | bool (true/false) |
+    # enum (printed by its enumerator's name, enum_index's enum)
     denotes: str = ""
     pointee: Optional[str] = None   # int values that are pointers: what they point to ("char")
     user: bool = False        # pointer into user memory; a stack: the user stack
@@ -29,6 +31,7 @@ class Type:
     frames: int = 0           # a stack: at most this many frames (0: PLYC_STACK_DEPTH)
     mode: str = ""            # a stack: bpftrace's mode ("", "perf", "raw": STACK_MODES)
     format_index: int = 0     # a strftime value: which of the program's formats
+    enum_index: int = 0       # an enum value: which of the program's enums (Program.enums)
     sized: bool = False       # a buf: bpftrace's buf(), a u32 length then its bytes
 
     @property
@@ -62,6 +65,8 @@ class Type:
             if self.pointee:
                 return f"{self.pointee} *"
             name = f"{'s' if self.signed else 'u'}{self.size * 8}"
+            if self.denotes == "bool":
+                return "bool"
             if self.denotes == "strftime":
                 return f"{name} (strftime's format #{self.format_index + 1})"
             return f"{name} ({self.denotes})" if self.denotes else name
@@ -223,11 +228,14 @@ def unify(a: Type, b: Type) -> Optional[Type]:
     if a.kind == "int" and b.kind == "int":
         if "strftime" in (a.denotes, b.denotes) and a.denotes != b.denotes or a.format_index != b.format_index:
             return None     # nor do two strftime formats
+        if a.denotes == b.denotes == "enum" and a.enum_index != b.enum_index:
+            return None     # nor two enums
         # a plain number takes the other's meaning; two meanings make a number
         denotes = a.denotes if a.denotes == b.denotes or not b.denotes else b.denotes if not a.denotes else ""
         return Type("int", max(a.size, b.size), a.signed and b.signed, denotes,
                     a.pointee if a.pointee == b.pointee else None, a.user and b.user,
-                    format_index=a.format_index)
+                    format_index=a.format_index,
+                    enum_index=a.enum_index if a.denotes == "enum" else b.enum_index)
     if a.kind == b.kind and a.kind in ("str", "buf") and a.sized == b.sized:
         return replace(a, size=max(a.size, b.size))
     if a.kind == b.kind == "tuple" and len(a.items) == len(b.items):

@@ -16,6 +16,14 @@ struct plyc_provider;
 
 /* One probe of the script: what every provider's has; the rest is the
  * provider's own (data: a struct its providers/NAME.h declares). */
+/* bpftrace's config missing_probes: what a probe whose target the device
+ * lacks does (probes/attach.c). */
+enum plyc_missing {
+	PLYC_MISSING_ERROR,        /* the tracer stops, naming it */
+	PLYC_MISSING_WARN,         /* left out, with a warning */
+	PLYC_MISSING_IGNORE,       /* left out silently */
+};
+
 struct plyc_probe {
 	const char *prog;          /* BPF program (function) name */
 	const char *spec;          /* as written */
@@ -93,6 +101,9 @@ struct plyc_program {
 	size_t off_start_ns, off_arg_count;   /* the start time (CLOCK_MONOTONIC ns), how many arguments */
 	size_t off_tai_offset;     /* CLOCK_TAI - CLOCK_BOOTTIME in ns (bpftrace's nsecs(sw_tai)) */
 	const char *const *time_formats;   /* strftime() values' formats (plyc_rt.time_formats) */
+	const struct plyc_enumerator *const *enums;   /* the script's enums (plyc_rt.enums) */
+	int args_optional;         /* a $N not given reads 0 or "" (bpftrace's), else an error */
+	enum plyc_missing missing_probes;   /* a probe whose target is missing: an error, or left out */
 	const struct plyc_dconst *dconsts;   /* values found on the device, set at off_dconst */
 	int ndconsts;
 	size_t off_dconst;

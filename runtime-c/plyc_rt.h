@@ -32,6 +32,8 @@ enum plyc_kind {
 	PLYC_K_STRFTIME, /* bpf_ktime_get_ns() ns, printed by plyc_rt.time_formats[width] */
 	PLYC_K_ERRNO,    /* an errno (its sign dropped), printed as the C library's strerror() */
 	PLYC_K_SIGNAL,   /* a signal number, printed as the C library's strsignal() */
+	PLYC_K_BOOL,     /* current bpftrace's bool: an integer printed true or false */
+	PLYC_K_ENUM,     /* a script's enum: printed by its name in plyc_rt.enums[width] */
 };
 
 struct plyc_field;
@@ -122,6 +124,12 @@ struct plyc_map {
 
 struct plyc_output_ops;
 
+/* One of an enum's names; a table of them ends with name NULL. */
+struct plyc_enumerator {
+	int64_t value;
+	const char *name;
+};
+
 /* Process-wide output state, set up by the loader's main(). */
 struct plyc_rt {
 	FILE *out;
@@ -131,6 +139,7 @@ struct plyc_rt {
 	int stack_fd;              /* stack map, or -1 */
 	int64_t mono_to_real_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
 	const char *const *time_formats;   /* strftime() values' formats, by their type's width */
+	const struct plyc_enumerator *const *enums;   /* the script's enums, by their type's width */
 };
 
 extern struct plyc_rt plyc_rt;
@@ -240,7 +249,7 @@ const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len);
 #define PLYC_INET_LEN 48
 const char *plyc_inet_text(const void *data, char *buf, size_t len);
 
-/* A PLYC_K_USERNAME, PLYC_K_MAC, PLYC_K_STRFTIME, PLYC_K_ERRNO or PLYC_K_SIGNAL value as text
+/* A PLYC_K_USERNAME, PLYC_K_MAC, PLYC_K_STRFTIME, PLYC_K_ERRNO, PLYC_K_SIGNAL, PLYC_K_BOOL or PLYC_K_ENUM value as text
  * (btvalues.c); other kinds as an unsigned number. Returns buf. */
 #define PLYC_VALUE_TEXT_LEN 256
 const char *plyc_value_text(const struct plyc_type *t, const void *data, char *buf, size_t len);

@@ -97,4 +97,4 @@ def test_division_by_a_run_time_zero_is_one():
 
 def test_a_cast_to_bool_is_zero_or_one():
     text = dump(lower('BEGIN { $n = 256; printf("%d %d\\n", (bool)$n, (bool)5); }'))
-    assert "cast(($n:s64 != 0:s64):s32):u8, cast((5:s64 != 0:s64):s32):u8)" in text
+    assert "cast(($n:s64 != 0:s64):s32):bool, cast((5:s64 != 0:s64):s32):bool)" in text

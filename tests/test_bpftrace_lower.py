@@ -37,7 +37,7 @@ probe 0 tracepoint:syscalls:sys_enter_openat -> tracepoint syscalls/sys_enter_op
   local $x: s64
   field flags: s32
   field filename: char *
-  if (pid:u32 == param.target:u32):s32  @1
+  if (pid:u32 == param.target:u32):bool  @1
     @n[comm:char[16]] <- count()  @2
     @last[] = field.flags:s32  @2
     $x = 2:s64  @2
@@ -311,7 +311,7 @@ def test_tuples_are_values():
 def test_tuples_in_a_ternary():
     """Both branches of one tuple type (bpftrace 0.17 refuses tuples in ?:)."""
     prog = lower('BEGIN { $t = (1, "a"); $u = pid > 0 ? $t : (2, "b"); }')
-    assert dump(prog).splitlines()[-1].strip().startswith("$u = ((pid:u32 > 0:s64):s32 ? $t:(s64, char[8]) : tuple(")
+    assert dump(prog).splitlines()[-1].strip().startswith("$u = ((pid:u32 > 0:s64):bool ? $t:(s64, char[8]) : tuple(")
     assert err('BEGIN { $u = 1 ? (1, "a") : ("b", 2); }') == (
         "tool.bt:1:14: error: the branches of '?:' have different types: (s64, char[8]) and (char[8], s64)\n"
         'BEGIN { $u = 1 ? (1, "a") : ("b", 2); }\n' + " " * 13 + "^~~~~~~~~~~~~~~~~~~~~~~")
@@ -474,15 +474,15 @@ def test_script_structs_are_read_at_the_scripts_offsets():
     constants."""
     prog = lower(STRUCTS)
     lines = dump(prog).splitlines()
-    assert lines[0] == "map @ aggregation [s32, s32, s64, char[64], s64] -> count(u64)"
+    assert lines[0] == "map @ aggregation [s32, s32, s64, char[64], u32 (enum)] -> count(u64)"
     assert lines[-2] == (
         "  @[member(cast($s:struct s *):void *):s32, member(($s:struct s * + 48:s64):void *):s32, "
         "member(cast(($s:struct s * + 32:s64):void *):void *):s64, "
-        "str(member(($s:struct s * + 24:s64):void *):char *):char[64], 18:s64] <- count()  @5")
+        "str(member(($s:struct s * + 24:s64):void *):char *):char[64], cast(18:s64):u32 (enum)] <- count()  @5")
     assert lines[-1] == (
         "  emit print 1 (member((member(($s:struct s * + 8:s64):void *):struct file * + 4:s64):void *):s8, "
         "member(($s:struct s * + 16:s64):void *):struct task_struct *->pid:s32, 8:u64, 8:u64, 56:u64, "
-        "cast(arg1:u64):u32)  @6")
+        "cast(arg1:u64):u32 (enum))  @6")
 
 
 def test_script_struct_layout_follows_the_target():
@@ -572,16 +572,16 @@ def test_ir_of_loops():
   local $n: s64
   @m[1:s64, "a":char[8]] = 2:s64  @1
   $n = 0:s64  @1
-  while ($n:s64 < 3:s64):s32 cap=1024  @2
+  while ($n:s64 < 3:s64):bool cap=1024  @2
     $n = ($n:s64 + 1:s64):s64  @2
-    if ($n:s64 == 1:s64):s32  @2
+    if ($n:s64 == 1:s64):bool  @2
       continue  @2
   $i = 0:s64  @3
   $i.end = $n:s64  @3
   while ($i:s64 < $i.end:s64):s32 cap=1024  @3
     step
       $i = ($i:s64 + 1:s64):s64  @3
-    if ($i:s64 > 1:s64):s32  @3
+    if ($i:s64 > 1:s64):bool  @3
       break  @3
   for [$kv@4:3.0.0, $kv@4:3.0.1], $kv@4:3.1 in @m  @4
     $n = ($n:s64 + ($kv@4:3.0.0:s64 + $kv@4:3.1:s64):s64):s64  @4
@@ -633,3 +633,72 @@ def test_config_limits_are_the_command_lines():
         f"tool.bt:1:47: error: max_map_keys must be from 1 to {bounds.MAP_ENTRIES[1]}, not 67108864",
         "tool.bt:1:73: error: perf_rb_pages must be from 1 to 262144, not 524288",
         "tool.bt:1:98: error: on_stack_limit must be from 0 to 256, not 999"]
+
+
+def test_map_declarations_give_the_bpf_type_and_size():
+    """`let @m = lruhash(N)`: the IR's Map carries it, resources.py makes the
+    map of that type and size; an undeclared map keeps plyc's."""
+    from plyc.codegen import resources
+    prog = lower("let @l = lruhash(2); let @h = hash(3); let @c = percpulruhash(5); let @p = percpuhash(7);\n"
+                 "BEGIN { @l[1] = 1; @h[1] = 1; @c[1] = count(); @p[1] = sum(2); @u[1] = 1; }")
+    assert [(m.name, m.lru, m.max_entries) for m in prog.maps.values()] == [
+        ("@l", True, 2), ("@h", False, 3), ("@c", True, 5), ("@p", False, 7), ("@u", False, None)]
+    res = {m.name: (m.bpf_type, m.max_entries) for m in resources.build(prog, "t", "t.bt").maps}
+    assert res == {"@l": ("BPF_MAP_TYPE_LRU_HASH", 2), "@h": ("BPF_MAP_TYPE_HASH", 3),
+                   "@c": ("BPF_MAP_TYPE_LRU_PERCPU_HASH", 5), "@p": ("BPF_MAP_TYPE_PERCPU_HASH", 7),
+                   "@u": ("BPF_MAP_TYPE_HASH", resources.DEFAULT_MAP_ENTRIES)}
+
+
+@pytest.mark.parametrize("src,message", [
+    ("let @a = hashx(0); BEGIN { @a[1] = 1; }",
+     "tool.bt:1:1: error: invalid bpf map type: hashx\n"
+     "let @a = hashx(0); BEGIN { @a[1] = 1; }\n^~~~~~~~~~~~~~~~~\n"
+     "note: valid map types: hash, lruhash, percpuhash, percpulruhash\n"
+     "tool.bt:1:16: error: a map's size must be from 1 to 4294967295\n"
+     "let @a = hashx(0); BEGIN { @a[1] = 1; }\n" + " " * 15 + "^"),
+    ("let @a = percpuhash(2); BEGIN { @a[1] = 1; }",
+     "tool.bt:1:33: error: incompatible map types: @a is declared percpuhash, its values need hash\n"
+     "let @a = percpuhash(2); BEGIN { @a[1] = 1; }\n" + " " * 32 + "^~~~~\n"
+     "note: percpuhash and percpulruhash hold aggregations (count(), sum(), hist(), ...); "
+     "hash and lruhash other values"),
+])
+def test_map_declaration_errors(src, message):
+    assert err(src) == message
+
+
+def test_typed_let_keeps_its_type():
+    """`let $x: uint8 = v`: v and every later value converted to u8."""
+    prog = lower("kprobe:f { let $x: uint8 = 5; $x = arg0; let $s: string[4]; }")
+    text = dump(prog)
+    assert "local $x: u8" in text and "local $s: char[4]" in text
+    assert "$x = cast(arg0:u64):u8" in text
+
+
+@pytest.mark.parametrize("src,message", [
+    ("BEGIN { let $x: uint8 = 300; }",
+     "tool.bt:1:25: error: type mismatch for $x: 300 does not fit in its type, u8\n"
+     "BEGIN { let $x: uint8 = 300; }\n" + " " * 24 + "^~~"),
+    ('BEGIN { let $x: int16; $x = "a"; }',
+     "tool.bt:1:29: error: type mismatch for $x: a char[8] assigned to a s16\n"
+     'BEGIN { let $x: int16; $x = "a"; }\n' + " " * 28 + "^~~"),
+    ('BEGIN { let $s: string[2] = "abc"; }',
+     "tool.bt:1:29: error: type mismatch for $s: a string of 4 bytes does not fit in its char[2]\n"
+     'BEGIN { let $s: string[2] = "abc"; }\n' + " " * 28 + "^~~~~"),
+    ("BEGIN { $a = 1; $b = sizeof(typeof($a)); }",
+     "tool.bt:1:29: error: typeof() outside 'let $x: typeof(e)' is not supported by plyc yet\n"
+     "BEGIN { $a = 1; $b = sizeof(typeof($a)); }\n" + " " * 28 + "^~~~~~"),
+])
+def test_typed_let_errors(src, message):
+    assert err(src) == message
+
+
+def test_delete_value_is_read_before_its_statement():
+    """`if (delete(@m, 1))`: has_key()'s test into a bool local, the delete,
+    then the statement reading the local; refused in a while condition,
+    which would run it once."""
+    text = dump(lower("BEGIN { @m[1] = 1; if (delete(@m, 1)) { print(1); } }"))
+    assert "  local $delete@1:24: bool\n" in text
+    assert text.index("$delete@1:24 = has") < text.index("delete @m[1:s64]") < text.index("if $delete@1:24")
+    assert err("BEGIN { @m[1] = 1; while (delete(@m, 1)) { } }") == (
+        "tool.bt:1:27: error: delete()'s value in a while condition is not supported by plyc yet\n"
+        "BEGIN { @m[1] = 1; while (delete(@m, 1)) { } }\n" + " " * 26 + "^~~~~~")

@@ -373,9 +373,12 @@ ERRORS = [
      "config = { a = 1 }\n^~~~~~"),
     ("import \"lib.bt\";\nBEGIN { }",
      "tool.bt:1:1: error: 'import' is not supported by plyc yet\nimport \"lib.bt\";\n^~~~~~"),
-    ("let @a = lruhash(100);\nBEGIN { }",
-     "tool.bt:1:1: error: map declarations ('let @m = hash(N)') are not supported by plyc yet\n"
-     "let @a = lruhash(100);\n^~~~~~"),
+    ("let @a = lruhash(1 + 1);\nBEGIN { }",
+     "tool.bt:1:20: error: expected ')' after the map's size, found '+'\n"
+     "let @a = lruhash(1 + 1);\n" + " " * 19 + "^"),
+    ("BEGIN { }\nlet @a = hash(2);",
+     "tool.bt:2:1: error: a map declaration must come before the first probe\n"
+     "let @a = hash(2);\n^~~"),
     ("name=kprobe:f { }",
      "tool.bt:1:1: error: probe names ('name=probe') are not supported by plyc yet\n"
      "name=kprobe:f { }\n^~~~~~~~~~~~~"),

@@ -27,7 +27,8 @@ Sections of a .test file (each starts with a line `=== NAME`):
   compare-script, compare-env  bpftrace 0.17's spelling of the script and
              its environment
   compare-0.27-stdout, compare-0.27-stdout-re  what bpftrace 0.27 prints
-             where it differs from plyc (each listed in docs/bpftrace.md)
+             where it differs from plyc (each listed in docs/bpftrace.md);
+             compare-0.17-stdout, what 0.17 prints where it does
   build      extra `plyc build` options
   env        NAME=VALUE lines for the build (compile-time $NAME)
   timeout    seconds (default 30)

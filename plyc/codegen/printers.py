@@ -18,7 +18,8 @@ def rt_kind(t, in_hex: bool = False) -> str:
                 "walltime": "PLYC_K_WALLTIME", "sym": "PLYC_K_SYM",
                 # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
                 "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
-                "strftime": "PLYC_K_STRFTIME", "errno": "PLYC_K_ERRNO", "signal": "PLYC_K_SIGNAL"}[t.denotes]
+                "strftime": "PLYC_K_STRFTIME", "errno": "PLYC_K_ERRNO", "signal": "PLYC_K_SIGNAL",
+                "bool": "PLYC_K_BOOL", "enum": "PLYC_K_ENUM"}[t.denotes]
     if t.kind == "stack" and t.user:
         return "PLYC_K_USTACK"
     if t.kind == "buf" and t.sized:
@@ -29,10 +30,10 @@ def rt_kind(t, in_hex: bool = False) -> str:
 
 def rt_width(t) -> int:
     """struct plyc_type's width of t: a stack's frame limit | its mode << 8;
-    a strftime value's format number."""
+    a strftime value's format number; an enum's (plyc_rt.enums)."""
     if t.kind == "stack":
         return t.frames | T.STACK_MODES[t.mode] << 8
-    return t.format_index if t.denotes == "strftime" else 0
+    return {"strftime": t.format_index, "enum": t.enum_index}.get(t.denotes, 0)
 
 
 def type_init(t, pad: int = 0, in_hex: bool = False) -> str:

@@ -227,7 +227,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
         maps.append(dict(
             key_names=code(", ".join(c_string(n) for n in label_names(names))),
             name_c=c_string(m.name), cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
-            percpu=int(m.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")), nbuckets=m.nbuckets,
+            percpu=int("PERCPU" in m.bpf_type), nbuckets=m.nbuckets,
             lq=m.info.params or (0, 0, 0),
             key_fields=[dict(type=code(printers.type_init(f.type, pad, in_hex)), offset=f.offset)
                         for f, pad, in_hex in zip(m.keys, m.info.key_widths or [0] * len(m.keys),
@@ -275,5 +275,9 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
                                                                 kind=f"PLYC_OPT_{kind.upper()}", dflt=c_string(dflt))
                                                            for name, kind, dflt, desc in program.options],
                                                      time_formats=[c_string(f)
-                                                                   for f in program.time_formats])
+                                                                   for f in program.time_formats],
+                                                     enums=[[(int(v), c_string(n)) for v, n in names]
+                                                            for names in program.enums],
+                                                     args_optional=int(program.args_optional),
+                                                     missing_probes=code("PLYC_MISSING_" + program.missing_probes.upper()))
     return Generated(bpf_c, header, loader_c)

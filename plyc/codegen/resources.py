@@ -76,7 +76,7 @@ class MapRes:
     def shared(self) -> bool:
         """An aggregation whose one value all CPUs add to atomically
         (storage(), below), not one value per CPU."""
-        return self.agg != "PLYC_A_NONE" and not self.bpf_type.startswith("BPF_MAP_TYPE_PERCPU")
+        return self.agg != "PLYC_A_NONE" and "PERCPU" not in self.bpf_type
 
     @property
     def name(self) -> str:
@@ -218,6 +218,10 @@ def _map_res(info: ir.Map, cname: str, opts, arch: str = "x86_64") -> MapRes:
     else:
         entries = opts.get("map_entries", DEFAULT_MAP_ENTRIES)
         bpf_type = "BPF_MAP_TYPE_HASH"
+    if keys and info.max_entries:       # declared by the script: its size, LRU if it says
+        entries = info.max_entries
+        if info.lru:
+            bpf_type = bpf_type.replace("BPF_MAP_TYPE_", "BPF_MAP_TYPE_LRU_")
     return MapRes(info, cname, keys, key_size, ctype, size, bpf_type, entries,
                   agg.kind if agg else "PLYC_A_NONE", nbuckets)
 

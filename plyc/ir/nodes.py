@@ -396,6 +396,10 @@ class Map:
     value_width: int = 0
     key_hex: Optional[list] = None
     value_hex: bool = False
+    # Declared by the script (bpftrace's `let @m = lruhash(N)`): an LRU hash
+    # (the least recently used entry makes room), and its size; else plyc's
+    lru: bool = False
+    max_entries: Optional[int] = None
 
     @property
     def is_agg(self) -> bool:
@@ -465,6 +469,9 @@ class Program:
     arch: str = "x86_64"
     report: Optional[Any] = None   # a periodic report request (plyc/ir/report.py)
     time_formats: list = field(default_factory=list)   # strftime() formats, by their type's width
+    enums: list = field(default_factory=list)   # [(value, name), ...] of each enum type, by its width
+    args_optional: bool = False    # a $N not given reads 0 / "" (bpftrace's), else the tracer stops
+    missing_probes: str = "error"  # a probe the device lacks: error | warn | ignore (left out)
     # Build limits the script sets itself (bpftrace's config block): map_entries,
     # buffer_size, stack_temp_max, print_maps_on_exit; a build option given on
     # the command line wins (driver.compile_ir).

@@ -223,7 +223,7 @@ static int check_numeric_args(const struct options *o)
 {
 	int i;
 
-	for (i = 0; i < P->nargs && P->arg_numeric; i++) {
+	for (i = 0; i < P->nargs && i < o->nargs && P->arg_numeric; i++) {
 		const char *s = o->args[i];
 		char *end;
 
@@ -346,7 +346,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		if (c)
 			return 1;
 	}
-	if (o->nargs < P->nargs)
+	/* bpftrace (0.20 on) reads a $N it was not given as 0 or "" */
+	if (o->nargs < P->nargs && !P->args_optional)
 		return fail("the script reads $%d but %d argument%s given", P->nargs, o->nargs,
 			    o->nargs == 1 ? " was" : "s were");
 	return check_numeric_args(o);
@@ -449,7 +450,7 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 		memcpy(params + P->off_dconst, values, (size_t)P->ndconsts * sizeof(*values));
 		free(values);
 	}
-	for (i = 0; i < P->nargs; i++) {
+	for (i = 0; i < P->nargs && i < o->nargs; i++) {   /* the others stay 0 and "" */
 		int64_t num = strtoll(o->args[i], NULL, 0);
 
 		memcpy(params + P->off_arg_num + i * sizeof(int64_t), &num, sizeof(num));
@@ -698,6 +699,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	plyc_rt_init();
 	plyc_rt.json = o.json;
 	plyc_rt.time_formats = prog->time_formats;
+	plyc_rt.enums = prog->enums;
 	libbpf_set_print(libbpf_print);
 
 	if (geteuid() != 0)

@@ -10,7 +10,7 @@
  * that is once per key. Before 6.1, the verifier refuses such a map in
  * perf_event programs and calls it unsafe in the other tracing ones: there
  * they stay preallocated. So do the plain maps (@start[tid] = ...), whose
- * keys come and go with every event. PLYC_PREALLOC=1 keeps every map
+ * keys come and go with every event, and LRU maps. PLYC_PREALLOC=1 keeps every map
  * preallocated on any kernel. */
 #include <errno.h>
 #include <inttypes.h>
@@ -71,6 +71,11 @@ int plyc_maps_prepare(const struct plyc_program *prog, struct bpf_object *obj, i
 					grow ? "allocated as keys come" : "preallocated");
 		}
 		m = bpf_object__find_map_by_name(obj, prog->map_cnames[i]);
+		/* the kernel preallocates LRU maps (the script's `percpulruhash(N)`)
+		 * and refuses them BPF_F_NO_PREALLOC */
+		if (m && (bpf_map__type(m) == BPF_MAP_TYPE_LRU_HASH ||
+			  bpf_map__type(m) == BPF_MAP_TYPE_LRU_PERCPU_HASH))
+			continue;
 		if (grow && m && bpf_map__set_map_flags(m, bpf_map__map_flags(m) | BPF_F_NO_PREALLOC)) {
 			fprintf(stderr, "%s: cannot set up map %s: %s\n", prog->name, pm->name, strerror(errno));
 			return -1;

@@ -19,13 +19,19 @@
 static const struct plyc_program *P;
 /* Per probe: its provider's view of it. */
 static struct plyc_probe_ctx *ctxs;
+/* Per probe: left out, its target missing (bpftrace's missing_probes). */
+static unsigned char *skipped;
+/* How plyc_probe_error reports: an error, or (missing_probes) a warning or nothing. */
+static enum plyc_missing reporting = PLYC_MISSING_ERROR;
 
 int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
 {
 	va_list ap;
 
 	(void)prog;
-	fprintf(stderr, "%s: error: %s: ", pr->where, pr->spec);
+	if (reporting == PLYC_MISSING_IGNORE)
+		return -1;
+	fprintf(stderr, "%s: %s: %s: ", pr->where, reporting == PLYC_MISSING_WARN ? "warning" : "error", pr->spec);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -92,6 +98,8 @@ int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *ob
 	for (i = 0; i < prog->nprobes; i++) {
 		const struct plyc_provider *pv = prog->probes[i].provider;
 
+		if (skipped[i])
+			continue;
 		if (pv->prepare && pv->prepare(&ctxs[i], obj))
 			return -1;
 	}
@@ -104,15 +112,26 @@ int plyc_check_targets(const struct plyc_program *prog)
 
 	P = prog;
 	ctxs = calloc((size_t)prog->nprobes, sizeof(*ctxs));
-	if (!ctxs)
+	skipped = calloc((size_t)prog->nprobes + 1, 1);
+	if (!ctxs || !skipped)
 		return -1;
 	for (i = 0; i < prog->nprobes; i++)
 		ctxs[i] = (struct plyc_probe_ctx){ .prog = prog, .pr = &prog->probes[i], .index = i };
 	for (i = 0; i < prog->nprobes; i++) {
 		const struct plyc_provider *pv = prog->probes[i].provider;
+		/* missing_probes = warn | ignore: a probe whose target is missing is
+		 * left out, where its program loads without it (no prepare: not a
+		 * kprobe's or kfunc's, which the load ties to their function) */
+		int may_skip = prog->missing_probes != PLYC_MISSING_ERROR && !pv->prepare;
 
-		if (pv->resolve && pv->resolve(&ctxs[i]))
-			err = -1;
+		reporting = may_skip ? prog->missing_probes : PLYC_MISSING_ERROR;
+		if (pv->resolve && pv->resolve(&ctxs[i])) {
+			if (may_skip)
+				skipped[i] = 1;
+			else
+				err = -1;
+		}
+		reporting = PLYC_MISSING_ERROR;
 	}
 	return err;
 }
@@ -124,6 +143,8 @@ int plyc_count_probes(const struct plyc_program *prog)
 	for (i = 0; i < prog->nprobes; i++) {
 		const struct plyc_provider *pv = prog->probes[i].provider;
 
+		if (skipped && skipped[i])
+			continue;
 		n += pv->count && ctxs ? pv->count(&ctxs[i]) : 1;
 	}
 	return n;
@@ -189,6 +210,8 @@ int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, str
 
 		if (!bp)
 			return plyc_probe_error(P, pr, "program %s is missing from the BPF object", pr->prog);
+		if (skipped && skipped[i])
+			continue;
 		if (pr->provider->attach && pr->provider->attach(&ctxs[i], obj, bp, links))
 			return -1;
 	}

@@ -156,6 +156,8 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	case PLYC_K_STRFTIME:
 	case PLYC_K_ERRNO:
 	case PLYC_K_SIGNAL:
+	case PLYC_K_ENUM:
+	case PLYC_K_BOOL:
 		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
 		break;
 	case PLYC_K_TUPLE:
@@ -222,6 +224,10 @@ void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 
 	if (t->kind == PLYC_K_TUPLE) {
 		bt_tuple(fp, t, data, 8, 1);
+		return;
+	}
+	if (t->kind == PLYC_K_ENUM) {   /* bpftrace 0.27 writes an enum value's number */
+		fprintf(fp, "%" PRId64, plyc_load_int(data, t->size));
 		return;
 	}
 	if (!is_quoted(t)) {

@@ -84,6 +84,21 @@ static const char *time_text(const char *fmt, uint64_t mono_ns, char *buf, size_
 	return buf;
 }
 
+/* An enum's value by its name, as bpftrace 0.27 prints it; a value the
+ * enum does not name as its number. */
+static const char *enum_text(const struct plyc_type *t, int64_t v, char *buf, size_t len)
+{
+	const struct plyc_enumerator *e = plyc_rt.enums ? plyc_rt.enums[t->width] : NULL;
+
+	for (; e && e->name; e++)
+		if (e->value == v) {
+			snprintf(buf, len, "%s", e->name);
+			return buf;
+		}
+	snprintf(buf, len, "%" PRId64, v);
+	return buf;
+}
+
 const char *plyc_value_text(const struct plyc_type *t, const void *data, char *buf, size_t len)
 {
 	const char *fmt;
@@ -104,6 +119,11 @@ const char *plyc_value_text(const struct plyc_type *t, const void *data, char *b
 		return buf;
 	case PLYC_K_SIGNAL:
 		snprintf(buf, len, "%s", strsignal((int)(int32_t)plyc_load_uint(data, t->size)));
+		return buf;
+	case PLYC_K_ENUM:
+		return enum_text(t, plyc_load_int(data, t->size), buf, len);
+	case PLYC_K_BOOL:
+		snprintf(buf, len, "%s", plyc_load_uint(data, t->size) ? "true" : "false");
 		return buf;
 	default:
 		snprintf(buf, len, "%" PRIu64, plyc_load_uint(data, t->size));

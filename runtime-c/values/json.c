@@ -142,11 +142,15 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_INET:
 		plyc_json_string(fp, plyc_inet_text(data, sym, sizeof(sym)), sizeof(sym));
 		break;
+	case PLYC_K_BOOL:      /* bpftrace writes a bool as JSON's */
+		fputs(plyc_load_uint(data, t->size) ? "true" : "false", fp);
+		break;
 	case PLYC_K_USERNAME:
 	case PLYC_K_MAC:
 	case PLYC_K_STRFTIME:
 	case PLYC_K_ERRNO:
 	case PLYC_K_SIGNAL:
+	case PLYC_K_ENUM:
 		plyc_json_string(fp, plyc_value_text(t, data, sym, sizeof(sym)), sizeof(sym));
 		break;
 	case PLYC_K_BUF:

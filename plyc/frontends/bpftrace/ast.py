@@ -132,9 +132,10 @@ class IncDec(Expr):
 class TypeName(Node):
     """A type as written in a cast, sizeof or offsetof: `struct task_struct *`,
     `uint8[8]`, `int8[]` (array_len -1: size inferred)."""
-    base: str            # "uint32", "struct sock", "pid_t"
+    base: str            # "uint32", "struct sock", "pid_t"; "typeof" for typeof(of)
     pointers: int = 0
     array_len: Optional[int] = None
+    of: Optional[Expr] = None    # typeof(expr)'s expression
 
     @property
     def words(self) -> tuple:
@@ -203,9 +204,10 @@ class Assign(Stmt):
 
 @dataclass(eq=False)
 class Let(Stmt):
-    """`let $x;` or `let $x = value;` (current bpftrace)."""
+    """`let $x;`, `let $x = value;`, `let $x: type [= value];` (current bpftrace)."""
     var: Var
     value: Optional[Expr] = None
+    type: Optional["TypeName"] = None
 
 
 @dataclass(eq=False)
@@ -265,6 +267,14 @@ class Config(Node):
 
 
 @dataclass(eq=False)
+class MapDecl(Node):
+    """`let @name = kind(entries);` (current bpftrace), before the probes."""
+    name: str
+    kind: str                 # hash | lruhash | percpuhash | percpulruhash (as written)
+    entries: Int
+
+
+@dataclass(eq=False)
 class MacroParam(Node):
     name: str
     kind: str            # 'var' ($x), 'map' (@x) or 'expr' (x)
@@ -306,6 +316,7 @@ class Program(Node):
     config: Optional[Config]
     macros: list[Macro]
     probes: list[Probe]
+    decls: list = field(default_factory=list)   # MapDecl, in order
 
 
 def sx(node) -> str:

@@ -45,7 +45,8 @@ class Member:
     size: int
     kind: str                  # int | ptr | array | struct
     signed: bool = False
-    target: Optional[tuple] = None   # ptr: the pointee's words ("struct", "sock") or ("char",); struct: the same
+    target: Optional[tuple] = None   # ptr: the pointee's words ("struct", "sock") or ("char",); struct,
+                                     # a named enum's int: the same
     elem: Optional["Member"] = None  # array: the element (offset 0)
     count: int = 0                   # array: how many
 
@@ -65,6 +66,8 @@ class Definitions:
     records: dict = field(default_factory=dict)     # words -> Record
     enums: dict = field(default_factory=dict)       # ("enum", name) -> size
     constants: dict = field(default_factory=dict)   # enumerator -> value
+    enumerators: dict = field(default_factory=dict)  # ("enum", name) -> [(value, enumerator), ...]
+    enum_of: dict = field(default_factory=dict)     # enumerator -> ("enum", name)
 
     def record(self, words: tuple) -> Optional[Record]:
         return self.records.get(tuple(words))
@@ -240,14 +243,19 @@ class _Layout:
 
     def enum(self, node) -> int:
         if node.values is not None:
-            value = 0
+            value, names = 0, []
             for en in node.values.enumerators:
                 if en.value is not None:
                     value = self.constant(en.value)
                 self.defs.constants[en.name] = value
+                names.append((value, en.name))
                 value += 1
-            if node.name:
-                self.defs.enums[("enum", node.name)] = 4
+            # an anonymous enum's enumerators print by name too (bpftrace 0.27),
+            # under a name no script can write
+            words = ("enum", node.name or f"(anonymous {len(self.defs.enumerators)})")
+            self.defs.enums[words] = 4
+            self.defs.enumerators[words] = names
+            self.defs.enum_of.update((name, words) for _, name in names)
         elif ("enum", node.name) not in self.defs.enums:
             raise DefinitionError(f"enum {node.name} is used before it is defined", node.coord)
         return 4
@@ -302,7 +310,8 @@ class _Layout:
             return Member(name, 0, rec.size, "struct", target=rec.words), rec.align
         if isinstance(inner, c.Enum):
             self.enum(inner)
-            return Member(name, 0, 4, "int", signed=False), 4
+            words = ("enum", inner.name) if inner.name else None     # a named enum prints by name
+            return Member(name, 0, 4, "int", signed=False, target=words), 4
         size, signed = self.integer(inner.names, t.coord)
         return Member(name, 0, size, "int", signed=signed), size
 

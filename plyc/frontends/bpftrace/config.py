@@ -13,7 +13,9 @@ Honoured, into Config's fields (the lowering and plyc/driver.py read them):
   print_maps_on_exit  false: no map dump at exit
 A build option given on plyc's command line (other than its default) wins
 over the block, as bpftrace's environment variables win over it.
-Accepted at the one behaviour plyc has: stack_mode=bpftrace, missing_probes=error,
+missing_probes  error, warn or ignore: a probe whose target the device lacks
+                 stops the tracer, or is left out (runtime-c/probes/attach.c)
+Accepted at the one behaviour plyc has: stack_mode=bpftrace,
 str_trunc_trailer="" (bpftrace 0.17 adds no trailer, nor does plyc),
 unstable_macro=enable or warn (macros are always expanded)."""
 from __future__ import annotations
@@ -33,7 +35,7 @@ NUMBERS = {"max_strlen": bounds.STRSIZE, "max_map_keys": bounds.MAP_ENTRIES,
 BOOLS = ("print_maps_on_exit",)
 # Variables plyc has one behaviour of: its values are accepted, others refused
 # (macros are always on: bpftrace's unstable_macro=warn only adds a warning).
-FIXED = {"stack_mode": ("bpftrace",), "missing_probes": ("error",), "str_trunc_trailer": ("",),
+FIXED = {"stack_mode": ("bpftrace",), "missing_probes": ("error", "warn", "ignore"), "str_trunc_trailer": ("",),
          "unstable_macro": ("enable", "warn")}
 # The rest of bpftrace's variables: refused by name, with why.
 REFUSED = {
@@ -58,6 +60,7 @@ PAGE = 4096
 @dataclass
 class Config:
     strsize: Optional[int] = None
+    missing_probes: str = "error"       # error | warn | ignore (plyc/ir Program.missing_probes)
     limits: dict = field(default_factory=dict)   # driver options: map_entries, buffer_size, ...
 
 
@@ -113,6 +116,8 @@ def evaluate(block: Optional[A.Config], diag: Collector) -> Config:
                 want = " or ".join(f"{name}={w or chr(34) * 2}" for w in FIXED[name])
                 diag.error(f"{item.name}={got or chr(34) * 2} is not supported by plyc yet", v.span,
                            f"plyc's tracers have {want} only")
+            elif name == "missing_probes":
+                out.missing_probes = got.lower()
         elif name in REFUSED:
             diag.error(f"config variable {item.name} is not supported by plyc yet", item.span, REFUSED[name])
         else:

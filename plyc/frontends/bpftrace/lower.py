@@ -37,7 +37,7 @@ from ...kernel_types import KernelTypes
 from ...sema import Sema, TypeRef, looks
 from . import ast as A
 from . import builtins as BT
-from . import cdefs, config, constants, division, events, fargs, headers, loops, macros, pointers, preamble, stacks, structs
+from . import cdefs, config, constants, decls, division, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs
 from . import specs as S
 from . import stdlib
 from . import tuples
@@ -63,6 +63,13 @@ VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cp
 VARIABLES_NOT_YET = frozenset("ctx".split())
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
+# Operators whose value is current bpftrace's bool (printed true/false).
+BOOL_OPS = ("==", "!=", "<", "<=", ">", ">=", "&&", "||")
+
+
+def as_bool(typ: T.Type) -> T.Type:
+    """A 0/1 integer that prints as bpftrace 0.2x prints a bool."""
+    return replace(typ, denotes="bool")
 
 
 def not_yet(what: str) -> str:
@@ -83,6 +90,7 @@ def refuse(st: "Lowering", diag: Collector):
     for name, value in st.cdefs.constants.items():     # enumerators
         st.preamble.constants.setdefault(name, A.Int(value, str(value)))
     st.config = config.evaluate(prog.config, diag)
+    decls.check(prog.decls, diag)
     if st.config.strsize is not None:
         st.strsize = st.config.strsize
     for probe in prog.probes:
@@ -100,11 +108,18 @@ def refuse(st: "Lowering", diag: Collector):
                 what = f"{n.name}()"
             elif isinstance(n, A.Call) and n.name == "comm" and n.args:
                 what = "comm(pid)"      # 0.27's: the bpf_task_from_pid kfunc (Linux 6.2)
+            elif isinstance(n, A.Call) and n.name == "typeof":     # lets.py reads `let $x: typeof(e)`
+                what = "typeof() outside 'let $x: typeof(e)'"
             elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET:
                 what = f"'{n.name}'"
             if what:
                 span = n.name_span if isinstance(n, A.Call) else n.span
                 diag.error(not_yet(what), span)
+        for loop in walk([probe.body]):
+            if isinstance(loop, A.While):   # delete()'s value is read before its statement
+                for n in walk([loop.cond]):
+                    if isinstance(n, A.Call) and n.name == "delete":
+                        diag.error(not_yet("delete()'s value in a while condition"), n.name_span)
 
 
 def _is_statement(probe: A.Probe, n: A.IncDec) -> bool:
@@ -142,6 +157,7 @@ class Lowering:
         self.cdefs = cdefs.Definitions()
         self.ir: Optional[ir.Program] = None
         self.time_formats: list = []        # strftime()'s formats, in order of first use (values.py)
+        self.enum_tables: dict = {}         # an enum's words -> its table's number (structs.enum_type)
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
 
@@ -181,9 +197,13 @@ def learn(st: Lowering, diag: Collector):
 def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
     if st.ir is not None:
+        decls.apply(st.ast.decls, st.ir.maps, diag)
         st.ir.limits = dict(st.config.limits)
         st.ir.time_formats = st.time_formats
         st.ir.options = [opt for opt, _ in st.options.values()]
+        st.ir.enums = [st.cdefs.enumerators[words] for words in st.enum_tables]
+        st.ir.args_optional = True      # bpftrace reads a $N not given as 0 or ""
+        st.ir.missing_probes = st.config.missing_probes
 
 
 def addresses(st: Lowering, diag: Collector):
@@ -237,6 +257,20 @@ class Typer(Sema):
                          and isinstance(n.value, A.Call) and n.value.name in AGGREGATIONS}
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
+        self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
+        self.before: list = []          # statements to run before the one being typed (delete()'s value)
+
+    def stmt(self, s):
+        """A statement, after what its expressions need run first."""
+        outer, self.before = self.before, []
+        try:
+            node = super().stmt(s)
+            before = self.before
+        finally:
+            self.before = outer
+        if before and node is not None:
+            return ir.Block(before + [node], span=s.span)
+        return node
 
     def assigned_names(self, body) -> set:
         return {n.target.name for n in walk(body)
@@ -281,7 +315,9 @@ class Typer(Sema):
         if s.op != "=":
             value = A.Binary(s.op[:-1], target, value, span=s.span)
         if isinstance(target, A.Var):
-            return self.set_local(target.name, self.expr(value), s.span, value.span)
+            decl = lets.declared(self, target.name)
+            x = self.expr(value) if decl is None else lets.convert(self, target.name, decl, value, value.span)
+            return self.set_local(target.name, x, s.span, value.span)
         if target.name in self.agg_maps:
             if not (isinstance(value, A.Call) and value.name in AGGREGATIONS):
                 self.err(f"{target.name} holds an aggregation elsewhere; it can't be assigned a value "
@@ -341,6 +377,11 @@ class Typer(Sema):
         return self.aggregate(info, keys, agg, value.name, value, span, keeps_meaning=False)
 
     def stmt_Let(self, s: A.Let):
+        if s.type is not None:
+            typ = lets.declare(self, s)
+            if s.value is None:         # bpftrace's zero of the type
+                zero = A.Str(b"", span=s.span) if typ.kind == "str" else A.Int(0, "0", span=s.span)
+                return self.stmt_Assign(A.Assign(s.var, "=", zero, span=s.span))
         value = s.value if s.value is not None else A.Int(0, "0", span=s.span)
         return self.stmt_Assign(A.Assign(s.var, "=", value, span=s.span))
 
@@ -358,6 +399,20 @@ class Typer(Sema):
 
     def stmt_For(self, s: A.For):
         return loops.lower_for(self, s)
+
+    def delete_value(self, call: A.Call) -> ir.Expr:
+        """delete()'s value (current bpftrace): whether the key was there, a
+        bool. Read into a local of its own (has_key()'s test) and the key
+        deleted, both before the statement that uses it."""
+        span = call.span
+        name = f"delete@{span.line}:{span.col}"
+        typ = as_bool(T.S32)
+        delete = self.delete(call, span)
+        self.probe.locals[name] = typ
+        self.defined.add(name)
+        self.before.append(ir.SetLocal(name, ir.MapHas(delete.map, delete.keys, type=typ, span=span), span=span))
+        self.before.append(delete)
+        return ir.Local(name, type=typ)
 
     def delete(self, call: A.Call, span):
         """`delete(@m[k])` (0.17) or `delete(@m, k)` (current)."""
@@ -454,7 +509,10 @@ class Typer(Sema):
         name = stdlib.builtin_name(e.name)
         const = self.st.preamble.constants.get(name)
         if const is not None:
-            return self.expr(const)
+            node = self.expr(const)
+            if name in self.st.cdefs.enum_of:       # an enumerator prints as its name, as in 0.27
+                node = ir.Cast(node, type=structs.enum_type(self, self.st.cdefs.enum_of[name]), span=e.span)
+            return node
         if name == "cpid":
             self.uses_target = True
             return ir.Param(ir.TARGET, type=T.U32)
@@ -589,18 +647,25 @@ class Typer(Sema):
             # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
             zero = ir.IntConst(0, type=T.S64, span=e.span)
             cast.operand = ir.Binary("!=", cast.operand, zero, type=T.S32, span=e.span)
+            cast.type = as_bool(cast.type)
         return cast
 
     def expr_Binary(self, e: A.Binary):
         left, right = self.expr(e.left), self.expr(e.right)
         if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
             return pointers.arith(self, e, left, right)     # scaled by the pointee's size
-        return division.guarded(self.binary(e.op, left, right, e.left.span, e.right.span))    # x / 0 is 1, as bpftrace's
+        node = division.guarded(self.binary(e.op, left, right, e.left.span, e.right.span))    # x / 0 is 1, as bpftrace's
+        if e.op in BOOL_OPS:
+            node.type = as_bool(node.type)
+        return node
 
     def expr_Unary(self, e: A.Unary):
         if e.op == "*":
             return V.deref(self, e)
-        return self.unary(e.op, self.expr(e.operand), e.span)
+        node = self.unary(e.op, self.expr(e.operand), e.span)
+        if e.op == "!":
+            node.type = as_bool(node.type)
+        return node
 
     def expr_Offsetof(self, e: A.Offsetof):
         return V.offsetof(self, e)
@@ -618,7 +683,7 @@ class Typer(Sema):
             self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
                      f"{AGG.AGGREGATIONS[AGG_NAMES[e.name]].example_args})", e.span)
         if e.name == "delete":
-            self.err("delete() has no value", e.span)
+            return self.delete_value(e)
         if e.name not in FUNCTIONS:
             self.err(f"unknown function '{e.name}'", e.name_span,
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")

@@ -31,7 +31,7 @@ ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 TYPE_WORDS = frozenset(
     "int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool char short int long "
     "unsigned signed void u8 u16 u32 u64 s8 s16 s32 s64".split())
-C_DEF_RE = re.compile(r"(struct|union|enum)\s+[_a-zA-Z][_a-zA-Z0-9]*\s*\{")
+C_DEF_RE = re.compile(r"(struct|union|enum)\s+[_a-zA-Z][_a-zA-Z0-9]*\s*\{|enum\s*\{")    # an enum may be anonymous
 BLOCK_STMTS = (A.If, A.Unroll, A.While, A.For, A.Block)
 
 
@@ -92,7 +92,7 @@ class Parser:
 
     def program(self) -> A.Program:
         text = self.text
-        preamble, macros, probes, config = [], [], [], None
+        preamble, macros, probes, config, decls = [], [], [], None, []
         if text.startswith("#!"):
             end = text.find("\n")
             self.pos = len(text) if end < 0 else end
@@ -120,13 +120,14 @@ class Parser:
             elif word == "import":
                 self.src.fail("'import' is not supported by plyc yet", pos, pos + 6)
             elif word == "let" and self.peek(1).kind == "map":
-                self.src.fail("map declarations ('let @m = hash(N)') are not supported by plyc yet",
-                              pos, self.peek(1).end)
+                if probes:
+                    self.src.fail("a map declaration must come before the first probe", pos, pos + 3)
+                decls.append(self.map_decl())
             else:
                 probes.append(self.probe())
         if not probes:
             self.src.fail("the script has no probes", len(text))
-        return A.Program(preamble, config, macros, probes, span=self.src.span(0, len(text)))
+        return A.Program(preamble, config, macros, probes, decls, span=self.src.span(0, len(text)))
 
     def preprocessor_line(self) -> A.CText:
         """`#include <x.h>`, `#define X 1` (with '\\' continuations), `#ifdef` ..."""
@@ -189,6 +190,24 @@ class Parser:
                 self.fail_at(self.peek(), "expected ';' or '}' after a config variable")
         self.next()
         return A.Config(items, span=self.span(start))
+
+    def map_decl(self) -> A.MapDecl:
+        """`let @m = hash(N);`: the map's BPF type and size (lower.py checks them)."""
+        start = self.next().start
+        name = self.next()
+        self.expect("=", f" after '{name.text}'")
+        kind = self.next()
+        if kind.kind != "ident":
+            self.fail_at(kind, "expected a map type (hash, lruhash, percpuhash, percpulruhash)")
+        self.expect("(", f" after '{kind.text}'")
+        size = self.next()
+        if size.kind != "int":     # a number, as bpftrace's grammar has it
+            self.fail_at(size, "expected the map's size, a number")
+        entries = A.Int(size.value, size.text, span=self.src.span(size.start, size.end))
+        self.expect(")", " after the map's size")
+        decl = A.MapDecl(name.value, kind.text, entries, span=self.span(start))
+        self.accept(";")
+        return decl
 
     def macro(self) -> A.Macro:
         start = self.next().start
@@ -326,9 +345,10 @@ class Parser:
                 var = self.next()
                 if var.kind != "var":
                     self.fail_at(var, "expected a scratch variable ($name) after 'let'")
+                typ = self.decl_type() if self.accept(":") else None
                 value = self.expr() if self.accept("=") else None
                 return A.Let(A.Var(var.value, span=self.src.span(var.start, var.end)),
-                             value, span=self.span(start))
+                             value, typ, span=self.span(start))
             if kw == "else":
                 self.fail_at(tok, "expected a statement ('else' without 'if')")
         if self.at("{"):
@@ -621,6 +641,27 @@ class Parser:
         while self.accept("*"):
             ptrs += 1
         return A.TypeName(" ".join(words), ptrs, span=self.span(start))
+
+    def decl_type(self) -> A.TypeName:
+        """`let $x: TYPE`: a type as sizeof() takes it, `string[N]`, or `typeof(expr)`."""
+        start = self.peek().start
+        if self.at("typeof") and self.at("(", 1):
+            self.next()
+            self.next()
+            of = self.expr()
+            self.expect(")", " to close typeof(")
+            return A.TypeName("typeof", of=of, span=self.span(start))
+        tok = self.peek()
+        if tok.kind != "ident":
+            self.fail_at(tok, "expected a type after ':'")
+        tn = self.parse_type()
+        if self.accept("["):
+            size = self.next()
+            if size.kind != "int":
+                self.fail_at(size, "expected the array's size, a number")
+            self.expect("]", " to close the array type")
+            tn = A.TypeName(tn.base, tn.pointers, size.value, span=self.span(start))
+        return tn
 
     def _type_follows(self) -> bool:
         tok = self.peek()

@@ -40,7 +40,7 @@ def cast(typer, e: A.Cast, operand) -> Optional[ir.Expr]:
     words = tuple(w for w in e.type.words if w not in ("const", "volatile"))
     defs = typer.st.cdefs
     if words in defs.enums and not e.type.pointers:
-        return ir.Cast(operand(), type=T.Int(defs.enums[words], False))
+        return ir.Cast(operand(), type=enum_type(typer, words))
     rec = defs.record(words)
     if rec is None:
         return None
@@ -51,6 +51,15 @@ def cast(typer, e: A.Cast, operand) -> Optional[ir.Expr]:
     if not x.type.is_int:
         typer.err(f"can't cast {x.type} to {e.type}", e.span)
     return ir.Cast(x, type=T.Ptr(" ".join(words), x.type.user, _ptr(typer)))
+
+
+def enum_type(typer, words: tuple) -> T.Type:
+    """A value of the script's enum, printed by its enumerators' names as
+    bpftrace 0.27 prints it (the tracer's table: the type's width)."""
+    tables = typer.st.enum_tables
+    if words not in tables:
+        tables[words] = len(tables)
+    return T.Type("int", typer.st.cdefs.enums[words], False, "enum", enum_index=tables[words])
 
 
 def sizeof(typer, tn: A.TypeName) -> Optional[ir.Expr]:
@@ -105,6 +114,8 @@ def field(typer, e: A.Field) -> Optional[ir.Expr]:
 
 def _read(typer, addr: ir.Expr, m: Member, e) -> ir.Expr:
     user = addr.type.user
+    if m.kind == "int" and m.target in typer.st.cdefs.enums:
+        return ir.Call(READ, [addr], type=enum_type(typer, m.target))
     if m.kind == "int":
         return ir.Call(READ, [addr], type=T.Int(m.size, m.signed))
     if m.kind == "ptr":
