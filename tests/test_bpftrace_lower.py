@@ -534,6 +534,22 @@ def test_script_struct_errors():
         f"tool.bt:3:120: error: index 2 is out of 'n' (2 elements)\n{line}\n" + " " * 119 + "^")
 
 
+def test_script_struct_comments_packed_and_kernel_members():
+    """Comments inside a definition, `__attribute__((packed))` after it
+    (current bpftrace); an attribute plyc does not know and a kernel type
+    held by value are refused by name (bpftrace: field has incomplete type)."""
+    src = ("struct p { char c; // one\n long l; /* eight */ } __attribute__((packed));\n"
+           "struct q { char c; struct p in; };\nBEGIN { print((sizeof(struct p), sizeof(struct q))); }")
+    assert dump(lower(src)).splitlines()[-1] == "  emit print 1 (9:u64, 10:u64)  @4"
+    assert err("struct a { int x; } __attribute__((aligned(8)));\nBEGIN { }") == (
+        "tool.bt:1:21: error: an __attribute__ other than packed after the closing brace is not supported "
+        "by plyc yet\nstruct a { int x; } __attribute__((aligned(8)));\n" + " " * 20 + "^" + "~" * 26)
+    assert err("struct a { int x; struct list_head l; };\nBEGIN { }") == (
+        "tool.bt:1:26: error: struct list_head is held by value before the script defines it: a member's "
+        "type must be defined above it, and a kernel type can only be reached through a pointer, as in "
+        "bpftrace (clang: field has incomplete type)\nstruct a { int x; struct list_head l; };\n" + " " * 25 + "^")
+
+
 def test_macros_expand_in_the_tree():
     """Macros (current bpftrace) are gone before the lowering: a $x parameter
     is the caller's variable, @m its map, x the expression at each use; the
