@@ -661,3 +661,45 @@ def test_config_limits_are_the_command_lines():
         f"tool.bt:1:47: error: max_map_keys must be from 1 to {bounds.MAP_ENTRIES[1]}, not 67108864",
         "tool.bt:1:73: error: perf_rb_pages must be from 1 to 262144, not 524288",
         "tool.bt:1:98: error: on_stack_limit must be from 0 to 256, not 999"]
+
+
+def _module_btf(folder, base):
+    """A module's split BTF over `base`: struct plyc_mod_thing { int x;
+    struct plyc_mod_thing *next; }, its ids and strings after the base's."""
+    import struct as S
+    from plyc import btf as B
+    first, sb = len(base.types), len(base.strings)
+    strs = b"\0plyc_mod_thing\0x\0next\0"
+    off = lambda n: sb + strs.index(n.encode() + b"\0")  # noqa: E731
+    types = (S.pack("<III", off("plyc_mod_thing"), (B.STRUCT << 24) | 2, 16)
+             + S.pack("<III", off("x"), base.find(B.INT, "int"), 0)
+             + S.pack("<III", off("next"), first + 1, 64)
+             + S.pack("<III", 0, B.PTR << 24, first))
+    hdr = S.pack("<HBBIIIII", 0xEB9F, 1, 0, 24, 0, len(types), len(types), len(strs))
+    (folder / "plyc_mod").write_bytes(hdr + types + strs)
+
+
+def test_types_of_a_loaded_module(tmp_path, monkeypatch):
+    """A type no kernel BTF has but a module's does (/sys/kernel/btf/MODULE,
+    split BTF over vmlinux's): casts and member reads through it, defined in
+    the generated C for CO-RE as a kernel type is; a name no module has
+    stays unknown."""
+    import os
+    from plyc import btf as B
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        pytest.skip("this kernel has no BTF (/sys/kernel/btf/vmlinux): no base for a module's")
+    (tmp_path / "vmlinux").symlink_to("/sys/kernel/btf/vmlinux")
+    _module_btf(tmp_path, B.load("/sys/kernel/btf/vmlinux"))
+    monkeypatch.setenv("PLYC_BTF", str(tmp_path / "vmlinux"))
+    src = 'kprobe:vfs_read { $t = (struct plyc_mod_thing *)arg0; printf("%d %d\\n", $t->x, $t->next->x); }'
+    assert dump(lower(src)).splitlines()[-1] == (
+        "  emit printf 1 ($t:struct plyc_mod_thing *->x:s32, "
+        "$t:struct plyc_mod_thing *->next:struct plyc_mod_thing *->x:s32)  @1")
+    c = driver.compile_source(src, "tool.bt", driver.Options()).generated.bpf_c
+    assert "struct plyc_mod_thing {\n\t__s32 x;\n\tvoid *next;\n} __attribute__((preserve_access_index));" in c
+    assert err(src.replace("plyc_mod_thing", "plyc_mod_nothing")).splitlines()[:4] == [
+        "tool.bt:1:25: error: the kernel has no type 'struct plyc_mod_nothing'",
+        'kprobe:vfs_read { $t = (struct plyc_mod_nothing *)arg0; printf("%d %d\\n", $t->x, $t->next->x); }',
+        " " * 24 + "^" + "~" * 24,
+        "note: types come from the kernel's BTF (/sys/kernel/btf/vmlinux) and the loaded modules' "
+        "(/sys/kernel/btf/MODULE)"]
