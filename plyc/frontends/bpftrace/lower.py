@@ -530,9 +530,9 @@ class Typer(Sema):
                 note = "; ".join(where) or None
             else:
                 note = "not #define'd by the script, which #includes no header" if name.isupper() else None
-            where = headers.header_of(name, self.st.build_env, self.st.arch)
-            if where:
-                note = f"{name} is defined in <{where}>: #include it"
+            known = headers.header_of(name, self.st.build_env, self.st.arch)
+            if known:
+                note = f"{name} is defined in <{known}>: #include it" + (f"; {note}" if note and self.st.preamble.includes else "")
             self.err(f"unknown identifier '{name}'", e.span, note)
         node = self.variable(plyname, e.span)
         if plyname == "retval" or plyname.startswith("arg"):
