@@ -11,9 +11,10 @@ value. plyc does the same with clang: `-E -dM` says which names the
 headers define, then the name is compiled as C's integer constant
 (`long long x = (NAME);`, clang's LLVM IR holds the value), so that
 nested macros (glibc's AF_INET is PF_INET), expressions, casts and the
-headers' enumerators are C's answers, not a table's. Kernel headers that
-clang can't compile as a user program are only preprocessed: the macro's
-expansion is then compiled alone. Builds stay offline and reproducible:
+headers' enumerators are C's answers, not a table's. A macro's expansion
+is compiled alone first (kernel headers need not compile as a user
+program), then with the headers (an expansion naming their enumerators).
+Kernel headers are read with the kernel build's own flags (kernel_flags). Builds stay offline and reproducible:
 only the build machine's headers are read.
 
 Where clang can't read the headers (a header that is missing), plyc falls
@@ -55,6 +56,26 @@ def search_dirs(env: dict, arch: str) -> list:
     return dirs + ["/usr/include"]
 
 
+def kernel_flags(env: dict, arch: str) -> list:
+    """clang's flags for a kernel tree's headers, as the kernel's own build
+    reads them (its source and build trees: Debian splits them in two),
+    or [] when there is no tree."""
+    trees = [d for d in kernel_dirs(env) if os.path.isdir(os.path.join(d, "include"))]
+    if not trees:
+        return []
+    src = next((d for d in trees if os.path.isdir(os.path.join(d, "include", "linux"))), trees[0])
+    build = trees[-1]
+    a = ARCH_DIRS.get(arch, arch)
+    dirs = [f"{src}/arch/{a}/include", f"{build}/arch/{a}/include/generated", f"{src}/include",
+            f"{build}/include", f"{src}/arch/{a}/include/uapi", f"{build}/arch/{a}/include/generated/uapi",
+            f"{src}/include/uapi", f"{build}/include/generated/uapi"]
+    flags = [f"-I{d}" for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+    kconfig = os.path.join(src, "include", "linux", "kconfig.h")
+    if os.path.isfile(kconfig):
+        flags += ["-include", kconfig]
+    return flags + ["-D__KERNEL__", "-D__BPF_TRACING__"]
+
+
 def find(header: str, dirs: list) -> Optional[str]:
     for d in dirs:
         path = os.path.join(d, header)
@@ -74,11 +95,10 @@ class _Compiler:
             triplet = ARCH.get(arch).triplet
         except Exception:          # an unknown target: the host's headers
             triplet = None
-        kdirs = [d for d in search_dirs(env, arch)[:-1] if os.path.isdir(d)]
-        # Kernel directories first, as bpftrace puts them; BPFTRACE_HAVE_BTF
+        # Kernel headers first, as bpftrace puts them; BPFTRACE_HAVE_BTF
         # defined, as the preamble reads it.
-        self.flags = ([f"--target={triplet}"] if triplet else []) + \
-            [f"-I{d}" for d in kdirs] + ["-DBPFTRACE_HAVE_BTF", "-w", "-ferror-limit=0"]
+        self.flags = ([f"--target={triplet}"] if triplet else []) + kernel_flags(env, arch) + \
+            ["-DBPFTRACE_HAVE_BTF", "-w", "-ferror-limit=0"]
         self.problem: Optional[str] = None
         self._macros: Optional[dict] = None
         self._text: Optional[str] = None
@@ -131,14 +151,16 @@ class _Compiler:
             return None                 # function-like: no value of its own
         if macro is None and not re.search(rf"\b{re.escape(name)}\b", self.text):
             return None
-        value = self.compile(name, includes=True)
-        if value is None and macro is not None:
-            # Kernel headers do not compile as a user program: the expansion alone.
+        value = None
+        if macro is not None:
+            # The expansion compiled alone first: kernel headers need not
+            # compile as a user program, and it is quicker. An expansion
+            # naming the headers' enumerators or types needs them all.
             proc = self.run(f'\n#line 1 "{MARK}"\nplyc_expansion = {name} ;\n', ["-E", "-P"])
             m = re.search(r"plyc_expansion = (.*?) ;\s*$", proc.stdout, re.M | re.S)
             if proc.returncode == 0 and m:
                 value = self.compile(" ".join(m.group(1).split()), includes=False)
-        return value
+        return value if value is not None else self.compile(name, includes=True)
 
     def compile(self, expr: str, includes: bool) -> Optional[int]:
         """The value of `expr` as C's integer constant expression, or None
