@@ -36,6 +36,8 @@ from .preamble import _literal
 
 ARCH_DIRS = {"x86_64": "x86", "aarch64": "arm64", "armhf": "arm", "arm": "arm"}
 INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
+# How long clang may take over the headers (the kernel's take about 1 s).
+TIMEOUT = 60
 # The compiler's file name for the lines plyc adds after the script's #includes.
 MARK = "plyc-constant"
 
@@ -108,8 +110,14 @@ class _Compiler:
         with tempfile.TemporaryDirectory(prefix="plyc-cpp-") as tmp:
             src = Path(tmp) / "h.c"
             src.write_text(("".join(ln + "\n" for ln in self.lines) if includes else "") + extra)
-            return subprocess.run([self.clang, *self.flags, *args, "-x", "c", str(src), "-o", "-"],
-                                  capture_output=True, text=True, cwd=tmp)
+            try:
+                return subprocess.run([self.clang, *self.flags, *args, "-x", "c", str(src), "-o", "-"],
+                                      capture_output=True, text=True, cwd=tmp, timeout=TIMEOUT,
+                                      stdin=subprocess.DEVNULL, errors="replace")
+            except subprocess.TimeoutExpired:
+                # `#include "/dev/zero"`: the preprocessor reads on and on
+                return subprocess.CompletedProcess([], 1, "", f"h.c:1:1: error: clang took more than "
+                                                              f"{TIMEOUT} s to read the headers")
 
     @property
     def macros(self) -> dict:
