@@ -37,7 +37,7 @@ class KernelTypes:
             tid = self.btf.find(kind, words[1])
             if tid is not None:
                 return tid
-        if kinds and self.btf.base is None:
+        if kinds and self.btf.base is None and self.path is None:
             # A loaded module's type: its split BTF holds the kernel's types
             # too (same ids), so it becomes the BTF read from here on; the
             # tracer's CO-RE relocations name it and libbpf finds it in the
