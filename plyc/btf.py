@@ -69,8 +69,16 @@ class BType:
 
 
 class BTF:
-    def __init__(self, data: bytes, path: str = "<btf>", label: Optional[str] = None):
+    """One BTF: a kernel's (vmlinux), or a module's split BTF over it (`base`:
+    its ids go on after the base's and its strings after the base's
+    strings, so that one id space holds both, as the kernel numbers them)."""
+
+    def __init__(self, data: bytes, path: str = "<btf>", label: Optional[str] = None,
+                 base: Optional["BTF"] = None):
         self.path = path
+        self.base = base
+        self.first = len(base.types) if base is not None else 1     # the first id of this file's types
+        self.str_base = len(base.strings) if base is not None else 0
         self.label = label or path     # how errors name it: "--btf FILE"
         if len(data) < 24:
             raise BTFError(f"{path}: not BTF (too short)")
@@ -96,6 +104,10 @@ class BTF:
         self._enumerators: Optional[dict] = None
 
     def _str(self, off: int) -> str:
+        if self.base is not None:
+            if off < self.str_base:
+                return self.base._str(off)
+            off -= self.str_base
         end = self.strings.find(b"\0", off)
         return self.strings[off:end].decode("ascii", "surrogateescape")
 
@@ -115,7 +127,7 @@ class BTF:
             elif kind == FUNC_PROTO:
                 pos += 8 * vlen
             elif kind in (ENUM, ENUM64):
-                self._enums.append((len(offsets) - 1, pos, vlen))
+                self._enums.append((len(offsets) - 2 + self.first, pos, vlen))
                 pos += (8 if kind == ENUM else 12) * vlen
             elif kind == ARRAY:
                 pos += 12
@@ -129,7 +141,9 @@ class BTF:
         """Type `tid` from its record."""
         if tid == 0:
             return BType(0, 0, "void")
-        buf, e, pos = self._type_data, self.e, self._offsets[tid]
+        if tid < self.first:
+            return self.base.types[tid]
+        buf, e, pos = self._type_data, self.e, self._offsets[tid - self.first + 1]
         hdr = struct.Struct(e + "III")
         name_off, info, size_type = hdr.unpack_from(buf, pos)
         pos += 12
@@ -202,12 +216,12 @@ class BTF:
     def _index(self) -> dict:
         if self._by_name is None:
             # from the records' headers: no type decoded for it
-            idx: dict = {}
+            idx: dict = dict(self.base._index()) if self.base is not None else {}
             buf, hdr = self._type_data, struct.Struct(self.e + "II").unpack_from
-            for tid in range(1, len(self._offsets)):
-                name_off, info = hdr(buf, self._offsets[tid])
+            for local in range(1, len(self._offsets)):
+                name_off, info = hdr(buf, self._offsets[local])
                 if name_off:
-                    idx.setdefault(((info >> 24) & 0x1F, self._str(name_off)), tid)
+                    idx.setdefault(((info >> 24) & 0x1F, self._str(name_off)), local - 1 + self.first)
             self._by_name = idx
         return self._by_name
 
@@ -231,7 +245,8 @@ class BTF:
                             value -= 1 << 64
                     idx.setdefault(self._str(v_name), (value, tid))
             self._enumerators = idx
-        return self._enumerators.get(name)
+        found = self.base.enumerator(name) if self.base is not None else None
+        return found if found is not None else self._enumerators.get(name)
 
     def __getitem__(self, tid: int) -> BType:
         return self.types[tid]
@@ -289,7 +304,7 @@ class _Types:
 
     def __init__(self, btf: BTF):
         self._btf = btf
-        self._done: list = [None] * len(btf._offsets)
+        self._done: list = [None] * (btf.first - 1 + len(btf._offsets))
 
     def __len__(self) -> int:
         return len(self._done)
@@ -321,6 +336,43 @@ def load(path: Optional[str] = None) -> BTF:
         raise BTFError(f"no kernel BTF at {path}: give the target kernel's BTF with --btf FILE") from None
     except PermissionError:
         raise BTFError(f"cannot read {path}: permission denied") from None
+
+
+def modules(vmlinux: BTF) -> list:
+    """The module BTF files beside a kernel's `vmlinux` BTF (/sys/kernel/btf/*:
+    the modules loaded on the build machine), by name."""
+    if os.path.basename(vmlinux.path) != "vmlinux":
+        return []
+    folder = os.path.dirname(vmlinux.path)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n != "vmlinux")
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names if os.path.isfile(os.path.join(folder, n))]
+
+
+@functools.lru_cache(maxsize=8)
+def _load_split(path: str, mtime: float, base: BTF) -> BTF:
+    with open(path, "rb") as f:
+        return BTF(f.read(), path, base=base)
+
+
+def module_with(vmlinux: BTF, kinds: tuple, name: str) -> Optional[BTF]:
+    """The split BTF (over `vmlinux`) of the first loaded module that defines
+    a type `name` of one of `kinds` (bpftrace finds `struct scsi_cmnd` in
+    /sys/kernel/btf/scsi_mod the same way), or None."""
+    want = name.encode() + b"\0"
+    for path in modules(vmlinux):
+        try:
+            with open(path, "rb") as f:
+                if want not in f.read():
+                    continue
+            b = _load_split(path, os.stat(path).st_mtime, vmlinux)
+        except (OSError, BTFError):
+            continue
+        if any(b.find(k, name) is not None and b.find(k, name) >= b.first for k in kinds):
+            return b
+    return None
 
 
 # --- getting raw BTF out of what users have -----------------------------------

@@ -32,11 +32,20 @@ class KernelTypes:
 
     def lookup(self, words: tuple) -> Optional[int]:
         """The BTF id of `struct X`, `union X` or `enum X`."""
-        kinds = {"struct": (B.STRUCT,), "union": (B.UNION,), "enum": (B.ENUM, B.ENUM64)}
-        for kind in kinds.get(words[0], ()):
+        kinds = {"struct": (B.STRUCT,), "union": (B.UNION,), "enum": (B.ENUM, B.ENUM64)}.get(words[0], ())
+        for kind in kinds:
             tid = self.btf.find(kind, words[1])
             if tid is not None:
                 return tid
+        if kinds and self.btf.base is None and self.path is None:
+            # A loaded module's type: its split BTF holds the kernel's types
+            # too (same ids), so it becomes the BTF read from here on; the
+            # tracer's CO-RE relocations name it and libbpf finds it in the
+            # device's module BTF. One module a program.
+            module = B.module_with(self.btf, kinds, words[1])
+            if module is not None:
+                self._btf = module
+                return self.lookup(words)
         return None
 
     def pointer_to(self, tid: int) -> T.Type:

@@ -176,8 +176,24 @@ def test_constants_from_included_headers(tmp_path):
         "tool.bt:3:41: error: unknown identifier 'TASK_GONE'\n"
         'BEGIN { printf("%d %d\\n", TASK_RUNNING, TASK_GONE); exit(); }\n'
         "                                        ^~~~~~~~~\n"
-        "note: plyc takes `#define NAME number` from the #include'd headers themselves; looked in: "
-        f"{tmp_path}/include/linux/sched.h, <no/such.h> (not found)")
+        "note: clang could not read the headers ('no/such.h' file not found); plyc read `#define NAME "
+        f"number` lines of the #include'd files themselves: {tmp_path}/include/linux/sched.h, "
+        "<no/such.h> (not found)")
+
+
+def test_kernel_header_macros_through_the_preprocessor(tmp_path):
+    """With kernel headers clang can read, a macro's value is C's: nested
+    macros and expressions (the kernel's own headers need not compile as a
+    user program: the expansion is compiled alone)."""
+    (tmp_path / "include/linux").mkdir(parents=True)
+    (tmp_path / "include/linux/sched.h").write_text(
+        "#include <linux/bits.h>\n#define TASK_RUNNING 0x0000\n#define TASK_DEAD (TASK_X << 2)\n"
+        "#define TASK_X 0x20\nstruct s { undeclared_t x; };\n")
+    (tmp_path / "include/linux/bits.h").write_text("#define BIT(n) (1UL << (n))\n#define TOP BIT(63)\n")
+    src = '#include <linux/sched.h>\nBEGIN { printf("%d %d %lu\\n", TASK_RUNNING, TASK_DEAD, TOP); exit(); }'
+    opts = driver.Options(env={"BPFTRACE_KERNEL_SOURCE": str(tmp_path)})
+    assert dump(driver.lower(src, "tool.bt", opts)).splitlines()[-3] == \
+        '  emit printf 1 (0:s64, 128:s64, 9223372036854775808:u64)  @2'
 
 
 def test_preamble_refusals():
@@ -423,24 +439,20 @@ def test_ntop_errors():
         "note: AF_INET is defined in <sys/socket.h>: #include it")
 
 
-def test_socket_header_constants_match_the_systems():
-    """The socket families plyc knows, against the C library's own header."""
-    import re
-    import shutil
-    import subprocess
-    from plyc.frontends.bpftrace import constants
-    if not shutil.which("cpp"):
-        pytest.skip("no C preprocessor here")
-    out = subprocess.run(["cpp", "-dM", "-include", "sys/socket.h", "/dev/null"],
-                         capture_output=True, text=True, check=True).stdout
-    defs = dict(re.findall(r"#define ((?:AF|PF)_\w+) (\w+)", out))
-
-    def value(v):
-        while v in defs:
-            v = defs[v]
-        return int(v)
-    table = constants.HEADERS["sys/socket.h"]
-    assert {k: value(v) for k, v in defs.items()} == {k: v for k, v in table.items() if k[:3] in ("AF_", "PF_")}
+def test_c_library_constants_are_the_compilers():
+    """Constants of the C library's headers, computed by clang: nested macros
+    (AF_INET is PF_INET), glibc's enumerators (IPPROTO_ICMPV6, SOCK_STREAM);
+    a name the headers lack, or that is no integer, is an unknown identifier."""
+    prog = lower('#include <sys/socket.h>\n#include <netinet/in.h>\n#include <errno.h>\n#include <dirent.h>\n'
+                 'BEGIN { printf("%d %d %d %d %d %d\\n", AF_INET, AF_INET6, EPERM, DT_REG, IPPROTO_ICMPV6, '
+                 'SOCK_STREAM); exit(); }')
+    assert dump(prog).splitlines()[-3] == '  emit printf 1 (2:s64, 10:s64, 1:s64, 8:s64, 58:s64, 1:s64)  @5'
+    for name in ("EPERX", "stdout"):
+        assert err(f'#include <errno.h>\n#include <stdio.h>\nBEGIN {{ $x = {name}; }}') == (
+            f"tool.bt:3:14: error: unknown identifier '{name}'\n"
+            f"BEGIN {{ $x = {name}; }}\n"
+            f"             ^{'~' * (len(name) - 1)}\n"
+            f"note: the #include'd headers, read by clang, define no integer constant {name}")
 
 
 def test_a_member_of_an_anonymous_union_is_defined_in_place():
@@ -520,6 +532,22 @@ def test_script_struct_errors():
         f"tool.bt:3:99: error: member 'in' is a struct i held by value: read one of its members (in.x)\n"
         f"{line}\n" + " " * 98 + "^~~~~~\n"
         f"tool.bt:3:120: error: index 2 is out of 'n' (2 elements)\n{line}\n" + " " * 119 + "^")
+
+
+def test_script_struct_comments_packed_and_kernel_members():
+    """Comments inside a definition, `__attribute__((packed))` after it
+    (current bpftrace); an attribute plyc does not know and a kernel type
+    held by value are refused by name (bpftrace: field has incomplete type)."""
+    src = ("struct p { char c; // one\n long l; /* eight */ } __attribute__((packed));\n"
+           "struct q { char c; struct p in; };\nBEGIN { print((sizeof(struct p), sizeof(struct q))); }")
+    assert dump(lower(src)).splitlines()[-1] == "  emit print 1 (9:u64, 10:u64)  @4"
+    assert err("struct a { int x; } __attribute__((aligned(8)));\nBEGIN { }") == (
+        "tool.bt:1:21: error: an __attribute__ other than packed after the closing brace is not supported "
+        "by plyc yet\nstruct a { int x; } __attribute__((aligned(8)));\n" + " " * 20 + "^" + "~" * 26)
+    assert err("struct a { int x; struct list_head l; };\nBEGIN { }") == (
+        "tool.bt:1:26: error: struct list_head is held by value before the script defines it: a member's "
+        "type must be defined above it, and a kernel type can only be reached through a pointer, as in "
+        "bpftrace (clang: field has incomplete type)\nstruct a { int x; struct list_head l; };\n" + " " * 25 + "^")
 
 
 def test_macros_expand_in_the_tree():
@@ -702,3 +730,45 @@ def test_delete_value_is_read_before_its_statement():
     assert err("BEGIN { @m[1] = 1; while (delete(@m, 1)) { } }") == (
         "tool.bt:1:27: error: delete()'s value in a while condition is not supported by plyc yet\n"
         "BEGIN { @m[1] = 1; while (delete(@m, 1)) { } }\n" + " " * 26 + "^~~~~~")
+
+
+def _module_btf(folder, base):
+    """A module's split BTF over `base`: struct plyc_mod_thing { int x;
+    struct plyc_mod_thing *next; }, its ids and strings after the base's."""
+    import struct as S
+    from plyc import btf as B
+    first, sb = len(base.types), len(base.strings)
+    strs = b"\0plyc_mod_thing\0x\0next\0"
+    off = lambda n: sb + strs.index(n.encode() + b"\0")  # noqa: E731
+    types = (S.pack("<III", off("plyc_mod_thing"), (B.STRUCT << 24) | 2, 16)
+             + S.pack("<III", off("x"), base.find(B.INT, "int"), 0)
+             + S.pack("<III", off("next"), first + 1, 64)
+             + S.pack("<III", 0, B.PTR << 24, first))
+    hdr = S.pack("<HBBIIIII", 0xEB9F, 1, 0, 24, 0, len(types), len(types), len(strs))
+    (folder / "plyc_mod").write_bytes(hdr + types + strs)
+
+
+def test_types_of_a_loaded_module(tmp_path, monkeypatch):
+    """A type no kernel BTF has but a module's does (/sys/kernel/btf/MODULE,
+    split BTF over vmlinux's): casts and member reads through it, defined in
+    the generated C for CO-RE as a kernel type is; a name no module has
+    stays unknown."""
+    import os
+    from plyc import btf as B
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        pytest.skip("this kernel has no BTF (/sys/kernel/btf/vmlinux): no base for a module's")
+    (tmp_path / "vmlinux").symlink_to("/sys/kernel/btf/vmlinux")
+    _module_btf(tmp_path, B.load("/sys/kernel/btf/vmlinux"))
+    monkeypatch.setenv("PLYC_BTF", str(tmp_path / "vmlinux"))
+    src = 'kprobe:vfs_read { $t = (struct plyc_mod_thing *)arg0; printf("%d %d\\n", $t->x, $t->next->x); }'
+    assert dump(lower(src)).splitlines()[-1] == (
+        "  emit printf 1 ($t:struct plyc_mod_thing *->x:s32, "
+        "$t:struct plyc_mod_thing *->next:struct plyc_mod_thing *->x:s32)  @1")
+    c = driver.compile_source(src, "tool.bt", driver.Options()).generated.bpf_c
+    assert "struct plyc_mod_thing {\n\t__s32 x;\n\tvoid *next;\n} __attribute__((preserve_access_index));" in c
+    assert err(src.replace("plyc_mod_thing", "plyc_mod_nothing")).splitlines()[:4] == [
+        "tool.bt:1:25: error: the kernel has no type 'struct plyc_mod_nothing'",
+        'kprobe:vfs_read { $t = (struct plyc_mod_nothing *)arg0; printf("%d %d\\n", $t->x, $t->next->x); }',
+        " " * 24 + "^" + "~" * 24,
+        "note: types come from the kernel's BTF (/sys/kernel/btf/vmlinux) and the loaded modules' "
+        "(/sys/kernel/btf/MODULE)"]

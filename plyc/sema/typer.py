@@ -349,7 +349,8 @@ class Sema:
         tid = self.kernel(lambda k: k.lookup(words), to.span)
         if tid is None:
             self.err(f"the kernel has no type '{' '.join(words)}'", to.span,
-                     f"types come from the kernel's BTF ({self.ktypes.path or '/sys/kernel/btf/vmlinux'})")
+                     f"types come from the kernel's BTF ({self.ktypes.path or '/sys/kernel/btf/vmlinux'})"
+                     + ("" if self.ktypes.path else " and the loaded modules' (/sys/kernel/btf/MODULE)"))
         if words[0] == "enum" and not to.pointers:
             return self.kernel(lambda k: k.value_type(tid), to.span)
         if to.pointers != 1:

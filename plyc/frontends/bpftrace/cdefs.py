@@ -6,7 +6,13 @@ its pointer and long sizes: arch.py), and the lowering reads members at
 those offsets, not by CO-RE: the script says what the memory holds. As in
 bpftrace 0.17, the script's definition of a name wins over the kernel's
 BTF one (`struct file` defined in the script is the script's). Enumerators
-are constants.
+are constants. Comments in a definition are blanked before pycparser
+reads it (they keep their lines and columns); `__attribute__((packed))`
+after a definition's closing brace lays it out with no padding, as C
+compilers do; other attributes are refused by name. A member of a kernel
+type held by value is refused as bpftrace refuses it (clang: "field has
+incomplete type"): the script's definitions know kernel types only behind a
+pointer.
 
 A definition pycparser rejects is an error at the line and column it gives,
 mapped back into the script (each definition is fed to it under a `#line`
@@ -59,6 +65,35 @@ class Record:
     align: int
     members: dict = field(default_factory=dict)
     span: Optional[Span] = None
+
+
+COMMENT = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S)
+ATTRIBUTE = re.compile(r"__attribute__\s*\(\(((?:[^()]|\([^()]*\))*)\)\)")
+
+
+def _blank(m) -> str:
+    """A comment as spaces (its newlines kept); a literal as it is."""
+    text = m.group()
+    if text[0] in "\"'":
+        return text
+    return re.sub(r"[^\n]", " ", text)
+
+
+def strip(text: str) -> tuple:
+    """(the definition with comments and a closing __attribute__ blanked,
+    whether it was packed, the span (start, end) of an attribute plyc does
+    not know, or None)."""
+    text = COMMENT.sub(_blank, text)
+    packed, unknown = False, None
+    for m in ATTRIBUTE.finditer(text):
+        words = [w.strip().strip("_") for w in m.group(1).split(",")]
+        closing = text.rfind("}", 0, m.start()) == text.rfind("}") and not text[m.end():].strip(" \t\n;")
+        if closing and words == ["packed"]:
+            packed = True
+        elif unknown is None:
+            unknown = (m.start(), m.end())
+        text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]
+    return text, packed, unknown
 
 
 @dataclass
@@ -121,6 +156,17 @@ def unknown_types(items: list, diag: Collector) -> bool:
 
 def parse(items: list, target: str, diag: Collector) -> Definitions:
     out = Definitions()
+    packed, clean = set(), []
+    for item in items:
+        text, is_packed, unknown = strip(item.text)
+        if unknown is not None:
+            diag.error("an __attribute__ other than packed after the closing brace is not supported by plyc yet",
+                       _text_span(item, *unknown))
+            return out
+        clean.append(A.CText(item.kind, text, item.start, item.end, span=item.span))
+        if is_packed:
+            packed.add(item.span.line)
+    items = clean
     if not items or unknown_types(items, diag):
         return out
     try:
@@ -142,6 +188,7 @@ def parse(items: list, target: str, diag: Collector) -> Definitions:
         diag.error(*_located(str(err), items))
         return out
     lay = _Layout(out, ARCH.get(target).ptr, c_ast)
+    lay.packed = packed
     for ext in tree.ext:
         if isinstance(ext, c_ast.Typedef):
             continue
@@ -200,9 +247,13 @@ def _round(n: int, a: int) -> int:
 class _Layout:
     def __init__(self, defs: Definitions, ptr: int, c_ast):
         self.defs, self.ptr, self.c = defs, ptr, c_ast
+        self.packed: set = set()        # lines of the definitions that are packed
+        self.top_words = None
 
     def top(self, decl):
         t = decl.type
+        if isinstance(t, (self.c.Struct, self.c.Union)):
+            self.top_words = ("union" if isinstance(t, self.c.Union) else "struct", t.name or "")
         if isinstance(t, (self.c.Struct, self.c.Union)):
             self.record(t)
         elif isinstance(t, self.c.Enum):
@@ -215,13 +266,18 @@ class _Layout:
         if node.decls is None:
             rec = self.defs.records.get(words)
             if rec is None:
-                raise DefinitionError(f"{' '.join(words)} is used before it is defined", node.coord)
+                raise DefinitionError(f"{' '.join(words)} is held by value before the script defines it: a "
+                                      "member's type must be defined above it, and a kernel type can only be "
+                                      "reached through a pointer, as in bpftrace (clang: field has incomplete "
+                                      "type)", node.coord)
             return rec
         if not node.name:
             raise DefinitionError("a struct or union defined in the preamble needs a name", node.coord)
         if words in self.defs.records:
             raise DefinitionError(f"{' '.join(words)} is defined twice", node.coord)
         rec = Record(words, 0, 1, span=None)
+        # packed: the definition's own line (the item's #line) and no other
+        pack = node.coord is not None and node.coord.line in self.packed and words == self.top_words
         off = 0
         for d in node.decls:
             if d.bitsize is not None:
@@ -229,6 +285,7 @@ class _Layout:
             if d.name is None:
                 raise DefinitionError("an anonymous member is not supported by plyc yet", d.coord)
             m, align = self.member(d.name, d.type)
+            align = 1 if pack else align
             start = 0 if words[0] == "union" else _round(off, align)
             m.offset = start
             rec.members[d.name] = m

@@ -1,24 +1,45 @@
-"""Constants from the headers a script #includes (runqlat's TASK_RUNNING
-from <linux/sched.h>).
+"""Constants from the headers a script #includes (AF_INET from
+<sys/socket.h>, EPERM from <errno.h>, DT_REG from <dirent.h>,
+IPPROTO_ICMPV6 from <netinet/in.h>, runqlat's TASK_RUNNING from the
+kernel's <linux/sched.h>), computed by a real C compiler.
 
-bpftrace 0.17 runs clang's preprocessor over the preamble with the build
-machine's kernel headers ($BPFTRACE_KERNEL_SOURCE, else
-/lib/modules/`uname -r`/source and build) and /usr/include; a script's
-identifier that names a macro of those headers takes its value. plyc reads
-only what its tracers can use and the tools need: `#define NAME literal`
-lines (a number or a string) in the included file itself, found in the
-same directories in the same order. Nested #includes are not followed."""
+bpftrace runs clang over the preamble with the build machine's headers:
+kernel headers where it finds them ($BPFTRACE_KERNEL_SOURCE, else
+/lib/modules/`uname -r`/source and build), and /usr/include; a script's
+identifier naming a macro (or an enumerator) of those headers takes its
+value. plyc does the same with clang: `-E -dM` says which names the
+headers define, then the name is compiled as C's integer constant
+(`long long x = (NAME);`, clang's LLVM IR holds the value), so that
+nested macros (glibc's AF_INET is PF_INET), expressions, casts and the
+headers' enumerators are C's answers, not a table's. A macro's expansion
+is compiled alone first (kernel headers need not compile as a user
+program), then with the headers (an expansion naming their enumerators).
+Kernel headers are read with the kernel build's own flags (kernel_flags). Builds stay offline and reproducible:
+only the build machine's headers are read.
+
+Where clang can't read the headers (a header that is missing), plyc falls
+back to `#define NAME literal` lines in the included files themselves, and
+the note of the unknown identifier says what was looked at."""
 from __future__ import annotations
 
 import os
 import platform
 import re
+import subprocess
+import tempfile
+from pathlib import Path
 from typing import Optional
 
+from ... import arch as ARCH
+from ...toolchain import find_clang
 from .preamble import _literal
 
 ARCH_DIRS = {"x86_64": "x86", "aarch64": "arm64", "armhf": "arm", "arm": "arm"}
 INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
+# How long clang may take over the headers (the kernel's take about 1 s).
+TIMEOUT = 60
+# The compiler's file name for the lines plyc adds after the script's #includes.
+MARK = "plyc-constant"
 
 
 def kernel_dirs(env: dict) -> list:
@@ -37,6 +58,26 @@ def search_dirs(env: dict, arch: str) -> list:
     return dirs + ["/usr/include"]
 
 
+def kernel_flags(env: dict, arch: str) -> list:
+    """clang's flags for a kernel tree's headers, as the kernel's own build
+    reads them (its source and build trees: Debian splits them in two),
+    or [] when there is no tree."""
+    trees = [d for d in kernel_dirs(env) if os.path.isdir(os.path.join(d, "include"))]
+    if not trees:
+        return []
+    src = next((d for d in trees if os.path.isdir(os.path.join(d, "include", "linux"))), trees[0])
+    build = trees[-1]
+    a = ARCH_DIRS.get(arch, arch)
+    dirs = [f"{src}/arch/{a}/include", f"{build}/arch/{a}/include/generated", f"{src}/include",
+            f"{build}/include", f"{src}/arch/{a}/include/uapi", f"{build}/arch/{a}/include/generated/uapi",
+            f"{src}/include/uapi", f"{build}/include/generated/uapi"]
+    flags = [f"-I{d}" for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+    kconfig = os.path.join(src, "include", "linux", "kconfig.h")
+    if os.path.isfile(kconfig):
+        flags += ["-include", kconfig]
+    return flags + ["-D__KERNEL__", "-D__BPF_TRACING__"]
+
+
 def find(header: str, dirs: list) -> Optional[str]:
     for d in dirs:
         path = os.path.join(d, header)
@@ -45,15 +86,146 @@ def find(header: str, dirs: list) -> Optional[str]:
     return None
 
 
+class _Compiler:
+    """clang over the script's #include lines, for one target and set of
+    header directories (cached: the lowering asks once per name)."""
+
+    def __init__(self, lines: tuple, env: dict, arch: str):
+        self.lines = lines
+        self.clang = find_clang()
+        try:
+            triplet = ARCH.get(arch).triplet
+        except Exception:          # an unknown target: the host's headers
+            triplet = None
+        # Kernel headers first, as bpftrace puts them; BPFTRACE_HAVE_BTF
+        # defined, as the preamble reads it.
+        self.flags = ([f"--target={triplet}"] if triplet else []) + kernel_flags(env, arch) + \
+            ["-DBPFTRACE_HAVE_BTF", "-w", "-ferror-limit=0"]
+        self.problem: Optional[str] = None
+        self._macros: Optional[dict] = None
+        self._text: Optional[str] = None
+        self._values: dict = {}
+
+    def run(self, extra: str, args: list, includes: bool = True) -> subprocess.CompletedProcess:
+        with tempfile.TemporaryDirectory(prefix="plyc-cpp-") as tmp:
+            src = Path(tmp) / "h.c"
+            src.write_text(("".join(ln + "\n" for ln in self.lines) if includes else "") + extra)
+            try:
+                return subprocess.run([self.clang, *self.flags, *args, "-x", "c", str(src), "-o", "-"],
+                                      capture_output=True, text=True, cwd=tmp, timeout=TIMEOUT,
+                                      stdin=subprocess.DEVNULL, errors="replace")
+            except subprocess.TimeoutExpired:
+                # `#include "/dev/zero"`: the preprocessor reads on and on
+                return subprocess.CompletedProcess([], 1, "", f"h.c:1:1: error: clang took more than "
+                                                              f"{TIMEOUT} s to read the headers")
+
+    @property
+    def macros(self) -> dict:
+        """name -> (parameters or None, body) of every macro the headers define."""
+        if self._macros is None:
+            self._macros = {}
+            if self.clang is None:
+                self.problem = "no clang on the build machine to read the headers with"
+                return self._macros
+            proc = self.run("", ["-E", "-dM"])
+            if proc.returncode != 0:
+                self.problem = _first_error(proc.stderr)
+                return self._macros
+            for line in proc.stdout.splitlines():
+                m = re.match(r"#define (\w+)(\([^)]*\))?\s?(.*)", line)
+                if m:
+                    self._macros[m.group(1)] = (m.group(2), m.group(3))
+        return self._macros
+
+    @property
+    def text(self) -> str:
+        """The headers preprocessed (where enumerators are found)."""
+        if self._text is None:
+            proc = self.run("", ["-E", "-P"])
+            self._text = proc.stdout if proc.returncode == 0 else ""
+        return self._text
+
+    def value(self, name: str) -> Optional[int]:
+        if name not in self._values:
+            self._values[name] = self._value(name)
+        return self._values[name]
+
+    def _value(self, name: str) -> Optional[int]:
+        macros = self.macros
+        if self.problem is not None:
+            return None
+        macro = macros.get(name)
+        if macro is not None and macro[0] is not None:
+            return None                 # function-like: no value of its own
+        if macro is None and not re.search(rf"\b{re.escape(name)}\b", self.text):
+            return None
+        value = None
+        if macro is not None:
+            # The expansion compiled alone first: kernel headers need not
+            # compile as a user program, and it is quicker. An expansion
+            # naming the headers' enumerators or types needs them all.
+            proc = self.run(f'\n#line 1 "{MARK}"\nplyc_expansion = {name} ;\n', ["-E", "-P"])
+            m = re.search(r"plyc_expansion = (.*?) ;\s*$", proc.stdout, re.M | re.S)
+            if proc.returncode == 0 and m:
+                value = self.compile(" ".join(m.group(1).split()), includes=False)
+        return value if value is not None else self.compile(name, includes=True)
+
+    def compile(self, expr: str, includes: bool) -> Optional[int]:
+        """The value of `expr` as C's integer constant expression, or None
+        when it is none (a string, a type, a float, not declared)."""
+        src = (f'\n#line 1 "{MARK}"\n'
+               f"char plyc_integer[((__typeof__({expr}))1 / 2 == 0) ? 1 : -1];\n"
+               f"long long plyc_value = (long long)({expr});\n"
+               f"int plyc_negative = ({expr}) < 0;\n")
+        proc = self.run(src, ["-S", "-emit-llvm", "-O0"], includes)
+        if proc.returncode != 0:
+            return None
+        value = re.search(r"^@plyc_value = \S+ (?:\S+ )*?i64 (-?\d+)", proc.stdout, re.M)
+        negative = re.search(r"^@plyc_negative = \S+ (?:\S+ )*?i32 (-?\d+)", proc.stdout, re.M)
+        if not value or not negative:
+            return None
+        v = int(value.group(1))
+        return v if negative.group(1) == "1" else v & ((1 << 64) - 1)
+
+
+def _first_error(stderr: str) -> str:
+    line = next((ln for ln in stderr.splitlines() if "error" in ln), stderr.strip())
+    return re.sub(r"^.*?h\.c:\d+:\d+: (?:fatal )?error: ", "", line.strip())
+
+
+_CACHE: dict = {}
+
+
+def compiler(includes: list, env: dict, arch: str) -> _Compiler:
+    key = (tuple(item.text.strip() for item in includes), tuple(kernel_dirs(env)), arch)
+    if key not in _CACHE:
+        _CACHE[key] = _Compiler(key[0], env, arch)
+    return _CACHE[key]
+
+
 def constant(name: str, includes: list, env: dict, arch: str):
-    """(value, where) for `#define name literal` in an included header, or
-    (None, what was looked at) to say in the unknown identifier's note."""
+    """(value, where) for a constant of the included headers, or (None,
+    what was looked at) to say in the unknown identifier's note."""
+    lines = [item for item in includes if INCLUDE.match(item.text.strip())]
+    if not lines:
+        return None, []
+    cc = compiler(lines, env, arch)
+    value = cc.value(name)
+    if value is not None:
+        from . import ast as A
+        return A.Int(value, str(value)), "the headers"
+    if cc.problem is None:
+        return None, [f"the #include'd headers, read by clang, define no integer constant {name}"]
+    return _scan(name, lines, env, arch, cc.problem)
+
+
+def _scan(name: str, includes: list, env: dict, arch: str, problem: str):
+    """`#define name literal` in the included files themselves (clang could
+    not read them: `problem`)."""
     dirs = search_dirs(env, arch)
     looked = []
     for item in includes:
         m = INCLUDE.match(item.text.strip())
-        if not m:
-            continue
         path = find(m.group(1), dirs)
         if path is None:
             looked.append(f"<{m.group(1)}> (not found)")
@@ -66,4 +238,22 @@ def constant(name: str, includes: list, env: dict, arch: str):
             value = _literal(found.group(1))
             if value is not None:
                 return value, path
-    return None, looked
+    return None, [f"clang could not read the headers ({problem}); plyc read `#define NAME number` lines of "
+                  "the #include'd files themselves: " + ", ".join(looked)]
+
+
+# The C library's headers a note may name for a constant a script uses
+# without #including where it is defined (asked of clang, not a table).
+COMMON = ("sys/socket.h", "netinet/in.h", "errno.h", "fcntl.h", "dirent.h", "signal.h", "sys/stat.h",
+          "sys/mman.h")
+
+
+def header_of(name: str, env: dict, arch: str) -> Optional[str]:
+    """The first of COMMON that defines `name`, for a note."""
+    if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+        return None
+    for header in COMMON:
+        cc = _CACHE.setdefault(("note", header, arch), _Compiler((f"#include <{header}>",), {}, arch))
+        if name in cc.macros:
+            return header
+    return None

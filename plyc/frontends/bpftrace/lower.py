@@ -578,24 +578,23 @@ class Typer(Sema):
         plyname = VARIABLES.get(name)
         if plyname is None and (name == "retval" or (name.startswith("arg") and name[3:].isdigit())):
             plyname = name
-        if plyname is None:
-            value = constants.lookup(name, self.st.preamble, self.st.ktypes)
-            if value is not None:
-                return ir.IntConst(value, type=T.S64)
         if plyname is None and self.st.preamble.includes:
+            # the script's headers first, as bpftrace expands their macros
             value, where = headers.constant(name, self.st.preamble.includes, self.st.build_env, self.st.arch)
             if value is not None:
                 return self.expr(value)
-            note = ("plyc takes `#define NAME number` from the #include'd headers themselves; looked in: "
-                    + ", ".join(where)) if where else None
-            if constants.header_of(name):
-                note = f"{name} is defined in <{constants.header_of(name)}>: #include it"
-            self.err(f"unknown identifier '{name}'", e.span, note)
-            self.err(f"unknown identifier '{name}'", e.span, note)
         if plyname is None:
-            note = "not #define'd by the script, which #includes no header" if name.isupper() else None
-            if constants.header_of(name):
-                note = f"{name} is defined in <{constants.header_of(name)}>: #include it"
+            value = constants.enumerator(name, self.st.ktypes)
+            if value is not None:
+                return ir.IntConst(value, type=T.S64)
+        if plyname is None:
+            if self.st.preamble.includes:
+                note = "; ".join(where) or None
+            else:
+                note = "not #define'd by the script, which #includes no header" if name.isupper() else None
+            known = headers.header_of(name, self.st.build_env, self.st.arch)
+            if known:
+                note = f"{name} is defined in <{known}>: #include it" + (f"; {note}" if note and self.st.preamble.includes else "")
             self.err(f"unknown identifier '{name}'", e.span, note)
         node = self.variable(plyname, e.span)
         if plyname == "retval" or plyname.startswith("arg"):

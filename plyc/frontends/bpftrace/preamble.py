@@ -7,8 +7,8 @@ keep their hand-written struct definitions and headers inside
 `#ifndef BPFTRACE_HAVE_BTF`; plyc's kernel types always come from BTF, so
 that branch is dropped here. What remains active and plyc cannot use yet
 (a struct definition, a function-like macro, an `#if` expression) is
-reported by name. Headers are not read: a constant a script takes from one
-(AF_INET) is an unknown identifier, with a note saying so."""
+reported by name. The #include lines are kept for headers.py, which asks
+clang for the constants of those headers."""
 from __future__ import annotations
 
 import re
