@@ -25,14 +25,23 @@ ENV_NAMES = ("CC", "CFLAGS", "LDFLAGS", "AR", "CROSS_COMPILE", "SYSROOT", "SDKTA
 ENV_PREFIXES = ("PLYC_", "BPFTRACE_")
 
 
+def plyc_files() -> list:
+    """plyc's own files (compiler, templates, runtime), relative to the
+    package. In a checkout runtime-c/ and templates/ are symlinked into it,
+    which rglob does not enter: os.walk follows them."""
+    root = Path(str(ir.files("plyc")))
+    found = []
+    for folder, _, names in os.walk(root, followlinks=True):
+        found += [Path(folder, n).relative_to(root) for n in names if Path(n).suffix in (".py", ".j2", ".c", ".h")]
+    return sorted(found)
+
+
 def _plyc_digest() -> str:
-    """plyc's own files (compiler, templates, runtime): a changed plyc is a
-    new tracer even at the same version."""
+    """A changed plyc is a new tracer even at the same version."""
     h = hashlib.sha256(__version__.encode())
     root = Path(str(ir.files("plyc")))
-    for p in sorted(root.rglob("*")):
-        if p.suffix in (".py", ".j2", ".c", ".h") and p.is_file():
-            h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
+    for rel in plyc_files():
+        h.update(str(rel).encode() + b"\0" + (root / rel).read_bytes())
     return h.hexdigest()
 
 

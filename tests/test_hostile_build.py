@@ -394,6 +394,15 @@ def test_run_cache_key_is_the_script_options_and_toolchain(tmp_path, monkeypatch
     assert runcache.key("src", "a.bt", opts) != k
 
 
+def test_run_cache_key_covers_the_runtime_and_templates():
+    """The key digests the tracer's runtime C and the templates too, which a
+    checkout symlinks into the package (a changed runtime-c/ file was a
+    stale `plyc run` tracer)."""
+    names = {str(p) for p in runcache.plyc_files()}
+    assert {"runtime-c/load/loader.c", "runtime-c/plyc_rt.h", "runtime-c/bpf/plyc.bpf.h",
+            "templates/loader.c.j2", "driver.py"} <= names
+
+
 def test_run_cache_keeps_the_newest_entries(tmp_path, monkeypatch):
     monkeypatch.setenv("PLYC_CACHE", str(tmp_path / "cache"))
     for i in range(runcache.KEEP + 5):
