@@ -65,6 +65,11 @@ INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int3
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 
 
+def _iterates(probe: A.Probe) -> bool:
+    """Whether every attach point is an iterator's: `ctx` is their context."""
+    return all(s.provider == "iter" for s in probe.specs)
+
+
 def not_yet(what: str) -> str:
     return f"{what} is not supported by plyc yet"
 
@@ -98,7 +103,7 @@ def refuse(st: "Lowering", diag: Collector):
                 what = f"'{n.op}' inside an expression"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
-            elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET:
+            elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET and not _iterates(probe):
                 what = f"'{n.name}'"
             if what:
                 span = n.name_span if isinstance(n, A.Call) else n.span
@@ -506,6 +511,8 @@ class Typer(Sema):
             return self.expr(A.Str(symbol.encode(), span=e.span))
         if fargs.owns(probe, name):
             return fargs.retval(self, e.span)
+        if name == "ctx" and probe.provider.var("ctx") is not None:
+            return self.variable("ctx", e.span)     # an iterator's context, typed from BTF
         if name == "args":
             var = probe.provider.var("data")
             if var is None:
