@@ -84,8 +84,13 @@ def test_same_output_as_bpftrace(path, version, tmp_path, workload, usdt_prog, r
         def command(args, cwd):
             return [bpftrace, *args]
     else:
-        command = request.getfixturevalue("bpftrace27")
+        bpftrace27 = request.getfixturevalue("bpftrace27")
         source, env = case["bpftrace"], ""
+        # iter probes need the kernel's list of traceable functions (bpftrace_sid.ftrace_list)
+        iterates = bool(re.search(r"^\s*(iter|it):", source, re.MULTILINE))
+
+        def command(args, cwd):
+            return bpftrace27(args, cwd, ftrace=iterates)
 
     script = tmp_path / (path.stem + ".bt")
     script.write_text(subst(source))

@@ -108,6 +108,19 @@ def refuse(st: "Lowering", diag: Collector):
             if what:
                 span = n.name_span if isinstance(n, A.Call) else n.span
                 diag.error(not_yet(what), span)
+    _one_iterator(prog, diag)
+
+
+def _one_iterator(prog: A.Program, diag: Collector):
+    """An iter probe runs alone beside BEGIN and END: the run ends with its
+    iteration (bpftrace 0.27 runs one, and aborts on any other probe)."""
+    specs = [s for p in prog.probes for s in p.specs if s.provider not in ("BEGIN", "END")]
+    iters = [s for s in specs if s.provider == "iter"]
+    if iters and len(specs) > 1:
+        other = next(s for s in specs if s is not iters[0])
+        diag.error(f"{other.text} beside {iters[0].text}: a script with an iter probe has no other probe "
+                   "than BEGIN and END", other.span,
+                   "the iteration runs once, then the run ends (as bpftrace's)")
 
 
 def _is_statement(probe: A.Probe, n: A.IncDec) -> bool:
