@@ -1,8 +1,8 @@
 /* iter: the program is linked as a BPF iterator, and the tracer runs the
  * iteration once, at attach (after BEGIN): it reads the iterator to its end,
- * then asks the run to stop, as bpftrace's script ends after it. What the
+ * and the run ends there (ends_run), as bpftrace's script does. What the
  * program prints goes through the events. It also writes one byte to the
- * iterator's text per object it is called for: the tracer reads that text
+ * iterator's text per object it is called for: attach reads that text
  * a few bytes at a time, so each read() runs the program for a few objects
  * only, and it drains the events between reads (the ring buffer would
  * fill over a machine's open files). */
@@ -14,7 +14,6 @@
 #include <bpf/btf.h>
 
 #include "plyc_attach.h"
-#include "plyc_loader.h"
 #include "plyc_output.h"
 #include "providers/iter.h"
 
@@ -65,9 +64,9 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 		return plyc_probe_error(c->prog, c->pr, "the iteration failed: %s", plyc_errstr(err));
 	}
 	close(fd);
-	/* bpftrace's script ends once the iteration has run */
-	plyc_request_exit(0);
 	return 0;
 }
 
-const struct plyc_provider plyc_provider_iter = { .name = "iter", .resolve = resolve, .attach = attach };
+const struct plyc_provider plyc_provider_iter = {
+	.name = "iter", .resolve = resolve, .attach = attach, .ends_run = 1,
+};
