@@ -196,6 +196,8 @@ def test_iter_ctx_is_the_iterators_context_typed_from_btf():
      "an iter probe has no other probe than BEGIN and END"),
     ("iter:task { }\ntracepoint:sched:sched_switch { }", "tool.bt:2:1: error: tracepoint:sched:sched_switch "
      "beside iter:task"),
+    ("iter:task_file { printf(\"%s\\n\", path(ctx->file->f_path)); }", "tool.bt:1:33: error: path() in an iter "
+     "probe is not supported by plyc yet"),
     ("BEGIN { printf(\"%p\\n\", ctx); }", "tool.bt:1:24: error: 'ctx' is not supported by plyc yet"),
 ])
 def test_iter_errors(src, message):
