@@ -18,8 +18,8 @@ from .. import types as T
 from ..ir import variables as V
 from .base import Fields, Provider, Target, Var, c_str, spec_error
 
-# object: (its context's object member, the kernel that has it)
-OBJECTS = {"task": ("task", "5.8"), "task_file": ("file", "5.8"), "task_vma": ("vma", "5.12")}
+# object: the Linux version that has its iterator (the tracer's message)
+OBJECTS = {"task": "5.8", "task_file": "5.8", "task_vma": "5.12"}
 
 
 def fields(spec) -> Fields:
@@ -62,7 +62,7 @@ PROLOGUE = (
 
 
 def c_data(t: Target, p):
-    return "plyc_iter_data", [("target", c_str(t.target)), ("since", c_str(OBJECTS[t.target][1]))]
+    return "plyc_iter_data", [("target", c_str(t.target)), ("since", c_str(OBJECTS[t.target]))]
 
 
 PROVIDER = Provider(
