@@ -38,6 +38,8 @@ struct plyc_provider {
 	int (*wrapped)(const struct plyc_probe_ctx *c);
 	/* What `state` holds besides itself (state itself the tracer frees). */
 	void (*release)(struct plyc_probe_ctx *c);
+	/* The run ends once it is attached (iter: attach ran the iteration). */
+	int ends_run;
 };
 
 #endif

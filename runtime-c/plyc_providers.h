@@ -13,5 +13,6 @@
 #include "providers/special.h"
 #include "providers/kfunc.h"
 #include "providers/rawtracepoint.h"
+#include "providers/iter.h"
 
 #endif

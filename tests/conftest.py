@@ -88,7 +88,7 @@ def bpftrace27():
     if not version.startswith("bpftrace v0.27."):
         pytest.fail(f"{chroot} has {version!r}, not bpftrace 0.27: sid moved on; "
                     "the cases' compare-0.27 sections and docs/bpftrace.md need measuring again")
-    return lambda args, cwd=None: bpftrace_sid.command(args, cwd=cwd, chroot=chroot)
+    return lambda args, cwd=None, **kw: bpftrace_sid.command(args, cwd=cwd, chroot=chroot, **kw)
 
 
 @pytest.fixture(scope="session")

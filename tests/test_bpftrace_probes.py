@@ -173,3 +173,32 @@ def test_uprobe_wildcards_name_the_function_that_fired():
 def test_uprobe_glob_errors(spec, message):
     text = err(spec + " { }")
     assert message in text and "a glob takes no +offset or @VERSION" in text
+
+
+def test_iter_ctx_is_the_iterators_context_typed_from_btf():
+    """iter:OBJECT's `ctx` is `struct bpf_iter__OBJECT *`, its members read
+    through BTF; `it` is the short name. On a kernel: tests/runtime/bt-iter-*.test."""
+    assert probe_lines('iter:task { printf("%s:%d\\n", ctx->task->comm, ctx->task->pid); }\n') == [
+        "probe 0 iter:task -> iter task line 1",
+        "  emit printf 1 (ctx:struct bpf_iter__task *->task:struct task_struct *->comm:char[16], "
+        "ctx:struct bpf_iter__task *->task:struct task_struct *->pid:s32)  @1"]
+    assert probe_lines("it:task_file { @[ctx->fd] = count(); }")[0] == "probe 0 iter:task_file -> iter task_file line 1"
+    assert probe_lines("iter:task_vma { @ = sum(ctx->vma->vm_end - ctx->vma->vm_start); }")[1].startswith(
+        "  @[] <- sum((ctx:struct bpf_iter__task_vma *->vma:struct vm_area_struct *->vm_end:")
+
+
+@pytest.mark.parametrize("src,message", [
+    ("iter:tcp { }", "tool.bt:1:1: error: unknown iterator 'tcp'\niter:tcp { }\n^~~~~~~~\n"
+     "note: plyc's iterators are: task, task_file, task_vma"),
+    ("iter:task:/sys/fs/bpf/t { }", "tool.bt:1:1: error: a pinned iterator (iter:task:/sys/fs/bpf/t) is not "
+     "supported by plyc yet"),
+    ("iter:task { }\niter:task_file { }", "tool.bt:2:1: error: iter:task_file beside iter:task: a script with "
+     "an iter probe has no other probe than BEGIN and END"),
+    ("iter:task { }\ntracepoint:sched:sched_switch { }", "tool.bt:2:1: error: tracepoint:sched:sched_switch "
+     "beside iter:task"),
+    ("iter:task_file { printf(\"%s\\n\", path(ctx->file->f_path)); }", "tool.bt:1:33: error: path() in an iter "
+     "probe is not supported by plyc yet"),
+    ("BEGIN { printf(\"%p\\n\", ctx); }", "tool.bt:1:24: error: 'ctx' is not supported by plyc yet"),
+])
+def test_iter_errors(src, message):
+    assert err(src).startswith(message)

@@ -57,10 +57,10 @@ def test_limited_stacks_have_maps_of_their_own():
 
 
 ERRORS = [
-    ("BEGIN { @[ustack] = count(); }",
-     "tool.bt:1:11: error: BEGIN probes have no stack for ustack()\n"
-     "BEGIN { @[ustack] = count(); }\n"
-     "          ^~~~~~"),
+    ("interval:s:1 { @[ustack] = count(); }",
+     "tool.bt:1:18: error: interval probes have no stack for ustack()\n"
+     "interval:s:1 { @[ustack] = count(); }\n"
+     "                 ^~~~~~"),
     ("uprobe:/bin/sh:main { @a[ustack(fast)] = count(); @b[kstack(0)] = count(); }",
      "tool.bt:1:33: error: ustack()'s mode is one of bpftrace, perf, raw\n"
      "uprobe:/bin/sh:main { @a[ustack(fast)] = count(); @b[kstack(0)] = count(); }\n"

@@ -137,6 +137,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
         probes.append(dict(prog=p.prog, section_c=c_string(p.section), line=p.line, spec=c_comment(p.spec),
                            ctx_decl=code(p.probe.provider.ctx_decl), body=[code(text) for text, _ in body],
                            stoppable=not p.probe.provider.runs_once, twin=twin,
+                           prologue=[code(x) for x in p.probe.provider.prologue],
                            body_name=p.body, callbacks=callbacks))
     maps = [dict(name=c_comment(m.name), cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
                  key_ctype=code(m.key_ctype), value_ctype=code(m.value_ctype))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..diag import Collector, PlycError
-from . import interval, kfunc, kprobe, perfevent, profile, rawtracepoint, special, tracepoint, uprobe
+from . import interval, iterators, kfunc, kprobe, perfevent, profile, rawtracepoint, special, tracepoint, uprobe
 from .base import Fields, Provider, Target, Var, c_str, spec_error  # noqa: F401  (plyc.providers.Target etc.)
 
 REGISTRY: tuple[Provider, ...] = (
@@ -25,6 +25,7 @@ REGISTRY: tuple[Provider, ...] = (
     kfunc.KFUNC,
     kfunc.KRETFUNC,
     rawtracepoint.PROVIDER,
+    iterators.PROVIDER,
 )
 
 

@@ -76,6 +76,9 @@ class Provider:
     # Defined in the BPF C when a probe is of this provider (its helpers in
     # runtime-c/bpf/ need it), e.g. PLYC_USDT
     bpf_define: str = ""
+    # C lines at the start of each of its programs (iter: the last call,
+    # which has no object, returns at once)
+    prologue: tuple[str, ...] = ()
     # The argument of an example probe, for `a PROVIDER probe needs an argument`
     example: str = ""
     has_stack: bool = True

@@ -818,6 +818,10 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		failed = 1;
 		goto cleanup;
 	}
+	/* an iterator's run is its iteration, done at attach (providers/iter.c) */
+	for (i = 0; i < prog->nprobes; i++)
+		if (prog->probes[i].provider->ends_run)
+			plyc_request_exit(0);
 	if (o.verbose) {
 		fprintf(stderr, "%s: %d probe%s attached\n", prog->name, links.n, links.n == 1 ? "" : "s");
 		plyc_maps_report_memory(prog->name, obj, "after load");

@@ -72,6 +72,11 @@ def as_bool(typ: T.Type) -> T.Type:
     return replace(typ, denotes="bool")
 
 
+def _iterates(probe: A.Probe) -> bool:
+    """Whether every attach point is an iterator's: `ctx` is their context."""
+    return all(s.provider == "iter" for s in probe.specs)
+
+
 def not_yet(what: str) -> str:
     return f"{what} is not supported by plyc yet"
 
@@ -110,7 +115,7 @@ def refuse(st: "Lowering", diag: Collector):
                 what = "comm(pid)"      # 0.27's: the bpf_task_from_pid kfunc (Linux 6.2)
             elif isinstance(n, A.Call) and n.name == "typeof":     # lets.py reads `let $x: typeof(e)`
                 what = "typeof() outside 'let $x: typeof(e)'"
-            elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET:
+            elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET and not _iterates(probe):
                 what = f"'{n.name}'"
             if what:
                 span = n.name_span if isinstance(n, A.Call) else n.span
@@ -120,6 +125,19 @@ def refuse(st: "Lowering", diag: Collector):
                 for n in walk([loop.cond]):
                     if isinstance(n, A.Call) and n.name == "delete":
                         diag.error(not_yet("delete()'s value in a while condition"), n.name_span)
+    _one_iterator(prog, diag)
+
+
+def _one_iterator(prog: A.Program, diag: Collector):
+    """An iter probe runs alone beside BEGIN and END: the run ends with its
+    iteration (bpftrace 0.27 runs one, and aborts on any other probe)."""
+    specs = [s for p in prog.probes for s in p.specs if s.provider not in ("BEGIN", "END")]
+    iters = [s for s in specs if s.provider == "iter"]
+    if iters and len(specs) > 1:
+        other = next(s for s in specs if s is not iters[0])
+        diag.error(f"{other.text} beside {iters[0].text}: a script with an iter probe has no other probe "
+                   "than BEGIN and END", other.span,
+                   "the iteration runs once, then the run ends (as bpftrace's)")
 
 
 def _is_statement(probe: A.Probe, n: A.IncDec) -> bool:
@@ -517,6 +535,8 @@ class Typer(Sema):
             self.uses_target = True
             return ir.Param(ir.TARGET, type=T.U32)
         probe = self.probe
+        if name == "kstack" and probe.provider.runs_once:
+            return stacks.kstack(self, e.span)      # BEGIN's and END's: the tracer's own
         if name in BT.VARIABLES:
             var = BT.VARIABLES[name]
             return ir.Variable(var, type=var.type)
@@ -568,6 +588,8 @@ class Typer(Sema):
             return self.expr(A.Str(symbol.encode(), span=e.span))
         if fargs.owns(probe, name):
             return fargs.retval(self, e.span)
+        if name == "ctx" and probe.provider.var("ctx") is not None:
+            return self.variable("ctx", e.span)     # an iterator's context, typed from BTF
         if name == "args":
             var = probe.provider.var("data")
             if var is None:

@@ -17,7 +17,7 @@ UNIT_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9}
 
 # bpftrace probe types with no plyc provider yet, and why.
 NOT_YET = {
-    "watchpoint": None, "asyncwatchpoint": None, "iter": None, "self": None,
+    "watchpoint": None, "asyncwatchpoint": None, "self": None,
 }
 
 
@@ -45,6 +45,8 @@ def fields(spec: A.ProbeSpec) -> Fields:
         raise error(f"{p} probes are not supported by plyc yet", span, hint)
     if p in ("BEGIN", "END"):
         return Fields()
+    if p == "iter":
+        return Fields(function=parts[0], extra=":".join(parts[1:]))
     if p == "tracepoint":
         return Fields(group=parts[0], function=parts[1])
     if p in ("kprobe", "kretprobe"):

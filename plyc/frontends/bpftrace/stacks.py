@@ -26,7 +26,10 @@ DEPTH = I.STACK_DEPTH
 
 def _stack_probe(chk, what: str, span):
     probe = chk.probe
-    if not probe.provider.has_stack:
+    # BEGIN's and END's are the tracer's own, where the kernel ran them (its
+    # BPF_PROG_TEST_RUN call, or the uprobe on it before 5.10): bpftrace 0.27
+    # prints its own likewise
+    if not probe.provider.has_stack and not probe.provider.runs_once:
         chk.err(f"{probe.provider.name} probes have no stack for {what}", span)
     probe.uses_stack = True
     return probe
@@ -60,6 +63,12 @@ def check_stack(chk, call):
 def ustack(chk, span) -> ir.Expr:
     """The bare `ustack`: the whole user stack in bpftrace's mode."""
     return check_stack(chk, A.Call("ustack", [], span=span, name_span=span))
+
+
+def kstack(chk, span) -> ir.Expr:
+    """The bare `kstack` in BEGIN or END: kstack() (plyc's `stack` is for
+    probes the kernel runs)."""
+    return check_stack(chk, A.Call("kstack", [], span=span, name_span=span))
 
 
 def check_usym(chk, call):

@@ -1,0 +1,72 @@
+/* iter: the program is linked as a BPF iterator, and the tracer runs the
+ * iteration once, at attach (after BEGIN): it reads the iterator to its end,
+ * and the run ends there (ends_run), as bpftrace's script does. What the
+ * program prints goes through the events. It also writes one byte to the
+ * iterator's text per object it is called for: attach reads that text
+ * a few bytes at a time, so each read() runs the program for a few objects
+ * only, and it drains the events between reads (the ring buffer would
+ * fill over a machine's open files). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+
+#include "plyc_attach.h"
+#include "plyc_output.h"
+#include "providers/iter.h"
+
+/* Objects a read() runs the program for, at most (a byte each). */
+#define PER_READ 64
+
+static int resolve(struct plyc_probe_ctx *c)
+{
+	const struct plyc_iter_data *d = c->pr->data;
+	struct btf *btf = btf__load_vmlinux_btf();
+	char func[64];
+	int id;
+
+	if (!btf)
+		return plyc_probe_error(c->prog, c->pr, "iter probes need the kernel's BTF "
+					"(/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF), which this kernel lacks");
+	snprintf(func, sizeof(func), "bpf_iter_%s", d->target);
+	id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
+	btf__free(btf);
+	if (id < 0)
+		return plyc_probe_error(c->prog, c->pr, "this kernel has no %s iterator (BPF iterators over %s "
+					"came with Linux %s)", d->target, d->target, d->since);
+	return 0;
+}
+
+static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
+		  struct plyc_links *links)
+{
+	struct bpf_link *link = bpf_program__attach_iter(bp, NULL);
+	char buf[PER_READ];
+	ssize_t n;
+	int fd;
+
+	(void)obj;
+	if (!link)
+		return plyc_probe_error(c->prog, c->pr, "cannot link the iterator: %s", plyc_errstr(errno));
+	if (plyc_add_link(links, link))
+		return -1;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return plyc_probe_error(c->prog, c->pr, "cannot start the iteration: %s", plyc_errstr(errno));
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		plyc_output_drain();
+	if (n < 0) {
+		int err = errno;
+
+		close(fd);
+		return plyc_probe_error(c->prog, c->pr, "the iteration failed: %s", plyc_errstr(err));
+	}
+	close(fd);
+	return 0;
+}
+
+const struct plyc_provider plyc_provider_iter = {
+	.name = "iter", .resolve = resolve, .attach = attach, .ends_run = 1,
+};
