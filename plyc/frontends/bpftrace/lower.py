@@ -258,6 +258,7 @@ class Typer(Sema):
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
+        self.assigned_values: set = set()   # the probe's $names given a value by `=` (assigned_names)
         self.before: list = []          # statements to run before the one being typed (delete()'s value)
 
     def stmt(self, s):
@@ -273,6 +274,10 @@ class Typer(Sema):
         return node
 
     def assigned_names(self, body) -> set:
+        # the $names given a value by `=` (not `let`): an untyped `let $x;`
+        # of one of them takes the type of its first value (stmt_Let)
+        self.assigned_values = {n.target.name for n in walk(body)
+                                if isinstance(n, A.Assign) and isinstance(n.target, A.Var)}
         return {n.target.name for n in walk(body)
                 if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | \
             {n.var.name for n in walk(body) if isinstance(n, A.Let)} | \
@@ -382,6 +387,11 @@ class Typer(Sema):
             if s.value is None:         # bpftrace's zero of the type
                 zero = A.Str(b"", span=s.span) if typ.kind == "str" else A.Int(0, "0", span=s.span)
                 return self.stmt_Assign(A.Assign(s.var, "=", zero, span=s.span))
+        elif s.value is None and s.var.name in self.assigned_values:
+            # `let $x;`: declared, typed by what the probe assigns it (an inet
+            # in tcpconnect.bt), zero of that type until then, as in 0.27
+            self.defined.add(s.var.name)
+            return None
         value = s.value if s.value is not None else A.Int(0, "0", span=s.span)
         return self.stmt_Assign(A.Assign(s.var, "=", value, span=s.span))
 
