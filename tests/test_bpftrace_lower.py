@@ -236,6 +236,18 @@ def test_func_in_a_kprobe_wildcard_is_the_symbol_that_fired():
     assert "@[func:u64 (sym)] <- count()" in dump(lower('kretprobe:vfs_rea* { @[func] = count(); }'))
 
 
+def test_func_stored_where_a_map_holds_ksym_values_is_the_symbol():
+    """sid's xfsdist.bt: @name holds ksym(0) (BEGIN) and func (an exact
+    kprobe): func is then the probed address's symbol, as in 0.27, not the
+    name written in the probe."""
+    prog = dump(lower('BEGIN { @name[0] = ksym(0); } kprobe:vfs_read { @name[tid] = func; }\n'
+                      'kretprobe:vfs_read { @us[@name[tid]] = count(); }'))
+    assert "@name[kpid:u32] = caller:u64 (sym)" in prog, prog
+    assert "@us[@name[kpid:u32]:u64 (sym)] <- count()" in prog, prog
+    # elsewhere an exact kprobe's func is its name
+    assert '"vfs_read"' in dump(lower('kprobe:vfs_read { @f[func] = count(); }'))
+
+
 def test_curtask_typed_through_btf():
     prog = lower('BEGIN { printf("%d\\n", curtask->pid); exit(); }')
     assert "curtask:struct task_struct *" in dump(prog)
