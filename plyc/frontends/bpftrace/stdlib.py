@@ -164,6 +164,7 @@ FUNCTIONS = {
     "comm": ((0, 0), _as_variable),
     "strerror": ((1, 1), _text_of(I.STRERROR, "errno")),
     "signal_name": ((1, 1), _text_of(I.SIGNAL_NAME, "signal")),
+    "syscall_name": ((1, 1), _text_of(I.SYSCALL_NAME, "syscall")),
     "getopt": ((1, 3), check_getopt),
     "pton": ((1, 1), check_pton),
 }
