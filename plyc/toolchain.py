@@ -27,6 +27,8 @@ BPF_WARNINGS = ["-Wall", "-Werror"]
 
 # runtime-c's folders of loader sources, the lowest layer first (bpf/ is
 # the BPF side's headers, compat/ a toolchain's shims: neither is in here).
+# __NR_ names that number no syscall: a count, a range's start (asm-generic)
+NOT_SYSCALLS = frozenset({"syscalls", "arch_specific_syscall"})
 RUNTIME_LAYERS = ("core", "symbols", "values", "maps", "output", "io", "metrics", "probes", "providers", "load")
 
 
@@ -207,10 +209,11 @@ class Toolchain:
             self.cflags += [f"-I{root / 'usr/include'}"]
             self.libs = [f"-L{root / 'usr/lib' / triplet}", f"-L{root / 'usr/lib'}", *LIBS]
 
-    def run(self, cmd: list, what: str, cwd: Optional[Path] = None) -> subprocess.CompletedProcess:
+    def run(self, cmd: list, what: str, cwd: Optional[Path] = None, input: Optional[str] = None) \
+            -> subprocess.CompletedProcess:
         if self.verbose:
             print("+ " + shlex.join(str(c) for c in cmd), flush=True)
-        proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd)
+        proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, input=input)
         if proc.returncode != 0:
             raise ToolchainError(f"{what} failed:\n+ {shlex.join(str(c) for c in cmd)}\n"
                                  f"{once_each((proc.stderr or proc.stdout).rstrip())}")
@@ -266,11 +269,12 @@ class Toolchain:
 
     def _build_runtime(self, rt: Path, sources: list, tmp: Path):
         """The runtime's objects and archives, built in tmp."""
+        (tmp / "plyc_syscalls.h").write_text(self.syscall_table())
         objs = []
         for src in sources:
             obj = tmp / ("_".join(src.relative_to(rt).with_suffix(".o").parts))
             self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, *reproducible(tmp), "-I", rt,
-                      "-c", src, "-o", obj], f"compiling the tracer runtime ({src.name})", cwd=tmp)
+                      "-I", tmp, "-c", src, "-o", obj], f"compiling the tracer runtime ({src.name})", cwd=tmp)
             objs.append(obj)
         self.run([*self.ar, "rcs", tmp / "libplycrt.a", *objs], "archiving the tracer runtime")
         compat = []
@@ -280,6 +284,13 @@ class Toolchain:
                       "-c", src, "-o", compat[-1]], f"compiling the tracer runtime ({src.name})", cwd=tmp)
         if compat:
             self.run([*self.ar, "rcs", tmp / "libplyccompat.a", *compat], "archiving the tracer runtime")
+
+    def syscall_table(self) -> str:
+        """plyc_syscalls.h: PLYC_SYSCALL(name) for each syscall the target's
+        <sys/syscall.h> numbers (__NR_name), for syscall_name()'s table
+        (runtime-c/values/syscalls.c): the target's, as the device has no list."""
+        return syscall_table(self.run([*self.cc, *self.cflags, *SYSCALL_MACROS], "listing the target's syscalls",
+                                      input="#include <sys/syscall.h>\n").stdout)
 
     def keep_symbols(self) -> list:
         # zig's cc strips an -Os link unless asked for debug information.
@@ -294,6 +305,17 @@ class Toolchain:
                   "-I", rt, "-I", include, loader_c, obj_c, lib, "-static",
                   *(["-s"] if strip else self.keep_symbols()), *self.ldflags, *self.libs, *compat, "-o", out],
                  "linking the tracer", cwd=include)
+
+
+# The C compiler's options that print the macros of its input (stdin).
+SYSCALL_MACROS = ("-dM", "-E", "-x", "c", "-")
+
+
+def syscall_table(macros: str) -> str:
+    """plyc_syscalls.h's text from a compiler's -dM output of <sys/syscall.h>."""
+    names = sorted({m.group(1) for m in re.finditer(r"^#define __NR_([a-z][a-z0-9_]*)\s", macros, re.M)}
+                   - NOT_SYSCALLS)
+    return "".join(f"PLYC_SYSCALL({n})\n" for n in names)
 
 
 def _c_array(name: str, data: bytes) -> list:

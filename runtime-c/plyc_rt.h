@@ -34,6 +34,7 @@ enum plyc_kind {
 	PLYC_K_SIGNAL,   /* a signal number, printed as the C library's strsignal() */
 	PLYC_K_BOOL,     /* current bpftrace's bool: an integer printed true or false */
 	PLYC_K_ENUM,     /* a script's enum: printed by its name in plyc_rt.enums[width] */
+	PLYC_K_SYSCALL,  /* a syscall number, printed as its name on the target (values/syscalls.c) */
 };
 
 struct plyc_field;
@@ -249,10 +250,16 @@ const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len);
 #define PLYC_INET_LEN 48
 const char *plyc_inet_text(const void *data, char *buf, size_t len);
 
-/* A PLYC_K_USERNAME, PLYC_K_MAC, PLYC_K_STRFTIME, PLYC_K_ERRNO, PLYC_K_SIGNAL, PLYC_K_BOOL or PLYC_K_ENUM value as text
+/* A PLYC_K_USERNAME, PLYC_K_MAC, PLYC_K_STRFTIME, PLYC_K_ERRNO, PLYC_K_SIGNAL, PLYC_K_SYSCALL, PLYC_K_BOOL or PLYC_K_ENUM
+ * value as text
  * (btvalues.c); other kinds as an unsigned number. Returns buf. */
 #define PLYC_VALUE_TEXT_LEN 256
 const char *plyc_value_text(const struct plyc_type *t, const void *data, char *buf, size_t len);
+
+/* A syscall number's name on the tracer's architecture (bpftrace's
+ * syscall_name()), "Unknown syscall" for a number the table lacks
+ * (values/syscalls.c). */
+const char *plyc_syscall_name(long nr);
 
 /* printf's %s of a kernel address, as the style prints it: plyc_ksym, or
  * bpftrace's ksym(). */

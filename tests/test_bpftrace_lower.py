@@ -94,7 +94,7 @@ TYPE_ERRORS = [
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, time, zero, bswap, "
      "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, "
-     "uaddr, reg, has_key, macaddr, strftime, len, strlen, strcontains, nsecs, ppid, usermode, comm, strerror, signal_name, getopt, pton, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats\n"
+     "uaddr, reg, has_key, macaddr, strftime, len, strlen, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: not #define'd by the script, which #includes no header\n"
@@ -234,6 +234,18 @@ def test_func_in_a_kprobe_wildcard_is_the_symbol_that_fired():
         "  @[caller:u64 (sym)] <- count()  @1"]
     # a kretprobe glob's, from the kernel: bpf_get_func_ip (tests/test_bpftrace_probes.py)
     assert "@[func:u64 (sym)] <- count()" in dump(lower('kretprobe:vfs_rea* { @[func] = count(); }'))
+
+
+def test_func_stored_where_a_map_holds_ksym_values_is_the_symbol():
+    """sid's xfsdist.bt: @name holds ksym(0) (BEGIN) and func (an exact
+    kprobe): func is then the probed address's symbol, as in 0.27, not the
+    name written in the probe."""
+    prog = dump(lower('BEGIN { @name[0] = ksym(0); } kprobe:vfs_read { @name[tid] = func; }\n'
+                      'kretprobe:vfs_read { @us[@name[tid]] = count(); }'))
+    assert "@name[kpid:u32] = caller:u64 (sym)" in prog, prog
+    assert "@us[@name[kpid:u32]:u64 (sym)] <- count()" in prog, prog
+    # elsewhere an exact kprobe's func is its name
+    assert '"vfs_read"' in dump(lower('kprobe:vfs_read { @f[func] = count(); }'))
 
 
 def test_curtask_typed_through_btf():

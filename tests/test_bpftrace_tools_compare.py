@@ -243,7 +243,8 @@ ONLY_BEFORE_027 = {
 # sid's own tools (0.27's text, rewritten for the current language) that
 # plyc builds, side by side with 0.27: docs/bpftrace.md lists what stops
 # the others.
-SID_TOOLS = ("bitesize", "cpuwalk", "killsnoop", "loads", "pidpersec", "runqlat", "setuids", "statsnoop", "syncsnoop", "writeback")
+SID_TOOLS = ("bitesize", "cpuwalk", "killsnoop", "loads", "naptime", "pidpersec", "runqlat", "setuids", "statsnoop",
+             "syncsnoop", "syscount", "writeback")
 VERSIONS = [(name, "0.17") for name in sorted(TOOLS)] + \
     [(name, "0.27") for name in sorted(TOOLS) if name not in HOST_UPROBES] + \
     [(name, "0.27-sid-tool") for name in SID_TOOLS]

@@ -15,13 +15,23 @@ from pathlib import Path
 
 import pytest
 
+from plyc import toolchain
+
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime-c"
 SOURCES = ["core/rt.c", "values/format.c", "values/plyvalue.c", "values/json.c", "values/btvalue.c", "values/btvalues.c",
+           "values/syscalls.c",
            "symbols/ksyms.c", "symbols/usyms.c", "maps/aggregations.c", "maps/mapread.c",
            "output/rows.c", "output/btrows.c", "output/ply.c", "output/bpftrace.c", "output/bccreport.c",
            "output/dump.c", "output/select.c", "load/verifier.c"]
 CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"]
+
+
+def syscall_table(cc: str) -> str:
+    """syscall_name()'s table for cc's target, made as plyc/toolchain.py makes it."""
+    macros = subprocess.run([cc, *toolchain.SYSCALL_MACROS], input="#include <sys/syscall.h>\n",
+                            check=True, capture_output=True, text=True).stdout
+    return toolchain.syscall_table(macros)
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +41,9 @@ def out(tmp_path_factory):
         pytest.skip("gcc not installed")
     tmp = tmp_path_factory.mktemp("runtime_c")
     exe = tmp / "test_format"
+    (tmp / "plyc_syscalls.h").write_text(syscall_table("gcc"))
     subprocess.run(
-        ["gcc", *CFLAGS, f"-I{RUNTIME}", str(ROOT / "tests/c/test_format.c"),
+        ["gcc", *CFLAGS, f"-I{RUNTIME}", f"-I{tmp}", str(ROOT / "tests/c/test_format.c"),
          *[str(RUNTIME / s) for s in SOURCES],
          "-lbpf", "-lelf", "-lz", "-o", str(exe)],
         check=True, capture_output=True, text=True)
@@ -467,6 +478,7 @@ def test_cross_compiles(cc, tmp_path):
     inc = tmp_path / "include"
     inc.mkdir()
     os.symlink("/usr/include/bpf", inc / "bpf")
+    (inc / "plyc_syscalls.h").write_text(syscall_table(cc))
     for src in SOURCES + ["../tests/c/test_format.c"]:
         subprocess.run(
             [cc, *CFLAGS, f"-I{RUNTIME}", f"-I{inc}", "-c",

@@ -287,6 +287,7 @@ EMIT = {
     I.USERMODE: emit_usermode,
     I.STRERROR: emit_same,
     I.SIGNAL_NAME: emit_same,
+    I.SYSCALL_NAME: emit_same,
 }
 
 

@@ -19,6 +19,7 @@ def rt_kind(t, in_hex: bool = False) -> str:
                 # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
                 "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
                 "strftime": "PLYC_K_STRFTIME", "errno": "PLYC_K_ERRNO", "signal": "PLYC_K_SIGNAL",
+                "syscall": "PLYC_K_SYSCALL",
                 "bool": "PLYC_K_BOOL", "enum": "PLYC_K_ENUM"}[t.denotes]
     if t.kind == "stack" and t.user:
         return "PLYC_K_USTACK"

@@ -56,7 +56,7 @@ FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(st
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
     "cgroup_path "
-    "skboutput unwatch percpu_kaddr print_map syscall_name tseries".split())
+    "skboutput unwatch percpu_kaddr print_map tseries".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}
@@ -276,6 +276,7 @@ class Typer(Sema):
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
+        self.assigned_values: set = set()   # the probe's $names given a value by `=` (assigned_names)
         self.before: list = []          # statements to run before the one being typed (delete()'s value)
 
     def stmt(self, s):
@@ -291,6 +292,10 @@ class Typer(Sema):
         return node
 
     def assigned_names(self, body) -> set:
+        # the $names given a value by `=` (not `let`): an untyped `let $x;`
+        # of one of them takes the type of its first value (stmt_Let)
+        self.assigned_values = {n.target.name for n in walk(body)
+                                if isinstance(n, A.Assign) and isinstance(n.target, A.Var)}
         return {n.target.name for n in walk(body)
                 if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | \
             {n.var.name for n in walk(body) if isinstance(n, A.Let)} | \
@@ -341,7 +346,12 @@ class Typer(Sema):
                 self.err(f"{target.name} holds an aggregation elsewhere; it can't be assigned a value "
                          "here", value.span)
             return self.agg_assign(target, value, s.span)
-        x = self.expr(value)
+        held = self.maps.get(target.name)
+        if isinstance(value, A.Ident) and stdlib.builtin_name(value.name) == "func" and \
+                held is not None and held.value_type == T.SYM:
+            x = self.func(value.span, symbol=True)
+        else:
+            x = self.expr(value)
         self.check_storable(x, value.span)
         info, keys = self.map_ref(target, writing=True)
         return self.map_store(info, keys, x, s.span, value.span)
@@ -400,6 +410,11 @@ class Typer(Sema):
             if s.value is None:         # bpftrace's zero of the type
                 zero = A.Str(b"", span=s.span) if typ.kind == "str" else A.Int(0, "0", span=s.span)
                 return self.stmt_Assign(A.Assign(s.var, "=", zero, span=s.span))
+        elif s.value is None and s.var.name in self.assigned_values:
+            # `let $x;`: declared, typed by what the probe assigns it (an inet
+            # in tcpconnect.bt), zero of that type until then, as in 0.27
+            self.defined.add(s.var.name)
+            return None
         value = s.value if s.value is not None else A.Int(0, "0", span=s.span)
         return self.stmt_Assign(A.Assign(s.var, "=", value, span=s.span))
 
@@ -562,34 +577,49 @@ class Typer(Sema):
                 self.err(not_yet(f"'probe' in a {probe.provider.name} wildcard probe"), e.span)
             return self.expr(A.Str(str(written).encode(), span=e.span))
         if name == "func":
-            # The probed function's name: known now for an exact-name probe.
-            pname = probe.provider.name
-            unit = self.st.units[probe.index]
-            if pname == "kprobe" and any(u.probe is unit.probe and u.target.glob for u in self.st.units
-                                         if u.target.provider.name == "kprobe"):
-                # The function that fired: the symbol of the probed address (no fentry
-                # twin: it needs the kprobe's registers), as bpftrace 0.17 resolves it;
-                # an exact-name kprobe sharing the body with a glob too (vfsstat's
-                # @[func]), so that func has one type there.
-                return self.variable("caller", e.span)
-            if pname in fargs.FUNC_IP_PROBES and any(u.probe is unit.probe and u.target.glob for u in self.st.units
-                                                     if u.target.provider.name in fargs.FUNC_IP_PROBES):
-                # as in a kprobe glob, an exact name sharing the body too
-                return fargs.func_ip(e.span)
-            if pname == "uretprobe":
-                return stacks.uretprobe_func(self, e.span)
-            if pname == "uprobe" and any(u.probe is unit.probe and u.target.glob for u in self.st.units
-                                         if u.target.provider.name == "uprobe"):
-                return stacks.uprobe_func(self, e.span)
-            if pname not in ("kprobe", "kretprobe", "uprobe", "kfunc", "kretfunc") or probe.target.glob:
-                what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
-                self.err(not_yet(f"'func' in {what}"), e.span)
-            symbol = probe.spec.arg.rsplit(":", 1)[-1].split("+")[0]
-            return self.expr(A.Str(symbol.encode(), span=e.span))
+            return self.func(e.span)
         if fargs.owns(probe, name):
             return fargs.retval(self, e.span)
         if name == "ctx" and probe.provider.var("ctx") is not None:
             return self.variable("ctx", e.span)     # an iterator's context, typed from BTF
+        return self.expr_Ident_rest(e, name)
+
+    def func(self, span, symbol: bool = False):
+        """`func`: the probed function's name, known now for an exact-name
+        probe; symbol: as its address's symbol (a map that holds ksym()'s
+        values, as sid's xfsdist.bt stores both in @name)."""
+        probe = self.probe
+        e = A.Ident("func", span=span)
+        pname = probe.provider.name
+        unit = self.st.units[probe.index]
+        if symbol and pname == "kprobe":
+            return self.variable("caller", e.span)
+        if symbol and pname in fargs.FUNC_IP_PROBES:
+            return fargs.func_ip(e.span)
+        if pname == "kprobe" and any(u.probe is unit.probe and u.target.glob for u in self.st.units
+                                     if u.target.provider.name == "kprobe"):
+            # The function that fired: the symbol of the probed address (no fentry
+            # twin: it needs the kprobe's registers), as bpftrace 0.17 resolves it;
+            # an exact-name kprobe sharing the body with a glob too (vfsstat's
+            # @[func]), so that func has one type there.
+            return self.variable("caller", e.span)
+        if pname in fargs.FUNC_IP_PROBES and any(u.probe is unit.probe and u.target.glob for u in self.st.units
+                                                 if u.target.provider.name in fargs.FUNC_IP_PROBES):
+            # as in a kprobe glob, an exact name sharing the body too
+            return fargs.func_ip(e.span)
+        if pname == "uretprobe":
+            return stacks.uretprobe_func(self, e.span)
+        if pname == "uprobe" and any(u.probe is unit.probe and u.target.glob for u in self.st.units
+                                     if u.target.provider.name == "uprobe"):
+            return stacks.uprobe_func(self, e.span)
+        if pname not in ("kprobe", "kretprobe", "uprobe", "kfunc", "kretfunc") or probe.target.glob:
+            what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
+            self.err(not_yet(f"'func' in {what}"), e.span)
+        written = probe.spec.arg.rsplit(":", 1)[-1].split("+")[0]
+        return self.expr(A.Str(written.encode(), span=e.span))
+
+    def expr_Ident_rest(self, e: A.Ident, name: str):
+        probe = self.probe
         if name == "args":
             var = probe.provider.var("data")
             if var is None:

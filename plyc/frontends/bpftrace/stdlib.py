@@ -1,5 +1,5 @@
 """bpftrace's current (0.2x) standard library, where it is one value: strlen(),
-strcontains(), nsecs(CLOCK), ppid, usermode, strerror(), signal_name(). Each
+strcontains(), nsecs(CLOCK), ppid, pcomm, leader_tid, leader_comm, usermode, strerror(), signal_name(). Each
 is a typing rule called by
 lower.py's Typer (`chk`), giving IR: a core intrinsic (plyc/ir/intrinsics.py)
 or kernel members read through BTF. bpftrace 0.27 writes most of them as
@@ -55,12 +55,13 @@ def _as_variable(chk, call: A.Call):
     return chk.expr(A.Ident(call.name, span=call.span))
 
 
-def check_ppid(chk, call: A.Call):
-    """ppid([task]): the task's parent's pid (the current task's)."""
+def _task_macro(chk, call: A.Call):
+    """ppid, pcomm, leader_tid, leader_comm ([task]): 0.27's macros of a task's
+    members (the current task's without an argument)."""
     if not call.args:
         return _as_variable(chk, call)
     task = chk.expr(call.args[0])
-    return _parent_pid(chk, task, call.span)
+    return _task_members(chk, call.name, task, call.span)
 
 
 def check_nsecs(chk, call: A.Call):
@@ -155,11 +156,15 @@ FUNCTIONS = {
     "strlen": ((1, 1), check_strlen),
     "strcontains": ((2, 2), check_strcontains),
     "nsecs": ((0, 1), check_nsecs),
-    "ppid": ((0, 1), check_ppid),
+    "ppid": ((0, 1), _task_macro),
+    "pcomm": ((0, 1), _task_macro),
+    "leader_tid": ((0, 1), _task_macro),
+    "leader_comm": ((0, 1), _task_macro),
     "usermode": ((0, 0), _as_variable),
     "comm": ((0, 0), _as_variable),
     "strerror": ((1, 1), _text_of(I.STRERROR, "errno")),
     "signal_name": ((1, 1), _text_of(I.SIGNAL_NAME, "signal")),
+    "syscall_name": ((1, 1), _text_of(I.SYSCALL_NAME, "syscall")),
     "getopt": ((1, 3), check_getopt),
     "pton": ((1, 1), check_pton),
 }
@@ -172,18 +177,19 @@ def call(chk, e: A.Call):
     return check(chk, e)
 
 
-def ppid(chk, span):
-    """The parent's pid: curtask->real_parent->pid, as bpftrace's stdlib reads it."""
-    task = ir.Variable(BT.CURTASK, type=BT.curtask_type(chk, span), span=span)
-    return _parent_pid(chk, task, span)
+# The members each reads, as bpftrace's stdlib: ppid is the parent's pid
+# (real_parent, not the tracing `parent`), pcomm its comm; leader_* the
+# thread group leader's.
+TASK_MACROS = {"ppid": ("real_parent", "pid"), "pcomm": ("real_parent", "comm"),
+               "leader_tid": ("group_leader", "pid"), "leader_comm": ("group_leader", "comm")}
 
 
-def _parent_pid(chk, task, span):
+def _task_members(chk, name: str, task, span):
     if not task.type.is_pointer:
-        chk.err(f"ppid() takes a task (struct task_struct *), got {task.type}", span)
-    parent = ir.KMember(task, "real_parent", type=chk.kernel_member(task.type, "real_parent", True, span),
-                        span=span)
-    return ir.KMember(parent, "pid", type=chk.kernel_member(parent.type, "pid", True, span), span=span)
+        chk.err(f"{name}() takes a task (struct task_struct *), got {task.type}", span)
+    for member in TASK_MACROS[name]:
+        task = ir.KMember(task, member, type=chk.kernel_member(task.type, member, True, span), span=span)
+    return task
 
 
 def usermode(chk, span):
@@ -202,9 +208,10 @@ def usermode(chk, span):
 
 
 def variable(chk, name: str, span):
-    """ppid and usermode as IR, or None for other names."""
-    if name == "ppid":
-        return ppid(chk, span)
+    """ppid, pcomm, leader_tid, leader_comm and usermode as IR, or None for other names."""
+    if name in TASK_MACROS:
+        task = ir.Variable(BT.CURTASK, type=BT.curtask_type(chk, span), span=span)
+        return _task_members(chk, name, task, span)
     if name == "usermode":
         return usermode(chk, span)
     return None
