@@ -110,13 +110,16 @@ def sample(text, name, **labels):
 
 @pytest.fixture(scope="module")
 def c_out(tmp_path_factory):
+    from test_runtime_c import syscall_table
     tmp = tmp_path_factory.mktemp("metrics_c")
     rt = ROOT / "runtime-c"
-    subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2", f"-I{rt}",
+    (tmp / "plyc_syscalls.h").write_text(syscall_table("gcc"))
+    subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2", f"-I{rt}", f"-I{tmp}",
                     str(ROOT / "tests/c/test_metrics.c"),
                     *[str(rt / f) for f in ("metrics/metrics.c", "maps/mapread.c", "maps/aggregations.c",
                                             "core/rt.c", "values/format.c", "values/json.c", "values/btvalue.c",
-                                            "values/btvalues.c", "symbols/ksyms.c", "symbols/usyms.c")],
+                                            "values/btvalues.c", "values/syscalls.c", "symbols/ksyms.c",
+                                            "symbols/usyms.c")],
                     "-lbpf", "-lelf", "-lz", "-o", str(tmp / "tm")], check=True, capture_output=True, text=True)
     subprocess.run([str(tmp / "tm"), str(tmp)], check=True, timeout=30)
     return {p.stem: p.read_bytes().decode("utf-8") for p in tmp.glob("*.txt")}
