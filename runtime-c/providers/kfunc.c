@@ -129,7 +129,7 @@ static int resolve(struct plyc_probe_ctx *c)
 		return -1;
 	k->btf = btf__load_vmlinux_btf();
 	if (!k->btf)
-		return plyc_probe_error(c->prog, c->pr, "kfunc probes need the kernel's BTF "
+		return plyc_probe_fatal(c->prog, c->pr, "kfunc probes need the kernel's BTF "
 					"(/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF), which this kernel lacks");
 	if (d->module) {
 		k->base = k->btf;
@@ -140,7 +140,7 @@ static int resolve(struct plyc_probe_ctx *c)
 	}
 	if (plyc_has_glob(d->target)) {
 		if ((err = match_glob(c, k)))
-			return plyc_probe_error(c->prog, c->pr, "cannot list the kernel's functions: %s",
+			return plyc_probe_fatal(c->prog, c->pr, "cannot list the kernel's functions: %s",
 						strerror(-err));
 		if (!k->n)
 			return plyc_probe_error(c->prog, c->pr, "no traceable kernel function on this device "
@@ -156,7 +156,7 @@ static int resolve(struct plyc_probe_ctx *c)
 					d->target, d->module ? d->module : "the kernel", near[0] ? "; near: " : "", near);
 	}
 	if (misfit(c, k->btf, id, why, sizeof(why)))
-		return plyc_probe_error(c->prog, c->pr, "%s differs from the build machine's: %s", d->target, why);
+		return plyc_probe_fatal(c->prog, c->pr, "%s differs from the build machine's: %s", d->target, why);
 	return add(k, d->target, id) ? -1 : 0;
 }
 
@@ -288,6 +288,15 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	return 0;
 }
 
+/* missing_probes: the function is missing, the program must not load. */
+static void leave_out(struct plyc_probe_ctx *c, struct bpf_object *obj)
+{
+	struct bpf_program *bp = bpf_object__find_program_by_name(obj, c->pr->prog);
+
+	if (bp)
+		bpf_program__set_autoload(bp, false);
+}
+
 static int count(const struct plyc_probe_ctx *c)
 {
 	const struct kfstate *k = c->state;
@@ -315,11 +324,11 @@ static void release(struct plyc_probe_ctx *c)
 }
 
 const struct plyc_provider plyc_provider_kfunc = {
-	.name = "kfunc", .resolve = resolve, .prepare = prepare, .attach = attach, .count = count,
-	.release = release,
+	.name = "kfunc", .resolve = resolve, .prepare = prepare, .leave_out = leave_out, .attach = attach,
+	.count = count, .release = release,
 };
 
 const struct plyc_provider plyc_provider_kretfunc = {
-	.name = "kretfunc", .resolve = resolve, .prepare = prepare, .attach = attach, .count = count,
-	.release = release,
+	.name = "kretfunc", .resolve = resolve, .prepare = prepare, .leave_out = leave_out, .attach = attach,
+	.count = count, .release = release,
 };
