@@ -87,9 +87,10 @@ static int check_alternative(const struct plyc_probe_ctx *c)
 	if (!d->group || k->funcs.n || is_address(d->target))
 		return 0;
 	if (d->group < nfound && found[d->group]) {
-		fprintf(stderr, "%s: warning: %s: no kernel function %s %s on this device: left out, "
-			"its probe's other attach points run\n", pr->where, pr->spec,
-			plyc_has_glob(d->target) ? "matches" : "named", d->target);
+		if (P->missing_probes != PLYC_MISSING_IGNORE)
+			fprintf(stderr, "%s: warning: %s: no kernel function %s %s on this device: left out, "
+				"its probe's other attach points run\n", pr->where, pr->spec,
+				plyc_has_glob(d->target) ? "matches" : "named", d->target);
 		return 0;
 	}
 	if (P->missing_probes != PLYC_MISSING_ERROR) {
