@@ -187,6 +187,17 @@ def test_iter_ctx_is_the_iterators_context_typed_from_btf():
         "  @[] <- sum((ctx:struct bpf_iter__task_vma *->vma:struct vm_area_struct *->vm_end:")
 
 
+def test_iter_path_is_a_sleepable_iterator():
+    """path() in an iterator: bpf_d_path is allowed in sleepable iterators
+    (Linux 5.12), so the probe becomes one (iter.s/); the argument is walked
+    from ctx by pointers (codegen). On a kernel: tests/runtime/bt-iter-path.test."""
+    prog = lower('iter:task_file { printf("%s\\n", path(ctx->file->f_path)); }\n')
+    assert prog.probes[0].sleepable
+    assert not lower('iter:task_file { printf("%d\\n", ctx->fd); }\n').probes[0].sleepable
+    assert probe_lines('iter:task_vma { @[path(ctx->vma->vm_file->f_path)] = count(); }\n')[1].startswith(
+        "  @[path(ctx:struct bpf_iter__task_vma *->vma:struct vm_area_struct *->vm_file:struct file *->f_path")
+
+
 @pytest.mark.parametrize("src,message", [
     ("iter:tcp { }", "tool.bt:1:1: error: unknown iterator 'tcp'\niter:tcp { }\n^~~~~~~~\n"
      "note: plyc's iterators are: task, task_file, task_vma"),
@@ -196,8 +207,8 @@ def test_iter_ctx_is_the_iterators_context_typed_from_btf():
      "an iter probe has no other probe than BEGIN and END"),
     ("iter:task { }\ntracepoint:sched:sched_switch { }", "tool.bt:2:1: error: tracepoint:sched:sched_switch "
      "beside iter:task"),
-    ("iter:task_file { printf(\"%s\\n\", path(ctx->file->f_path)); }", "tool.bt:1:33: error: path() in an iter "
-     "probe is not supported by plyc yet"),
+    ("iter:task_file { $f = ctx->file; printf(\"%s\\n\", path($f->f_path)); }", "tool.bt:1:54: error: path() in "
+     "an iter probe takes a struct path reached from ctx by members (ctx->file->f_path)"),
     ("BEGIN { printf(\"%p\\n\", ctx); }", "tool.bt:1:24: error: 'ctx' is not supported by plyc yet"),
 ])
 def test_iter_errors(src, message):

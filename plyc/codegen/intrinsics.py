@@ -223,12 +223,41 @@ def emit_buf(g, call):
 
 def emit_path(g, call):
     dst = g.local_bytes(call.type.size)
+    if g.probe.sleepable:
+        emit_iter_path(g, call.args[0], dst)
+        return dst
     if g.fentry and not g.fentry["wrapped"]:
         # Only the fentry/fexit side calls it: the tracer refuses the kprobe side.
         g.line("if (fentry)")
         g.line(f"\tbpf_d_path((struct path *)(unsigned long)({g.scalar(call.args[0])}), {dst}, "
                f"sizeof({dst}));")
     return dst
+
+
+def emit_iter_path(g, x, dst):
+    """An iterator's `ctx->file->f_path`: walked by direct loads, which
+    give the verifier the kernel's pointers bpf_d_path takes (a CO-RE
+    copy gives a number), each tested for NULL (a context's object may be
+    absent)."""
+    steps = []
+    while isinstance(x, ir.KMember):
+        steps.append(x)
+        x = x.obj
+    ptr = g.tmp("p")
+    g.line(f"void *{ptr} = ctx;")
+    for st in reversed(steps[1:]):
+        nxt = g.tmp("p")
+        g.line(f"void *{nxt} = {ptr} ? (({st.obj.type.pointee} *){ptr})->{st.field} : (void *)0;")
+        ptr = nxt
+    last = steps[0]
+    arg = f"&(({last.obj.type.pointee} *){ptr})->{last.field}" if not last.type.is_pointer \
+        else f"(({last.obj.type.pointee} *){ptr})->{last.field}"
+    if last.type.is_pointer:
+        nxt = g.tmp("p")
+        g.line(f"void *{nxt} = {ptr} ? {arg} : (void *)0;")
+        ptr, arg = nxt, f"(struct path *){nxt}"
+    g.line(f"if ({ptr})")
+    g.line(f"\tbpf_d_path({arg}, {dst}, sizeof({dst}));")
 
 
 def emit_strlen(g, call):

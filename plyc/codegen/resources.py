@@ -250,7 +250,10 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
         prog = ns.claim(*N.prog_candidates(prov, probe.spec.arg or ""))
         twin = ns.claim(*N.twin_candidates(fentry["section"], prog, prov)) if fentry else ""
         body = ns.claim_c(f"{prog}_body") if fentry else ""
-        probes.append(ProbeRes(probe, prog, t.provider.section(t), probe.spec.span.line,
+        section = t.provider.section(t)
+        if probe.sleepable:   # iter/X -> iter.s/X (bpf_d_path in an iterator)
+            section = section.replace("/", ".s/", 1)
+        probes.append(ProbeRes(probe, prog, section, probe.spec.span.line,
                                f"{probe.spec.provider}:{probe.spec.arg}" if probe.spec.arg
                                else probe.spec.provider, t.glob, fentry, twin, body))
         for fname, fld in probe.tp_fields.items():

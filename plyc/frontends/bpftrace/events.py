@@ -144,10 +144,7 @@ def check_path(chk, call):
     probe = chk.probe
     x = chk.expr(call.args[0])
     if probe.provider.name == "iter":
-        # the verifier wants the iterator's own file pointer, which plyc reads by CO-RE copies
-        chk.err("path() in an iter probe is not supported by plyc yet", call.span,
-                "print ctx->fd, or ctx->file->f_path.dentry->d_name.name with str()")
-        return ir.Call(I.PATH, [x], type=T.Str(PATH_SIZE), span=call.span)
+        return check_iter_path(chk, call, x)
     arg = x.operand if isinstance(x, ir.Cast) else x
     if not (isinstance(arg, ir.Variable) and arg.var.name.startswith("arg") and arg.var.name[3:].isdigit()
             and x.type.is_int):
@@ -162,6 +159,30 @@ def check_path(chk, call):
                 "kernel's BTF has no such function (a syscall wrapper's arguments are the user's "
                 "registers)", call.span)
     probe.needs_fentry = "path()"
+    return ir.Call(I.PATH, [x], type=T.Str(PATH_SIZE), span=call.span)
+
+
+def iter_path_chain(x) -> list:
+    """The members of `ctx->a->b->...->m` (m a struct path, or a pointer to
+    one), each after a pointer; [] for any other expression."""
+    fields = []
+    while isinstance(x, ir.KMember) and x.obj.type.is_pointer:
+        fields.append(x.field)
+        x = x.obj
+    return fields[::-1] if isinstance(x, ir.Variable) and x.var.name == "ctx" else []
+
+
+def check_iter_path(chk, call, x):
+    """path() in an iterator: bpf_d_path is allowed in sleepable iterators
+    (Linux 5.12, task_file's and task_vma's files), of a pointer the
+    program walks to from its context (the verifier's BTF pointers), so the
+    argument is such a walk (codegen/intrinsics.py emit_path), and the
+    program becomes sleepable (iter.s/)."""
+    if x.type.pointee != "struct path" or not iter_path_chain(x):
+        chk.err("path() in an iter probe takes a struct path reached from ctx by members "
+                "(ctx->file->f_path)", call.args[0].span,
+                "bpf_d_path needs the kernel's own pointer, which the program walks to from ctx")
+    chk.probe.sleepable = True
     return ir.Call(I.PATH, [x], type=T.Str(PATH_SIZE), span=call.span)
 
 

@@ -281,6 +281,8 @@ class Placer:
             return
         if f.temp == I.BEFORE:
             self.place(e, VALUE, e.type.size)
+        if f is I.PATH and self.probe.sleepable:
+            return      # an iterator's ctx->file->f_path: walked by pointers, no copy
         if f is I.BUF:
             # its length first (a constant one is printed), then the source
             for a in args[1:]:
