@@ -213,3 +213,46 @@ def test_iter_path_is_a_sleepable_iterator():
 ])
 def test_iter_errors(src, message):
     assert err(src).startswith(message)
+
+
+def made_up_event_btf(tmp_path, event="plyc_made_up"):
+    """A kernel BTF whose only tracepoint record is struct
+    trace_event_raw_EVENT { struct trace_entry ent; u32 __data_loc_name;
+    int value; char *ptr; }, an event no build machine has (the encoder's
+    integers are all signed)."""
+    from test_hostile_names import encode_btf
+    path = tmp_path / "k.btf"
+    path.write_bytes(encode_btf([
+        ("int", b"unsigned short", 2),                                                  # 1
+        ("int", b"unsigned char", 1),                                                   # 2
+        ("int", b"int", 4),                                                             # 3
+        ("int", b"unsigned int", 4),                                                    # 4
+        ("struct", b"trace_entry", 8, [(b"type", 1, 0), (b"flags", 2, 16), (b"preempt_count", 2, 24),
+                                       (b"pid", 3, 32)]),                               # 5
+        ("int", b"char", 1),                                                            # 6
+        ("ptr", 6),                                                                     # 7
+        ("struct", b"trace_event_raw_" + event.encode(), 32,
+         [(b"ent", 5, 0), (b"__data_loc_name", 4, 64), (b"value", 3, 96), (b"ptr", 7, 128)]),  # 8
+    ]))
+    return str(path)
+
+
+def test_a_tracepoint_the_build_machine_lacks_is_typed_from_btf(tmp_path):
+    """With --btf FILE, a tracepoint the build machine's tracefs lacks takes
+    its fields from FILE's struct trace_event_raw_EVENT: names, sizes and
+    types (a __data_loc_NAME member is the __data_loc field NAME; ent the
+    common_* fields); the tracer reads the offsets from the device's format
+    file, as for every tracepoint. In a guest: tests/vm/cases/bt-tracepoint-btf.test."""
+    btf = made_up_event_btf(tmp_path)
+    prog = lower('tracepoint:plyc:plyc_made_up { printf("%s %d %d %p\\n", str(args->name), args.value, '
+                 'args->common_pid, args->ptr); }\n', btf=btf)
+    fields = prog.probes[0].tp_fields
+    assert [(f.name, f.ctype, f.size, f.signed, f.type.kind) for f in fields.values()] == [
+        ("name", "__data_loc char[]", 4, True, "dataloc"), ("value", "int", 4, True, "int"),
+        ("common_pid", "int", 4, True, "int"), ("ptr", "char *", 8, False, "int")]
+    assert "no field 'nope'" in err("tracepoint:plyc:plyc_made_up { @ = args->nope; }", btf=btf)
+    # without --btf, or an event FILE has no struct of: the build machine's error
+    assert "no tracepoint plyc:plyc_made_up on the build machine\n" in err(
+        "tracepoint:plyc:plyc_made_up { @ = args->value; }")
+    assert ("no tracepoint plyc:other on the build machine, nor a struct trace_event_raw_other in "
+            f"{btf} (an event of a class") in err("tracepoint:plyc:other { @ = args->value; }", btf=btf)
