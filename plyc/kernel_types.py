@@ -5,6 +5,7 @@ script touches and carry preserve_access_index, so every read is a CO-RE
 relocation that the device's kernel resolves when the tracer loads."""
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from . import btf as B
@@ -47,6 +48,25 @@ class KernelTypes:
                 self._btf = module
                 return self.lookup(words)
         return None
+
+    def use_module(self, name: str) -> B.BTF:
+        """Module `name`'s split BTF, read from here on (it holds the kernel's
+        types too, same ids), as a module's type makes it (lookup): one
+        module a program. BTFError where it is not loaded on the build
+        machine or another module's BTF is in use."""
+        b = self.btf
+        if b.base is not None:
+            if os.path.basename(b.path) == name:
+                return b
+            raise B.BTFError(f"the program already reads module {os.path.basename(b.path)}'s BTF: "
+                             f"one module's types a program")
+        found = B.module(b, name) if self.path is None else None
+        if found is None:
+            raise B.BTFError(f"module {name}'s BTF is not on the build machine (/sys/kernel/btf/{name}: "
+                             "the module is not loaded here" + (", and --btf reads no modules)" if self.path
+                                                               else ")"))
+        self._btf = found
+        return found
 
     def pointer_to(self, tid: int) -> T.Type:
         b = self.btf

@@ -31,6 +31,7 @@ struct kfstate {
 	size_t n;
 	int *fds;                  /* the clones' programs and links (2 per function after the first) */
 	size_t nfds;
+	int module_fd;             /* the module's BTF object in the kernel (a clone's target's), or -1 */
 };
 
 static const struct plyc_kfunc_data *D(const struct plyc_probe_ctx *c)
@@ -127,6 +128,7 @@ static int resolve(struct plyc_probe_ctx *c)
 
 	if (!(c->state = k = calloc(1, sizeof(*k))))
 		return -1;
+	k->module_fd = -1;
 	k->btf = btf__load_vmlinux_btf();
 	if (!k->btf)
 		return plyc_probe_fatal(c->prog, c->pr, "kfunc probes need the kernel's BTF "
@@ -230,6 +232,30 @@ static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
 	return 0;
 }
 
+/* The kernel's BTF object of module `name` (its fd), which a program
+ * attached to one of its functions names with the function's id; -1 where
+ * none is found. */
+static int module_btf_fd(const char *name)
+{
+	__u32 id = 0;
+
+	while (!bpf_btf_get_next_id(id, &id)) {
+		struct bpf_btf_info info = { 0 };
+		__u32 len = sizeof(info);
+		char got[64] = "";
+		int fd = bpf_btf_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		info.name = (__u64)(unsigned long)got;
+		info.name_len = sizeof(got);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.kernel_btf && !strcmp(got, name))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
 /* Function i of a wildcard: the program's instructions loaded again for it. */
 static int attach_clone(struct plyc_probe_ctx *c, struct bpf_program *bp, size_t i)
 {
@@ -243,6 +269,12 @@ static int attach_clone(struct plyc_probe_ctx *c, struct bpf_program *bp, size_t
 	if (!fds)
 		return ENOMEM;
 	k->fds = fds;
+	if (D(c)->module) {
+		/* a module's function id is in its split BTF: name the object */
+		if (k->module_fd < 0 && (k->module_fd = module_btf_fd(D(c)->module)) < 0)
+			return ENOENT;
+		opts.attach_btf_obj_fd = (__u32)k->module_fd;
+	}
 	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, bpf_program__name(bp), "GPL", bpf_program__insns(bp),
 			     bpf_program__insn_cnt(bp), &opts);
 	if (prog < 0)
@@ -313,6 +345,8 @@ static void release(struct plyc_probe_ctx *c)
 		return;
 	for (i = k->nfds; i > 0; i--)
 		close(k->fds[i - 1]);
+	if (k->module_fd >= 0)
+		close(k->module_fd);
 	for (i = 0; i < k->n; i++)
 		free(k->names[i]);
 	free(k->fds);
@@ -321,6 +355,7 @@ static void release(struct plyc_probe_ctx *c)
 	btf__free(k->btf);
 	btf__free(k->base);
 	memset(k, 0, sizeof(*k));
+	k->module_fd = -1;
 }
 
 const struct plyc_provider plyc_provider_kfunc = {
