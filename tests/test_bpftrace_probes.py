@@ -252,7 +252,7 @@ def test_a_tracepoint_the_build_machine_lacks_is_typed_from_btf(tmp_path):
     assert "no tracepoint plyc:plyc_made_up on the build machine\n" in err(
         "tracepoint:plyc:plyc_made_up { @ = args->value; }")
     assert ("no tracepoint plyc:other on the build machine, nor a struct trace_event_raw_other in "
-            f"{btf} (an event of a class") in err("tracepoint:plyc:other { @ = args->value; }", btf=btf)
+            f"{btf}, nor one of a class of events") in err("tracepoint:plyc:other { @ = args->value; }", btf=btf)
 
 
 def _module_with_functions(folder, base):
