@@ -310,3 +310,27 @@ def test_kfunc_arguments_of_a_module_function_and_a_module_wildcard(tmp_path, mo
     # vmlinux's own functions are not the module's
     assert err("kfunc:plyc_mod:vfs_read { @ = sum(args.count); }").startswith(
         "tool.bt:1:1: error: the build machine's module plyc_mod's BTF has no function vfs_read")
+
+
+@pytest.mark.parametrize("group,event", [
+    ("sched", "sched_switch"), ("sched", "sched_process_exec"), ("timer", "hrtimer_start"),
+    ("irq", "irq_handler_entry"), ("kmem", "kmalloc"),
+    ("writeback", "writeback_dirty_folio"),     # an event of a class (writeback_folio_template)
+])
+def test_tracepoint_fields_from_btf_are_the_format_files(group, event):
+    """What --btf types a tracepoint the build machine lacks with (tp_btf.py)
+    is what this machine's format file says of its own events: the same
+    fields, sizes and types, common_* and __data_loc ones included."""
+    from plyc import btf as B, tp_btf, tracefs
+    fmt = tracefs.event_fields(group, event)
+    got = tp_btf.event_fields(B.load("/sys/kernel/btf/vmlinux"), "vmlinux", group, event)
+    assert [(f.name, f.size, f.type) for f in got.values()] == [(f.name, f.size, f.type) for f in fmt.values()]
+
+
+def test_an_event_of_an_ambiguous_class_is_not_typed_from_btf():
+    """sched_wakeup's class takes a task_struct * as other classes do: which
+    struct is its record BTF does not say, and the error says what was looked for."""
+    from plyc import btf as B, tp_btf, tracefs
+    with pytest.raises(tracefs.TracefsError, match="nor one of a class of events whose __bpf_trace_CLASS takes "
+                       "btf_trace_sched_wakeup's arguments"):
+        tp_btf.event_fields(B.load("/sys/kernel/btf/vmlinux"), "vmlinux", "sched", "sched_wakeup")
