@@ -191,6 +191,11 @@ def test_iter_path_is_a_sleepable_iterator():
     prog = lower('iter:task_file { printf("%s\\n", path(ctx->file->f_path)); }\n')
     assert prog.probes[0].sleepable
     assert not lower('iter:task_file { printf("%d\\n", ctx->fd); }\n').probes[0].sleepable
+    # path(p, size) (current bpftrace): a string of that size (256 without)
+    assert "printf 1 (path(ctx:struct bpf_iter__task_file *->file:struct file *->f_path:struct):char[64])" in \
+        probe_lines('iter:task_file { printf("%s\\n", path(ctx->file->f_path, 64)); }\n')[1]
+    assert err('iter:task_file { printf("%s\\n", path(ctx->file->f_path, 0)); }').startswith(
+        "tool.bt:1:57: error: path()'s size must be a constant from 1 to 4096")
     assert probe_lines('iter:task_vma { @[path(ctx->vma->vm_file->f_path)] = count(); }\n')[1].startswith(
         "  @[path(ctx:struct bpf_iter__task_vma *->vma:struct vm_area_struct *->vm_file:struct file *->f_path")
 
