@@ -46,7 +46,7 @@ from .trees import const_value, walk
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
 AGG_NAMES = {"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg",
-             "hist": "hist", "lhist": "lquantize", "stats": "stats"}
+             "hist": "hist", "lhist": "lquantize", "stats": "stats", "tseries": "tseries"}
 AGGREGATIONS = tuple(AGG_NAMES)
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
@@ -56,7 +56,7 @@ FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(st
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
     "cgroup_path "
-    "skboutput unwatch percpu_kaddr print_map tseries".split())
+    "skboutput unwatch percpu_kaddr print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}
@@ -65,6 +65,18 @@ INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int3
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 # Operators whose value is current bpftrace's bool (printed true/false).
 BOOL_OPS = ("==", "!=", "<", "<=", ">", ">=", "&&", "||")
+
+
+def tseries_call(low, call: A.Call) -> A.Call:
+    """tseries(x, interval_ns, n[, aggregator]) as the table's four arguments
+    (no aggregator: "", the last value), its argument count checked as
+    bpftrace words it."""
+    if not 3 <= len(call.args) <= 4:
+        more = "at least 3" if len(call.args) < 3 else "at most 4"
+        low.err(f"tseries() requires {more} arguments ({len(call.args)} provided)", call.span)
+    if len(call.args) == 4:
+        return call
+    return replace(call, args=[*call.args, A.Str(b"", span=call.span)])
 
 
 def as_bool(typ: T.Type) -> T.Type:
@@ -400,6 +412,8 @@ class Typer(Sema):
 
     def agg_assign(self, target: A.Map, value: A.Call, span) -> ir.Aggregate:
         agg = AGG.AGGREGATIONS[AGG_NAMES[value.name]]
+        if value.name == "tseries":
+            value = tseries_call(self, value)
         info, keys = self.map_ref(target, writing=True)
         # bpftrace's aggregations hold plain numbers
         return self.aggregate(info, keys, agg, value.name, value, span, keeps_meaning=False)
