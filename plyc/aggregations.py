@@ -94,10 +94,12 @@ def _ts_params(chk, info, call):
         chk.err(f"tseries() has more than {TSERIES_MAX_INTERVALS} intervals in plyc", call.span,
                 "plyc keeps a time series in one per-CPU map value, which the kernel caps at 32 KiB")
     name = chk.literal_string(call.args[3]) if len(call.args) > 3 else b""
-    if name is None or name.decode("utf-8", "replace") not in TSERIES_AGGREGATORS:
-        got = name.decode("utf-8", "replace") if name is not None else "?"
+    if name is None:
+        chk.err("tseries()'s aggregation function must be a string literal: avg, max, min or sum",
+                call.args[3].span)
+    if name.decode("utf-8", "replace") not in TSERIES_AGGREGATORS:
         chk.err("tseries() expects one of the following aggregation functions: avg, max, min, sum "
-                f"(\"{got}\" provided)", call.span)
+                f"(\"{name.decode('utf-8', 'replace')}\" provided)", call.span)
     params = (interval, n, TSERIES_AGGREGATORS.index(name.decode()))
     if info.params and info.params != params:
         chk.err("Different tseries bounds in a single map unsupported", call.span)
