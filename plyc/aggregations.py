@@ -86,10 +86,11 @@ def _ts_params(chk, info, call):
     messages."""
     interval = chk.const_int(call.args[1], "tseries: invalid interval_ns value (must be non-negative literal)")
     n = chk.const_int(call.args[2], "tseries: invalid num_intervals value (must be non-negative literal)")
-    if interval <= 0:
-        chk.err(f"tseries() interval_ns must be >= 1 ({interval} provided)", call.span)
-    if n <= 0:
-        chk.err(f"tseries() num_intervals must be >= 1 ({n} provided)", call.span)
+    for value, what in ((interval, "interval_ns"), (n, "num_intervals")):
+        if value < 0 or value >= 1 << 63:
+            chk.err(f"tseries: invalid {what} value (must be non-negative literal)", call.span)
+        if value == 0:
+            chk.err(f"tseries() {what} must be >= 1 (0 provided)", call.span)
     if n > TSERIES_MAX_INTERVALS:
         chk.err(f"tseries() has more than {TSERIES_MAX_INTERVALS} intervals in plyc", call.span,
                 "plyc keeps a time series in one per-CPU map value, which the kernel caps at 32 KiB")

@@ -76,6 +76,8 @@ def test_config():
     ('@t = tseries(1, 1s, $1);', "tseries: invalid num_intervals value (must be non-negative literal)"),
     ('@t = tseries(1, 0, 3);', "tseries() interval_ns must be >= 1 (0 provided)"),
     ('@t = tseries(1, 1s, 0);', "tseries() num_intervals must be >= 1 (0 provided)"),
+    ('@t = tseries(1, 1s, -1);', "tseries: invalid num_intervals value (must be non-negative literal)"),
+    ('@t = tseries(1, 0x8000000000000000, 3);', "tseries: invalid interval_ns value (must be non-negative literal)"),
     ('@t = tseries(1, 1s, 1001);', "tseries() has more than 1000 intervals in plyc"),
     ('@t = tseries(1, 1s, 3, "stats");',
      'tseries() expects one of the following aggregation functions: avg, max, min, sum ("stats" provided)'),
