@@ -30,6 +30,8 @@ def test_ir_and_layout():
     t, u = res.map("@t"), res.map("@u")
     # a slot of 24 bytes per interval, per CPU (min/max and the last value can't be shared adds)
     assert (t.value_size, t.bpf_type, t.agg) == (72, "BPF_MAP_TYPE_PERCPU_HASH", "PLYC_A_TSERIES")
+    # sized as a histogram's map (--hist-entries): before 6.1 the kernel preallocates it
+    assert t.max_entries == resources.DEFAULT_HIST_ENTRIES
     assert (u.value_size, u.bpf_type) == (48, "BPF_MAP_TYPE_PERCPU_ARRAY")
     header = driver.compile_source('BEGIN { @t = tseries(-3, 10ms, 4); }', "tool.bt",
                                    driver.Options()).generated.header

@@ -211,7 +211,8 @@ def _map_res(info: ir.Map, cname: str, opts, arch: str = "x86_64") -> MapRes:
         bpf_type = storage(bool(keys), nbuckets, arch)
         if not keys:
             entries = 1
-        elif nbuckets:
+        elif nbuckets or agg.name == "tseries":
+            # a tseries value is 24 bytes an interval, per CPU: sized as a histogram's
             entries = opts.get("hist_entries", DEFAULT_HIST_ENTRIES)
         else:
             entries = opts.get("map_entries", DEFAULT_MAP_ENTRIES)
