@@ -12,6 +12,7 @@ import pytest
 from plyc import driver
 from plyc.diag import PlycError
 from plyc.frontends.bpftrace import parse
+from plyc.ir.dump import dump
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,6 +82,23 @@ def test_errors_in_an_imported_file_name_it_and_its_line(tmp_path):
     assert error_of(tmp_path) == (f"{lib}:2:14: error: unknown identifier 'nosuch'\n"
                                   "BEGIN { $y = nosuch; }\n             ^~~~~~")
     assert error_of(tmp_path, "main2.bt").startswith(f"{tmp_path / 'syntax.bt'}:3:3: error: ")
+
+
+def test_errors_in_an_imported_definition_name_its_file(tmp_path):
+    write(tmp_path, {
+        "types.bt": '\n\nstruct bad { nosuchtype x; }\n',
+        "a.bt": 'struct a { int x; }\n', "b.bt": '\nstruct a { int y; }\n',
+        "packed.bt": 'struct p { char c; int i; } __attribute__((packed))\n',
+        "main.bt": 'import "types.bt";\nBEGIN { }\n',
+        "main2.bt": 'import "a.bt";\nimport "b.bt";\nBEGIN { }\n',
+        "main3.bt": 'import "packed.bt";\nstruct q { char c; int i; }\nBEGIN { printf("%d %d\\n", sizeof(struct p), sizeof(struct q)); }\n',
+    })
+    assert error_of(tmp_path).startswith(f"{tmp_path / 'types.bt'}:3:14: error: unknown type name 'nosuchtype'\n"
+                                         "struct bad { nosuchtype x; }\n")
+    assert error_of(tmp_path, "main2.bt").startswith(f"{tmp_path / 'b.bt'}:2:8: error: struct a is defined twice\n")
+    path = tmp_path / "main3.bt"
+    # packed where it is defined, in the imported file (not at the script's line 1)
+    assert "emit printf 1 (5:u64, 8:u64)" in dump(driver.lower(path.read_text(), str(path), driver.Options()))
 
 
 @pytest.mark.parametrize("files,message", [
