@@ -131,7 +131,15 @@ def _for_map(ty, s: A.For, name: str) -> ir.ForMap:
 
 def lower_jump(ty, s: A.Jump):
     if s.kind == "return":
-        return ir.Return(span=s.span)
+        if s.value is None:
+            return ir.Return(span=s.span)
+        # 0.27 takes a probe's integer return value and keeps nothing of it
+        # (the program's return code): it is run for its effects
+        x = ty.expr(s.value)
+        if not x.type.is_int:
+            ty.err(f"probe return values can only be integers (as bpftrace 0.27's), not {x.type}", s.value.span)
+        run = [ir.CallStmt(x, span=s.span)] if isinstance(x, ir.Call) else []
+        return ir.Block(run + [ir.Return(span=s.span)], span=s.span)
     if not ty.loop_kinds:
         ty.err(f"'{s.kind}' outside a loop", s.span)
     return (ir.Break if s.kind == "break" else ir.Continue)(span=s.span)

@@ -574,9 +574,31 @@ class Parser:
             items = [first] + self.expr_list(")")
             return A.Tuple(items, span=self.span(tok.start))
         if tok.kind == "punct" and tok.text == "{":
-            self.src.fail("block expressions ('{ ...; value }') are not supported by plyc yet",
-                          tok.start, tok.end)
+            self.pos = tok.start
+            return self.block_expr()
         self.fail_at(tok, "expected an expression")
+
+    def block_expr(self) -> A.BlockExpr:
+        """`{ stmt; ...; value }` (current bpftrace): statements, then the
+        block's value, an expression without a ';' after it."""
+        self.enter()
+        try:
+            start = self.expect("{").start
+            stmts = []
+            while True:
+                tok = self.peek()
+                if tok.kind == "eof" or (tok.kind == "punct" and tok.text == "}"):
+                    self.fail_at(tok, "expected the block's value (a block used as a value ends with "
+                                 "an expression without ';': { let $x = 1; $x + 1 })")
+                stmt = self.statement()
+                if isinstance(stmt, A.ExprStmt) and self.accept("}"):
+                    return A.BlockExpr(stmts, stmt.expr, span=self.span(start))
+                stmts.append(stmt)
+                if self.accept(";") or isinstance(stmt, BLOCK_STMTS):
+                    continue
+                self.fail_at(self.peek(), "expected ';' or '}' after the statement")
+        finally:
+            self.depth -= 1
 
     def expr_list(self, close: str) -> list:
         """Comma-separated expressions up to `close` (a trailing comma allowed)."""
