@@ -3,8 +3,8 @@ expressions run before the statement using them (blocks.py). That is what
 bpftrace does wherever the statement evaluates them unconditionally and
 nothing the statement reads outside them is what they change; elsewhere
 they are refused by name, each with the way to write it:
-  - in the right of && or ||, a ternary's branches, a while condition
-    (run only sometimes, or each time round);
+  - in the right of && or ||, a ternary's branches (run only sometimes;
+    a while condition's run each time round: loops.py);
   - in the keys of a `++`, `--` or `x op= v` target (read once, written once);
   - in sizeof()/typeof()/offsetof() (typed, never run);
   - beside a read of what they change, outside them (bpftrace reads left to
@@ -56,9 +56,6 @@ def _placement(n, diag: Collector):
     elif isinstance(n, A.Ternary) and (has_effect(n.then) or has_effect(n.other)):
         _refuse(n.then if has_effect(n.then) else n.other, f"in a branch of '?:' ({CONDITIONAL})", diag,
                 "use an if statement")
-    elif isinstance(n, A.While) and has_effect(n.cond):
-        _refuse(n.cond, "in a while condition (plyc runs it once, before the loop)", diag,
-                "compute it at the end of the loop's body")
     elif isinstance(n, (A.Sizeof, A.Offsetof)) and has_effect(n.arg):
         _refuse(n.arg, f"in {type(n).__name__.lower()}() (typed, never run)", diag)
     elif isinstance(n, A.TypeName) and n.of is not None and has_effect(n.of):
@@ -82,7 +79,7 @@ def _statement(n) -> list:
         return [[n.value]]
     if isinstance(n, A.ExprStmt):
         return [[n.expr]]
-    if isinstance(n, A.If):
+    if isinstance(n, (A.If, A.While)):
         return [[n.cond]]
     if isinstance(n, A.Jump) and n.value is not None:
         return [[n.value]]

@@ -39,8 +39,18 @@ def pair_base(n) -> tuple:
 
 
 def lower_while(ty, s: A.While) -> ir.While:
-    cond = ty.cond(s.cond)
+    outer, ty.before = ty.before, []
+    try:
+        cond = ty.cond(s.cond)
+        first = ty.before       # what the condition runs first (`$i++ < 3`: blocks.py)
+    finally:
+        ty.before = outer
     body = in_loop(ty, s.body)
+    if first:
+        # run each time round: `while (1) { first; if (!cond) break; body }`
+        leave = ir.If(ty.unary("!", cond, s.cond.span), ir.Break(span=s.span), span=s.span)
+        body = ir.Block(first + [leave, body], span=s.span)
+        cond = ir.IntConst(1, type=T.S64, span=s.span)
     return ir.While(cond, body, span=s.span)
 
 

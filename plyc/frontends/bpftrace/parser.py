@@ -591,8 +591,9 @@ class Parser:
                     self.fail_at(tok, "expected the block's value (a block used as a value ends with "
                                  "an expression without ';': { let $x = 1; $x + 1 })")
                 stmt = self.statement()
-                if isinstance(stmt, A.ExprStmt) and self.accept("}"):
-                    return A.BlockExpr(stmts, stmt.expr, span=self.span(start))
+                value = as_value(stmt)
+                if value is not None and self.accept("}"):
+                    return A.BlockExpr(stmts, value, span=self.span(start))
                 stmts.append(stmt)
                 if self.accept(";") or isinstance(stmt, BLOCK_STMTS):
                     continue
@@ -749,6 +750,18 @@ def parse(text: str, filename: str = "<script>") -> A.Program:
         return program
     except PlycError as err:
         raise PlycError(err.diags, filename, text) from None
+
+
+def as_value(stmt) -> Optional[A.Expr]:
+    """A block's last statement as its value: an expression, or a block
+    ending with one (`{ let $v = 3; { $v * $v } }`)."""
+    if isinstance(stmt, A.ExprStmt):
+        return stmt.expr
+    if isinstance(stmt, A.Block) and stmt.stmts:
+        value = as_value(stmt.stmts[-1])
+        if value is not None:
+            return A.BlockExpr(stmt.stmts[:-1], value, span=stmt.span)
+    return None
 
 
 def reads_twice_alike(e: A.Expr) -> bool:
