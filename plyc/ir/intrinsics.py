@@ -70,6 +70,7 @@ CLOCK = _i("_clock", "a clock's nanoseconds (its name a string: monotonic, boot,
 STRERROR = _i("strerror", "its argument, typed as an errno the tracer prints as text")
 SIGNAL_NAME = _i("signal_name", "its argument, typed as a signal number the tracer prints as text")
 SYSCALL_NAME = _i("syscall_name", "its argument, typed as a syscall number the tracer prints as its name")
+ADDR = _i("_addr", "the address of a scratch local on the BPF stack (bpftrace's &$x)", args=NONE)
 USERMODE = _i("usermode", "1 if the probed context (pt_regs) was in user mode (x86_64)")
 
 # Sizes both sides need: join()'s strings (bpftrace 0.17's limits: 16

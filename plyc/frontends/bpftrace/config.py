@@ -17,7 +17,8 @@ missing_probes  error, warn or ignore: a probe whose target the device lacks
                  stops the tracer, or is left out (runtime-c/probes/attach.c)
 Accepted at the one behaviour plyc has: stack_mode=bpftrace,
 str_trunc_trailer="" (bpftrace 0.17 adds no trailer, nor does plyc),
-unstable_macro=enable or warn (macros are always expanded)."""
+unstable_macro=enable or warn (macros are always expanded), unstable_addr
+at any value (0.27: "deprecated and has no effect"; '&' is always on)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -34,9 +35,10 @@ NUMBERS = {"max_strlen": bounds.STRSIZE, "max_map_keys": bounds.MAP_ENTRIES,
            "perf_rb_pages": (1, bounds.BUFFER_SIZE[1] // 4096), "on_stack_limit": (0, 256)}
 BOOLS = ("print_maps_on_exit",)
 # Variables plyc has one behaviour of: its values are accepted, others refused
-# (macros are always on: bpftrace's unstable_macro=warn only adds a warning).
+# (macros are always on: bpftrace's unstable_macro=warn only adds a warning;
+# 0.27 ignores unstable_addr).
 FIXED = {"stack_mode": ("bpftrace",), "missing_probes": ("error", "warn", "ignore"), "str_trunc_trailer": ("",),
-         "unstable_macro": ("enable", "warn")}
+         "unstable_macro": ("enable", "warn"), "unstable_addr": ("enable", "warn", "error")}
 # The rest of bpftrace's variables: refused by name, with why.
 REFUSED = {
     "cache_user_symbols": "plyc's tracers always keep a file's symbols, once per file (device and inode)",
@@ -51,7 +53,6 @@ REFUSED = {
     "max_type_res_iterations": "plyc resolves types through BTF",
     "unstable_map_decl": "plyc has no map declarations yet",
     "unstable_tseries": "plyc has no tseries() yet",
-    "unstable_addr": "plyc has no '&' yet",
     "unstable_import": "plyc has no imports yet",
 }
 PAGE = 4096

@@ -102,9 +102,7 @@ def refuse(st: "Lowering", diag: Collector):
     for probe in prog.probes:
         for n in walk([probe.predicate, probe.body]):
             what = None
-            if isinstance(n, A.Unary) and n.op == "&":
-                what = "the address-of operator '&'"
-            elif isinstance(n, A.Cast) and n.type.array_len is not None:
+            if isinstance(n, A.Cast) and n.type.array_len is not None:
                 what = "a cast to an array"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
@@ -713,6 +711,8 @@ class Typer(Sema):
     def expr_Unary(self, e: A.Unary):
         if e.op == "*":
             return V.deref(self, e)
+        if e.op == "&":
+            return pointers.address_of(self, e)
         node = self.unary(e.op, self.expr(e.operand), e.span)
         if e.op == "!":
             node.type = as_bool(node.type)
