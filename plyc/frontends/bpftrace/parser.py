@@ -120,6 +120,10 @@ class Parser:
                 config = self.config_block()
             elif word == "macro" and self.peek(1).kind == "ident":
                 macros.append(self.macro())
+            elif word == "fn" and self.peek(1).kind == "ident" and self.at("(", 2):
+                self.src.fail("user-defined functions ('fn') are not supported: bpftrace 0.27 parses them, but a "
+                              "call to one is an \"Unknown function\" there and a script defining one crashes it",
+                              pos, pos + 2, "write it as a macro: macro add(a, b) { a + b }")
             elif word == "import":
                 self.src.fail("'import' is not supported by plyc yet", pos, pos + 6)
             elif word == "let" and self.peek(1).kind == "map":
