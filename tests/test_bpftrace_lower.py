@@ -845,8 +845,8 @@ EFFECTS_REFUSED = [
      "tool.bt:1:55: error: the address of $s, a char[8], is not supported by plyc yet (only of an integer "
      "or a pointer)\n"
      'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 54 + "^~~\n"
-     "tool.bt:1:68: error: probe return values can only be integers (as bpftrace 0.27's), not char[8]\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 67 + "^~~"),
+     "tool.bt:1:67: error: probe return values can only be integers (as bpftrace 0.27's), not char[8]\n"
+     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 66 + "^~~"),
 ]
 
 
