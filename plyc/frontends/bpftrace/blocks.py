@@ -135,7 +135,7 @@ def incdec_value(ty, e: A.IncDec) -> ir.Expr:
         value = ty.expr(e.target)
     else:
         value = ty.expr(e.target)
-    if not value.type.is_int or value.type.is_pointer:
+    if not value.type.is_int:
         ty.err(f"'{e.op}' needs an integer, not {value.type}", e.target.span)
     name = _temp(ty, e, value.type, "incdec")
     ty.before.append(ir.SetLocal(name, value, span=e.span))
