@@ -37,7 +37,7 @@ from ...kernel_types import KernelTypes
 from ...sema import Sema, TypeRef, looks
 from . import ast as A
 from . import builtins as BT
-from . import cdefs, config, constants, decls, division, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs
+from . import blocks, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs
 from . import specs as S
 from . import stdlib
 from . import tuples
@@ -101,7 +101,8 @@ def _prints_tuple(n) -> bool:
 
 
 def refuse(st: "Lowering", diag: Collector):
-    st.ast = prog = macros.expand(st.ast, diag)      # macros are gone from here on
+    st.ast = prog = blocks.scope(macros.expand(st.ast, diag), diag)    # macros are gone from here on
+    effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
     st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
     for name, value in st.cdefs.constants.items():     # enumerators
@@ -113,14 +114,8 @@ def refuse(st: "Lowering", diag: Collector):
     for probe in prog.probes:
         for n in walk([probe.predicate, probe.body]):
             what = None
-            if isinstance(n, A.Jump) and n.value is not None:
-                what = "return with a value"
-            elif isinstance(n, A.Unary) and n.op == "&":
-                what = "the address-of operator '&'"
-            elif isinstance(n, A.Cast) and n.type.array_len is not None:
+            if isinstance(n, A.Cast) and n.type.array_len is not None:
                 what = "a cast to an array"
-            elif isinstance(n, A.IncDec) and not _is_statement(probe, n):
-                what = f"'{n.op}' inside an expression"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
             elif isinstance(n, A.Call) and n.name == "comm" and n.args:
@@ -150,10 +145,6 @@ def _one_iterator(prog: A.Program, diag: Collector):
         diag.error(f"{other.text} beside {iters[0].text}: a script with an iter probe has no other probe "
                    "than BEGIN and END", other.span,
                    "the iteration runs once, then the run ends (as bpftrace's)")
-
-
-def _is_statement(probe: A.Probe, n: A.IncDec) -> bool:
-    return any(isinstance(s, A.ExprStmt) and s.expr is n for s in walk(probe.body))
 
 
 # --- resolve ---------------------------------------------------------------------
@@ -289,7 +280,8 @@ class Typer(Sema):
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
         self.assigned_values: set = set()   # the probe's $names given a value by `=` (assigned_names)
-        self.before: list = []          # statements to run before the one being typed (delete()'s value)
+        self.before: list = []          # statements to run before the one being typed (delete()'s value, blocks.py)
+        self.temps: dict = {}           # a value's own local by its node (blocks.py)
 
     def stmt(self, s):
         """A statement, after what its expressions need run first."""
@@ -299,8 +291,8 @@ class Typer(Sema):
             before = self.before
         finally:
             self.before = outer
-        if before and node is not None:
-            return ir.Block(before + [node], span=s.span)
+        if before:
+            return ir.Block(before + ([node] if node is not None else []), span=s.span)
         return node
 
     def assigned_names(self, body) -> set:
@@ -683,6 +675,12 @@ class Typer(Sema):
             typ = replace(typ, user=True)   # bpftrace keeps a user pointer's address space
         return ir.KMember(obj, e.name, type=typ)
 
+    def expr_BlockExpr(self, e: A.BlockExpr):
+        return blocks.block_value(self, e)
+
+    def expr_IncDec(self, e: A.IncDec):
+        return blocks.incdec_value(self, e)
+
     def expr_Tuple(self, e: A.Tuple):
         return tuples.make(self, e)
 
@@ -727,6 +725,8 @@ class Typer(Sema):
     def expr_Unary(self, e: A.Unary):
         if e.op == "*":
             return V.deref(self, e)
+        if e.op == "&":
+            return pointers.address_of(self, e)
         node = self.unary(e.op, self.expr(e.operand), e.span)
         if e.op == "!":
             node.type = as_bool(node.type)

@@ -120,6 +120,10 @@ class Parser:
                 config = self.config_block()
             elif word == "macro" and self.peek(1).kind == "ident":
                 macros.append(self.macro())
+            elif word == "fn" and self.peek(1).kind == "ident" and self.at("(", 2):
+                self.src.fail("user-defined functions ('fn') are not supported: bpftrace 0.27 parses them, but a "
+                              "call to one is an \"Unknown function\" there and a script defining one crashes it",
+                              pos, pos + 2, "write it as a macro: macro add(a, b) { a + b }")
             elif word == "import":
                 if probes or macros:
                     self.src.fail("an import must come before macros and probes", pos, pos + 6)
@@ -586,9 +590,32 @@ class Parser:
             items = [first] + self.expr_list(")")
             return A.Tuple(items, span=self.span(tok.start))
         if tok.kind == "punct" and tok.text == "{":
-            self.src.fail("block expressions ('{ ...; value }') are not supported by plyc yet",
-                          tok.start, tok.end)
+            self.pos = tok.start
+            return self.block_expr()
         self.fail_at(tok, "expected an expression")
+
+    def block_expr(self) -> A.BlockExpr:
+        """`{ stmt; ...; value }` (current bpftrace): statements, then the
+        block's value, an expression without a ';' after it."""
+        self.enter()
+        try:
+            start = self.expect("{").start
+            stmts = []
+            while True:
+                tok = self.peek()
+                if tok.kind == "eof" or (tok.kind == "punct" and tok.text == "}"):
+                    self.fail_at(tok, "expected the block's value (a block used as a value ends with "
+                                 "an expression without ';': { let $x = 1; $x + 1 })")
+                stmt = self.statement()
+                value = as_value(stmt)
+                if value is not None and self.accept("}"):
+                    return A.BlockExpr(stmts, value, span=self.span(start))
+                stmts.append(stmt)
+                if self.accept(";") or isinstance(stmt, BLOCK_STMTS):
+                    continue
+                self.fail_at(self.peek(), "expected ';' or '}' after the statement")
+        finally:
+            self.depth -= 1
 
     def expr_list(self, close: str) -> list:
         """Comma-separated expressions up to `close` (a trailing comma allowed)."""
@@ -742,6 +769,18 @@ def parse(text: str, filename: str = "<script>") -> A.Program:
         return program
     except PlycError as err:
         raise PlycError(err.diags, filename, text) from None
+
+
+def as_value(stmt) -> Optional[A.Expr]:
+    """A block's last statement as its value: an expression, or a block
+    ending with one (`{ let $v = 3; { $v * $v } }`)."""
+    if isinstance(stmt, A.ExprStmt):
+        return stmt.expr
+    if isinstance(stmt, A.Block) and stmt.stmts:
+        value = as_value(stmt.stmts[-1])
+        if value is not None:
+            return A.BlockExpr(stmt.stmts[:-1], value, span=stmt.span)
+    return None
 
 
 def reads_twice_alike(e: A.Expr) -> bool:
