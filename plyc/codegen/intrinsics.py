@@ -250,9 +250,13 @@ def emit_clock(g, call):
 
 def emit_addr(g, call):
     """&$x: the local's place on the BPF stack (taking it keeps the local
-    there, so a read through the pointer sees its value)."""
+    there, so a read through the pointer sees its value); a narrow integer
+    kept in a wider local is at the local's low end, last on big-endian."""
     local = call.args[0]
-    place = g.local_ref[local.name] if local.type.is_bytes else "&" + loops.local_c(local.name)
+    if local.type.is_bytes:
+        place = g.local_ref[local.name]
+    else:
+        place = f"PLYC_LOW_BYTES(&{loops.local_c(local.name)}, {local.type.size})"
     return f"((__u64)(unsigned long){place})"
 
 
