@@ -261,6 +261,10 @@ const char *plyc_value_text(const struct plyc_type *t, const void *data, char *b
  * (values/syscalls.c). */
 const char *plyc_syscall_name(long nr);
 
+/* An errno's text as bpftrace 0.27 prints it (strerror()), the same with
+ * every C library (values/errnos.c). */
+const char *plyc_errno_text(int32_t err);
+
 /* printf's %s of a kernel address, as the style prints it: plyc_ksym, or
  * bpftrace's ksym(). */
 const char *plyc_ksym_text(uint64_t addr, char *buf, size_t len);

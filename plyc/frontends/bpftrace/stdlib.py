@@ -4,8 +4,9 @@ is a typing rule called by
 lower.py's Typer (`chk`), giving IR: a core intrinsic (plyc/ir/intrinsics.py)
 or kernel members read through BTF. bpftrace 0.27 writes most of them as
 macros of its stdlib (src/stdlib/*.bt); the values are the same, but for the
-texts of strerror() and signal_name(): 0.27 copies them from a table of its
-own in BPF, plyc's tracer asks its C library (strerror(3), strsignal(3))."""
+text of signal_name(): 0.27 copies it from a table of its own in BPF, plyc's
+tracer asks its C library (strsignal(3)); strerror()'s text is 0.27's table's
+in the tracer (runtime-c/values/errnos.c)."""
 from __future__ import annotations
 
 import ipaddress
@@ -85,6 +86,8 @@ def _text_of(func, fmt: str):
         x = chk.expr(call.args[0])
         if not x.type.is_int or x.type.is_pointer:
             chk.err(f"{call.name}() needs an integer, got {x.type}", call.args[0].span)
+        if x.type.size != 4:        # bpftrace's (int32) of the argument
+            x = ir.Cast(x, type=T.Int(4, True), span=x.span)
         return ir.Call(func, [x], type=T.Int(4, True, fmt), span=call.span)
     return check
 
