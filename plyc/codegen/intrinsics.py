@@ -253,6 +253,25 @@ def emit_usermode(g, call):
     return "((__u64)((((struct pt_regs *)ctx)->cs & 3) == 3))"
 
 
+def emit_comm_of(g, call):
+    # bpftrace 0.27's: the kfunc's task (a reference, released), else N/A.
+    # The kfunc is no weak symbol: on a kernel without it (before 6.2)
+    # libbpf stops the load, and the tracer says why (load/loader.c).
+    dst = g.local_bytes(call.type.size)
+    pid = g.scalar(call.args[0])
+    g.line("{")
+    g.line(f"\tstruct task_struct *task = bpf_task_from_pid((__s32)({pid}));")
+    g.line("\tif (task) {")
+    g.line(f"\t\tif (bpf_core_read_str({dst}, sizeof({dst}), &task->comm) < 0)")
+    g.line(f"\t\t\t{dst}[0] = 0;")
+    g.line("\t\tbpf_task_release(task);")
+    g.line("\t} else {")
+    g.line(f'\t\tplyc_copy_str({dst}, sizeof({dst}), "N/A", 4);')
+    g.line("\t}")
+    g.line("}")
+    return dst
+
+
 EMIT = {
     I.STR: emit_str,
     I.MEM: emit_mem,
@@ -288,6 +307,7 @@ EMIT = {
     I.STRERROR: emit_same,
     I.SIGNAL_NAME: emit_same,
     I.SYSCALL_NAME: emit_same,
+    I.COMM_OF: emit_comm_of,
 }
 
 

@@ -111,8 +111,6 @@ def refuse(st: "Lowering", diag: Collector):
                 what = f"'{n.op}' inside an expression"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
-            elif isinstance(n, A.Call) and n.name == "comm" and n.args:
-                what = "comm(pid)"      # 0.27's: the bpf_task_from_pid kfunc (Linux 6.2)
             elif isinstance(n, A.Call) and n.name == "typeof":     # lets.py reads `let $x: typeof(e)`
                 what = "typeof() outside 'let $x: typeof(e)'"
             elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET and not _iterates(probe):

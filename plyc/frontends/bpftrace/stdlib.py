@@ -56,6 +56,24 @@ def _as_variable(chk, call: A.Call):
     return chk.expr(A.Ident(call.name, span=call.span))
 
 
+def check_comm(chk, call: A.Call):
+    """comm, comm(): the current task's; comm(pid): that pid's task's, read
+    as 0.27 does through the bpf_task_from_pid kfunc (Linux 6.2), N/A when
+    no task has it."""
+    if not call.args:
+        return _as_variable(chk, call)
+    pid = chk.expr(call.args[0])
+    if not pid.type.is_int or pid.type.is_pointer:
+        chk.err("Only integer supported for comm()'s pid", call.args[0].span)
+    kind = chk.probe.provider.name
+    if kind in TRACER_PROBES:       # run as a raw tracepoint, which may not call it
+        chk.err(f"Syntax comm(PID) is not supported in this probe type yet. Type: {kind}", call.span,
+                "bpftrace 0.27 refuses it there too (the kernel allows the kfunc in other probes)")
+    task = BT.curtask_type(chk, call.span)
+    chk.kernel_member(task, "comm", True, call.span)     # the C reads task->comm (CO-RE)
+    return ir.Call(I.COMM_OF, [pid], type=T.Str(16), span=call.span)
+
+
 def _task_macro(chk, call: A.Call):
     """ppid, pcomm, leader_tid, leader_comm ([task]): 0.27's macros of a task's
     members (the current task's without an argument)."""
@@ -164,7 +182,7 @@ FUNCTIONS = {
     "leader_tid": ((0, 1), _task_macro),
     "leader_comm": ((0, 1), _task_macro),
     "usermode": ((0, 0), _as_variable),
-    "comm": ((0, 0), _as_variable),
+    "comm": ((0, 1), check_comm),
     "strerror": ((1, 1), _text_of(I.STRERROR, "errno")),
     "signal_name": ((1, 1), _text_of(I.SIGNAL_NAME, "signal")),
     "syscall_name": ((1, 1), _text_of(I.SYSCALL_NAME, "syscall")),
