@@ -714,6 +714,15 @@ def test_typed_let_keeps_its_type():
     assert "$x = cast(arg0:u64):u8" in text
 
 
+def test_typeof_in_casts_and_sizeof():
+    """0.27's typeof(): a cast to an expression's type, its size, and
+    typeof(TYPE) as TYPE."""
+    text = dump(lower("kprobe:f { $x = (uint8)1; @m = (int16)2; $y = (typeof($x))arg0; "
+                      "$z = sizeof(typeof(@m)); $w = (typeof(uint32))arg1; let $v: typeof(int16) = 1; }"))
+    assert "$y = cast(arg0:u64):u8" in text and "$z = 2:u64" in text
+    assert "$w = cast(arg1:u64):u32" in text and "local $v: s16" in text
+
+
 @pytest.mark.parametrize("src,message", [
     ("BEGIN { let $x: uint8 = 300; }",
      "tool.bt:1:25: error: type mismatch for $x: 300 does not fit in its type, u8\n"
@@ -724,9 +733,13 @@ def test_typed_let_keeps_its_type():
     ('BEGIN { let $s: string[2] = "abc"; }',
      "tool.bt:1:29: error: type mismatch for $s: a string of 4 bytes does not fit in its char[2]\n"
      'BEGIN { let $s: string[2] = "abc"; }\n' + " " * 28 + "^~~~~"),
-    ("BEGIN { $a = 1; $b = sizeof(typeof($a)); }",
-     "tool.bt:1:29: error: typeof() outside 'let $x: typeof(e)' is not supported by plyc yet\n"
-     "BEGIN { $a = 1; $b = sizeof(typeof($a)); }\n" + " " * 28 + "^~~~~~"),
+    ("BEGIN { $a = 1; $b = typeof($a); }",
+     "tool.bt:1:22: error: typeof() outside a cast, sizeof() or 'let $x: typeof(e)' is not supported by plyc yet\n"
+     "BEGIN { $a = 1; $b = typeof($a); }\n" + " " * 21 + "^~~~~~"),
+    ('BEGIN { $s = "a"; $b = (typeof($s))1; }',
+     "tool.bt:1:25: error: can't cast to typeof() of a value of type char[8]\n"
+     'BEGIN { $s = "a"; $b = (typeof($s))1; }\n' + " " * 24 + "^~~~~~~~~~\n"
+     "note: a cast's type is an integer or a pointer"),
 ])
 def test_typed_let_errors(src, message):
     assert err(src) == message

@@ -41,6 +41,7 @@ from . import cdefs, config, constants, decls, division, events, fargs, headers,
 from . import specs as S
 from . import stdlib
 from . import tuples
+from . import typeof
 from . import values as V
 from .trees import const_value, walk
 
@@ -112,7 +113,7 @@ def refuse(st: "Lowering", diag: Collector):
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
             elif isinstance(n, A.Call) and n.name == "typeof":     # lets.py reads `let $x: typeof(e)`
-                what = "typeof() outside 'let $x: typeof(e)'"
+                what = "typeof() outside a cast, sizeof() or 'let $x: typeof(e)'"
             elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET and not _iterates(probe):
                 what = f"'{n.name}'"
             if what:
@@ -688,6 +689,8 @@ class Typer(Sema):
         return self.index(obj, idx, e.span, e.index.span)
 
     def expr_Cast(self, e: A.Cast):
+        if e.type.base == "typeof":
+            return typeof.cast(self, e)
         script = structs.cast(self, e, lambda: self.expr(e.operand))
         if script is not None:
             return script
@@ -722,6 +725,8 @@ class Typer(Sema):
     def expr_Sizeof(self, e: A.Sizeof):
         if not isinstance(e.arg, A.TypeName):
             return ir.IntConst(self.expr(e.arg).type.size, type=T.U64)
+        if e.arg.base == "typeof":
+            return typeof.sizeof(self, e.arg)
         script = structs.sizeof(self, e.arg)
         if script is not None:
             return script
