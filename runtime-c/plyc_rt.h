@@ -35,6 +35,7 @@ enum plyc_kind {
 	PLYC_K_BOOL,     /* current bpftrace's bool: an integer printed true or false */
 	PLYC_K_ENUM,     /* a script's enum: printed by its name in plyc_rt.enums[width] */
 	PLYC_K_SYSCALL,  /* a syscall number, printed as its name on the target (values/syscalls.c) */
+	PLYC_K_CGROUP_PATH, /* a cgroup id, printed as its paths (values/cgroups.c); filter plyc_rt.time_formats[width] */
 };
 
 struct plyc_field;
@@ -250,7 +251,7 @@ const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len);
 #define PLYC_INET_LEN 48
 const char *plyc_inet_text(const void *data, char *buf, size_t len);
 
-/* A PLYC_K_USERNAME, PLYC_K_MAC, PLYC_K_STRFTIME, PLYC_K_ERRNO, PLYC_K_SIGNAL, PLYC_K_SYSCALL, PLYC_K_BOOL or PLYC_K_ENUM
+/* A PLYC_K_USERNAME, PLYC_K_MAC, PLYC_K_STRFTIME, PLYC_K_ERRNO, PLYC_K_SIGNAL, PLYC_K_SYSCALL, PLYC_K_CGROUP_PATH, PLYC_K_BOOL or PLYC_K_ENUM
  * value as text
  * (btvalues.c); other kinds as an unsigned number. Returns buf. */
 #define PLYC_VALUE_TEXT_LEN 256
@@ -264,6 +265,11 @@ const char *plyc_syscall_name(long nr);
 /* An errno's text as bpftrace 0.27 prints it (strerror()), the same with
  * every C library (values/errnos.c). */
 const char *plyc_errno_text(int32_t err);
+
+/* bpftrace's cgroup_path(id, filter): "name:/path" for each mounted cgroup
+ * hierarchy whose name the glob `filter` matches and that has the id,
+ * joined by ',' (values/cgroups.c). Returns buf. */
+const char *plyc_cgroup_path(uint64_t id, const char *filter, char *buf, size_t len);
 
 /* printf's %s of a kernel address, as the style prints it: plyc_ksym, or
  * bpftrace's ksym(). */

@@ -55,9 +55,9 @@ probe 1 BEGIN -> BEGIN - line 5
 
 
 REFUSED = [
-    ("BEGIN { @x = cgroup_path(1); }",
-     "tool.bt:1:14: error: cgroup_path() is not supported by plyc yet\n"
-     "BEGIN { @x = cgroup_path(1); }\n             ^~~~~~~~~~~"),
+    ("BEGIN { @x = skboutput(1); }",
+     "tool.bt:1:14: error: skboutput() is not supported by plyc yet\n"
+     "BEGIN { @x = skboutput(1); }\n             ^~~~~~~~~"),
     ("uprobe:/bin/sh:cpp:f { }\nprofile:ms:7 { }\ninterval:hz:7 { }",
      "tool.bt:1:1: error: uprobes with a language (cpp) are not supported by plyc yet\n"
      "uprobe:/bin/sh:cpp:f { }\n^~~~~~~~~~~~~~~~~~~~\n"
@@ -94,7 +94,7 @@ TYPE_ERRORS = [
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, time, zero, bswap, "
      "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, "
-     "uaddr, reg, has_key, macaddr, strftime, len, strlen, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats\n"
+     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: not #define'd by the script, which #includes no header\n"

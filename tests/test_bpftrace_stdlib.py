@@ -127,3 +127,19 @@ def test_comm_of_a_pid():
     # BEGIN and END run as raw tracepoints, which may not call the kfunc (0.27 refuses it too)
     assert "Syntax comm(PID) is not supported in this probe type yet. Type: BEGIN" in \
         err('BEGIN { print(comm(1)); }')
+
+
+def test_cgroup_path_is_an_id_the_tracer_prints_with_its_filter():
+    prog = lower('tracepoint:raw_syscalls:sys_enter { print(cgroup_path(cgroup)); '
+                 'print(cgroup_path(cgroup, "unified")); @t = strftime("%H", nsecs); }')
+    text = dump(prog)
+    assert "cgroup_path(cgroup:u64):u64 (cgroup_path)" in text
+    # its filter is in the program's table of texts, after strftime's format here: '*' when none
+    assert prog.time_formats == ["*", "unified", "%H"]
+    types = [t for e in prog.events for t in e.arg_types]
+    assert [printers.rt_kind(t) for t in types] == ["PLYC_K_CGROUP_PATH"] * 2
+    assert [printers.rt_width(t) for t in types] == [0, 1]
+    assert "cgroup_path()'s filter must be a string literal" in \
+        err('BEGIN { $f = "a"; print(cgroup_path(1, $f)); }')
+    assert "cgroup_path()'s filter is empty: it picks no hierarchy" in err('BEGIN { print(cgroup_path(1, "")); }')
+    assert "cgroup_path() needs a cgroup id (an integer), got char[8]" in err('BEGIN { print(cgroup_path("a")); }')

@@ -173,6 +173,7 @@ SCRIPTS = [
     (I.STRERROR, 'kretprobe:do_sys_openat2 { print(strerror(retval)); }', "ctx"),
     (I.SIGNAL_NAME, 'kprobe:do_send_sig_info { print(signal_name(arg0)); }', "ctx"),
     (I.SYSCALL_NAME, 'tracepoint:raw_syscalls:sys_enter { print(syscall_name(args.id)); }', "ctx"),
+    (I.CGROUP_PATH, 'tracepoint:raw_syscalls:sys_enter { print(cgroup_path(cgroup, "unified")); }', None),
     (I.COMM_OF, 'tracepoint:raw_syscalls:sys_enter { print(comm(1)); }', "bpf_task_from_pid((__s32)("),
 ]
 

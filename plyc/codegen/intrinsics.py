@@ -308,6 +308,7 @@ EMIT = {
     I.SIGNAL_NAME: emit_same,
     I.SYSCALL_NAME: emit_same,
     I.COMM_OF: emit_comm_of,
+    I.CGROUP_PATH: emit_same,
 }
 
 

@@ -151,6 +151,7 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 	case PLYC_K_ERRNO:
 	case PLYC_K_SIGNAL:
 	case PLYC_K_SYSCALL:
+	case PLYC_K_CGROUP_PATH:
 	case PLYC_K_ENUM:
 	case PLYC_K_BOOL:
 		plyc_metrics_label_value(fp, plyc_value_text(t, p, buf, sizeof(buf)), sizeof(buf));

@@ -157,6 +157,7 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	case PLYC_K_ERRNO:
 	case PLYC_K_SIGNAL:
 	case PLYC_K_SYSCALL:
+	case PLYC_K_CGROUP_PATH:
 	case PLYC_K_ENUM:
 	case PLYC_K_BOOL:
 		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
@@ -216,7 +217,7 @@ static int is_quoted(const struct plyc_type *t)
 	       t->kind == PLYC_K_USTACK || t->kind == PLYC_K_USYM ||
 	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
 	       t->kind == PLYC_K_USERNAME || t->kind == PLYC_K_ERRNO || t->kind == PLYC_K_SIGNAL ||
-	       t->kind == PLYC_K_SYSCALL ||
+	       t->kind == PLYC_K_SYSCALL || t->kind == PLYC_K_CGROUP_PATH ||
 	       (t->kind == PLYC_K_INT && !is_int_size(t->size));
 }
 

@@ -120,6 +120,9 @@ const char *plyc_value_text(const struct plyc_type *t, const void *data, char *b
 	case PLYC_K_SYSCALL:
 		snprintf(buf, len, "%s", plyc_syscall_name((long)(int32_t)plyc_load_uint(data, t->size)));
 		return buf;
+	case PLYC_K_CGROUP_PATH:
+		fmt = plyc_rt.time_formats ? plyc_rt.time_formats[t->width] : NULL;
+		return plyc_cgroup_path(plyc_load_uint(data, t->size), fmt ? fmt : "*", buf, len);
 	case PLYC_K_ENUM:
 		return enum_text(t, plyc_load_int(data, t->size), buf, len);
 	case PLYC_K_BOOL:

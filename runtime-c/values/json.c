@@ -151,6 +151,7 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_ERRNO:
 	case PLYC_K_SIGNAL:
 	case PLYC_K_SYSCALL:
+	case PLYC_K_CGROUP_PATH:
 	case PLYC_K_ENUM:
 		plyc_json_string(fp, plyc_value_text(t, data, sym, sizeof(sym)), sizeof(sym));
 		break;

@@ -150,6 +150,7 @@ void plyc_ply_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_ERRNO:
 	case PLYC_K_SIGNAL:
 	case PLYC_K_SYSCALL:
+	case PLYC_K_CGROUP_PATH:
 	case PLYC_K_ENUM:
 	case PLYC_K_BOOL:
 		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
