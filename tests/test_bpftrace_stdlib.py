@@ -143,3 +143,16 @@ def test_cgroup_path_is_an_id_the_tracer_prints_with_its_filter():
         err('BEGIN { $f = "a"; print(cgroup_path(1, $f)); }')
     assert "cgroup_path()'s filter is empty: it picks no hierarchy" in err('BEGIN { print(cgroup_path(1, "")); }')
     assert "cgroup_path() needs a cgroup id (an integer), got char[8]" in err('BEGIN { print(cgroup_path("a")); }')
+
+
+def test_percpu_kaddr_is_a_typed_ksym():
+    c = driver_c('tracepoint:raw_syscalls:sys_enter { print(*percpu_kaddr("process_counts")); '
+                 '$r = (struct rq *)percpu_kaddr("runqueues", cpu); print($r->cpu); }')
+    assert "extern const __u64 process_counts __ksym;" in c and "extern const struct rq runqueues __ksym;" in c
+    assert "bpf_this_cpu_ptr(&process_counts)" in c
+    assert "bpf_per_cpu_ptr(&runqueues, (__u32)(" in c and "barrier_var(" in c
+    assert 'percpu_kaddr("process_counts":char[15]):u64 *' in \
+        dump(lower('BEGIN { $p = percpu_kaddr("process_counts"); print($p); }'))     # 0.27's uint64 *
+    assert "percpu_kaddr(): the kernel's BTF has no per-CPU variable plyc_nope" in \
+        err('BEGIN { print(percpu_kaddr("plyc_nope")); }')
+    assert "percpu_kaddr()'s symbol must be a string literal" in err('BEGIN { $s = "a"; print(percpu_kaddr($s)); }')

@@ -272,6 +272,24 @@ def emit_comm_of(g, call):
     return dst
 
 
+def emit_percpu_kaddr(g, call):
+    # the extern ksym's name: a kernel variable's (kernel_types.py declares it)
+    name = call.args[0].value.decode()
+    if len(call.args) == 1:
+        return f"((__u64)bpf_this_cpu_ptr(&{name}))"
+    # bpf_per_cpu_ptr() may give NULL (a CPU past the last): checked, as the
+    # verifier allows no arithmetic (a member's offset) on it before; the
+    # barrier keeps the compiler from folding the check away
+    cpu, p, addr = g.scalar(call.args[1]), g.tmp("pcpu"), g.tmp("pcpu")
+    g.line(f"__u64 {addr} = 0;")
+    g.line(f"const void *{p} = bpf_per_cpu_ptr(&{name}, (__u32)({cpu}));")
+    g.line(f"if ({p}) {{")
+    g.line(f"\tbarrier_var({p});")
+    g.line(f"\t{addr} = (__u64){p};")
+    g.line("}")
+    return addr
+
+
 EMIT = {
     I.STR: emit_str,
     I.MEM: emit_mem,
@@ -309,6 +327,7 @@ EMIT = {
     I.SYSCALL_NAME: emit_same,
     I.COMM_OF: emit_comm_of,
     I.CGROUP_PATH: emit_same,
+    I.PERCPU_KADDR: emit_percpu_kaddr,
 }
 
 

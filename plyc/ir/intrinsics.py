@@ -72,6 +72,7 @@ SIGNAL_NAME = _i("signal_name", "its argument, typed as a signal number the trac
 SYSCALL_NAME = _i("syscall_name", "its argument, typed as a syscall number the tracer prints as its name")
 USERMODE = _i("usermode", "1 if the probed context (pt_regs) was in user mode (x86_64)")
 CGROUP_PATH = _i("cgroup_path", "its argument, typed as a cgroup id the tracer prints as its paths")
+PERCPU_KADDR = _i("percpu_kaddr", "a kernel per-CPU variable's address (its name a string) on this CPU or on a CPU")
 COMM_OF = _i("_comm_of", "the comm of the task of a pid (the bpf_task_from_pid kfunc), N/A for none", AFTER)
 
 # Sizes both sides need: join()'s strings (bpftrace 0.17's limits: 16
@@ -89,5 +90,5 @@ CLOCKS = {"monotonic": ("bpf_ktime_get_ns", "4.1"), "boot": ("bpf_ktime_get_boot
 ALL = (STR, MEM, DYN, UPTR, KSYM, STRCMP, BSWAP, KPTR, STRNCMP, JOIN_READ, NTOP, TP_NAME, DIV, MOD, SARG,
        OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, OVERRIDE, BUF, PATH,
        STRLEN, STRCONTAINS, CLOCK, USERMODE, STRERROR, SIGNAL_NAME, SYSCALL_NAME,
-       COMM_OF, CGROUP_PATH)
+       COMM_OF, CGROUP_PATH, PERCPU_KADDR)
 BY_NAME = {i.name: i for i in ALL}

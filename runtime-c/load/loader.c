@@ -524,8 +524,8 @@ static void explain_load_failure(int err)
 		const char *name = p + strlen(" ksym) '");
 		int func = p - log >= 5 && !strncmp(p - 5, "(func", 5);
 
-		fail("this kernel has no %s %.*s, which the script needs%s", func ? "kfunc" : "variable",
-		     (int)strcspn(name, "'"), name,
+		fail("this kernel%s has no %s %.*s, which the script needs%s", func ? "" : "'s BTF",
+		     func ? "kfunc" : "per-CPU variable", (int)strcspn(name, "'"), name,
 		     strncmp(name, "bpf_task_from_pid'", 18) ? "" : " (comm(pid): Linux 6.2 or later)");
 		return;
 	}

@@ -56,7 +56,7 @@ FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(st
     tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "skboutput unwatch percpu_kaddr print_map tseries".split())
+    "skboutput unwatch print_map tseries".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}

@@ -37,6 +37,23 @@ def check_kaddr(chk, call: A.Call):
     return ir.DeviceConst(ir.KADDR, name, type=T.U64, span=call.span)
 
 
+def check_percpu_kaddr(chk, call: A.Call):
+    """percpu_kaddr("sym"[, cpu]): the address of the kernel's per-CPU
+    variable sym on this CPU (bpf_this_cpu_ptr) or on cpu (bpf_per_cpu_ptr:
+    0 past the last CPU), a uint64 * as 0.27's; sym is a typed ksym libbpf
+    finds in the device's BTF when the tracer loads (Linux 5.10)."""
+    name = _literal(chk, call, "symbol")
+    if chk.kernel(lambda k: k.percpu_var(name), call.args[0].span) is None or not name.isidentifier():
+        chk.err(f"percpu_kaddr(): the kernel's BTF has no per-CPU variable {name}", call.args[0].span)
+    args = [ir.BytesConst(name.encode(), type=T.Str(len(name) + 1), span=call.args[0].span)]
+    if len(call.args) > 1:
+        cpu = chk.expr(call.args[1])
+        if not cpu.type.is_int or cpu.type.is_pointer:
+            chk.err(f"percpu_kaddr()'s cpu must be an integer, got {cpu.type}", call.args[1].span)
+        args.append(cpu)
+    return ir.Call(I.PERCPU_KADDR, args, type=T.Ptr("u64"), span=call.span)
+
+
 def check_cgroupid(chk, call: A.Call):
     """cgroupid("/sys/fs/cgroup/..."): the id of a cgroup v2 directory, the
     value `cgroup` has for tasks in it."""
@@ -265,6 +282,7 @@ def check_len(chk, call: A.Call):
 FUNCTIONS = {
     "kaddr": ((1, 1), check_kaddr),
     "cgroupid": ((1, 1), check_cgroupid),
+    "percpu_kaddr": ((1, 2), check_percpu_kaddr),
     "uaddr": ((1, 1), check_uaddr),
     "reg": ((1, 1), check_reg),
     "has_key": ((2, 2), has_key),
