@@ -85,6 +85,34 @@ static int find_inode(char *path, size_t len, size_t at, uint64_t id)
 	return ret;
 }
 
+/* The paths found lately (0.27 keeps them too): one is taken again while
+ * it still has the id's inode, so a cgroup printed often is walked to once. */
+#define NCACHED 16
+static struct {
+	uint64_t id;
+	char root[PATH_MAX];
+	char found[PATH_MAX];
+} cached[NCACHED];
+static unsigned next_cached;
+
+static int from_cache(struct root *r, uint64_t id)
+{
+	char path[PATH_MAX * 2];
+	struct stat st;
+	unsigned i;
+
+	for (i = 0; i < NCACHED; i++) {
+		if (!cached[i].found[0] || cached[i].id != id || strcmp(cached[i].root, r->path))
+			continue;
+		snprintf(path, sizeof(path), "%s%s", r->path, cached[i].found);
+		if (stat(path, &st) == 0 && (uint64_t)st.st_ino == id) {
+			memcpy(r->found, cached[i].found, sizeof(r->found));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void find_in(struct root *r, uint64_t id)
 {
 	char path[PATH_MAX];
@@ -96,9 +124,16 @@ static void find_in(struct root *r, uint64_t id)
 		strcpy(r->found, "/");
 		return;
 	}
+	if (from_cache(r, id))
+		return;
 	memcpy(path, r->path, at + 1);
-	if (find_inode(path, sizeof(path), at, id) == 1)
-		snprintf(r->found, sizeof(r->found), "%s", path + at);
+	if (find_inode(path, sizeof(path), at, id) != 1)
+		return;
+	snprintf(r->found, sizeof(r->found), "%s", path + at);
+	cached[next_cached].id = id;
+	memcpy(cached[next_cached].root, r->path, sizeof(r->path));
+	memcpy(cached[next_cached].found, r->found, sizeof(r->found));
+	next_cached = (next_cached + 1) % NCACHED;
 }
 
 static int by_name(const void *a, const void *b)
