@@ -21,7 +21,7 @@ class Type:
     # duration to ply) | walltime (ns since boot, a time of day) | sym (a kernel
     # code address) | username (a uid) | mac (6 bytes of a MAC address) |
     # strftime (ns, a time of day in bpftrace's strftime format number format_index) |
-    # errno | signal (printed as the C library's text) | bool (true/false) |
+    # errno | signal (printed as bpftrace 0.27's text) | bool (true/false) |
     # cgroup_path (a cgroup id printed as its paths; format_index: its filter) |
     # enum (printed by its enumerator's name, enum_index's enum)
     denotes: str = ""

@@ -1,8 +1,8 @@
 /* Values whose text the tracer makes when it prints them, as bpftrace
  * does: a uid as its user name (username), six bytes as a MAC address
  * (macaddr()), a time since boot in a strftime(3) format (strftime()),
- * an errno as 0.27 names it (strerror(): errnos.c), a signal number as
- * the C library names it (signal_name()).
+ * an errno and a signal number as 0.27 names them (strerror(): errnos.c,
+ * signal_name(): signals.c).
  * The BPF side only stores the integer; the text is made here, on the
  * device, from its /etc/passwd, its clocks and its time zone. */
 #define _GNU_SOURCE
@@ -115,8 +115,7 @@ const char *plyc_value_text(const struct plyc_type *t, const void *data, char *b
 		snprintf(buf, len, "%s", plyc_errno_text((int32_t)plyc_load_uint(data, t->size)));
 		return buf;
 	case PLYC_K_SIGNAL:
-		snprintf(buf, len, "%s", strsignal((int)(int32_t)plyc_load_uint(data, t->size)));
-		return buf;
+		return plyc_signal_text((int32_t)plyc_load_uint(data, t->size), buf, len);
 	case PLYC_K_SYSCALL:
 		snprintf(buf, len, "%s", plyc_syscall_name((long)(int32_t)plyc_load_uint(data, t->size)));
 		return buf;

@@ -4,9 +4,9 @@ is a typing rule called by
 lower.py's Typer (`chk`), giving IR: a core intrinsic (plyc/ir/intrinsics.py)
 or kernel members read through BTF. bpftrace 0.27 writes most of them as
 macros of its stdlib (src/stdlib/*.bt); the values are the same, but for the
-text of signal_name(): 0.27 copies it from a table of its own in BPF, plyc's
-tracer asks its C library (strsignal(3)); strerror()'s text is 0.27's table's
-in the tracer (runtime-c/values/errnos.c)."""
+texts of strerror() and signal_name(): 0.27 copies them from tables of its own
+in BPF, plyc's tracer prints the same words from its own (runtime-c/values/
+errnos.c, signals.c)."""
 from __future__ import annotations
 
 import ipaddress
@@ -99,7 +99,7 @@ def check_nsecs(chk, call: A.Call):
 
 def _text_of(func, fmt: str):
     """strerror(e), signal_name(sig): the integer, which the tracer prints
-    as the C library's text for it (runtime-c/values/btvalues.c)."""
+    as 0.27's text for it (runtime-c/values/btvalues.c)."""
     def check(chk, call: A.Call):
         x = chk.expr(call.args[0])
         if not x.type.is_int or x.type.is_pointer:
