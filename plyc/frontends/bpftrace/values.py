@@ -43,7 +43,9 @@ def check_percpu_kaddr(chk, call: A.Call):
     0 past the last CPU), a uint64 * as 0.27's; sym is a typed ksym libbpf
     finds in the device's BTF when the tracer loads (Linux 5.10)."""
     name = _literal(chk, call, "symbol")
-    if not (name.isascii() and name.isidentifier()) or chk.kernel(lambda k: k.percpu_var(name), call.args[0].span) is None:
+    known = name.isascii() and name.isidentifier() and \
+        chk.kernel(lambda k: k.percpu_var(name), call.args[0].span) is not None
+    if not known:
         chk.err(f"percpu_kaddr(): the kernel's BTF has no per-CPU variable {name}", call.args[0].span)
     args = [ir.BytesConst(name.encode(), type=T.Str(len(name) + 1), span=call.args[0].span)]
     if len(call.args) > 1:
