@@ -22,6 +22,8 @@ class KernelTypes:
         self._btf: Optional[B.BTF] = None
         # Named struct/union id -> accessed member tree: {member index: subtree or None}
         self.uses: dict[int, dict] = {}
+        # Per-CPU variables declared as typed ksyms: name -> its VAR's id
+        self.ksyms: dict[str, int] = {}
 
     @property
     def btf(self) -> B.BTF:
@@ -134,6 +136,22 @@ class KernelTypes:
                 container = b.strip(m.type)
         return path, self.value_type(path[-1].type)
 
+    def percpu_var(self, name: str) -> Optional[int]:
+        """The kernel's per-CPU variable `name` (a VAR of its BTF, which
+        holds only those), to be declared an extern typed ksym (libbpf
+        resolves it at load; bpf_this_cpu_ptr() needs its BTF type); its
+        VAR's id, or None when the BTF has none."""
+        vid = self.btf.find(B.VAR, name)
+        if vid is None:
+            return None
+        self.ksyms[name] = vid
+        t = self.btf[self.btf.strip(self.btf[vid].type)]
+        while t.kind == B.ARRAY:
+            t = self.btf[self.btf.strip(t.type)]
+        if t.kind in (B.STRUCT, B.UNION) and t.name:
+            self.use(t.id)      # declared, so the extern has its type
+        return vid
+
     def use(self, tid: int) -> dict:
         return self.uses.setdefault(tid, {})
 
@@ -185,6 +203,8 @@ class KernelTypes:
             # BPF side's arch header (the ABI's layout, the kernel's names)
             if b[tid].name and b[tid].name not in HEADER_DEFINED:
                 emit(tid)
+        for name, vid in sorted(self.ksyms.items()):
+            out.append(f"extern const {self.c_decl(b[vid].type, name)} __ksym;")
         return out
 
     def _inline(self, t) -> bool:

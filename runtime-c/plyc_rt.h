@@ -30,11 +30,12 @@ enum plyc_kind {
 	PLYC_K_USERNAME, /* a uid, printed as its name in /etc/passwd */
 	PLYC_K_MAC,      /* six bytes (of a u64), printed "01:AB:7F:5A:FF:00" */
 	PLYC_K_STRFTIME, /* bpf_ktime_get_ns() ns, printed by plyc_rt.time_formats[width] */
-	PLYC_K_ERRNO,    /* an errno (its sign dropped), printed as the C library's strerror() */
-	PLYC_K_SIGNAL,   /* a signal number, printed as the C library's strsignal() */
+	PLYC_K_ERRNO,    /* an errno (its sign dropped), printed as 0.27's strerror() (values/errnos.c) */
+	PLYC_K_SIGNAL,   /* a signal number, printed as 0.27's signal_name() (values/signals.c) */
 	PLYC_K_BOOL,     /* current bpftrace's bool: an integer printed true or false */
 	PLYC_K_ENUM,     /* a script's enum: printed by its name in plyc_rt.enums[width] */
 	PLYC_K_SYSCALL,  /* a syscall number, printed as its name on the target (values/syscalls.c) */
+	PLYC_K_CGROUP_PATH, /* a cgroup id, printed as its paths (values/cgroups.c); filter plyc_rt.time_formats[width] */
 };
 
 struct plyc_field;
@@ -294,6 +295,7 @@ static inline int plyc_kind_is_text(enum plyc_kind kind)
 	case PLYC_K_BOOL:
 	case PLYC_K_ENUM:
 	case PLYC_K_SYSCALL:
+	case PLYC_K_CGROUP_PATH:
 		return 1;
 	default:
 		return 0;
@@ -304,6 +306,19 @@ static inline int plyc_kind_is_text(enum plyc_kind kind)
  * syscall_name()), "Unknown syscall" for a number the table lacks
  * (values/syscalls.c). */
 const char *plyc_syscall_name(long nr);
+
+/* An errno's text as bpftrace 0.27 prints it (strerror()), the same with
+ * every C library (values/errnos.c). */
+const char *plyc_errno_text(int32_t err);
+
+/* A signal number's text as bpftrace 0.27 prints it (signal_name()), the
+ * same with every C library (values/signals.c); buf holds a numbered one. */
+const char *plyc_signal_text(int32_t sig, char *buf, size_t len);
+
+/* bpftrace's cgroup_path(id, filter): "name:/path" for each mounted cgroup
+ * hierarchy whose name the glob `filter` matches and that has the id,
+ * joined by ',' (values/cgroups.c). Returns buf. */
+const char *plyc_cgroup_path(uint64_t id, const char *filter, char *buf, size_t len);
 
 /* printf's %s of a kernel address, as the style prints it: plyc_ksym, or
  * bpftrace's ksym(). */

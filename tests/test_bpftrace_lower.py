@@ -55,9 +55,9 @@ probe 1 BEGIN -> BEGIN - line 5
 
 
 REFUSED = [
-    ("BEGIN { @x = cgroup_path(1); }",
-     "tool.bt:1:14: error: cgroup_path() is not supported by plyc yet\n"
-     "BEGIN { @x = cgroup_path(1); }\n             ^~~~~~~~~~~"),
+    ("BEGIN { @x = skboutput(1); }",
+     "tool.bt:1:14: error: skboutput() is not supported by plyc yet\n"
+     "BEGIN { @x = skboutput(1); }\n             ^~~~~~~~~"),
     ("uprobe:/bin/sh:cpp:f { }\nprofile:ms:7 { }\ninterval:hz:7 { }",
      "tool.bt:1:1: error: uprobes with a language (cpp) are not supported by plyc yet\n"
      "uprobe:/bin/sh:cpp:f { }\n^~~~~~~~~~~~~~~~~~~~\n"
@@ -87,8 +87,8 @@ TYPE_ERRORS = [
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, time, zero, bswap, "
-     "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, "
-     "uaddr, reg, has_key, macaddr, strftime, len, strlen, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
+     "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
+     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: not #define'd by the script, which #includes no header\n"
@@ -708,6 +708,15 @@ def test_typed_let_keeps_its_type():
     assert "$x = cast(arg0:u64):u8" in text
 
 
+def test_typeof_in_casts_and_sizeof():
+    """0.27's typeof(): a cast to an expression's type, its size, and
+    typeof(TYPE) as TYPE."""
+    text = dump(lower("kprobe:f { $x = (uint8)1; @m = (int16)2; $y = (typeof($x))arg0; "
+                      "$z = sizeof(typeof(@m)); $w = (typeof(uint32))arg1; let $v: typeof(int16) = 1; }"))
+    assert "$y = cast(arg0:u64):u8" in text and "$z = 2:u64" in text
+    assert "$w = cast(arg1:u64):u32" in text and "local $v: s16" in text
+
+
 @pytest.mark.parametrize("src,message", [
     ("BEGIN { let $x: uint8 = 300; }",
      "tool.bt:1:25: error: type mismatch for $x: 300 does not fit in its type, u8\n"
@@ -718,9 +727,13 @@ def test_typed_let_keeps_its_type():
     ('BEGIN { let $s: string[2] = "abc"; }',
      "tool.bt:1:29: error: type mismatch for $s: a string of 4 bytes does not fit in its char[2]\n"
      'BEGIN { let $s: string[2] = "abc"; }\n' + " " * 28 + "^~~~~"),
-    ("BEGIN { $a = 1; $b = sizeof(typeof($a)); }",
-     "tool.bt:1:29: error: typeof() outside 'let $x: typeof(e)' is not supported by plyc yet\n"
-     "BEGIN { $a = 1; $b = sizeof(typeof($a)); }\n" + " " * 28 + "^~~~~~"),
+    ("BEGIN { $a = 1; $b = typeof($a); }",
+     "tool.bt:1:22: error: typeof() outside a cast, sizeof() or 'let $x: typeof(e)' is not supported by plyc yet\n"
+     "BEGIN { $a = 1; $b = typeof($a); }\n" + " " * 21 + "^~~~~~"),
+    ('BEGIN { $s = "a"; $b = (typeof($s))1; }',
+     "tool.bt:1:25: error: can't cast to typeof() of a value of type char[8]\n"
+     'BEGIN { $s = "a"; $b = (typeof($s))1; }\n' + " " * 24 + "^~~~~~~~~~\n"
+     "note: a cast's type is an integer or a pointer"),
 ])
 def test_typed_let_errors(src, message):
     assert err(src) == message

@@ -199,6 +199,12 @@ def test_let_and_blocks():
         "[(Let $a) (Let $b 1) (Block [(Assign $c = 2)])]")
 
 
+def test_typeof_where_a_type_goes():
+    # typeof(TYPE) is the type; typeof(e) keeps e (typed where it is used)
+    assert body("BEGIN { $a = (typeof($x))1; $b = sizeof(typeof(@m)); $c = (typeof(uint8 *))2; }") == (
+        "[(Assign $a = (Cast <typeof> 1)) (Assign $b = (Sizeof <typeof>)) (Assign $c = (Cast <uint8 *> 2))]")
+
+
 def test_block_expressions():
     """`{ stmt; ...; value }` where a value goes: the last expression,
     without ';', is the value; a block ending with one is one too."""

@@ -295,6 +295,43 @@ def emit_usermode(g, call):
     return "((__u64)((((struct pt_regs *)ctx)->cs & 3) == 3))"
 
 
+def emit_comm_of(g, call):
+    # bpftrace 0.27's: the kfunc's task (a reference, released), else N/A.
+    # The kfunc is no weak symbol: on a kernel without it (before 6.2)
+    # libbpf stops the load, and the tracer says why (load/loader.c).
+    dst = g.local_bytes(call.type.size)
+    pid = g.scalar(call.args[0])
+    g.line("{")
+    g.line(f"\tstruct task_struct *task = bpf_task_from_pid((__s32)({pid}));")
+    g.line("\tif (task) {")
+    g.line(f"\t\tif (bpf_core_read_str({dst}, sizeof({dst}), &task->comm) < 0)")
+    g.line(f"\t\t\t{dst}[0] = 0;")
+    g.line("\t\tbpf_task_release(task);")
+    g.line("\t} else {")
+    g.line(f'\t\tplyc_copy_str({dst}, sizeof({dst}), "N/A", 4);')
+    g.line("\t}")
+    g.line("}")
+    return dst
+
+
+def emit_percpu_kaddr(g, call):
+    # the extern ksym's name: a kernel variable's (kernel_types.py declares it)
+    name = call.args[0].value.decode()
+    if len(call.args) == 1:
+        return f"((__u64)bpf_this_cpu_ptr(&{name}))"
+    # bpf_per_cpu_ptr() may give NULL (a CPU past the last): checked, as the
+    # verifier allows no arithmetic (a member's offset) on it before; the
+    # barrier keeps the compiler from folding the check away
+    cpu, p, addr = g.scalar(call.args[1]), g.tmp("pcpu"), g.tmp("pcpu")
+    g.line(f"__u64 {addr} = 0;")
+    g.line(f"const void *{p} = bpf_per_cpu_ptr(&{name}, (__u32)({cpu}));")
+    g.line(f"if ({p}) {{")
+    g.line(f"\tbarrier_var({p});")
+    g.line(f"\t{addr} = (__u64){p};")
+    g.line("}")
+    return addr
+
+
 EMIT = {
     I.STR: emit_str,
     I.MEM: emit_mem,
@@ -331,6 +368,9 @@ EMIT = {
     I.STRERROR: emit_same,
     I.SIGNAL_NAME: emit_same,
     I.SYSCALL_NAME: emit_same,
+    I.COMM_OF: emit_comm_of,
+    I.CGROUP_PATH: emit_same,
+    I.PERCPU_KADDR: emit_percpu_kaddr,
 }
 
 

@@ -162,7 +162,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                                    | {"PLYC_TP_GLOB_FIELDS" for p in res.probes
                                       if p.probe.target.glob and p.probe.tp_fields}),
                 kernel_types=[code(t) for t in program.ktypes.definitions()]
-                if program.ktypes and program.ktypes.uses else [])
+                if program.ktypes and (program.ktypes.uses or program.ktypes.ksyms) else [])
 
 
 def linemap(bpf_c: str, script: str) -> list:

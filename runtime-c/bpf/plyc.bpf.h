@@ -502,6 +502,12 @@ static __always_inline void plyc_read_dataloc(char *dst, __u32 size, const void 
 		dst[0] = 0;
 }
 
+/* Kfuncs (bpftrace's comm(pid): Linux 6.2). An extern no program calls
+ * is not in the object, so a kernel without them loads every other. */
+struct task_struct;
+extern struct task_struct *bpf_task_from_pid(__s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
 static __always_inline void plyc_copy_str(char *dst, __u32 dsize, const char *src, __u32 ssize)
 {
 	__u32 n = dsize < ssize ? dsize : ssize;

@@ -41,6 +41,7 @@ from . import blocks, cdefs, config, constants, decls, division, effects, events
 from . import specs as S
 from . import stdlib
 from . import tuples
+from . import typeof
 from . import values as V
 from .trees import const_value, walk
 
@@ -55,8 +56,7 @@ FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(st
     tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "cgroup_path "
-    "skboutput unwatch percpu_kaddr print_map".split())
+    "skboutput unwatch print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}
@@ -118,10 +118,8 @@ def refuse(st: "Lowering", diag: Collector):
                 what = "a cast to an array"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
-            elif isinstance(n, A.Call) and n.name == "comm" and n.args:
-                what = "comm(pid)"      # 0.27's: the bpf_task_from_pid kfunc (Linux 6.2)
             elif isinstance(n, A.Call) and n.name == "typeof":     # lets.py reads `let $x: typeof(e)`
-                what = "typeof() outside 'let $x: typeof(e)'"
+                what = "typeof() outside a cast, sizeof() or 'let $x: typeof(e)'"
             elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET and not _iterates(probe):
                 what = f"'{n.name}'"
             if what:
@@ -702,6 +700,8 @@ class Typer(Sema):
         return self.index(obj, idx, e.span, e.index.span)
 
     def expr_Cast(self, e: A.Cast):
+        if e.type.base == "typeof":
+            return typeof.cast(self, e)
         script = structs.cast(self, e, lambda: self.expr(e.operand))
         if script is not None:
             return script
@@ -738,6 +738,8 @@ class Typer(Sema):
     def expr_Sizeof(self, e: A.Sizeof):
         if not isinstance(e.arg, A.TypeName):
             return ir.IntConst(self.expr(e.arg).type.size, type=T.U64)
+        if e.arg.base == "typeof":
+            return typeof.sizeof(self, e.arg)
         script = structs.sizeof(self, e.arg)
         if script is not None:
             return script

@@ -633,6 +633,11 @@ class Parser:
         tok = self.peek(k)
         if tok.kind != "ident":
             return None
+        if tok.text == "typeof" and self.at("(", 2):     # `(typeof(e))x`: 0.27's cast to e's type
+            self.next()
+            tn = self.typeof_type()
+            self.expect(")", " to close the cast")
+            return tn
         if tok.text in ("struct", "union", "enum"):
             name = self.peek(k + 1)
             if name.kind != "ident":
@@ -688,15 +693,24 @@ class Parser:
             ptrs += 1
         return A.TypeName(" ".join(words), ptrs, span=self.span(start))
 
+    def typeof_type(self) -> A.TypeName:
+        """At `typeof(`: `typeof(TYPE)` is TYPE, `typeof(expr)` the type of
+        expr (TypeName "typeof", typed where it is used), as 0.27's."""
+        start = self.next().start
+        self.expect("(", " after 'typeof'")
+        if self._type_follows():
+            tn = self.parse_type()
+        else:
+            tn = A.TypeName("typeof", of=self.expr())
+        self.expect(")", " to close typeof(")
+        tn.span = self.span(start)
+        return tn
+
     def decl_type(self) -> A.TypeName:
         """`let $x: TYPE`: a type as sizeof() takes it, `string[N]`, or `typeof(expr)`."""
         start = self.peek().start
         if self.at("typeof") and self.at("(", 1):
-            self.next()
-            self.next()
-            of = self.expr()
-            self.expect(")", " to close typeof(")
-            return A.TypeName("typeof", of=of, span=self.span(start))
+            return self.typeof_type()
         tok = self.peek()
         if tok.kind != "ident":
             self.fail_at(tok, "expected a type after ':'")
@@ -720,7 +734,10 @@ class Parser:
     def sizeof_offsetof(self) -> A.Expr:
         kw = self.next()
         self.expect("(", f" after '{kw.text}'")
-        arg = self.parse_type() if self._type_follows() else self.expr()
+        if kw.text == "sizeof" and self.at("typeof") and self.at("(", 1):
+            arg = self.typeof_type()
+        else:
+            arg = self.parse_type() if self._type_follows() else self.expr()
         if kw.text == "sizeof":
             self.expect(")", " to close sizeof")
             return A.Sizeof(arg, span=self.span(kw.start))
