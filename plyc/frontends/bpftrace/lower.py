@@ -35,9 +35,10 @@ from ...ir import nodes as ir
 from ...ir import passes
 from ...kernel_types import KernelTypes
 from ...sema import Sema, TypeRef, looks
+from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import cdefs, config, constants, decls, division, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs
+from . import byvalue, cdefs, config, constants, decls, division, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs, typenames
 from . import specs as S
 from . import stdlib
 from . import tuples
@@ -278,6 +279,7 @@ class Typer(Sema):
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
         self.assigned_values: set = set()   # the probe's $names given a value by `=` (assigned_names)
         self.before: list = []          # statements to run before the one being typed (delete()'s value)
+        self.unassigned: set = set()    # (probe, $name) whose assignment was an error, said once
 
     def stmt(self, s):
         """A statement, after what its expressions need run first."""
@@ -338,9 +340,15 @@ class Typer(Sema):
         if s.op != "=":
             value = A.Binary(s.op[:-1], target, value, span=s.span)
         if isinstance(target, A.Var):
-            decl = lets.declared(self, target.name)
-            x = self.expr(value) if decl is None else lets.convert(self, target.name, decl, value, value.span)
-            return self.set_local(target.name, x, s.span, value.span)
+            try:
+                decl = lets.declared(self, target.name)
+                x = self.expr(value) if decl is None else lets.convert(self, target.name, decl, value, value.span)
+                byvalue.refuse_stored(self, x, "$" + target.name, value.span)
+                return self.set_local(target.name, x, s.span, value.span)
+            except Bail:
+                # its reads are not errors of their own ("read before it is assigned")
+                self.unassigned.add((id(self.probe), target.name))
+                raise
         if target.name in self.agg_maps:
             if not (isinstance(value, A.Call) and value.name in AGGREGATIONS):
                 self.err(f"{target.name} holds an aggregation elsewhere; it can't be assigned a value "
@@ -353,6 +361,7 @@ class Typer(Sema):
         else:
             x = self.expr(value)
         self.check_storable(x, value.span)
+        byvalue.refuse_stored(self, x, target.name, value.span)
         info, keys = self.map_ref(target, writing=True)
         return self.map_store(info, keys, x, s.span, value.span)
 
@@ -516,6 +525,8 @@ class Typer(Sema):
         if e.name in self.pairs:
             return loops.whole_pair(self, e)
         if e.name not in self.scratch_names or e.name not in self.defined:
+            if (id(self.probe), e.name) in self.unassigned:
+                raise Bail()
             self.err(f"${e.name} is read before it is assigned", e.span)
         return ir.Local(e.name, type=self.probe.locals.get(e.name, T.S64))
 
@@ -693,7 +704,8 @@ class Typer(Sema):
         script = structs.cast(self, e, lambda: self.expr(e.operand))
         if script is not None:
             return script
-        cast = self.cast(self.expr(e.operand), type_ref(e.type), e.span)
+        tn = typenames.resolve(self, e.type, type_ref(e.type))
+        cast = self.cast(self.expr(e.operand), type_ref(tn), e.span)
         if e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers and e.type.array_len is None:
             # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
             zero = ir.IntConst(0, type=T.S64, span=e.span)

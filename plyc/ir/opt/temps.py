@@ -269,10 +269,12 @@ class Placer:
 
     def lvalue(self, e):
         """The pointers read on the way to a kernel object's member."""
-        if isinstance(e, ir.Index) or e.obj.type.kind == "struct":
+        if not (isinstance(e, ir.Index) or e.obj.type.kind == "struct"):
+            self.scalar(e.obj)
+        elif isinstance(e.obj, (ir.KMember, ir.Index)):
             self.lvalue(e.obj)
         else:
-            self.scalar(e.obj)
+            self.value(e.obj)    # a struct held by value ($n = $d->d_name): no pointer on the way
 
     def call(self, e: ir.Call):
         f, args = e.func, e.args
