@@ -428,6 +428,8 @@ class Typer(Sema):
         return self.stmt_Assign(A.Assign(s.var, "=", value, span=s.span))
 
     def stmt_Unroll(self, s: A.Unroll):
+        if isinstance(s.count, A.Positional) and s.count.index > 0:
+            return loops.unroll_param(self, s)
         n = const_value(s.count)
         if n is None or not 1 <= n <= 100:
             self.err("unroll's count must be a constant from 1 to 100", s.count.span)
