@@ -48,6 +48,11 @@ def test_unroll_of_a_parameter_is_a_loop_of_at_most_100_turns():
      "                                            ^~~~~~~~~~~~~~~~\n"
      "note: read its members where it is, through the pointer: $d->d_name.name rather than "
      "$n = $d->d_name; $n.name"),
+    ("bench:count { @b = count(); }",
+     "tool.bt:1:1: error: bench probes are not supported by plyc yet\n"
+     "bench:count { @b = count(); }\n^~~~~~~~~~~\n"
+     "note: bpftrace runs bench probes under `bpftrace --bench` only; a plyc tracer has no bench mode"),
+    ("test:okay { print(1); }", "tool.bt:1:1: error: test probes are not supported by plyc yet"),
     ("tracepoint:syscalls:sys_enter_openat { @m = curtask->fs->root; }",
      "tool.bt:1:45: error: a kernel struct path held by value in @m is not supported by plyc yet"),
 ])

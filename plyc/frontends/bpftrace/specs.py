@@ -18,6 +18,9 @@ UNIT_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9}
 # bpftrace probe types with no plyc provider yet, and why.
 NOT_YET = {
     "watchpoint": None, "asyncwatchpoint": None, "self": None,
+    # current bpftrace runs these only in a mode of its own (--test, --bench)
+    "test": "bpftrace runs test probes under `bpftrace --test` only; a plyc tracer has no test mode",
+    "bench": "bpftrace runs bench probes under `bpftrace --bench` only; a plyc tracer has no bench mode",
 }
 
 
