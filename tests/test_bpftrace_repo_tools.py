@@ -63,3 +63,12 @@ def test_refused(src, message):
 def test_a_failed_assignment_is_one_error_not_one_per_read():
     text = err("BEGIN { $a = NOSUCH_NAME; $b = $a + 1; printf(\"%d %d\\n\", $a, $b); }")
     assert text.count("error:") == 1 and "unknown identifier 'NOSUCH_NAME'" in text
+
+
+def test_probe_counts_in_scientific_notation_and_long_suffixes():
+    # bpftrace's docs write hardware:cache-misses:1e6; `interval:1m` is 0.27's
+    probes = [line for line in dump(lower('interval:1m { exit(); } interval:s:1e1 { exit(); }\n'
+                                          'software:faults:1e2 { exit(); }')).splitlines()
+              if line.startswith("probe ")]
+    assert [p.split(" -> ")[0] for p in probes] == [
+        "probe 0 interval:60000000000ns", "probe 1 interval:10s", "probe 2 software:faults:100"]
