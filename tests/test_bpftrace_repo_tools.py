@@ -48,6 +48,9 @@ def test_unroll_of_a_parameter_is_a_loop_of_at_most_100_turns():
      "                                            ^~~~~~~~~~~~~~~~\n"
      "note: read its members where it is, through the pointer: $d->d_name.name rather than "
      "$n = $d->d_name; $n.name"),
+    ('BEGIN { $x = (uint16)pton("1.2.3.4"); }',
+     "tool.bt:1:14: error: can't cast u8[4] to u16: an array casts to the integer of its size (4 bytes)"),
+    ('BEGIN { $x = (uint32 *)pton("1.2.3.4"); }', "tool.bt:1:14: error: can't cast u8[4] to u32 *"),
     ("bench:count { @b = count(); }",
      "tool.bt:1:1: error: bench probes are not supported by plyc yet\n"
      "bench:count { @b = count(); }\n^~~~~~~~~~~\n"

@@ -707,7 +707,10 @@ class Typer(Sema):
         if script is not None:
             return script
         tn = typenames.resolve(self, e.type, type_ref(e.type))
-        cast = self.cast(self.expr(e.operand), type_ref(tn), e.span)
+        x = self.expr(e.operand)
+        if x.type.kind == "buf" and not tn.pointers and tn.array_len is None:
+            return typenames.array_to_int(self, x, type_ref(tn), e.span)
+        cast = self.cast(x, type_ref(tn), e.span)
         if e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers and e.type.array_len is None:
             # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
             zero = ir.IntConst(0, type=T.S64, span=e.span)

@@ -253,6 +253,8 @@ class Placer:
             self.place(e, VALUE, 8)
         elif isinstance(e, ir.Index):
             self.bytes(e.obj)
+        elif isinstance(e, ir.Cast) and e.operand.type.is_bytes:
+            self.bytes_ref(e.operand)      # an array's bytes read as an integer
         elif isinstance(e, ir.Cast):
             self.scalar(e.operand)
         elif isinstance(e, (ir.UserRead, ir.Deref)):
