@@ -267,6 +267,8 @@ class Typer(Sema):
     (plyc/sema) with bpftrace's names and rules."""
 
     STRING_COMPARE_HINT = "compare strings with strcmp(a, b) or =="
+    # printf's %d prints an int, %ld a long, as C's (and bpftrace's) printf
+    PRINTF_C_LENGTHS = True
 
     def __init__(self, st: Lowering, diag: Collector, final: bool):
         super().__init__(st, diag, final)
