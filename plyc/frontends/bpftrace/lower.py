@@ -281,7 +281,9 @@ class Typer(Sema):
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
         self.assigned_values: set = set()   # the probe's $names given a value by `=` (assigned_names)
         self.before: list = []          # statements to run before the one being typed (delete()'s value)
-        self.unassigned: set = set()    # (probe, $name) whose assignment was an error, said once
+        # (probe, $name) and (None, @map) whose assignment was an error, said once: their reads
+        # are dropped silently. The final pass's only, where every Bail follows an error said.
+        self.unassigned: set = set()
 
     def stmt(self, s):
         """A statement, after what its expressions need run first."""
@@ -349,7 +351,8 @@ class Typer(Sema):
                 return self.set_local(target.name, x, s.span, value.span)
             except Bail:
                 # its reads are not errors of their own ("read before it is assigned")
-                self.unassigned.add((id(self.probe), target.name))
+                if self.final:
+                    self.unassigned.add((id(self.probe), target.name))
                 raise
         if target.name in self.agg_maps:
             if not (isinstance(value, A.Call) and value.name in AGGREGATIONS):
@@ -357,13 +360,18 @@ class Typer(Sema):
                          "here", value.span)
             return self.agg_assign(target, value, s.span)
         held = self.maps.get(target.name)
-        if isinstance(value, A.Ident) and stdlib.builtin_name(value.name) == "func" and \
-                held is not None and held.value_type == T.SYM:
-            x = self.func(value.span, symbol=True)
-        else:
-            x = self.expr(value)
-        self.check_storable(x, value.span)
-        byvalue.refuse_stored(self, x, target.name, value.span)
+        try:
+            if isinstance(value, A.Ident) and stdlib.builtin_name(value.name) == "func" and \
+                    held is not None and held.value_type == T.SYM:
+                x = self.func(value.span, symbol=True)
+            else:
+                x = self.expr(value)
+            self.check_storable(x, value.span)
+            byvalue.refuse_stored(self, x, target.name, value.span)
+        except Bail:
+            if self.final:
+                self.unassigned.add((None, target.name))    # as a variable's, above
+            raise
         info, keys = self.map_ref(target, writing=True)
         return self.map_store(info, keys, x, s.span, value.span)
 
@@ -548,6 +556,8 @@ class Typer(Sema):
             self.err(not_yet(f"reading the aggregation {e.name} in a probe"), e.span)
         info, keys = self.map_ref(e, writing=False)
         if info.value_type is None:
+            if (None, e.name) in self.unassigned:
+                raise Bail()
             if self.final:
                 self.err(f"map '{e.name}' is read but never assigned", e.span)
             return ir.MapRead(info.name, keys, type=T.S64)
