@@ -1,5 +1,6 @@
-"""Casts bpftrace reads beyond C's: a cast to a bare name, `(bio *)arg0`: bpftrace's parser takes `(NAME *)`
-and `(NAME **)` as a type (its workaround for typedefs) and the name is then
+"""Casts bpftrace reads beyond C's. A cast to a bare name, `(bio *)arg0`:
+bpftrace's parser takes `(NAME *)` and `(NAME **)` as a type (its
+workaround for typedefs) and the name is then
 found as C finds it in the kernel's types: a typedef, else `struct NAME`
 (0.27 accepts `(task_struct *)curtask`). Here the name becomes the struct or
 union it stands for, so the cast is an ordinary cast to a kernel type; a name
