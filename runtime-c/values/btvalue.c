@@ -90,12 +90,41 @@ static int is_int_size(uint32_t size)
 void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent);
 void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data);
 
+/* A record (named members) as bpftrace 0.27 prints it: "{ .a = 1, .b = x }",
+ * in JSON {"a": 1, "b": "x"} (blanks after ':' and ','). */
+static void bt_record(FILE *fp, const struct plyc_type *t, const void *data, int indent, int json)
+{
+	uint32_t i;
+
+	fputs(json ? "{" : "{ ", fp);
+	for (i = 0; i < t->nfields; i++) {
+		const void *v = (const char *)data + t->fields[i].offset;
+
+		if (i)
+			fputs(", ", fp);
+		if (json) {
+			fputc('"', fp);
+			plyc_bt_json_escape(fp, t->fields[i].name, strlen(t->fields[i].name));
+			fputs("\": ", fp);
+			plyc_bt_json_value(fp, &t->fields[i].type, v);
+		} else {
+			fprintf(fp, ".%s = ", t->fields[i].name);
+			plyc_bt_value(fp, &t->fields[i].type, v, indent);
+		}
+	}
+	fputs(json ? "}" : " }", fp);
+}
+
 /* A tuple as bpftrace prints it: "(1, abc, (2, x))", or in JSON
- * [1,"abc",[2,"x"]] (no blanks). */
+ * [1,"abc",[2,"x"]] (no blanks); a record as above. */
 static void bt_tuple(FILE *fp, const struct plyc_type *t, const void *data, int indent, int json)
 {
 	uint32_t i;
 
+	if (t->nfields && t->fields[0].name) {
+		bt_record(fp, t, data, indent, json);
+		return;
+	}
 	fputc(json ? '[' : '(', fp);
 	for (i = 0; i < t->nfields; i++) {
 		const void *v = (const char *)data + t->fields[i].offset;

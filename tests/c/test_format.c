@@ -264,10 +264,10 @@ static void dump(const char *name, const struct plyc_map *m,
 	fclose(fp);
 }
 
-static const struct plyc_field f_s32[] = { { { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0 } };
-static const struct plyc_field f_u32[] = { { { PLYC_K_INT, 4, 0, 0, 0, NULL }, 0 } };
-static const struct plyc_field f_comm[] = { { { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0 } };
-static const struct plyc_field f_lit8[] = { { { PLYC_K_STR, 8, 0, 0, 0, NULL }, 0 } };
+static const struct plyc_field f_s32[] = { { { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0, NULL } };
+static const struct plyc_field f_u32[] = { { { PLYC_K_INT, 4, 0, 0, 0, NULL }, 0, NULL } };
+static const struct plyc_field f_comm[] = { { { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0, NULL } };
+static const struct plyc_field f_lit8[] = { { { PLYC_K_STR, 8, 0, 0, 0, NULL }, 0, NULL } };
 
 static void case_count_int_keys(void)
 {
@@ -312,8 +312,8 @@ struct comm_pid {
 };
 
 static const struct plyc_field f_comm_pid[] = {
-	{ { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0 },
-	{ { PLYC_K_INT, 4, 0, 5, 0, NULL }, 16 },
+	{ { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0, NULL },
+	{ { PLYC_K_INT, 4, 0, 5, 0, NULL }, 16, NULL },
 };
 
 static void case_sum_tuple_keys(void)
@@ -391,7 +391,7 @@ static void case_plain_map(void)
 	/* rx[arg0] = time; */
 	struct plyc_map m = {
 		.name = "rx", .agg = PLYC_A_NONE, .nkeys = 1,
-		.keys = (const struct plyc_field[]){ { t_u64, 0 } },
+		.keys = (const struct plyc_field[]){ { t_u64, 0, NULL } },
 		.key_size = 8, .value = t_time, .value_size = 8,
 	};
 	uint64_t keys[] = { 0xffff0001, 2 };
@@ -494,7 +494,7 @@ static void case_lquantize(void)
 	/* @[pid] = lquantize(x, 0, 100, 10); */
 	struct plyc_map m = {
 		.name = "@lin", .agg = PLYC_A_LQUANTIZE, .nkeys = 1,
-		.keys = (const struct plyc_field[]){ { t_pid, 0 } },
+		.keys = (const struct plyc_field[]){ { t_pid, 0, NULL } },
 		.key_size = 4, .value = t_s64, .value_size = 8 * 12,
 		.lq_min = 0, .lq_max = 100, .lq_step = 10, .nbuckets = 12,
 	};
@@ -778,8 +778,8 @@ static void case_bt_plain_keys(void)
 		char s[8];
 		int32_t i;
 	} keys[] = { { "b", 2 }, { "a", 3 }, { "a", 1 }, { "a", -1 } };
-	static const struct plyc_field f[] = { { { PLYC_K_STR, 8, 0, 0, 0, NULL }, 0 },
-					       { { PLYC_K_INT, 4, 1, 0, 0, NULL }, 8 } };
+	static const struct plyc_field f[] = { { { PLYC_K_STR, 8, 0, 0, 0, NULL }, 0, NULL },
+					       { { PLYC_K_INT, 4, 1, 0, 0, NULL }, 8, NULL } };
 	struct plyc_map m = {
 		.name = "@t", .agg = PLYC_A_NONE, .nkeys = 2, .keys = f,
 		.key_size = sizeof(keys[0]), .value = t_lit8, .value_size = 8,
@@ -816,16 +816,16 @@ static void case_bt_plain_keys(void)
 static void case_bt_tuples(void)
 {
 	static const struct plyc_field inner[] = {
-		{ { PLYC_K_INT, 8, 1, 0, 0, NULL }, 0 },
-		{ { PLYC_K_STR, 2, 0, 0, 0, NULL }, 8 },
+		{ { PLYC_K_INT, 8, 1, 0, 0, NULL }, 0, NULL },
+		{ { PLYC_K_STR, 2, 0, 0, 0, NULL }, 8, NULL },
 	};
 	static const struct plyc_field outer[] = {
-		{ { PLYC_K_INT, 1, 1, 0, 0, NULL }, 0 },
-		{ { PLYC_K_STR, 3, 0, 0, 0, NULL }, 1 },
+		{ { PLYC_K_INT, 1, 1, 0, 0, NULL }, 0, NULL },
+		{ { PLYC_K_STR, 3, 0, 0, 0, NULL }, 1, NULL },
 		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8 },
 	};
 	static const struct plyc_field keyf[] = {
-		{ { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0 },
+		{ { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0, NULL },
 		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8 },
 	};
 	struct val { int8_t a; char s[3]; char pad[4]; int64_t n; char x[2]; char pad2[6]; } vals[] = {

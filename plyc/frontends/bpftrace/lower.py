@@ -659,6 +659,9 @@ class Typer(Sema):
         if script is not None:
             return script
         obj = self.expr(e.obj)
+        if obj.type.kind == "tuple":
+            return tuples.field(self, obj, e.name, e.span) if obj.type.names else \
+                self.err(f"Can not access field '{e.name}' on expression of type '{obj.type}'", e.span)
         if obj.type.kind == "ctx" and obj.type.pointee == "tracepoint":
             return self.tp_field(e.name, e.span)
         if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
@@ -686,6 +689,8 @@ class Typer(Sema):
         if script is not None:
             return script
         obj = self.expr(e.obj)
+        if obj.type.kind == "tuple":
+            return tuples.index(self, obj, e)
         idx = self.const_int(e.index, "an index must be a constant integer")
         return self.index(obj, idx, e.span, e.index.span)
 

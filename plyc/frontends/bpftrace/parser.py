@@ -567,6 +567,8 @@ class Parser:
         if tok.kind == "punct" and tok.text == "(":
             if self.accept(")"):
                 return A.Tuple([], span=self.span(tok.start))
+            if self.peek().kind == "ident" and self.peek(1).kind == "punct" and self.peek(1).text == "=":
+                return self.record(tok.start)
             first = self.expr()
             if self.accept(")"):
                 return first
@@ -577,6 +579,25 @@ class Parser:
             self.src.fail("block expressions ('{ ...; value }') are not supported by plyc yet",
                           tok.start, tok.end)
         self.fail_at(tok, "expected an expression")
+
+    def record(self, start: int) -> A.Tuple:
+        """After '(': bpftrace 0.27's record `(a=1, b="x")`, up to ')' (no
+        trailing comma: 0.27 expects another name there)."""
+        names, items = [], []
+        while True:
+            name = self.next()
+            if name.kind != "ident":
+                self.fail_at(name, "expected identifier (a record's member: 'name=value')")
+            if name.text in names:
+                self.src.fail(f"Named argument list already contains name: {name.text}",
+                              name.start, self.peek(1).end)
+            self.expect("=", " after the record member's name")
+            names.append(name.text)
+            items.append(self.expr())
+            if not self.accept(","):
+                break
+        self.expect(")", " or ',' in the record")
+        return A.Tuple(items, names, span=self.span(start))
 
     def expr_list(self, close: str) -> list:
         """Comma-separated expressions up to `close` (a trailing comma allowed)."""
