@@ -196,6 +196,28 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	}
 }
 
+/* A map key's member as bpftrace 0.27 writes it in a JSON key: as text,
+ * but a tuple "(2,x)" and a record "{.a=1,.b=x}" without blanks. */
+void plyc_bt_key_text(FILE *fp, const struct plyc_type *t, const void *data)
+{
+	int rec = t->kind == PLYC_K_TUPLE && t->nfields && t->fields[0].name;
+	uint32_t i;
+
+	if (t->kind != PLYC_K_TUPLE) {
+		plyc_bt_value(fp, t, data, 4);
+		return;
+	}
+	fputc(rec ? '{' : '(', fp);
+	for (i = 0; i < t->nfields; i++) {
+		if (i)
+			fputc(',', fp);
+		if (rec)
+			fprintf(fp, ".%s=", t->fields[i].name);
+		plyc_bt_key_text(fp, &t->fields[i].type, (const char *)data + t->fields[i].offset);
+	}
+	fputc(rec ? '}' : ')', fp);
+}
+
 /* bpftrace escapes the bytes of a string as signed chars: a byte above
  * 0x7f is below 0x20 too, and its \u escape is the negative int's hex. */
 void plyc_bt_json_escape(FILE *fp, const char *s, size_t n)

@@ -249,7 +249,7 @@ def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_6
 def map_keys(ref: A.Map) -> list:
     """`@m[a, b]` and `@m[(a, b)]` name the same key."""
     keys = ref.keys or []
-    if len(keys) == 1 and isinstance(keys[0], A.Tuple):
+    if len(keys) == 1 and isinstance(keys[0], A.Tuple) and not keys[0].names:
         return keys[0].items
     return keys
 
