@@ -72,7 +72,7 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     if conv.conv.startswith("r"):
         # bpftrace's %r (printable bytes, \xNN), %rx (all \xNN), %rh (hex, spaced)
         return [f"plyc_bt_buf_format(fp, &{ref}, {typ.size}, '{(conv.conv + ' ')[1]}');"]
-    if conv.conv == "v" or (conv.conv == "s" and typ.kind == "stack"):
+    if conv.conv == "v" or (conv.conv == "s" and typ.kind in ("stack", "tuple")):
         return [f"plyc_print_value(fp, {type_literal(typ, look)}, &{ref});"]
     if conv.conv == "s":
         if typ.kind in ("str", "buf"):
