@@ -708,6 +708,10 @@ class Typer(Sema):
 
     def expr_Binary(self, e: A.Binary):
         left, right = self.expr(e.left), self.expr(e.right)
+        if "tuple" in (left.type.kind, right.type.kind):
+            node = tuples.compare(self, e.op, left, right, e.span)
+            node.type = as_bool(node.type)
+            return node
         if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
             return pointers.arith(self, e, left, right)     # scaled by the pointee's size
         node = division.guarded(self.binary(e.op, left, right, e.left.span, e.right.span))    # x / 0 is 1, as bpftrace's

@@ -59,6 +59,29 @@ def index(typer, obj: ir.Expr, e) -> ir.TupleGet:
     return member(typer, obj, e.index.value, e.span)
 
 
+def compare(typer, op: str, a: ir.Expr, b: ir.Expr, span) -> ir.Expr:
+    """`a == b`, `a != b` of two tuples (records: members by name), as
+    bpftrace 0.27 compares them: each member pair compared, joined by && (||)."""
+    order = T.matched(a.type, b.type)
+    if op not in ("==", "!=") or order is None:
+        typer.err(f"operator '{op}' can't compare {a.type} with {b.type}", span,
+                  "tuples and records compare with == and != to one of their shape" if order is None
+                  else None)
+    parts = []
+    for i, j in enumerate(order):
+        x = ir.TupleGet(a, i, type=a.type.items[i], span=span)
+        y = ir.TupleGet(b, j, type=b.type.items[j], span=span)
+        if x.type.kind == "tuple":
+            parts.append(compare(typer, op, x, y, span))
+        else:
+            parts.append(typer.binary(op, x, y, span, span))
+    join = "&&" if op == "==" else "||"
+    node = parts[0]
+    for p in parts[1:]:
+        node = ir.Binary(join, node, p, type=T.S32, span=span)
+    return node
+
+
 def flatten_key(typer, keys: list, exprs: list) -> list:
     """`@m[$t]` with a tuple $t is `@m[$t.0, $t.1, ...]`: current bpftrace's
     keys are tuples, so both name the same entry (0.17 refuses a tuple key)."""
