@@ -784,3 +784,45 @@ def test_types_of_a_loaded_module(tmp_path, monkeypatch):
         " " * 24 + "^" + "~" * 24,
         "note: types come from the kernel's BTF (/sys/kernel/btf/vmlinux) and the loaded modules' "
         "(/sys/kernel/btf/MODULE)"]
+
+
+def test_records_are_named_tuples():
+    """bpftrace 0.27's records: a tuple type with its members' names, read
+    by name; assigned its members in another order, by name (the variable's
+    type keeps the first order: codegen converts); a record key is one key;
+    `$t[1]` is `$t.1`; == of two records compares member by member."""
+    prog = lower('BEGIN { $r = (a=1, b="x"); $r = (b="long", a=2); @m[(k=1)] = $r; print($r.b); '
+                 '$t = (1, 2); print($t[1]); print($r == (b="y", a=3)); }')
+    lines = dump(prog).splitlines()
+    assert lines[0] == "map @m hash [record { .k = s64 }] -> record { .a = s64, .b = char[8] }"
+    body = [line.strip() for line in lines if line.endswith("@1")]
+    assert body[1] == '$r = tuple("long":char[8], 2:s64):record { .b = char[8], .a = s64 }  @1'
+    assert body[3] == "emit print 1 ($r:record { .a = s64, .b = char[8] }.1:char[8])  @1"
+    assert body[5] == "emit print 2 ($t:(s64, s64).1:s64)  @1"
+    # the record literal's .b (its member 0) against $r's .b (member 1)
+    assert ".1:char[8] == tuple(" in body[6] and ".a = s64 }.0:char[8]):s32" in body[6]
+    from plyc import types as T
+    r = T.Tuple([T.Int(8), T.Str(8)], ("a", "b"))
+    assert T.matched(r, T.Tuple([T.Str(16), T.Int(8)], ("b", "a"))) == [1, 0]
+    assert T.unify(r, T.Tuple([T.Str(16), T.Int(8)], ("b", "a"))) == T.Tuple([T.Int(8), T.Str(16)], ("a", "b"))
+    assert T.unify(r, T.Tuple([T.Int(8), T.Str(8)])) is None    # a record is no tuple
+    assert T.unify(r, T.Tuple([T.Int(8), T.Str(8)], ("a", "c"))) is None
+
+
+def test_record_and_tuple_index_errors():
+    """Refused by name, with bpftrace 0.27's reasons (its words where it has them)."""
+    src = ('BEGIN { $r = (a=1, b="x"); print($r.c); print($r.0); $t = (1, 2); print($t.a); $i = 0; '
+           'print($t[$i]); $r = (a=1, c=2); print($r < $r); print($t == (1, 2, 3)); }')
+    heads = [line for line in err(src).splitlines() if line.startswith(("tool.bt", "note"))]
+    assert heads == [
+        "tool.bt:1:34: error: Record does not contain a field named 'c'",
+        "note: its members: a, b",
+        "tool.bt:1:47: error: Can not access index '0' on expression of type 'record { .a = s64, .b = char[8] }'",
+        "note: a record's members are read by name ($r.a)",
+        "tool.bt:1:73: error: Can not access field 'a' on expression of type '(s64, s64)'",
+        "tool.bt:1:94: error: Array-style access for tuples only valid for integer literals",
+        "tool.bt:1:108: error: $r was record { .a = s64, .b = char[8] } and can't now hold record { .a = s64, .c = s64 }",
+        "tool.bt:1:126: error: operator '<' can't compare record { .a = s64, .b = char[8] } "
+        "with record { .a = s64, .b = char[8] }",
+        "tool.bt:1:142: error: operator '==' can't compare (s64, s64) with (s64, s64, s64)",
+        "note: tuples and records compare with == and != to one of their shape"]

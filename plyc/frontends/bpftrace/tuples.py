@@ -33,10 +33,11 @@ def get(typer, e: A.TupleIndex) -> ir.TupleGet:
 
 def member(typer, obj: ir.Expr, index: int, span) -> ir.TupleGet:
     """obj.index of a tuple value already lowered."""
-    if obj.type.kind != "tuple" or obj.type.names:
-        # bpftrace 0.27's words for a record's `.0`
+    if obj.type.kind != "tuple":
+        typer.err(f"'.{index}' reads a member of a tuple, not of a value of type {obj.type}", span)
+    if obj.type.names:      # bpftrace 0.27's words
         typer.err(f"Can not access index '{index}' on expression of type '{obj.type}'", span,
-                  "a record's members are read by name ($r.a)" if obj.type.names else None)
+                  "a record's members are read by name ($r.a)")
     n = len(obj.type.items)
     if not 0 <= index < n:
         typer.err(f"this tuple has {n} member{'s' if n != 1 else ''} (.0 to .{n - 1}), no .{index}", span)
