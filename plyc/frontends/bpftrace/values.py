@@ -17,6 +17,7 @@ from ...ir import nodes as ir
 from ...ir import variables as V
 from ...providers import Var
 from . import ast as A
+from . import structs
 
 
 def _literal(chk, call: A.Call, what: str) -> str:
@@ -102,6 +103,9 @@ def deref(chk, e: A.Unary):
     x = chk.expr(e.operand)
     if not x.type.is_int:
         chk.err(f"can't dereference a value of type {x.type}", e.operand.span)
+    rec = structs.record_of(chk, x.type)
+    if rec is not None:
+        return structs.value(chk, x, rec, e.span)     # the script's struct as a value
     typ = pointee_type(chk, x.type, e.span)
     return ir.Deref(x, user=x.type.user, type=typ)
 
