@@ -279,6 +279,10 @@ void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 		bt_tuple(fp, t, data, 8, 1);
 		return;
 	}
+	if (t->kind == PLYC_K_HEX) {    /* a pointer: its number, as bpftrace 0.27 writes it */
+		fprintf(fp, "%" PRIu64, plyc_load_uint(data, t->size));
+		return;
+	}
 	if (t->kind == PLYC_K_ENUM) {   /* bpftrace 0.27 writes an enum value's number */
 		fprintf(fp, "%" PRId64, plyc_load_int(data, t->size));
 		return;
