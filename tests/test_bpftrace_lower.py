@@ -541,8 +541,6 @@ def test_script_struct_errors():
         "note: its members: a\n"
         f"tool.bt:3:55: error: casts to 'struct q' are not supported: cast to one pointer, (struct q *)\n"
         f"{line}\n" + " " * 54 + "^~~~~~~~\n"
-        f"tool.bt:3:99: error: member 'in' is a struct i held by value: read one of its members (in.x)\n"
-        f"{line}\n" + " " * 98 + "^~~~~~\n"
         f"tool.bt:3:120: error: index 2 is out of 'n' (2 elements)\n{line}\n" + " " * 119 + "^")
 
 
@@ -826,3 +824,26 @@ def test_record_and_tuple_index_errors():
         "with record { .a = s64, .b = char[8] }",
         "tool.bt:1:142: error: operator '==' can't compare (s64, s64) with (s64, s64, s64)",
         "note: tuples and records compare with == and != to one of their shape"]
+
+
+def test_script_struct_values():
+    """A script struct held by value as a value: a record of its members,
+    each read at its C offset; a union, and a struct with an array of other
+    than char, are refused by name (bpftrace 0.27 aborts on the one, prints
+    the other as a list)."""
+    src = ("struct i { short z; char t[3]; };\nstruct s { int a; struct i in; };\n"
+           "kprobe:f { $t = (struct s *)arg1; print($t->in); @m = *$t; }")
+    body = [line.strip() for line in dump(lower(src)).splitlines() if line.endswith("@3")]
+    assert body[0].startswith("$t = cast(arg1:u64):struct s *")
+    assert body[1].endswith(":record { .z = s16, .t = char[3] })  @3")
+    assert body[2].startswith("@m[] = tuple(member(cast($t:struct s *):void *):s32, tuple(") and body[2].endswith(
+        ":record { .a = s32, .in = record { .z = s16, .t = char[3] } }  @3")
+    src = ("union u { int a; char b[4]; };\nstruct v { int n[2]; union u w; };\n"
+           "kprobe:f { $v = (struct v *)arg1; print($v->w); print(*$v); }")
+    heads = [line for line in err(src).splitlines() if line.startswith(("tool.bt", "note"))]
+    assert heads == [
+        "tool.bt:3:42: error: a union u held by value as a value is not supported by plyc: read one of its members",
+        "note: bpftrace 0.27 aborts printing a union (std::bad_alloc)",
+        "tool.bt:3:58: error: a struct v as a value is not supported by plyc yet: its member 'n' is an array "
+        "of other than char",
+        "note: bpftrace 0.27 prints it as a list, [1,2]; read its elements ($s->a[0])"]
