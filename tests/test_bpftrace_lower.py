@@ -842,8 +842,8 @@ def test_script_struct_values():
            "kprobe:f { $v = (struct v *)arg1; print($v->w); print(*$v); }")
     heads = [line for line in err(src).splitlines() if line.startswith(("tool.bt", "note"))]
     assert heads == [
-        "tool.bt:3:42: error: a union u held by value as a value is not supported by plyc: read one of its members",
+        "tool.bt:3:41: error: a union u held by value as a value is not supported by plyc: read one of its members",
         "note: bpftrace 0.27 aborts printing a union (std::bad_alloc)",
-        "tool.bt:3:58: error: a struct v as a value is not supported by plyc yet: its member 'n' is an array "
+        "tool.bt:3:55: error: a struct v as a value is not supported by plyc yet: its member 'n' is an array "
         "of other than char",
         "note: bpftrace 0.27 prints it as a list, [1,2]; read its elements ($s->a[0])"]
