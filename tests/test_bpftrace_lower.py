@@ -847,3 +847,25 @@ def test_script_struct_values():
         "tool.bt:3:55: error: a struct v as a value is not supported by plyc yet: its member 'n' is an array "
         "of other than char",
         "note: bpftrace 0.27 prints it as a list, [1,2]; read its elements ($s->a[0])"]
+
+
+def test_kernel_struct_values():
+    """A kernel struct held by value as a value: a record of CO-RE reads of
+    its members; on the way to a member, a place read through. What plyc
+    can't make a record of is refused by name, with the member."""
+    prog = lower('BEGIN { print(curtask->se.load); print(curtask->se.load.weight); }')
+    emits = [line.strip() for line in dump(prog).splitlines() if "emit" in line]
+    assert emits == [
+        "emit print 1 (tuple(curtask:struct task_struct *->se:struct.load:struct.weight:u64, "
+        "curtask:struct task_struct *->se:struct.load:struct.inv_weight:u32)"
+        ":record { .weight = u64, .inv_weight = u32 })  @1",
+        "emit print 2 (curtask:struct task_struct *->se:struct.load:struct.weight:u64)  @1"]
+    src = 'BEGIN { print(curtask->se); print(curtask->cpus_mask); @x = curtask->pending; }'
+    heads = [line for line in err(src).splitlines() if line.startswith("tool.bt")]
+    assert heads == [
+        "tool.bt:1:15: error: a struct sched_entity as a value is not supported by plyc yet: it has an "
+        "anonymous member",
+        "tool.bt:1:35: error: a struct cpumask as a value is not supported by plyc yet: its member 'bits' is "
+        "an array of long unsigned int",
+        "tool.bt:1:60: error: a struct sigpending as a value is not supported by plyc yet: its member "
+        "'signal.sig' is an array of long unsigned int"]

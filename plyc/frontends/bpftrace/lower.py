@@ -40,7 +40,7 @@ from . import builtins as BT
 from . import cdefs, config, constants, decls, division, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs
 from . import specs as S
 from . import stdlib
-from . import tuples
+from . import kvalues, tuples
 from . import values as V
 from .trees import const_value, walk
 
@@ -655,10 +655,20 @@ class Typer(Sema):
         return node
 
     def expr_Field(self, e: A.Field):
+        node = self.field_base(e)
+        if node.type.kind == "struct":
+            return kvalues.value(self, node, e.span)    # a kernel struct as a value: a record
+        return node
+
+    def field_base(self, e: A.Expr):
+        """e lowered, a kernel struct member held by value kept as a place
+        to read its own members through (`curtask->se.load.weight`)."""
+        if not isinstance(e, A.Field):
+            return self.expr(e)
         script = structs.field(self, e)     # a struct the script defines
         if script is not None:
             return script
-        obj = self.expr(e.obj)
+        obj = self.field_base(e.obj)
         if obj.type.kind == "tuple":
             return tuples.field(self, obj, e.name, e.span) if obj.type.names else \
                 self.err(f"Can not access field '{e.name}' on expression of type '{obj.type}'", e.span)

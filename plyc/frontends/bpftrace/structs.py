@@ -84,7 +84,7 @@ def _base(typer, obj) -> Optional[tuple]:
             m = _member(typer, inner[1], obj)
             if m.kind == "struct":
                 return _addr(inner[0], m.offset, obj.span), typer.st.cdefs.record(m.target)
-    x = typer.expr(obj)
+    x = typer.field_base(obj)
     rec = record_of(typer, x.type)
     return (x, rec) if rec is not None else None
 
