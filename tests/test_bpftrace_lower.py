@@ -867,5 +867,5 @@ def test_kernel_struct_values():
         "anonymous member",
         "tool.bt:1:35: error: a struct cpumask as a value is not supported by plyc yet: its member 'bits' is "
         "an array of long unsigned int",
-        "tool.bt:1:60: error: a struct sigpending as a value is not supported by plyc yet: its member "
+        "tool.bt:1:61: error: a struct sigpending as a value is not supported by plyc yet: its member "
         "'signal.sig' is an array of long unsigned int"]
