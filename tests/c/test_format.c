@@ -822,11 +822,11 @@ static void case_bt_tuples(void)
 	static const struct plyc_field outer[] = {
 		{ { PLYC_K_INT, 1, 1, 0, 0, NULL }, 0, NULL },
 		{ { PLYC_K_STR, 3, 0, 0, 0, NULL }, 1, NULL },
-		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8 },
+		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8, NULL },
 	};
 	static const struct plyc_field keyf[] = {
 		{ { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0, NULL },
-		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8 },
+		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8, NULL },
 	};
 	struct val { int8_t a; char s[3]; char pad[4]; int64_t n; char x[2]; char pad2[6]; } vals[] = {
 		{ -2, "ab", "", 7, "x", "" }, { 1, "c", "", -1, "yz", "" },
@@ -847,6 +847,37 @@ static void case_bt_tuples(void)
 	m.nkeys = 0;
 	ents[0].value = &vals[0].n;
 	bt_dump("bt_tuple_value", &m, ents, 1, 0);
+}
+
+/* bpftrace 0.27's records: @r[(k=3, t=(2, "b"))] = (n=7, x="x"), members
+ * with names (struct plyc_field's name) */
+static void case_bt_records(void)
+{
+	static const struct plyc_field inner[] = {
+		{ { PLYC_K_INT, 8, 1, 0, 0, NULL }, 0, NULL },
+		{ { PLYC_K_STR, 2, 0, 0, 0, NULL }, 8, NULL },
+	};
+	static const struct plyc_field keyrec[] = {
+		{ { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0, "k" },
+		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8, "t" },
+	};
+	static const struct plyc_field keyf[] = {
+		{ { PLYC_K_TUPLE, 24, 0, 0, 2, keyrec }, 0, NULL },
+	};
+	static const struct plyc_field valrec[] = {
+		{ { PLYC_K_INT, 8, 1, 0, 0, NULL }, 0, "n" },
+		{ { PLYC_K_STR, 2, 0, 0, 0, NULL }, 8, "x" },
+	};
+	struct val { int64_t n; char x[2]; char pad[6]; } val = { 7, "x", "" };
+	struct key { int32_t k; char pad[4]; int64_t n; char x[2]; char pad2[6]; } key = { 3, "", 2, "b", "" };
+	struct plyc_map m = {
+		.name = "@r", .agg = PLYC_A_NONE, .nkeys = 1, .keys = keyf, .key_size = sizeof(key),
+		.value = { PLYC_K_TUPLE, 16, 0, 0, 2, valrec }, .value_size = sizeof(val),
+	};
+	struct plyc_entry ents[1] = { { &key, &val } };
+
+	bt_dump("bt_records", &m, ents, 1, 0);
+	bt_dump("bt_records_json", &m, ents, 1, 1);
 }
 
 /* ntop() values (PLYC_K_INET): u64 family, then the address bytes as in
@@ -1156,6 +1187,7 @@ int main(int argc, char **argv)
 	case_bt_count();
 	case_bt_plain_keys();
 	case_bt_tuples();
+	case_bt_records();
 	case_bt_hist();
 	case_bt_hist_keys();
 	case_bt_lhist();
