@@ -869,3 +869,10 @@ def test_kernel_struct_values():
         "an array of long unsigned int",
         "tool.bt:1:61: error: a struct sigpending as a value is not supported by plyc yet: its member "
         "'signal.sig' is an array of long unsigned int"]
+
+
+def test_record_keys_in_delete_and_has_key():
+    """A record given to delete() or has_key() is one key (a tuple's members
+    are the key's parts)."""
+    prog = lower('BEGIN { @h[(a=2)] = 5; $x = has_key(@h, (a=2)); delete(@h, (a=2)); }')
+    assert dump(prog).splitlines()[0] == "map @h hash [record { .a = s64 }] -> s64"

@@ -454,7 +454,7 @@ class Typer(Sema):
             ref = args[0]
         elif len(args) == 2 and isinstance(args[0], A.Map) and args[0].keys is None:
             key = args[1]
-            ref = A.Map(args[0].name, key.items if isinstance(key, A.Tuple) else [key], span=call.span)
+            ref = A.Map(args[0].name, key.items if isinstance(key, A.Tuple) and not key.names else [key], span=call.span)
         else:
             self.err("delete() takes a map element: delete(@m[key]) or delete(@m, key)", call.span)
         if ref.name in self.agg_maps:

@@ -208,7 +208,7 @@ def has_key(chk, call: A.Call):
     if len(call.args) != 2 or not isinstance(call.args[0], A.Map) or call.args[0].keys is not None:
         chk.err("has_key() takes a map and a key: has_key(@m, key)", call.span)
     key = call.args[1]
-    ref = A.Map(call.args[0].name, key.items if isinstance(key, A.Tuple) else [key], span=call.span)
+    ref = A.Map(call.args[0].name, key.items if isinstance(key, A.Tuple) and not key.names else [key], span=call.span)
     info, keys = chk.map_ref(ref, writing=False)
     return ir.MapHas(info.name, keys, type=T.S64, span=call.span)
 
