@@ -1,5 +1,5 @@
 """A kernel struct held by value used as a value (`print(curtask->se.load)`,
-`@m = $task->se.load`): a record of its members, each a CO-RE read of its
+`@m = $task->se.load`, `*$task->mm`): a record of its members, each a CO-RE read of its
 own, nested structs as records, which bpftrace 0.27 prints
 `{ .weight = 1048576, .inv_weight = 4194304 }`. Only where the struct is the
 value: on the way to a member (`curtask->se.load.weight`) it stays a place
@@ -16,7 +16,8 @@ MAX_MEMBERS = 64
 
 
 def value(typer, x: ir.Expr, span) -> ir.Expr:
-    """x, an expression of a kernel struct type, as a record."""
+    """x, an expression of a kernel struct type, as a record; x a pointer
+    to one: the struct it points to (`*p`)."""
     return _record(typer, x, span, [0], x.type.pointee, "")
 
 
@@ -40,7 +41,7 @@ def _record(typer, x: ir.Expr, span, count: list, what: str, path: str) -> ir.Tu
         if count[0] > MAX_MEMBERS:
             typer.err(f"a {what} as a value is not supported by plyc: it has more than {MAX_MEMBERS} "
                       "members, nested ones counted", span, hint)
-        typ = typer.kernel_member(x.type, m.name, False, span)
+        typ = typer.kernel_member(x.type, m.name, x.type.is_pointer, span)
         node = ir.KMember(x, m.name, type=typ, span=span)
         if typ.kind == "struct":
             node = _record(typer, node, span, count, what, f"{path}{m.name}.")

@@ -17,7 +17,7 @@ from ...ir import nodes as ir
 from ...ir import variables as V
 from ...providers import Var
 from . import ast as A
-from . import structs
+from . import kvalues, structs
 
 
 def _literal(chk, call: A.Call, what: str) -> str:
@@ -106,6 +106,8 @@ def deref(chk, e: A.Unary):
     rec = structs.record_of(chk, x.type)
     if rec is not None:
         return structs.value(chk, x, rec, e.span)     # the script's struct as a value
+    if x.type.btf and x.type.pointee.split()[0] in ("struct", "union"):
+        return kvalues.value(chk, x, e.span)           # a kernel struct as a value
     typ = pointee_type(chk, x.type, e.span)
     return ir.Deref(x, user=x.type.user, type=typ)
 
