@@ -810,7 +810,7 @@ def test_records_are_named_tuples():
 def test_record_and_tuple_index_errors():
     """Refused by name, with bpftrace 0.27's reasons (its words where it has them)."""
     src = ('BEGIN { $r = (a=1, b="x"); print($r.c); print($r.0); $t = (1, 2); print($t.a); $i = 0; '
-           'print($t[$i]); $r = (a=1, c=2); print($r < $r); print($t == (1, 2, 3)); }')
+           'print($t[$i]); $r = (a=1, c=2); print($r < $r); print($t == (1, 2, 3)); print($r[0]); }')
     heads = [line for line in err(src).splitlines() if line.startswith(("tool.bt", "note"))]
     assert heads == [
         "tool.bt:1:34: error: Record does not contain a field named 'c'",
@@ -823,7 +823,10 @@ def test_record_and_tuple_index_errors():
         "tool.bt:1:126: error: operator '<' can't compare record { .a = s64, .b = char[8] } "
         "with record { .a = s64, .b = char[8] }",
         "tool.bt:1:142: error: operator '==' can't compare (s64, s64) with (s64, s64, s64)",
-        "note: tuples and records compare with == and != to one of their shape"]
+        "note: tuples and records compare with == and != to one of their shape",
+        "tool.bt:1:166: error: The array index operator [] can only be used on arrays, pointers, and tuples, "
+        "found record { .a = s64, .b = char[8] }",
+        "note: a record's members are read by name ($r.a)"]
 
 
 def test_script_struct_values():

@@ -55,6 +55,9 @@ def field(typer, obj: ir.Expr, name: str, span) -> ir.TupleGet:
 
 def index(typer, obj: ir.Expr, e) -> ir.TupleGet:
     """`$t[0]` of a tuple: `$t.0`, for an integer literal alone (bpftrace 0.27's rule)."""
+    if obj.type.names:      # bpftrace 0.27's words
+        typer.err("The array index operator [] can only be used on arrays, pointers, and tuples, "
+                  f"found {obj.type}", e.span, "a record's members are read by name ($r.a)")
     if not isinstance(e.index, A.Int):
         typer.err("Array-style access for tuples only valid for integer literals", e.span)
     return member(typer, obj, e.index.value, e.span)
