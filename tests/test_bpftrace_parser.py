@@ -261,6 +261,8 @@ def test_record_errors():
         "BEGIN { $r = (a=1, 2); }\n" + " " * 19 + "^")
     assert err("BEGIN { $r = (a=1,); }").splitlines()[0] == (
         "tool.bt:1:19: error: expected identifier (a record's member: 'name=value'), found ')'")
+    assert err("BEGIN { $r = (a=1); $r.a = 2; }").splitlines()[3] == (
+        "note: tuples and records are immutable once created (bpftrace 0.27): assign a new one")
 
 
 def test_sizeof_offsetof_positional():

@@ -366,7 +366,10 @@ class Parser:
         if op.kind == "punct" and op.text in ASSIGN_OPS:
             if not isinstance(expr, (A.Var, A.Map)) and not (
                     isinstance(expr, A.Ident) and expr.name == "_"):
-                self.src.fail(f"'{op.text}' needs a variable or map on its left", start, expr_end)
+                self.src.fail(f"'{op.text}' needs a variable or map on its left", start, expr_end,
+                              "tuples and records are immutable once created (bpftrace 0.27): assign a new one"
+                              if isinstance(expr, A.TupleIndex) or isinstance(expr, A.Field) and not expr.arrow
+                              else None)
             self.next()
             value = self.expr()
             return A.Assign(expr, op.text, value, span=self.span(start))
