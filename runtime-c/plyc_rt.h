@@ -83,6 +83,19 @@ enum plyc_agg {
 	PLYC_A_LOG2,      /* u64 buckets[64] in bcc's log2 layout: [0] is 0, [i] is [2^(i-1), 2^i) */
 	PLYC_A_STATS,     /* struct plyc_avg: bpftrace's stats(), count, average and total */
 	PLYC_A_HIST,      /* u64 buckets[65], bpftrace's hist(): [0] < 0, [1] 0, [i] [2^(i-2), 2^(i-1)) */
+	PLYC_A_TSERIES,   /* struct plyc_ts_slot[ts_intervals], bpftrace's tseries() */
+};
+
+/* tseries()'s most intervals (plyc/aggregations.py, TSERIES_MAX_INTERVALS) */
+#define PLYC_TS_MAX_INTERVALS 1000
+
+/* tseries()'s aggregators (plyc/aggregations.py, TSERIES_AGGREGATORS) */
+enum plyc_ts_agg {
+	PLYC_TS_LAST,     /* the last value stored in the interval */
+	PLYC_TS_AVG,
+	PLYC_TS_MAX,
+	PLYC_TS_MIN,
+	PLYC_TS_SUM,
 };
 
 /* Whose output a tracer prints, chosen when it is built: ply's (the
@@ -107,6 +120,15 @@ struct plyc_avg {
 	uint64_t count;
 };
 
+/* One interval of a tseries(): its value, what the aggregator keeps beside
+ * it (the last value's time, avg's count, min/max's "set") and the
+ * interval's number (TAI ns / interval; 0: never used). */
+struct plyc_ts_slot {
+	int64_t value;
+	uint64_t meta;
+	uint64_t epoch;
+};
+
 #define PLYC_QUANTIZE_BUCKETS 64
 #define PLYC_HIST_BUCKETS 65
 
@@ -121,6 +143,9 @@ struct plyc_map {
 	int percpu;
 	int64_t lq_min, lq_max, lq_step;
 	uint32_t nbuckets;         /* quantize/lquantize */
+	int64_t ts_interval;       /* tseries(): ns per interval, */
+	uint32_t ts_intervals;     /* the intervals kept, */
+	uint32_t ts_agg;           /* and enum plyc_ts_agg */
 	int fd;                    /* filled in by the loader after load */
 	const char *const *key_names;  /* a label name per key (--metrics), or NULL: k0, k1, ... */
 };
@@ -141,6 +166,7 @@ struct plyc_rt {
 	int utf8;                  /* draw histogram bars with Unicode blocks */
 	int stack_fd;              /* stack map, or -1 */
 	int64_t mono_to_real_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
+	int64_t tai_to_real_ns;    /* CLOCK_REALTIME - CLOCK_TAI at start, whole seconds (tseries()) */
 	const char *const *time_formats;   /* strftime() values' formats, by their type's width */
 	const struct plyc_enumerator *const *enums;   /* the script's enums, by their type's width */
 };
@@ -252,11 +278,29 @@ const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len);
 #define PLYC_INET_LEN 48
 const char *plyc_inet_text(const void *data, char *buf, size_t len);
 
-/* A PLYC_K_USERNAME, PLYC_K_MAC, PLYC_K_STRFTIME, PLYC_K_ERRNO, PLYC_K_SIGNAL, PLYC_K_SYSCALL, PLYC_K_BOOL or PLYC_K_ENUM
- * value as text
- * (btvalues.c); other kinds as an unsigned number. Returns buf. */
+/* A value of a kind plyc_kind_is_text() names as text (btvalues.c);
+ * other kinds as an unsigned number. Returns buf. */
 #define PLYC_VALUE_TEXT_LEN 256
 const char *plyc_value_text(const struct plyc_type *t, const void *data, char *buf, size_t len);
+
+/* The kinds every output prints through plyc_value_text(): the one list,
+ * so a new text kind is added here and in btvalues.c only. */
+static inline int plyc_kind_is_text(enum plyc_kind kind)
+{
+	switch (kind) {
+	case PLYC_K_USERNAME:
+	case PLYC_K_MAC:
+	case PLYC_K_STRFTIME:
+	case PLYC_K_ERRNO:
+	case PLYC_K_SIGNAL:
+	case PLYC_K_BOOL:
+	case PLYC_K_ENUM:
+	case PLYC_K_SYSCALL:
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 /* A syscall number's name on the tracer's architecture (bpftrace's
  * syscall_name()), "Unknown syscall" for a number the table lacks

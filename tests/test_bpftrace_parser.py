@@ -199,6 +199,16 @@ def test_let_and_blocks():
         "[(Let $a) (Let $b 1) (Block [(Assign $c = 2)])]")
 
 
+def test_block_expressions():
+    """`{ stmt; ...; value }` where a value goes: the last expression,
+    without ';', is the value; a block ending with one is one too."""
+    assert body("BEGIN { $a = { let $x = 5; $x + 1 }; f({ 7 }); if ({ $z = 1; $z }) { } "
+                "@m[{ 2 }] = { let $v = 3; { $v * $v } }; }") == (
+        "[(Assign $a = (BlockExpr [(Let $x 5)] (Binary + $x 1))) (ExprStmt (Call f [(BlockExpr [] 7)])) "
+        "(If (BlockExpr [(Assign $z = 1)] $z) (Block [])) "
+        "(Assign (Map @m [(BlockExpr [] 2)]) = (BlockExpr [(Let $v 3)] (BlockExpr [] (Binary * $v $v))))]")
+
+
 # --- expressions --------------------------------------------------------------
 
 def test_precedence():
@@ -394,8 +404,8 @@ ERRORS = [
     ("BEGIN { }\nconfig = { a = 1 }",
      "tool.bt:2:1: error: the config block must come first, before macros and probes\n"
      "config = { a = 1 }\n^~~~~~"),
-    ("import \"lib.bt\";\nBEGIN { }",
-     "tool.bt:1:1: error: 'import' is not supported by plyc yet\nimport \"lib.bt\";\n^~~~~~"),
+    ("BEGIN { }\nimport \"lib.bt\";",
+     "tool.bt:2:1: error: an import must come before macros and probes\nimport \"lib.bt\";\n^~~~~~"),
     ("let @a = lruhash(1 + 1);\nBEGIN { }",
      "tool.bt:1:20: error: expected ')' after the map's size, found '+'\n"
      "let @a = lruhash(1 + 1);\n" + " " * 19 + "^"),
@@ -405,9 +415,15 @@ ERRORS = [
     ("name=kprobe:f { }",
      "tool.bt:1:1: error: probe names ('name=probe') are not supported by plyc yet\n"
      "name=kprobe:f { }\n^~~~~~~~~~~~~"),
-    ("BEGIN { $a = { 1 }; }",
-     "tool.bt:1:14: error: block expressions ('{ ...; value }') are not supported by plyc yet\n"
-     "BEGIN { $a = { 1 }; }\n             ^"),
+    ("BEGIN { $a = { let $x = 1; }; }",
+     "tool.bt:1:28: error: expected the block's value (a block used as a value ends with an expression "
+     "without ';': { let $x = 1; $x + 1 }), found '}'\n"
+     "BEGIN { $a = { let $x = 1; }; }\n" + " " * 27 + "^"),
+    ("fn add($a: int64): int64 { return $a; }\nBEGIN { }",
+     "tool.bt:1:1: error: user-defined functions ('fn') are not supported: bpftrace 0.27 parses them, but a "
+     "call to one is an \"Unknown function\" there and a script defining one crashes it\n"
+     "fn add($a: int64): int64 { return $a; }\n^~\n"
+     "note: write it as a macro: macro add(a, b) { a + b }"),
     ("BEGIN { else { } }",
      "tool.bt:1:9: error: expected a statement ('else' without 'if'), found 'else'\n"
      "BEGIN { else { } }\n        ^~~~"),

@@ -107,7 +107,6 @@ def test_the_variables_as_calls():
 
 def test_refused_by_name():
     assert "comm(pid) is not supported by plyc yet" in err('BEGIN { print(comm(1)); }')
-    assert "tseries() is not supported by plyc yet" in err('BEGIN { @t = tseries(1, 1s, 5); }')
 
 
 def test_errors():

@@ -173,6 +173,7 @@ SCRIPTS = [
     (I.STRERROR, 'kretprobe:do_sys_openat2 { print(strerror(retval)); }', "ctx"),
     (I.SIGNAL_NAME, 'kprobe:do_send_sig_info { print(signal_name(arg0)); }', "ctx"),
     (I.SYSCALL_NAME, 'tracepoint:raw_syscalls:sys_enter { print(syscall_name(args.id)); }', "ctx"),
+    (I.ADDR, 'BEGIN { $x = 1; print(*&$x); }', "(unsigned long)PLYC_LOW_BYTES(&v_x, 8)"),
 ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import types as T
 from ..ir import intrinsics as I
 from ..ir import nodes as ir
+from . import loops
 
 
 def emit_str(g, call):
@@ -247,6 +248,18 @@ def emit_clock(g, call):
     return f"({now} + plyc_params.tai_offset)" if clock == "sw_tai" else now
 
 
+def emit_addr(g, call):
+    """&$x: the local's place on the BPF stack (taking it keeps the local
+    there, so a read through the pointer sees its value); a narrow integer
+    kept in a wider local is at the local's low end, last on big-endian."""
+    local = call.args[0]
+    if local.type.is_bytes:
+        place = g.local_ref[local.name]
+    else:
+        place = f"PLYC_LOW_BYTES(&{loops.local_c(local.name)}, {local.type.size})"
+    return f"((__u64)(unsigned long){place})"
+
+
 def emit_usermode(g, call):
     # x86_64's privilege level: the low bits of cs are 3 in user mode. A
     # perf event's context starts with the same pt_regs.
@@ -285,6 +298,7 @@ EMIT = {
     I.STRCONTAINS: emit_strcontains,
     I.CLOCK: emit_clock,
     I.USERMODE: emit_usermode,
+    I.ADDR: emit_addr,
     I.STRERROR: emit_same,
     I.SIGNAL_NAME: emit_same,
     I.SYSCALL_NAME: emit_same,

@@ -13,6 +13,7 @@ import jinja2
 from .. import __version__
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
+from ..ir.nodes import script_line
 from ..ir.report import Report
 from . import cgen, loops, printers
 from .cescape import C, c_comment, c_string, code
@@ -76,6 +77,11 @@ def _records(res: Resources) -> list:
                                                                dict(decl=code("__u64 s"), name="s",
                                                                     offset=8 * m.nbuckets)],
                              size=8 * m.nbuckets + 8))
+        elif m.agg == "PLYC_A_TSERIES":
+            # s: bpftrace's tseries() intervals, a slot each (plyc.bpf.h)
+            recs.append(dict(cname=f"{m.cname}_ts", fields=[dict(
+                decl=code(f"struct plyc_ts_slot s[{m.info.params[1]}]"), name="s", offset=0)],
+                size=m.value_size))
     for e in res.events:
         fields = [dict(decl=code("__u32 id"), name="id", offset=0), dict(decl=code("__u32 pad"), name="pad", offset=4)]
         fields += sorted(e.fields, key=lambda f: f.offset)
@@ -190,6 +196,9 @@ def probe_where(res: Resources, p, origin=None) -> tuple:
     """How the tracer names a probe: script:line and the spec as written,
     or what a front end that generated the script says it came from."""
     where = origin(p.line, p.spec) if origin else None
+    span = p.probe.spec.span
+    if not where and span.origin is not None:       # a probe of an imported file
+        where = (f"{span.origin.name}:{span.line}", p.spec)
     return where or (f"{res.script}:{p.line}", p.spec)
 
 
@@ -229,7 +238,8 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
             key_names=code(", ".join(c_string(n) for n in label_names(names))),
             name_c=c_string(m.name), cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
             percpu=int("PERCPU" in m.bpf_type), nbuckets=m.nbuckets,
-            lq=m.info.params or (0, 0, 0),
+            lq=m.info.params if m.agg == "PLYC_A_LQUANTIZE" else (0, 0, 0),
+            ts=m.info.params if m.agg == "PLYC_A_TSERIES" else (0, 0, 0),
             key_fields=[dict(type=code(printers.type_init(f.type, pad, in_hex)), offset=f.offset)
                         for f, pad, in_hex in zip(m.keys, m.info.key_widths or [0] * len(m.keys),
                                                m.info.key_hex or [False] * len(m.keys))],
@@ -240,7 +250,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
                    data_struct=struct, data=[(name, code(value)) for name, value in fields])
               for p in res.probes for where, spec in [probe_where(res, p, origin)]
               for struct, fields in [probe_data(p)]]
-    events = [dict(id=e.event.id, cname=e.cname, kind=c_comment(e.event.kind), line=e.event.span.line,
+    events = [dict(id=e.event.id, cname=e.cname, kind=c_comment(e.event.kind), line=script_line(e.event.span),
                    body=[code(line) for line in printers.event_body(e, res)]) for e in res.events]
     lm = linemap(bpf_c, res.script)
     rows = [code(" ".join(f"{n}," for n in lm[i:i + 16])) for i in range(0, len(lm), 16)] or [code("0,")]

@@ -10,6 +10,7 @@ from typing import Optional
 from .. import arch as A
 from .. import types as T
 from ..ir import nodes as ir
+from ..ir.nodes import script_line
 from . import names as N
 
 # Default sizes; `plyc build --map-entries/--buffer-size/--stack-entries` change them.
@@ -211,7 +212,8 @@ def _map_res(info: ir.Map, cname: str, opts, arch: str = "x86_64") -> MapRes:
         bpf_type = storage(bool(keys), nbuckets, arch)
         if not keys:
             entries = 1
-        elif nbuckets:
+        elif nbuckets or agg.name == "tseries":
+            # a tseries value is 24 bytes an interval, per CPU: sized as a histogram's
             entries = opts.get("hist_entries", DEFAULT_HIST_ENTRIES)
         else:
             entries = opts.get("map_entries", DEFAULT_MAP_ENTRIES)
@@ -250,12 +252,12 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
         prog = ns.claim(*N.prog_candidates(prov, probe.spec.arg or ""))
         twin = ns.claim(*N.twin_candidates(fentry["section"], prog, prov)) if fentry else ""
         body = ns.claim_c(f"{prog}_body") if fentry else ""
-        probes.append(ProbeRes(probe, prog, t.provider.section(t), probe.spec.span.line,
+        probes.append(ProbeRes(probe, prog, t.provider.section(t), script_line(probe.spec.span),
                                f"{probe.spec.provider}:{probe.spec.arg}" if probe.spec.arg
                                else probe.spec.provider, t.glob, fentry, twin, body))
         for fname, fld in probe.tp_fields.items():
             is_int = fld.type.kind in ("int", "dataloc")
-            slots.append(TpSlot(len(slots), probe.index, t.target, fname, fld.size, probe.spec.span.line,
+            slots.append(TpSlot(len(slots), probe.index, t.target, fname, fld.size, script_line(probe.spec.span),
                                 int(is_int), fld.type.size if is_int else 0,
                                 int(is_int and fld.type.signed)))
     return Resources(name, script, maps, events, probes, slots, program.nargs, program.uses_stack,
@@ -272,7 +274,7 @@ def device_consts(program: ir.Program) -> list:
     for probe in program.probes:
         for n in ir.walk(probe.body):
             if isinstance(n, ir.DeviceConst) and (n.kind, n.name, n.binary) not in [d[:3] for d in out]:
-                out.append((n.kind, n.name, n.binary, n.span.line))
+                out.append((n.kind, n.name, n.binary, script_line(n.span)))
     return out
 
 

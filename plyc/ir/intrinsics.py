@@ -70,6 +70,7 @@ CLOCK = _i("_clock", "a clock's nanoseconds (its name a string: monotonic, boot,
 STRERROR = _i("strerror", "its argument, typed as an errno the tracer prints as text")
 SIGNAL_NAME = _i("signal_name", "its argument, typed as a signal number the tracer prints as text")
 SYSCALL_NAME = _i("syscall_name", "its argument, typed as a syscall number the tracer prints as its name")
+ADDR = _i("_addr", "the address of a scratch local on the BPF stack (bpftrace's &$x)", args=NONE)
 USERMODE = _i("usermode", "1 if the probed context (pt_regs) was in user mode (x86_64)")
 
 # Sizes both sides need: join()'s strings (bpftrace 0.17's limits: 16
@@ -86,5 +87,5 @@ CLOCKS = {"monotonic": ("bpf_ktime_get_ns", "4.1"), "boot": ("bpf_ktime_get_boot
 
 ALL = (STR, MEM, DYN, UPTR, KSYM, STRCMP, BSWAP, KPTR, STRNCMP, JOIN_READ, NTOP, TP_NAME, DIV, MOD, SARG,
        OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, OVERRIDE, BUF, PATH,
-       STRLEN, STRCONTAINS, CLOCK, USERMODE, STRERROR, SIGNAL_NAME, SYSCALL_NAME)
+       STRLEN, STRCONTAINS, CLOCK, USERMODE, STRERROR, SIGNAL_NAME, SYSCALL_NAME, ADDR)
 BY_NAME = {i.name: i for i in ALL}

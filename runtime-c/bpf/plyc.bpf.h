@@ -95,6 +95,15 @@ struct plyc_avg {
 	__u64 count;
 };
 
+/* One interval of bpftrace's tseries(): the value, what its aggregator
+ * keeps beside it (the last value's time, avg's count, min/max's "set"),
+ * and the interval's number (TAI / interval; 0: never used). */
+struct plyc_ts_slot {
+	__s64 value;
+	__u64 meta;
+	__u64 epoch;
+};
+
 /* The output: a ring buffer (5.8+), or on older kernels the tracer makes
  * it a perf event array before load (runtime-c/io/events.c). */
 struct {

@@ -172,6 +172,14 @@ class Tuple(Expr):
 
 
 @dataclass(eq=False)
+class BlockExpr(Expr):
+    """`{ stmt; ...; value }` (current bpftrace): the statements run, then
+    the value is the block's; variables first assigned inside are its own."""
+    stmts: list
+    value: Expr
+
+
+@dataclass(eq=False)
 class Range(Expr):
     """`start..end` in a for loop."""
     start: Expr
@@ -318,6 +326,14 @@ class Program(Node):
     macros: list[Macro]
     probes: list[Probe]
     decls: list = field(default_factory=list)   # MapDecl, in order
+    imports: list = field(default_factory=list)  # Import, in order (imports.py reads them)
+    imported: list = field(default_factory=list)  # SourceFile of each file imports.py joined in
+
+
+@dataclass(eq=False)
+class Import(Node):
+    """`import "path";`: a .bt file or a folder of them, beside the script."""
+    path: bytes
 
 
 def sx(node) -> str:

@@ -16,7 +16,7 @@ from typing import Optional
 from ...ir.nodes import Span
 from ...diag import PlycError, error
 from ...nesting import MAX_DEPTH, MESSAGE, NOTE, deepest
-from . import ast as A
+from . import ast as A, imports
 from .lexer import IDENT_RE, KEYWORDS, Lexer, Source, Token
 from .probes import BY_NAME, split_spec
 
@@ -39,8 +39,8 @@ BLOCK_STMTS = (A.If, A.Unroll, A.While, A.For, A.Block)
 
 
 class Parser:
-    def __init__(self, text: str):
-        self.src = Source(text)
+    def __init__(self, text: str, origin=None):
+        self.src = Source(text, origin)
         self.lex = Lexer(self.src)
         self.text = text
         self.pos = 0
@@ -95,7 +95,7 @@ class Parser:
 
     def program(self) -> A.Program:
         text = self.text
-        preamble, macros, probes, config, decls = [], [], [], None, []
+        preamble, macros, probes, config, decls, imports = [], [], [], None, [], []
         if text.startswith("#!"):
             end = text.find("\n")
             self.pos = len(text) if end < 0 else end
@@ -120,17 +120,33 @@ class Parser:
                 config = self.config_block()
             elif word == "macro" and self.peek(1).kind == "ident":
                 macros.append(self.macro())
+            elif word == "fn" and self.peek(1).kind == "ident" and self.at("(", 2):
+                self.src.fail("user-defined functions ('fn') are not supported: bpftrace 0.27 parses them, but a "
+                              "call to one is an \"Unknown function\" there and a script defining one crashes it",
+                              pos, pos + 2, "write it as a macro: macro add(a, b) { a + b }")
             elif word == "import":
-                self.src.fail("'import' is not supported by plyc yet", pos, pos + 6)
+                if probes or macros:
+                    self.src.fail("an import must come before macros and probes", pos, pos + 6)
+                imports.append(self.import_line())
             elif word == "let" and self.peek(1).kind == "map":
                 if probes:
                     self.src.fail("a map declaration must come before the first probe", pos, pos + 3)
                 decls.append(self.map_decl())
             else:
                 probes.append(self.probe())
-        if not probes:
+        if not probes and not imports and self.src.origin is None:
             self.src.fail("the script has no probes", len(text))
-        return A.Program(preamble, config, macros, probes, decls, span=self.src.span(0, len(text)))
+        return A.Program(preamble, config, macros, probes, decls, imports=imports,
+                         span=self.src.span(0, len(text)))
+
+    def import_line(self) -> A.Import:
+        """`import "file.bt";` or `import "dir";` (current bpftrace's)."""
+        start = self.next().start
+        tok = self.next()
+        if tok.kind != "str":
+            self.fail_at(tok, "expected the imported file's name as a string")
+        self.expect(";", " after import")
+        return A.Import(tok.value, span=self.span(start))
 
     def preprocessor_line(self) -> A.CText:
         """`#include <x.h>`, `#define X 1` (with '\\' continuations), `#ifdef` ..."""
@@ -579,8 +595,8 @@ class Parser:
             items = [first] + self.expr_list(")")
             return A.Tuple(items, span=self.span(tok.start))
         if tok.kind == "punct" and tok.text == "{":
-            self.src.fail("block expressions ('{ ...; value }') are not supported by plyc yet",
-                          tok.start, tok.end)
+            self.pos = tok.start
+            return self.block_expr()
         self.fail_at(tok, "expected an expression")
 
     def record(self, start: int) -> A.Tuple:
@@ -601,6 +617,29 @@ class Parser:
                 break
         self.expect(")", " or ',' in the record")
         return A.Tuple(items, names, span=self.span(start))
+
+    def block_expr(self) -> A.BlockExpr:
+        """`{ stmt; ...; value }` (current bpftrace): statements, then the
+        block's value, an expression without a ';' after it."""
+        self.enter()
+        try:
+            start = self.expect("{").start
+            stmts = []
+            while True:
+                tok = self.peek()
+                if tok.kind == "eof" or (tok.kind == "punct" and tok.text == "}"):
+                    self.fail_at(tok, "expected the block's value (a block used as a value ends with "
+                                 "an expression without ';': { let $x = 1; $x + 1 })")
+                stmt = self.statement()
+                value = as_value(stmt)
+                if value is not None and self.accept("}"):
+                    return A.BlockExpr(stmts, value, span=self.span(start))
+                stmts.append(stmt)
+                if self.accept(";") or isinstance(stmt, BLOCK_STMTS):
+                    continue
+                self.fail_at(self.peek(), "expected ';' or '}' after the statement")
+        finally:
+            self.depth -= 1
 
     def expr_list(self, close: str) -> list:
         """Comma-separated expressions up to `close` (a trailing comma allowed)."""
@@ -746,11 +785,26 @@ def check_depth(program: A.Program):
 def parse(text: str, filename: str = "<script>") -> A.Program:
     """The script's tree; PlycError at the first syntax error."""
     try:
-        program = Parser(text).program()
+        program = imports.resolve(Parser(text).program(), filename,
+                                  lambda t, origin: Parser(t, origin).program())
+        if not program.probes:
+            raise error("the script has no probes", program.span)
         check_depth(program)
         return program
     except PlycError as err:
         raise PlycError(err.diags, filename, text) from None
+
+
+def as_value(stmt) -> Optional[A.Expr]:
+    """A block's last statement as its value: an expression, or a block
+    ending with one (`{ let $v = 3; { $v * $v } }`)."""
+    if isinstance(stmt, A.ExprStmt):
+        return stmt.expr
+    if isinstance(stmt, A.Block) and stmt.stmts:
+        value = as_value(stmt.stmts[-1])
+        if value is not None:
+            return A.BlockExpr(stmt.stmts[:-1], value, span=stmt.span)
+    return None
 
 
 def reads_twice_alike(e: A.Expr) -> bool:
