@@ -227,7 +227,7 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
         x = chk.expr(a)
         if not P.accepts(conv.conv, x.type):
             chk.err(f"'{conv.text}' can't print a value of type {x.type}", a.span,
-                    "print() prints a tuple (printf() takes none, as in bpftrace)" if x.type.kind == "tuple"
+                    "a tuple prints with %s, as in bpftrace 0.27" if x.type.kind == "tuple"
                     else "use %v for any value's default format"
                     if x.type.kind != "void" and conv.conv != "v" else None)
         args.append(x)

@@ -90,7 +90,8 @@ def accepts(conv: str, typ) -> bool:
     if conv == "v":
         return typ.kind in ("int", "str", "buf", "inet", "usym", "stack")
     if conv == "s":
-        return typ.kind in ("str", "buf", "inet", "usym") or typ.kind == "stack" or \
+        # a tuple (bpftrace 0.27's) as print() writes it
+        return typ.kind in ("str", "buf", "inet", "usym", "tuple") or typ.kind == "stack" or \
             (typ.kind == "int" and typ.denotes in ("sym",) + TEXT_FMTS)
     if conv in "diouxXcp":
         return typ.kind == "int"

@@ -29,6 +29,7 @@ class Type:
     user: bool = False        # pointer into user memory; a stack: the user stack
     btf: int = 0              # kernel type (BTF id): a pointer's target, a struct, an array
     items: tuple = ()         # tuple: its members' types (tuple_layout() places them)
+    names: tuple = ()         # a tuple that is a record (bpftrace's `(a=1, b="x")`): its members' names
     frames: int = 0           # a stack: at most this many frames (0: PLYC_STACK_DEPTH)
     mode: str = ""            # a stack: bpftrace's mode ("", "perf", "raw": STACK_MODES)
     format_index: int = 0     # a strftime value: which of the program's formats
@@ -80,6 +81,8 @@ class Type:
         if self.kind == "stack":
             args = ([self.mode] if self.mode else []) + ([str(self.frames)] if self.frames else [])
             return ("ustack" if self.user else "stack") + (f"({', '.join(args)})" if args else "")
+        if self.kind == "tuple" and self.names:
+            return "record { " + ", ".join(f".{n} = {t}" for n, t in zip(self.names, self.items)) + " }"
         if self.kind == "tuple":
             return "(" + ", ".join(map(str, self.items)) + ("," if len(self.items) == 1 else "") + ")"
         return self.kind
@@ -204,9 +207,23 @@ def record_layout(types, start: int = 0) -> tuple:
     return offsets, (off + align - 1) // align * align
 
 
-def Tuple(items) -> Type:
+def Tuple(items, names=()) -> Type:
+    """A tuple, or with `names` (one a member) a record: laid out alike."""
     items = tuple(items)
-    return Type("tuple", tuple_layout(items)[1], items=items)
+    return Type("tuple", tuple_layout(items)[1], items=items, names=tuple(names))
+
+
+def matched(a: Type, b: Type) -> Optional[list]:
+    """For each member of a, the index of the member of b it takes (two
+    tuples: by place; two records: by name, as bpftrace 0.27 assigns
+    `(b=1, a=2)` to a record `(a, b)`), or None when they don't match."""
+    if a.kind != "tuple" or b.kind != "tuple" or len(a.items) != len(b.items):
+        return None
+    if not a.names and not b.names:
+        return list(range(len(a.items)))
+    if sorted(a.names) != sorted(b.names) or not a.names or not b.names:
+        return None
+    return [b.names.index(n) for n in a.names]
 
 
 def Ptr(pointee: str, user: bool = False, size: int = 8) -> Type:
@@ -246,7 +263,8 @@ def unify(a: Type, b: Type) -> Optional[Type]:
                     enum_index=a.enum_index if a.denotes == "enum" else b.enum_index)
     if a.kind == b.kind and a.kind in ("str", "buf") and a.sized == b.sized:
         return replace(a, size=max(a.size, b.size))
-    if a.kind == b.kind == "tuple" and len(a.items) == len(b.items):
-        items = [unify(x, y) for x, y in zip(a.items, b.items)]
-        return None if None in items else Tuple(items)
+    order = matched(a, b)
+    if order is not None:
+        items = [unify(x, b.items[j]) for x, j in zip(a.items, order)]
+        return None if None in items else Tuple(items, a.names)
     return None

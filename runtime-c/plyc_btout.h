@@ -15,6 +15,7 @@
 /* One value in bpftrace's text; stacks with frames indented by `indent`
  * (8 in values, 4 in map keys). */
 void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent);
+void plyc_bt_key_text(FILE *fp, const struct plyc_type *t, const void *data);
 /* The same as bpftrace writes it in JSON (strings, symbols, stacks and
  * buffers quoted; pointers as bare 0x... as bpftrace does). */
 void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data);

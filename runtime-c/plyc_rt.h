@@ -25,7 +25,8 @@ enum plyc_kind {
 	PLYC_K_USTACK,   /* u64: pid << 32 | the user stack's u32 id in the stack map */
 	PLYC_K_USYM,     /* u64 address, u64 pid: bpftrace's usym(), named from the pid's mappings */
 	PLYC_K_BUF,      /* u32 length, then size - 4 bytes: bpftrace's buf(), the first length printed */
-	PLYC_K_TUPLE,    /* bpftrace's tuple: nfields members at their offsets, "(1, abc)" */
+	PLYC_K_TUPLE,    /* bpftrace's tuple: nfields members at their offsets, "(1, abc)";
+			  * a record (named members): "{ .a = 1, .b = abc }" */
 	/* bpftrace's values printed as text the tracer makes (plyc_value_text): */
 	PLYC_K_USERNAME, /* a uid, printed as its name in /etc/passwd */
 	PLYC_K_MAC,      /* six bytes (of a u64), printed "01:AB:7F:5A:FF:00" */
@@ -66,6 +67,7 @@ enum plyc_stack_mode {
 struct plyc_field {
 	struct plyc_type type;
 	uint32_t offset;
+	const char *name;  /* a record's member (bpftrace's `(a=1)`), else NULL */
 };
 
 /* How a map's values merge, print and export: one entry each in

@@ -258,6 +258,29 @@ def test_tuples():
         "(ExprStmt (Call print [(Index $a 1)])) (Assign $e = 1)]")
 
 
+def test_records():
+    """bpftrace 0.27's records: `(name=value, ...)`, a tuple with its members'
+    names; one member is a record too (no comma: `(a=1)`)."""
+    assert body("BEGIN { $r = (a=1, b=(c=2)); print($r.a); $t[0]; $e = (x == 1); }") == (
+        "[(Assign $r = (Tuple [1 (Tuple [2] [c])] [a b])) (ExprStmt (Call print [(Field $r a)])) "
+        "(ExprStmt (Index $t 0)) (Assign $e = (Binary == x 1))]")
+
+
+def test_record_errors():
+    """As bpftrace 0.27 refuses them: a name twice, a member without a name,
+    a trailing comma (0.27: `syntax: expected identifier`)."""
+    assert err("BEGIN { $r = (a=1, a=2); }") == (
+        "tool.bt:1:20: error: Named argument list already contains name: a\n"
+        "BEGIN { $r = (a=1, a=2); }\n" + " " * 19 + "^~~")
+    assert err("BEGIN { $r = (a=1, 2); }") == (
+        "tool.bt:1:20: error: expected identifier (a record's member: 'name=value'), found '2'\n"
+        "BEGIN { $r = (a=1, 2); }\n" + " " * 19 + "^")
+    assert err("BEGIN { $r = (a=1,); }").splitlines()[0] == (
+        "tool.bt:1:19: error: expected identifier (a record's member: 'name=value'), found ')'")
+    assert err("BEGIN { $r = (a=1); $r.a = 2; }").splitlines()[3] == (
+        "note: tuples and records are immutable once created (bpftrace 0.27): assign a new one")
+
+
 def test_sizeof_offsetof_positional():
     assert body("BEGIN { $a = sizeof(struct task_struct); $b = sizeof($a); $c = sizeof(uint64); "
                 "$d = offsetof(struct task_struct, se.vruntime); $e = sizeof(pid_t); "

@@ -51,9 +51,9 @@ def test_limited_stacks_have_maps_of_their_own():
     assert "plyc_ustackid(ctx, &plyc_stacks)" in bpf
     # the loader's key types: PLYC_K_USTACK, the limit and the mode in width
     loader = generated.loader_c
-    assert "{ { PLYC_K_USTACK, 8, 1, 3, 0, NULL }, 0 }" in loader
-    assert "{ { PLYC_K_STACK, 8, 1, 258, 0, NULL }, 0 }" in loader     # 2 | perf << 8
-    assert "{ { PLYC_K_USYM, 16, 0, 0, 0, NULL }, 0 }" in loader
+    assert "{ { PLYC_K_USTACK, 8, 1, 3, 0, NULL }, 0, NULL }" in loader
+    assert "{ { PLYC_K_STACK, 8, 1, 258, 0, NULL }, 0, NULL }" in loader     # 2 | perf << 8
+    assert "{ { PLYC_K_USYM, 16, 0, 0, 0, NULL }, 0, NULL }" in loader
 
 
 ERRORS = [

@@ -40,11 +40,13 @@ def rt_width(t) -> int:
 def type_init(t, pad: int = 0, in_hex: bool = False) -> str:
     """The initializer of the runtime's struct plyc_type for t, padded to
     `pad` columns, in hex if `in_hex` (the output style's: plyc/sema/looks.py);
-    a tuple's lists its members (struct plyc_field: type and offset)."""
+    a tuple's lists its members (struct plyc_field: type, offset and a
+    record's member name)."""
     if t.kind != "tuple":
         return f"{{ {rt_kind(t, in_hex)}, {t.size}, {int(t.signed)}, {pad or rt_width(t)}, 0, NULL }}"
     offsets, _ = T.tuple_layout(t.items)
-    members = ", ".join(f"{{ {type_init(i)}, {off} }}" for i, off in zip(t.items, offsets))
+    names = [c_string(n.encode()) for n in t.names] or ["NULL"] * len(t.items)
+    members = ", ".join(f"{{ {type_init(i)}, {off}, {n} }}" for i, off, n in zip(t.items, offsets, names))
     return f"{{ PLYC_K_TUPLE, {t.size}, 0, 0, {len(t.items)}, (const struct plyc_field[]){{ {members} }} }}"
 
 
@@ -70,7 +72,7 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     if conv.conv.startswith("r"):
         # bpftrace's %r (printable bytes, \xNN), %rx (all \xNN), %rh (hex, spaced)
         return [f"plyc_bt_buf_format(fp, &{ref}, {typ.size}, '{(conv.conv + ' ')[1]}');"]
-    if conv.conv == "v" or (conv.conv == "s" and typ.kind == "stack"):
+    if conv.conv == "v" or (conv.conv == "s" and typ.kind in ("stack", "tuple")):
         return [f"plyc_print_value(fp, {type_literal(typ, look)}, &{ref});"]
     if conv.conv == "s":
         if typ.kind in ("str", "buf"):

@@ -61,8 +61,9 @@ class TupleGen:
         if dt.kind == "tuple" and dt != st:
             doffs, _ = T.tuple_layout(dt.items)
             soffs, _ = T.tuple_layout(st.items)
-            for d, s, do, so in zip(dt.items, st.items, doffs, soffs):
-                self.convert_into(dst, doff + do, d, src, soff + so, s)
+            # a record's members by name (types.matched), a tuple's by place
+            for d, do, j in zip(dt.items, doffs, T.matched(dt, st)):
+                self.convert_into(dst, doff + do, d, src, soff + soffs[j], st.items[j])
         elif dt.is_bytes:
             self.line(f"__builtin_memcpy({at(dst, doff)}, {at(src, soff, True)}, {min(dt.size, st.size)});")
         else:

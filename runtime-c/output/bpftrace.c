@@ -227,7 +227,7 @@ static void json_key(FILE *fp, const struct plyc_map *m, const char *key)
 		for (i = 0; i < m->nkeys; i++) {
 			if (i)
 				fputc(',', b.fp);
-			plyc_bt_value(b.fp, &m->keys[i].type, key + m->keys[i].offset, 4);
+			plyc_bt_key_text(b.fp, &m->keys[i].type, key + m->keys[i].offset);
 		}
 	}
 	plyc_text_close_escaped(&b, fp);

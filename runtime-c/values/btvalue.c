@@ -90,12 +90,41 @@ static int is_int_size(uint32_t size)
 void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent);
 void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data);
 
+/* A record (named members) as bpftrace 0.27 prints it: "{ .a = 1, .b = x }",
+ * in JSON {"a": 1, "b": "x"} (blanks after ':' and ','). */
+static void bt_record(FILE *fp, const struct plyc_type *t, const void *data, int indent, int json)
+{
+	uint32_t i;
+
+	fputs(json ? "{" : "{ ", fp);
+	for (i = 0; i < t->nfields; i++) {
+		const void *v = (const char *)data + t->fields[i].offset;
+
+		if (i)
+			fputs(", ", fp);
+		if (json) {
+			fputc('"', fp);
+			plyc_bt_json_escape(fp, t->fields[i].name, strlen(t->fields[i].name));
+			fputs("\": ", fp);
+			plyc_bt_json_value(fp, &t->fields[i].type, v);
+		} else {
+			fprintf(fp, ".%s = ", t->fields[i].name);
+			plyc_bt_value(fp, &t->fields[i].type, v, indent);
+		}
+	}
+	fputs(json ? "}" : " }", fp);
+}
+
 /* A tuple as bpftrace prints it: "(1, abc, (2, x))", or in JSON
- * [1,"abc",[2,"x"]] (no blanks). */
+ * [1,"abc",[2,"x"]] (no blanks); a record as above. */
 static void bt_tuple(FILE *fp, const struct plyc_type *t, const void *data, int indent, int json)
 {
 	uint32_t i;
 
+	if (t->nfields && t->fields[0].name) {
+		bt_record(fp, t, data, indent, json);
+		return;
+	}
 	fputc(json ? '[' : '(', fp);
 	for (i = 0; i < t->nfields; i++) {
 		const void *v = (const char *)data + t->fields[i].offset;
@@ -163,6 +192,28 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	}
 }
 
+/* A map key's member as bpftrace 0.27 writes it in a JSON key: as text,
+ * but a tuple "(2,x)" and a record "{.a=1,.b=x}" without blanks. */
+void plyc_bt_key_text(FILE *fp, const struct plyc_type *t, const void *data)
+{
+	int rec = t->kind == PLYC_K_TUPLE && t->nfields && t->fields[0].name;
+	uint32_t i;
+
+	if (t->kind != PLYC_K_TUPLE) {
+		plyc_bt_value(fp, t, data, 4);
+		return;
+	}
+	fputc(rec ? '{' : '(', fp);
+	for (i = 0; i < t->nfields; i++) {
+		if (i)
+			fputc(',', fp);
+		if (rec)
+			fprintf(fp, ".%s=", t->fields[i].name);
+		plyc_bt_key_text(fp, &t->fields[i].type, (const char *)data + t->fields[i].offset);
+	}
+	fputc(rec ? '}' : ')', fp);
+}
+
 /* bpftrace escapes the bytes of a string as signed chars: a byte above
  * 0x7f is below 0x20 too, and its \u escape is the negative int's hex. */
 void plyc_bt_json_escape(FILE *fp, const char *s, size_t n)
@@ -222,6 +273,10 @@ void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 
 	if (t->kind == PLYC_K_TUPLE) {
 		bt_tuple(fp, t, data, 8, 1);
+		return;
+	}
+	if (t->kind == PLYC_K_HEX) {    /* a pointer: its number, as bpftrace 0.27 writes it */
+		fprintf(fp, "%" PRIu64, plyc_load_uint(data, t->size));
 		return;
 	}
 	if (t->kind == PLYC_K_ENUM) {   /* bpftrace 0.27 writes an enum value's number */

@@ -265,10 +265,10 @@ static void dump(const char *name, const struct plyc_map *m,
 	fclose(fp);
 }
 
-static const struct plyc_field f_s32[] = { { { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0 } };
-static const struct plyc_field f_u32[] = { { { PLYC_K_INT, 4, 0, 0, 0, NULL }, 0 } };
-static const struct plyc_field f_comm[] = { { { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0 } };
-static const struct plyc_field f_lit8[] = { { { PLYC_K_STR, 8, 0, 0, 0, NULL }, 0 } };
+static const struct plyc_field f_s32[] = { { { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0, NULL } };
+static const struct plyc_field f_u32[] = { { { PLYC_K_INT, 4, 0, 0, 0, NULL }, 0, NULL } };
+static const struct plyc_field f_comm[] = { { { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0, NULL } };
+static const struct plyc_field f_lit8[] = { { { PLYC_K_STR, 8, 0, 0, 0, NULL }, 0, NULL } };
 
 static void case_count_int_keys(void)
 {
@@ -313,8 +313,8 @@ struct comm_pid {
 };
 
 static const struct plyc_field f_comm_pid[] = {
-	{ { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0 },
-	{ { PLYC_K_INT, 4, 0, 5, 0, NULL }, 16 },
+	{ { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0, NULL },
+	{ { PLYC_K_INT, 4, 0, 5, 0, NULL }, 16, NULL },
 };
 
 static void case_sum_tuple_keys(void)
@@ -392,7 +392,7 @@ static void case_plain_map(void)
 	/* rx[arg0] = time; */
 	struct plyc_map m = {
 		.name = "rx", .agg = PLYC_A_NONE, .nkeys = 1,
-		.keys = (const struct plyc_field[]){ { t_u64, 0 } },
+		.keys = (const struct plyc_field[]){ { t_u64, 0, NULL } },
 		.key_size = 8, .value = t_time, .value_size = 8,
 	};
 	uint64_t keys[] = { 0xffff0001, 2 };
@@ -495,7 +495,7 @@ static void case_lquantize(void)
 	/* @[pid] = lquantize(x, 0, 100, 10); */
 	struct plyc_map m = {
 		.name = "@lin", .agg = PLYC_A_LQUANTIZE, .nkeys = 1,
-		.keys = (const struct plyc_field[]){ { t_pid, 0 } },
+		.keys = (const struct plyc_field[]){ { t_pid, 0, NULL } },
 		.key_size = 4, .value = t_s64, .value_size = 8 * 12,
 		.lq_min = 0, .lq_max = 100, .lq_step = 10, .nbuckets = 12,
 	};
@@ -779,8 +779,8 @@ static void case_bt_plain_keys(void)
 		char s[8];
 		int32_t i;
 	} keys[] = { { "b", 2 }, { "a", 3 }, { "a", 1 }, { "a", -1 } };
-	static const struct plyc_field f[] = { { { PLYC_K_STR, 8, 0, 0, 0, NULL }, 0 },
-					       { { PLYC_K_INT, 4, 1, 0, 0, NULL }, 8 } };
+	static const struct plyc_field f[] = { { { PLYC_K_STR, 8, 0, 0, 0, NULL }, 0, NULL },
+					       { { PLYC_K_INT, 4, 1, 0, 0, NULL }, 8, NULL } };
 	struct plyc_map m = {
 		.name = "@t", .agg = PLYC_A_NONE, .nkeys = 2, .keys = f,
 		.key_size = sizeof(keys[0]), .value = t_lit8, .value_size = 8,
@@ -817,17 +817,17 @@ static void case_bt_plain_keys(void)
 static void case_bt_tuples(void)
 {
 	static const struct plyc_field inner[] = {
-		{ { PLYC_K_INT, 8, 1, 0, 0, NULL }, 0 },
-		{ { PLYC_K_STR, 2, 0, 0, 0, NULL }, 8 },
+		{ { PLYC_K_INT, 8, 1, 0, 0, NULL }, 0, NULL },
+		{ { PLYC_K_STR, 2, 0, 0, 0, NULL }, 8, NULL },
 	};
 	static const struct plyc_field outer[] = {
-		{ { PLYC_K_INT, 1, 1, 0, 0, NULL }, 0 },
-		{ { PLYC_K_STR, 3, 0, 0, 0, NULL }, 1 },
-		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8 },
+		{ { PLYC_K_INT, 1, 1, 0, 0, NULL }, 0, NULL },
+		{ { PLYC_K_STR, 3, 0, 0, 0, NULL }, 1, NULL },
+		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8, NULL },
 	};
 	static const struct plyc_field keyf[] = {
-		{ { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0 },
-		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8 },
+		{ { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0, NULL },
+		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8, NULL },
 	};
 	struct val { int8_t a; char s[3]; char pad[4]; int64_t n; char x[2]; char pad2[6]; } vals[] = {
 		{ -2, "ab", "", 7, "x", "" }, { 1, "c", "", -1, "yz", "" },
@@ -848,6 +848,37 @@ static void case_bt_tuples(void)
 	m.nkeys = 0;
 	ents[0].value = &vals[0].n;
 	bt_dump("bt_tuple_value", &m, ents, 1, 0);
+}
+
+/* bpftrace 0.27's records: @r[(k=3, t=(2, "b"))] = (n=7, x="x"), members
+ * with names (struct plyc_field's name) */
+static void case_bt_records(void)
+{
+	static const struct plyc_field inner[] = {
+		{ { PLYC_K_INT, 8, 1, 0, 0, NULL }, 0, NULL },
+		{ { PLYC_K_STR, 2, 0, 0, 0, NULL }, 8, NULL },
+	};
+	static const struct plyc_field keyrec[] = {
+		{ { PLYC_K_INT, 4, 1, 0, 0, NULL }, 0, "k" },
+		{ { PLYC_K_TUPLE, 16, 0, 0, 2, inner }, 8, "t" },
+	};
+	static const struct plyc_field keyf[] = {
+		{ { PLYC_K_TUPLE, 24, 0, 0, 2, keyrec }, 0, NULL },
+	};
+	static const struct plyc_field valrec[] = {
+		{ { PLYC_K_INT, 8, 1, 0, 0, NULL }, 0, "n" },
+		{ { PLYC_K_STR, 2, 0, 0, 0, NULL }, 8, "x" },
+	};
+	struct val { int64_t n; char x[2]; char pad[6]; } val = { 7, "x", "" };
+	struct key { int32_t k; char pad[4]; int64_t n; char x[2]; char pad2[6]; } key = { 3, "", 2, "b", "" };
+	struct plyc_map m = {
+		.name = "@r", .agg = PLYC_A_NONE, .nkeys = 1, .keys = keyf, .key_size = sizeof(key),
+		.value = { PLYC_K_TUPLE, 16, 0, 0, 2, valrec }, .value_size = sizeof(val),
+	};
+	struct plyc_entry ents[1] = { { &key, &val } };
+
+	bt_dump("bt_records", &m, ents, 1, 0);
+	bt_dump("bt_records_json", &m, ents, 1, 1);
 }
 
 /* ntop() values (PLYC_K_INET): u64 family, then the address bytes as in
@@ -1223,6 +1254,7 @@ int main(int argc, char **argv)
 	case_bt_count();
 	case_bt_plain_keys();
 	case_bt_tuples();
+	case_bt_records();
 	case_bt_hist();
 	case_bt_hist_keys();
 	case_bt_lhist();

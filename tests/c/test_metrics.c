@@ -55,8 +55,8 @@ struct key {
 int main(int argc, char **argv)
 {
 	static const struct plyc_field keys[] = {
-		{ { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0 },
-		{ { PLYC_K_INT, 4, 0, 5, 0, NULL }, 16 },
+		{ { PLYC_K_STR, 16, 0, 0, 0, NULL }, 0, NULL },
+		{ { PLYC_K_INT, 4, 0, 5, 0, NULL }, 16, NULL },
 	};
 	static const char *const names[] = { "comm", "pid" };
 	struct plyc_map maps[] = {

@@ -168,6 +168,7 @@ class Offsetof(Expr):
 @dataclass(eq=False)
 class Tuple(Expr):
     items: list[Expr]
+    names: Optional[list] = None    # a record, `(a=1, b="x")`: its members' names
 
 
 @dataclass(eq=False)

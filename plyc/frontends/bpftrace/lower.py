@@ -41,7 +41,7 @@ from . import builtins as BT
 from . import blocks, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs, typenames
 from . import specs as S
 from . import stdlib
-from . import tuples
+from . import kvalues, tuples
 from . import typeof
 from . import values as V
 from .trees import const_value, walk
@@ -251,7 +251,7 @@ def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_6
 def map_keys(ref: A.Map) -> list:
     """`@m[a, b]` and `@m[(a, b)]` name the same key."""
     keys = ref.keys or []
-    if len(keys) == 1 and isinstance(keys[0], A.Tuple):
+    if len(keys) == 1 and isinstance(keys[0], A.Tuple) and not keys[0].names:
         return keys[0].items
     return keys
 
@@ -479,7 +479,7 @@ class Typer(Sema):
             ref = args[0]
         elif len(args) == 2 and isinstance(args[0], A.Map) and args[0].keys is None:
             key = args[1]
-            ref = A.Map(args[0].name, key.items if isinstance(key, A.Tuple) else [key], span=call.span)
+            ref = A.Map(args[0].name, key.items if isinstance(key, A.Tuple) and not key.names else [key], span=call.span)
         else:
             self.err("delete() takes a map element: delete(@m[key]) or delete(@m, key)", call.span)
         if ref.name in self.agg_maps:
@@ -684,10 +684,23 @@ class Typer(Sema):
         return node
 
     def expr_Field(self, e: A.Field):
+        node = self.field_base(e)
+        if node.type.kind == "struct":
+            return kvalues.value(self, node, e.span)    # a kernel struct as a value: a record
+        return node
+
+    def field_base(self, e: A.Expr):
+        """e lowered, a kernel struct member held by value kept as a place
+        to read its own members through (`curtask->se.load.weight`)."""
+        if not isinstance(e, A.Field):
+            return self.expr(e)
         script = structs.field(self, e)     # a struct the script defines
         if script is not None:
             return script
-        obj = self.expr(e.obj)
+        obj = self.field_base(e.obj)
+        if obj.type.kind == "tuple":
+            return tuples.field(self, obj, e.name, e.span) if obj.type.names else \
+                self.err(f"Can not access field '{e.name}' on expression of type '{obj.type}'", e.span)
         if obj.type.kind == "ctx" and obj.type.pointee == "tracepoint":
             return self.tp_field(e.name, e.span)
         if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
@@ -721,6 +734,8 @@ class Typer(Sema):
         if script is not None:
             return script
         obj = self.expr(e.obj)
+        if obj.type.kind == "tuple":
+            return tuples.index(self, obj, e)
         idx = self.const_int(e.index, "an index must be a constant integer")
         return self.index(obj, idx, e.span, e.index.span)
 
@@ -744,6 +759,10 @@ class Typer(Sema):
 
     def expr_Binary(self, e: A.Binary):
         left, right = self.expr(e.left), self.expr(e.right)
+        if "tuple" in (left.type.kind, right.type.kind):
+            node = tuples.compare(self, e.op, left, right, e.span)
+            node.type = as_bool(node.type)
+            return node
         if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
             return pointers.arith(self, e, left, right)     # scaled by the pointee's size
         node = division.guarded(self.binary(e.op, left, right, e.left.span, e.right.span))    # x / 0 is 1, as bpftrace's

@@ -382,7 +382,10 @@ class Parser:
         if op.kind == "punct" and op.text in ASSIGN_OPS:
             if not isinstance(expr, (A.Var, A.Map)) and not (
                     isinstance(expr, A.Ident) and expr.name == "_"):
-                self.src.fail(f"'{op.text}' needs a variable or map on its left", start, expr_end)
+                self.src.fail(f"'{op.text}' needs a variable or map on its left", start, expr_end,
+                              "tuples and records are immutable once created (bpftrace 0.27): assign a new one"
+                              if isinstance(expr, A.TupleIndex) or isinstance(expr, A.Field) and not expr.arrow
+                              else None)
             self.next()
             value = self.expr()
             return A.Assign(expr, op.text, value, span=self.span(start))
@@ -583,6 +586,8 @@ class Parser:
         if tok.kind == "punct" and tok.text == "(":
             if self.accept(")"):
                 return A.Tuple([], span=self.span(tok.start))
+            if self.peek().kind == "ident" and self.peek(1).kind == "punct" and self.peek(1).text == "=":
+                return self.record(tok.start)
             first = self.expr()
             if self.accept(")"):
                 return first
@@ -593,6 +598,25 @@ class Parser:
             self.pos = tok.start
             return self.block_expr()
         self.fail_at(tok, "expected an expression")
+
+    def record(self, start: int) -> A.Tuple:
+        """After '(': bpftrace 0.27's record `(a=1, b="x")`, up to ')' (no
+        trailing comma: 0.27 expects another name there)."""
+        names, items = [], []
+        while True:
+            name = self.next()
+            if name.kind != "ident":
+                self.fail_at(name, "expected identifier (a record's member: 'name=value')")
+            if name.text in names:
+                self.src.fail(f"Named argument list already contains name: {name.text}",
+                              name.start, self.peek(1).end)
+            self.expect("=", " after the record member's name")
+            names.append(name.text)
+            items.append(self.expr())
+            if not self.accept(","):
+                break
+        self.expect(")", " or ',' in the record")
+        return A.Tuple(items, names, span=self.span(start))
 
     def block_expr(self) -> A.BlockExpr:
         """`{ stmt; ...; value }` (current bpftrace): statements, then the

@@ -5,7 +5,9 @@ offset (not CO-RE: the script says what the memory holds), `sizeof(struct
 mystruct)` is the script's size, `(enum e)x` an integer of the enum's size.
 Members: integers and pointers read whole, char arrays as strings, other
 arrays as bytes (one element with a constant index: `$s->a[2]`), a struct
-member by value only on the way to one of its own (`$s->inner.x`)."""
+member by value on the way to one of its own (`$s->inner.x`) or as a value
+(`print($s->inner)`, `*$s`): a record of its members (value()), which
+bpftrace 0.27 prints `{ .x = 1, .in = { ... } }`."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -82,7 +84,7 @@ def _base(typer, obj) -> Optional[tuple]:
             m = _member(typer, inner[1], obj)
             if m.kind == "struct":
                 return _addr(inner[0], m.offset, obj.span), typer.st.cdefs.record(m.target)
-    x = typer.expr(obj)
+    x = typer.field_base(obj)
     rec = record_of(typer, x.type)
     return (x, rec) if rec is not None else None
 
@@ -123,8 +125,30 @@ def _read(typer, addr: ir.Expr, m: Member, e) -> ir.Expr:
     if m.kind == "array":
         typ = T.Str(m.size) if m.elem.kind == "int" and m.elem.size == 1 and m.elem.signed else T.Buf(m.size)
         return ir.Call(BYTES, [addr], type=typ)
-    typer.err(f"member '{m.name}' is a {' '.join(m.target)} held by value: read one of its members "
-              f"({m.name}.x)", e.span)
+    return value(typer, addr, typer.st.cdefs.record(m.target), e.span)
+
+
+def value(typer, addr: ir.Expr, rec: Record, span) -> ir.TupleMake:
+    """The struct at addr as a value: a record of its members, each read at
+    its offset (so its layout in the record is the tuple's, not C's)."""
+    what = " ".join(rec.words)
+    if rec.words[0] == "union":
+        typer.err(f"a {what} held by value as a value is not supported by plyc: read one of its "
+                  "members", span, "bpftrace 0.27 aborts printing a union (std::bad_alloc)")
+    items = []
+    for m in rec.members.values():
+        if m.kind == "array" and not (m.elem.kind == "int" and m.elem.size == 1 and m.elem.signed):
+            typer.err(f"a {what} as a value is not supported by plyc yet: its member '{m.name}' is "
+                      "an array of other than char", span,
+                      "bpftrace 0.27 prints it as a list, [1,2]; read its elements ($s->a[0])")
+        items.append(_read(typer, _addr(addr, m.offset, span), m, _At(span)))
+    return ir.TupleMake(items, type=T.Tuple([x.type for x in items], tuple(rec.members)), span=span)
+
+
+class _At:
+    """Where a member read inside a struct value is (its errors' place)."""
+    def __init__(self, span):
+        self.span = span
 
 
 def _pointer(typer, target: tuple, user: bool, span) -> T.Type:

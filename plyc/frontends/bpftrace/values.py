@@ -17,6 +17,7 @@ from ...ir import nodes as ir
 from ...ir import variables as V
 from ...providers import Var
 from . import ast as A
+from . import kvalues, structs
 
 
 def _literal(chk, call: A.Call, what: str) -> str:
@@ -121,6 +122,11 @@ def deref(chk, e: A.Unary):
     x = chk.expr(e.operand)
     if not x.type.is_int:
         chk.err(f"can't dereference a value of type {x.type}", e.operand.span)
+    rec = structs.record_of(chk, x.type)
+    if rec is not None:
+        return structs.value(chk, x, rec, e.span)     # the script's struct as a value
+    if x.type.btf and x.type.pointee.split()[0] in ("struct", "union"):
+        return kvalues.value(chk, x, e.span)           # a kernel struct as a value
     typ = pointee_type(chk, x.type, e.span)
     return ir.Deref(x, user=x.type.user, type=typ)
 
@@ -258,7 +264,7 @@ def has_key(chk, call: A.Call):
     if len(call.args) != 2 or not isinstance(call.args[0], A.Map) or call.args[0].keys is not None:
         chk.err("has_key() takes a map and a key: has_key(@m, key)", call.span)
     key = call.args[1]
-    ref = A.Map(call.args[0].name, key.items if isinstance(key, A.Tuple) else [key], span=call.span)
+    ref = A.Map(call.args[0].name, key.items if isinstance(key, A.Tuple) and not key.names else [key], span=call.span)
     info, keys = chk.map_ref(ref, writing=False)
     return ir.MapHas(info.name, keys, type=T.S64, span=call.span)
 
