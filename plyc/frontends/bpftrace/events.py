@@ -156,7 +156,10 @@ def path_size(chk, call) -> int:
 
 def check_path(chk, call):
     probe = chk.probe
-    x = chk.expr(call.args[0])
+    if probe.provider.name == "iter" and isinstance(call.args[0], A.Field):
+        x = chk.field_base(call.args[0])     # the struct path as a place, not a record of it
+    else:
+        x = chk.expr(call.args[0])
     size = path_size(chk, call)
     if probe.provider.name == "iter":
         return check_iter_path(chk, call, x, size)
