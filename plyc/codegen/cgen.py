@@ -11,7 +11,7 @@ from typing import Optional
 
 from ..ir import nodes as ir
 from ..ir.opt import temps
-from . import aggregations, intrinsics, loops, variables
+from . import aggread, aggregations, intrinsics, loops, variables
 from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
 from .ctext import (MAX_STORES, MEMSET_FENCE, alignment, bare, c_int, copy_stmts,  # noqa: F401 (alignment,
                     mem_calls, offset_ptr, words)                                 # c_int: for its users)
@@ -355,6 +355,8 @@ class FuncGen(TupleGen):
 
     def stmt_MapDelete(self, s: ir.MapDelete):
         m = self.res.map(s.map)
+        if m.info.is_agg and not m.keys:
+            return aggread.zero(self, m)        # a per-CPU array keeps its slot
         key = self.key(s.keys, m)
         self.line(f"bpf_map_delete_elem(&{m.cname}, &{key});")
 
@@ -669,6 +671,8 @@ class FuncGen(TupleGen):
 
     def sc_MapRead(self, e) -> str:
         m = self.res.map(e.map)
+        if m.info.is_agg and isinstance(e, ir.MapRead):
+            return aggread.read(self, e, m)     # every CPU's value combined
         p = self.lookup(e)
         typ = e.type
         stored = record_type(m.info.value_type)

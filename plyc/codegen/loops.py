@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from ..ir import nodes as ir
+from . import aggread
 from . import ctext as C
 from .cescape import c_string
 
@@ -165,7 +166,9 @@ def entry_fields(g, m, s: ir.ForMap):
                 g.lines_of(C.mem_calls("memcpy", g.local_ref[name], src, min(f.type.size, locs[name].size), a))
             else:
                 g.line(f"{local_c(name)} = ((const {m.key_ctype} *)key)->{f.name};")
-    if locs[s.value].is_bytes:
+    if m.info.is_agg:       # the key's value over every CPU, as bpftrace's
+        g.line(f"{local_c(s.value)} = {aggread.value(g, m, 'key', 'map')};")
+    elif locs[s.value].is_bytes:
         g.lines_of(C.mem_calls("memcpy", g.local_ref[s.value],
                                f"__builtin_assume_aligned(((const {m.value_ctype} *)value)->v, 8)",
                                locs[s.value].size))

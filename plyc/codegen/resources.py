@@ -10,6 +10,7 @@ from typing import Optional
 from .. import arch as A
 from .. import types as T
 from ..ir import nodes as ir
+from . import aggread
 from . import names as N
 
 # Default sizes; `plyc build --map-entries/--buffer-size/--stack-entries` change them.
@@ -271,6 +272,8 @@ def device_consts(program: ir.Program) -> list:
     out = []
     for probe in program.probes:
         for n in ir.walk(probe.body):
+            if aggread.reads(program.maps, n):     # its CPUs counted by the tracer
+                n = ir.DeviceConst(ir.NCPUS, span=n.span)
             if isinstance(n, ir.DeviceConst) and (n.kind, n.name, n.binary) not in [d[:3] for d in out]:
                 out.append((n.kind, n.name, n.binary, n.span.line))
     return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 from ... import types as T
 from ...ir import nodes as ir
 from . import ast as A
-from . import tuples
+from . import aggreads, tuples
 from .trees import const_value, walk
 
 
@@ -100,10 +100,7 @@ def _for_range(ty, s: A.For, name: str) -> ir.Block:
 
 def _for_map(ty, s: A.For, name: str) -> ir.ForMap:
     ref = s.iterable
-    if ref.name in ty.agg_maps:
-        ty.err(f"a for loop over the aggregation {ref.name} is not supported by plyc yet", ref.span,
-               "bpftrace sums each key's per-CPU values there (bpf_map_lookup_percpu_elem, Linux 5.19); "
-               "plyc reads aggregations only in the tracer")
+    aggreads.check_loop(ty, ref.name, ref.span)      # count() ... avg(): each key's value, every CPU's
     info = ty.maps.get(ref.name)
     if info is None or info.value_type is None or info.key_types is None:
         if ty.final:
