@@ -143,8 +143,8 @@ def check_delete(ty, name: str, span):
     (key, bucket)."""
     func = ty.agg_funcs[name]
     if func in ("hist", "lhist"):
-        ty.err(f"delete() from the {func}() map {name} is refused: bpftrace 0.27 deletes nothing there "
-               "(it keys each bucket apart) and prints the key at exit", span)
+        ty.err(f"delete() from the {func}() map {name} is refused: bpftrace 0.27 deletes nothing from "
+               "hist() and lhist() maps (it keys each bucket apart)", span)
 
 
 def check_loop(ty, name: str, span):
