@@ -50,7 +50,7 @@ def reads(maps: dict, n) -> bool:
     m = maps.get(getattr(n, "map", None))
     if m is None or not m.is_agg:
         return False
-    return isinstance(n, (ir.MapRead, ir.ForMap)) or (isinstance(n, ir.MapDelete) and not n.keys)
+    return isinstance(n, (ir.MapRead, ir.ForMap)) or (isinstance(n, ir.MapDelete) and not m.key_types)
 
 
 def needs(res) -> list:
@@ -64,6 +64,8 @@ def needs(res) -> list:
                     f"a for loop over the aggregation {n.map}" if isinstance(n, ir.ForMap) else \
                     f"reading the aggregation {n.map}"
                 number, name, since = HELPER
-                out.append(dict(prog=p.prog, helper=number, helper_name=name, since=since,
-                                line=n.span.line, what=c_string(what)))
+                entry = dict(prog=p.prog, helper=number, helper_name=name, since=since,
+                             line=n.span.line, what=c_string(what))
+                if entry not in out:
+                    out.append(entry)
     return out
