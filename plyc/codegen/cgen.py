@@ -337,7 +337,7 @@ class FuncGen(TupleGen):
             return [f"{ind}{c}.scratch = {SCRATCH};"] if self.uses_scratch else []
         if text.endswith(loops.SCRATCH_DECL):
             ind = text[:-len(loops.SCRATCH_DECL)]
-            return [f"{ind}struct {struct} *{SCRATCH} = c->scratch;", f"{ind}(void){SCRATCH};"] \
+            return [f"{ind}struct {struct} *{SCRATCH} = plyc_lc->scratch;", f"{ind}(void){SCRATCH};"] \
                 if self.uses_scratch else []
         return None
 
