@@ -60,7 +60,7 @@ def needs(res) -> list:
     for p in res.probes:
         for n in ir.walk(p.probe.body):
             if reads(maps, n):
-                what = f"deleting from {n.map}" if isinstance(n, ir.MapDelete) else \
+                what = f"deleting from the aggregation {n.map}" if isinstance(n, ir.MapDelete) else \
                     f"a for loop over the aggregation {n.map}" if isinstance(n, ir.ForMap) else \
                     f"reading the aggregation {n.map}"
                 number, name, since = HELPER

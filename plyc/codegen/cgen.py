@@ -355,9 +355,10 @@ class FuncGen(TupleGen):
 
     def stmt_MapDelete(self, s: ir.MapDelete):
         m = self.res.map(s.map)
-        if m.info.is_agg and not m.keys:
-            return aggread.zero(self, m)        # a per-CPU array keeps its slot
         key = self.key(s.keys, m)
+        if m.info.is_agg and not m.keys:
+            self.line(f"(void){key};")
+            return aggread.zero(self, m)        # a per-CPU array keeps its slot
         self.line(f"bpf_map_delete_elem(&{m.cname}, &{key});")
 
     def stmt_SetLocal(self, s: ir.SetLocal):
