@@ -84,8 +84,10 @@ def not_yet(what: str) -> str:
 # --- refuse: what is not lowered yet, found in one walk ------------------------
 
 def _prints_tuple(n) -> bool:
+    # (a key-less map in it is its value, not the map print() would dump)
     return (isinstance(n, A.Call) and n.name == "print" and len(n.args) == 1
-            and isinstance(n.args[0], A.Tuple) and 1 < len(n.args[0].items) < B.MANY)
+            and isinstance(n.args[0], A.Tuple) and 1 < len(n.args[0].items) < B.MANY
+            and not any(isinstance(i, A.Map) and i.keys is None for i in n.args[0].items))
 
 
 def refuse(st: "Lowering", diag: Collector):
