@@ -25,13 +25,13 @@ def value(g, m, key: str, mapref: str = "") -> str:
     signed = int(bool(m.info.value_type and m.info.value_type.signed))
     kind = m.info.agg.name
     args = f"{mapref or '&' + m.cname}, {key}, {_ncpus(g)}"
+    typ = "__s64" if signed else "__u64"      # as the front end typed the read
     if kind in ("count", "sum"):
-        typ = "__s64" if signed else "__u64"
         return g.cast(typ, f"plyc_agg_sum({args})")
     if kind in ("min", "max"):
-        return g.cast("__s64", f"plyc_agg_extreme({args}, {int(kind == 'min')}, {signed})")
+        return g.cast(typ, f"plyc_agg_extreme({args}, {int(kind == 'min')}, {signed})")
     assert kind == "avg", kind
-    return g.cast("__s64", f"plyc_agg_avg({args}, {signed})")
+    return g.cast(typ, f"plyc_agg_avg({args}, {signed})")
 
 
 def read(g, e: ir.MapRead, m) -> str:
