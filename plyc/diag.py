@@ -20,6 +20,8 @@ class Diagnostic:
         return self.render_lines(filename, source_lines(source))
 
     def render_lines(self, filename: str, lines: list) -> str:
+        if self.span is not None and self.span.origin is not None:    # in an imported file
+            filename, lines = self.span.origin.name, source_lines(self.span.origin.text)
         if self.span is None or self.span.line <= 0:
             text = f"{filename}: {self.severity}: {self.message}"
         else:

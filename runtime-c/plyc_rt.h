@@ -250,11 +250,29 @@ const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len);
 #define PLYC_INET_LEN 48
 const char *plyc_inet_text(const void *data, char *buf, size_t len);
 
-/* A PLYC_K_USERNAME, PLYC_K_MAC, PLYC_K_STRFTIME, PLYC_K_ERRNO, PLYC_K_SIGNAL, PLYC_K_SYSCALL, PLYC_K_BOOL or PLYC_K_ENUM
- * value as text
- * (btvalues.c); other kinds as an unsigned number. Returns buf. */
+/* A value of a kind plyc_kind_is_text() names as text (btvalues.c);
+ * other kinds as an unsigned number. Returns buf. */
 #define PLYC_VALUE_TEXT_LEN 256
 const char *plyc_value_text(const struct plyc_type *t, const void *data, char *buf, size_t len);
+
+/* The kinds every output prints through plyc_value_text(): the one list,
+ * so a new text kind is added here and in btvalues.c only. */
+static inline int plyc_kind_is_text(enum plyc_kind kind)
+{
+	switch (kind) {
+	case PLYC_K_USERNAME:
+	case PLYC_K_MAC:
+	case PLYC_K_STRFTIME:
+	case PLYC_K_ERRNO:
+	case PLYC_K_SIGNAL:
+	case PLYC_K_BOOL:
+	case PLYC_K_ENUM:
+	case PLYC_K_SYSCALL:
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 /* A syscall number's name on the tracer's architecture (bpftrace's
  * syscall_name()), "Unknown syscall" for a number the table lacks

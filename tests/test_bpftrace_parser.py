@@ -371,8 +371,8 @@ ERRORS = [
     ("BEGIN { }\nconfig = { a = 1 }",
      "tool.bt:2:1: error: the config block must come first, before macros and probes\n"
      "config = { a = 1 }\n^~~~~~"),
-    ("import \"lib.bt\";\nBEGIN { }",
-     "tool.bt:1:1: error: 'import' is not supported by plyc yet\nimport \"lib.bt\";\n^~~~~~"),
+    ("BEGIN { }\nimport \"lib.bt\";",
+     "tool.bt:2:1: error: an import must come before macros and probes\nimport \"lib.bt\";\n^~~~~~"),
     ("let @a = lruhash(1 + 1);\nBEGIN { }",
      "tool.bt:1:20: error: expected ')' after the map's size, found '+'\n"
      "let @a = lruhash(1 + 1);\n" + " " * 19 + "^"),

@@ -6,6 +6,7 @@ before the load (runtime-c/load/needs.c)."""
 from __future__ import annotations
 
 from ..ir import nodes as ir
+from ..ir.nodes import script_line
 from .cescape import c_string
 
 # BPF_FUNC_map_lookup_percpu_elem's number, name, release.
@@ -65,7 +66,7 @@ def needs(res) -> list:
                     f"reading the aggregation {n.map}"
                 number, name, since = HELPER
                 entry = dict(prog=p.prog, helper=number, helper_name=name, since=since,
-                             line=n.span.line, what=c_string(what))
+                             line=script_line(n.span), what=c_string(what))
                 if entry not in out:
                     out.append(entry)
     return out

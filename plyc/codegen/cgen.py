@@ -10,6 +10,7 @@ import re
 from typing import Optional
 
 from ..ir import nodes as ir
+from ..ir.nodes import script_line
 from ..ir.opt import temps
 from . import aggread, aggregations, intrinsics, loops, variables
 from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
@@ -77,8 +78,8 @@ class FuncGen(TupleGen):
         self.consts: dict = {}                  # constants' C text -> value
         self._depth = 1
         self.ntmp = 0
-        self.cur_line = probe.spec.span.line
-        self.commented = None                   # the script line of the last statement's comment
+        self.cur_line = script_line(probe.spec.span)
+        self.commented = None                   # (file, line) of the last statement's comment
         if probe.temps is None:
             raise AssertionError("code generation before the optimising passes (plyc/ir/opt/temps.py)")
         self.temps = iter(probe.temps)          # where each temporary lives, in order (ir/opt/temps.py)
@@ -223,7 +224,7 @@ class FuncGen(TupleGen):
         """The program's lines: the scratch slot looked up first when it has
         one (struct: its C type, slot: its index in plyc_scratch)."""
         head, release = [], []
-        line = self.probe.spec.span.line
+        line = script_line(self.probe.spec.span)
         if self.uses_scratch:
             head = [f"__u32 slot = {slot};",
                     f"struct {struct} *{SCRATCH} = bpf_map_lookup_elem(&plyc_scratch, &slot);",
@@ -256,12 +257,12 @@ class FuncGen(TupleGen):
         if isinstance(s, ir.Block):
             self.stmt_Block(s)
             return
-        self.cur_line = s.span.line
-        if s.span.line != self.commented:
+        self.cur_line = script_line(s.span)
+        if (s.span.origin, s.span.line) != self.commented:
             # Statements of one script line (a KeyLet or LookupLet and its
             # user, an early return) share its comment.
-            self.lines.append(("\t" * self.depth + self.comment(s.span.line), s.span.line))
-            self.commented = s.span.line
+            self.lines.append(("\t" * self.depth + self.comment(s.span), script_line(s.span)))
+            self.commented = (s.span.origin, s.span.line)
         if isinstance(s, ir.KeyLet):
             # Its key serves the statements after it in the block: it lives
             # in the enclosing statement's scratch scope, not one of its own.
@@ -270,19 +271,24 @@ class FuncGen(TupleGen):
         start = len(self.lines)
         # This statement's scratch temporaries are dead once it is done:
         # they share memory with those of its siblings.
-        outer, self.scope = self.scope, Scope(s.span.line)
+        outer, self.scope = self.scope, Scope(script_line(s.span))
         getattr(self, "stmt_" + type(s).__name__)(s)
         if self.scope.members or self.scope.nested:
             outer.nested.append(self.scope)
-            self.lines.insert(start, ("\t" * self.depth + f"plyc_scratch_fence({SCRATCH});", s.span.line))
+            self.lines.insert(start, ("\t" * self.depth + f"plyc_scratch_fence({SCRATCH});", script_line(s.span)))
         self.scope = outer
 
-    def comment(self, line: int) -> str:
+    def comment(self, span: ir.Span) -> str:
         """`/* script.ply:7: start[kpid] = time; */`: the statement's line
-        as written (render.linemap finds the script line in it)."""
-        text = self.source[line - 1].strip() if 0 < line <= len(self.source) else ""
+        as written (render.linemap finds the script line in it); from an
+        imported file, `/* script.bt:1: lib.bt:7: ... */`."""
+        line, lines, where = span.line, self.source, f"{self.res.script}:{script_line(span)}"
+        if span.origin is not None:
+            lines = span.origin.text.split("\n")
+            where += f": {span.origin.name}:{line}"
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
         text = c_comment(" ".join(text.split()))
-        where = c_comment(f"{self.res.script}:{line}")
+        where = c_comment(where)
         return f"/* {where}: {text} */" if text else f"/* {where} */"
 
     def stmt_Block(self, s: ir.Block):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from ..ir import nodes as ir
+from ..ir.nodes import script_line
 from . import aggread
 from . import ctext as C
 from .cescape import c_string
@@ -41,7 +42,7 @@ def local_c(name: str) -> str:
 def stmt_While(g, s: ir.While):
     n = g.tmp("n")
     cap = len(g.res.loop_caps)         # its slot in plyc_loopcap: the tracer warns of a stop
-    g.res.loop_caps.append(s.span.line)
+    g.res.loop_caps.append(script_line(s.span))
     g.line(f"__u32 {n} = 0;")
     g.line("#pragma clang loop unroll(disable)")
     g.line(f"for (; {n} < {ir.LOOP_CAP}; {n}++) {{")
@@ -141,14 +142,14 @@ def stmt_ForMap(g, s: ir.ForMap):
     g.lines_of([f"{t} {v} = plyc_lc->{v};" for v, t in scalars])
     g.line("(void)ctx;")
     g.line("(void)plyc_map;")
-    g.line(g.comment(s.span.line))
+    g.line(g.comment(s.span))
     entry_fields(g, m, s)
     g.loops.append(store)
     g.stmt(s.body)
     g.lines_of(store + ["return 0;"])
     body = g.lines
     g.lines, g._depth, g.loops = saved
-    g.callbacks.append(dict(name=name, line=s.span.line, map=s.map, body=body,
+    g.callbacks.append(dict(name=name, line=script_line(s.span), map=s.map, body=body,
                             fields=["void *ctx", "void *scratch"] + ["__u64 ret"] * returns +
                             [f"{t} {v}" for v, t in scalars]))
 
@@ -195,10 +196,10 @@ def needs(res) -> list:
                 helper, hname, since = FOR_EACH_HELPER
                 what = f"len({n.args[0].value.decode()})" if counted else f"a for loop over {n.map}"
                 out.append(dict(prog=p.prog, helper=helper, helper_name=hname, since=since,
-                                line=n.span.line, what=c_string(what)))
+                                line=script_line(n.span), what=c_string(what)))
             clock = n.args[0].value.decode() if isinstance(n, ir.Call) and n.func.name == "_clock" else None
             if clock in CLOCK_HELPERS:
                 helper, hname, since = CLOCK_HELPERS[clock]
                 out.append(dict(prog=p.prog, helper=helper, helper_name=hname, since=since,
-                                line=n.span.line, what=c_string(f"nsecs({clock})")))
+                                line=script_line(n.span), what=c_string(f"nsecs({clock})")))
     return out

@@ -13,6 +13,7 @@ import jinja2
 from .. import __version__
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
+from ..ir.nodes import script_line
 from ..ir.report import Report
 from . import aggread, cgen, loops, printers
 from .cescape import C, c_comment, c_string, code
@@ -191,6 +192,9 @@ def probe_where(res: Resources, p, origin=None) -> tuple:
     """How the tracer names a probe: script:line and the spec as written,
     or what a front end that generated the script says it came from."""
     where = origin(p.line, p.spec) if origin else None
+    span = p.probe.spec.span
+    if not where and span.origin is not None:       # a probe of an imported file
+        where = (f"{span.origin.name}:{span.line}", p.spec)
     return where or (f"{res.script}:{p.line}", p.spec)
 
 
@@ -241,7 +245,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
                    data_struct=struct, data=[(name, code(value)) for name, value in fields])
               for p in res.probes for where, spec in [probe_where(res, p, origin)]
               for struct, fields in [probe_data(p)]]
-    events = [dict(id=e.event.id, cname=e.cname, kind=c_comment(e.event.kind), line=e.event.span.line,
+    events = [dict(id=e.event.id, cname=e.cname, kind=c_comment(e.event.kind), line=script_line(e.event.span),
                    body=[code(line) for line in printers.event_body(e, res)]) for e in res.events]
     lm = linemap(bpf_c, res.script)
     rows = [code(" ".join(f"{n}," for n in lm[i:i + 16])) for i in range(0, len(lm), 16)] or [code("0,")]

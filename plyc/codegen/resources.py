@@ -10,6 +10,7 @@ from typing import Optional
 from .. import arch as A
 from .. import types as T
 from ..ir import nodes as ir
+from ..ir.nodes import script_line
 from . import aggread
 from . import names as N
 
@@ -251,12 +252,12 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
         prog = ns.claim(*N.prog_candidates(prov, probe.spec.arg or ""))
         twin = ns.claim(*N.twin_candidates(fentry["section"], prog, prov)) if fentry else ""
         body = ns.claim_c(f"{prog}_body") if fentry else ""
-        probes.append(ProbeRes(probe, prog, t.provider.section(t), probe.spec.span.line,
+        probes.append(ProbeRes(probe, prog, t.provider.section(t), script_line(probe.spec.span),
                                f"{probe.spec.provider}:{probe.spec.arg}" if probe.spec.arg
                                else probe.spec.provider, t.glob, fentry, twin, body))
         for fname, fld in probe.tp_fields.items():
             is_int = fld.type.kind in ("int", "dataloc")
-            slots.append(TpSlot(len(slots), probe.index, t.target, fname, fld.size, probe.spec.span.line,
+            slots.append(TpSlot(len(slots), probe.index, t.target, fname, fld.size, script_line(probe.spec.span),
                                 int(is_int), fld.type.size if is_int else 0,
                                 int(is_int and fld.type.signed)))
     return Resources(name, script, maps, events, probes, slots, program.nargs, program.uses_stack,
@@ -275,7 +276,7 @@ def device_consts(program: ir.Program) -> list:
             if aggread.reads(program.maps, n):     # its CPUs counted by the tracer
                 n = ir.DeviceConst(ir.NCPUS, span=n.span)
             if isinstance(n, ir.DeviceConst) and (n.kind, n.name, n.binary) not in [d[:3] for d in out]:
-                out.append((n.kind, n.name, n.binary, n.span.line))
+                out.append((n.kind, n.name, n.binary, script_line(n.span)))
     return out
 
 

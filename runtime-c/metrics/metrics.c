@@ -115,6 +115,10 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 	uint32_t i;
 	int n;
 
+	if (plyc_kind_is_text(t->kind)) {
+		plyc_metrics_label_value(fp, plyc_value_text(t, p, buf, sizeof(buf)), sizeof(buf));
+		return;
+	}
 	switch (t->kind) {
 	case PLYC_K_STR:
 		plyc_metrics_label_value(fp, p, t->size);
@@ -144,16 +148,6 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 		break;
 	case PLYC_K_INET:
 		plyc_metrics_label_value(fp, plyc_inet_text(p, buf, sizeof(buf)), sizeof(buf));
-		break;
-	case PLYC_K_USERNAME:
-	case PLYC_K_MAC:
-	case PLYC_K_STRFTIME:
-	case PLYC_K_ERRNO:
-	case PLYC_K_SIGNAL:
-	case PLYC_K_SYSCALL:
-	case PLYC_K_ENUM:
-	case PLYC_K_BOOL:
-		plyc_metrics_label_value(fp, plyc_value_text(t, p, buf, sizeof(buf)), sizeof(buf));
 		break;
 	case PLYC_K_USYM:
 		plyc_metrics_label_value(fp, plyc_usym_text(p, buf, sizeof(buf)), sizeof(buf));

@@ -114,6 +114,10 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 {
 	char sym[PLYC_KSYM_LEN];
 
+	if (plyc_kind_is_text(t->kind)) {
+		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
+		return;
+	}
 	switch (t->kind) {
 	case PLYC_K_INT:
 	case PLYC_K_TIME:
@@ -151,18 +155,10 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	case PLYC_K_INET:
 		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
 		break;
-	case PLYC_K_USERNAME:
-	case PLYC_K_MAC:
-	case PLYC_K_STRFTIME:
-	case PLYC_K_ERRNO:
-	case PLYC_K_SIGNAL:
-	case PLYC_K_SYSCALL:
-	case PLYC_K_ENUM:
-	case PLYC_K_BOOL:
-		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
-		break;
 	case PLYC_K_TUPLE:
 		bt_tuple(fp, t, data, indent, 0);
+		break;
+	default:	/* plyc_kind_is_text()'s kinds: above */
 		break;
 	}
 }

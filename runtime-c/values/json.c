@@ -108,6 +108,10 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 	char sym[PLYC_KSYM_LEN];
 	uint32_t i;
 
+	if (t->kind != PLYC_K_BOOL && plyc_kind_is_text(t->kind)) {
+		plyc_json_string(fp, plyc_value_text(t, data, sym, sizeof(sym)), sizeof(sym));
+		return;
+	}
 	switch (t->kind) {
 	case PLYC_K_INT:
 	case PLYC_K_TIME:
@@ -145,15 +149,6 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_BOOL:      /* bpftrace writes a bool as JSON's */
 		fputs(plyc_load_uint(data, t->size) ? "true" : "false", fp);
 		break;
-	case PLYC_K_USERNAME:
-	case PLYC_K_MAC:
-	case PLYC_K_STRFTIME:
-	case PLYC_K_ERRNO:
-	case PLYC_K_SIGNAL:
-	case PLYC_K_SYSCALL:
-	case PLYC_K_ENUM:
-		plyc_json_string(fp, plyc_value_text(t, data, sym, sizeof(sym)), sizeof(sym));
-		break;
 	case PLYC_K_BUF:
 		/* bpftrace's buf(): as bpftrace writes it (values/btvalue.c) */
 		plyc_bt_json_value(fp, t, data);
@@ -172,6 +167,8 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 			plyc_json_value(fp, &t->fields[i].type, d + t->fields[i].offset);
 		}
 		fputc(']', fp);
+		break;
+	default:	/* plyc_kind_is_text()'s kinds: above */
 		break;
 	}
 }

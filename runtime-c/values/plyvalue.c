@@ -103,6 +103,10 @@ void plyc_ply_value(FILE *fp, const struct plyc_type *t, const void *data)
 {
 	char sym[PLYC_KSYM_LEN];
 
+	if (plyc_kind_is_text(t->kind)) {
+		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
+		return;
+	}
 	switch (t->kind) {
 	case PLYC_K_INT:
 		if (is_int_size(t->size))
@@ -144,16 +148,6 @@ void plyc_ply_value(FILE *fp, const struct plyc_type *t, const void *data)
 	case PLYC_K_INET:
 		fputs(plyc_inet_text(data, sym, sizeof(sym)), fp);
 		break;
-	case PLYC_K_USERNAME:
-	case PLYC_K_MAC:
-	case PLYC_K_STRFTIME:
-	case PLYC_K_ERRNO:
-	case PLYC_K_SIGNAL:
-	case PLYC_K_SYSCALL:
-	case PLYC_K_ENUM:
-	case PLYC_K_BOOL:
-		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
-		break;
 	case PLYC_K_TUPLE:
 		fputc('(', fp);
 		for (uint32_t i = 0; i < t->nfields; i++) {
@@ -162,6 +156,8 @@ void plyc_ply_value(FILE *fp, const struct plyc_type *t, const void *data)
 			plyc_ply_value(fp, &t->fields[i].type, (const char *)data + t->fields[i].offset);
 		}
 		fputc(')', fp);
+		break;
+	default:	/* plyc_kind_is_text()'s kinds: above */
 		break;
 	}
 }

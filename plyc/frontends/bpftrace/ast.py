@@ -317,6 +317,14 @@ class Program(Node):
     macros: list[Macro]
     probes: list[Probe]
     decls: list = field(default_factory=list)   # MapDecl, in order
+    imports: list = field(default_factory=list)  # Import, in order (imports.py reads them)
+    imported: list = field(default_factory=list)  # SourceFile of each file imports.py joined in
+
+
+@dataclass(eq=False)
+class Import(Node):
+    """`import "path";`: a .bt file or a folder of them, beside the script."""
+    path: bytes
 
 
 def sx(node) -> str:

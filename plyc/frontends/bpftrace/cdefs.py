@@ -121,7 +121,7 @@ def _source(items: list) -> str:
            for name, (n, s) in TYPEDEFS.items()]
     for item in items:
         text = item.text.rstrip()
-        out.append(f'# {item.span.line} "script"')
+        out.append(f'# {item.span.line} "{_file(item.span.origin)}"')
         out.append(" " * (item.span.col - 1) + text + ("" if text.endswith(";") else ";"))
     return "\n".join(out) + "\n"
 
@@ -148,7 +148,7 @@ def unknown_types(items: list, diag: Collector) -> bool:
             before = item.text[:m.start(1)]
             line = item.span.line + before.count("\n")
             col = (m.start(1) - before.rfind("\n")) if "\n" in before else item.span.col + m.start(1)
-            diag.error(f"unknown type name '{word}'", Span(line, col, line, col + len(word)),
+            diag.error(f"unknown type name '{word}'", Span(line, col, line, col + len(word), item.span.origin),
                        "types plyc knows in definitions besides C's: " + ", ".join(sorted(TYPEDEFS)))
             found = True
     return found
@@ -165,7 +165,7 @@ def parse(items: list, target: str, diag: Collector) -> Definitions:
             return out
         clean.append(A.CText(item.kind, text, item.start, item.end, span=item.span))
         if is_packed:
-            packed.add(item.span.line)
+            packed.add((_file(item.span.origin), item.span.line))
     items = clean
     if not items or unknown_types(items, diag):
         return out
@@ -205,7 +205,7 @@ def _text_span(item, start: int, end: int) -> Span:
     before = item.text[:start]
     line = item.span.line + before.count("\n")
     col = start - before.rfind("\n") if "\n" in before else item.span.col + start
-    return Span(line, col, line, col + (end - start))
+    return Span(line, col, line, col + (end - start), item.span.origin)
 
 
 def _located(message: str, items: list) -> tuple:
@@ -214,7 +214,7 @@ def _located(message: str, items: list) -> tuple:
     parts = head.split(":")
     if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
         line, col = int(parts[1]), int(parts[2])
-        span = Span(line, col, line, col + 1)
+        span = Span(line, col, line, col + 1, _origin(parts[0], items))
     else:
         # no place given (pycparser 3 at some errors): the last definition
         # read, in the script's order, which is where it stopped
@@ -225,14 +225,25 @@ def _located(message: str, items: list) -> tuple:
 def _coord_span(coord, items) -> Optional[Span]:
     if coord is None or coord.line is None:
         return None
-    return Span(coord.line, coord.column or 1, coord.line, (coord.column or 1) + 1)
+    return Span(coord.line, coord.column or 1, coord.line, (coord.column or 1) + 1, _origin(coord.file, items))
 
 
 def _item_at(coord, items) -> Span:
     for item in items:
-        if coord is not None and item.span.line <= coord.line <= item.span.end_line:
+        if coord is not None and item.span.line <= coord.line <= item.span.end_line and \
+                coord.file == _file(item.span.origin):
             return item.span
     return items[0].span
+
+
+def _file(origin) -> str:
+    """The file name pycparser reads a definition under: the script's, or
+    an imported file's (imports.py), so that its coordinates say which."""
+    return "script" if origin is None else f"import{id(origin)}"
+
+
+def _origin(name: str, items: list):
+    return next((i.span.origin for i in items if _file(i.span.origin) == name), None)
 
 
 # The largest struct, union or array a definition may make (C's int), so
@@ -277,7 +288,7 @@ class _Layout:
             raise DefinitionError(f"{' '.join(words)} is defined twice", node.coord)
         rec = Record(words, 0, 1, span=None)
         # packed: the definition's own line (the item's #line) and no other
-        pack = node.coord is not None and node.coord.line in self.packed and words == self.top_words
+        pack = node.coord is not None and (node.coord.file, node.coord.line) in self.packed and words == self.top_words
         off = 0
         for d in node.decls:
             if d.bitsize is not None:

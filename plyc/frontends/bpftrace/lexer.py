@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ...ir.nodes import Span
+from ...ir.nodes import SourceFile, Span
 from ...diag import error
 
 KEYWORDS = frozenset(
@@ -58,8 +58,9 @@ class Token:
 class Source:
     """The script's text, with the offset -> line/column map spans need."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, origin: Optional[SourceFile] = None):
         self.text = text
+        self.origin = origin     # an imported file's (its spans say so)
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     def pos(self, offset: int) -> tuple:
@@ -69,7 +70,7 @@ class Source:
     def span(self, start: int, end: int) -> Span:
         line, col = self.pos(start)
         end_line, end_col = self.pos(max(end, start))
-        return Span(line, col, end_line, end_col)
+        return Span(line, col, end_line, end_col, self.origin)
 
     def fail(self, message: str, start: int, end: Optional[int] = None, note=None):
         raise error(message, self.span(start, end if end is not None else start + 1), note)

@@ -16,7 +16,7 @@ from typing import Optional
 from ...ir.nodes import Span
 from ...diag import PlycError, error
 from ...nesting import MAX_DEPTH, MESSAGE, NOTE, deepest
-from . import ast as A
+from . import ast as A, imports
 from .lexer import IDENT_RE, KEYWORDS, Lexer, Source, Token
 from .probes import BY_NAME, split_spec
 
@@ -39,8 +39,8 @@ BLOCK_STMTS = (A.If, A.Unroll, A.While, A.For, A.Block)
 
 
 class Parser:
-    def __init__(self, text: str):
-        self.src = Source(text)
+    def __init__(self, text: str, origin=None):
+        self.src = Source(text, origin)
         self.lex = Lexer(self.src)
         self.text = text
         self.pos = 0
@@ -95,7 +95,7 @@ class Parser:
 
     def program(self) -> A.Program:
         text = self.text
-        preamble, macros, probes, config, decls = [], [], [], None, []
+        preamble, macros, probes, config, decls, imports = [], [], [], None, [], []
         if text.startswith("#!"):
             end = text.find("\n")
             self.pos = len(text) if end < 0 else end
@@ -121,16 +121,28 @@ class Parser:
             elif word == "macro" and self.peek(1).kind == "ident":
                 macros.append(self.macro())
             elif word == "import":
-                self.src.fail("'import' is not supported by plyc yet", pos, pos + 6)
+                if probes or macros:
+                    self.src.fail("an import must come before macros and probes", pos, pos + 6)
+                imports.append(self.import_line())
             elif word == "let" and self.peek(1).kind == "map":
                 if probes:
                     self.src.fail("a map declaration must come before the first probe", pos, pos + 3)
                 decls.append(self.map_decl())
             else:
                 probes.append(self.probe())
-        if not probes:
+        if not probes and not imports and self.src.origin is None:
             self.src.fail("the script has no probes", len(text))
-        return A.Program(preamble, config, macros, probes, decls, span=self.src.span(0, len(text)))
+        return A.Program(preamble, config, macros, probes, decls, imports=imports,
+                         span=self.src.span(0, len(text)))
+
+    def import_line(self) -> A.Import:
+        """`import "file.bt";` or `import "dir";` (current bpftrace's)."""
+        start = self.next().start
+        tok = self.next()
+        if tok.kind != "str":
+            self.fail_at(tok, "expected the imported file's name as a string")
+        self.expect(";", " after import")
+        return A.Import(tok.value, span=self.span(start))
 
     def preprocessor_line(self) -> A.CText:
         """`#include <x.h>`, `#define X 1` (with '\\' continuations), `#ifdef` ..."""
@@ -722,7 +734,10 @@ def check_depth(program: A.Program):
 def parse(text: str, filename: str = "<script>") -> A.Program:
     """The script's tree; PlycError at the first syntax error."""
     try:
-        program = Parser(text).program()
+        program = imports.resolve(Parser(text).program(), filename,
+                                  lambda t, origin: Parser(t, origin).program())
+        if not program.probes:
+            raise error("the script has no probes", program.span)
         check_depth(program)
         return program
     except PlycError as err:
