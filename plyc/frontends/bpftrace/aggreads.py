@@ -49,6 +49,13 @@ def source(ty, e) -> Optional[str]:
     return None
 
 
+def spelled(e) -> str:
+    """The value as the script writes it, for a hint: @c, @c[...], $kv.1."""
+    if isinstance(e, A.Map):
+        return e.name + ("[...]" if e.keys else "")
+    return f"${e.obj.name}.1"
+
+
 def type_name(ty, name: str) -> str:
     """bpftrace's name for the map's value type: count_t, sum_t, usum_t, ..."""
     func = ty.agg_funcs[name]
@@ -77,9 +84,9 @@ def check_operand(ty, e, span, what: str):
         return
     if what == "condition":
         ty.err(f"Invalid condition: {type_name(ty, name)}", span,
-               f"compare it, e.g. {name} > 0, or cast it: (int64){name}")
+               f"compare it, e.g. {spelled(e)} > 0, or cast it: (int64){spelled(e)}")
     ty.err(f"The {what} operator can not be used on expressions of type '{type_name(ty, name)}'", span,
-           f"cast it first: (int64){name}")
+           f"cast it first: (int64){spelled(e)}")
 
 
 def check_copy(ty, target: A.Map, value, span):
@@ -126,7 +133,7 @@ def printf_call(ty, call: A.Call) -> A.Call:
             continue
         if part.conv != "s":
             ty.err(f"unsupported format specifier for type '{type_name(ty, name)}': {part.conv}", call.span,
-                   "bpftrace prints an aggregation's value with %s, or cast it: (int64)" + name)
+                   "bpftrace prints an aggregation's value with %s, or cast it: (int64)" + spelled(values[i]))
         if part.prec is not None:
             ty.err(f"a precision in '{part.text}' of {name}'s value is not supported by plyc yet", call.span)
         info = ty.maps.get(name)
