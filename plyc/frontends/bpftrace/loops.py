@@ -5,8 +5,9 @@
 - `for ($i : a..b)`: `$i = a`, the end evaluated once into a hidden local,
   then a While of `$i < end` stepping `$i++` (a plain bounded loop: Linux 5.3,
   where bpftrace calls bpf_loop, 5.17).
-- `for ($kv : @m)`: an ir.ForMap over the plain map @m (bpf_for_each_map_elem,
-  Linux 5.13). `$kv` is a (key, value) pair, read as `$kv.0` and `$kv.1`
+- `for ($kv : @m)`: an ir.ForMap over the plain map @m, or a count() ... avg()
+  aggregation, whose `$kv.1` is the key's value over every CPU
+  (bpf_for_each_map_elem, Linux 5.13; an aggregation's: aggreads.py). `$kv` is a (key, value) pair, read as `$kv.0` and `$kv.1`
   (`$kv.0.N`: the Nth part of a key of several): each part is a hidden local
   the loop sets, named "kv@LINE:COL.0", "...0.N", "...1" (no script name has
   a dot; the loop's place tells apart loops binding the same name).
