@@ -16,6 +16,12 @@ from . import types as T
 LQUANTIZE_MAX_BUCKETS = 1000
 # bpftrace's hist(): below 0, 0, then [2^k, 2^(k+1)) up to 2^63 (PLYC_HIST_BUCKETS)
 BT_HIST_BUCKETS = 65
+# bpftrace's tseries(): its intervals are slots of one per-CPU value (24
+# bytes each), which the kernel caps at 32 KiB per CPU (PCPU_MIN_UNIT_SIZE)
+TSERIES_MAX_INTERVALS = 1000
+# tseries()'s aggregators, as PLYC_TS_* (plyc_rt.h) numbers them: "" keeps
+# the last value of each interval
+TSERIES_AGGREGATORS = ("", "avg", "max", "min", "sum")
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,37 @@ def _lq_params(chk, info, call):
     return (lo, hi, step)
 
 
+def _ts_layout(cname, info) -> Layout:
+    return Layout(f"struct {cname}_ts", 24 * info.params[1])
+
+
+def _ts_params(chk, info, call):
+    """tseries(x, interval_ns, num_intervals, aggregator): constants, the
+    aggregator's name as a string ("" for the last value); bpftrace's
+    messages."""
+    interval = chk.const_int(call.args[1], "tseries: invalid interval_ns value (must be non-negative literal)")
+    n = chk.const_int(call.args[2], "tseries: invalid num_intervals value (must be non-negative literal)")
+    for value, what in ((interval, "interval_ns"), (n, "num_intervals")):
+        if value < 0 or value >= 1 << 63:
+            chk.err(f"tseries: invalid {what} value (must be non-negative literal)", call.span)
+        if value == 0:
+            chk.err(f"tseries() {what} must be >= 1 (0 provided)", call.span)
+    if n > TSERIES_MAX_INTERVALS:
+        chk.err(f"tseries() has more than {TSERIES_MAX_INTERVALS} intervals in plyc", call.span,
+                "plyc keeps a time series in one per-CPU map value, which the kernel caps at 32 KiB")
+    name = chk.literal_string(call.args[3]) if len(call.args) > 3 else b""
+    if name is None:
+        chk.err("tseries()'s aggregation function must be a string literal: avg, max, min or sum",
+                call.args[3].span)
+    if name.decode("utf-8", "replace") not in TSERIES_AGGREGATORS:
+        chk.err("tseries() expects one of the following aggregation functions: avg, max, min, sum "
+                f"(\"{name.decode('utf-8', 'replace')}\" provided)", call.span)
+    params = (interval, n, TSERIES_AGGREGATORS.index(name.decode()))
+    if info.params and info.params != params:
+        chk.err("Different tseries bounds in a single map unsupported", call.span)
+    return params
+
+
 TABLE = (
     Aggregation("count", False, 0, "PLYC_A_COUNT", _u64),
     Aggregation("sum", True, 1, "PLYC_A_SUM",
@@ -88,6 +125,9 @@ TABLE = (
     Aggregation("stats", True, 1, "PLYC_A_STATS", lambda cname, info: Layout("struct plyc_avg", 16),
                 public=False),
     Aggregation("hist", True, 1, "PLYC_A_HIST", _buckets(BT_HIST_BUCKETS), public=False),
+    # bpftrace's tseries(x, interval_ns, n[, aggregator]): x per interval of
+    # the last n, each interval's slot {value, meta, epoch} (plyc_rt.h)
+    Aggregation("tseries", True, 4, "PLYC_A_TSERIES", _ts_layout, _ts_params, public=False),
 )
 
 AGGREGATIONS = {a.name: a for a in TABLE}

@@ -357,6 +357,18 @@ def _load_split(path: str, mtime: float, base: BTF) -> BTF:
         return BTF(f.read(), path, base=base)
 
 
+def module(vmlinux: BTF, name: str) -> Optional[BTF]:
+    """The split BTF of module `name` loaded on the build machine (beside a
+    kernel's `vmlinux` BTF: /sys/kernel/btf/NAME), or None."""
+    path = next((p for p in modules(vmlinux) if os.path.basename(p) == name), None)
+    if path is None:
+        return None
+    try:
+        return _load_split(path, os.stat(path).st_mtime, vmlinux)
+    except OSError as err:
+        raise BTFError(f"cannot read {path}: {err.strerror}") from None
+
+
 def module_with(vmlinux: BTF, kinds: tuple, name: str) -> Optional[BTF]:
     """The split BTF (over `vmlinux`) of the first loaded module that defines
     a type `name` of one of `kinds` (bpftrace finds `struct scsi_cmnd` in

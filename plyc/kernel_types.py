@@ -5,6 +5,7 @@ script touches and carry preserve_access_index, so every read is a CO-RE
 relocation that the device's kernel resolves when the tracer loads."""
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from . import btf as B
@@ -21,6 +22,8 @@ class KernelTypes:
         self._btf: Optional[B.BTF] = None
         # Named struct/union id -> accessed member tree: {member index: subtree or None}
         self.uses: dict[int, dict] = {}
+        # Per-CPU variables declared as typed ksyms: name -> its VAR's id
+        self.ksyms: dict[str, int] = {}
 
     @property
     def btf(self) -> B.BTF:
@@ -47,6 +50,25 @@ class KernelTypes:
                 self._btf = module
                 return self.lookup(words)
         return None
+
+    def use_module(self, name: str) -> B.BTF:
+        """Module `name`'s split BTF, read from here on (it holds the kernel's
+        types too, same ids), as a module's type makes it (lookup): one
+        module a program. BTFError where it is not loaded on the build
+        machine or another module's BTF is in use."""
+        b = self.btf
+        if b.base is not None:
+            if os.path.basename(b.path) == name:
+                return b
+            raise B.BTFError(f"the program already reads module {os.path.basename(b.path)}'s BTF: "
+                             f"one module's types a program")
+        found = B.module(b, name) if self.path is None else None
+        if found is None:
+            raise B.BTFError(f"module {name}'s BTF is not on the build machine (/sys/kernel/btf/{name}: "
+                             "the module is not loaded here" + (", and --btf reads no modules)" if self.path
+                                                               else ")"))
+        self._btf = found
+        return found
 
     def pointer_to(self, tid: int) -> T.Type:
         b = self.btf
@@ -114,6 +136,22 @@ class KernelTypes:
                 container = b.strip(m.type)
         return path, self.value_type(path[-1].type)
 
+    def percpu_var(self, name: str) -> Optional[int]:
+        """The kernel's per-CPU variable `name` (a VAR of its BTF, which
+        holds only those), to be declared an extern typed ksym (libbpf
+        resolves it at load; bpf_this_cpu_ptr() needs its BTF type); its
+        VAR's id, or None when the BTF has none."""
+        vid = self.btf.find(B.VAR, name)
+        if vid is None:
+            return None
+        self.ksyms[name] = vid
+        t = self.btf[self.btf.strip(self.btf[vid].type)]
+        while t.kind == B.ARRAY:
+            t = self.btf[self.btf.strip(t.type)]
+        if t.kind in (B.STRUCT, B.UNION) and t.name:
+            self.use(t.id)      # declared, so the extern has its type
+        return vid
+
     def use(self, tid: int) -> dict:
         return self.uses.setdefault(tid, {})
 
@@ -165,6 +203,8 @@ class KernelTypes:
             # BPF side's arch header (the ABI's layout, the kernel's names)
             if b[tid].name and b[tid].name not in HEADER_DEFINED:
                 emit(tid)
+        for name, vid in sorted(self.ksyms.items()):
+            out.append(f"extern const {self.c_decl(b[vid].type, name)} __ksym;")
         return out
 
     def _inline(self, t) -> bool:

@@ -72,7 +72,7 @@ def parse(fmt: str) -> list:
 # Integers the tracer prints as text it makes (bpftrace's username,
 # macaddr(), strftime(), strerror(), signal_name(), bool and enum values:
 # runtime-c/values/btvalues.c).
-TEXT_FMTS = ("username", "mac", "strftime", "errno", "signal", "syscall", "bool", "enum")
+TEXT_FMTS = ("username", "mac", "strftime", "errno", "signal", "syscall", "bool", "enum", "cgroup_path")
 
 
 def accepts(conv: str, typ) -> bool:

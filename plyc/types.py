@@ -21,7 +21,8 @@ class Type:
     # duration to ply) | walltime (ns since boot, a time of day) | sym (a kernel
     # code address) | username (a uid) | mac (6 bytes of a MAC address) |
     # strftime (ns, a time of day in bpftrace's strftime format number format_index) |
-    # errno | signal (printed as the C library's text) | bool (true/false) |
+    # errno | signal (printed as bpftrace 0.27's text) | bool (true/false) |
+    # cgroup_path (a cgroup id printed as its paths; format_index: its filter) |
     # enum (printed by its enumerator's name, enum_index's enum)
     denotes: str = ""
     pointee: Optional[str] = None   # int values that are pointers: what they point to ("char")
@@ -108,6 +109,12 @@ def Stack(user: bool = False, mode: str = "", frames: int = 0) -> Type:
     high 32 bits, the id in the low 32, as bpftrace keys a user stack).
     bpftrace's default mode is "": kstack() is STACK, bare kstack."""
     return Type("stack", 8, True, user=user, mode=mode, frames=frames)
+
+
+def CgroupPath(filter_index: int) -> Type:
+    """bpftrace's cgroup_path(id, filter): the id, which the tracer prints as
+    its paths in the hierarchies the program's filter_index'th text picks."""
+    return Type("int", 8, False, "cgroup_path", format_index=filter_index)
 
 
 def Strftime(format_index: int) -> Type:
@@ -226,8 +233,9 @@ def unify(a: Type, b: Type) -> Optional[Type]:
     if a == b:
         return a
     if a.kind == "int" and b.kind == "int":
-        if "strftime" in (a.denotes, b.denotes) and a.denotes != b.denotes or a.format_index != b.format_index:
-            return None     # nor do two strftime formats
+        if any(d in (a.denotes, b.denotes) and a.denotes != b.denotes or a.format_index != b.format_index
+               for d in ("strftime", "cgroup_path")):
+            return None     # nor do two strftime formats, two cgroup_path filters
         if a.denotes == b.denotes == "enum" and a.enum_index != b.enum_index:
             return None     # nor two enums
         # a plain number takes the other's meaning; two meanings make a number

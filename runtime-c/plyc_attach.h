@@ -32,8 +32,16 @@ void plyc_detach_in_background(struct plyc_links *links);
 /* A program that returns 0, of this type (its fd, or -errno): enough to ask
  * the kernel whether it loads, runs or attaches a kind of program. */
 int plyc_load_trivial(enum bpf_prog_type type, struct bpf_prog_load_opts *opts);
-/* "script:LINE: error: SPEC: message" on stderr; returns -1. */
+/* "script:LINE: error: SPEC: message" on stderr (while a probe that may be
+ * left out is resolved, missing_probes's warning or nothing); returns -1. */
 int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The same, an error whatever missing_probes says (a resolve's failure
+ * that is not a missing target: no BTF, no kprobes); returns
+ * PLYC_PROBE_FATAL. */
+#define PLYC_PROBE_FATAL (-2)
+int plyc_probe_fatal(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* For providers: keep a link (0, or -ENOMEM); an errno (or libbpf's own

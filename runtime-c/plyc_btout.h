@@ -38,6 +38,16 @@ void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v);
 void plyc_bt_lhist_rows(FILE *fp, const struct plyc_map *m, const void *v);
 void plyc_bt_lhist_json(FILE *fp, const struct plyc_map *m, const void *v);
 
+/* A tseries() value (output/bttseries.c): its chart as bpftrace 0.27 draws
+ * it, a blank line after ("<no data>" when its intervals reach back past
+ * 0), and its JSON array of the stored intervals. Both end at the latest
+ * interval set by plyc_bt_tseries_set_last (the map's, over its entries;
+ * 0: each value's own, plyc_bt_tseries_latest). */
+void plyc_bt_tseries_chart(FILE *fp, const struct plyc_map *m, const void *v);
+void plyc_bt_tseries_json(FILE *fp, const struct plyc_map *m, const void *v);
+uint64_t plyc_bt_tseries_latest(const struct plyc_map *m, const void *v);
+void plyc_bt_tseries_set_last(uint64_t epoch);
+
 /* One map, sorted as bpftrace sorts it, in its text or one JSON line
  * (plyc_rt.json). An empty map prints its blank line(s) in text and
  * nothing in JSON, as bpftrace does. */

@@ -28,6 +28,10 @@ struct plyc_provider {
 	/* Program settings that depend on the device (autoload, the fentry
 	 * twin, attach type), before the load: 0, or -1 once told. */
 	int (*prepare)(struct plyc_probe_ctx *c, struct bpf_object *obj);
+	/* The probe is left out (missing_probes = warn | ignore: its target is
+	 * missing): keep its programs from loading, which would fail without
+	 * the function they are tied to. NULL: its programs load without it. */
+	void (*leave_out)(struct plyc_probe_ctx *c, struct bpf_object *obj);
 	/* NULL: the tracer runs the program itself (BEGIN, END). */
 	int (*attach)(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
 		      struct plyc_links *links);

@@ -30,11 +30,12 @@ enum plyc_kind {
 	PLYC_K_USERNAME, /* a uid, printed as its name in /etc/passwd */
 	PLYC_K_MAC,      /* six bytes (of a u64), printed "01:AB:7F:5A:FF:00" */
 	PLYC_K_STRFTIME, /* bpf_ktime_get_ns() ns, printed by plyc_rt.time_formats[width] */
-	PLYC_K_ERRNO,    /* an errno (its sign dropped), printed as the C library's strerror() */
-	PLYC_K_SIGNAL,   /* a signal number, printed as the C library's strsignal() */
+	PLYC_K_ERRNO,    /* an errno (its sign dropped), printed as 0.27's strerror() (values/errnos.c) */
+	PLYC_K_SIGNAL,   /* a signal number, printed as 0.27's signal_name() (values/signals.c) */
 	PLYC_K_BOOL,     /* current bpftrace's bool: an integer printed true or false */
 	PLYC_K_ENUM,     /* a script's enum: printed by its name in plyc_rt.enums[width] */
 	PLYC_K_SYSCALL,  /* a syscall number, printed as its name on the target (values/syscalls.c) */
+	PLYC_K_CGROUP_PATH, /* a cgroup id, printed as its paths (values/cgroups.c); filter plyc_rt.time_formats[width] */
 };
 
 struct plyc_field;
@@ -81,6 +82,19 @@ enum plyc_agg {
 	PLYC_A_LOG2,      /* u64 buckets[64] in bcc's log2 layout: [0] is 0, [i] is [2^(i-1), 2^i) */
 	PLYC_A_STATS,     /* struct plyc_avg: bpftrace's stats(), count, average and total */
 	PLYC_A_HIST,      /* u64 buckets[65], bpftrace's hist(): [0] < 0, [1] 0, [i] [2^(i-2), 2^(i-1)) */
+	PLYC_A_TSERIES,   /* struct plyc_ts_slot[ts_intervals], bpftrace's tseries() */
+};
+
+/* tseries()'s most intervals (plyc/aggregations.py, TSERIES_MAX_INTERVALS) */
+#define PLYC_TS_MAX_INTERVALS 1000
+
+/* tseries()'s aggregators (plyc/aggregations.py, TSERIES_AGGREGATORS) */
+enum plyc_ts_agg {
+	PLYC_TS_LAST,     /* the last value stored in the interval */
+	PLYC_TS_AVG,
+	PLYC_TS_MAX,
+	PLYC_TS_MIN,
+	PLYC_TS_SUM,
 };
 
 /* Whose output a tracer prints, chosen when it is built: ply's (the
@@ -105,6 +119,15 @@ struct plyc_avg {
 	uint64_t count;
 };
 
+/* One interval of a tseries(): its value, what the aggregator keeps beside
+ * it (the last value's time, avg's count, min/max's "set") and the
+ * interval's number (TAI ns / interval; 0: never used). */
+struct plyc_ts_slot {
+	int64_t value;
+	uint64_t meta;
+	uint64_t epoch;
+};
+
 #define PLYC_QUANTIZE_BUCKETS 64
 #define PLYC_HIST_BUCKETS 65
 
@@ -119,6 +142,9 @@ struct plyc_map {
 	int percpu;
 	int64_t lq_min, lq_max, lq_step;
 	uint32_t nbuckets;         /* quantize/lquantize */
+	int64_t ts_interval;       /* tseries(): ns per interval, */
+	uint32_t ts_intervals;     /* the intervals kept, */
+	uint32_t ts_agg;           /* and enum plyc_ts_agg */
 	int fd;                    /* filled in by the loader after load */
 	const char *const *key_names;  /* a label name per key (--metrics), or NULL: k0, k1, ... */
 };
@@ -139,6 +165,7 @@ struct plyc_rt {
 	int utf8;                  /* draw histogram bars with Unicode blocks */
 	int stack_fd;              /* stack map, or -1 */
 	int64_t mono_to_real_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
+	int64_t tai_to_real_ns;    /* CLOCK_REALTIME - CLOCK_TAI at start, whole seconds (tseries()) */
 	const char *const *time_formats;   /* strftime() values' formats, by their type's width */
 	const struct plyc_enumerator *const *enums;   /* the script's enums, by their type's width */
 };
@@ -268,6 +295,7 @@ static inline int plyc_kind_is_text(enum plyc_kind kind)
 	case PLYC_K_BOOL:
 	case PLYC_K_ENUM:
 	case PLYC_K_SYSCALL:
+	case PLYC_K_CGROUP_PATH:
 		return 1;
 	default:
 		return 0;
@@ -278,6 +306,19 @@ static inline int plyc_kind_is_text(enum plyc_kind kind)
  * syscall_name()), "Unknown syscall" for a number the table lacks
  * (values/syscalls.c). */
 const char *plyc_syscall_name(long nr);
+
+/* An errno's text as bpftrace 0.27 prints it (strerror()), the same with
+ * every C library (values/errnos.c). */
+const char *plyc_errno_text(int32_t err);
+
+/* A signal number's text as bpftrace 0.27 prints it (signal_name()), the
+ * same with every C library (values/signals.c); buf holds a numbered one. */
+const char *plyc_signal_text(int32_t sig, char *buf, size_t len);
+
+/* bpftrace's cgroup_path(id, filter): "name:/path" for each mounted cgroup
+ * hierarchy whose name the glob `filter` matches and that has the id,
+ * joined by ',' (values/cgroups.c). Returns buf. */
+const char *plyc_cgroup_path(uint64_t id, const char *filter, char *buf, size_t len);
 
 /* printf's %s of a kernel address, as the style prints it: plyc_ksym, or
  * bpftrace's ksym(). */

@@ -101,8 +101,17 @@ def test_a_map_named_like_a_callbacks_local_is_read_in_a_loop():
      "error: @a is a stats() map, whose stats_t has no value to read in a probe"),
     ("BEGIN { @a[1] = stats(1); for ($kv : @a) { } }", "error: Loop expression does not support type: stats_t"),
     ("BEGIN { @a[1] = lhist(1, 0, 10, 1); delete(@a, 1); }",
-     "error: delete() from the lhist() map @a is refused: bpftrace 0.27 deletes nothing from hist() and "
-     "lhist() maps"),
+     "error: delete() from the lhist() map @a is refused: bpftrace 0.27 deletes nothing from hist(), "
+     "lhist() and tseries() maps"),
+    ("BEGIN { @a[1] = tseries(1, 1s, 10); delete(@a, 1); }",
+     "error: delete() from the tseries() map @a is refused"),
+    ("BEGIN { @a = tseries(1, 1s, 10); $x = (int64)@a; }",
+     "error: @a is a tseries() map, whose tseries_t has no value to read in a probe"),
+    ("BEGIN { @a[1] = tseries(1, 1s, 10); for ($kv : @a) { } }",
+     "error: Loop expression does not support type: tseries_t"),
+    ("BEGIN { @a = tseries(1, 1s, 10); @y = @a; }",
+     "error: Map value 'tseries_t' cannot be assigned from one map to another. The function that returns this "
+     "type must be called directly e.g. `@y = tseries(rand %10, 10s, 1);`."),
     ('BEGIN { @a = count(); printf("%.3s\\n", @a); }',
      "error: a precision in '%.3s' of @a's value is not supported by plyc yet"),
 ])

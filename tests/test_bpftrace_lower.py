@@ -55,9 +55,9 @@ probe 1 BEGIN -> BEGIN - line 5
 
 
 REFUSED = [
-    ("BEGIN { @x = cgroup_path(1); }",
-     "tool.bt:1:14: error: cgroup_path() is not supported by plyc yet\n"
-     "BEGIN { @x = cgroup_path(1); }\n             ^~~~~~~~~~~"),
+    ("BEGIN { @x = skboutput(1); }",
+     "tool.bt:1:14: error: skboutput() is not supported by plyc yet\n"
+     "BEGIN { @x = skboutput(1); }\n             ^~~~~~~~~"),
     ("uprobe:/bin/sh:cpp:f { }\nprofile:ms:7 { }\ninterval:hz:7 { }",
      "tool.bt:1:1: error: uprobes with a language (cpp) are not supported by plyc yet\n"
      "uprobe:/bin/sh:cpp:f { }\n^~~~~~~~~~~~~~~~~~~~\n"
@@ -67,12 +67,6 @@ REFUSED = [
      "interval:hz:7 { }\n^~~~~~~~~~~~~"),
     ("BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
      "$s = offsetof(struct task_struct, pid); $e = username; }",
-     "tool.bt:1:22: error: '++' inside an expression is not supported by plyc yet\n"
-     "BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
-     "$s = offsetof(struct task_struct, pid); $e = username; }\n                     ^~~~\n"
-     "tool.bt:1:33: error: the address-of operator '&' is not supported by plyc yet\n"
-     "BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
-     "$s = offsetof(struct task_struct, pid); $e = username; }\n                                ^~~\n"
      "tool.bt:1:53: error: a cast to an array is not supported by plyc yet\n"
      "BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
      "$s = offsetof(struct task_struct, pid); $e = username; }\n"
@@ -93,8 +87,8 @@ TYPE_ERRORS = [
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, time, zero, bswap, "
-     "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, "
-     "uaddr, reg, has_key, macaddr, strftime, len, strlen, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats\n"
+     "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
+     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: not #define'd by the script, which #includes no header\n"
@@ -117,7 +111,7 @@ TYPE_ERRORS = [
      "BEGIN { @c = hist(1); $v = @c; @c = 1; count(); delete(@c); delete(1); unroll($x) { } }\n"
      "                                       ^~~~~~~\n"
      "tool.bt:1:49: error: delete() from the hist() map @c is refused: bpftrace 0.27 deletes nothing from "
-     "hist() and lhist() maps (it keys each bucket apart)\n"
+     "hist(), lhist() and tseries() maps (it keys each bucket or interval apart)\n"
      "BEGIN { @c = hist(1); $v = @c; @c = 1; count(); delete(@c); delete(1); unroll($x) { } }\n"
      "                                                ^~~~~~~~~~\n"
      "tool.bt:1:61: error: delete() takes a map element: delete(@m[key]) or delete(@m, key)\n"
@@ -580,7 +574,7 @@ def test_macros_expand_in_the_tree():
 
 
 def test_macro_errors():
-    src = ("macro bad() { @x++ }\nmacro wants_var($x) { $x++ }\nmacro val(x) { let $y = x; $y + 1 }\n"
+    src = ("macro bad() { @x++ }\nmacro wants_var($x) { $x++ }\nmacro val(x) { let $y = x; }\n"
            "macro rec(x) { rec(x) }\n"
            "BEGIN { bad(); wants_var(@m); wants_var(1 + 1); $v = val(2); rec(1); $w = wants_var(); }")
     lines = src.splitlines()
@@ -591,9 +585,9 @@ def test_macro_errors():
         + " " * 25 + "^~\n"
         f"tool.bt:5:41: error: macro wants_var's parameter $x takes a scratch variable ($x)\n{lines[4]}\n"
         + " " * 40 + "^~~~~\n"
-        "tool.bt:5:54: error: macro val is used as a value, but its body has statements before its value "
-        f"(a block expression): not supported by plyc yet\n{lines[4]}\n" + " " * 53 + "^~~~~~\n"
-        "note: call it as a statement, or make its body one expression\n"
+        "tool.bt:5:54: error: macro val is used as a value, but its body does not end with a value"
+        f"\n{lines[4]}\n" + " " * 53 + "^~~~~~\n"
+        "note: end its body with an expression, e.g. { let $y = x; $y + 1 }\n"
         f"tool.bt:4:16: error: macro rec expands into itself\n{lines[3]}\n" + " " * 15 + "^~~~~~\n"
         f"tool.bt:5:75: error: macro wants_var takes 1 argument, got 0\n{lines[4]}\n" + " " * 74 + "^~~~~~~~~~~")
 
@@ -716,6 +710,15 @@ def test_typed_let_keeps_its_type():
     assert "$x = cast(arg0:u64):u8" in text
 
 
+def test_typeof_in_casts_and_sizeof():
+    """0.27's typeof(): a cast to an expression's type, its size, and
+    typeof(TYPE) as TYPE."""
+    text = dump(lower("kprobe:f { $x = (uint8)1; @m = (int16)2; $y = (typeof($x))arg0; "
+                      "$z = sizeof(typeof(@m)); $w = (typeof(uint32))arg1; let $v: typeof(int16) = 1; }"))
+    assert "$y = cast(arg0:u64):u8" in text and "$z = 2:u64" in text
+    assert "$w = cast(arg1:u64):u32" in text and "local $v: s16" in text
+
+
 @pytest.mark.parametrize("src,message", [
     ("BEGIN { let $x: uint8 = 300; }",
      "tool.bt:1:25: error: type mismatch for $x: 300 does not fit in its type, u8\n"
@@ -726,9 +729,13 @@ def test_typed_let_keeps_its_type():
     ('BEGIN { let $s: string[2] = "abc"; }',
      "tool.bt:1:29: error: type mismatch for $s: a string of 4 bytes does not fit in its char[2]\n"
      'BEGIN { let $s: string[2] = "abc"; }\n' + " " * 28 + "^~~~~"),
-    ("BEGIN { $a = 1; $b = sizeof(typeof($a)); }",
-     "tool.bt:1:29: error: typeof() outside 'let $x: typeof(e)' is not supported by plyc yet\n"
-     "BEGIN { $a = 1; $b = sizeof(typeof($a)); }\n" + " " * 28 + "^~~~~~"),
+    ("BEGIN { $a = 1; $b = typeof($a); }",
+     "tool.bt:1:22: error: typeof() outside a cast, sizeof() or 'let $x: typeof(e)' is not supported by plyc yet\n"
+     "BEGIN { $a = 1; $b = typeof($a); }\n" + " " * 21 + "^~~~~~"),
+    ('BEGIN { $s = "a"; $b = (typeof($s))1; }',
+     "tool.bt:1:25: error: can't cast to typeof() of a value of type char[8]\n"
+     'BEGIN { $s = "a"; $b = (typeof($s))1; }\n' + " " * 24 + "^~~~~~~~~~\n"
+     "note: a cast's type is an integer or a pointer"),
 ])
 def test_typed_let_errors(src, message):
     assert err(src) == message
@@ -786,3 +793,78 @@ def test_types_of_a_loaded_module(tmp_path, monkeypatch):
         " " * 24 + "^" + "~" * 24,
         "note: types come from the kernel's BTF (/sys/kernel/btf/vmlinux) and the loaded modules' "
         "(/sys/kernel/btf/MODULE)"]
+
+
+# --- block expressions, ++/-- as a value, &$x (frontends/bpftrace/blocks.py, effects.py) ----
+
+def test_values_with_effects_run_first():
+    """x++ keeps the value before in a local of its own, ++x the value
+    after; a block's statements run before the statement using its value,
+    its own variables renamed (two blocks, two types of $x)."""
+    prog = lower('BEGIN { $x = 1; $y = $x++; @c[1] = ++@c[2]; }')
+    assert [line.strip() for line in dump(prog).splitlines() if line.endswith("@1")] == [
+        "$x = 1:s64  @1",
+        "$incdec0@1:22 = $x:s64  @1",
+        "$x = ($x:s64 + 1:s64):s64  @1",
+        "$y = $incdec0@1:22:s64  @1",
+        "@c[2:s64] = (@c[2:s64]:s64 + 1:s64):s64  @1",
+        "$incdec1@1:36 = @c[2:s64]:s64  @1",
+        "@c[1:s64] = $incdec1@1:36:s64  @1"]
+    prog = lower('BEGIN { $a = { let $x = 2; $x + 1 }; $b = { let $x = "s"; $x }; }')
+    assert [line.strip() for line in dump(prog).splitlines() if line.endswith("@1")] == [
+        "$__block_1_x = 2:s64  @1",
+        "$a = ($__block_1_x:s64 + 1:s64):s64  @1",
+        '$__block_2_x = "s":char[8]  @1',
+        "$b = $__block_2_x:char[8]  @1"]
+
+
+def test_address_of_a_variable():
+    prog = lower('config = { unstable_addr = error }\nBEGIN { $x = 1; $p = &$x; }')
+    assert "$p = _addr($x:s64):__s64 *  @2" in dump(prog)
+
+
+EFFECTS_REFUSED = [
+    ("BEGIN { $x = 1; $a = 1 && $x++; }",
+     "tool.bt:1:27: error: '++' used as a value in the right of '&&' (runs only when the condition lets it): "
+     "not supported by plyc\nBEGIN { $x = 1; $a = 1 && $x++; }\n" + " " * 26 + "^~~~\n"
+     "note: assign it to a $variable in a statement of its own first"),
+    ("BEGIN { $x = 1; $b = $x > 0 ? 1 : { $y = 2; 3 }; }",
+     "tool.bt:1:35: error: a block expression in a branch of '?:' (runs only when the condition lets it): "
+     "not supported by plyc\nBEGIN { $x = 1; $b = $x > 0 ? 1 : { $y = 2; 3 }; }\n" + " " * 34 + "^~~~~~~~~~~~~\n"
+     "note: use an if statement"),
+    ("BEGIN { $x = 1; $c = sizeof($x++); }",
+     "tool.bt:1:29: error: '++' used as a value in sizeof() (typed, never run): not supported by plyc\n"
+     "BEGIN { $x = 1; $c = sizeof($x++); }\n" + " " * 28 + "^~~~\n"
+     "note: assign it to a $variable in a statement of its own first"),
+    ("BEGIN { $x = 1; @m[$x++]++; }",
+     "tool.bt:1:20: error: '++' used as a value in the key of '++' (the key is read, then written): "
+     "not supported by plyc\nBEGIN { $x = 1; @m[$x++]++; }\n" + " " * 19 + "^~~~\n"
+     "note: assign it to a $variable in a statement of its own first"),
+    ("BEGIN { $x = 1; $z = $x + $x++; }",
+     "tool.bt:1:22: error: $x is read before '++' that changes it in the same statement: not supported by "
+     "plyc (bpftrace reads the value before the change, plyc after it)\n"
+     "BEGIN { $x = 1; $z = $x + $x++; }\n" + " " * 21 + "^~\n"
+     "note: do the change in a statement of its own first"),
+    ("BEGIN { $x = 1; $a = { let $x = 2; $x }; }",
+     "tool.bt:1:24: error: variable $x was already declared: bpftrace 0.27 does not allow shadowing it in a "
+     "block\nBEGIN { $x = 1; $a = { let $x = 2; $x }; }\n" + " " * 23 + "^~~~~~~~~~"),
+    ("BEGIN { $b = { $y = 1; 2 }; print($y); }",
+     "tool.bt:1:35: error: $y is read before it is assigned\n"
+     "BEGIN { $b = { $y = 1; 2 }; print($y); }\n" + " " * 34 + "^~"),
+    ('BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }',
+     "tool.bt:1:32: error: the address of a map (&@m: bpftrace's BPF map object in the kernel) is not "
+     "supported by plyc yet\n"
+     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 31 + "^~~\n"
+     "tool.bt:1:42: error: '&' takes a scratch variable ($x) or a map (@m), as bpftrace 0.27's grammar has it\n"
+     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 41 + "^~~~~~\n"
+     "tool.bt:1:55: error: the address of $s, a char[8], is not supported by plyc yet (only of an integer "
+     "or a pointer)\n"
+     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 54 + "^~~\n"
+     "tool.bt:1:67: error: probe return values can only be integers (as bpftrace 0.27's), not char[8]\n"
+     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 66 + "^~~"),
+]
+
+
+@pytest.mark.parametrize("src,message", EFFECTS_REFUSED, ids=range(len(EFFECTS_REFUSED)))
+def test_effects_refused_by_name(src, message):
+    assert err(src) == message

@@ -199,6 +199,22 @@ def test_let_and_blocks():
         "[(Let $a) (Let $b 1) (Block [(Assign $c = 2)])]")
 
 
+def test_typeof_where_a_type_goes():
+    # typeof(TYPE) is the type; typeof(e) keeps e (typed where it is used)
+    assert body("BEGIN { $a = (typeof($x))1; $b = sizeof(typeof(@m)); $c = (typeof(uint8 *))2; }") == (
+        "[(Assign $a = (Cast <typeof> 1)) (Assign $b = (Sizeof <typeof>)) (Assign $c = (Cast <uint8 *> 2))]")
+
+
+def test_block_expressions():
+    """`{ stmt; ...; value }` where a value goes: the last expression,
+    without ';', is the value; a block ending with one is one too."""
+    assert body("BEGIN { $a = { let $x = 5; $x + 1 }; f({ 7 }); if ({ $z = 1; $z }) { } "
+                "@m[{ 2 }] = { let $v = 3; { $v * $v } }; }") == (
+        "[(Assign $a = (BlockExpr [(Let $x 5)] (Binary + $x 1))) (ExprStmt (Call f [(BlockExpr [] 7)])) "
+        "(If (BlockExpr [(Assign $z = 1)] $z) (Block [])) "
+        "(Assign (Map @m [(BlockExpr [] 2)]) = (BlockExpr [(Let $v 3)] (BlockExpr [] (Binary * $v $v))))]")
+
+
 # --- expressions --------------------------------------------------------------
 
 def test_precedence():
@@ -382,9 +398,15 @@ ERRORS = [
     ("name=kprobe:f { }",
      "tool.bt:1:1: error: probe names ('name=probe') are not supported by plyc yet\n"
      "name=kprobe:f { }\n^~~~~~~~~~~~~"),
-    ("BEGIN { $a = { 1 }; }",
-     "tool.bt:1:14: error: block expressions ('{ ...; value }') are not supported by plyc yet\n"
-     "BEGIN { $a = { 1 }; }\n             ^"),
+    ("BEGIN { $a = { let $x = 1; }; }",
+     "tool.bt:1:28: error: expected the block's value (a block used as a value ends with an expression "
+     "without ';': { let $x = 1; $x + 1 }), found '}'\n"
+     "BEGIN { $a = { let $x = 1; }; }\n" + " " * 27 + "^"),
+    ("fn add($a: int64): int64 { return $a; }\nBEGIN { }",
+     "tool.bt:1:1: error: user-defined functions ('fn') are not supported: bpftrace 0.27 parses them, but a "
+     "call to one is an \"Unknown function\" there and a script defining one crashes it\n"
+     "fn add($a: int64): int64 { return $a; }\n^~\n"
+     "note: write it as a macro: macro add(a, b) { a + b }"),
     ("BEGIN { else { } }",
      "tool.bt:1:9: error: expected a statement ('else' without 'if'), found 'else'\n"
      "BEGIN { else { } }\n        ^~~~"),

@@ -173,6 +173,11 @@ SCRIPTS = [
     (I.STRERROR, 'kretprobe:do_sys_openat2 { print(strerror(retval)); }', "ctx"),
     (I.SIGNAL_NAME, 'kprobe:do_send_sig_info { print(signal_name(arg0)); }', "ctx"),
     (I.SYSCALL_NAME, 'tracepoint:raw_syscalls:sys_enter { print(syscall_name(args.id)); }', "ctx"),
+    (I.ADDR, 'BEGIN { $x = 1; print(*&$x); }', "(unsigned long)PLYC_LOW_BYTES(&v_x, 8)"),
+    (I.CGROUP_PATH, 'tracepoint:raw_syscalls:sys_enter { print(cgroup_path(cgroup, "unified")); }', None),
+    (I.PERCPU_KADDR, 'tracepoint:raw_syscalls:sys_enter { print(*percpu_kaddr("process_counts", 0)); }',
+     "bpf_per_cpu_ptr(&process_counts, (__u32)("),
+    (I.COMM_OF, 'tracepoint:raw_syscalls:sys_enter { print(comm(1)); }', "bpf_task_from_pid((__s32)("),
 ]
 
 

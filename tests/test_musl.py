@@ -2,7 +2,7 @@
 stripped, static, with no glibc in it, that runs: a few runtime directive
 tests (tests/runtime/) through it, chosen for what differs between C
 libraries (printf conversions, JSON and UTF-8 output, child and signal
-handling, sorted output, hexdump)."""
+handling, sorted output, hexdump, strerror()'s and signal_name()'s words)."""
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_SIZE = 500 * 1024
 CASES = ["printf-conversions", "printf-widths", "json-values", "tracepoint-char-array", "child-signals",
          "end-on-sigint", "map-sort-order", "print-histogram", "mem-hexdump", "argdist-hist",
-         "manual-wildcard"]
+         "manual-wildcard", "bt-strerror-table",
+         "bt-signal-name-table"]
 
 
 def plyc(*args, timeout=120):

@@ -20,9 +20,9 @@ from plyc import toolchain
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime-c"
 SOURCES = ["core/rt.c", "values/format.c", "values/plyvalue.c", "values/json.c", "values/btvalue.c", "values/btvalues.c",
-           "values/syscalls.c",
+           "values/syscalls.c", "values/errnos.c", "values/signals.c", "values/cgroups.c",
            "symbols/ksyms.c", "symbols/usyms.c", "maps/aggregations.c", "maps/mapread.c",
-           "output/rows.c", "output/btrows.c", "output/ply.c", "output/bpftrace.c", "output/bccreport.c",
+           "output/rows.c", "output/btrows.c", "output/bttseries.c", "output/ply.c", "output/bpftrace.c", "output/bccreport.c",
            "output/dump.c", "output/select.c", "load/verifier.c"]
 CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"]
 
@@ -397,7 +397,7 @@ def test_json_lines_parse(out):
         elif name.endswith("_json") and text:
             # bpftrace's objects, one per line
             for line in text.splitlines():
-                assert json.loads(line)["type"] in ("map", "hist", "stats")
+                assert json.loads(line)["type"] in ("map", "hist", "stats", "tseries")
 
 
 def test_json_values(out):
@@ -669,3 +669,53 @@ def test_bt_inet(out):
                               '2001:db8::1|"2001:db8::1"|"2001:db8::1"\n'
                               '::ffff:10.0.0.9|"::ffff:10.0.0.9"|"::ffff:10.0.0.9"\n'
                               '|""|""\n')
+
+
+def ts_rule(pad: int, ends: str, fill: str = "_") -> str:
+    """A tseries chart's top or bottom rule: pad spaces, then 53 columns."""
+    return " " * pad + ends[0] + fill * 51 + ends[1] + "\n"
+
+
+def ts_scale(pad: int, lo: str, hi: str) -> str:
+    return " " * pad + f"{lo:<21}{hi:>32}\n"
+
+
+def test_bt_tseries(out):
+    # bpftrace 0.27's charts (output/bttseries.c; its observed output: tests/runtime/
+    # bt-tseries*.test): keys in the order of their bytes (256, 1, -1); a row per
+    # interval from the key's first of the map's last 4 to the map's latest,
+    # "-" where none; times in UTC (TAI - 37 s) to the interval's unit (one row:
+    # ns); a '.' column at zero; a key with no interval there scaled null to null
+    row = lambda t, col, v, dot=None: t + " " + "".join(
+        "*" if i == col else "|" if i in (0, 52) else "." if i == dot else " " for i in range(53)) + f" {v}\n"
+    assert out["bt_tseries"] == (
+        "@k[256]:\n" + ts_scale(19, "6", "8") + "hh:mm:ss.ns        |" + "_" * 51 + "|\n"
+        + row("22:12:43.000003000", 26, 7) + ts_rule(19, "vv") + ts_scale(19, "6", "8") + "\n"
+        "@k[1]:\n" + ts_scale(16, "-3", "10") + "hh:mm:ss.\u03bcs    |" + "_" * 51 + "|\n"
+        + row("22:12:43.000000", 32, 5, 12) + row("22:12:43.000001", 0, -3, 12)
+        + row("22:12:43.000002", None, "-", 12) + row("22:12:43.000003", 52, 10, 12)
+        + ts_rule(16, "vv") + ts_scale(16, "-3", "10") + "\n"
+        "@k[-1]:\n" + ts_scale(19, "null", "null") + "hh:mm:ss.ns        |" + "_" * 51 + "|\n"
+        + row("22:12:43.000003000", None, "-") + ts_rule(19, "vv") + ts_scale(19, "null", "null") + "\n")
+    start = '{"interval_start":"2023-11-14 22:12:43.'
+    assert out["bt_tseries_json"] == (
+        '{"type": "tseries", "data": {"@k": {"256": [' + start + '000003000","value":7}], '
+        '"1": [' + start + '000000000","value":5},' + start + '000001000","value":-3},'
+        + start + '000003000","value":10}], "-1": []}}}\n')
+    # unsigned, in 2 s intervals: whole seconds; the 64-bit maximum
+    top = "18446744073709551615"
+    assert out["bt_tseries_u64"] == (
+        "@u:\n" + ts_scale(9, "0", top) + "hh:mm:ss |" + "_" * 51 + "|\n"
+        + row("22:12:43", 0, 0) + row("22:12:45", 52, top) + row("22:12:47", 0, 0)
+        + ts_rule(9, "vv") + ts_scale(9, "0", top) + "\n")
+    assert out["bt_tseries_u64_json"] == (
+        '{"type": "tseries", "data": {"@u": [{"interval_start":"2023-11-14 22:12:43.000000000","value":0},'
+        '{"interval_start":"2023-11-14 22:12:45.000000000","value":' + top + '},'
+        '{"interval_start":"2023-11-14 22:12:47.000000000","value":0}]}}\n')
+    # zero(): every interval 0, so the last 4 reach back before 1970
+    assert out["bt_tseries_zeroed"] == "@k[1]:\n<no data>\n"
+    assert out["bt_tseries_zeroed_json"] == '{"type": "tseries", "data": {"@k": {"1": []}}}\n'
+    # two CPUs' slots: the latest interval wins; in one interval the last value
+    # is the latest stored (meta 9 > 2), avg adds sums and counts, max, min, sum
+    assert out["bt_tseries_merge"] == ("0: 4 9 30, 8 31, 0\n1: -2 11 30, 8 31, 0\n2: 4 9 30, 8 31, 0\n"
+                                       "3: -6 9 30, 8 31, 0\n4: -2 9 30, 8 31, 0\n")

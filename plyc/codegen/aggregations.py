@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..aggregations import BT_HIST_BUCKETS, Aggregation
+from ..aggregations import BT_HIST_BUCKETS, TSERIES_AGGREGATORS, Aggregation
 from .cescape import c_int
 
 
@@ -70,6 +70,35 @@ def _lquantize(v, x, m):
             _add(m, f"{v}->s", f"(__u64)({x})")]
 
 
+def _tseries(v, x, m):
+    """bpftrace's tseries(): the slot of the interval now falls in (TAI, as
+    bpftrace's sw_tai: the boot clock plus the tracer's offset), restarted
+    when it held an older interval; the last value keeps the time it was
+    stored (meta), for the CPUs' values to be merged by it."""
+    interval, n, agg = m.info.params
+    how = TSERIES_AGGREGATORS[agg]
+    signed = m.info.value_type.signed
+    s = f"{v}_s"
+    out = [f"__u64 {v}_now = bpf_ktime_get_boot_ns() + plyc_params.tai_offset;",
+           f"__u64 {v}_ep = {v}_now / (__u64){c_int(interval)};",
+           f"__u32 {v}_i = {v}_ep % {n};",
+           f"asm volatile(\"\" : \"+r\"({v}_i));",     # as _lquantize's
+           f"if ({v}_i < {n}) {{",
+           f"\tstruct plyc_ts_slot *{s} = &{v}->s[{v}_i];"]
+    if how:
+        out += [f"\tif ({s}->epoch != {v}_ep) {{", f"\t\t{s}->value = 0;", f"\t\t{s}->meta = 0;", "\t}"]
+    if how == "":
+        out += [f"\t{s}->value = (__s64){x};", f"\t{s}->meta = {v}_now;"]
+    elif how in ("sum", "avg"):
+        out += [f"\t{s}->value += (__s64){x};"] + ([f"\t{s}->meta += 1;"] if how == "avg" else [])
+    else:
+        ctype = "__s64" if signed else "__u64"
+        cmp = "<" if how == "min" else ">"
+        out += [f"\tif (!{s}->meta || ({ctype}){x} {cmp} ({ctype}){s}->value) {{",
+                f"\t\t{s}->value = (__s64){x};", f"\t\t{s}->meta = 1;", "\t}"]
+    return out + [f"\t{s}->epoch = {v}_ep;", "}"]
+
+
 # (value pointer, x, MapRes) -> C lines run on the looked-up value
 UPDATE = {
     "count": _count,
@@ -82,6 +111,7 @@ UPDATE = {
     "log2": _bcc_log2,
     "stats": _avg,
     "hist": _bt_log2,
+    "tseries": _tseries,
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import types as T
 from ..ir import intrinsics as I
 from ..ir import nodes as ir
+from . import loops
 
 
 def emit_str(g, call):
@@ -223,12 +224,41 @@ def emit_buf(g, call):
 
 def emit_path(g, call):
     dst = g.local_bytes(call.type.size)
+    if g.probe.sleepable:
+        emit_iter_path(g, call.args[0], dst)
+        return dst
     if g.fentry and not g.fentry["wrapped"]:
         # Only the fentry/fexit side calls it: the tracer refuses the kprobe side.
         g.line("if (fentry)")
         g.line(f"\tbpf_d_path((struct path *)(unsigned long)({g.scalar(call.args[0])}), {dst}, "
                f"sizeof({dst}));")
     return dst
+
+
+def emit_iter_path(g, x, dst):
+    """An iterator's `ctx->file->f_path`: walked by direct loads, which
+    give the verifier the kernel's pointers bpf_d_path takes (a CO-RE
+    copy gives a number), each tested for NULL (a context's object may be
+    absent)."""
+    steps = []
+    while isinstance(x, ir.KMember):
+        steps.append(x)
+        x = x.obj
+    ptr = g.tmp("p")
+    g.line(f"void *{ptr} = ctx;")
+    for st in reversed(steps[1:]):
+        nxt = g.tmp("p")
+        g.line(f"void *{nxt} = {ptr} ? (({st.obj.type.pointee} *){ptr})->{st.field} : (void *)0;")
+        ptr = nxt
+    last = steps[0]
+    arg = f"&(({last.obj.type.pointee} *){ptr})->{last.field}" if not last.type.is_pointer \
+        else f"(({last.obj.type.pointee} *){ptr})->{last.field}"
+    if last.type.is_pointer:
+        nxt = g.tmp("p")
+        g.line(f"void *{nxt} = {ptr} ? {arg} : (void *)0;")
+        ptr, arg = nxt, f"(struct path *){nxt}"
+    g.line(f"if ({ptr})")
+    g.line(f"\tbpf_d_path({arg}, {dst}, sizeof({dst}));")
 
 
 def emit_strlen(g, call):
@@ -247,10 +277,59 @@ def emit_clock(g, call):
     return f"({now} + plyc_params.tai_offset)" if clock == "sw_tai" else now
 
 
+def emit_addr(g, call):
+    """&$x: the local's place on the BPF stack (taking it keeps the local
+    there, so a read through the pointer sees its value); a narrow integer
+    kept in a wider local is at the local's low end, last on big-endian."""
+    local = call.args[0]
+    if local.type.is_bytes:
+        place = g.local_ref[local.name]
+    else:
+        place = f"PLYC_LOW_BYTES(&{loops.local_c(local.name)}, {local.type.size})"
+    return f"((__u64)(unsigned long){place})"
+
+
 def emit_usermode(g, call):
     # x86_64's privilege level: the low bits of cs are 3 in user mode. A
     # perf event's context starts with the same pt_regs.
     return "((__u64)((((struct pt_regs *)ctx)->cs & 3) == 3))"
+
+
+def emit_comm_of(g, call):
+    # bpftrace 0.27's: the kfunc's task (a reference, released), else N/A.
+    # The kfunc is no weak symbol: on a kernel without it (before 6.2)
+    # libbpf stops the load, and the tracer says why (load/loader.c).
+    dst = g.local_bytes(call.type.size)
+    pid = g.scalar(call.args[0])
+    g.line("{")
+    g.line(f"\tstruct task_struct *task = bpf_task_from_pid((__s32)({pid}));")
+    g.line("\tif (task) {")
+    g.line(f"\t\tif (bpf_core_read_str({dst}, sizeof({dst}), &task->comm) < 0)")
+    g.line(f"\t\t\t{dst}[0] = 0;")
+    g.line("\t\tbpf_task_release(task);")
+    g.line("\t} else {")
+    g.line(f'\t\tplyc_copy_str({dst}, sizeof({dst}), "N/A", 4);')
+    g.line("\t}")
+    g.line("}")
+    return dst
+
+
+def emit_percpu_kaddr(g, call):
+    # the extern ksym's name: a kernel variable's (kernel_types.py declares it)
+    name = call.args[0].value.decode()
+    if len(call.args) == 1:
+        return f"((__u64)bpf_this_cpu_ptr(&{name}))"
+    # bpf_per_cpu_ptr() may give NULL (a CPU past the last): checked, as the
+    # verifier allows no arithmetic (a member's offset) on it before; the
+    # barrier keeps the compiler from folding the check away
+    cpu, p, addr = g.scalar(call.args[1]), g.tmp("pcpu"), g.tmp("pcpu")
+    g.line(f"__u64 {addr} = 0;")
+    g.line(f"const void *{p} = bpf_per_cpu_ptr(&{name}, (__u32)({cpu}));")
+    g.line(f"if ({p}) {{")
+    g.line(f"\tbarrier_var({p});")
+    g.line(f"\t{addr} = (__u64){p};")
+    g.line("}")
+    return addr
 
 
 EMIT = {
@@ -285,9 +364,13 @@ EMIT = {
     I.STRCONTAINS: emit_strcontains,
     I.CLOCK: emit_clock,
     I.USERMODE: emit_usermode,
+    I.ADDR: emit_addr,
     I.STRERROR: emit_same,
     I.SIGNAL_NAME: emit_same,
     I.SYSCALL_NAME: emit_same,
+    I.COMM_OF: emit_comm_of,
+    I.CGROUP_PATH: emit_same,
+    I.PERCPU_KADDR: emit_percpu_kaddr,
 }
 
 

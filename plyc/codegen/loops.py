@@ -198,8 +198,12 @@ def needs(res) -> list:
                 out.append(dict(prog=p.prog, helper=helper, helper_name=hname, since=since,
                                 line=script_line(n.span), what=c_string(what)))
             clock = n.args[0].value.decode() if isinstance(n, ir.Call) and n.func.name == "_clock" else None
+            # bpftrace's tseries() reads sw_tai too (codegen/aggregations.py)
+            if isinstance(n, ir.Aggregate) and n.agg.name == "tseries":
+                clock = "sw_tai"
             if clock in CLOCK_HELPERS:
                 helper, hname, since = CLOCK_HELPERS[clock]
+                what = "tseries()" if isinstance(n, ir.Aggregate) else f"nsecs({clock})"
                 out.append(dict(prog=p.prog, helper=helper, helper_name=hname, since=since,
-                                line=script_line(n.span), what=c_string(f"nsecs({clock})")))
+                                line=script_line(n.span), what=c_string(what)))
     return out

@@ -19,7 +19,7 @@ def rt_kind(t, in_hex: bool = False) -> str:
                 # bpftrace's values the tracer prints as text (runtime-c/values/btvalues.c)
                 "username": "PLYC_K_USERNAME", "mac": "PLYC_K_MAC",
                 "strftime": "PLYC_K_STRFTIME", "errno": "PLYC_K_ERRNO", "signal": "PLYC_K_SIGNAL",
-                "syscall": "PLYC_K_SYSCALL",
+                "syscall": "PLYC_K_SYSCALL", "cgroup_path": "PLYC_K_CGROUP_PATH",
                 "bool": "PLYC_K_BOOL", "enum": "PLYC_K_ENUM"}[t.denotes]
     if t.kind == "stack" and t.user:
         return "PLYC_K_USTACK"
@@ -34,7 +34,7 @@ def rt_width(t) -> int:
     a strftime value's format number; an enum's (plyc_rt.enums)."""
     if t.kind == "stack":
         return t.frames | T.STACK_MODES[t.mode] << 8
-    return {"strftime": t.format_index, "enum": t.enum_index}.get(t.denotes, 0)
+    return {"strftime": t.format_index, "cgroup_path": t.format_index, "enum": t.enum_index}.get(t.denotes, 0)
 
 
 def type_init(t, pad: int = 0, in_hex: bool = False) -> str:

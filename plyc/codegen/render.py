@@ -77,6 +77,11 @@ def _records(res: Resources) -> list:
                                                                dict(decl=code("__u64 s"), name="s",
                                                                     offset=8 * m.nbuckets)],
                              size=8 * m.nbuckets + 8))
+        elif m.agg == "PLYC_A_TSERIES":
+            # s: bpftrace's tseries() intervals, a slot each (plyc.bpf.h)
+            recs.append(dict(cname=f"{m.cname}_ts", fields=[dict(
+                decl=code(f"struct plyc_ts_slot s[{m.info.params[1]}]"), name="s", offset=0)],
+                size=m.value_size))
     for e in res.events:
         fields = [dict(decl=code("__u32 id"), name="id", offset=0), dict(decl=code("__u32 pad"), name="pad", offset=4)]
         fields += sorted(e.fields, key=lambda f: f.offset)
@@ -158,7 +163,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                                       if p.probe.target.glob and p.probe.tp_fields}
                                    | ({"PLYC_AGG_READ"} if aggread.needs(res) else set())),
                 kernel_types=[code(t) for t in program.ktypes.definitions()]
-                if program.ktypes and program.ktypes.uses else [])
+                if program.ktypes and (program.ktypes.uses or program.ktypes.ksyms) else [])
 
 
 def linemap(bpf_c: str, script: str) -> list:
@@ -234,7 +239,8 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
             key_names=code(", ".join(c_string(n) for n in label_names(names))),
             name_c=c_string(m.name), cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
             percpu=int("PERCPU" in m.bpf_type), nbuckets=m.nbuckets,
-            lq=m.info.params or (0, 0, 0),
+            lq=m.info.params if m.agg == "PLYC_A_LQUANTIZE" else (0, 0, 0),
+            ts=m.info.params if m.agg == "PLYC_A_TSERIES" else (0, 0, 0),
             key_fields=[dict(type=code(printers.type_init(f.type, pad, in_hex)), offset=f.offset)
                         for f, pad, in_hex in zip(m.keys, m.info.key_widths or [0] * len(m.keys),
                                                m.info.key_hex or [False] * len(m.keys))],

@@ -213,7 +213,8 @@ def _map_res(info: ir.Map, cname: str, opts, arch: str = "x86_64") -> MapRes:
         bpf_type = storage(bool(keys), nbuckets, arch)
         if not keys:
             entries = 1
-        elif nbuckets:
+        elif nbuckets or agg.name == "tseries":
+            # a tseries value is 24 bytes an interval, per CPU: sized as a histogram's
             entries = opts.get("hist_entries", DEFAULT_HIST_ENTRIES)
         else:
             entries = opts.get("map_entries", DEFAULT_MAP_ENTRIES)
@@ -252,7 +253,10 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
         prog = ns.claim(*N.prog_candidates(prov, probe.spec.arg or ""))
         twin = ns.claim(*N.twin_candidates(fentry["section"], prog, prov)) if fentry else ""
         body = ns.claim_c(f"{prog}_body") if fentry else ""
-        probes.append(ProbeRes(probe, prog, t.provider.section(t), script_line(probe.spec.span),
+        section = t.provider.section(t)
+        if probe.sleepable:   # iter/X -> iter.s/X (bpf_d_path in an iterator)
+            section = section.replace("/", ".s/", 1)
+        probes.append(ProbeRes(probe, prog, section, script_line(probe.spec.span),
                                f"{probe.spec.provider}:{probe.spec.arg}" if probe.spec.arg
                                else probe.spec.provider, t.glob, fentry, twin, body))
         for fname, fld in probe.tp_fields.items():

@@ -76,7 +76,7 @@ def add_build_args(p):
     p.add_argument("--map-entries", type=int, default=resources.DEFAULT_MAP_ENTRIES,
                    help=f"entries per map ({resources.DEFAULT_MAP_ENTRIES})")
     p.add_argument("--hist-entries", type=int, default=resources.DEFAULT_HIST_ENTRIES,
-                   help=f"entries per quantize/lquantize map ({resources.DEFAULT_HIST_ENTRIES})")
+                   help=f"entries per keyed quantize/lquantize/hist/tseries map ({resources.DEFAULT_HIST_ENTRIES})")
     p.add_argument("--buffer-size", type=int, default=resources.DEFAULT_BUFFER,
                    help="output ring buffer bytes, a power of two (1 MiB)")
     p.add_argument("--stack-entries", type=int, default=resources.DEFAULT_STACK_ENTRIES,

@@ -70,7 +70,11 @@ CLOCK = _i("_clock", "a clock's nanoseconds (its name a string: monotonic, boot,
 STRERROR = _i("strerror", "its argument, typed as an errno the tracer prints as text")
 SIGNAL_NAME = _i("signal_name", "its argument, typed as a signal number the tracer prints as text")
 SYSCALL_NAME = _i("syscall_name", "its argument, typed as a syscall number the tracer prints as its name")
+ADDR = _i("_addr", "the address of a scratch local on the BPF stack (bpftrace's &$x)", args=NONE)
 USERMODE = _i("usermode", "1 if the probed context (pt_regs) was in user mode (x86_64)")
+CGROUP_PATH = _i("cgroup_path", "its argument, typed as a cgroup id the tracer prints as its paths")
+PERCPU_KADDR = _i("percpu_kaddr", "a kernel per-CPU variable's address (its name a string) on this CPU or on a CPU")
+COMM_OF = _i("_comm_of", "the comm of the task of a pid (the bpf_task_from_pid kfunc), N/A for none", AFTER)
 
 # Sizes both sides need: join()'s strings (bpftrace 0.17's limits: 16
 # arguments of up to 1024 bytes), a tracepoint's name (runtime-c/plyc_tp.h's
@@ -86,5 +90,6 @@ CLOCKS = {"monotonic": ("bpf_ktime_get_ns", "4.1"), "boot": ("bpf_ktime_get_boot
 
 ALL = (STR, MEM, DYN, UPTR, KSYM, STRCMP, BSWAP, KPTR, STRNCMP, JOIN_READ, NTOP, TP_NAME, DIV, MOD, SARG,
        OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, OVERRIDE, BUF, PATH,
-       STRLEN, STRCONTAINS, CLOCK, USERMODE, STRERROR, SIGNAL_NAME, SYSCALL_NAME)
+       STRLEN, STRCONTAINS, CLOCK, USERMODE, STRERROR, SIGNAL_NAME, SYSCALL_NAME, ADDR,
+       COMM_OF, CGROUP_PATH, PERCPU_KADDR)
 BY_NAME = {i.name: i for i in ALL}

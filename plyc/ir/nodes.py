@@ -469,6 +469,7 @@ class Probe:
     bpf_defines: set = field(default_factory=set)  # plyc.bpf.h features its code needs (PLYC_TP_NAMES)
     stack_limits: set = field(default_factory=set)  # frame limits of its stacks (kstack(n)): a map each
     needs_fentry: str = ""                          # what runs only as an fentry/fexit twin ("path()")
+    sleepable: bool = False                         # an iterator calling bpf_d_path (iter.s/)
     # Where each temporary of its code lives, in the order the code makes
     # them (plyc/ir/opt/temps.py's Temp records; None until that pass ran)
     temps: Optional[list] = None

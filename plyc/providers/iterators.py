@@ -62,7 +62,8 @@ PROLOGUE = (
 
 
 def c_data(t: Target, p):
-    return "plyc_iter_data", [("target", c_str(t.target)), ("since", c_str(OBJECTS[t.target]))]
+    return "plyc_iter_data", [("target", c_str(t.target)), ("since", c_str(OBJECTS[t.target])),
+                              ("sleepable", "1" if p.probe.sleepable else "0")]
 
 
 PROVIDER = Provider(

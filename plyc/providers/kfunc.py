@@ -43,8 +43,6 @@ def make_kind(ret: bool):
             raise spec_error(spec, f"'{spec.arg}' is not a kernel function, glob or module:function")
         t = Target(KRETFUNC if ret else KFUNC, spec, func, glob=bool(GLOB.search(func)))
         t.extra["module"] = "" if module == "vmlinux" else module
-        if t.extra["module"] and t.glob:
-            raise spec_error(spec, "a wildcard in a module's functions is not supported by plyc yet")
         t.extra["args"] = {}        # argument name -> its context word, as read
         t.extra["retval"] = -1      # the return value's word, if read
         return t
@@ -56,23 +54,26 @@ def matches(target: Target, ktypes, span) -> list:
     machine's BTF, sorted by name (found once per target)."""
     if "matches" in target.extra:
         return target.extra["matches"]
-    if target.extra["module"]:
-        raise error(f"the arguments of {target.extra['module']}:{target.target} are not typed by plyc yet "
-                    "(it reads vmlinux's BTF, not a module's)", span)
+    module = target.extra["module"]
     try:
-        b = ktypes.btf
+        # a module's functions from its split BTF (/sys/kernel/btf/MODULE), as bpftrace reads them
+        b = ktypes.use_module(module) if module else ktypes.btf
     except B.BTFError as err:
-        raise error(f"kfunc arguments are typed from the kernel's BTF: {err}", span) from None
+        what = f"the arguments of {module}:{target.target} are typed from the module's BTF" if module \
+            else "kfunc arguments are typed from the kernel's BTF"
+        raise error(f"{what}: {err}", span) from None
+    where = f"module {module}'s BTF" if module else "kernel BTF"
+    first = b.first if module else 1        # a module's own functions follow vmlinux's types
     if not target.glob:
         fid = b.find(B.FUNC, target.target)
-        if fid is None:
-            raise error(f"the build machine's kernel BTF has no function {target.target}", target.spec.span)
+        if fid is None or fid < first:
+            raise error(f"the build machine's {where} has no function {target.target}", target.spec.span)
         target.extra["matches"] = [(target.target, b[b[fid].type])]
         return target.extra["matches"]
-    found = sorted((t.name, b[t.type]) for t in b.types[1:]
+    found = sorted((t.name, b[t.type]) for t in b.types[first:]
                    if t.kind == B.FUNC and fnmatch.fnmatchcase(t.name, target.target))
     if not found:
-        raise error(f"no function in the build machine's kernel BTF matches {target.target}", target.spec.span)
+        raise error(f"no function in the build machine's {where} matches {target.target}", target.spec.span)
     target.extra["matches"] = found
     return found
 
@@ -86,9 +87,10 @@ def _value_type(ktypes, tid: int, what: str, span) -> T.Type:
 
 def arg(target: Target, name: str, ktypes, span) -> Var:
     """args.NAME: the context word of that argument in every match, one type."""
-    b = ktypes.btf
+    found = matches(target, ktypes, span)
+    b = ktypes.btf          # after matches(): a module's BTF, where the target is a module's
     first = None
-    for func, proto in matches(target, ktypes, span):
+    for func, proto in found:
         names = [n for n, _ in proto.members]
         if name not in names:
             note = f"its arguments are: {', '.join(names)}" if names else "it takes no arguments"
@@ -110,9 +112,10 @@ def arg(target: Target, name: str, ktypes, span) -> Var:
 
 def retval(target: Target, ktypes, span) -> Var:
     """retval of a kretfunc: the word after the arguments, one type in every match."""
+    found = matches(target, ktypes, span)
     b = ktypes.btf
     first = None
-    for func, proto in matches(target, ktypes, span):
+    for func, proto in found:
         if not proto.type:
             raise error(f"function {func} returns void: there is no retval", span)
         key = (len(proto.members), b.type_name(proto.type))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .. import tracefs
+from .. import tp_btf, tracefs
 from .. import types as T
 from ..diag import error
 from ..ir import variables as V
@@ -71,15 +71,22 @@ def glob_member(target: Target, name: str, span):
     return first[1]
 
 
-def member(target: Target, name: str, span):
-    """Type of data->name on the build machine; the offset comes from the device."""
+def member(target: Target, name: str, span, ktypes=None):
+    """Type of data->name on the build machine; the offset comes from the
+    device. With `--btf FILE` (ktypes.path), an event the build machine
+    lacks is typed from FILE's struct trace_event_raw_EVENT (tp_btf.py)."""
     if target.glob:
         return glob_member(target, name, span)
     group, event = target.target.split("/", 1)
     try:
         fields = tracefs.event_fields(group, event)
     except tracefs.TracefsError as err:
-        raise error(str(err), target.spec.span) from None
+        if ktypes is None or ktypes.path is None:
+            raise error(str(err), target.spec.span) from None
+        try:
+            fields = tp_btf.event_fields(ktypes.btf, ktypes.path, group, event)
+        except tracefs.TracefsError as err2:
+            raise error(str(err2), target.spec.span) from None
     if name not in fields:
         known = ", ".join(f for f in fields if not f.startswith("common_"))
         raise error(f"tracepoint {group}:{event} has no field '{name}'", span,

@@ -270,7 +270,7 @@ class Sema:
         the provider puts them (the spec, when its format can't be read),
         or all at span (here)."""
         try:
-            fld = self.probe.provider.member(self.probe.target, name, span)
+            fld = self.probe.provider.member(self.probe.target, name, span, self.ktypes)
         except PlycError as err:
             d = err.diags[0]
             self.err(d.message, span if here else d.span, d.note)

@@ -95,6 +95,15 @@ struct plyc_avg {
 	__u64 count;
 };
 
+/* One interval of bpftrace's tseries(): the value, what its aggregator
+ * keeps beside it (the last value's time, avg's count, min/max's "set"),
+ * and the interval's number (TAI / interval; 0: never used). */
+struct plyc_ts_slot {
+	__s64 value;
+	__u64 meta;
+	__u64 epoch;
+};
+
 /* The output: a ring buffer (5.8+), or on older kernels the tracer makes
  * it a perf event array before load (runtime-c/io/events.c). */
 struct {
@@ -492,6 +501,12 @@ static __always_inline void plyc_read_dataloc(char *dst, __u32 size, const void 
 	if (bpf_probe_read_kernel_str(dst, size, (const char *)ctx + (loc & 0xffff)) < 0)
 		dst[0] = 0;
 }
+
+/* Kfuncs (bpftrace's comm(pid): Linux 6.2). An extern no program calls
+ * is not in the object, so a kernel without them loads every other. */
+struct task_struct;
+extern struct task_struct *bpf_task_from_pid(__s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
 
 static __always_inline void plyc_copy_str(char *dst, __u32 dsize, const char *src, __u32 ssize)
 {

@@ -17,6 +17,7 @@ struct plyc_rt plyc_rt = {
 	.utf8 = 0,
 	.stack_fd = -1,
 	.mono_to_real_ns = 0,
+	.tai_to_real_ns = 0,
 };
 
 /* The charset is taken from the first non-empty of LC_ALL, LC_CTYPE and
@@ -56,6 +57,15 @@ void plyc_rt_init(void)
 		plyc_rt.mono_to_real_ns =
 			((int64_t)real.tv_sec - (int64_t)mono.tv_sec) * NSEC_PER_SEC +
 			((int64_t)real.tv_nsec - (int64_t)mono.tv_nsec);
+
+	/* tseries() intervals are TAI's (bpftrace's): UTC differs from it by
+	 * whole (leap) seconds, so the reads' few ns apart are rounded off */
+	if (!clock_gettime(CLOCK_TAI, &mono) && !clock_gettime(CLOCK_REALTIME, &real)) {
+		int64_t d = ((int64_t)real.tv_sec - (int64_t)mono.tv_sec) * NSEC_PER_SEC +
+			    ((int64_t)real.tv_nsec - (int64_t)mono.tv_nsec) + NSEC_PER_SEC / 2;
+
+		plyc_rt.tai_to_real_ns = (d / NSEC_PER_SEC - (d % NSEC_PER_SEC < 0)) * NSEC_PER_SEC;
+	}
 
 	tzset();
 }

@@ -56,13 +56,28 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether a program of obj is sleepable (an iterator calling bpf_d_path):
+ * it may not write to a perf buffer, and a kernel that runs it (5.12) has
+ * the ring buffer (5.8). */
+static int has_sleepable(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	/* by its section (iter.s/...): libbpf sets the flag only at load */
+	bpf_object__for_each_program(prog, obj)
+		if (strstr(bpf_program__section_name(prog), ".s/"))
+			return 1;
+	return 0;
+}
+
 /* libbpf_probe_bpf_map_type() creates a ring buffer to see; the variable
- * forces the perf buffer on kernels that have both (how it is tested). */
-static const char *why_perf(void)
+ * forces the perf buffer on kernels that have both (how it is tested),
+ * save for a sleepable program's tracer, which has no such fallback. */
+static const char *why_perf(struct bpf_object *obj)
 {
 	const char *force = getenv("PLYC_NO_RINGBUF");
 
-	if (force && *force && strcmp(force, "0"))
+	if (force && *force && strcmp(force, "0") && !has_sleepable(obj))
 		return "PLYC_NO_RINGBUF is set";
 	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1)
 		return "this kernel has no BPF ring buffer";
@@ -105,7 +120,7 @@ int plyc_output_prepare(struct bpf_object *obj, const char *name, int verbose)
 		fprintf(stderr, "%s: error: the BPF object has no output maps (was it built by this plyc?)\n", name);
 		return 1;
 	}
-	why = why_perf();
+	why = why_perf(obj);
 	use_ringbuf = !why;
 	if (use_ringbuf) {
 		/* The perf-buffer path's record slots go unused. */

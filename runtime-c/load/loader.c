@@ -484,7 +484,7 @@ static void explain_load_failure(int err)
 {
 	const char *log = libbpf_log ? libbpf_log : "";
 	const char *prog = NULL, *p;
-	int cline = 0, sline = 0, i;
+	int cline = 0, sline = 0, i, failed;
 	char reason[512] = "";
 
 	/* "; source @ NAME.bpf.c:LINE" lines carry the C line. */
@@ -492,10 +492,14 @@ static void explain_load_failure(int err)
 		cline = atoi(p + 7);
 	if (cline > 0 && cline <= P->nlines)
 		sline = P->linemap[cline - 1];
+	/* The program that failed, not one libbpf only relocated before it
+	 * (BEGIN's and END's are no probe's: then none is named). */
+	failed = strstr(log, "': BPF program load failed") != NULL;
 	for (i = 0; i < P->nprobes; i++) {
-		char needle[128];
+		char needle[160];
 
-		snprintf(needle, sizeof(needle), "prog '%s'", P->probes[i].prog);
+		snprintf(needle, sizeof(needle), "prog '%s'%s", P->probes[i].prog,
+			 failed ? ": BPF program load failed" : "");
 		if (strstr(log, needle))
 			prog = P->probes[i].spec;
 	}
@@ -512,6 +516,18 @@ static void explain_load_failure(int err)
 		while (start > log && start[-1] != '\n')
 			start--;
 		snprintf(reason, sizeof(reason), "%.*s", (int)(end - start), start);
+	}
+	/* libbpf's "extern (func ksym) 'NAME': not found in kernel or module
+	 * BTFs" (a kfunc) or "(var ksym) 'NAME': not found in kernel BTF" (a
+	 * per-CPU variable): what this kernel lacks, by name */
+	if ((p = strstr(log, " ksym) '")) && strstr(p, "': not found in kernel")) {
+		const char *name = p + strlen(" ksym) '");
+		int func = p - log >= 5 && !strncmp(p - 5, "(func", 5);
+
+		fail("this kernel%s has no %s %.*s, which the script needs%s", func ? "" : "'s BTF",
+		     func ? "kfunc" : "per-CPU variable", (int)strcspn(name, "'"), name,
+		     strncmp(name, "bpf_task_from_pid'", 18) ? "" : " (comm(pid): Linux 6.2 or later)");
+		return;
 	}
 	/* libbpf's words for a missing BTF ("failed to find valid kernel BTF",
 	 * "Error loading vmlinux BTF"), not its debug line "loading kernel

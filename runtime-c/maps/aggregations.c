@@ -139,6 +139,55 @@ static void merge_max(const struct plyc_map *m, void *dst, const char *cpu, size
 	merge_extreme(m, dst, cpu, stride, ncpus, 0);
 }
 
+/* tseries: per interval slot, the CPUs' latest interval, their values of
+ * it combined by the aggregator (the last value: the latest stored; avg
+ * keeps sum and count, divided when printed) */
+static int ts_less(const struct plyc_map *m, int64_t a, int64_t b)
+{
+	return m->value.is_signed ? a < b : (uint64_t)a < (uint64_t)b;
+}
+
+static void merge_tseries(const struct plyc_map *m, void *dst, const char *cpu, size_t stride,
+			  int ncpus)
+{
+	uint32_t i, n = m->value_size / sizeof(struct plyc_ts_slot);
+	struct plyc_ts_slot acc, v;
+	int c;
+
+	for (i = 0; i < n; i++) {
+		memset(&acc, 0, sizeof(acc));
+		for (c = 0; c < ncpus; c++) {
+			memcpy(&v, cpu + c * stride + i * sizeof(v), sizeof(v));
+			if (!v.epoch || v.epoch < acc.epoch)
+				continue;
+			if (v.epoch > acc.epoch) {
+				acc = v;
+				continue;
+			}
+			switch (m->ts_agg) {
+			case PLYC_TS_LAST:
+				if (v.meta > acc.meta)
+					acc = v;
+				break;
+			case PLYC_TS_AVG:
+				acc.meta += v.meta;
+				/* fall through */
+			case PLYC_TS_SUM:
+				acc.value = (int64_t)((uint64_t)acc.value + (uint64_t)v.value);
+				break;
+			case PLYC_TS_MIN:
+				if (ts_less(m, v.value, acc.value))
+					acc.value = v.value;
+				break;
+			default:
+				if (ts_less(m, acc.value, v.value))
+					acc.value = v.value;
+			}
+		}
+		memcpy((char *)dst + i * sizeof(acc), &acc, sizeof(acc));
+	}
+}
+
 /* --- count, sum, min, max, avg: one 64-bit number ---------------------- */
 
 static struct plyc_type scalar_type(const struct plyc_map *m)
@@ -442,6 +491,8 @@ static const struct plyc_agg_ops ops[] = {
 	/* bpftrace's, for its front end */
 	[PLYC_A_STATS] = { "stats()", .merge = merge_words, .metric_type = type_gauge, .metric = metric_avg },
 	[PLYC_A_HIST] = { "hist()", HIST, .buckets = PLYC_HIST_BUCKETS, .metric = metric_hist },
+	/* a time series has no one sample: not exported (name NULL) */
+	[PLYC_A_TSERIES] = { .hist = 1, .merge = merge_tseries },
 };
 
 const struct plyc_agg_ops *plyc_agg_ops(const struct plyc_map *m)

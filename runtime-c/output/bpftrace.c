@@ -29,6 +29,7 @@ enum bt_group {
 	BT_MAP,     /* "map": count, sum, min, max, plain values */
 	BT_STATS,   /* "stats": avg, stats; a blank line after the dump */
 	BT_HIST,    /* "hist": hist, lhist; rows under each key */
+	BT_TSERIES, /* "tseries" (0.27's): a chart under each key */
 };
 
 /* How bpftrace orders a kind's entries (<0, 0, >0; 0 leaves it to the
@@ -117,6 +118,12 @@ static void print_quantize(FILE *fp, const struct plyc_map *m, const void *v)
 	fputc('\n', fp);
 }
 
+static int cmp_none(const struct plyc_map *m, const void *a, const void *b)
+{
+	(void)m, (void)a, (void)b;
+	return 0;
+}
+
 #define SCALAR { BT_MAP, plyc_agg_cmp_scalar, print_scalar, print_scalar }
 #define QUANTIZE { BT_HIST, cmp_hist_total, print_quantize, plyc_rows_quantize_json }
 
@@ -133,6 +140,8 @@ static const struct bt_agg aggs[] = {
 	[PLYC_A_LOG2] = QUANTIZE,
 	[PLYC_A_STATS] = { BT_STATS, plyc_agg_cmp_average, plyc_rows_stats, plyc_rows_stats_json },
 	[PLYC_A_HIST] = { BT_HIST, cmp_hist_total, plyc_bt_hist_rows, plyc_bt_hist_json },
+	/* in key order (cmp_entry) */
+	[PLYC_A_TSERIES] = { BT_TSERIES, cmp_none, plyc_bt_tseries_chart, plyc_bt_tseries_json },
 };
 
 static const struct bt_agg *agg_of(const struct plyc_map *m)
@@ -174,6 +183,14 @@ static int cmp_entry(const void *a, const void *b, void *priv)
 	const char *ka = x->key, *kb = y->key;
 	uint32_t i;
 	int c = agg_of(m)->cmp(m, x->value, y->value);
+
+	/* 0.27 orders a tseries map's keys by their bytes (integers by
+	 * their lowest byte first, as they are stored) */
+	for (i = 0; m->agg == PLYC_A_TSERIES && i < m->nkeys; i++) {
+		c = memcmp(ka + m->keys[i].offset, kb + m->keys[i].offset, m->keys[i].type.size);
+		if (c)
+			return c;
+	}
 
 	/* ties: bpftrace leaves them in its hash map's order, which
 	 * changes from run to run; plyc orders them by key */
@@ -217,9 +234,33 @@ static void json_key(FILE *fp, const struct plyc_map *m, const char *key)
 	fputs("\": ", fp);
 }
 
+/* A tseries map's key (0.27's): the members joined by ",", every space
+ * left out. */
+static void json_key_tseries(FILE *fp, const struct plyc_map *m, const char *key)
+{
+	struct plyc_textbuf b;
+	size_t i, j = 0;
+
+	fputc('"', fp);
+	if (plyc_text_open(&b)) {
+		for (i = 0; i < m->nkeys; i++) {
+			if (i)
+				fputc(',', b.fp);
+			plyc_bt_value(b.fp, &m->keys[i].type, key + m->keys[i].offset, 4);
+		}
+		fclose(b.fp);
+		for (i = 0; b.s && i < b.len; i++)
+			if (b.s[i] != ' ')
+				b.s[j++] = b.s[i];
+		plyc_bt_json_escape(fp, b.s ? b.s : "", j);
+		free(b.s);
+	}
+	fputs("\": ", fp);
+}
+
 static const char *group_name(enum bt_group g)
 {
-	return g == BT_HIST ? "hist" : g == BT_STATS ? "stats" : "map";
+	return g == BT_HIST ? "hist" : g == BT_STATS ? "stats" : g == BT_TSERIES ? "tseries" : "map";
 }
 
 static void print_json(FILE *fp, const struct plyc_map *m, const struct plyc_entry *ents, size_t n)
@@ -233,7 +274,9 @@ static void print_json(FILE *fp, const struct plyc_map *m, const struct plyc_ent
 	for (e = 0; e < n; e++) {
 		if (e)
 			fputs(", ", fp);
-		if (m->nkeys)
+		if (m->nkeys && ops->group == BT_TSERIES)
+			json_key_tseries(fp, m, ents[e].key);
+		else if (m->nkeys)
 			json_key(fp, m, ents[e].key);
 		ops->json(fp, m, ents[e].value);
 	}
@@ -251,6 +294,15 @@ static void print_text(FILE *fp, const struct plyc_map *m, const struct plyc_ent
 		     m->value.kind == PLYC_K_USYM));
 	size_t e;
 
+	if (ops->group == BT_TSERIES) {
+		/* "@name[key]:", the chart, a blank line; an empty map nothing */
+		for (e = 0; e < n; e++) {
+			print_key(fp, m, ents[e].key);
+			fputs(":\n", fp);
+			ops->print(fp, m, ents[e].value);
+		}
+		return;
+	}
 	for (e = 0; e < n; e++) {
 		if (e && sep)
 			fputc('\n', fp);
@@ -271,6 +323,8 @@ void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry
 {
 	static const char zero[8];
 	struct plyc_entry none = { zero, zero };
+	uint64_t last;
+	size_t e;
 
 	/* a key-less count() is an array in bpftrace: there from the start */
 	if (!n && !m->nkeys && m->agg == PLYC_A_COUNT) {
@@ -279,10 +333,15 @@ void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry
 	}
 	if (n > 1)
 		qsort_r(ents, n, sizeof(*ents), cmp_entry, (void *)m);
-	/* the last top entries, the largest; bpftrace's stats() ignore
-	 * top and div (its avg() does not) */
-	if (m->agg == PLYC_A_STATS)
+	/* the last top entries, the largest; bpftrace's stats() and 0.27's
+	 * tseries() ignore top and div (its avg() does not) */
+	if (m->agg == PLYC_A_STATS || m->agg == PLYC_A_TSERIES)
 		top = 0, div = 1;
+	/* a tseries' rows end at the map's latest interval, whichever key has it */
+	for (e = 0, last = 0; m->agg == PLYC_A_TSERIES && e < n; e++)
+		if (plyc_bt_tseries_latest(m, ents[e].value) > last)
+			last = plyc_bt_tseries_latest(m, ents[e].value);
+	plyc_bt_tseries_set_last(last);
 	if (top && n > top) {
 		ents += n - top;
 		n = top;
@@ -295,6 +354,7 @@ void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry
 		print_text(fp, m, ents, n);
 	}
 	plyc_bt_set_div(1);
+	plyc_bt_tseries_set_last(0);
 }
 
 /* --- events --------------------------------------------------------------- */

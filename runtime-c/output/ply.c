@@ -84,6 +84,20 @@ static void print_hist(FILE *fp, const struct plyc_map *m, const void *v)
 	plyc_bt_hist_rows(fp, m, v);
 }
 
+/* tseries() (bpftrace 0.27's) in a ply-style dump: its chart under the
+ * name, each key's ending at its own latest interval; by key */
+static int cmp_none(const struct plyc_map *m, const void *a, const void *b)
+{
+	(void)m, (void)a, (void)b;
+	return 0;
+}
+
+static void print_tseries(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	fputc('\n', fp);
+	plyc_bt_tseries_chart(fp, m, v);
+}
+
 #define SCALAR { plyc_agg_cmp_scalar, print_scalar, json_scalar }
 
 static const struct ply_agg aggs[] = {
@@ -100,6 +114,7 @@ static const struct ply_agg aggs[] = {
 	/* bpftrace's, for its front end; ply's style shows them as bpftrace does */
 	[PLYC_A_STATS] = { plyc_agg_cmp_average, plyc_rows_stats, plyc_rows_stats_json },
 	[PLYC_A_HIST] = { cmp_buckets, print_hist, plyc_bt_hist_json },
+	[PLYC_A_TSERIES] = { cmp_none, print_tseries, plyc_bt_tseries_json },
 };
 
 static const struct ply_agg *agg_of(const struct plyc_map *m)

@@ -24,19 +24,35 @@ static unsigned char *skipped;
 /* How plyc_probe_error reports: an error, or (missing_probes) a warning or nothing. */
 static enum plyc_missing reporting = PLYC_MISSING_ERROR;
 
+static void report(const struct plyc_probe *pr, enum plyc_missing how, const char *fmt, va_list ap)
+{
+	if (how == PLYC_MISSING_IGNORE)
+		return;
+	fprintf(stderr, "%s: %s: %s: ", pr->where, how == PLYC_MISSING_WARN ? "warning" : "error", pr->spec);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
 {
 	va_list ap;
 
 	(void)prog;
-	if (reporting == PLYC_MISSING_IGNORE)
-		return -1;
-	fprintf(stderr, "%s: %s: %s: ", pr->where, reporting == PLYC_MISSING_WARN ? "warning" : "error", pr->spec);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	report(pr, reporting, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return -1;
+}
+
+int plyc_probe_fatal(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)prog;
+	va_start(ap, fmt);
+	report(pr, PLYC_MISSING_ERROR, fmt, ap);
+	va_end(ap);
+	return PLYC_PROBE_FATAL;
 }
 
 int plyc_add_link(struct plyc_links *links, struct bpf_link *link)
@@ -98,8 +114,11 @@ int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *ob
 	for (i = 0; i < prog->nprobes; i++) {
 		const struct plyc_provider *pv = prog->probes[i].provider;
 
-		if (skipped[i])
+		if (skipped[i]) {
+			if (pv->leave_out)
+				pv->leave_out(&ctxs[i], obj);
 			continue;
+		}
 		if (pv->prepare && pv->prepare(&ctxs[i], obj))
 			return -1;
 	}
@@ -108,7 +127,7 @@ int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *ob
 
 int plyc_check_targets(const struct plyc_program *prog)
 {
-	int i, err = 0;
+	int i, ret, err = 0;
 
 	P = prog;
 	ctxs = calloc((size_t)prog->nprobes, sizeof(*ctxs));
@@ -120,13 +139,14 @@ int plyc_check_targets(const struct plyc_program *prog)
 	for (i = 0; i < prog->nprobes; i++) {
 		const struct plyc_provider *pv = prog->probes[i].provider;
 		/* missing_probes = warn | ignore: a probe whose target is missing is
-		 * left out, where its program loads without it (no prepare: not a
-		 * kprobe's or kfunc's, which the load ties to their function) */
-		int may_skip = prog->missing_probes != PLYC_MISSING_ERROR && !pv->prepare;
+		 * left out, where its program loads without it or its provider
+		 * keeps it from loading (leave_out: a kprobe's fentry twin, a
+		 * kfunc's program, tied to their function at load) */
+		int may_skip = prog->missing_probes != PLYC_MISSING_ERROR && (!pv->prepare || pv->leave_out);
 
 		reporting = may_skip ? prog->missing_probes : PLYC_MISSING_ERROR;
-		if (pv->resolve && pv->resolve(&ctxs[i])) {
-			if (may_skip)
+		if (pv->resolve && (ret = pv->resolve(&ctxs[i]))) {
+			if (may_skip && ret != PLYC_PROBE_FATAL)
 				skipped[i] = 1;
 			else
 				err = -1;

@@ -9,9 +9,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include <linux/bpf.h>
 
 #include "plyc_attach.h"
 #include "plyc_output.h"
@@ -19,6 +22,35 @@
 
 /* Objects a read() runs the program for, at most (a byte each). */
 #define PER_READ 64
+
+/* Whether this kernel lets a sleepable iterator over BTF function id call
+ * bpf_d_path (5.12). A call with no path fails to load either way: the
+ * log says whether the helper itself was refused. */
+static int d_path_allowed(int id)
+{
+	static char log[4096];
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_ITER,
+		    .attach_btf_id = (__u32)id, .prog_flags = BPF_F_SLEEPABLE, .log_buf = log,
+		    .log_size = sizeof(log), .log_level = 1);
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_d_path },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd;
+
+	log[0] = 0;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, sizeof(insns) / sizeof(insns[0]), &opts);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return log[0] && !strstr(log, "not allowed") && !strstr(log, "unknown func") &&
+	       !strstr(log, "can be sleepable");
+}
 
 static int resolve(struct plyc_probe_ctx *c)
 {
@@ -36,6 +68,9 @@ static int resolve(struct plyc_probe_ctx *c)
 	if (id < 0)
 		return plyc_probe_error(c->prog, c->pr, "this kernel has no %s iterator (BPF iterators over %s "
 					"came with Linux %s)", d->target, d->target, d->since);
+	if (d->sleepable && !d_path_allowed(id))
+		return plyc_probe_fatal(c->prog, c->pr, "path() in an iter probe needs a sleepable iterator "
+					"(bpf_d_path is allowed there since Linux 5.12), which this kernel can't load");
 	return 0;
 }
 

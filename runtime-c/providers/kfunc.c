@@ -31,6 +31,7 @@ struct kfstate {
 	size_t n;
 	int *fds;                  /* the clones' programs and links (2 per function after the first) */
 	size_t nfds;
+	int module_fd;             /* the module's BTF object in the kernel (a clone's target's), or -1 */
 };
 
 static const struct plyc_kfunc_data *D(const struct plyc_probe_ctx *c)
@@ -127,9 +128,10 @@ static int resolve(struct plyc_probe_ctx *c)
 
 	if (!(c->state = k = calloc(1, sizeof(*k))))
 		return -1;
+	k->module_fd = -1;
 	k->btf = btf__load_vmlinux_btf();
 	if (!k->btf)
-		return plyc_probe_error(c->prog, c->pr, "kfunc probes need the kernel's BTF "
+		return plyc_probe_fatal(c->prog, c->pr, "kfunc probes need the kernel's BTF "
 					"(/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF), which this kernel lacks");
 	if (d->module) {
 		k->base = k->btf;
@@ -140,7 +142,7 @@ static int resolve(struct plyc_probe_ctx *c)
 	}
 	if (plyc_has_glob(d->target)) {
 		if ((err = match_glob(c, k)))
-			return plyc_probe_error(c->prog, c->pr, "cannot list the kernel's functions: %s",
+			return plyc_probe_fatal(c->prog, c->pr, "cannot list the kernel's functions: %s",
 						strerror(-err));
 		if (!k->n)
 			return plyc_probe_error(c->prog, c->pr, "no traceable kernel function on this device "
@@ -156,7 +158,7 @@ static int resolve(struct plyc_probe_ctx *c)
 					d->target, d->module ? d->module : "the kernel", near[0] ? "; near: " : "", near);
 	}
 	if (misfit(c, k->btf, id, why, sizeof(why)))
-		return plyc_probe_error(c->prog, c->pr, "%s differs from the build machine's: %s", d->target, why);
+		return plyc_probe_fatal(c->prog, c->pr, "%s differs from the build machine's: %s", d->target, why);
 	return add(k, d->target, id) ? -1 : 0;
 }
 
@@ -230,6 +232,30 @@ static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
 	return 0;
 }
 
+/* The kernel's BTF object of module `name` (its fd), which a program
+ * attached to one of its functions names with the function's id; -1 where
+ * none is found. */
+static int module_btf_fd(const char *name)
+{
+	__u32 id = 0;
+
+	while (!bpf_btf_get_next_id(id, &id)) {
+		struct bpf_btf_info info = { 0 };
+		__u32 len = sizeof(info);
+		char got[64] = "";
+		int fd = bpf_btf_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		info.name = (__u64)(unsigned long)got;
+		info.name_len = sizeof(got);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.kernel_btf && !strcmp(got, name))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
 /* Function i of a wildcard: the program's instructions loaded again for it. */
 static int attach_clone(struct plyc_probe_ctx *c, struct bpf_program *bp, size_t i)
 {
@@ -243,6 +269,12 @@ static int attach_clone(struct plyc_probe_ctx *c, struct bpf_program *bp, size_t
 	if (!fds)
 		return ENOMEM;
 	k->fds = fds;
+	if (D(c)->module) {
+		/* a module's function id is in its split BTF: name the object */
+		if (k->module_fd < 0 && (k->module_fd = module_btf_fd(D(c)->module)) < 0)
+			return ENOENT;
+		opts.attach_btf_obj_fd = (__u32)k->module_fd;
+	}
 	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, bpf_program__name(bp), "GPL", bpf_program__insns(bp),
 			     bpf_program__insn_cnt(bp), &opts);
 	if (prog < 0)
@@ -288,6 +320,15 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	return 0;
 }
 
+/* missing_probes: the function is missing, the program must not load. */
+static void leave_out(struct plyc_probe_ctx *c, struct bpf_object *obj)
+{
+	struct bpf_program *bp = bpf_object__find_program_by_name(obj, c->pr->prog);
+
+	if (bp)
+		bpf_program__set_autoload(bp, false);
+}
+
 static int count(const struct plyc_probe_ctx *c)
 {
 	const struct kfstate *k = c->state;
@@ -304,6 +345,8 @@ static void release(struct plyc_probe_ctx *c)
 		return;
 	for (i = k->nfds; i > 0; i--)
 		close(k->fds[i - 1]);
+	if (k->module_fd >= 0)
+		close(k->module_fd);
 	for (i = 0; i < k->n; i++)
 		free(k->names[i]);
 	free(k->fds);
@@ -312,14 +355,15 @@ static void release(struct plyc_probe_ctx *c)
 	btf__free(k->btf);
 	btf__free(k->base);
 	memset(k, 0, sizeof(*k));
+	k->module_fd = -1;
 }
 
 const struct plyc_provider plyc_provider_kfunc = {
-	.name = "kfunc", .resolve = resolve, .prepare = prepare, .attach = attach, .count = count,
-	.release = release,
+	.name = "kfunc", .resolve = resolve, .prepare = prepare, .leave_out = leave_out, .attach = attach,
+	.count = count, .release = release,
 };
 
 const struct plyc_provider plyc_provider_kretfunc = {
-	.name = "kretfunc", .resolve = resolve, .prepare = prepare, .attach = attach, .count = count,
-	.release = release,
+	.name = "kretfunc", .resolve = resolve, .prepare = prepare, .leave_out = leave_out, .attach = attach,
+	.count = count, .release = release,
 };

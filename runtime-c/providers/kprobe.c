@@ -22,6 +22,7 @@ struct kstate {
 	struct plyc_kfuncs funcs;  /* the kernel functions the target resolved to */
 	int fentry;                /* runs as its fentry/fexit twin */
 	int multi;                 /* attaches with kprobe.multi */
+	int left_out;              /* missing_probes: none of its probe's attach points is here */
 };
 
 /* Shared by every probe: whether kprobe.multi works (0: not asked yet),
@@ -74,7 +75,8 @@ static int group_found(int group)
 
 /* Every probe is resolved: an alternative the device lacks is left out
  * (with a warning, as bpftrace skips it) where another of its group is
- * there; where none is, each says so, as a probe of its own would. */
+ * there; where none is, each says so, as a probe of its own would (0),
+ * or, with missing_probes = warn | ignore, is left out too (1). */
 static int check_alternative(const struct plyc_probe_ctx *c)
 {
 	const struct plyc_program *P = c->prog;
@@ -85,13 +87,39 @@ static int check_alternative(const struct plyc_probe_ctx *c)
 	if (!d->group || k->funcs.n || is_address(d->target))
 		return 0;
 	if (d->group < nfound && found[d->group]) {
-		fprintf(stderr, "%s: warning: %s: no kernel function %s %s on this device: left out, "
-			"its probe's other attach points run\n", pr->where, pr->spec,
-			plyc_has_glob(d->target) ? "matches" : "named", d->target);
+		if (P->missing_probes != PLYC_MISSING_IGNORE)
+			fprintf(stderr, "%s: warning: %s: no kernel function %s %s on this device: left out, "
+				"its probe's other attach points run\n", pr->where, pr->spec,
+				plyc_has_glob(d->target) ? "matches" : "named", d->target);
 		return 0;
+	}
+	if (P->missing_probes != PLYC_MISSING_ERROR) {
+		if (P->missing_probes == PLYC_MISSING_WARN)
+			fprintf(stderr, "%s: warning: %s: no kernel function %s %s on this device, nor any other "
+				"attach point of this probe: left out\n", pr->where, pr->spec,
+				plyc_has_glob(d->target) ? "matches" : "named", d->target);
+		return 1;
 	}
 	return plyc_probe_error(P, pr, "no kernel function %s %s on this device, nor any other attach "
 				"point of this probe", plyc_has_glob(d->target) ? "matches" : "named", d->target);
+}
+
+/* missing_probes: neither the kprobe nor its twin may load (the twin is
+ * tied to its function at load). */
+static void leave_out(struct plyc_probe_ctx *c, struct bpf_object *obj)
+{
+	const char *progs[2] = { c->pr->prog, D(c)->fentry_prog };
+	struct kstate *k = c->state;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct bpf_program *bp = progs[i] ? bpf_object__find_program_by_name(obj, progs[i]) : NULL;
+
+		if (bp)
+			bpf_program__set_autoload(bp, false);
+	}
+	if (k)
+		k->left_out = 1;
 }
 
 static int resolve(struct plyc_probe_ctx *c)
@@ -107,17 +135,17 @@ static int resolve(struct plyc_probe_ctx *c)
 	if (is_address(target))
 		return group_found(D(c)->group);
 	if (D(c)->names && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) != 1)
-		return plyc_probe_error(P, pr, "'probe' in a %s wildcard needs BPF cookies, which this kernel "
+		return plyc_probe_fatal(P, pr, "'probe' in a %s wildcard needs BPF cookies, which this kernel "
 					"lacks (Linux 5.15 has them)", D(c)->retprobe ? "kretprobe" : "kprobe");
 	if (!plyc_tracefs() && access("/proc/kallsyms", R_OK))
-		return plyc_probe_error(P, pr, "cannot list the kernel's functions (no tracefs, no /proc/kallsyms)");
+		return plyc_probe_fatal(P, pr, "cannot list the kernel's functions (no tracefs, no /proc/kallsyms)");
 	if (D(c)->module) {
 		err = plyc_kfuncs_in_module(target, plyc_has_glob(target), D(c)->module, &k->funcs);
 		if (err == -ENOENT)
 			return plyc_probe_error(P, pr, "no function %s in module %s on this device%s", target,
 						D(c)->module, module_state(D(c)->module));
 		if (err)
-			return plyc_probe_error(P, pr, "cannot read /proc/kallsyms: %s", strerror(-err));
+			return plyc_probe_fatal(P, pr, "cannot read /proc/kallsyms: %s", strerror(-err));
 		return group_found(D(c)->group);
 	}
 	err = plyc_kfuncs_resolve(target, plyc_has_glob(target), &k->funcs);
@@ -135,7 +163,7 @@ static int resolve(struct plyc_probe_ctx *c)
 					near[0] ? "; near: " : "", near);
 	}
 	if (err)
-		return plyc_probe_error(P, pr, "cannot list the kernel's functions: %s", strerror(-err));
+		return plyc_probe_fatal(P, pr, "cannot list the kernel's functions: %s", strerror(-err));
 	return 0;
 }
 
@@ -224,8 +252,15 @@ static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
 	char path[512];
 	size_t j;
 
-	if (check_alternative(c))
+	switch (check_alternative(c)) {
+	case 0:
+		break;
+	case 1:
+		leave_out(c, obj);
+		return 0;
+	default:
 		return -1;
+	}
 	if (d->fentry_prog) {
 		struct bpf_program *fp = bpf_object__find_program_by_name(obj, d->fentry_prog);
 
@@ -360,6 +395,8 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	/* Every probe is prepared: the twins are chosen. */
 	btf__free(vmlinux);
 	vmlinux = NULL;
+	if (ks->left_out)
+		return 0;
 	if (ks->fentry)
 		return attach_fentry(c, obj, links);
 	if (!k->n && D(c)->group && !is_address(D(c)->target))   /* an alternative left out */
@@ -453,17 +490,21 @@ static int count(const struct plyc_probe_ctx *c)
 {
 	const struct kstate *k = c->state;
 
+	if (k && k->left_out)
+		return 0;
 	if (k && plyc_has_glob(D(c)->target) && !k->funcs.n && D(c)->group)
 		return 0;   /* a glob left out (an exact name left out counts, as in bpftrace) */
 	return k && plyc_has_glob(D(c)->target) && k->funcs.n ? (int)k->funcs.n : 1;
 }
 
 const struct plyc_provider plyc_provider_kprobe = {
-	.name = "kprobe", .resolve = resolve, .prepare = prepare, .attach = attach, .wrapped = wrapped,
+	.name = "kprobe", .resolve = resolve, .prepare = prepare, .leave_out = leave_out, .attach = attach,
+	.wrapped = wrapped,
 	.release = release, .count = count,
 };
 
 const struct plyc_provider plyc_provider_kretprobe = {
-	.name = "kretprobe", .resolve = resolve, .prepare = prepare, .attach = attach, .wrapped = wrapped,
+	.name = "kretprobe", .resolve = resolve, .prepare = prepare, .leave_out = leave_out, .attach = attach,
+	.wrapped = wrapped,
 	.release = release, .count = count,
 };

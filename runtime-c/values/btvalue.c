@@ -212,7 +212,7 @@ static int is_quoted(const struct plyc_type *t)
 	       t->kind == PLYC_K_USTACK || t->kind == PLYC_K_USYM ||
 	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
 	       t->kind == PLYC_K_USERNAME || t->kind == PLYC_K_ERRNO || t->kind == PLYC_K_SIGNAL ||
-	       t->kind == PLYC_K_SYSCALL ||
+	       t->kind == PLYC_K_SYSCALL || t->kind == PLYC_K_CGROUP_PATH ||
 	       (t->kind == PLYC_K_INT && !is_int_size(t->size));
 }
 

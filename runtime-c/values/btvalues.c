@@ -1,8 +1,8 @@
 /* Values whose text the tracer makes when it prints them, as bpftrace
  * does: a uid as its user name (username), six bytes as a MAC address
  * (macaddr()), a time since boot in a strftime(3) format (strftime()),
- * an errno and a signal number as the C library names them (strerror(),
- * signal_name()).
+ * an errno and a signal number as 0.27 names them (strerror(): errnos.c,
+ * signal_name(): signals.c).
  * The BPF side only stores the integer; the text is made here, on the
  * device, from its /etc/passwd, its clocks and its time zone. */
 #define _GNU_SOURCE
@@ -102,7 +102,6 @@ static const char *enum_text(const struct plyc_type *t, int64_t v, char *buf, si
 const char *plyc_value_text(const struct plyc_type *t, const void *data, char *buf, size_t len)
 {
 	const char *fmt;
-	int err;
 
 	switch (t->kind) {
 	case PLYC_K_USERNAME:
@@ -113,16 +112,16 @@ const char *plyc_value_text(const struct plyc_type *t, const void *data, char *b
 		fmt = plyc_rt.time_formats ? plyc_rt.time_formats[t->width] : NULL;
 		return time_text(fmt ? fmt : "", plyc_load_uint(data, t->size), buf, len);
 	case PLYC_K_ERRNO:
-		/* bpftrace's strerror(-ENOENT) is ENOENT's: the sign dropped */
-		err = (int32_t)plyc_load_uint(data, t->size);
-		snprintf(buf, len, "%s", strerror(err < 0 && err != INT32_MIN ? -err : err));
+		snprintf(buf, len, "%s", plyc_errno_text((int32_t)plyc_load_uint(data, t->size)));
 		return buf;
 	case PLYC_K_SIGNAL:
-		snprintf(buf, len, "%s", strsignal((int)(int32_t)plyc_load_uint(data, t->size)));
-		return buf;
+		return plyc_signal_text((int32_t)plyc_load_uint(data, t->size), buf, len);
 	case PLYC_K_SYSCALL:
 		snprintf(buf, len, "%s", plyc_syscall_name((long)(int32_t)plyc_load_uint(data, t->size)));
 		return buf;
+	case PLYC_K_CGROUP_PATH:
+		fmt = plyc_rt.time_formats ? plyc_rt.time_formats[t->width] : NULL;
+		return plyc_cgroup_path(plyc_load_uint(data, t->size), fmt ? fmt : "*", buf, len);
 	case PLYC_K_ENUM:
 		return enum_text(t, plyc_load_int(data, t->size), buf, len);
 	case PLYC_K_BOOL:

@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "plyc_agg.h"
 #include "plyc_rt.h"
 #include "plyc_btout.h"
 #include "plyc_style.h"
@@ -1120,6 +1121,72 @@ static void case_bt_top_div(void)
 	fclose(fp);
 }
 
+/* tseries(): charts as bpftrace 0.27 draws them (its observed output), by
+ * TAI intervals shown in UTC (37 s behind TAI) */
+static void case_bt_tseries(void)
+{
+	/* @k[s32] = tseries(x, 1us, 4, "sum") */
+	struct plyc_map m = {
+		.name = "@k", .agg = PLYC_A_TSERIES, .nkeys = 1, .keys = f_s32, .key_size = 4,
+		.value = t_s64, .value_size = 4 * sizeof(struct plyc_ts_slot),
+		.ts_interval = 1000, .ts_intervals = 4, .ts_agg = PLYC_TS_SUM,
+	};
+	/* @u = tseries((uint64)x, 2s, 3) */
+	struct plyc_map u = {
+		.name = "@u", .agg = PLYC_A_TSERIES, .value = t_u64, .value_size = 3 * sizeof(struct plyc_ts_slot),
+		.ts_interval = 2000000000, .ts_intervals = 3, .ts_agg = PLYC_TS_LAST,
+	};
+	const uint64_t e = 1700000000000000ULL;	/* 2023-11-14 22:13:20 TAI, in us */
+	struct plyc_ts_slot k1[4] = { { 0 } }, k256[4] = { { 0 } }, kneg[4] = { { 0 } }, uv[3] = { { 0 } };
+	struct plyc_ts_slot cpu[2][3], merged[3];
+	int32_t keys[] = { 1, 256, -1 };
+	struct plyc_entry ents[3] = { { &keys[0], k1 }, { &keys[1], k256 }, { &keys[2], kneg } }, ue = { NULL, uv };
+	FILE *fp;
+	int i;
+
+	/* key 1: 5, -3, nothing, 10 (slot = interval % 4); 256: 7 in the last
+	 * interval only; -1: an interval older than the last 4 */
+	k1[e % 4] = (struct plyc_ts_slot){ 5, 0, e };
+	k1[(e + 1) % 4] = (struct plyc_ts_slot){ -3, 0, e + 1 };
+	k1[(e + 3) % 4] = (struct plyc_ts_slot){ 10, 0, e + 3 };
+	k256[(e + 3) % 4] = (struct plyc_ts_slot){ 7, 0, e + 3 };
+	kneg[(e - 10) % 4] = (struct plyc_ts_slot){ 1, 0, e - 10 };
+	/* 0, the 64-bit maximum, 0 again, in 2 s intervals */
+	for (i = 0; i < 3; i++)
+		uv[(850000000 + i) % 3] = (struct plyc_ts_slot){ i == 1 ? -1 : 0, 1, 850000000 + i };
+	setenv("TZ", "UTC", 1);
+	tzset();
+	plyc_rt.tai_to_real_ns = -37000000000LL;
+	bt_dump("bt_tseries", &m, ents, 3, 0);
+	bt_dump("bt_tseries_json", &m, ents, 3, 1);
+	bt_dump("bt_tseries_u64", &u, &ue, 1, 0);
+	bt_dump("bt_tseries_u64_json", &u, &ue, 1, 1);
+	/* zero() left every interval 0: its last ones reach back before 1970 */
+	memset(k1, 0, sizeof(k1));
+	ents[0] = (struct plyc_entry){ &keys[0], k1 };
+	bt_dump("bt_tseries_zeroed", &m, ents, 1, 0);
+	bt_dump("bt_tseries_zeroed_json", &m, ents, 1, 1);
+
+	/* two CPUs' values of one interval merge by the aggregator; an older
+	 * interval in a slot gives way to the newer */
+	fp = open_case("bt_tseries_merge");
+	memset(cpu, 0, sizeof(cpu));
+	cpu[0][0] = (struct plyc_ts_slot){ 4, 9, 30 };
+	cpu[1][0] = (struct plyc_ts_slot){ -6, 2, 30 };
+	cpu[0][1] = (struct plyc_ts_slot){ 1, 1, 28 };
+	cpu[1][1] = (struct plyc_ts_slot){ 8, 1, 31 };
+	for (i = PLYC_TS_LAST; i <= PLYC_TS_SUM; i++) {
+		u.ts_agg = (uint32_t)i;
+		u.value = t_s64;
+		plyc_agg_ops(&u)->merge(&u, merged, (const char *)cpu, sizeof(cpu[0]), 2);
+		fprintf(fp, "%d: %" PRId64 " %" PRIu64 " %" PRIu64 ", %" PRId64 " %" PRIu64 ", %" PRIu64 "\n", i,
+			merged[0].value, merged[0].meta, merged[0].epoch, merged[1].value, merged[1].epoch,
+			merged[2].epoch);
+	}
+	fclose(fp);
+	plyc_rt.tai_to_real_ns = 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -1164,5 +1231,6 @@ int main(int argc, char **argv)
 	case_bt_events();
 	case_bt_top_div();
 	case_bt_inet();
+	case_bt_tseries();
 	return 0;
 }

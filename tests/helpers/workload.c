@@ -52,10 +52,13 @@
  *   workload swap MB            MB MiB written page by page, then read back: in a
  *                               memory cgroup smaller than that, with swap, the
  *                               read swaps pages in
+ *   workload ticks MS C1 C2...  Ci getppid() calls in the middle of the i-th next
+ *                               interval of MS ms of CLOCK_TAI (tseries() tests)
  * plyc_ifunc is an IFUNC, as glibc's string functions are (for uprobe tests).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -426,6 +429,31 @@ static int swap_through(size_t size)
 	return sum == 0;
 }
 
+/* For tseries(): counts[i] getppid() calls in the middle of interval i of
+ * MS ms of CLOCK_TAI (as bpftrace's intervals are), from the next one on;
+ * a tracer's intervals then hold those calls whatever the timers' jitter
+ * (up to MS/2). */
+static int ticks(long ms, int n, char **counts)
+{
+	struct timespec ts;
+	long long step = ms * 1000000LL, at;
+	long i;
+	int k;
+
+	if (ms <= 0 || clock_gettime(CLOCK_TAI, &ts))
+		return 1;
+	at = ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec) / step * step + step + step / 2;
+	for (k = 0; k < n; k++, at += step) {
+		ts.tv_sec = (time_t)(at / 1000000000LL);
+		ts.tv_nsec = (long)(at % 1000000000LL);
+		while (clock_nanosleep(CLOCK_TAI, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		for (i = atol(counts[k]); i > 0; i--)
+			syscall(SYS_getppid);
+	}
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	long i, n;
@@ -525,6 +553,8 @@ static int run(int argc, char **argv)
 		usleep((useconds_t)atol(argv[3]) * 1000);
 	} else if (!strcmp(argv[1], "probe") && argc > 3) {
 		return plyc_probe(argv[2], atol(argv[3])) != -atol(argv[3]);
+	} else if (!strcmp(argv[1], "ticks") && argc > 3) {
+		return ticks(atol(argv[2]), argc - 3, argv + 3);
 	} else if (!strcmp(argv[1], "stackargs") && argc > 2) {
 		long n = atol(argv[2]);
 

@@ -9,7 +9,7 @@ only where an integer is wanted, and refuses it elsewhere; plyc refuses the
 same places with 0.27's words: printf() conversions other than %s, `!`, `~`
 and unary `-`, an `if` or `?:` condition of the bare value, and a copy into
 a map that holds nothing else (`@y = @c`: bpftrace wants `(int64)@c`).
-hist(), lhist() and stats() have no value in a probe."""
+hist(), lhist(), stats() and tseries() have no value in a probe."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -25,15 +25,16 @@ READABLE = ("count", "sum", "min", "max", "avg")
 # 0.27's example call in "The function that returns this type must be called directly"
 EXAMPLES = {"count": "count()", "sum": "sum(retval)", "min": "min(retval)", "max": "max(retval)",
             "avg": "avg(retval)", "stats": "stats(arg2)", "hist": "hist(retval)",
-            "lhist": "lhist(rand %10, 0, 10, 1)"}
+            "lhist": "lhist(rand %10, 0, 10, 1)", "tseries": "tseries(rand %10, 10s, 1)"}
 
 
-def functions(probes) -> dict:
-    """Each aggregation map's function as written: @name -> "count", ..."""
+def functions(probes, names) -> dict:
+    """Each aggregation map's function as written: @name -> "count", ...
+    (names: the front end's aggregations)."""
     out = {}
     for n in walk([p.body for p in probes]):
         if isinstance(n, A.Assign) and isinstance(n.target, A.Map) and isinstance(n.value, A.Call) \
-                and n.value.name in EXAMPLES:
+                and n.value.name in names:
             out.setdefault(n.target.name, n.value.name)
     return out
 
@@ -102,7 +103,7 @@ def check_copy(ty, target: A.Map, value, span):
     if others and func in READABLE:
         return
     ty.err(f"Map value '{type_name(ty, name)}' cannot be assigned from one map to another. The function "
-           f"that returns this type must be called directly e.g. `{target.name} = {EXAMPLES[func]};`.", span,
+           f"that returns this type must be called directly e.g. `{target.name} = {EXAMPLES.get(func, func + '(...)')};`.", span,
            f"Add a cast to integer if you want the value of the aggregate, e.g. `{target.name} = (int64){name};`."
            if func in READABLE else None)
 
@@ -146,12 +147,12 @@ def printf_call(ty, call: A.Call) -> A.Call:
 def check_delete(ty, name: str, span):
     """delete() from an aggregation: bpftrace 0.27 deletes a key of count(),
     sum(), min(), max(), avg() and stats() maps (the key-less one's value
-    zeroed), but nothing from hist() and lhist() ones, which it keys by
-    (key, bucket)."""
+    zeroed), but nothing from hist(), lhist() and tseries() ones, which it
+    keys by (key, bucket or interval)."""
     func = ty.agg_funcs[name]
-    if func in ("hist", "lhist"):
+    if func in ("hist", "lhist", "tseries"):
         ty.err(f"delete() from the {func}() map {name} is refused: bpftrace 0.27 deletes nothing from "
-               "hist() and lhist() maps (it keys each bucket apart)", span)
+               "hist(), lhist() and tseries() maps (it keys each bucket or interval apart)", span)
 
 
 def check_loop(ty, name: str, span):

@@ -171,6 +171,14 @@ class Tuple(Expr):
 
 
 @dataclass(eq=False)
+class BlockExpr(Expr):
+    """`{ stmt; ...; value }` (current bpftrace): the statements run, then
+    the value is the block's; variables first assigned inside are its own."""
+    stmts: list
+    value: Expr
+
+
+@dataclass(eq=False)
 class Range(Expr):
     """`start..end` in a for loop."""
     start: Expr

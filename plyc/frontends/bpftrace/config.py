@@ -17,7 +17,10 @@ missing_probes  error, warn or ignore: a probe whose target the device lacks
                  stops the tracer, or is left out (runtime-c/probes/attach.c)
 Accepted at the one behaviour plyc has: stack_mode=bpftrace,
 str_trunc_trailer="" (bpftrace 0.17 adds no trailer, nor does plyc),
-unstable_macro=enable or warn (macros are always expanded)."""
+unstable_macro=enable or warn (macros are always expanded), unstable_tseries=enable
+or warn (tseries() is always lowered), unstable_addr, unstable_import and
+unstable_map_decl at any value (0.27: "deprecated and has no effect": '&',
+imports and map declarations are always on)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -34,9 +37,12 @@ NUMBERS = {"max_strlen": bounds.STRSIZE, "max_map_keys": bounds.MAP_ENTRIES,
            "perf_rb_pages": (1, bounds.BUFFER_SIZE[1] // 4096), "on_stack_limit": (0, 256)}
 BOOLS = ("print_maps_on_exit",)
 # Variables plyc has one behaviour of: its values are accepted, others refused
-# (macros are always on: bpftrace's unstable_macro=warn only adds a warning).
+# (macros are always on: bpftrace's unstable_macro=warn only adds a warning;
+# 0.27 ignores unstable_addr, unstable_import and unstable_map_decl).
+ANY = ("enable", "warn", "error")
 FIXED = {"stack_mode": ("bpftrace",), "missing_probes": ("error", "warn", "ignore"), "str_trunc_trailer": ("",),
-         "unstable_macro": ("enable", "warn")}
+         "unstable_macro": ("enable", "warn"), "unstable_tseries": ("enable", "warn"),
+         "unstable_addr": ANY, "unstable_import": ANY, "unstable_map_decl": ANY}
 # The rest of bpftrace's variables: refused by name, with why.
 REFUSED = {
     "cache_user_symbols": "plyc's tracers always keep a file's symbols, once per file (device and inode)",
@@ -49,10 +55,6 @@ REFUSED = {
     "max_probes": "plyc's tracers attach every probe they name",
     "max_cat_bytes": "the tracer reads BPFTRACE_CAT_BYTES_MAX from its environment, as bpftrace 0.17 does",
     "max_type_res_iterations": "plyc resolves types through BTF",
-    "unstable_map_decl": "plyc has no map declarations yet",
-    "unstable_tseries": "plyc has no tseries() yet",
-    "unstable_addr": "plyc has no '&' yet",
-    "unstable_import": "plyc has no imports yet",
 }
 PAGE = 4096
 

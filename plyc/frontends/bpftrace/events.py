@@ -140,14 +140,26 @@ def check_buf(chk, call):
 PATH_SIZE = 256
 
 
+PATH_MAX = 4096
+
+
+def path_size(chk, call) -> int:
+    """path(p, size) (current bpftrace): the string's size, a constant."""
+    if len(call.args) < 2:
+        return PATH_SIZE
+    n = chk.expr(call.args[1])
+    if not isinstance(n, ir.IntConst) or not 0 < n.value <= PATH_MAX:
+        chk.err(f"path()'s size must be a constant from 1 to {PATH_MAX}", call.args[1].span)
+        return PATH_SIZE
+    return n.value
+
+
 def check_path(chk, call):
     probe = chk.probe
     x = chk.expr(call.args[0])
+    size = path_size(chk, call)
     if probe.provider.name == "iter":
-        # the verifier wants the iterator's own file pointer, which plyc reads by CO-RE copies
-        chk.err("path() in an iter probe is not supported by plyc yet", call.span,
-                "print ctx->fd, or ctx->file->f_path.dentry->d_name.name with str()")
-        return ir.Call(I.PATH, [x], type=T.Str(PATH_SIZE), span=call.span)
+        return check_iter_path(chk, call, x, size)
     arg = x.operand if isinstance(x, ir.Cast) else x
     if not (isinstance(arg, ir.Variable) and arg.var.name.startswith("arg") and arg.var.name[3:].isdigit()
             and x.type.is_int):
@@ -162,7 +174,31 @@ def check_path(chk, call):
                 "kernel's BTF has no such function (a syscall wrapper's arguments are the user's "
                 "registers)", call.span)
     probe.needs_fentry = "path()"
-    return ir.Call(I.PATH, [x], type=T.Str(PATH_SIZE), span=call.span)
+    return ir.Call(I.PATH, [x], type=T.Str(size), span=call.span)
+
+
+def iter_path_chain(x) -> list:
+    """The members of `ctx->a->b->...->m` (m a struct path, or a pointer to
+    one), each after a pointer; [] for any other expression."""
+    fields = []
+    while isinstance(x, ir.KMember) and x.obj.type.is_pointer:
+        fields.append(x.field)
+        x = x.obj
+    return fields[::-1] if isinstance(x, ir.Variable) and x.var.name == "ctx" else []
+
+
+def check_iter_path(chk, call, x, size):
+    """path() in an iterator: bpf_d_path is allowed in sleepable iterators
+    (Linux 5.12, task_file's and task_vma's files), of a pointer the
+    program walks to from its context (the verifier's BTF pointers), so the
+    argument is such a walk (codegen/intrinsics.py emit_path), and the
+    program becomes sleepable (iter.s/)."""
+    if x.type.pointee != "struct path" or not iter_path_chain(x):
+        chk.err("path() in an iter probe takes a struct path reached from ctx by members "
+                "(ctx->file->f_path)", call.args[0].span,
+                "bpf_d_path needs the kernel's own pointer, which the program walks to from ctx")
+    chk.probe.sleepable = True
+    return ir.Call(I.PATH, [x], type=T.Str(size), span=call.span)
 
 
 FUNCTIONS = {f.name: f for f in (
@@ -172,5 +208,5 @@ FUNCTIONS = {f.name: f for f in (
     B.Func("override", (1, 1), check_override, I.OVERRIDE,
            "return early from the probed function with a value (--unsafe)"),
     B.Func("buf", (1, 2), check_buf, I.BUF, "bytes from a pointer or array, printed with %r"),
-    B.Func("path", (1, 1), check_path, I.PATH, "a struct path's full path (fentry)"),
+    B.Func("path", (1, 2), check_path, I.PATH, "a struct path's full path (fentry, iter), in size bytes"),
 )}

@@ -40,8 +40,18 @@ def pair_base(n) -> tuple:
 
 
 def lower_while(ty, s: A.While) -> ir.While:
-    cond = ty.cond(s.cond)
+    outer, ty.before = ty.before, []
+    try:
+        cond = ty.cond(s.cond)
+        first = ty.before       # what the condition runs first (`$i++ < 3`: blocks.py)
+    finally:
+        ty.before = outer
     body = in_loop(ty, s.body)
+    if first:
+        # run each time round: `while (1) { first; if (!cond) break; body }`
+        leave = ir.If(ty.unary("!", cond, s.cond.span), ir.Break(span=s.span), span=s.span)
+        body = ir.Block(first + [leave, body], span=s.span)
+        cond = ir.IntConst(1, type=T.S64, span=s.span)
     return ir.While(cond, body, span=s.span)
 
 
@@ -129,7 +139,15 @@ def _for_map(ty, s: A.For, name: str) -> ir.ForMap:
 
 def lower_jump(ty, s: A.Jump):
     if s.kind == "return":
-        return ir.Return(span=s.span)
+        if s.value is None:
+            return ir.Return(span=s.span)
+        # 0.27 takes a probe's integer return value and keeps nothing of it
+        # (the program's return code): it is run for its effects
+        x = ty.expr(s.value)
+        if not x.type.is_int:
+            ty.err(f"probe return values can only be integers (as bpftrace 0.27's), not {x.type}", s.value.span)
+        run = [ir.CallStmt(x, span=s.span)] if isinstance(x, ir.Call) else []
+        return ir.Block(run + [ir.Return(span=s.span)], span=s.span)
     if not ty.loop_kinds:
         ty.err(f"'{s.kind}' outside a loop", s.span)
     return (ir.Break if s.kind == "break" else ir.Continue)(span=s.span)

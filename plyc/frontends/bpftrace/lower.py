@@ -37,16 +37,17 @@ from ...kernel_types import KernelTypes
 from ...sema import Sema, TypeRef, looks
 from . import ast as A
 from . import builtins as BT
-from . import aggreads, cdefs, config, constants, decls, division, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs
+from . import aggreads, blocks, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs
 from . import specs as S
 from . import stdlib
 from . import tuples
+from . import typeof
 from . import values as V
 from .trees import const_value, walk
 
 # bpftrace's aggregations as the table (plyc/aggregations.py) names them.
 AGG_NAMES = {"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg",
-             "hist": "hist", "lhist": "lquantize", "stats": "stats"}
+             "hist": "hist", "lhist": "lquantize", "stats": "stats", "tseries": "tseries"}
 AGGREGATIONS = tuple(AGG_NAMES)
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
@@ -55,8 +56,7 @@ FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(st
     tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "cgroup_path "
-    "skboutput unwatch percpu_kaddr print_map tseries".split())
+    "skboutput unwatch print_map".split())
 # bpftrace's builtin variables as plyc's names.
 VARIABLES = {"pid": "pid", "tid": "kpid", "uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}
@@ -65,6 +65,18 @@ INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int3
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 # Operators whose value is current bpftrace's bool (printed true/false).
 BOOL_OPS = ("==", "!=", "<", "<=", ">", ">=", "&&", "||")
+
+
+def tseries_call(low, call: A.Call) -> A.Call:
+    """tseries(x, interval_ns, n[, aggregator]) as the table's four arguments
+    (no aggregator: "", the last value), its argument count checked as
+    bpftrace words it."""
+    if not 3 <= len(call.args) <= 4:
+        more = "at least 3" if len(call.args) < 3 else "at most 4"
+        low.err(f"tseries() requires {more} arguments ({len(call.args)} provided)", call.span)
+    if len(call.args) == 4:
+        return call
+    return replace(call, args=[*call.args, A.Str(b"", span=call.span)])
 
 
 def as_bool(typ: T.Type) -> T.Type:
@@ -91,7 +103,8 @@ def _prints_tuple(n) -> bool:
 
 
 def refuse(st: "Lowering", diag: Collector):
-    st.ast = prog = macros.expand(st.ast, diag)      # macros are gone from here on
+    st.ast = prog = blocks.scope(macros.expand(st.ast, diag), diag)    # macros are gone from here on
+    effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
     st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
     for name, value in st.cdefs.constants.items():     # enumerators
@@ -103,20 +116,12 @@ def refuse(st: "Lowering", diag: Collector):
     for probe in prog.probes:
         for n in walk([probe.predicate, probe.body]):
             what = None
-            if isinstance(n, A.Jump) and n.value is not None:
-                what = "return with a value"
-            elif isinstance(n, A.Unary) and n.op == "&":
-                what = "the address-of operator '&'"
-            elif isinstance(n, A.Cast) and n.type.array_len is not None:
+            if isinstance(n, A.Cast) and n.type.array_len is not None:
                 what = "a cast to an array"
-            elif isinstance(n, A.IncDec) and not _is_statement(probe, n):
-                what = f"'{n.op}' inside an expression"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
-            elif isinstance(n, A.Call) and n.name == "comm" and n.args:
-                what = "comm(pid)"      # 0.27's: the bpf_task_from_pid kfunc (Linux 6.2)
             elif isinstance(n, A.Call) and n.name == "typeof":     # lets.py reads `let $x: typeof(e)`
-                what = "typeof() outside 'let $x: typeof(e)'"
+                what = "typeof() outside a cast, sizeof() or 'let $x: typeof(e)'"
             elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET and not _iterates(probe):
                 what = f"'{n.name}'"
             if what:
@@ -140,10 +145,6 @@ def _one_iterator(prog: A.Program, diag: Collector):
         diag.error(f"{other.text} beside {iters[0].text}: a script with an iter probe has no other probe "
                    "than BEGIN and END", other.span,
                    "the iteration runs once, then the run ends (as bpftrace's)")
-
-
-def _is_statement(probe: A.Probe, n: A.IncDec) -> bool:
-    return any(isinstance(s, A.ExprStmt) and s.expr is n for s in walk(probe.body))
 
 
 # --- resolve ---------------------------------------------------------------------
@@ -275,12 +276,13 @@ class Typer(Sema):
         self.agg_maps = {n.target.name for n in walk([p.body for p in st.ast.probes])
                          if isinstance(n, A.Assign) and isinstance(n.target, A.Map)
                          and isinstance(n.value, A.Call) and n.value.name in AGGREGATIONS}
-        self.agg_funcs = aggreads.functions(st.ast.probes)     # @name -> "count", ...
+        self.agg_funcs = aggreads.functions(st.ast.probes, AGGREGATIONS)     # @name -> "count", ...
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
         self.assigned_values: set = set()   # the probe's $names given a value by `=` (assigned_names)
-        self.before: list = []          # statements to run before the one being typed (delete()'s value)
+        self.before: list = []          # statements to run before the one being typed (delete()'s value, blocks.py)
+        self.temps: dict = {}           # a value's own local by its node (blocks.py)
 
     def stmt(self, s):
         """A statement, after what its expressions need run first."""
@@ -290,8 +292,8 @@ class Typer(Sema):
             before = self.before
         finally:
             self.before = outer
-        if before and node is not None:
-            return ir.Block(before + [node], span=s.span)
+        if before:
+            return ir.Block(before + ([node] if node is not None else []), span=s.span)
         return node
 
     def assigned_names(self, body) -> set:
@@ -406,6 +408,8 @@ class Typer(Sema):
 
     def agg_assign(self, target: A.Map, value: A.Call, span) -> ir.Aggregate:
         agg = AGG.AGGREGATIONS[AGG_NAMES[value.name]]
+        if value.name == "tseries":
+            value = tseries_call(self, value)
         info, keys = self.map_ref(target, writing=True)
         # bpftrace's aggregations hold plain numbers
         return self.aggregate(info, keys, agg, value.name, value, span, keeps_meaning=False)
@@ -675,6 +679,12 @@ class Typer(Sema):
             typ = replace(typ, user=True)   # bpftrace keeps a user pointer's address space
         return ir.KMember(obj, e.name, type=typ)
 
+    def expr_BlockExpr(self, e: A.BlockExpr):
+        return blocks.block_value(self, e)
+
+    def expr_IncDec(self, e: A.IncDec):
+        return blocks.incdec_value(self, e)
+
     def expr_Tuple(self, e: A.Tuple):
         return tuples.make(self, e)
 
@@ -697,6 +707,8 @@ class Typer(Sema):
         return self.index(obj, idx, e.span, e.index.span)
 
     def expr_Cast(self, e: A.Cast):
+        if e.type.base == "typeof":
+            return typeof.cast(self, e)
         script = structs.cast(self, e, lambda: self.expr(e.operand))
         if script is not None:
             return script
@@ -720,6 +732,8 @@ class Typer(Sema):
     def expr_Unary(self, e: A.Unary):
         if e.op == "*":
             return V.deref(self, e)
+        if e.op == "&":
+            return pointers.address_of(self, e)
         aggreads.check_operand(self, e.operand, e.span, e.op)
         node = self.unary(e.op, self.expr(e.operand), e.span)
         if e.op == "!":
@@ -732,6 +746,8 @@ class Typer(Sema):
     def expr_Sizeof(self, e: A.Sizeof):
         if not isinstance(e.arg, A.TypeName):
             return ir.IntConst(self.expr(e.arg).type.size, type=T.U64)
+        if e.arg.base == "typeof":
+            return typeof.sizeof(self, e.arg)
         script = structs.sizeof(self, e.arg)
         if script is not None:
             return script

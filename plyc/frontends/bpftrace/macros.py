@@ -6,9 +6,8 @@ change; an `@m` parameter a map; a bare `y` parameter any expression,
 inserted where the body names it (evaluated at each use). Variables the
 body makes are its own (renamed `$__NAME_N_x`, one N per expansion); a
 map it is not given is an error. A call as a statement inlines the body;
-a call as a value needs a body that is one expression (`x + 1`): a body
-with statements before its value is a block expression, which plyc does
-not lower yet. A macro with no parameters can be named bare (`one`)."""
+a call as a value needs a body that ends with an expression: the
+statements before it make it a block expression (blocks.py). A macro with no parameters can be named bare (`one`)."""
 from __future__ import annotations
 
 from dataclasses import fields, replace
@@ -153,9 +152,11 @@ class _Expander:
             return body.stmts
         if len(body.stmts) == 1 and isinstance(body.stmts[0], A.ExprStmt):
             return body.stmts[0].expr
-        self.diag.error(f"macro {m.name} is used as a value, but its body has statements before its value "
-                        "(a block expression): not supported by plyc yet", call.span,
-                        "call it as a statement, or make its body one expression")
+        if body.stmts and isinstance(body.stmts[-1], A.ExprStmt):
+            # statements, then the value: a block expression (blocks.py)
+            return A.BlockExpr(body.stmts[:-1], body.stmts[-1].expr, span=call.span)
+        self.diag.error(f"macro {m.name} is used as a value, but its body does not end with a value", call.span,
+                        "end its body with an expression, e.g. { let $y = x; $y + 1 }")
         return A.Int(0, "0", span=call.span)
 
 

@@ -120,6 +120,10 @@ class Parser:
                 config = self.config_block()
             elif word == "macro" and self.peek(1).kind == "ident":
                 macros.append(self.macro())
+            elif word == "fn" and self.peek(1).kind == "ident" and self.at("(", 2):
+                self.src.fail("user-defined functions ('fn') are not supported: bpftrace 0.27 parses them, but a "
+                              "call to one is an \"Unknown function\" there and a script defining one crashes it",
+                              pos, pos + 2, "write it as a macro: macro add(a, b) { a + b }")
             elif word == "import":
                 if probes or macros:
                     self.src.fail("an import must come before macros and probes", pos, pos + 6)
@@ -586,9 +590,32 @@ class Parser:
             items = [first] + self.expr_list(")")
             return A.Tuple(items, span=self.span(tok.start))
         if tok.kind == "punct" and tok.text == "{":
-            self.src.fail("block expressions ('{ ...; value }') are not supported by plyc yet",
-                          tok.start, tok.end)
+            self.pos = tok.start
+            return self.block_expr()
         self.fail_at(tok, "expected an expression")
+
+    def block_expr(self) -> A.BlockExpr:
+        """`{ stmt; ...; value }` (current bpftrace): statements, then the
+        block's value, an expression without a ';' after it."""
+        self.enter()
+        try:
+            start = self.expect("{").start
+            stmts = []
+            while True:
+                tok = self.peek()
+                if tok.kind == "eof" or (tok.kind == "punct" and tok.text == "}"):
+                    self.fail_at(tok, "expected the block's value (a block used as a value ends with "
+                                 "an expression without ';': { let $x = 1; $x + 1 })")
+                stmt = self.statement()
+                value = as_value(stmt)
+                if value is not None and self.accept("}"):
+                    return A.BlockExpr(stmts, value, span=self.span(start))
+                stmts.append(stmt)
+                if self.accept(";") or isinstance(stmt, BLOCK_STMTS):
+                    continue
+                self.fail_at(self.peek(), "expected ';' or '}' after the statement")
+        finally:
+            self.depth -= 1
 
     def expr_list(self, close: str) -> list:
         """Comma-separated expressions up to `close` (a trailing comma allowed)."""
@@ -606,6 +633,11 @@ class Parser:
         tok = self.peek(k)
         if tok.kind != "ident":
             return None
+        if tok.text == "typeof" and self.at("(", 2):     # `(typeof(e))x`: 0.27's cast to e's type
+            self.next()
+            tn = self.typeof_type()
+            self.expect(")", " to close the cast")
+            return tn
         if tok.text in ("struct", "union", "enum"):
             name = self.peek(k + 1)
             if name.kind != "ident":
@@ -661,15 +693,24 @@ class Parser:
             ptrs += 1
         return A.TypeName(" ".join(words), ptrs, span=self.span(start))
 
+    def typeof_type(self) -> A.TypeName:
+        """At `typeof(`: `typeof(TYPE)` is TYPE, `typeof(expr)` the type of
+        expr (TypeName "typeof", typed where it is used), as 0.27's."""
+        start = self.next().start
+        self.expect("(", " after 'typeof'")
+        if self._type_follows():
+            tn = self.parse_type()
+        else:
+            tn = A.TypeName("typeof", of=self.expr())
+        self.expect(")", " to close typeof(")
+        tn.span = self.span(start)
+        return tn
+
     def decl_type(self) -> A.TypeName:
         """`let $x: TYPE`: a type as sizeof() takes it, `string[N]`, or `typeof(expr)`."""
         start = self.peek().start
         if self.at("typeof") and self.at("(", 1):
-            self.next()
-            self.next()
-            of = self.expr()
-            self.expect(")", " to close typeof(")
-            return A.TypeName("typeof", of=of, span=self.span(start))
+            return self.typeof_type()
         tok = self.peek()
         if tok.kind != "ident":
             self.fail_at(tok, "expected a type after ':'")
@@ -693,7 +734,10 @@ class Parser:
     def sizeof_offsetof(self) -> A.Expr:
         kw = self.next()
         self.expect("(", f" after '{kw.text}'")
-        arg = self.parse_type() if self._type_follows() else self.expr()
+        if kw.text == "sizeof" and self.at("typeof") and self.at("(", 1):
+            arg = self.typeof_type()
+        else:
+            arg = self.parse_type() if self._type_follows() else self.expr()
         if kw.text == "sizeof":
             self.expect(")", " to close sizeof")
             return A.Sizeof(arg, span=self.span(kw.start))
@@ -742,6 +786,18 @@ def parse(text: str, filename: str = "<script>") -> A.Program:
         return program
     except PlycError as err:
         raise PlycError(err.diags, filename, text) from None
+
+
+def as_value(stmt) -> Optional[A.Expr]:
+    """A block's last statement as its value: an expression, or a block
+    ending with one (`{ let $v = 3; { $v * $v } }`)."""
+    if isinstance(stmt, A.ExprStmt):
+        return stmt.expr
+    if isinstance(stmt, A.Block) and stmt.stmts:
+        value = as_value(stmt.stmts[-1])
+        if value is not None:
+            return A.BlockExpr(stmt.stmts[:-1], value, span=stmt.span)
+    return None
 
 
 def reads_twice_alike(e: A.Expr) -> bool:

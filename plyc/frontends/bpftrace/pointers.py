@@ -11,7 +11,9 @@ from ... import arch as ARCH
 from ... import btf as BTF
 from ... import builtins as B
 from ... import types as T
+from ...ir import intrinsics as I
 from ...ir import nodes as ir
+from . import ast as A
 from . import structs
 
 
@@ -83,3 +85,30 @@ def arith(ty, e, left: ir.Expr, right: ir.Expr) -> ir.Expr:
 
 def _const(value: int, span) -> ir.IntConst:
     return ir.IntConst(value, type=T.S64, span=span)
+
+
+def address_of(ty, e) -> ir.Call:
+    """`&$x` (bpftrace 0.27, stable there: unstable_addr has no effect): a
+    pointer to the variable's place on the BPF stack, read through with
+    `*`. 0.27's grammar takes a variable or a map (`&@m`: the kernel's BPF
+    map object, which plyc does not give)."""
+    target = e.operand
+    if isinstance(target, A.Map) and target.keys is None:
+        ty.err("the address of a map (&@m: bpftrace's BPF map object in the kernel) is not supported by "
+               "plyc yet", e.span)
+    if not isinstance(target, A.Var):
+        ty.err("'&' takes a scratch variable ($x) or a map (@m), as bpftrace 0.27's grammar has it", e.span)
+    x = ty.expr(target)
+    if not isinstance(x, ir.Local):
+        ty.err(f"'&' of ${target.name}, a for loop's pair, is not supported by plyc yet", e.span)
+    typ = x.type
+    if not typ.is_int or typ.btf or typ.size not in (1, 2, 4, 8):
+        ty.err(f"the address of ${target.name}, a {typ}, is not supported by plyc yet (only of an integer "
+               "or a pointer)", e.span)
+    if typ.is_pointer:
+        pointee = typ.pointee.strip() + " *"
+    elif typ.denotes == "bool":
+        pointee = "bool"
+    else:
+        pointee = f"__{'s' if typ.signed else 'u'}{typ.size * 8}"
+    return ir.Call(I.ADDR, [x], type=T.Ptr(pointee), span=e.span)

@@ -4,8 +4,9 @@ is a typing rule called by
 lower.py's Typer (`chk`), giving IR: a core intrinsic (plyc/ir/intrinsics.py)
 or kernel members read through BTF. bpftrace 0.27 writes most of them as
 macros of its stdlib (src/stdlib/*.bt); the values are the same, but for the
-texts of strerror() and signal_name(): 0.27 copies them from a table of its
-own in BPF, plyc's tracer asks its C library (strerror(3), strsignal(3))."""
+texts of strerror() and signal_name(): 0.27 copies them from tables of its own
+in BPF, plyc's tracer prints the same words from its own (runtime-c/values/
+errnos.c, signals.c)."""
 from __future__ import annotations
 
 import ipaddress
@@ -55,6 +56,24 @@ def _as_variable(chk, call: A.Call):
     return chk.expr(A.Ident(call.name, span=call.span))
 
 
+def check_comm(chk, call: A.Call):
+    """comm, comm(): the current task's; comm(pid): that pid's task's, read
+    as 0.27 does through the bpf_task_from_pid kfunc (Linux 6.2), N/A when
+    no task has it."""
+    if not call.args:
+        return _as_variable(chk, call)
+    pid = chk.expr(call.args[0])
+    if not pid.type.is_int or pid.type.is_pointer:
+        chk.err("Only integer supported for comm()'s pid", call.args[0].span)
+    kind = chk.probe.provider.name
+    if kind in TRACER_PROBES:       # run as a raw tracepoint, which may not call it
+        chk.err(f"Syntax comm(PID) is not supported in this probe type yet. Type: {kind}", call.span,
+                "bpftrace 0.27 refuses it there too (the kernel allows the kfunc in other probes)")
+    task = BT.curtask_type(chk, call.span)
+    chk.kernel_member(task, "comm", True, call.span)     # the C reads task->comm (CO-RE)
+    return ir.Call(I.COMM_OF, [pid], type=T.Str(16), span=call.span)
+
+
 def _task_macro(chk, call: A.Call):
     """ppid, pcomm, leader_tid, leader_comm ([task]): 0.27's macros of a task's
     members (the current task's without an argument)."""
@@ -80,11 +99,13 @@ def check_nsecs(chk, call: A.Call):
 
 def _text_of(func, fmt: str):
     """strerror(e), signal_name(sig): the integer, which the tracer prints
-    as the C library's text for it (runtime-c/values/btvalues.c)."""
+    as 0.27's text for it (runtime-c/values/btvalues.c)."""
     def check(chk, call: A.Call):
         x = chk.expr(call.args[0])
         if not x.type.is_int or x.type.is_pointer:
             chk.err(f"{call.name}() needs an integer, got {x.type}", call.args[0].span)
+        if x.type.size != 4:        # bpftrace's (int32) of the argument
+            x = ir.Cast(x, type=T.Int(4, True), span=x.span)
         return ir.Call(func, [x], type=T.Int(4, True, fmt), span=call.span)
     return check
 
@@ -161,7 +182,7 @@ FUNCTIONS = {
     "leader_tid": ((0, 1), _task_macro),
     "leader_comm": ((0, 1), _task_macro),
     "usermode": ((0, 0), _as_variable),
-    "comm": ((0, 0), _as_variable),
+    "comm": ((0, 1), check_comm),
     "strerror": ((1, 1), _text_of(I.STRERROR, "errno")),
     "signal_name": ((1, 1), _text_of(I.SIGNAL_NAME, "signal")),
     "syscall_name": ((1, 1), _text_of(I.SYSCALL_NAME, "syscall")),

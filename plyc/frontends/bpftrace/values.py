@@ -37,6 +37,25 @@ def check_kaddr(chk, call: A.Call):
     return ir.DeviceConst(ir.KADDR, name, type=T.U64, span=call.span)
 
 
+def check_percpu_kaddr(chk, call: A.Call):
+    """percpu_kaddr("sym"[, cpu]): the address of the kernel's per-CPU
+    variable sym on this CPU (bpf_this_cpu_ptr) or on cpu (bpf_per_cpu_ptr:
+    0 past the last CPU), a uint64 * as 0.27's; sym is a typed ksym libbpf
+    finds in the device's BTF when the tracer loads (Linux 5.10)."""
+    name = _literal(chk, call, "symbol")
+    known = name.isascii() and name.isidentifier() and \
+        chk.kernel(lambda k: k.percpu_var(name), call.args[0].span) is not None
+    if not known:
+        chk.err(f"percpu_kaddr(): the kernel's BTF has no per-CPU variable {name}", call.args[0].span)
+    args = [ir.BytesConst(name.encode(), type=T.Str(len(name) + 1), span=call.args[0].span)]
+    if len(call.args) > 1:
+        cpu = chk.expr(call.args[1])
+        if not cpu.type.is_int or cpu.type.is_pointer:
+            chk.err(f"percpu_kaddr()'s cpu must be an integer, got {cpu.type}", call.args[1].span)
+        args.append(cpu)
+    return ir.Call(I.PERCPU_KADDR, args, type=T.Ptr("u64"), span=call.span)
+
+
 def check_cgroupid(chk, call: A.Call):
     """cgroupid("/sys/fs/cgroup/..."): the id of a cgroup v2 directory, the
     value `cgroup` has for tasks in it."""
@@ -197,6 +216,41 @@ def check_strftime(chk, call: A.Call):
     return ir.Call(I.STRFTIME, [x], type=T.Strftime(formats.index(fmt)), span=call.span)
 
 
+def _text_index(chk, text: str, span) -> int:
+    """text's place in the program's table of texts the tracer prints by
+    (strftime() formats, cgroup_path() filters), added if new."""
+    texts = chk.st.time_formats
+    if text not in texts:
+        if len(texts) == 255:
+            chk.err("a program can have at most 255 strftime() formats and cgroup_path() filters", span)
+        texts.append(text)
+    return texts.index(text)
+
+
+def check_cgroup_path(chk, call: A.Call):
+    """cgroup_path(id[, "filter"]): the id, which the tracer prints as the
+    paths of that cgroup in the mounted hierarchies whose names the filter
+    (a glob, '*' when none) matches, as 0.27 finds them when it prints
+    (runtime-c/values/cgroups.c). The filter is a literal: 0.27 crashes on
+    another string, and on an empty one."""
+    x = chk.expr(call.args[0])
+    if not x.type.is_int or x.type.is_pointer:
+        chk.err(f"cgroup_path() needs a cgroup id (an integer), got {x.type}", call.args[0].span)
+    text = "*"
+    if len(call.args) > 1:
+        arg = call.args[1]
+        lit = chk.literal_string(arg)
+        if lit is None:
+            chk.err("cgroup_path()'s filter must be a string literal", arg.span)
+        if not lit:
+            chk.err("cgroup_path()'s filter is empty: it picks no hierarchy", arg.span,
+                    "'*' picks them all, as no filter does")
+        text = lit.decode("utf-8", "replace")
+    if x.type.size != 8 or x.type.signed:
+        x = ir.Cast(x, type=T.U64, span=x.span)
+    return ir.Call(I.CGROUP_PATH, [x], type=T.CgroupPath(_text_index(chk, text, call.span)), span=call.span)
+
+
 # --- maps -------------------------------------------------------------------------------
 
 def has_key(chk, call: A.Call):
@@ -230,11 +284,13 @@ def check_len(chk, call: A.Call):
 FUNCTIONS = {
     "kaddr": ((1, 1), check_kaddr),
     "cgroupid": ((1, 1), check_cgroupid),
+    "percpu_kaddr": ((1, 2), check_percpu_kaddr),
     "uaddr": ((1, 1), check_uaddr),
     "reg": ((1, 1), check_reg),
     "has_key": ((2, 2), has_key),
     "macaddr": ((1, 1), check_macaddr),
     "strftime": ((2, 2), check_strftime),
+    "cgroup_path": ((1, 2), check_cgroup_path),
     "len": ((1, 1), check_len),
 }
 

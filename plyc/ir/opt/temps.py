@@ -281,12 +281,16 @@ class Placer:
             return
         if f.temp == I.BEFORE:
             self.place(e, VALUE, e.type.size)
+        if f is I.PATH and self.probe.sleepable:
+            return      # an iterator's ctx->file->f_path: walked by pointers, no copy
         if f is I.BUF:
             # its length first (a constant one is printed), then the source
             for a in args[1:]:
                 if not isinstance(a, ir.IntConst):
                     self.scalar(a)
             args = args[:1]
+        if f is I.PERCPU_KADDR:
+            args = args[1:]     # the variable's name is no value: its C is the name
         for a in args if f.args != I.NONE else []:
             if f.args == I.STRINGS:
                 self.string(a)

@@ -1,0 +1,152 @@
+"""Where a value with effects may sit: `++`/`--` used as a value and block
+expressions run before the statement using them (blocks.py). That is what
+bpftrace does wherever the statement evaluates them unconditionally and
+nothing the statement reads outside them is what they change; elsewhere
+they are refused by name, each with the way to write it:
+  - in the right of && or ||, a ternary's branches (run only sometimes;
+    a while condition's run each time round: loops.py);
+  - in the keys of a `++`, `--` or `x op= v` target (read once, written once);
+  - in sizeof()/typeof()/offsetof() (typed, never run);
+  - beside a read of what they change, outside them (bpftrace reads left to
+    right as it goes; plyc would read the changed value)."""
+from __future__ import annotations
+
+from ...diag import Collector
+from . import ast as A
+from .trees import walk
+
+CONDITIONAL = "runs only when the condition lets it"
+
+
+def has_effect(node) -> bool:
+    return any(_hoisted(n) for n in walk(node))
+
+
+def _hoisted(n) -> bool:
+    return isinstance(n, (A.IncDec, A.BlockExpr))
+
+
+def check(program: A.Program, diag: Collector):
+    for probe in program.probes:
+        for root in (probe.predicate, probe.body):
+            if root is None:
+                continue
+            for n in walk(root):
+                _placement(n, diag)
+                for exprs in _statement(n):
+                    _order(exprs, diag)
+        if probe.predicate is not None:
+            _order([probe.predicate], diag)
+
+
+def _first(node):
+    return next(n for n in walk(node) if _hoisted(n))
+
+
+def _refuse(node, where: str, diag: Collector, note: str = None):
+    e = _first(node)
+    what = f"'{e.op}' used as a value" if isinstance(e, A.IncDec) else "a block expression"
+    diag.error(f"{what} {where}: not supported by plyc", e.span,
+               note or "assign it to a $variable in a statement of its own first")
+
+
+def _placement(n, diag: Collector):
+    if isinstance(n, A.Binary) and n.op in ("&&", "||") and has_effect(n.right):
+        _refuse(n.right, f"in the right of '{n.op}' ({CONDITIONAL})", diag)
+    elif isinstance(n, A.Ternary) and (has_effect(n.then) or has_effect(n.other)):
+        _refuse(n.then if has_effect(n.then) else n.other, f"in a branch of '?:' ({CONDITIONAL})", diag,
+                "use an if statement")
+    elif isinstance(n, (A.Sizeof, A.Offsetof)) and has_effect(n.arg):
+        _refuse(n.arg, f"in {type(n).__name__.lower()}() (typed, never run)", diag)
+    elif isinstance(n, A.TypeName) and n.of is not None and has_effect(n.of):
+        _refuse(n.of, "in typeof() (typed, never run)", diag)
+    elif isinstance(n, A.IncDec) and isinstance(n.target, A.Map) and has_effect(n.target.keys or []):
+        _refuse(n.target.keys, f"in the key of '{n.op}' (the key is read, then written)", diag)
+    elif isinstance(n, A.Assign) and n.op != "=" and isinstance(n.target, A.Map) and has_effect(n.target.keys or []):
+        _refuse(n.target.keys, f"in the key of '{n.op}' (the key is read, then written)", diag)
+
+
+def _statement(n) -> list:
+    """The expressions a statement evaluates, in order: bpftrace 0.27 reads
+    an assignment's value, then the target's keys (`@m[$i] = $i++` stores
+    under the new $i), then writes."""
+    if isinstance(n, A.Assign):
+        if n.op != "=":
+            return [[n.target, n.value]]
+        keys = n.target.keys or [] if isinstance(n.target, A.Map) else []
+        return [[n.value] + keys]
+    if isinstance(n, A.Let) and n.value is not None:
+        return [[n.value]]
+    if isinstance(n, A.ExprStmt):
+        return [[n.expr]]
+    if isinstance(n, (A.If, A.While)):
+        return [[n.cond]]
+    if isinstance(n, A.Jump) and n.value is not None:
+        return [[n.value]]
+    if isinstance(n, A.For) and isinstance(n.iterable, A.Range):
+        return [[n.iterable]]
+    return []
+
+
+def _name(n):
+    return ("$" + n.name) if isinstance(n, A.Var) else n.name
+
+
+def _writes(e) -> set:
+    """The variables and maps a hoisted expression changes."""
+    if isinstance(e, A.IncDec):
+        return {_name(e.target)}
+    out = set()
+    for n in walk(e.stmts):
+        if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, (A.Var, A.Map)):
+            out.add(_name(n.target))
+        elif isinstance(n, A.Let):
+            out.add(_name(n.var))
+        elif isinstance(n, A.Call) and n.name in ("delete", "clear", "zero") and n.args and isinstance(n.args[0], A.Map):
+            out.add(n.args[0].name)
+    return out
+
+
+def _read_later(node, reads: list, hoisted: list):
+    """The names the statement itself reads (after the hoisted parts run)
+    and the hoisted parts, each with its place in bpftrace's order of
+    evaluation (left to right: the tree's fields are in that order)."""
+    if isinstance(node, list):
+        for x in node:
+            _read_later(x, reads, hoisted)
+        return
+    if not isinstance(node, A.Node):
+        return
+    if isinstance(node, A.IncDec):
+        hoisted.append((len(reads), node))
+        return
+    if isinstance(node, A.BlockExpr):
+        hoisted.append((len(reads), node))
+        _read_later(node.value, reads, hoisted)
+        return
+    if isinstance(node, (A.Var, A.Map)):
+        reads.append(node)
+    for name in node.__dataclass_fields__:
+        value = getattr(node, name)
+        if isinstance(value, (A.Node, list)):
+            _read_later(value, reads, hoisted)
+
+
+def _order(exprs: list, diag: Collector):
+    """A read before a hoisted part of what it changes would see the change."""
+    if len(exprs) == 1 and isinstance(exprs[0], A.IncDec):
+        target = exprs[0].target         # `x++;` itself: only its keys are values
+        exprs = target.keys or [] if isinstance(target, A.Map) else []
+    if not has_effect(exprs):
+        return
+    reads, hoisted = [], []
+    _read_later(exprs, reads, hoisted)
+    for at, e in hoisted:
+        changed = _writes(e)
+        for r in reads[:at]:
+            if _name(r) in changed:
+                what = f"'{e.op}'" if isinstance(e, A.IncDec) else "a block expression"
+                diag.error(f"{_name(r)} is read before {what} that changes it in the same statement: not "
+                           "supported by plyc (bpftrace reads the value before the change, plyc after it)", r.span,
+                           "do the change in a statement of its own first")
+                return

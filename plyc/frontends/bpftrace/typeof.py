@@ -1,0 +1,33 @@
+"""bpftrace 0.27's typeof(e): the type of an expression where a type goes,
+in a cast `(typeof($x))v`, sizeof(typeof(@m)) and `let $x: typeof(e)`
+(lets.py). `typeof(TYPE)` is TYPE itself (the parser gives it so). The
+expression is typed, not run."""
+from __future__ import annotations
+
+from ... import types as T
+from ...ir import nodes as ir
+from . import ast as A
+
+
+def of(typer, tn: A.TypeName) -> T.Type:
+    """The type typeof(e) names."""
+    return typer.expr(tn.of).type
+
+
+def cast(typer, e: A.Cast) -> ir.Expr:
+    """(typeof(e))v: v converted to e's type, an integer or a pointer."""
+    typ = of(typer, e.type)
+    if not typ.is_int:
+        typer.err(f"can't cast to typeof() of a value of type {typ}", e.type.span,
+                  "a cast's type is an integer or a pointer")
+    x = typer.expr(e.operand)
+    if typ.denotes == "bool":       # as a cast to bool: 0 or 1, not the low byte
+        x = ir.Binary("!=", x, ir.IntConst(0, type=T.S64, span=e.span), type=T.S32, span=e.span)
+    return typer.convert(x, typ, e.span, f"typeof({typ})")
+
+
+def sizeof(typer, tn: A.TypeName) -> ir.Expr:
+    typ = of(typer, tn)
+    if typ.kind in ("void", "ctx", "agg"):
+        typer.err(f"sizeof(typeof()) of a value of type {typ}", tn.span)
+    return ir.IntConst(typ.size, type=T.U64, span=tn.span)
