@@ -215,6 +215,9 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     except P.FormatError as err:
         chk.err(str(err), fmt_arg.span)
     convs = [p for p in parts if isinstance(p, P.Conv)]
+    if getattr(chk, "PRINTF_C_LENGTHS", False):
+        for conv in convs:
+            conv.use_c_lengths()
     rest = call.args[1:]
     if len(convs) != len(rest):
         chk.err(f"the format has {len(convs)} conversion{'s' if len(convs) != 1 else ''} "

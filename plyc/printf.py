@@ -17,6 +17,14 @@ class Conv:
     width: Optional[str]
     prec: Optional[str]
     conv: str          # d i o u x X c s p v, r rx rh (a length-carrying buffer, bpftrace's buf())
+    length: str = ""   # C's length modifier as written: hh h l ll z j t
+    # The bits of an integer d i o u x X prints: 64, or C's for its length
+    # (bpftrace's printf is C's: %d prints an int, %lld a long long).
+    bits: int = 64
+
+    def use_c_lengths(self):
+        if self.conv in "diouxX":
+            self.bits = {"hh": 8, "h": 16, "": 32}.get(self.length, 64)
 
 
 class FormatError(Exception):
@@ -62,7 +70,7 @@ def parse(fmt: str) -> list:
             if lit:
                 parts.append(lit)
                 lit = ""
-            parts.append(Conv(m.group(0), m["flags"], m["width"], m["prec"], m["conv"]))
+            parts.append(Conv(m.group(0), m["flags"], m["width"], m["prec"], m["conv"], m["len"] or ""))
         pos = m.end()
     if lit:
         parts.append(lit)

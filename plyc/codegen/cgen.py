@@ -827,6 +827,12 @@ class FuncGen(TupleGen):
 
     def sc_Cast(self, e: ir.Cast) -> str:
         typ = e.type
+        if e.operand.type.is_bytes:
+            # an array's bytes as an integer of its size, in the device's byte order
+            arr, name = self.bytes_ref(e.operand), self.tmp("a")
+            self.line(f"{typ.ctype()} {name} = 0;")
+            self.line(f"__builtin_memcpy(&{name}, {arr}, sizeof({name}));")
+            return f"(({typ.scalar_ctype()}){name})"
         x = self.scalar(e.operand)
         if typ.size == 8:
             return self.cast(typ.scalar_ctype(), x)

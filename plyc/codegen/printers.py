@@ -101,10 +101,14 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
                 f'\tfprintf(fp, "%{spec}s", plyc_ksym_text({ref}, sym, sizeof(sym)));',
                 "}"]
     prec = f".{conv.prec}" if conv.prec is not None else ""
+    # An integer cut to the conversion's C length first (bpftrace's %d: an int).
+    narrow = {64: "", 32: "int", 16: "short", 8: "char"}[conv.bits]
     if conv.conv in "di":
-        return [f'fprintf(fp, "%{spec}{prec}lld", (long long){ref});']
+        cut = f"({'signed ' if narrow == 'char' else ''}{narrow})" if narrow else ""
+        return [f'fprintf(fp, "%{spec}{prec}lld", (long long){cut}{ref});']
     if conv.conv in "ouxX":
-        return [f'fprintf(fp, "%{spec}{prec}ll{conv.conv}", (unsigned long long){ref});']
+        cut = f"(unsigned {narrow})" if narrow else ""
+        return [f'fprintf(fp, "%{spec}{prec}ll{conv.conv}", (unsigned long long){cut}{ref});']
     if conv.conv == "c":
         return [f'fprintf(fp, "%{spec}c", (int){ref});']
     if conv.conv == "p":

@@ -184,3 +184,33 @@ def pair_part(ty, e: A.TupleIndex) -> ir.Expr:
     for index in path[used:]:
         x = tuples.member(ty, x, index, e.span)
     return x
+
+
+# bpftrace's bounds on an unroll's count, which it checks when it compiles.
+UNROLL_MAX = 100
+
+
+def unroll_param(ty, s: A.Unroll) -> ir.Block:
+    """`unroll($N)` (softirqstat.bt's `unroll($1)`): bpftrace reads $N when
+    it compiles the script; a plyc tracer is given its parameters when it
+    starts, so the body runs in a loop of $N turns, at most UNROLL_MAX (a
+    hidden counter "unroll@LINE:COL"). The body is not a loop's body in
+    bpftrace: a `break` or `continue` there is refused, as it would leave
+    this loop rather than the one around it."""
+    for n in walk(s.body):
+        if isinstance(n, A.Jump) and n.kind in ("break", "continue"):
+            ty.err(f"'{n.kind}' in the body of unroll(${s.count.index}) is not supported by plyc: "
+                   "it runs that body as a loop of its own", n.span)
+    sp = s.span
+    count = ty.expr(s.count)
+    name = f"unroll@{sp.line}:{sp.col}"
+    ty.probe.locals[name] = T.S64
+    ty.defined.add(name)
+    var = ir.Local(name, type=T.S64, span=sp)
+    below = [ir.Binary("<", var, bound, type=T.S32, span=sp)
+             for bound in (count, ir.IntConst(UNROLL_MAX, type=T.S64, span=sp))]
+    cond = ir.Binary("&&", *below, type=T.S32, span=sp)
+    step = ir.SetLocal(name, ir.Binary("+", var, ir.IntConst(1, type=T.S64, span=sp), type=T.S64, span=sp),
+                       span=sp)
+    first = ir.SetLocal(name, ir.IntConst(0, type=T.S64, span=sp), span=sp)
+    return ir.Block([first, ir.While(cond, ty.body(s.body), step, span=sp)], span=sp)

@@ -35,9 +35,10 @@ from ...ir import nodes as ir
 from ...ir import passes
 from ...kernel_types import KernelTypes
 from ...sema import Sema, TypeRef, looks
+from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import aggreads, blocks, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs
+from . import aggreads, blocks, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs, typenames
 from . import specs as S
 from . import stdlib
 from . import tuples
@@ -269,6 +270,8 @@ class Typer(Sema):
     (plyc/sema) with bpftrace's names and rules."""
 
     STRING_COMPARE_HINT = "compare strings with strcmp(a, b) or =="
+    # printf's %d prints an int, %ld a long, as C's (and bpftrace's) printf
+    PRINTF_C_LENGTHS = True
 
     def __init__(self, st: Lowering, diag: Collector, final: bool):
         super().__init__(st, diag, final)
@@ -283,6 +286,9 @@ class Typer(Sema):
         self.assigned_values: set = set()   # the probe's $names given a value by `=` (assigned_names)
         self.before: list = []          # statements to run before the one being typed (delete()'s value, blocks.py)
         self.temps: dict = {}           # a value's own local by its node (blocks.py)
+        # (probe, $name) and (None, @map) whose assignment was an error, said once: their reads
+        # are dropped silently. The final pass's only, where every Bail follows an error said.
+        self.unassigned: set = set()
 
     def stmt(self, s):
         """A statement, after what its expressions need run first."""
@@ -344,9 +350,16 @@ class Typer(Sema):
         if s.op != "=":
             value = A.Binary(s.op[:-1], target, value, span=s.span)
         if isinstance(target, A.Var):
-            decl = lets.declared(self, target.name)
-            x = self.expr(value) if decl is None else lets.convert(self, target.name, decl, value, value.span)
-            return self.set_local(target.name, x, s.span, value.span)
+            try:
+                decl = lets.declared(self, target.name)
+                x = self.expr(value) if decl is None else lets.convert(self, target.name, decl, value, value.span)
+                byvalue.refuse_stored(self, x, "$" + target.name, value.span)
+                return self.set_local(target.name, x, s.span, value.span)
+            except Bail:
+                # its reads are not errors of their own ("read before it is assigned")
+                if self.final:
+                    self.unassigned.add((id(self.probe), target.name))
+                raise
         if s.op == "=":
             aggreads.check_copy(self, target, value, s.span)
         if target.name in self.agg_maps:
@@ -355,12 +368,18 @@ class Typer(Sema):
                          "here", value.span)
             return self.agg_assign(target, value, s.span)
         held = self.maps.get(target.name)
-        if isinstance(value, A.Ident) and stdlib.builtin_name(value.name) == "func" and \
-                held is not None and held.value_type == T.SYM:
-            x = self.func(value.span, symbol=True)
-        else:
-            x = self.expr(value)
-        self.check_storable(x, value.span)
+        try:
+            if isinstance(value, A.Ident) and stdlib.builtin_name(value.name) == "func" and \
+                    held is not None and held.value_type == T.SYM:
+                x = self.func(value.span, symbol=True)
+            else:
+                x = self.expr(value)
+            self.check_storable(x, value.span)
+            byvalue.refuse_stored(self, x, target.name, value.span)
+        except Bail:
+            if self.final:
+                self.unassigned.add((None, target.name))    # as a variable's, above
+            raise
         info, keys = self.map_ref(target, writing=True)
         return self.map_store(info, keys, x, s.span, value.span)
 
@@ -429,6 +448,8 @@ class Typer(Sema):
         return self.stmt_Assign(A.Assign(s.var, "=", value, span=s.span))
 
     def stmt_Unroll(self, s: A.Unroll):
+        if isinstance(s.count, A.Positional) and s.count.index > 0:
+            return loops.unroll_param(self, s)
         n = const_value(s.count)
         if n is None or not 1 <= n <= 100:
             self.err("unroll's count must be a constant from 1 to 100", s.count.span)
@@ -526,6 +547,8 @@ class Typer(Sema):
         if e.name in self.pairs:
             return loops.whole_pair(self, e)
         if e.name not in self.scratch_names or e.name not in self.defined:
+            if (id(self.probe), e.name) in self.unassigned:
+                raise Bail()
             self.err(f"${e.name} is read before it is assigned", e.span)
         return ir.Local(e.name, type=self.probe.locals.get(e.name, T.S64))
 
@@ -543,6 +566,8 @@ class Typer(Sema):
             return aggreads.read(self, e, lambda ref: self.map_ref(ref, writing=False))
         info, keys = self.map_ref(e, writing=False)
         if info.value_type is None:
+            if (None, e.name) in self.unassigned:
+                raise Bail()
             if self.final:
                 self.err(f"map '{e.name}' is read but never assigned", e.span)
             return ir.MapRead(info.name, keys, type=T.S64)
@@ -712,7 +737,11 @@ class Typer(Sema):
         script = structs.cast(self, e, lambda: self.expr(e.operand))
         if script is not None:
             return script
-        cast = self.cast(self.expr(e.operand), type_ref(e.type), e.span)
+        tn = typenames.resolve(self, e.type, type_ref(e.type))
+        x = self.expr(e.operand)
+        if x.type.kind == "buf" and not tn.pointers and tn.array_len is None:
+            return typenames.array_to_int(self, x, type_ref(tn), e.span)
+        cast = self.cast(x, type_ref(tn), e.span)
         if e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers and e.type.array_len is None:
             # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
             zero = ir.IntConst(0, type=T.S64, span=e.span)

@@ -650,7 +650,7 @@ class Parser:
             if not words:
                 words, k = [tok.text], k + 1
                 named = tok.text.endswith("_t")
-                if not named and not (self.at("*", k) and self._closes_type(k)):
+                if not named and not self._stars_close(k):
                     return None
         ptrs = 0
         while self.at("*", k):
@@ -674,6 +674,13 @@ class Parser:
 
     def _closes_type(self, k: int) -> bool:
         return self.at(")", k) or self.at("[", k)
+
+    def _stars_close(self, k: int) -> bool:
+        """`*`s from token k, then the end of a type: `(bio *)`, `(foo **)`."""
+        j = k
+        while self.at("*", j):
+            j += 1
+        return j > k and self._closes_type(j)
 
     def parse_type(self) -> A.TypeName:
         """A type inside sizeof()/offsetof(): `struct x`, `uint32`, `foo_t *`."""

@@ -35,6 +35,8 @@ PROBE_TYPES = [
     ProbeType("asyncwatchpoint", ("aw",), (3,), "asyncwatchpoint:address:length:mode"),
     ProbeType("iter", ("it",), (1, 2), "iter:object[:pin]"),
     ProbeType("self", (), (2,), "self:signal:SIGUSR1"),
+    ProbeType("test", (), (1,), "test:name"),
+    ProbeType("bench", (), (1,), "bench:name"),
 ]
 
 BY_NAME = {}

@@ -253,6 +253,8 @@ class Placer:
             self.place(e, VALUE, 8)
         elif isinstance(e, ir.Index):
             self.bytes(e.obj)
+        elif isinstance(e, ir.Cast) and e.operand.type.is_bytes:
+            self.bytes_ref(e.operand)      # an array's bytes read as an integer
         elif isinstance(e, ir.Cast):
             self.scalar(e.operand)
         elif isinstance(e, (ir.UserRead, ir.Deref)):
@@ -269,10 +271,12 @@ class Placer:
 
     def lvalue(self, e):
         """The pointers read on the way to a kernel object's member."""
-        if isinstance(e, ir.Index) or e.obj.type.kind == "struct":
+        if not (isinstance(e, ir.Index) or e.obj.type.kind == "struct"):
+            self.scalar(e.obj)
+        elif isinstance(e.obj, (ir.KMember, ir.Index)):
             self.lvalue(e.obj)
         else:
-            self.scalar(e.obj)
+            self.value(e.obj)    # a struct held by value ($n = $d->d_name): no pointer on the way
 
     def call(self, e: ir.Call):
         f, args = e.func, e.args
