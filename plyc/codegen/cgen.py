@@ -12,7 +12,7 @@ from typing import Optional
 from ..ir import nodes as ir
 from ..ir.nodes import script_line
 from ..ir.opt import temps
-from . import aggregations, intrinsics, loops, variables
+from . import aggread, aggregations, intrinsics, loops, variables
 from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
 from .ctext import (MAX_STORES, MEMSET_FENCE, alignment, bare, c_int, copy_stmts,  # noqa: F401 (alignment,
                     mem_calls, offset_ptr, words)                                 # c_int: for its users)
@@ -343,7 +343,7 @@ class FuncGen(TupleGen):
             return [f"{ind}{c}.scratch = {SCRATCH};"] if self.uses_scratch else []
         if text.endswith(loops.SCRATCH_DECL):
             ind = text[:-len(loops.SCRATCH_DECL)]
-            return [f"{ind}struct {struct} *{SCRATCH} = c->scratch;", f"{ind}(void){SCRATCH};"] \
+            return [f"{ind}struct {struct} *{SCRATCH} = plyc_lc->scratch;", f"{ind}(void){SCRATCH};"] \
                 if self.uses_scratch else []
         return None
 
@@ -362,6 +362,9 @@ class FuncGen(TupleGen):
     def stmt_MapDelete(self, s: ir.MapDelete):
         m = self.res.map(s.map)
         key = self.key(s.keys, m)
+        if m.info.is_agg and not m.keys:
+            self.line(f"(void){key};")
+            return aggread.zero(self, m)        # a per-CPU array keeps its slot
         self.line(f"bpf_map_delete_elem(&{m.cname}, &{key});")
 
     def stmt_SetLocal(self, s: ir.SetLocal):
@@ -675,6 +678,8 @@ class FuncGen(TupleGen):
 
     def sc_MapRead(self, e) -> str:
         m = self.res.map(e.map)
+        if m.info.is_agg and isinstance(e, ir.MapRead):
+            return aggread.read(self, e, m)     # every CPU's value combined
         p = self.lookup(e)
         typ = e.type
         stored = record_type(m.info.value_type)

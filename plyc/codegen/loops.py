@@ -23,6 +23,7 @@ import re
 
 from ..ir import nodes as ir
 from ..ir.nodes import script_line
+from . import aggread
 from . import ctext as C
 from .cescape import c_string
 
@@ -90,7 +91,7 @@ def stmt_Return(g, s):
     it stops the iteration (1) and flags the context, which the caller
     reads after bpf_for_each_map_elem to return in its turn."""
     if in_callback(g):
-        g.lines_of(g.loops[0] + ["c->ret = 1;", "return 1;"])
+        g.lines_of(g.loops[0] + ["plyc_lc->ret = 1;", "return 1;"])
     else:
         g.ret()
 
@@ -134,13 +135,13 @@ def stmt_ForMap(g, s: ir.ForMap):
     # The callback: its own lines and loops.
     saved = g.lines, g._depth, g.loops
     g.lines, g._depth, g.loops = [], 1, []
-    store = [f"c->{v} = {v};" for v, _ in scalars]
-    g.line(f"struct {name}_ctx *c = cx;")
-    g.line(f"{g.probe.provider.ctx_decl} = c->ctx;")
+    store = [f"plyc_lc->{v} = {v};" for v, _ in scalars]
+    g.line(f"struct {name}_ctx *plyc_lc = plyc_cx;")
+    g.line(f"{g.probe.provider.ctx_decl} = plyc_lc->ctx;")
     g.line(SCRATCH_DECL)
-    g.lines_of([f"{t} {v} = c->{v};" for v, t in scalars])
+    g.lines_of([f"{t} {v} = plyc_lc->{v};" for v, t in scalars])
     g.line("(void)ctx;")
-    g.line("(void)map;")
+    g.line("(void)plyc_map;")
     g.line(g.comment(s.span))
     entry_fields(g, m, s)
     g.loops.append(store)
@@ -157,21 +158,23 @@ def entry_fields(g, m, s: ir.ForMap):
     """The loop's locals set from the entry: key parts, then the value."""
     locs = g.probe.locals
     if m.scalar_key:
-        g.line(f"{local_c(s.keys[0])} = *(const {m.key_ctype} *)key;")
+        g.line(f"{local_c(s.keys[0])} = *(const {m.key_ctype} *)plyc_key;")
     else:
         for f, name in zip(m.keys, s.keys):
             if locs[name].is_bytes:
                 a = C.alignment(f.offset)
-                src = C.offset_ptr("key", f.offset, a, const=True)
+                src = C.offset_ptr("plyc_key", f.offset, a, const=True)
                 g.lines_of(C.mem_calls("memcpy", g.local_ref[name], src, min(f.type.size, locs[name].size), a))
             else:
-                g.line(f"{local_c(name)} = ((const {m.key_ctype} *)key)->{f.name};")
-    if locs[s.value].is_bytes:
+                g.line(f"{local_c(name)} = ((const {m.key_ctype} *)plyc_key)->{f.name};")
+    if m.info.is_agg:       # the key's value over every CPU, as bpftrace's
+        g.line(f"{local_c(s.value)} = {aggread.value(g, m, 'plyc_key', 'plyc_map')};")
+    elif locs[s.value].is_bytes:
         g.lines_of(C.mem_calls("memcpy", g.local_ref[s.value],
-                               f"__builtin_assume_aligned(((const {m.value_ctype} *)value)->v, 8)",
+                               f"__builtin_assume_aligned(((const {m.value_ctype} *)plyc_value)->v, 8)",
                                locs[s.value].size))
     else:
-        g.line(f"{local_c(s.value)} = ((const {m.value_ctype} *)value)->v;")
+        g.line(f"{local_c(s.value)} = ((const {m.value_ctype} *)plyc_value)->v;")
 
 
 # The helper a ForMap calls: BPF_FUNC_for_each_map_elem's number, name, release.

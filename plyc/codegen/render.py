@@ -15,7 +15,7 @@ from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
 from ..ir.nodes import script_line
 from ..ir.report import Report
-from . import cgen, loops, printers
+from . import aggread, cgen, loops, printers
 from .cescape import C, c_comment, c_string, code
 from .resources import Field, Resources, layout
 
@@ -160,7 +160,8 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                 bpf_defines=sorted(({p.probe.provider.bpf_define for p in res.probes} - {""})
                                    | {d for p in res.probes for d in p.probe.bpf_defines}
                                    | {"PLYC_TP_GLOB_FIELDS" for p in res.probes
-                                      if p.probe.target.glob and p.probe.tp_fields}),
+                                      if p.probe.target.glob and p.probe.tp_fields}
+                                   | ({"PLYC_AGG_READ"} if aggread.needs(res) else set())),
                 kernel_types=[code(t) for t in program.ktypes.definitions()]
                 if program.ktypes and (program.ktypes.uses or program.ktypes.ksyms) else [])
 
@@ -256,7 +257,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     rows = [code(" ".join(f"{n}," for n in lm[i:i + 16])) for i in range(0, len(lm), 16)] or [code("0,")]
     slots = [dict(unit=s.unit, field_c=c_string(s.field), size=s.size, is_int=int(s.is_int), bytes=int(s.bytes),
                   signed=int(s.signed)) for s in res.tp_slots]
-    needs = [dict(n, since_c=c_string(n["since"])) for n in loops.needs(res)]
+    needs = [dict(n, since_c=c_string(n["since"])) for n in loops.needs(res) + aggread.needs(res)]
     return dict(**file_names(__version__, res.script), name=res.name, maps=maps, probes=probes,
                 slots=slots, events=events, nargs=res.nargs, linemap=rows,
                 numeric_args=code(", ".join(map(str, numeric_args(bpf_c, res.nargs)))),

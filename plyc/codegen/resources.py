@@ -11,6 +11,7 @@ from .. import arch as A
 from .. import types as T
 from ..ir import nodes as ir
 from ..ir.nodes import script_line
+from . import aggread
 from . import names as N
 
 # Default sizes; `plyc build --map-entries/--buffer-size/--stack-entries` change them.
@@ -276,6 +277,8 @@ def device_consts(program: ir.Program) -> list:
     out = []
     for probe in program.probes:
         for n in ir.walk(probe.body):
+            if aggread.reads(program.maps, n):     # its CPUs counted by the tracer
+                n = ir.DeviceConst(ir.NCPUS, span=n.span)
             if isinstance(n, ir.DeviceConst) and (n.kind, n.name, n.binary) not in [d[:3] for d in out]:
                 out.append((n.kind, n.name, n.binary, script_line(n.span)))
     return out

@@ -744,4 +744,91 @@ static __always_inline __s64 plyc_smod(__s64 a, __s64 b)
 	return a < 0 ? -(__s64)r : (__s64)r;
 }
 
+#ifdef PLYC_AGG_READ
+/* bpftrace's reads of an aggregation in a probe (`@c > 5`, `(int64)@s`,
+ * `for ($kv : @c)`): its value over every possible CPU, as the tracer merges
+ * it at exit (runtime-c/maps/aggregations.c), each CPU's value read with
+ * bpf_map_lookup_percpu_elem (Linux 5.19; the tracer asks the kernel for it
+ * before the load, runtime-c/load/needs.c). ncpus is the tracer's count of
+ * possible CPUs, a constant to the verifier, which walks the loop that many
+ * times. No entry on CPU 0 is no key at all: 0, as in bpftrace. */
+static __always_inline __u64 plyc_agg_sum(void *map, const void *key, __u64 ncpus)
+{
+	__u64 acc = 0;
+	__u32 c;
+
+	for (c = 0; c < ncpus; c++) {
+		__u64 *v = bpf_map_lookup_percpu_elem(map, key, c);
+
+		if (!v)
+			break;
+		acc += *v;
+	}
+	return acc;
+}
+
+/* min() and max(): the extreme of the CPUs that stored one (set), 0 if none */
+static __always_inline __s64 plyc_agg_extreme(void *map, const void *key, __u64 ncpus, int less,
+					      int is_signed)
+{
+	__s64 acc = 0;
+	int set = 0;
+	__u32 c;
+
+	for (c = 0; c < ncpus; c++) {
+		struct plyc_minmax *v = bpf_map_lookup_percpu_elem(map, key, c);
+		int lt, gt;
+
+		if (!v)
+			break;
+		if (!v->set)
+			continue;
+		lt = is_signed ? v->value < acc : (__u64)v->value < (__u64)acc;
+		gt = is_signed ? v->value > acc : (__u64)v->value > (__u64)acc;
+		if (!set || (less ? lt : gt))
+			acc = v->value;
+		set = 1;
+	}
+	return acc;
+}
+
+/* avg(): the CPUs' sums over their counts, truncated toward zero; 0 if none */
+static __always_inline __s64 plyc_agg_avg(void *map, const void *key, __u64 ncpus, int is_signed)
+{
+	__s64 sum = 0;
+	__u64 count = 0;
+	__u32 c;
+
+	for (c = 0; c < ncpus; c++) {
+		struct plyc_avg *v = bpf_map_lookup_percpu_elem(map, key, c);
+
+		if (!v)
+			break;
+		sum += v->sum;
+		count += v->count;
+	}
+	if (!count)
+		return 0;
+	return is_signed ? plyc_sdiv(sum, (__s64)count) : (__s64)((__u64)sum / count);
+}
+
+/* delete() of a key-less aggregation (a one-slot per-CPU array, which
+ * can't lose its slot): every CPU's value back to zero, which the tracer
+ * takes as never set */
+static __always_inline void plyc_agg_zero(void *map, __u32 size, __u64 ncpus)
+{
+	__u32 key = 0, c;
+
+	for (c = 0; c < ncpus; c++) {
+		__u64 *v = bpf_map_lookup_percpu_elem(map, &key, c);
+
+		if (!v)
+			break;
+		v[0] = 0;
+		if (size > 8)
+			v[1] = 0;
+	}
+}
+#endif
+
 #endif

@@ -5,8 +5,9 @@
 - `for ($i : a..b)`: `$i = a`, the end evaluated once into a hidden local,
   then a While of `$i < end` stepping `$i++` (a plain bounded loop: Linux 5.3,
   where bpftrace calls bpf_loop, 5.17).
-- `for ($kv : @m)`: an ir.ForMap over the plain map @m (bpf_for_each_map_elem,
-  Linux 5.13). `$kv` is a (key, value) pair, read as `$kv.0` and `$kv.1`
+- `for ($kv : @m)`: an ir.ForMap over the plain map @m, or a count() ... avg()
+  aggregation, whose `$kv.1` is the key's value over every CPU
+  (bpf_for_each_map_elem, Linux 5.13; an aggregation's: aggreads.py). `$kv` is a (key, value) pair, read as `$kv.0` and `$kv.1`
   (`$kv.0.N`: the Nth part of a key of several): each part is a hidden local
   the loop sets, named "kv@LINE:COL.0", "...0.N", "...1" (no script name has
   a dot; the loop's place tells apart loops binding the same name).
@@ -20,7 +21,7 @@ from __future__ import annotations
 from ... import types as T
 from ...ir import nodes as ir
 from . import ast as A
-from . import tuples
+from . import aggreads, tuples
 from .trees import const_value, walk
 
 
@@ -110,10 +111,7 @@ def _for_range(ty, s: A.For, name: str) -> ir.Block:
 
 def _for_map(ty, s: A.For, name: str) -> ir.ForMap:
     ref = s.iterable
-    if ref.name in ty.agg_maps:
-        ty.err(f"a for loop over the aggregation {ref.name} is not supported by plyc yet", ref.span,
-               "bpftrace sums each key's per-CPU values there (bpf_map_lookup_percpu_elem, Linux 5.19); "
-               "plyc reads aggregations only in the tracer")
+    aggreads.check_loop(ty, ref.name, ref.span)      # count() ... avg(): each key's value, every CPU's
     info = ty.maps.get(ref.name)
     if info is None or info.value_type is None or info.key_types is None:
         if ty.final:

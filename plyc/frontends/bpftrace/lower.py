@@ -38,7 +38,7 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import blocks, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs, typenames
+from . import aggreads, blocks, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs, typenames
 from . import specs as S
 from . import stdlib
 from . import kvalues, tuples
@@ -97,8 +97,10 @@ def not_yet(what: str) -> str:
 # --- refuse: what is not lowered yet, found in one walk ------------------------
 
 def _prints_tuple(n) -> bool:
+    # (a key-less map in it is its value, not the map print() would dump)
     return (isinstance(n, A.Call) and n.name == "print" and len(n.args) == 1
-            and isinstance(n.args[0], A.Tuple) and 1 < len(n.args[0].items) < B.MANY)
+            and isinstance(n.args[0], A.Tuple) and 1 < len(n.args[0].items) < B.MANY
+            and not any(isinstance(i, A.Map) and i.keys is None for i in n.args[0].items))
 
 
 def refuse(st: "Lowering", diag: Collector):
@@ -277,6 +279,7 @@ class Typer(Sema):
         self.agg_maps = {n.target.name for n in walk([p.body for p in st.ast.probes])
                          if isinstance(n, A.Assign) and isinstance(n.target, A.Map)
                          and isinstance(n.value, A.Call) and n.value.name in AGGREGATIONS}
+        self.agg_funcs = aggreads.functions(st.ast.probes, AGGREGATIONS)     # @name -> "count", ...
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
@@ -315,6 +318,7 @@ class Typer(Sema):
         return self.block(s.stmts, s.span)
 
     def stmt_If(self, s: A.If):
+        aggreads.check_operand(self, s.cond, s.span, "condition")
         return self.if_(lambda: self.cond(s.cond), s.then, s.other, s.span)
 
     def stmt_ExprStmt(self, s: A.ExprStmt):
@@ -356,6 +360,8 @@ class Typer(Sema):
                 if self.final:
                     self.unassigned.add((id(self.probe), target.name))
                 raise
+        if s.op == "=":
+            aggreads.check_copy(self, target, value, s.span)
         if target.name in self.agg_maps:
             if not (isinstance(value, A.Call) and value.name in AGGREGATIONS):
                 self.err(f"{target.name} holds an aggregation elsewhere; it can't be assigned a value "
@@ -483,7 +489,7 @@ class Typer(Sema):
         else:
             self.err("delete() takes a map element: delete(@m[key]) or delete(@m, key)", call.span)
         if ref.name in self.agg_maps:
-            self.err(not_yet("deleting from an aggregation"), call.span)
+            aggreads.check_delete(self, ref.name, call.span)
         info, keys = self.map_ref(ref, writing=False)
         return ir.MapDelete(info.name, keys, span=span)
 
@@ -556,8 +562,8 @@ class Typer(Sema):
         return ir.Param(ir.ARG_COUNT, type=T.U64)
 
     def expr_Map(self, e: A.Map):
-        if e.name in self.agg_maps:
-            self.err(not_yet(f"reading the aggregation {e.name} in a probe"), e.span)
+        if e.name in self.agg_maps:     # its value, every CPU's combined
+            return aggreads.read(self, e, lambda ref: self.map_ref(ref, writing=False))
         info, keys = self.map_ref(e, writing=False)
         if info.value_type is None:
             if (None, e.name) in self.unassigned:
@@ -721,6 +727,7 @@ class Typer(Sema):
         return tuples.make(self, e)
 
     def expr_Ternary(self, e: A.Ternary):
+        aggreads.check_operand(self, e.cond, e.span, "condition")
         return tuples.ternary(self, e)
 
     def expr_TupleIndex(self, e: A.TupleIndex):
@@ -775,6 +782,7 @@ class Typer(Sema):
             return V.deref(self, e)
         if e.op == "&":
             return pointers.address_of(self, e)
+        aggreads.check_operand(self, e.operand, e.span, e.op)
         node = self.unary(e.op, self.expr(e.operand), e.span)
         if e.op == "!":
             node.type = as_bool(node.type)
@@ -799,6 +807,8 @@ class Typer(Sema):
                      f"{AGG.AGGREGATIONS[AGG_NAMES[e.name]].example_args})", e.span)
         if e.name == "delete":
             return self.delete_value(e)
+        if e.name == "printf":
+            e = aggreads.printf_call(self, e)
         if e.name not in FUNCTIONS:
             self.err(f"unknown function '{e.name}'", e.name_span,
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
