@@ -91,8 +91,8 @@ def test_config():
     ('@t = tseries(1, 1s, 3); @t = count();', "@t is a tseries() aggregation elsewhere, not count()"),
     # bpftrace 0.27 refuses these too ("cannot be assigned to a scratch variable"; delete: its
     # BPF program fails to load)
-    ('@t = tseries(1, 1s, 3); $x = @t;', "reading the aggregation @t in a probe is not supported by plyc yet"),
-    ('@t[1] = tseries(1, 1s, 3); delete(@t, 1);', "deleting from an aggregation is not supported by plyc yet"),
+    ('@t = tseries(1, 1s, 3); $x = @t;', "@t is a tseries() map, whose tseries_t has no value to read in a probe"),
+    ('@t[1] = tseries(1, 1s, 3); delete(@t, 1);', "delete() from the tseries() map @t is refused: bpftrace 0.27 deletes nothing"),
 ])
 def test_errors(src, message):
     assert message in err(f"BEGIN {{ {src} }}")
