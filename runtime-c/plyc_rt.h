@@ -281,7 +281,7 @@ const char *plyc_inet_text(const void *data, char *buf, size_t len);
 
 /* A value of a kind plyc_kind_is_text() names as text (btvalues.c);
  * other kinds as an unsigned number. Returns buf. */
-#define PLYC_VALUE_TEXT_LEN 256
+#define PLYC_VALUE_TEXT_LEN 8192   /* a cgroup_path() of many hierarchies' paths */
 const char *plyc_value_text(const struct plyc_type *t, const void *data, char *buf, size_t len);
 
 /* The kinds every output prints through plyc_value_text(): the one list,

@@ -116,7 +116,9 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 	int n;
 
 	if (plyc_kind_is_text(t->kind)) {
-		plyc_metrics_label_value(fp, plyc_value_text(t, p, buf, sizeof(buf)), sizeof(buf));
+		char text[PLYC_VALUE_TEXT_LEN];
+
+		plyc_metrics_label_value(fp, plyc_value_text(t, p, text, sizeof(text)), sizeof(text));
 		return;
 	}
 	switch (t->kind) {

@@ -144,7 +144,9 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 	char sym[PLYC_KSYM_LEN];
 
 	if (plyc_kind_is_text(t->kind)) {
-		fputs(plyc_value_text(t, data, sym, sizeof(sym)), fp);
+		char text[PLYC_VALUE_TEXT_LEN];
+
+		fputs(plyc_value_text(t, data, text, sizeof(text)), fp);
 		return;
 	}
 	switch (t->kind) {

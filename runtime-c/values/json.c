@@ -109,7 +109,9 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 	uint32_t i;
 
 	if (t->kind != PLYC_K_BOOL && plyc_kind_is_text(t->kind)) {
-		plyc_json_string(fp, plyc_value_text(t, data, sym, sizeof(sym)), sizeof(sym));
+		char text[PLYC_VALUE_TEXT_LEN];
+
+		plyc_json_string(fp, plyc_value_text(t, data, text, sizeof(text)), sizeof(text));
 		return;
 	}
 	switch (t->kind) {
