@@ -301,8 +301,6 @@ def test_config_block():
     messages = [m for m in err(src).splitlines() if m.startswith(("tool.bt", "note"))]
     assert messages == [
         "tool.bt:1:25: error: max_strlen must be from 1 to 32768, not 0",
-        "tool.bt:1:28: error: config variable license is not supported by plyc yet",
-        "note: plyc's BPF programs are GPL",
         "tool.bt:1:58: error: stack_mode=perf is not supported by plyc yet",
         "note: plyc's tracers have stack_mode=bpftrace only",
         "tool.bt:1:64: error: unknown config variable 'foo'",
@@ -651,6 +649,20 @@ def test_for_loop_probe_has_no_fentry_twin():
     from plyc.codegen import resources
     prog = lower("kprobe:vfs_read { @m[1] = 1; for ($kv : @m) { } }")
     assert not resources.build(prog, "t", "t.bt").probes[0].fentry
+
+
+def test_config_license_is_the_bpf_objects():
+    """bpftrace 0.27's license: a GPL-compatible one (the GPL-only helpers
+    plyc calls need it) goes into the BPF object; another is refused."""
+    from plyc import driver
+    src = 'config = { license = "Dual BSD/GPL" }\nBEGIN { exit(); }'
+    assert lower(src).license == "Dual BSD/GPL"
+    c = driver.compile_source(src, "tool.bt", driver.Options()).generated.bpf_c
+    assert 'char LICENSE[] SEC("license") = "Dual BSD/GPL";' in c
+    assert lower("BEGIN { exit(); }").license == "GPL"
+    assert err('config = { license = "Proprietary" }\nBEGIN { }').startswith(
+        "tool.bt:1:22: error: license=Proprietary is not a license the kernel lets the BPF helpers plyc calls "
+        "run under\n")
 
 
 def test_config_limits_are_the_command_lines():

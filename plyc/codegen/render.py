@@ -162,6 +162,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                                    | {"PLYC_TP_GLOB_FIELDS" for p in res.probes
                                       if p.probe.target.glob and p.probe.tp_fields}
                                    | ({"PLYC_AGG_READ"} if aggread.needs(res) else set())),
+                license=c_string(program.license),
                 kernel_types=[code(t) for t in program.ktypes.definitions()]
                 if program.ktypes and (program.ktypes.uses or program.ktypes.ksyms) else [])
 

@@ -494,6 +494,7 @@ class Program:
     enums: list = field(default_factory=list)   # [(value, name), ...] of each enum type, by its width
     args_optional: bool = False    # a $N not given reads 0 / "" (bpftrace's), else the tracer stops
     missing_probes: str = "error"  # a probe the device lacks: error | warn | ignore (left out)
+    license: str = "GPL"           # the BPF object's (bpftrace's config license; GPL-compatible only)
     # Build limits the script sets itself (bpftrace's config block): map_entries,
     # buffer_size, stack_temp_max, print_maps_on_exit; a build option given on
     # the command line wins (driver.compile_ir).

@@ -15,6 +15,7 @@ A build option given on plyc's command line (other than its default) wins
 over the block, as bpftrace's environment variables win over it.
 missing_probes  error, warn or ignore: a probe whose target the device lacks
                  stops the tracer, or is left out (runtime-c/probes/attach.c)
+license          the BPF object's license, one of bpftrace's GPL-compatible ones
 Accepted at the one behaviour plyc has: stack_mode=bpftrace,
 str_trunc_trailer="" (bpftrace 0.17 adds no trailer, nor does plyc),
 unstable_macro=enable or warn (macros are always expanded), unstable_tseries=enable
@@ -49,7 +50,6 @@ REFUSED = {
     "cpp_demangle": "plyc's tracers print C++ names as the symbol table has them (no demangler)",
     "lazy_symbolication": "plyc's tracers always name user addresses when they print them",
     "show_debug_info": "plyc's user stacks name symbols only (no DWARF line information)",
-    "license": "plyc's BPF programs are GPL",
     "log_size": "plyc's tracers size the verifier's log themselves",
     "max_bpf_progs": "plyc generates one BPF program per probe",
     "max_probes": "plyc's tracers attach every probe they name",
@@ -59,10 +59,16 @@ REFUSED = {
 PAGE = 4096
 
 
+# The GPL-compatible licenses bpftrace 0.27 takes (its `license`): the
+# kernel gives GPL-only helpers (bpf_probe_read_*, ...) only to these.
+LICENSES = ("Dual MIT/GPL", "Dual BSD/GPL", "Dual MPL/GPL", "GPL and additional rights", "GPL v2", "GPL")
+
+
 @dataclass
 class Config:
     strsize: Optional[int] = None
     missing_probes: str = "error"       # error | warn | ignore (plyc/ir Program.missing_probes)
+    license: str = "GPL"                # one of LICENSES (plyc/ir Program.license)
     limits: dict = field(default_factory=dict)   # driver options: map_entries, buffer_size, ...
 
 
@@ -120,9 +126,17 @@ def evaluate(block: Optional[A.Config], diag: Collector) -> Config:
                            f"plyc's tracers have {want} only")
             elif name == "missing_probes":
                 out.missing_probes = got.lower()
+        elif name == "license":
+            got = v.value.decode("utf-8", "replace") if isinstance(v, A.Str) else getattr(v, "name", None)
+            if got not in LICENSES:
+                diag.error(f"license={got or chr(34) * 2} is not a license the kernel lets the BPF helpers "
+                           "plyc calls run under", v.span, "bpftrace's (GPL-compatible) licenses: " + ", ".join(LICENSES))
+                continue
+            out.license = got
         elif name in REFUSED:
             diag.error(f"config variable {item.name} is not supported by plyc yet", item.span, REFUSED[name])
         else:
             diag.error(f"unknown config variable '{item.name}'", item.span,
-                       "bpftrace's: " + ", ".join(sorted(set(NUMBERS) | set(BOOLS) | set(FIXED) | set(REFUSED))))
+                       "bpftrace's: " + ", ".join(sorted(set(NUMBERS) | set(BOOLS) | set(FIXED) | set(REFUSED)
+                                                       | {"license"})))
     return out

@@ -226,6 +226,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.enums = [st.cdefs.enumerators[words] for words in st.enum_tables]
         st.ir.args_optional = True      # bpftrace reads a $N not given as 0 or ""
         st.ir.missing_probes = st.config.missing_probes
+        st.ir.license = st.config.license
 
 
 def addresses(st: Lowering, diag: Collector):
