@@ -418,9 +418,7 @@ ERRORS = [
     ("BEGIN { }\nlet @a = hash(2);",
      "tool.bt:2:1: error: a map declaration must come before the first probe\n"
      "let @a = hash(2);\n^~~"),
-    ("name=kprobe:f { }",
-     "tool.bt:1:1: error: probe names ('name=probe') are not supported by plyc yet\n"
-     "name=kprobe:f { }\n^~~~~~~~~~~~~"),
+    ("name= { }", "tool.bt:1:7: error: expected a probe after its name, found '{'\nname= { }\n      ^"),
     ("BEGIN { $a = { let $x = 1; }; }",
      "tool.bt:1:28: error: expected the block's value (a block used as a value ends with an expression "
      "without ';': { let $x = 1; $x + 1 }), found '}'\n"
@@ -461,3 +459,12 @@ def test_deep_nesting_is_an_error():
     # located: at the parenthesis that opens the 101st level
     assert err("BEGIN { $x = " + "(" * 5000 + "1" + ")" * 5000 + "; }").split("\n")[0] == \
         "tool.bt:1:113: error: the script nests more than 100 levels deep here"
+
+
+def test_a_probe_name_is_read_as_the_probe_without_it():
+    """current bpftrace's `name=spec`: its `probe` is the spec (0.27 prints it so)."""
+    prog = parse('first=tracepoint:syscalls:sys_enter_getppid, x2=BEGIN { print(probe); }', "tool.bt")
+    specs = prog.probes[0].specs
+    assert [(s.provider, s.text) for s in specs] == [("tracepoint", "tracepoint:syscalls:sys_enter_getppid"),
+                                                      ("BEGIN", "BEGIN")]
+    assert (specs[0].span.col, specs[1].span.col) == (7, 49)
