@@ -9,6 +9,8 @@ username, macaddr and strftime values is made by the tracer when it prints
 them (runtime-c/values/btvalues.c)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ... import arch as ARCH
 from ... import builtins as B
 from ... import types as T
@@ -260,13 +262,14 @@ def check_cgroup_path(chk, call: A.Call):
 # --- maps -------------------------------------------------------------------------------
 
 def has_key(chk, call: A.Call):
-    """has_key(@m, k): 1 if the map holds key k (current bpftrace)."""
+    """has_key(@m, k): whether the map holds key k (current bpftrace), a
+    bool (printed true/false, as 0.27 prints it)."""
     if len(call.args) != 2 or not isinstance(call.args[0], A.Map) or call.args[0].keys is not None:
         chk.err("has_key() takes a map and a key: has_key(@m, key)", call.span)
     key = call.args[1]
     ref = A.Map(call.args[0].name, key.items if isinstance(key, A.Tuple) and not key.names else [key], span=call.span)
     info, keys = chk.map_ref(ref, writing=False)
-    return ir.MapHas(info.name, keys, type=T.S64, span=call.span)
+    return ir.MapHas(info.name, keys, type=replace(T.S64, denotes="bool"), span=call.span)
 
 
 def check_len(chk, call: A.Call):
