@@ -728,6 +728,10 @@ class FuncGen(TupleGen):
         if e.op == ">>" and lt.signed:
             return f"({self.operand('__s64', a)} >> {b})"
         text = f"({self.operand(ct, a)} {e.op} {self.operand(ct, b)})"
+        if e.op == "<<":
+            # clang's -Wint-in-bool-context refuses a shift tested as a
+            # condition (`if ($a << 2)`); a cast of it is an integer.
+            text = f"(({ct}){text})"
         self.typed[text] = ct
         return text
 
