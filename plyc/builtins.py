@@ -218,6 +218,7 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     if getattr(chk, "PRINTF_C_LENGTHS", False):
         for conv in convs:
             conv.use_c_lengths()
+            conv.use_bpftrace_flags()
     rest = call.args[1:]
     if len(convs) != len(rest):
         chk.err(f"the format has {len(convs)} conversion{'s' if len(convs) != 1 else ''} "

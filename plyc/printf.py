@@ -21,10 +21,20 @@ class Conv:
     # The bits of an integer d i o u x X prints: 64, or C's for its length
     # (bpftrace's printf is C's: %d prints an int, %lld a long long).
     bits: int = 64
+    null_p: str = "0x0"   # what %p prints for 0
 
     def use_c_lengths(self):
         if self.conv in "diouxX":
             self.bits = {"hh": 8, "h": 16, "": 32}.get(self.length, 64)
+
+    def use_bpftrace_flags(self):
+        """bpftrace 0.27's printf (its own formatter, not C's) takes a
+        precision and the ' ' flag and ignores them: `%.2s` prints the whole
+        string, `%.3d` of 7 is `7`, `% d` of 4 is `4`; its %p of 0 is `0`.
+        (0.17 refuses all three.)"""
+        self.prec = None
+        self.flags = self.flags.replace(" ", "")
+        self.null_p = "0"
 
 
 class FormatError(Exception):

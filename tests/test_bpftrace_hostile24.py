@@ -21,3 +21,11 @@ def test_a_shift_tested_as_a_condition_compiles():
     # clang's -Wint-in-bool-context refused `if (v << 2)`
     compiled('BEGIN { $a = 3; if ($a << 2) { printf("y\\n"); } if (!($a << 2)) { exit(); }\n'
              '  $c = ($a << 1) ? 1 : 2; while ($a << 0) { $a--; } @ = (uint8)(1 << 9) + $c; }')
+
+
+def test_printf_takes_and_ignores_a_precision_and_the_space_flag_as_0_27():
+    prog = lower('BEGIN { printf("%.0s %-5.2s % d %.3x %5p", "a", "b", 1, 2, 3); }')
+    convs = [p for p in prog.events[0].parts if not isinstance(p, str)]
+    assert [(c.flags, c.width, c.prec) for c in convs] == \
+        [("", None, None), ("-", "5", None), ("", None, None), ("", None, None), ("", "5", None)]
+    assert convs[-1].null_p == "0"

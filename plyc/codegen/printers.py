@@ -78,7 +78,8 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
         if typ.kind in ("str", "buf"):
             n = f"strnlen((const char *){ref}, {typ.size})"
             if conv.prec is not None:
-                n = f"({n} < {conv.prec} ? {n} : {conv.prec})"
+                # (%.0s: no comparison of an unsigned length with 0, which gcc refuses)
+                n = f"({n} < {conv.prec} ? {n} : {conv.prec})" if int(conv.prec) else "0"
             return [f'fprintf(fp, "%{spec}.*s", (int){n}, (const char *){ref});']
         if typ.kind == "usym":
             prec = f".{conv.prec}" if conv.prec is not None else ""
@@ -114,7 +115,16 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     if conv.conv == "c":
         return [f'fprintf(fp, "%{spec}c", (int){ref});']
     if conv.conv == "p":
-        return [f'fprintf(fp, "0x%{spec}llx", (unsigned long long){ref});']
+        # the width pads the whole text, 0x too (C's %p's)
+        return ["{",
+                "\tchar ptr[24];",
+                "",
+                f'\tif ({ref})',
+                f'\t\tsnprintf(ptr, sizeof(ptr), "0x%llx", (unsigned long long){ref});',
+                "\telse",
+                f'\t\tsnprintf(ptr, sizeof(ptr), "%s", {c_string(conv.null_p)});',
+                f'\tfprintf(fp, "%{flags.replace("0", "") + (conv.width or "")}s", ptr);',
+                "}"]
     raise AssertionError(conv.conv)
 
 
