@@ -29,3 +29,8 @@ def test_printf_takes_and_ignores_a_precision_and_the_space_flag_as_0_27():
     assert [(c.flags, c.width, c.prec) for c in convs] == \
         [("", None, None), ("-", "5", None), ("", None, None), ("", None, None), ("", "5", None)]
     assert convs[-1].null_p == "0"
+
+
+def test_kv_0_of_a_key_of_several_parts_is_their_tuple():
+    compiled('BEGIN { @m[1, "a"] = 5; for ($kv : @m) { $k = $kv.0; @x[$kv.0] = $k.0; print($kv.0); } }')
+    assert "no element 2" in err('BEGIN { @m[1, 2] = 5; for ($kv : @m) { print($kv.2); } }')

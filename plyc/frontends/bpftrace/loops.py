@@ -175,6 +175,9 @@ def pair_part(ty, e: A.TupleIndex) -> ir.Expr:
         name = key_names[0]
     elif len(path) > 1 and path[0] == 0 and len(key_names) > 1 and path[1] < len(key_names):
         name, used = key_names[path[1]], 2
+    elif path == [0] and len(key_names) > 1:
+        # the key of several parts as a whole: their tuple
+        return whole_pair(ty, base).items[0]
     if name is None:
         shape = "(key, value)" if len(key_names) == 1 else \
             "((" + ", ".join(f"key{i}" for i in range(len(key_names))) + "), value)"
