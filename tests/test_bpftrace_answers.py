@@ -52,9 +52,9 @@ def test_loops_that_do_not_return_keep_their_context():
 
 
 def test_pointer_arithmetic_scales_by_the_pointees_size():
-    prog = lower('struct s { int a; char b[10]; }\n'
+    prog = lower('struct sx { int a; char b[10]; }\n'
                  'BEGIN { $p = (uint16 *)1000; $q = $p + 1; $q++; $q -= 3; $w = (uint64 *)8; $w--;\n'
-                 '  $r = (struct s *)100; $t = curtask;\n'
+                 '  $r = (struct sx *)100; $t = curtask;\n'
                  '  printf("%d %d %d %d %d\\n", 2 + $p, $r - 1, $t + 1, (int8 *)$p + 1, (uint32 **)$p + 1); }')
     text = dump(prog)
     assert "$q = ($p:u16 * + (1:s64 * 2:s64):s64):u16 *" in text                 # + keeps the type
@@ -62,7 +62,7 @@ def test_pointer_arithmetic_scales_by_the_pointees_size():
     assert "$q = ($q:u16 * - (3:s64 * 2:s64):s64):u16 *" in text                 # -=
     assert "$w = ($w:u64 * - (1:s64 * 8:s64):s64):u64 *" in text                 # --
     assert "((2:s64 * 2:s64):s64 + $p:u16 *):u16 *" in text                      # int + pointer
-    assert "($r:struct s * - (1:s64 * 16:s64):s64):struct s *" in text          # the script's struct
+    assert "($r:struct sx * - (1:s64 * 16:s64):s64):struct sx *" in text        # the script's struct
     size = prog.ktypes.btf.size(prog.ktypes.lookup(("struct", "task_struct")))
     assert f"($t:struct task_struct * + (1:s64 * {size}:s64):s64):struct task_struct *" in text   # BTF's
     assert "(cast($p:u16 *):s8 * + 1:s64):s8 *" in text                          # bytes: no scaling

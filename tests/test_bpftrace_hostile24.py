@@ -34,3 +34,11 @@ def test_printf_takes_and_ignores_a_precision_and_the_space_flag_as_0_27():
 def test_kv_0_of_a_key_of_several_parts_is_their_tuple():
     compiled('BEGIN { @m[1, "a"] = 5; for ($kv : @m) { $k = $kv.0; @x[$kv.0] = $k.0; print($kv.0); } }')
     assert "no element 2" in err('BEGIN { @m[1, 2] = 5; for ($kv : @m) { print($kv.2); } }')
+
+
+def test_a_script_struct_the_kernel_also_has_is_sized_as_the_kernels():
+    from plyc.ir.dump import dump
+    text = dump(lower('struct list_head { int x; int y; }\n'
+                      'BEGIN { @[sizeof(struct list_head), offsetof(struct list_head, y)] = 1; }'))
+    assert "  @[16:u64, 4:u64] = 1:s64  @2\n" in text
+    assert "has no member 'z'" in err('struct list_head { int x; }\nBEGIN { @ = offsetof(struct list_head, z); }')

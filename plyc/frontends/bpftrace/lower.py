@@ -793,6 +793,11 @@ class Typer(Sema):
         return V.offsetof(self, e)
 
     def expr_Sizeof(self, e: A.Sizeof):
+        if isinstance(e.arg, A.Unary) and e.arg.op == "*":
+            rec = structs.record_of(self, self.expr(e.arg.operand).type)
+            if rec is not None and structs.kernel_twin(self, rec.words):
+                # sizeof(*p) of the script's struct the kernel also has: the kernel's, as 0.27's
+                return ir.IntConst(structs.twin_size(self, rec.words, e.span), type=T.U64)
         if not isinstance(e.arg, A.TypeName):
             return ir.IntConst(self.expr(e.arg).type.size, type=T.U64)
         if e.arg.base == "typeof":

@@ -27,6 +27,8 @@ def pointee_size(ty, typ: T.Type, span) -> int:
     if name.endswith("*"):
         return _ptr(ty)
     rec = structs.record_of(ty, typ)
+    if rec is not None and structs.kernel_twin(ty, rec.words):
+        return structs.twin_size(ty, rec.words, span)      # 0.27's size: the kernel's
     if rec is not None:
         return rec.size or 1
     words = tuple(w for w in name.split() if w not in ("const", "volatile"))

@@ -16,6 +16,7 @@ from typing import Optional
 from ... import arch as ARCH
 from ... import types as T
 from ...ir import intrinsics as I
+from ...btf import BTFError
 from ...ir import nodes as ir
 from ...sema import TypeRef
 from . import ast as A
@@ -64,9 +65,50 @@ def enum_type(typer, words: tuple) -> T.Type:
     return T.Type("int", typer.st.cdefs.enums[words], False, "enum", enum_index=tables[words])
 
 
+def kernel_twin(typer, words: tuple) -> bool:
+    """Whether the kernel's BTF (the build machine's) has a struct or union
+    of the script's struct's name. bpftrace 0.27 sizes such a struct as the
+    kernel's (sizeof, pointer arithmetic) while it reads the script's
+    members at the script's offsets (`->`, offsetof()). No BTF: no twin."""
+    if words[:1] not in (("struct",), ("union",)) or len(words) != 2 or typer.ktypes is None:
+        return False
+    try:
+        return typer.ktypes.lookup(words) is not None
+    except (BTFError, OSError, TypeError, ValueError):
+        return False
+
+
+def twin_size(typer, words: tuple, span) -> int:
+    """The kernel twin's size in the build machine's BTF (the script's
+    struct holds the name in the program's C, so no CO-RE size)."""
+    tid = typer.kernel(lambda k: k.lookup(words), span)
+    return typer.kernel(lambda k: k.btf.size(tid, _ptr(typer)), span) or 1
+
+
+def offsetof(typer, words: tuple, fields: list, span) -> Optional[ir.Expr]:
+    """offsetof(struct T, a.b) of the script's struct: the script's offset
+    (as 0.27's, the kernel's struct of that name or not)."""
+    rec = typer.st.cdefs.record(words)
+    if rec is None:
+        return None
+    off = 0
+    for i, name in enumerate(fields):
+        m = rec.members.get(name)
+        if m is None:
+            typer.err(f"{' '.join(rec.words)} has no member '{name}'", span, f"its members: {', '.join(rec.members)}")
+        off += m.offset
+        if i + 1 < len(fields):
+            rec = typer.st.cdefs.record(m.target) if m.kind == "struct" else None
+            if rec is None:
+                typer.err(f"'{name}' is not a struct or union: it has no member '{fields[i + 1]}'", span)
+    return ir.IntConst(off, type=T.U64, span=span)
+
+
 def sizeof(typer, tn: A.TypeName) -> Optional[ir.Expr]:
     words = tuple(w for w in tn.words if w not in ("const", "volatile"))
     defs = typer.st.cdefs
+    if not tn.pointers and defs.record(words) and kernel_twin(typer, words):
+        return ir.IntConst(twin_size(typer, words, tn.span), type=T.U64)
     size = defs.enums.get(words) or (defs.record(words).size if defs.record(words) else None)
     if size is None:
         return None

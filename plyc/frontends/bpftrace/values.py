@@ -170,6 +170,9 @@ def offsetof(chk, e: A.Offsetof):
     words = e.arg.words
     if words[0] not in ("struct", "union") or len(words) != 2:
         chk.err(f"offsetof() needs a struct or union type, got '{e.arg.base}'", e.arg.span)
+    script = structs.offsetof(chk, tuple(words), e.fields, e.span)
+    if script is not None:
+        return script
     tid = chk.kernel(lambda k: k.lookup(words), e.arg.span)
     if tid is None:
         chk.err(f"the kernel has no type '{' '.join(words)}'", e.arg.span)
