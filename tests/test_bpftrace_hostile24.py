@@ -5,6 +5,7 @@ Their runs beside 0.27 are tests/runtime/bt-hostile24-*.test."""
 import pytest
 
 from plyc import driver
+from plyc.ir.dump import dump
 
 from btlower import err, lower
 from cbuild import bpf_compile_error
@@ -42,3 +43,17 @@ def test_a_script_struct_the_kernel_also_has_is_sized_as_the_kernels():
                       'BEGIN { @[sizeof(struct list_head), offsetof(struct list_head, y)] = 1; }'))
     assert "  @[16:u64, 4:u64] = 1:s64  @2\n" in text
     assert "has no member 'z'" in err('struct list_head { int x; }\nBEGIN { @ = offsetof(struct list_head, z); }')
+
+
+@pytest.mark.parametrize("expr, typed", [
+    ("(uint32)arg0 - (uint32)arg1", "(cast(cast(arg0:u64):u32):s64 - cast(cast(arg1:u64):u32):s64):s64"),
+    ("arg0 * (int32)arg1", "(cast(arg0:u64):s64 * cast(arg1:u64):s32):s64"),
+    ("arg0 * 2", "(arg0:u64 * 2:s64):u64"),                  # a literal that is not negative: neither
+    ("arg0 < (int8)arg1", "(cast(arg0:u64):s64 < cast(arg1:u64):s8):bool"),
+    ("-(uint32)arg0", "(-cast(arg0:u64):u32):u64"),
+    ("(int64)arg0 >> 1", "cast((cast(cast(arg0:u64):s64):u64 >> 1:s64):u64):s64"),
+    ("-7 / 2", "((-7:s64):s64 / 2:s64):s64"),
+])
+def test_signs_are_0_27s(expr, typed):
+    text = dump(lower(f"kprobe:vfs_read {{ @ = {expr}; }}"))
+    assert f"@[] = {typed}  @1" in text, text

@@ -181,7 +181,7 @@ def test_iter_ctx_is_the_iterators_context_typed_from_btf():
         "ctx:struct bpf_iter__task *->task:struct task_struct *->pid:s32)  @1"]
     assert probe_lines("it:task_file { @[ctx->fd] = count(); }")[0] == "probe 0 iter:task_file -> iter task_file line 1"
     assert probe_lines("iter:task_vma { @ = sum(ctx->vma->vm_end - ctx->vma->vm_start); }")[1].startswith(
-        "  @[] <- sum((ctx:struct bpf_iter__task_vma *->vma:struct vm_area_struct *->vm_end:")
+        "  @[] <- sum((cast(ctx:struct bpf_iter__task_vma *->vma:struct vm_area_struct *->vm_end:")
 
 
 def test_iter_path_is_a_sleepable_iterator():

@@ -31,7 +31,7 @@ program strsize=64 arch=x86_64
 probe 0 uprobe:/bin/sh:main -> uprobe main line 1 regs reads=arg0
   local $p: u64
   $p = device.kaddr("avenrun"):u64  @2
-  @m[1:s64] = ((*$p:u64:u64 + *cast(($p:u64 + 8:s64):u64):s32 *:s32):u64 + *cast($p:u64):u8 * *:u8 *):u8 *  @3
+  @m[1:s64] = ((cast(*$p:u64:u64):s64 + *cast(($p:u64 + 8:s64):u64):s32 *:s32):s64 + *cast($p:u64):u8 * *:u8 *):u8 *  @3
   emit printf 1 (_sarg(1:s64):u64, reg.sp:u64, has @m[1:s64]:bool)  @4
   emit printf 2 (device.ncpus:u64, jiffies:u64, device.cgroupid("/sys/fs/cgroup/a"):u64)  @5
   emit printf 3 (_offsetof("struct sock":char[64], "__sk_common.skc_family":char[64]):u64, \

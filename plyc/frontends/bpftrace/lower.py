@@ -38,7 +38,7 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import aggreads, blocks, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, stacks, structs, typenames
+from . import aggreads, blocks, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
 from . import specs as S
 from . import stdlib
 from . import kvalues, tuples
@@ -773,6 +773,11 @@ class Typer(Sema):
             return node
         if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
             return pointers.arith(self, e, left, right)     # scaled by the pointee's size
+        left, right = signs.operands(e.op, left, right)     # 0.27's signs, not C's
+        if signs.logical(e.op, left, right):
+            node = division.guarded(self.binary(e.op, signs.as_uint64(left), signs.as_uint64(right),
+                                                e.left.span, e.right.span))
+            return ir.Cast(node, type=T.S64, span=e.span)
         node = division.guarded(self.binary(e.op, left, right, e.left.span, e.right.span))    # x / 0 is 1, as bpftrace's
         if e.op in BOOL_OPS:
             node.type = as_bool(node.type)
@@ -785,6 +790,8 @@ class Typer(Sema):
             return pointers.address_of(self, e)
         aggreads.check_operand(self, e.operand, e.span, e.op)
         node = self.unary(e.op, self.expr(e.operand), e.span)
+        if e.op == "-":
+            node = signs.negated(node)
         if e.op == "!":
             node.type = as_bool(node.type)
         return node

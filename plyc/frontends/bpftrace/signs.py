@@ -1,0 +1,69 @@
+"""bpftrace 0.27's signs of integer arithmetic and comparisons, which are
+not C's (nor 0.17's, which were): an operand of a signed type (a literal
+that is not negative counts as neither) makes the operation signed, the
+unsigned side read as an int64 (0.27 warns when that is a uint64); a
+subtraction is always signed (`(uint32)1 - (uint32)2 < 0` is true); both
+sides unsigned otherwise keep it unsigned; `-x` keeps x's type. `/`, `%`
+and `>>` of a signed operand divide and shift its 64 bits as unsigned (0.17
+and 0.27 both: `-10 / 3` of a variable is 6148914691236517202, `-8 >> 1`
+9223372036854775804), the result typed signed; of two literals, folded
+signed (0.27: `-7 / 2` is -3)."""
+from __future__ import annotations
+
+from ... import types as T
+from ...ir import nodes as ir
+from ...ir.fold import value
+
+ARITH = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
+COMPARE = ("==", "!=", "<", "<=", ">", ">=")
+
+
+def _const(x: ir.Expr):
+    v = value(x)
+    return v if isinstance(v, int) else None
+
+
+def _signed(x: ir.Expr) -> bool:
+    v = _const(x)
+    return x.type.signed and not (v is not None and v >= 0)
+
+
+def _as_int64(x: ir.Expr) -> ir.Expr:
+    if x.type.signed or _const(x) is not None:
+        return x
+    keep = x.type.denotes if x.type.denotes in ("time", "walltime") else ""
+    return ir.Cast(x, type=T.Int(8, True, keep), span=x.span)
+
+
+def operands(op: str, left: ir.Expr, right: ir.Expr) -> tuple:
+    """left and right as 0.27 computes `left op right` with them."""
+    if op not in ARITH + COMPARE:
+        return left, right
+    lt, rt = left.type, right.type
+    if not (lt.is_int and rt.is_int) or lt.is_pointer or rt.is_pointer or lt.denotes == "bool" and rt.denotes == "bool":
+        return left, right
+    if op == "-" or _signed(left) or _signed(right):
+        return _as_int64(left), _as_int64(right)
+    return left, right
+
+
+def negated(node: ir.Unary) -> ir.Unary:
+    """`-x` of an unsigned x stays unsigned, as 0.27's (`-(uint32)1 < 0` is false)."""
+    x = node.operand
+    if not x.type.signed and not isinstance(x, ir.IntConst) and x.type.denotes not in ("time", "walltime"):
+        node.type = T.Int(8, False)
+    return node
+
+
+def logical(op: str, left: ir.Expr, right: ir.Expr) -> bool:
+    """Whether 0.27 computes `left op right` on the unsigned 64 bits of
+    signed operands (then typed signed)."""
+    return op in ("/", "%", ">>") and left.type.is_int and right.type.is_int and \
+        (_signed(left) or _signed(right)) and not (_const(left) is not None and _const(right) is not None)
+
+
+def as_uint64(x: ir.Expr) -> ir.Expr:
+    v = _const(x)
+    if v is not None and v >= 0:
+        return x
+    return ir.Cast(x, type=T.U64, span=x.span)
