@@ -57,6 +57,15 @@ struct plyc_dconst {
 	const char *binary;        /* uaddr: the uprobe's binary (plyc_resolve_binary) */
 };
 
+/* The bounds of a numeric $N, checked when the tracer starts: bpftrace's
+ * unroll($N), whose count bpftrace checks when it compiles (1 to 100). */
+struct plyc_arg_bound {
+	int index;                 /* N of $N */
+	long long lo, hi;
+	int line, col;             /* the construct's place in the script */
+	const char *what;          /* its name, "unroll" */
+};
+
 /* A BPF helper a construct of the script calls, which older kernels lack
  * (needs.c). */
 struct plyc_need {
@@ -103,6 +112,8 @@ struct plyc_program {
 	const char *const *time_formats;   /* strftime() values' formats (plyc_rt.time_formats) */
 	const struct plyc_enumerator *const *enums;   /* the script's enums (plyc_rt.enums) */
 	int args_optional;         /* a $N not given reads 0 or "" (bpftrace's), else an error */
+	const struct plyc_arg_bound *arg_bounds;   /* checked at start (bpftrace's unroll($N)) */
+	int narg_bounds;
 	enum plyc_missing missing_probes;   /* a probe whose target is missing: an error, or left out */
 	const struct plyc_dconst *dconsts;   /* values found on the device, set at off_dconst */
 	int ndconsts;

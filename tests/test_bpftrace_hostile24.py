@@ -57,3 +57,10 @@ def test_a_script_struct_the_kernel_also_has_is_sized_as_the_kernels():
 def test_signs_are_0_27s(expr, typed):
     text = dump(lower(f"kprobe:vfs_read {{ @ = {expr}; }}"))
     assert f"@[] = {typed}  @1" in text, text
+
+
+def test_unroll_of_a_parameter_is_bounded_when_the_tracer_starts():
+    prog = lower('BEGIN {\n  unroll($2) { printf("x\\n"); }\n}')
+    assert prog.arg_bounds == [(2, 1, 100, 2, 3, "unroll")]
+    out = compiled('BEGIN {\n  unroll($2) { printf("x\\n"); }\n}')
+    assert '{ 2, 1LL, 100LL, 2, 3, "unroll" },' in out.generated.loader_c

@@ -292,5 +292,8 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
                                                      enums=[[(int(v), c_string(n)) for v, n in names]
                                                             for names in program.enums],
                                                      args_optional=int(program.args_optional),
+                                                     arg_bounds=[dict(index=n, lo=lo, hi=hi, line=line, col=col,
+                                                                      what=c_string(what))
+                                                                 for n, lo, hi, line, col, what in program.arg_bounds],
                                                      missing_probes=code("PLYC_MISSING_" + program.missing_probes.upper()))
     return Generated(bpf_c, header, loader_c)

@@ -504,6 +504,9 @@ class Program:
     style: str = "ply"
     # named options (bpftrace's getopt()): (name, "bool"|"int"|"str", default text, description)
     options: list = field(default_factory=list)
+    # bounds the tracer checks a numeric $N against when it starts (bpftrace's
+    # unroll($N), which bpftrace checks when it compiles): (N, lo, hi, line, col, what)
+    arg_bounds: list = field(default_factory=list)
 
     @property
     def uses_stack(self) -> bool:

@@ -241,6 +241,26 @@ static int check_numeric_args(const struct options *o)
 	return 0;
 }
 
+/* A $N checked against bounds (unroll($N)): bpftrace refuses the script
+ * when it compiles with the value it was given ("unroll minimum value is
+ * 1"); the tracer refuses to start. A $N not given is 0. */
+static int check_arg_bounds(const struct options *o)
+{
+	int i;
+
+	for (i = 0; i < P->narg_bounds; i++) {
+		const struct plyc_arg_bound *b = &P->arg_bounds[i];
+		long long v = b->index <= o->nargs ? strtoll(o->args[b->index - 1], NULL, 0) : 0;
+
+		if (v < b->lo || v > b->hi)
+			return fail("%s:%d:%d: %s($%d): $%d is %lld, and %s's count must be %lld to %lld "
+				    "(bpftrace: %s %s value is %lld)", P->script, b->line, b->col, b->what,
+				    b->index, b->index, v, b->what, b->lo, b->hi, b->what,
+				    v < b->lo ? "minimum" : "maximum", v < b->lo ? b->lo : b->hi);
+	}
+	return 0;
+}
+
 /* After --version or --help: 0 once written, else 1 and why (a closed
  * stdout was plugged with /dev/null, plug_std_fds()). */
 static int stdout_closed;
@@ -350,7 +370,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	if (o->nargs < P->nargs && !P->args_optional)
 		return fail("the script reads $%d but %d argument%s given", P->nargs, o->nargs,
 			    o->nargs == 1 ? " was" : "s were");
-	return check_numeric_args(o);
+	return check_numeric_args(o) || check_arg_bounds(o);
 }
 
 /* Tell every probe to stop counting (plyc_stopped in .bss), so END and the

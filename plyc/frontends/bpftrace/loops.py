@@ -207,6 +207,8 @@ def unroll_param(ty, s: A.Unroll) -> ir.Block:
     sp = s.span
     count = ty.expr(s.count)
     name = f"unroll@{sp.line}:{sp.col}"
+    # bpftrace refuses a count outside 1..100 when it compiles; the tracer, when it starts
+    ty.st.arg_bounds[(sp.line, sp.col)] = (s.count.index, 1, UNROLL_MAX, sp.line, sp.col, "unroll")
     ty.probe.locals[name] = T.S64
     ty.defined.add(name)
     var = ir.Local(name, type=T.S64, span=sp)

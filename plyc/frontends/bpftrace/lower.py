@@ -182,6 +182,7 @@ class Lowering:
         self.enum_tables: dict = {}         # an enum's words -> its table's number (structs.enum_type)
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
+        self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -225,6 +226,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.options = [opt for opt, _ in st.options.values()]
         st.ir.enums = [st.cdefs.enumerators[words] for words in st.enum_tables]
         st.ir.args_optional = True      # bpftrace reads a $N not given as 0 or ""
+        st.ir.arg_bounds = list(st.arg_bounds.values())
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
 
