@@ -99,6 +99,18 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
                     "\tchar text[PLYC_VALUE_TEXT_LEN];",
                     f'\tfprintf(fp, "%{spec}{prec}s", plyc_value_text({type_literal(typ, look)}, &{ref}, text, sizeof(text)));',
                     "}"]
+        if typ.kind == "int" and typ.denotes != "sym":
+            # bpftrace 0.27's %s of an integer: its number, a pointer's in hex
+            if typ.pointee is not None:
+                number = f'"0x%llx", (unsigned long long){ref}'
+            else:
+                number = f'"%ll{"d" if typ.signed else "u"}", ({"long long" if typ.signed else "unsigned long long"}){ref}'
+            return ["{",
+                    "\tchar num[24];",
+                    "",
+                    f"\tsnprintf(num, sizeof(num), {number});",
+                    f'\tfprintf(fp, "%{spec}s", num);',
+                    "}"]
         return ["{",
                 "\tchar sym[256];",
                 f'\tfprintf(fp, "%{spec}s", plyc_ksym_text({ref}, sym, sizeof(sym)));',
