@@ -64,3 +64,11 @@ def test_unroll_of_a_parameter_is_bounded_when_the_tracer_starts():
     assert prog.arg_bounds == [(2, 1, 100, 2, 3, "unroll")]
     out = compiled('BEGIN {\n  unroll($2) { printf("x\\n"); }\n}')
     assert '{ 2, 1LL, 100LL, 2, 3, "unroll" },' in out.generated.loader_c
+
+
+def test_an_if_with_an_else_is_a_value():
+    text = dump(lower('BEGIN { $a = 2; $w = if ($a == 1) { 10 } else if ($a == 2) { 20 } else { 30 };\n'
+                      '  $v = { $a = 1; if ($a) { 2 } else { 3 } }; @[$w, $v] = 1; }'))
+    assert "$w = (($a:s64 == 1:s64):bool ? 10:s64 : (($a:s64 == 2:s64):bool ? 20:s64 : 30:s64):s64):s64  @1" in text
+    assert "an if used as a value needs one" in err('BEGIN { $x = if (1) { 2 }; }')
+    assert "a block expression in a branch of '?:'" in err('BEGIN { $x = if (1) { @y = 1; 2 } else { 3 }; }')

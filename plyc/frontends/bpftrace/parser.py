@@ -564,9 +564,29 @@ class Parser:
             else:
                 return node
 
+    def if_expr(self, start: int) -> A.Ternary:
+        """`if (c) { a } else { b }` as a value (current bpftrace): the
+        branches are block expressions, `else if` another if; read as
+        `c ? {a} : {b}` (a branch with statements is refused with ?:'s)."""
+        cond = self.condition("if")
+        if not self.at("{"):
+            self.fail_at(self.peek(), "expected '{' (bpftrace needs braces around an if's body)")
+        then = self.block_expr()
+        if not self.accept("else"):
+            self.fail_at(self.peek(), "expected 'else': an if used as a value needs one")
+        if self.at("if"):
+            other = self.if_expr(self.next().start)
+        elif self.at("{"):
+            other = self.block_expr()
+        else:
+            self.fail_at(self.peek(), "expected '{' or 'if' after 'else'")
+        return A.Ternary(cond, bare_block(then), bare_block(other), span=self.span(start))
+
     def primary(self) -> A.Expr:
         tok = self.next()
         sp = self.src.span(tok.start, tok.end)
+        if tok.kind == "ident" and tok.text == "if":
+            return self.if_expr(tok.start)
         if tok.kind == "int":
             return A.Int(tok.value, tok.text, span=sp)
         if tok.kind == "str":
@@ -825,11 +845,21 @@ def parse(text: str, filename: str = "<script>") -> A.Program:
         raise PlycError(err.diags, filename, text) from None
 
 
+def bare_block(e: A.BlockExpr) -> A.Expr:
+    """A block expression without statements as its value alone."""
+    return e.value if isinstance(e, A.BlockExpr) and not e.stmts else e
+
+
 def as_value(stmt) -> Optional[A.Expr]:
     """A block's last statement as its value: an expression, or a block
-    ending with one (`{ let $v = 3; { $v * $v } }`)."""
+    ending with one (`{ let $v = 3; { $v * $v } }`), or an if with an else
+    whose branches end with one (`{ if ($a) { 2 } else { 3 } }`)."""
     if isinstance(stmt, A.ExprStmt):
         return stmt.expr
+    if isinstance(stmt, A.If) and stmt.other is not None:
+        then, other = as_value(stmt.then), as_value(stmt.other)
+        if then is not None and other is not None:
+            return A.Ternary(stmt.cond, bare_block(then), bare_block(other), span=stmt.span)
     if isinstance(stmt, A.Block) and stmt.stmts:
         value = as_value(stmt.stmts[-1])
         if value is not None:
