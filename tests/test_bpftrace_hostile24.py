@@ -72,3 +72,10 @@ def test_an_if_with_an_else_is_a_value():
     assert "$w = (($a:s64 == 1:s64):bool ? 10:s64 : (($a:s64 == 2:s64):bool ? 20:s64 : 30:s64):s64):s64  @1" in text
     assert "an if used as a value needs one" in err('BEGIN { $x = if (1) { 2 }; }')
     assert "a block expression in a branch of '?:'" in err('BEGIN { $x = if (1) { @y = 1; 2 } else { 3 }; }')
+
+
+def test_a_short_parameter_string_is_read_through_its_volatile():
+    c = compiled('config = { max_strlen = 16 }\nBEGIN { printf("%s %s\\n", str($1), getopt("name", "d")); }'
+                 ).generated.bpf_c
+    assert "plyc_copy_param_str(t1, sizeof(t1), plyc_params.arg_str[0], sizeof(plyc_params.arg_str[0]));" in c
+    assert "(const char *)plyc_params" not in c

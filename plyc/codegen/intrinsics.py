@@ -18,7 +18,7 @@ def emit_str(g, call):
     if isinstance(arg, ir.Param) and arg.kind in (ir.ARG_STR, ir.OPT_STR):
         dst = g.local_bytes(typ.size)
         src = f"arg_str[{arg.index - 1}]" if arg.kind == ir.ARG_STR else f"opt_str[{arg.index}]"
-        g.line(f"plyc_copy_str({dst}, sizeof({dst}), (const char *)plyc_params.{src}, "
+        g.line(f"plyc_copy_param_str({dst}, sizeof({dst}), plyc_params.{src}, "
                f"sizeof(plyc_params.{src}));")
         return dst
     at = arg.type

@@ -516,6 +516,17 @@ static __always_inline void plyc_copy_str(char *dst, __u32 dsize, const char *sr
 		dst[i] = i < n ? src[i] : 0;
 }
 
+/* A string of plyc_params (a $N, a getopt() value): read byte by byte
+ * through the volatile, which a cast to char * would drop, letting clang
+ * fold the reads of a short one into the zeros .rodata holds at build. */
+static __always_inline void plyc_copy_param_str(char *dst, __u32 dsize, const volatile char *src, __u32 ssize)
+{
+	__u32 n = dsize < ssize ? dsize : ssize;
+
+	for (__u32 i = 0; i < dsize; i++)
+		dst[i] = i < n ? src[i] : 0;
+}
+
 static __always_inline int plyc_strcmp(const char *a, __u32 asize, const char *b, __u32 bsize)
 {
 	__u32 n = asize < bsize ? asize : bsize;
