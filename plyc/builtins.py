@@ -203,6 +203,12 @@ def check_printf(chk, call):
     return check_formatted(chk, call, ir.PRINTF, "printf")
 
 
+# bpftrace 0.27's types of the values plyc keeps as integers it prints as text
+BT_TEXT_TYPES = {"username": "username_t", "errno": "string[{}]", "signal": "string[{}]",
+                 "syscall": "string[{}]", "mac": "mac_address", "strftime": "timestamp",
+                 "cgroup_path": "cgroup_path_t"}
+
+
 def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     """An event of kind carrying a printf-style format and its arguments
     (printf(), and bpftrace's cat() and system())."""
@@ -226,7 +232,13 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     args = []
     for conv, a in zip(convs, rest):
         x = chk.expr(a)
-        bt_text = getattr(chk, "PRINTF_C_LENGTHS", False) and conv.conv == "s" and x.type.kind == "int"
+        bt = getattr(chk, "PRINTF_C_LENGTHS", False)
+        bt_text = bt and conv.conv == "s" and x.type.kind == "int"
+        if bt and conv.conv in "diouxXcp" and x.type.kind == "int" and x.type.denotes in BT_TEXT_TYPES:
+            # a value bpftrace 0.27 types as text: its %d is refused
+            chk.err(f"unsupported format specifier for type "
+                    f"'{BT_TEXT_TYPES[x.type.denotes].format(getattr(chk, 'strsize', 64))}': {conv.conv}",
+                    a.span, "bpftrace 0.27 prints it as text, with %s")
         if not P.accepts(conv.conv, x.type) and not bt_text:      # bpftrace 0.27's %s prints any integer
             chk.err(f"'{conv.text}' can't print a value of type {x.type}", a.span,
                     "a tuple prints with %s, as in bpftrace 0.27" if x.type.kind == "tuple"

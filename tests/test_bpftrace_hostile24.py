@@ -79,3 +79,17 @@ def test_a_short_parameter_string_is_read_through_its_volatile():
                  ).generated.bpf_c
     assert "plyc_copy_param_str(t1, sizeof(t1), plyc_params.arg_str[0], sizeof(plyc_params.arg_str[0]));" in c
     assert "(const char *)plyc_params" not in c
+
+
+@pytest.mark.parametrize("value, typename", [
+    ("username", "username_t"), ("strerror(1)", "string[64]"), ("signal_name(9)", "string[64]"),
+    ("macaddr(arg0)", "mac_address"), ('strftime("%H", nsecs)', "timestamp"), ("cgroup_path(1)", "cgroup_path_t"),
+])
+def test_a_text_value_has_no_integer_conversion_as_in_0_27(value, typename):
+    assert f"unsupported format specifier for type '{typename}': d" in \
+        err(f'kprobe:vfs_read {{ printf("%d\\n", {value}); }}')
+
+
+def test_typeof_an_aggregation_is_no_casts_type():
+    assert "Cannot cast to typeof(@s), an aggregation's 'sum_t'" in \
+        err('BEGIN { @s = sum(5); $x = (typeof(@s))10; }')

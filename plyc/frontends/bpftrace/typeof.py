@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ... import types as T
 from ...ir import nodes as ir
+from . import aggreads
 from . import ast as A
 
 
@@ -16,6 +17,12 @@ def of(typer, tn: A.TypeName) -> T.Type:
 
 def cast(typer, e: A.Cast) -> ir.Expr:
     """(typeof(e))v: v converted to e's type, an integer or a pointer."""
+    agg = aggreads.source(typer, e.type.of)
+    if agg is not None:
+        # 0.27: Cannot cast from "int8" to "sum_t"
+        typer.err(f"Cannot cast to typeof({aggreads.spelled(e.type.of)}), an aggregation's "
+                  f"'{aggreads.type_name(typer, agg)}'", e.type.span,
+                  f"as bpftrace 0.27; cast to its value's type instead: (int64)")
     typ = of(typer, e.type)
     if not typ.is_int:
         typer.err(f"can't cast to typeof() of a value of type {typ}", e.type.span,

@@ -49,7 +49,9 @@ def check_percpu_kaddr(chk, call: A.Call):
     known = name.isascii() and name.isidentifier() and \
         chk.kernel(lambda k: k.percpu_var(name), call.args[0].span) is not None
     if not known:
-        chk.err(f"percpu_kaddr(): the kernel's BTF has no per-CPU variable {name}", call.args[0].span)
+        # bpftrace 0.27's words, at the call as there
+        chk.err(f'Could not resolve variable "{name}" from BTF', call.span,
+                f"percpu_kaddr() takes a per-CPU variable the kernel's BTF has; it has no {name}")
     args = [ir.BytesConst(name.encode(), type=T.Str(len(name) + 1), span=call.args[0].span)]
     if len(call.args) > 1:
         cpu = chk.expr(call.args[1])
