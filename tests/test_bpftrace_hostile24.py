@@ -93,3 +93,8 @@ def test_a_text_value_has_no_integer_conversion_as_in_0_27(value, typename):
 def test_typeof_an_aggregation_is_no_casts_type():
     assert "Cannot cast to typeof(@s), an aggregation's 'sum_t'" in \
         err('BEGIN { @s = sum(5); $x = (typeof(@s))10; }')
+
+
+def test_a_map_written_a_signed_value_holds_signed_values():
+    prog = lower('BEGIN { @a = (uint8)1; @a = -1; @e = (int32)5; @e = (uint32)4000000000; @n = 1; }')
+    assert [(m.name, str(m.value_type)) for m in prog.maps.values()] == [("@a", "s64"), ("@e", "s64"), ("@n", "s64")]

@@ -183,6 +183,7 @@ class Lowering:
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
         self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
+        self.signed_maps: set = set()       # maps written a signed value (signs.py)
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -384,7 +385,10 @@ class Typer(Sema):
                 self.unassigned.add((None, target.name))    # as a variable's, above
             raise
         info, keys = self.map_ref(target, writing=True)
-        return self.map_store(info, keys, x, s.span, value.span)
+        x = signs.stored(self.st, info, x)       # 0.27's sign of a map written with both
+        node = self.map_store(info, keys, x, s.span, value.span)
+        signs.after_store(self.st, info)
+        return node
 
     def time(self, call: A.Call, statement: bool) -> ir.EmitEvent:
         """time([FMT]): the tracer prints the wall-clock time (default "%H:%M:%S\\n")."""

@@ -10,6 +10,8 @@ and 0.27 both: `-10 / 3` of a variable is 6148914691236517202, `-8 >> 1`
 signed (0.27: `-7 / 2` is -3)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ... import types as T
 from ...ir import nodes as ir
 from ...ir.fold import value
@@ -24,8 +26,9 @@ def _const(x: ir.Expr):
 
 
 def _signed(x: ir.Expr) -> bool:
-    v = _const(x)
-    return x.type.signed and not (v is not None and v >= 0)
+    """Of a signed type; a literal that is not negative is of neither (a
+    cast one, `(int32)5`, is of its cast's)."""
+    return x.type.signed and not (isinstance(x, ir.IntConst) and x.value >= 0)
 
 
 def _as_int64(x: ir.Expr) -> ir.Expr:
@@ -53,6 +56,31 @@ def negated(node: ir.Unary) -> ir.Unary:
     if not x.type.signed and not isinstance(x, ir.IntConst) and x.type.denotes not in ("time", "walltime"):
         node.type = T.Int(8, False)
     return node
+
+
+def _plain_int(t) -> bool:
+    return t is not None and t.kind == "int" and not t.is_pointer and not t.denotes
+
+
+def stored(st, info: ir.Map, x: ir.Expr) -> ir.Expr:
+    """x, stored into the map info, as 0.27 signs a map's values: once a
+    value of a signed type (not a literal that isn't negative) is stored,
+    the map holds int64s (`@m = (uint8)1; @m = -1` prints -1,
+    `@m = (int8)1; @m = (uint64)-1` too); such a literal takes the map's
+    sign (st.signed_maps: the maps written a signed value; after_store())."""
+    old = info.value_type
+    if not _plain_int(x.type):
+        return x
+    if _signed(x):
+        st.signed_maps.add(info.name)
+    if isinstance(x, ir.IntConst) and x.value >= 0 and _plain_int(old) and x.type.signed != old.signed:
+        return ir.Cast(x, type=replace(x.type, signed=old.signed), span=x.span)
+    return x
+
+
+def after_store(st, info: ir.Map):
+    if info.name in st.signed_maps and _plain_int(info.value_type) and not info.value_type.signed:
+        info.value_type = T.S64
 
 
 def logical(op: str, left: ir.Expr, right: ir.Expr) -> bool:
