@@ -64,7 +64,11 @@ def shown(er: EventRes) -> list:
 def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     """C statements printing one argument with one printf conversion."""
     ref = f"e->{field.name}"
-    flags = conv.flags
+    # The flags C defines for the conversion, the others dropped as bpftrace
+    # ignores them (gcc refuses '%#s', '%+u', '%#d'...): '#' for o x X, '+'
+    # and ' ' for d i, '-' for all, '0' for the numbers.
+    keep = "-+ 0" if conv.conv in "di" else "-#0" if conv.conv in "oxX" else "-0" if conv.conv == "u" else "-"
+    flags = "".join(f for f in conv.flags if f in keep)
     # C ignores '0' with a precision or '-'; say so to no one (gcc would).
     if "0" in flags and (conv.prec is not None or "-" in flags or conv.conv in "sc"):
         flags = flags.replace("0", "")
