@@ -98,3 +98,9 @@ def test_typeof_an_aggregation_is_no_casts_type():
 def test_a_map_written_a_signed_value_holds_signed_values():
     prog = lower('BEGIN { @a = (uint8)1; @a = -1; @e = (int32)5; @e = (uint32)4000000000; @n = 1; }')
     assert [(m.name, str(m.value_type)) for m in prog.maps.values()] == [("@a", "s64"), ("@e", "s64"), ("@n", "s64")]
+
+
+def test_a_variable_assigned_itself_compiles():
+    # clang's -Wself-assign refused `v_x = v_x;` (0.27 refuses the untyped one:
+    # "Could not resolve the type"; plyc reads it as 0, docs/bpftrace.md)
+    compiled('BEGIN { let $x; $x = $x; print($x); $y = 5; $y = $y; $s = "a"; $s = $s; print(($y, $s)); }')

@@ -369,6 +369,8 @@ class FuncGen(TupleGen):
 
     def stmt_SetLocal(self, s: ir.SetLocal):
         typ = self.probe.locals[s.name]
+        if isinstance(s.value, ir.Local) and s.value.name == s.name:
+            return      # `$x = $x` changes nothing (clang's -Wself-assign refuses the C)
         if typ.is_bytes:
             self.copy_bytes(self.local_ref[s.name], typ.size, s.value, typ)
         else:
