@@ -104,3 +104,10 @@ def test_a_variable_assigned_itself_compiles():
     # clang's -Wself-assign refused `v_x = v_x;` (0.27 refuses the untyped one:
     # "Could not resolve the type"; plyc reads it as 0, docs/bpftrace.md)
     compiled('BEGIN { let $x; $x = $x; print($x); $y = 5; $y = $y; $s = "a"; $s = $s; print(($y, $s)); }')
+
+
+def test_a_tuple_printed_with_a_width_is_padded_whole():
+    # 0.27 pads the tuple's first character instead ("    (1, 2)" for %5s):
+    # docs/bpftrace.md
+    loader = compiled('BEGIN { printf("%20s\\n", (1, "a")); }').generated.loader_c
+    assert "open_memstream(&text, &len);" in loader and 'fprintf(fp, "%20s", text ? text : "");' in loader

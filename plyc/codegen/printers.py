@@ -68,7 +68,7 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     # ignores them (gcc refuses '%#s', '%+u', '%#d'...): '#' for o x X, '+'
     # and ' ' for d i, '-' for all, '0' for the numbers.
     keep = "-+ 0" if conv.conv in "di" else "-#0" if conv.conv in "oxX" else "-0" if conv.conv == "u" else "-"
-    flags = "".join(f for f in conv.flags if f in keep)
+    flags = "".join(f for f in dict.fromkeys(conv.flags) if f in keep)     # once each (gcc: "repeated '0' flag")
     # C ignores '0' with a precision or '-'; say so to no one (gcc would).
     if "0" in flags and (conv.prec is not None or "-" in flags or conv.conv in "sc"):
         flags = flags.replace("0", "")
@@ -76,6 +76,20 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     if conv.conv.startswith("r"):
         # bpftrace's %r (printable bytes, \xNN), %rx (all \xNN), %rh (hex, spaced)
         return [f"plyc_bt_buf_format(fp, &{ref}, {typ.size}, '{(conv.conv + ' ')[1]}');"]
+    if conv.conv == "s" and typ.kind == "tuple" and conv.width:
+        # a width pads the whole text, as bpftrace 0.27's
+        return ["{",
+                "\tchar *text = NULL;",
+                "\tsize_t len = 0;",
+                "\tFILE *m = open_memstream(&text, &len);",
+                "",
+                "\tif (m) {",
+                f"\t\tplyc_print_value(m, {type_literal(typ, look)}, &{ref});",
+                "\t\tfclose(m);",
+                "\t}",
+                f'\tfprintf(fp, "%{spec}s", text ? text : "");',
+                "\tfree(text);",
+                "}"]
     if conv.conv == "v" or (conv.conv == "s" and typ.kind in ("stack", "tuple")):
         return [f"plyc_print_value(fp, {type_literal(typ, look)}, &{ref});"]
     if conv.conv == "s":
@@ -108,7 +122,9 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
             if typ.pointee is not None:
                 number = f'"0x%llx", (unsigned long long){ref}'
             else:
-                number = f'"%ll{"d" if typ.signed else "u"}", ({"long long" if typ.signed else "unsigned long long"}){ref}'
+                plus = "+" if typ.signed and "+" in conv.flags else ""      # 0.27's %+s of 5: +5
+                number = f'"%{plus}ll{"d" if typ.signed else "u"}", ' \
+                         f'({"long long" if typ.signed else "unsigned long long"}){ref}'
             return ["{",
                     "\tchar num[24];",
                     "",
