@@ -111,3 +111,8 @@ def test_a_tuple_printed_with_a_width_is_padded_whole():
     # docs/bpftrace.md
     loader = compiled('BEGIN { printf("%20s\\n", (1, "a")); }').generated.loader_c
     assert "open_memstream(&text, &len);" in loader and 'fprintf(fp, "%20s", text ? text : "");' in loader
+
+
+def test_comm_of_a_pid_read_from_kernel_memory_compiles():
+    # an internal error: "a temporary of 16 bytes that temps.py did not place"
+    compiled('kprobe:vfs_read { print(comm(curtask->pid)); @[comm(curtask->real_parent->pid)] = 1; }')

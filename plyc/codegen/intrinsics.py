@@ -299,8 +299,8 @@ def emit_comm_of(g, call):
     # bpftrace 0.27's: the kfunc's task (a reference, released), else N/A.
     # The kfunc is no weak symbol: on a kernel without it (before 6.2)
     # libbpf stops the load, and the tracer says why (load/loader.c).
+    pid = g.scalar(call.args[0])        # first: its record says AFTER (temps.py)
     dst = g.local_bytes(call.type.size)
-    pid = g.scalar(call.args[0])
     g.line("{")
     g.line(f"\tstruct task_struct *task = bpf_task_from_pid((__s32)({pid}));")
     g.line("\tif (task) {")
