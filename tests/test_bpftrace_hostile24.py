@@ -116,3 +116,8 @@ def test_a_tuple_printed_with_a_width_is_padded_whole():
 def test_comm_of_a_pid_read_from_kernel_memory_compiles():
     # an internal error: "a temporary of 16 bytes that temps.py did not place"
     compiled('kprobe:vfs_read { print(comm(curtask->pid)); @[comm(curtask->real_parent->pid)] = 1; }')
+
+
+def test_a_run_time_string_size_is_refused_saying_so():
+    assert "str()'s size must be a constant integer in plyc (bpftrace also takes one computed at run time)" in \
+        err('BEGIN { $s = "hello"; $n = 3; print(str($s, $n)); }')
