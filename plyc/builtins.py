@@ -92,8 +92,11 @@ class Func:
 
 def _size_arg(chk, call, index: int, default: int) -> int:
     if len(call.args) > index:
-        n = chk.const_int(call.args[index], f"{call.name}()'s size must be a constant integer in plyc "
-                                            "(bpftrace also takes one computed at run time)")
+        what = "expected a constant integer"
+        if getattr(chk, "PRINTF_C_LENGTHS", False):       # bpftrace's front end
+            what = f"{call.name}()'s size must be a constant integer in plyc (bpftrace also takes one " \
+                   "computed at run time)"
+        n = chk.const_int(call.args[index], what)
         if not 1 <= n <= 4096:
             chk.err("a size must be between 1 and 4096", call.args[index].span)
         return n
