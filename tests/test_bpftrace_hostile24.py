@@ -121,3 +121,8 @@ def test_comm_of_a_pid_read_from_kernel_memory_compiles():
 def test_a_run_time_string_size_is_refused_saying_so():
     assert "str()'s size must be a constant integer in plyc (bpftrace also takes one computed at run time)" in \
         err('BEGIN { $s = "hello"; $n = 3; print(str($s, $n)); }')
+
+
+def test_a_variable_assigned_a_signed_value_is_an_int64():
+    prog = lower('BEGIN { $a = (uint32)5; $a -= 10; $u = (uint32)5; $u = 7; let $l: uint8 = 1; $l -= 3; }')
+    assert {n: str(t) for n, t in prog.probes[0].locals.items()} == {"a": "s64", "u": "u64", "l": "u8"}

@@ -184,6 +184,7 @@ class Lowering:
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
         self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
         self.signed_maps: set = set()       # maps written a signed value (signs.py)
+        self.signed_vars: set = set()       # (probe, $name) assigned a signed value (signs.py)
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -358,7 +359,12 @@ class Typer(Sema):
                 decl = lets.declared(self, target.name)
                 x = self.expr(value) if decl is None else lets.convert(self, target.name, decl, value, value.span)
                 byvalue.refuse_stored(self, x, "$" + target.name, value.span)
-                return self.set_local(target.name, x, s.span, value.span)
+                if decl is None:
+                    x = signs.assigned(self, target.name, x)     # 0.27's sign of a variable
+                node = self.set_local(target.name, x, s.span, value.span)
+                if decl is None:
+                    signs.after_assign(self, target.name)
+                return node
             except Bail:
                 # its reads are not errors of their own ("read before it is assigned")
                 if self.final:

@@ -83,6 +83,27 @@ def after_store(st, info: ir.Map):
         info.value_type = T.S64
 
 
+def assigned(typer, name: str, x: ir.Expr) -> ir.Expr:
+    """x, assigned to the scratch variable $name (not a `let` one, which
+    keeps its declared type): as a map's values (stored()), once it is
+    assigned a value of a signed type it is an int64 (`$a = (uint32)5;
+    $a -= 10` is -5)."""
+    old = typer.probe.locals.get(name)
+    if not _plain_int(x.type):
+        return x
+    if _signed(x):
+        typer.st.signed_vars.add((typer.probe.index, name))
+    if isinstance(x, ir.IntConst) and x.value >= 0 and _plain_int(old) and x.type.signed != old.signed:
+        return ir.Cast(x, type=replace(x.type, signed=old.signed), span=x.span)
+    return x
+
+
+def after_assign(typer, name: str):
+    typ = typer.probe.locals.get(name)
+    if (typer.probe.index, name) in typer.st.signed_vars and _plain_int(typ) and not typ.signed:
+        typer.probe.locals[name] = T.S64
+
+
 def logical(op: str, left: ir.Expr, right: ir.Expr) -> bool:
     """Whether 0.27 computes `left op right` on the unsigned 64 bits of
     signed operands (then typed signed)."""
