@@ -68,9 +68,8 @@ def lower_for(ty, s: A.For):
     if name in ty.defined or name in ty.pairs:
         ty.err(f"the loop variable ${name} is already a variable here (bpftrace refuses the shadowing)",
                s.var.span)
-    for n in walk(s.body):
-        if isinstance(n, A.Jump) and n.kind == "return":
-            ty.err("'return' is not allowed in a for loop's body (as in bpftrace)", n.span)
+    # `return` in the body returns from the probe, as 0.27's (a map loop's
+    # callback stops the iteration with its context's flag set, as for exit())
     if isinstance(s.iterable, A.Range):
         return _for_range(ty, s, name)
     return _for_map(ty, s, name)
