@@ -19,13 +19,14 @@ from ... import types as T
 from ...diag import Collector
 from ...ir import nodes as ir
 from . import ast as A
+from .trees import walk
 
 
 # --- scoping: a tree pass before the lowering ------------------------------------
 
 def scope(program: A.Program, diag: Collector) -> A.Program:
     """The program with each block expression's own variables renamed."""
-    if not any(isinstance(n, A.BlockExpr) for p in program.probes for n in _walk([p.predicate, p.body])):
+    if not any(isinstance(n, A.BlockExpr) for p in program.probes for n in walk([p.predicate, p.body])):
         return program
     probes = []
     for probe in program.probes:
@@ -33,18 +34,6 @@ def scope(program: A.Program, diag: Collector) -> A.Program:
         predicate = sc.node(probe.predicate) if probe.predicate is not None else None
         probes.append(replace(probe, predicate=predicate, body=sc.node(probe.body)))
     return replace(program, probes=probes)
-
-
-def _walk(node):
-    yield node
-    if isinstance(node, list):
-        for x in node:
-            yield from _walk(x)
-    elif isinstance(node, A.Node):
-        for f in fields(node):
-            v = getattr(node, f.name)
-            if isinstance(v, (A.Node, list)):
-                yield from _walk(v)
 
 
 class _Scoper:
@@ -72,7 +61,7 @@ class _Scoper:
 
     def own(self, b: A.BlockExpr) -> A.BlockExpr:
         declared = {}
-        for n in _walk(b.stmts):
+        for n in walk(b.stmts):
             if isinstance(n, A.Let):
                 if n.var.name in self.seen:
                     self.diag.error(f"variable ${n.var.name} was already declared: bpftrace 0.27 does not allow "
