@@ -294,15 +294,14 @@ def test_config_block():
         (2, 65536, 8, False)
     limits = driver.build_limits(prog, driver.Options(map_entries=100))
     assert limits["map_entries"] == 100 and limits["buffer_size"] == 65536
-    src = ('config = { max_strlen = 0; license = "GPL"; stack_mode = perf; foo = 1; perf_rb_pages = 3; '
+    src = ('config = { max_strlen = 0; license = "GPL"; stack_mode = fast; foo = 1; perf_rb_pages = 3; '
            'print_maps_on_exit = maybe; strlen = 9; str_trunc_trailer = ".."; missing_probes = error }\n'
            "BEGIN { }")
     line = src.splitlines()[0]
     messages = [m for m in err(src).splitlines() if m.startswith(("tool.bt", "note"))]
     assert messages == [
         "tool.bt:1:25: error: max_strlen must be from 1 to 32768, not 0",
-        "tool.bt:1:58: error: stack_mode=perf is not supported by plyc yet",
-        "note: plyc's tracers have stack_mode=bpftrace only",
+        "tool.bt:1:58: error: invalid value for stack_mode: valid values are bpftrace, raw, perf and build_id",
         "tool.bt:1:64: error: unknown config variable 'foo'",
         "note: bpftrace's: cache_user_symbols, cpp_demangle, lazy_symbolication, license, log_size, "
         "max_bpf_progs, max_cat_bytes, max_map_keys, max_probes, max_strlen, max_type_res_iterations, "

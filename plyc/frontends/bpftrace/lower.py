@@ -586,8 +586,8 @@ class Typer(Sema):
             self.uses_target = True
             return ir.Param(ir.TARGET, type=T.U32)
         probe = self.probe
-        if name == "kstack" and probe.provider.runs_once:
-            return stacks.kstack(self, e.span)      # BEGIN's and END's: the tracer's own
+        if name == "kstack" and (probe.provider.runs_once or self.st.config.stack_mode != "bpftrace"):
+            return stacks.kstack(self, e.span)      # BEGIN's and END's: the tracer's own; or another mode
         if name in BT.VARIABLES:
             var = BT.VARIABLES[name]
             return ir.Variable(var, type=var.type)
