@@ -146,7 +146,8 @@ def stmt_ForMap(g, s: ir.ForMap):
     entry_fields(g, m, s)
     g.loops.append(store)
     g.stmt(s.body)
-    g.lines_of(store + ["return 0;"])
+    if not (g.lines and g.lines[-1][0] in ("\treturn 0;", "\treturn 1;")):    # unless the body returned
+        g.lines_of(store + ["return 0;"])
     body = g.lines
     g.lines, g._depth, g.loops = saved
     g.callbacks.append(dict(name=name, line=script_line(s.span), map=s.map, body=body,
