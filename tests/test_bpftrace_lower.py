@@ -372,11 +372,23 @@ def test_probe_is_the_probes_name():
     assert [line for line in dump(prog).splitlines() if "emit" in line] == [
         '  emit printf 1 (_tp_name():char[128])  @1']
     assert prog.probes[0].bpf_defines == {"PLYC_TP_NAMES"}
-    # a kprobe wildcard's the same way (tests/test_bpftrace_probes.py); a kfunc's is refused
-    assert err('f:vfs_rea* { printf("%s\\n", probe); }') == (
-        "tool.bt:1:29: error: 'probe' in a kfunc wildcard probe is not supported by plyc yet\n"
-        'f:vfs_rea* { printf("%s\\n", probe); }\n'
-        "                            ^~~~~")
+    # a kprobe's and a kfunc's wildcard the same way (tests/test_bpftrace_probes.py);
+    # exact kfuncs and rawtracepoints as 0.27 names them, with their module
+    prog = lower('f:vfs_rea* { printf("%s\\n", probe); }\n'
+                 'fr:vfs_read, kfunc:vmlinux:vfs_write, rawtracepoint:sched_switch, rt:vmlinux:sys_enter '
+                 '{ printf("%s\\n", probe); }')
+    assert [line for line in dump(prog).splitlines() if "emit" in line] == [
+        '  emit printf 1 (_tp_name():char[128])  @1',
+        '  emit printf 2 ("fexit:vmlinux:vfs_read":char[24])  @2',
+        '  emit printf 2 ("fentry:vmlinux:vfs_write":char[32])  @2',
+        '  emit printf 2 ("rawtracepoint:vmlinux:sched_switch":char[40])  @2',
+        '  emit printf 2 ("rawtracepoint:vmlinux:sys_enter":char[32])  @2']
+    assert [p.bpf_defines for p in prog.probes] == [{"PLYC_TP_NAMES"}] + [set()] * 4
+    # a usdt wildcard's is refused when building
+    assert err('U:/bin/true:p* { printf("%s\\n", probe); }') == (
+        "tool.bt:1:33: error: 'probe' in a usdt wildcard probe is not supported by plyc yet\n"
+        'U:/bin/true:p* { printf("%s\\n", probe); }\n'
+        "                                ^~~~~")
 
 
 def test_fields_of_a_tracepoint_wildcard():

@@ -184,6 +184,21 @@ class Lowering:
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
 
 
+def probe_name(unit: Unit) -> str:
+    """An exact probe's name as bpftrace 0.27 prints `probe`: the spec as
+    written, but kfunc/kretfunc and rawtracepoint as 0.27 names them,
+    with their module (`fentry:vmlinux:vfs_read`, as in their wildcards)."""
+    written, provider = unit.written, unit.target.provider.name
+    if provider in ("kfunc", "kretfunc"):
+        module = unit.target.extra.get("module") or "vmlinux"
+        kind = "fentry" if provider == "kfunc" else "fexit"
+        return f"{kind}:{module}:{unit.target.target}"
+    if provider == "rawtracepoint":
+        module = written.parts[0] if len(written.parts) == 2 and written.parts[0] else "vmlinux"
+        return f"rawtracepoint:{module}:{written.parts[-1]}"
+    return str(written)
+
+
 def resolve(st: Lowering, diag: Collector):
     pairs, written, fields = [], [], []
     for probe in st.ast.probes:
@@ -604,14 +619,15 @@ class Typer(Sema):
             return ir.Binary("-", ir.Variable(BT.VARIABLES["nsecs"], type=T.U64, span=e.span), start, type=T.U64)
         if name == "probe":
             # The probe's name as bpftrace prints it: known now unless a wildcard.
-            written = self.st.units[probe.index].written
+            unit = self.st.units[probe.index]
+            written = unit.written
             if written.wildcard and probe.provider.name in ("tracepoint", "kprobe", "kretprobe",
-                                                                       "uprobe", "uretprobe"):
+                                                            "uprobe", "uretprobe", "kfunc", "kretfunc"):
                 probe.bpf_defines.add("PLYC_TP_NAMES")
                 return ir.Call(BT.TP_NAME, [], type=T.Str(BT.TP_NAME_SIZE), span=e.span)
             if written.wildcard:
                 self.err(not_yet(f"'probe' in a {probe.provider.name} wildcard probe"), e.span)
-            return self.expr(A.Str(str(written).encode(), span=e.span))
+            return self.expr(A.Str(probe_name(unit).encode(), span=e.span))
         if name == "func":
             return self.func(e.span)
         if fargs.owns(probe, name):
