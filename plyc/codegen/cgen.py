@@ -285,7 +285,7 @@ class FuncGen(TupleGen):
         line, lines, where = span.line, self.source, f"{self.res.script}:{script_line(span)}"
         if span.origin is not None:
             lines = span.origin.text.split("\n")
-            where += f": {span.origin.name}:{line}"
+            where += f": {span.origin.tracer_name}:{line}"
         text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
         text = c_comment(" ".join(text.split()))
         where = c_comment(where)

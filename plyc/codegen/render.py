@@ -200,7 +200,7 @@ def probe_where(res: Resources, p, origin=None) -> tuple:
     where = origin(p.line, p.spec) if origin else None
     span = p.probe.spec.span
     if not where and span.origin is not None:       # a probe of an imported file
-        where = (f"{span.origin.name}:{span.line}", p.spec)
+        where = (f"{span.origin.tracer_name}:{span.line}", p.spec)
     return where or (f"{res.script}:{p.line}", p.spec)
 
 

@@ -27,6 +27,9 @@ class SourceFile:
     name: str
     text: str
     line: int = 0    # the script's line of the import that brought it in
+    # Its name from the script's folder, as the tracer and the generated C
+    # name it (the script by its base name): the same wherever it is built.
+    tracer_name: str = ""
 
     def __repr__(self) -> str:
         return f"SourceFile({self.name!r})"
