@@ -202,7 +202,8 @@ class FuncGen(TupleGen):
                     # so that -Wunused-but-set-variable holds its peace.
                     self.line(f"(void){loops.local_c(name)};")
         self.stmt(self.probe.body)
-        self.ret()
+        if not loops.ends_in(self.probe.body, (ir.Return,)):
+            self.ret()
         if next(self.temps, None) is not None:
             raise AssertionError("plyc/ir/opt/temps.py placed a temporary this code did not make")
         return self
