@@ -884,15 +884,18 @@ def test_kernel_struct_values():
         "curtask:struct task_struct *->se:struct.load:struct.inv_weight:u32)"
         ":record { .weight = u64, .inv_weight = u32 })  @1",
         "emit print 2 (curtask:struct task_struct *->se:struct.load:struct.weight:u64)  @1"]
-    src = 'BEGIN { print(curtask->se); print(curtask->cpus_mask); @x = curtask->pending; }'
-    heads = [line for line in err(src).splitlines() if line.startswith("tool.bt")]
-    assert heads == [
-        "tool.bt:1:15: error: a struct sched_entity as a value is not supported by plyc yet: it has an "
-        "anonymous member",
-        "tool.bt:1:35: error: a struct cpumask as a value is not supported by plyc yet: its member 'bits' is "
-        "an array of long unsigned int",
-        "tool.bt:1:61: error: a struct sigpending as a value is not supported by plyc yet: its member "
-        "'signal.sig' is an array of long unsigned int"]
+    # anonymous members in their holder's place, arrays as lists, bit-fields, enums by name
+    prog = lower('BEGIN { print(curtask->se); print(curtask->cpus_mask); print(curtask->dl); '
+                 '$k = (struct kqid *)curtask->cred; print(*$k); }')
+    types = [ev.arg_types[0] for ev in prog.events]
+    assert types[0].names[types[0].names.index("vlag") + 1] == "vprot"
+    assert types[1].items[0].denotes == "array" and str(types[1].items[0]) == "u64[4]"
+    assert types[2].names[types[2].names.index("dl_throttled")] == "dl_throttled"
+    assert types[3].names == ("uid", "gid", "projid", "type") and types[3].items[3].denotes == "enum"
+    heads = [line for line in err('BEGIN { print(*(struct zonelist *)curtask); }').splitlines()
+             if line.startswith("tool.bt")]
+    assert heads == ["tool.bt:1:15: error: a struct zonelist as a value is not supported by plyc: it has "
+                     "more than 1536 members, nested ones and array elements counted"]
 
 
 def test_record_keys_in_delete_and_has_key():

@@ -179,7 +179,7 @@ class Lowering:
         self.cdefs = cdefs.Definitions()
         self.ir: Optional[ir.Program] = None
         self.time_formats: list = []        # strftime()'s formats, in order of first use (values.py)
-        self.enum_tables: dict = {}         # an enum's words -> its table's number (structs.enum_type)
+        self.enum_tables: dict = {}         # an enum's words, ("btf", id) of a kernel's -> its table's number (structs.enum_type, kvalues)
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
 
@@ -223,7 +223,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.limits = dict(st.config.limits)
         st.ir.time_formats = st.time_formats
         st.ir.options = [opt for opt, _ in st.options.values()]
-        st.ir.enums = [st.cdefs.enumerators[words] for words in st.enum_tables]
+        st.ir.enums = [kvalues.enumerators(st, words) for words in st.enum_tables]
         st.ir.args_optional = True      # bpftrace reads a $N not given as 0 or ""
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
@@ -713,10 +713,10 @@ class Typer(Sema):
         if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
             return fargs.field(self, e.name, e.span)
         # bpftrace follows a pointer with '.' or '->' alike.
-        typ = self.kernel_member(obj.type, e.name, obj.type.is_pointer, e.span)
+        typ = self.kernel_member(obj.type, e.name, obj.type.is_pointer, e.span, bitfields=True)
         if obj.type.user and typ.is_pointer:
             typ = replace(typ, user=True)   # bpftrace keeps a user pointer's address space
-        return ir.KMember(obj, e.name, type=typ)
+        return kvalues.member(self, obj, e.name, typ)
 
     def expr_BlockExpr(self, e: A.BlockExpr):
         return blocks.block_value(self, e)
