@@ -896,6 +896,13 @@ def test_kernel_struct_values():
              if line.startswith("tool.bt")]
     assert heads == ["tool.bt:1:15: error: a struct zonelist as a value is not supported by plyc: it has "
                      "more than 1536 members, nested ones and array elements counted"]
+    # a probe's struct values together (one BPF program); each probe its own
+    src = ('BEGIN { print(*(struct io_bitmap *)curtask); @m = *(struct io_bitmap *)curtask; } '
+           'END { print(*(struct io_bitmap *)curtask); }')
+    heads = [line for line in err(src).splitlines() if line.startswith("tool.bt")]
+    assert heads == ["tool.bt:1:51: error: the kernel structs this probe holds by value have more than 1536 "
+                     "members together, nested ones and array elements counted: plyc's limit for one BPF "
+                     "program"]
 
 
 def test_record_keys_in_delete_and_has_key():

@@ -23,8 +23,18 @@ MAX_MEMBERS = 1536
 
 def value(typer, x: ir.Expr, span) -> ir.Expr:
     """x, an expression of a kernel struct type, as a record; x a pointer
-    to one: the struct it points to (`*p`)."""
-    return _record(typer, x, span, [0], x.type.pointee)
+    to one: the struct it points to (`*p`). A probe's struct values hold
+    at most MAX_MEMBERS members together (one BPF program)."""
+    count = [0]
+    rec = _record(typer, x, span, count, x.type.pointee)
+    reads = typer.__dict__.setdefault("kvalue_reads", {})
+    key = id(typer.probe)
+    reads[key] = reads.get(key, 0) + count[0]
+    if reads[key] > MAX_MEMBERS:
+        typer.err(f"the kernel structs this probe holds by value have more than {MAX_MEMBERS} members "
+                  "together, nested ones and array elements counted: plyc's limit for one BPF program", span,
+                  "read the members you need (->x)")
+    return rec
 
 
 def member(typer, obj: ir.Expr, name: str, typ: T.Type) -> ir.KMember:
