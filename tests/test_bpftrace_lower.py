@@ -896,6 +896,11 @@ def test_kernel_struct_values():
              if line.startswith("tool.bt")]
     assert heads == ["tool.bt:1:15: error: a struct zonelist as a value is not supported by plyc: it has "
                      "more than 1536 members, nested ones and array elements counted"]
+    # a kernel array as a value: a list, indexed by [] (as 0.27: not by .0)
+    heads = [line for line in err('BEGIN { $b = curtask->cpus_mask.bits; print($b[1]); print($b[4]); '
+                                  'print($b.0); }').splitlines() if line.startswith("tool.bt")]
+    assert heads == ["tool.bt:1:62: error: index 4 is out of bounds for u64[4]",
+                     "tool.bt:1:73: error: Can not access index '0' on expression of type 'u64[4]'"]
     # a probe's struct values together (one BPF program); each probe its own
     src = ('BEGIN { print(*(struct io_bitmap *)curtask); @m = *(struct io_bitmap *)curtask; } '
            'END { print(*(struct io_bitmap *)curtask); }')

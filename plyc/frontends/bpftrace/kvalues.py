@@ -23,10 +23,15 @@ MAX_MEMBERS = 1536
 
 def value(typer, x: ir.Expr, span) -> ir.Expr:
     """x, an expression of a kernel struct type, as a record; x a pointer
-    to one: the struct it points to (`*p`). A probe's struct values hold
+    to one: the struct it points to (`*p`); x a kernel array, a list. A probe's struct values hold
     at most MAX_MEMBERS members together (one BPF program)."""
     count = [0]
-    rec = _record(typer, x, span, count, x.type.pointee)
+    if x.type.kind == "buf":        # a kernel array: a list
+        count[0] = 1
+        what = f"{x.type.pointee}[{x.type.size // max(1, typer.kernel(lambda k: k.element_type(x.type), span).size)}]"
+        rec = _value(typer, x, x.type.btf, span, count, what)
+    else:
+        rec = _record(typer, x, span, count, x.type.pointee)
     reads = typer.__dict__.setdefault("kvalue_reads", {})
     key = id(typer.probe)
     reads[key] = reads.get(key, 0) + count[0]

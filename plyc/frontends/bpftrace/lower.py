@@ -694,7 +694,14 @@ class Typer(Sema):
         node = self.field_base(e)
         if node.type.kind == "struct":
             return kvalues.value(self, node, e.span)    # a kernel struct as a value: a record
+        if node.type.kind == "buf" and node.type.btf:
+            return kvalues.value(self, node, e.span)    # a kernel array as a value: a list
         return node
+
+    def array_operand(self, e: A.Expr):
+        """e lowered where a kernel array stays an array (indexed, cast to
+        an integer, read by buf(), ntop(), macaddr()), not a list."""
+        return self.field_base(e) if isinstance(e, A.Field) else self.expr(e)
 
     def field_base(self, e: A.Expr):
         """e lowered, a kernel struct member held by value kept as a place
@@ -741,7 +748,7 @@ class Typer(Sema):
         script = structs.index(self, e)
         if script is not None:
             return script
-        obj = self.expr(e.obj)
+        obj = self.array_operand(e.obj)
         if obj.type.kind == "tuple":
             return tuples.index(self, obj, e)
         idx = self.const_int(e.index, "an index must be a constant integer")
@@ -754,7 +761,7 @@ class Typer(Sema):
         if script is not None:
             return script
         tn = typenames.resolve(self, e.type, type_ref(e.type))
-        x = self.expr(e.operand)
+        x = self.array_operand(e.operand)
         if x.type.kind == "buf" and not tn.pointers and tn.array_len is None:
             return typenames.array_to_int(self, x, type_ref(tn), e.span)
         cast = self.cast(x, type_ref(tn), e.span)
