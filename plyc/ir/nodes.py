@@ -217,9 +217,11 @@ class Register(Expr):
 @dataclass(eq=False)
 class KMember(Expr):
     """obj->field (obj a pointer to a kernel type) or obj.field (obj a
-    kernel struct value): read by CO-RE."""
+    kernel struct value): read by CO-RE; a bit-field by CO-RE's field
+    info (where its bits are on the device's kernel)."""
     obj: Expr
     field: str
+    bitfield: bool = False
 
 
 @dataclass(eq=False)

@@ -98,7 +98,7 @@ def check_override(chk, call):
 def check_buf(chk, call):
     """buf(p, n) reads n bytes (at most the string size, bpftrace's
     BPFTRACE_STRLEN); buf(array) all of a kernel array."""
-    x = chk.expr(call.args[0])
+    x = chk.array_operand(call.args[0])
     array = x.type.kind in ("str", "buf") and not x.type.sized
     if not (x.type.is_int or array):
         chk.err(f"buf() reads from a pointer or an array, got {x.type}", call.args[0].span)

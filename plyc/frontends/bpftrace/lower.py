@@ -179,7 +179,7 @@ class Lowering:
         self.cdefs = cdefs.Definitions()
         self.ir: Optional[ir.Program] = None
         self.time_formats: list = []        # strftime()'s formats, in order of first use (values.py)
-        self.enum_tables: dict = {}         # an enum's words -> its table's number (structs.enum_type)
+        self.enum_tables: dict = {}         # an enum's words, ("btf", id) of a kernel's -> its table's number (structs.enum_type, kvalues)
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
 
@@ -238,7 +238,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.limits = dict(st.config.limits)
         st.ir.time_formats = st.time_formats
         st.ir.options = [opt for opt, _ in st.options.values()]
-        st.ir.enums = [st.cdefs.enumerators[words] for words in st.enum_tables]
+        st.ir.enums = [kvalues.enumerators(st, words) for words in st.enum_tables]
         st.ir.args_optional = True      # bpftrace reads a $N not given as 0 or ""
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
@@ -710,7 +710,14 @@ class Typer(Sema):
         node = self.field_base(e)
         if node.type.kind == "struct":
             return kvalues.value(self, node, e.span)    # a kernel struct as a value: a record
+        if node.type.kind == "buf" and node.type.btf:
+            return kvalues.value(self, node, e.span)    # a kernel array as a value: a list
         return node
+
+    def array_operand(self, e: A.Expr):
+        """e lowered where a kernel array stays an array (indexed, cast to
+        an integer, read by buf(), ntop(), macaddr()), not a list."""
+        return self.field_base(e) if isinstance(e, A.Field) else self.expr(e)
 
     def field_base(self, e: A.Expr):
         """e lowered, a kernel struct member held by value kept as a place
@@ -729,10 +736,10 @@ class Typer(Sema):
         if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
             return fargs.field(self, e.name, e.span)
         # bpftrace follows a pointer with '.' or '->' alike.
-        typ = self.kernel_member(obj.type, e.name, obj.type.is_pointer, e.span)
+        typ = self.kernel_member(obj.type, e.name, obj.type.is_pointer, e.span, bitfields=True)
         if obj.type.user and typ.is_pointer:
             typ = replace(typ, user=True)   # bpftrace keeps a user pointer's address space
-        return ir.KMember(obj, e.name, type=typ)
+        return kvalues.member(self, obj, e.name, typ)
 
     def expr_BlockExpr(self, e: A.BlockExpr):
         return blocks.block_value(self, e)
@@ -757,7 +764,7 @@ class Typer(Sema):
         script = structs.index(self, e)
         if script is not None:
             return script
-        obj = self.expr(e.obj)
+        obj = self.array_operand(e.obj)
         if obj.type.kind == "tuple":
             return tuples.index(self, obj, e)
         idx = self.const_int(e.index, "an index must be a constant integer")
@@ -770,7 +777,7 @@ class Typer(Sema):
         if script is not None:
             return script
         tn = typenames.resolve(self, e.type, type_ref(e.type))
-        x = self.expr(e.operand)
+        x = self.array_operand(e.operand)
         if x.type.kind == "buf" and not tn.pointers and tn.array_len is None:
             return typenames.array_to_int(self, x, type_ref(tn), e.span)
         cast = self.cast(x, type_ref(tn), e.span)
