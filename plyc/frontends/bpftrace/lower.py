@@ -717,11 +717,13 @@ class Typer(Sema):
     def array_operand(self, e: A.Expr):
         """e lowered where a kernel array stays an array (indexed, cast to
         an integer, read by buf(), ntop(), macaddr()), not a list."""
-        return self.field_base(e) if isinstance(e, A.Field) else self.expr(e)
+        return self.field_base(e) if isinstance(e, (A.Field, A.Index)) else self.expr(e)
 
     def field_base(self, e: A.Expr):
         """e lowered, a kernel struct member held by value kept as a place
         to read its own members through (`curtask->se.load.weight`)."""
+        if isinstance(e, A.Index):
+            return self.index_place(e)
         if not isinstance(e, A.Field):
             return self.expr(e)
         script = structs.field(self, e)     # a struct the script defines
@@ -761,6 +763,14 @@ class Typer(Sema):
         return tuples.get(self, e)
 
     def expr_Index(self, e: A.Index):
+        node = self.index_place(e)
+        if node.type.kind == "struct" or (node.type.kind == "buf" and node.type.btf):
+            return kvalues.value(self, node, e.span)    # a kernel struct (array) element as a value
+        return node
+
+    def index_place(self, e: A.Index):
+        """e[i] lowered, a kernel struct or array element kept as a place to
+        read through (`curtask->sighand->action[1].sa.sa_flags`)."""
         script = structs.index(self, e)
         if script is not None:
             return script
