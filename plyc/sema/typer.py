@@ -38,6 +38,9 @@ class Sema:
     # How the front end's language compares strings (a note to a comparison
     # of a string that can't be one)
     STRING_COMPARE_HINT: Optional[str] = None
+    # printf's %d, %u, %x are C's int and %ld, %lld longer (bpftrace's rule;
+    # ply prints every integer conversion whole)
+    PRINTF_C_LENGTHS = False
 
     def __init__(self, st, diag: Collector, final: bool):
         self.st = st

@@ -139,7 +139,6 @@ def path_size(chk, call) -> int:
     n = chk.expr(call.args[1])
     if not isinstance(n, ir.IntConst) or not 0 < n.value <= PATH_MAX:
         chk.err(f"path()'s size must be a constant from 1 to {PATH_MAX}", call.args[1].span)
-        return PATH_SIZE
     return n.value
 
 

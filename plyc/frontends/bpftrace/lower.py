@@ -121,7 +121,7 @@ def refuse(st: "Lowering", diag: Collector):
                 what = "a cast to an array"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
-            elif isinstance(n, A.Call) and n.name == "typeof":     # lets.py reads `let $x: typeof(e)`
+            elif isinstance(n, A.Call) and n.name == "typeof":     # typeof.py and lets.py read the others
                 what = "typeof() outside a cast, sizeof() or 'let $x: typeof(e)'"
             elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET and not _iterates(probe):
                 what = f"'{n.name}'"
@@ -292,10 +292,8 @@ class Typer(Sema):
     def __init__(self, st: Lowering, diag: Collector, final: bool):
         super().__init__(st, diag, final)
         # A map is an aggregation when some assignment gives it one.
-        self.agg_maps = {n.target.name for n in walk([p.body for p in st.ast.probes])
-                         if isinstance(n, A.Assign) and isinstance(n.target, A.Map)
-                         and isinstance(n.value, A.Call) and n.value.name in AGGREGATIONS}
         self.agg_funcs = aggreads.functions(st.ast.probes, AGGREGATIONS)     # @name -> "count", ...
+        self.agg_maps = set(self.agg_funcs)
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
