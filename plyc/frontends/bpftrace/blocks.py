@@ -13,13 +13,13 @@ an `$x` of their own type, and a read after the block finds none), and
 0.27 refuses shadowing."""
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from ... import types as T
 from ...diag import Collector
 from ...ir import nodes as ir
 from . import ast as A
-from .trees import walk
+from .trees import rebuilt, walk
 
 
 # --- scoping: a tree pass before the lowering ------------------------------------
@@ -55,9 +55,7 @@ class _Scoper:
             return n
         if isinstance(n, A.BlockExpr):
             n = self.own(n)
-        changes = {f.name: self.node(getattr(n, f.name)) for f in fields(n)
-                   if isinstance(getattr(n, f.name), (A.Node, list))}
-        return replace(n, **changes) if changes else n
+        return rebuilt(n, self.node)
 
     def own(self, b: A.BlockExpr) -> A.BlockExpr:
         declared = {}
@@ -84,9 +82,7 @@ def _rename(n, names: dict):
         return n
     if isinstance(n, A.Var):
         return replace(n, name=names.get(n.name, n.name))
-    changes = {f.name: _rename(getattr(n, f.name), names) for f in fields(n)
-               if isinstance(getattr(n, f.name), (A.Node, list))}
-    return replace(n, **changes) if changes else n
+    return rebuilt(n, lambda x: _rename(x, names))
 
 
 # --- typing: the statements first, the value in a local ---------------------------
