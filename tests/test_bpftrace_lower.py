@@ -889,10 +889,13 @@ def test_kernel_struct_values():
     its members; on the way to a member, a place read through. What plyc
     can't make a record of is refused by name, with the member."""
     prog = lower('BEGIN { print(curtask->se.load); print(curtask->se.load.weight); }')
-    emits = [line.strip() for line in dump(prog).splitlines() if "emit" in line]
+    lines = [line.strip() for line in dump(prog).splitlines()]
+    emits = [line for line in lines if "emit" in line]
+    # the pointer its members are read through is read once, before the statement
+    assert "$kbase0@1:15 = curtask:struct task_struct *  @1" in lines
     assert emits == [
-        "emit print 1 (tuple(curtask:struct task_struct *->se:struct.load:struct.weight:u64, "
-        "curtask:struct task_struct *->se:struct.load:struct.inv_weight:u32)"
+        "emit print 1 (tuple($kbase0@1:15:struct task_struct *->se:struct.load:struct.weight:u64, "
+        "$kbase0@1:15:struct task_struct *->se:struct.load:struct.inv_weight:u32)"
         ":record { .weight = u64, .inv_weight = u32 })  @1",
         "emit print 2 (curtask:struct task_struct *->se:struct.load:struct.weight:u64)  @1"]
     # anonymous members in their holder's place, arrays as lists, bit-fields, enums by name

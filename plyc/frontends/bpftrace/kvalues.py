@@ -11,6 +11,8 @@ true/false. Only where the struct is the value: on the way to a member
 field_base)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ... import btf as B
 from ... import types as T
 from ...ir import nodes as ir
@@ -26,6 +28,7 @@ def value(typer, x: ir.Expr, span) -> ir.Expr:
     to one: the struct it points to (`*p`); x a kernel array, a list. A probe's struct values hold
     at most MAX_MEMBERS members together (one BPF program)."""
     count = [0]
+    x = _read_base_once(typer, x, span)
     if x.type.kind == "buf":        # a kernel array: a list
         count[0] = 1
         what = f"{x.type.pointee}[{x.type.size // max(1, typer.kernel(lambda k: k.element_type(x.type), span).size)}]"
@@ -40,6 +43,40 @@ def value(typer, x: ir.Expr, span) -> ir.Expr:
                   "together, nested ones and array elements counted: plyc's limit for one BPF program", span,
                   "read the members you need (->x)")
     return rec
+
+
+def _read_base_once(typer, x: ir.Expr, span) -> ir.Expr:
+    """x with the pointer its members are read through (`curtask->real_parent`
+    of `curtask->real_parent->se.load`) read once, into a local of its own,
+    before the statement: each member's CO-RE read starts from it, so they
+    are members of one object even if the pointer changes meanwhile, and
+    the pointer chain is not walked again for each."""
+    if x.type.is_pointer:
+        return _hoist(typer, x, span)
+    if isinstance(x, ir.KMember):
+        obj = _read_base_once(typer, x.obj, span)
+        return x if obj is x.obj else replace(x, obj=obj)
+    if isinstance(x, ir.Index):
+        obj = _read_base_once(typer, x.obj, span)
+        return x if obj is x.obj else replace(x, obj=obj)
+    return x
+
+
+# What a hoisted pointer may be made of: reads with no effect, the same
+# before the statement as in it.
+_PURE = (ir.KMember, ir.Index, ir.Cast, ir.Variable, ir.Local, ir.IntConst, ir.Param)
+
+
+def _hoist(typer, p: ir.Expr, span) -> ir.Expr:
+    if isinstance(p, (ir.Local, ir.IntConst)) or \
+            not all(isinstance(n, _PURE) for n in ir.walk(p)):
+        return p
+    key = ("kbase", span.line, span.col, span.origin.name if span.origin is not None else "")
+    name = typer.temps.setdefault(key, f"kbase{len(typer.temps)}@{span.line}:{span.col}")
+    typer.probe.locals[name] = p.type
+    typer.defined.add(name)
+    typer.before.append(ir.SetLocal(name, p, span=span))
+    return ir.Local(name, type=p.type, span=span)
 
 
 def member(typer, obj: ir.Expr, name: str, typ: T.Type) -> ir.KMember:
