@@ -65,6 +65,7 @@ class BType:
     type: int = 0            # PTR, TYPEDEF, modifiers, FUNC, ARRAY elem
     nelems: int = 0          # ARRAY
     signed: bool = False     # INT, ENUM
+    is_bool: bool = False    # INT: C's _Bool (BTF_INT_BOOL)
     members: tuple = ()      # STRUCT/UNION: Member; FUNC_PROTO: (name, type)
 
 
@@ -159,7 +160,7 @@ class BTF:
                 self._ident("type name", t.name)
         if kind == INT:
             enc = struct.unpack_from(e + "I", buf, pos)[0]
-            t.size, t.signed = size_type, bool((enc >> 24) & 1)
+            t.size, t.signed, t.is_bool = size_type, bool((enc >> 24) & 1), bool((enc >> 24) & 4)
         elif kind in (PTR, TYPEDEF, VOLATILE, CONST, RESTRICT, FUNC, TYPE_TAG, VAR, DECL_TAG):
             t.type = size_type
         elif kind == ARRAY:
@@ -247,6 +248,26 @@ class BTF:
             self._enumerators = idx
         found = self.base.enumerator(name) if self.base is not None else None
         return found if found is not None else self._enumerators.get(name)
+
+    def enumerators_of(self, tid: int) -> list:
+        """[(value, name), ...] of enum type `tid`, in the BTF's order."""
+        if tid < self.first:
+            return self.base.enumerators_of(tid)
+        t = self.types[tid]
+        buf, e = self._type_data, self.e
+        pos = self._offsets[tid - self.first + 1] + 12
+        info = struct.unpack_from(e + "I", buf, pos - 8)[0]
+        out = []
+        for i in range(info & 0xFFFF):
+            if t.kind == ENUM:
+                v_name, value = struct.unpack_from(e + ("Ii" if t.signed else "II"), buf, pos + 8 * i)
+            else:
+                v_name, lo, hi = struct.unpack_from(e + "III", buf, pos + 12 * i)
+                value = hi << 32 | lo
+                if t.signed and value >> 63:
+                    value -= 1 << 64
+            out.append((value, self._str(v_name)))
+        return out
 
     def __getitem__(self, tid: int) -> BType:
         return self.types[tid]

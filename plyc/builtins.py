@@ -225,7 +225,7 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     except P.FormatError as err:
         chk.err(str(err), fmt_arg.span)
     convs = [p for p in parts if isinstance(p, P.Conv)]
-    if getattr(chk, "PRINTF_C_LENGTHS", False):
+    if chk.PRINTF_C_LENGTHS:
         for conv in convs:
             conv.use_c_lengths()
             conv.use_bpftrace_flags()

@@ -24,6 +24,7 @@ class KernelTypes:
         self.uses: dict[int, dict] = {}
         # Per-CPU variables declared as typed ksyms: name -> its VAR's id
         self.ksyms: dict[str, int] = {}
+        self._nenums = 0        # anonymous enums declared (c_decl), numbering their enumerator
 
     @property
     def btf(self) -> B.BTF:
@@ -113,14 +114,16 @@ class KernelTypes:
 
     # --- members ----------------------------------------------------------------
 
-    def member(self, owner: int, name: str):
+    def member(self, owner: int, name: str, bitfields: bool = False):
         """(path of member indexes, member type) of owner.name, or None.
-        Records the access so the member is emitted in the local definition."""
+        Records the access so the member is emitted in the local definition.
+        A bit-field only where the caller reads it as one (bitfields: the
+        KMember's `bitfield`, a CO-RE bit-field read)."""
         b = self.btf
         path = b.find_member(owner, name)
         if path is None:
             return None
-        if path[-1].bitfield_size:
+        if path[-1].bitfield_size and not bitfields:
             raise TypeError(f"'{name}' is a bitfield, which can't be read yet")
         # Record the access in the owner's tree, through anonymous members.
         container = b.strip(owner)
@@ -154,6 +157,11 @@ class KernelTypes:
 
     def use(self, tid: int) -> dict:
         return self.uses.setdefault(tid, {})
+
+    def is_bitfield(self, owner: int, name: str) -> bool:
+        """Whether owner.name (through anonymous members) is a bit-field."""
+        path = self.btf.find_member(owner, name) if owner else None
+        return bool(path and path[-1].bitfield_size)
 
     def members_of(self, t: T.Type) -> list:
         b = self.btf
@@ -231,6 +239,8 @@ class KernelTypes:
                 lines.append(f"{pad}{kw} {{")
                 lines.extend(self._members(inner.id, self.uses[inner.id], depth + 1))
                 lines.append(f"{pad}}} {m.name};")
+            elif m.bitfield_size:
+                lines.append(f"{pad}{self.c_decl(m.type, m.name)} : {m.bitfield_size};")
             else:
                 lines.append(f"{pad}{self.c_decl(m.type, m.name)};")
         return lines
@@ -244,6 +254,13 @@ class KernelTypes:
             return self.c_decl(t.type, f"{name}[{t.nelems}]")
         if t.kind == B.PTR:
             return f"void *{name}"
+        if t.kind in (B.ENUM, B.ENUM64) and t.size in (4, 8):
+            # An anonymous enum: CO-RE matches it with the kernel's enum of
+            # any name (an integer would not match an enum), and names none
+            # of its enumerators, which may be the headers' names too.
+            self._nenums += 1
+            wide = f", plyc_kenum{self._nenums}_w = 0xffffffffffffffffULL" if t.size == 8 else ""
+            return f"enum {{ plyc_kenum{self._nenums} = 0{wide} }} {name}"
         if t.kind in (B.INT, B.ENUM, B.ENUM64):
             if t.size in (1, 2, 4, 8):
                 return f"__{'s' if t.signed else 'u'}{t.size * 8} {name}"

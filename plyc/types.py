@@ -23,7 +23,9 @@ class Type:
     # strftime (ns, a time of day in bpftrace's strftime format number format_index) |
     # errno | signal (printed as bpftrace 0.27's text) | bool (true/false) |
     # cgroup_path (a cgroup id printed as its paths; format_index: its filter) |
-    # enum (printed by its enumerator's name, enum_index's enum)
+    # enum (printed by its enumerator's name, enum_index's enum);
+    # a tuple: array (a kernel array held by value, printed `[1,2]`) |
+    # record (a kernel struct of no members, printed `{}`)
     denotes: str = ""
     pointee: Optional[str] = None   # int values that are pointers: what they point to ("char")
     user: bool = False        # pointer into user memory; a stack: the user stack
@@ -81,6 +83,10 @@ class Type:
         if self.kind == "stack":
             args = ([self.mode] if self.mode else []) + ([str(self.frames)] if self.frames else [])
             return ("ustack" if self.user else "stack") + (f"({', '.join(args)})" if args else "")
+        if self.kind == "tuple" and self.denotes == "array":
+            return f"{self.items[0] if self.items else 'void'}[{len(self.items)}]"
+        if self.kind == "tuple" and self.denotes == "record":
+            return "record { }"
         if self.kind == "tuple" and self.names:
             return "record { " + ", ".join(f".{n} = {t}" for n, t in zip(self.names, self.items)) + " }"
         if self.kind == "tuple":
@@ -213,11 +219,22 @@ def Tuple(items, names=()) -> Type:
     return Type("tuple", tuple_layout(items)[1], items=items, names=tuple(names))
 
 
+def Array(items) -> Type:
+    """A kernel array held by value (a struct's `int val[2]`): a tuple
+    printed as bpftrace prints an array, `[1,2]`."""
+    return replace(Tuple(items), denotes="array")
+
+
+def EmptyRecord() -> Type:
+    """A kernel struct with no members held by value: printed `{}`."""
+    return replace(Tuple(()), denotes="record")
+
+
 def matched(a: Type, b: Type) -> Optional[list]:
     """For each member of a, the index of the member of b it takes (two
     tuples: by place; two records: by name, as bpftrace 0.27 assigns
     `(b=1, a=2)` to a record `(a, b)`), or None when they don't match."""
-    if a.kind != "tuple" or b.kind != "tuple" or len(a.items) != len(b.items):
+    if a.kind != "tuple" or b.kind != "tuple" or len(a.items) != len(b.items) or a.denotes != b.denotes:
         return None
     if not a.names and not b.names:
         return list(range(len(a.items)))
@@ -266,5 +283,5 @@ def unify(a: Type, b: Type) -> Optional[Type]:
     order = matched(a, b)
     if order is not None:
         items = [unify(x, b.items[j]) for x, j in zip(a.items, order)]
-        return None if None in items else Tuple(items, a.names)
+        return None if None in items else replace(Tuple(items, a.names), denotes=a.denotes)
     return None

@@ -53,6 +53,11 @@ struct plyc_type {
 	const struct plyc_field *fields;
 };
 
+/* A PLYC_K_TUPLE's width: a kernel array held by value, printed as
+ * bpftrace prints one, "[1,2]"; a kernel struct of no members, "{}". */
+#define PLYC_TUPLE_ARRAY 1
+#define PLYC_TUPLE_RECORD 2
+
 #define PLYC_STACK_LIMIT(t) ((t)->width & 0xff)
 #define PLYC_STACK_MODE(t) ((t)->width >> 8)
 

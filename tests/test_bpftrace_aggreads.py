@@ -24,7 +24,7 @@ def test_a_read_is_a_map_read_typed_as_the_aggregated_values():
     lines = dump(prog).splitlines()
     for line in ["map @x hash [] -> u64",
                  # %s of a value is the number: %u of count()'s, %d of a signed sum
-                 'event 1 printf "%u %d\\n" (u64, s64) line 2',
+                 'event 1 printf "%llu %lld\\n" (u64, s64) line 2',
                  "  @x[] = (@c[1:s64]:u64 + 1:s64):u64  @2",
                  "  $v = cast(@s[]:s64):s64  @2",
                  "  if (@u[]:u64 > 2:s64):bool  @2",
@@ -35,7 +35,7 @@ def test_a_read_is_a_map_read_typed_as_the_aggregated_values():
 def test_printf_keeps_flags_and_width_and_other_arguments():
     prog = lower('BEGIN { @c = count(); printf("%% %-5s|%3s %s\\n", @c, @c, "x"); }')
     # the dump shows the parts: "%%" is a literal "%"
-    assert 'printf "% %-5u|%3u %s\\n" (u64, u64, char[8])' in dump(prog)
+    assert 'printf "% %-5llu|%3llu %s\\n" (u64, u64, char[8])' in dump(prog)
 
 
 def test_the_c_combines_every_cpu_and_the_tracer_asks_for_the_helper():

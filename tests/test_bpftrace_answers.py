@@ -40,9 +40,9 @@ def test_exit_in_a_for_loop_stops_the_iteration_and_the_probe():
     assert c.count("\t__u64 ret;\n") == 3
     # the innermost returns 1 (stop iterating) with the flag set ...
     # (BEGIN's inner loop, END's in its while, and BEGIN's outer: below)
-    assert len(re.findall(r"c->ret = 1;\n\t+return 1;", c)) == 3
+    assert len(re.findall(r"plyc_lc->ret = 1;\n\t+return 1;", c)) == 3
     # ... the outer one, seeing it, returns in its turn, and the probes too
-    assert re.search(r"if \(c\d+\.ret\) \{\n(\t+c->\w+ = \w+;\n)*\t+c->ret = 1;\n\t+return 1;\n\t+\}", c)
+    assert re.search(r"if \(c\d+\.ret\) \{\n(\t+plyc_lc->\w+ = \w+;\n)*\t+plyc_lc->ret = 1;\n\t+return 1;\n\t+\}", c)
     assert len(re.findall(r"if \(c\d+\.ret\) \{\n\t+return 0;", c)) == 2
 
 

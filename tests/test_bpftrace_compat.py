@@ -22,7 +22,7 @@ what 0.27 prints, `=== compare-0.27-stdout` (or `compare-0.27-stdout-re`;
 `compare-0.17-stdout` where 0.17 is the one that differs, as for bools):
 each such difference is listed in docs/bpftrace.md ("Against bpftrace
 0.27"), and the test fails when 0.27 stops printing it. A script with an
-iter probe runs where 0.27 finds a readable list of traceable functions
+iter or rawtracepoint probe runs where 0.27 finds a readable list of traceable functions
 (bpftrace_sid.ftrace_list: this machine's cannot be opened)."""
 import os
 import re
@@ -88,8 +88,9 @@ def test_same_output_as_bpftrace(path, version, tmp_path, workload, usdt_prog, r
     else:
         bpftrace27 = request.getfixturevalue("bpftrace27")
         source, env = case["bpftrace"], ""
-        # iter probes need the kernel's list of traceable functions (bpftrace_sid.ftrace_list)
-        iterates = bool(re.search(r"^\s*(iter|it):", source, re.MULTILINE))
+        # iter and rawtracepoint probes need the kernel's list of traceable
+        # functions (bpftrace_sid.ftrace_list)
+        iterates = bool(re.search(r"^\s*(iter|it|rawtracepoint|rt):", source, re.MULTILINE))
 
         def command(args, cwd):
             return bpftrace27(args, cwd, ftrace=iterates)

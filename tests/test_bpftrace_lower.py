@@ -294,15 +294,14 @@ def test_config_block():
         (2, 65536, 8, False)
     limits = driver.build_limits(prog, driver.Options(map_entries=100))
     assert limits["map_entries"] == 100 and limits["buffer_size"] == 65536
-    src = ('config = { max_strlen = 0; license = "GPL"; stack_mode = perf; foo = 1; perf_rb_pages = 3; '
+    src = ('config = { max_strlen = 0; license = "GPL"; stack_mode = fast; foo = 1; perf_rb_pages = 3; '
            'print_maps_on_exit = maybe; strlen = 9; str_trunc_trailer = ".."; missing_probes = error }\n'
            "BEGIN { }")
     line = src.splitlines()[0]
     messages = [m for m in err(src).splitlines() if m.startswith(("tool.bt", "note"))]
     assert messages == [
         "tool.bt:1:25: error: max_strlen must be from 1 to 32768, not 0",
-        "tool.bt:1:58: error: stack_mode=perf is not supported by plyc yet",
-        "note: plyc's tracers have stack_mode=bpftrace only",
+        "tool.bt:1:58: error: invalid value for stack_mode: valid values are bpftrace, raw, perf and build_id",
         "tool.bt:1:64: error: unknown config variable 'foo'",
         "note: bpftrace's: cache_user_symbols, cpp_demangle, lazy_symbolication, license, log_size, "
         "max_bpf_progs, max_cat_bytes, max_map_keys, max_probes, max_strlen, max_type_res_iterations, "
@@ -373,11 +372,23 @@ def test_probe_is_the_probes_name():
     assert [line for line in dump(prog).splitlines() if "emit" in line] == [
         '  emit printf 1 (_tp_name():char[128])  @1']
     assert prog.probes[0].bpf_defines == {"PLYC_TP_NAMES"}
-    # a kprobe wildcard's the same way (tests/test_bpftrace_probes.py); a kfunc's is refused
-    assert err('f:vfs_rea* { printf("%s\\n", probe); }') == (
-        "tool.bt:1:29: error: 'probe' in a kfunc wildcard probe is not supported by plyc yet\n"
-        'f:vfs_rea* { printf("%s\\n", probe); }\n'
-        "                            ^~~~~")
+    # a kprobe's and a kfunc's wildcard the same way (tests/test_bpftrace_probes.py);
+    # exact kfuncs and rawtracepoints as 0.27 names them, with their module
+    prog = lower('f:vfs_rea* { printf("%s\\n", probe); }\n'
+                 'fr:vfs_read, kfunc:vmlinux:vfs_write, rawtracepoint:sched_switch, rt:vmlinux:sys_enter '
+                 '{ printf("%s\\n", probe); }')
+    assert [line for line in dump(prog).splitlines() if "emit" in line] == [
+        '  emit printf 1 (_tp_name():char[128])  @1',
+        '  emit printf 2 ("fexit:vmlinux:vfs_read":char[24])  @2',
+        '  emit printf 2 ("fentry:vmlinux:vfs_write":char[32])  @2',
+        '  emit printf 2 ("rawtracepoint:vmlinux:sched_switch":char[40])  @2',
+        '  emit printf 2 ("rawtracepoint:vmlinux:sys_enter":char[32])  @2']
+    assert [p.bpf_defines for p in prog.probes] == [{"PLYC_TP_NAMES"}] + [set()] * 4
+    # a usdt wildcard's is refused when building
+    assert err('U:/bin/true:p* { printf("%s\\n", probe); }') == (
+        "tool.bt:1:33: error: 'probe' in a usdt wildcard probe is not supported by plyc yet\n"
+        'U:/bin/true:p* { printf("%s\\n", probe); }\n'
+        "                                ^~~~~")
 
 
 def test_fields_of_a_tracepoint_wildcard():
@@ -881,21 +892,39 @@ def test_kernel_struct_values():
     its members; on the way to a member, a place read through. What plyc
     can't make a record of is refused by name, with the member."""
     prog = lower('BEGIN { print(curtask->se.load); print(curtask->se.load.weight); }')
-    emits = [line.strip() for line in dump(prog).splitlines() if "emit" in line]
+    lines = [line.strip() for line in dump(prog).splitlines()]
+    emits = [line for line in lines if "emit" in line]
+    # the pointer its members are read through is read once, before the statement
+    assert "$kbase0@1:15 = curtask:struct task_struct *  @1" in lines
     assert emits == [
-        "emit print 1 (tuple(curtask:struct task_struct *->se:struct.load:struct.weight:u64, "
-        "curtask:struct task_struct *->se:struct.load:struct.inv_weight:u32)"
+        "emit print 1 (tuple($kbase0@1:15:struct task_struct *->se:struct.load:struct.weight:u64, "
+        "$kbase0@1:15:struct task_struct *->se:struct.load:struct.inv_weight:u32)"
         ":record { .weight = u64, .inv_weight = u32 })  @1",
         "emit print 2 (curtask:struct task_struct *->se:struct.load:struct.weight:u64)  @1"]
-    src = 'BEGIN { print(curtask->se); print(curtask->cpus_mask); @x = curtask->pending; }'
+    # anonymous members in their holder's place, arrays as lists, bit-fields, enums by name
+    prog = lower('BEGIN { print(curtask->se); print(curtask->cpus_mask); print(curtask->dl); '
+                 '$k = (struct kqid *)curtask->cred; print(*$k); }')
+    types = [ev.arg_types[0] for ev in prog.events]
+    assert types[0].names[types[0].names.index("vlag") + 1] == "vprot"
+    assert types[1].items[0].denotes == "array" and str(types[1].items[0]) == "u64[4]"
+    assert types[2].names[types[2].names.index("dl_throttled")] == "dl_throttled"
+    assert types[3].names == ("uid", "gid", "projid", "type") and types[3].items[3].denotes == "enum"
+    heads = [line for line in err('BEGIN { print(*(struct zonelist *)curtask); }').splitlines()
+             if line.startswith("tool.bt")]
+    assert heads == ["tool.bt:1:15: error: a struct zonelist as a value is not supported by plyc: it has "
+                     "more than 1536 members, nested ones and array elements counted"]
+    # a kernel array as a value: a list, indexed by [] (as 0.27: not by .0)
+    heads = [line for line in err('BEGIN { $b = curtask->cpus_mask.bits; print($b[1]); print($b[4]); '
+                                  'print($b.0); }').splitlines() if line.startswith("tool.bt")]
+    assert heads == ["tool.bt:1:62: error: index 4 is out of bounds for u64[4]",
+                     "tool.bt:1:73: error: Can not access index '0' on expression of type 'u64[4]'"]
+    # a probe's struct values together (one BPF program); each probe its own
+    src = ('BEGIN { print(*(struct io_bitmap *)curtask); @m = *(struct io_bitmap *)curtask; } '
+           'END { print(*(struct io_bitmap *)curtask); }')
     heads = [line for line in err(src).splitlines() if line.startswith("tool.bt")]
-    assert heads == [
-        "tool.bt:1:15: error: a struct sched_entity as a value is not supported by plyc yet: it has an "
-        "anonymous member",
-        "tool.bt:1:35: error: a struct cpumask as a value is not supported by plyc yet: its member 'bits' is "
-        "an array of long unsigned int",
-        "tool.bt:1:61: error: a struct sigpending as a value is not supported by plyc yet: its member "
-        "'signal.sig' is an array of long unsigned int"]
+    assert heads == ["tool.bt:1:51: error: the kernel structs this probe holds by value have more than 1536 "
+                     "members together, nested ones and array elements counted: plyc's limit for one BPF "
+                     "program"]
 
 
 def test_record_keys_in_delete_and_has_key():

@@ -25,7 +25,7 @@ def test_kfunc_arguments_and_retval_typed_from_the_prototype():
                  'kretfunc:vfs_read { @r = hist(retval); }')
     assert [line for line in dump(prog).splitlines() if line.startswith(("probe", "  "))] == [
         "probe 0 kfunc:vfs_read -> kfunc vfs_read line 1",
-        '  @["kfunc:vfs_read":char[16], "vfs_read":char[16]] <- sum(args_count:u64)  @1',
+        '  @["fentry:vmlinux:vfs_read":char[24], "vfs_read":char[16]] <- sum(args_count:u64)  @1',
         "  emit printf 1 (args_file:struct file *->f_flags:u32)  @1",
         "probe 1 kretfunc:vfs_read -> kretfunc vfs_read line 2",
         "  @r[] <- hist(retval:s64)  @2"]
@@ -126,6 +126,21 @@ def test_probe_in_kprobe_wildcards_is_the_function_that_fired():
         "  @[_tp_name():char[128]] <- count()  @1", "  @[_tp_name():char[128]] <- count()  @1",
         '  @["kprobe:vfs_write":char[24]] <- count()  @1']
     assert [p.bpf_defines for p in prog.probes] == [{"PLYC_TP_NAMES"}, {"PLYC_TP_NAMES"}, set()]
+
+
+def test_probe_in_kfunc_wildcards_is_the_function_that_fired():
+    """A kfunc or kretfunc glob: each clone's link carries a BPF cookie
+    naming its function in the same table (Linux 6.0); an exact kfunc
+    sharing the body is 0.27's name for it, a constant."""
+    src = "kfunc:vfs_rea*, kretfunc:vfs_rea*, fentry:vfs_write { @[probe] = count(); }"
+    prog = lower(src)
+    assert [line for line in dump(prog).splitlines() if line.startswith("  ")] == [
+        "  @[_tp_name():char[128]] <- count()  @1", "  @[_tp_name():char[128]] <- count()  @1",
+        '  @["fentry:vmlinux:vfs_write":char[32]] <- count()  @1']
+    assert [p.bpf_defines for p in prog.probes] == [{"PLYC_TP_NAMES"}, {"PLYC_TP_NAMES"}, set()]
+    loader = driver.compile_source(src, "tool.bt", driver.Options()).generated.loader_c
+    assert [line.strip() for line in loader.splitlines() if line.strip().startswith(".names")] == [
+        ".names = 1,", ".names = 1,", ".names = 0,"]
 
 
 def test_kprobe_alternatives_are_a_group():

@@ -322,7 +322,7 @@ def test_p_must_be_a_pid(tmp_path, value, why):
 
 
 ARG_PLY = 'BEGIN { printf("%d %s\\n", $1, str($2)); exit(0); }\n'
-ARG_BT = 'BEGIN { printf("%d %s\\n", $1, str($2)); exit(); }\n'
+ARG_BT = 'BEGIN { printf("%lld %s\\n", $1, str($2)); exit(); }\n'
 
 
 @pytest.mark.parametrize("style", ["ply", "bt"])

@@ -153,6 +153,9 @@ def build_batch(arch: str, kernel: str, tmp: Path):
         script += [f"{command} > out.{name} 2> err.{name}; rc=$?",
                    f"echo '{MARK} {path.stem} '$rc; cat out.{name}; echo '{MARK}-err'; cat err.{name}",
                    f"echo '{MARK}-end'"]
+        # Unloaded after the case whether or not it did (bt-swapin's swap
+        # keeps loop busy until its losetup -d): the next case inserts it again.
+        script += [f"rmmod {module} 2>/dev/null" for module in case.get("modules", "").split()]
     runner = tmp / "run-all.sh"
     runner.write_text("\n".join(script) + "\n")
     runner.chmod(0o755)

@@ -202,7 +202,8 @@ class FuncGen(TupleGen):
                     # so that -Wunused-but-set-variable holds its peace.
                     self.line(f"(void){loops.local_c(name)};")
         self.stmt(self.probe.body)
-        self.ret()
+        if not loops.ends_in(self.probe.body, (ir.Return,)):
+            self.ret()
         if next(self.temps, None) is not None:
             raise AssertionError("plyc/ir/opt/temps.py placed a temporary this code did not make")
         return self
@@ -285,7 +286,7 @@ class FuncGen(TupleGen):
         line, lines, where = span.line, self.source, f"{self.res.script}:{script_line(span)}"
         if span.origin is not None:
             lines = span.origin.text.split("\n")
-            where += f": {span.origin.name}:{line}"
+            where += f": {span.origin.tracer_name}:{line}"
         text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
         text = c_comment(" ".join(text.split()))
         where = c_comment(where)
@@ -784,7 +785,40 @@ class FuncGen(TupleGen):
         return self.cast("__u64", f"PLYC_REG(ctx, {e.name})")
 
     def sc_KMember(self, e: ir.KMember) -> str:
+        if e.bitfield:
+            return self.core_bitfield(e)
         return self.core_scalar(e)
+
+    def bitfield_parts(self, e) -> tuple:
+        """(pointer, access chain) of a kernel member: `ptr->chain` is its
+        lvalue, the chain CO-RE's field info measures from the pointer."""
+        if isinstance(e, ir.Index):
+            s, chain = self.bitfield_parts(e.obj)
+            return s, f"{chain}[{e.index}]"
+        objt = e.obj.type
+        if objt.kind == "struct":
+            s, chain = self.bitfield_parts(e.obj)
+            return s, f"{chain}.{e.field}"
+        base = self.tmp("b")
+        self.line(f"__u64 {base} = {self.stored(e.obj)};")
+        return f"(({objt.pointee} *)(unsigned long){base})", e.field
+
+    def core_bitfield(self, e: ir.KMember) -> str:
+        """A bit-field, where its bits are on the device's kernel (CO-RE
+        field info), sign-extended if the kernel's is signed."""
+        typ = e.type
+        s, chain = self.bitfield_parts(e)
+        name = self.tmp("k")
+        ref = self.place(name, f"__u64 {name}", 8)
+        if ref is None:
+            self.line(f"__u64 {name} = 0;")
+        else:
+            name = ref
+            self.line(f"{name} = 0;")
+        read = "bpf_probe_read_user" if self.core_read(e) == "bpf_core_read_user" else "bpf_probe_read_kernel"
+        self.line(f"PLYC_CORE_BITFIELD({read}, {name}, {s}, {chain});")
+        self.typed[name] = "__u64"
+        return self.cast(typ.scalar_ctype(), name)
 
     def sc_TpField(self, e: ir.TpField) -> str:
         typ = e.type

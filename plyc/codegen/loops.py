@@ -146,12 +146,22 @@ def stmt_ForMap(g, s: ir.ForMap):
     entry_fields(g, m, s)
     g.loops.append(store)
     g.stmt(s.body)
-    g.lines_of(store + ["return 0;"])
+    if not ends_in(s.body, (ir.Return, ir.Break, ir.Continue)):
+        g.lines_of(store + ["return 0;"])
     body = g.lines
     g.lines, g._depth, g.loops = saved
     g.callbacks.append(dict(name=name, line=script_line(s.span), map=s.map, body=body,
                             fields=["void *ctx", "void *scratch"] + ["__u64 ret"] * returns +
                             [f"{t} {v}" for v, t in scalars]))
+
+
+def ends_in(body: ir.Stmt, kinds: tuple) -> bool:
+    """Whether a body's last statement is one of kinds: one that returns
+    (return, exit(); a callback's own break and continue), after which the
+    function's closing return would never run."""
+    while isinstance(body, ir.Block) and body.stmts:
+        body = body.stmts[-1]
+    return isinstance(body, kinds)
 
 
 def entry_fields(g, m, s: ir.ForMap):

@@ -47,7 +47,10 @@ def type_init(t, pad: int = 0, in_hex: bool = False) -> str:
     offsets, _ = T.tuple_layout(t.items)
     names = [c_string(n.encode()) for n in t.names] or ["NULL"] * len(t.items)
     members = ", ".join(f"{{ {type_init(i)}, {off}, {n} }}" for i, off, n in zip(t.items, offsets, names))
-    return f"{{ PLYC_K_TUPLE, {t.size}, 0, 0, {len(t.items)}, (const struct plyc_field[]){{ {members} }} }}"
+    fields = f"(const struct plyc_field[]){{ {members} }}" if t.items else "NULL"
+    # width: PLYC_TUPLE_ARRAY, PLYC_TUPLE_RECORD (plyc_rt.h)
+    width = {"array": 1, "record": 2}.get(t.denotes, 0)
+    return f"{{ PLYC_K_TUPLE, {t.size}, 0, {width}, {len(t.items)}, {fields} }}"
 
 
 def type_literal(t, look: tuple = (0, False)) -> str:

@@ -16,7 +16,7 @@ from ..ir import nodes as ir_nodes
 from ..ir.nodes import script_line
 from ..ir.report import Report
 from . import aggread, cgen, loops, printers
-from .cescape import C, c_comment, c_string, code
+from .cescape import C, c_comment, c_int, c_string, code
 from .resources import Field, Resources, layout
 
 
@@ -200,7 +200,7 @@ def probe_where(res: Resources, p, origin=None) -> tuple:
     where = origin(p.line, p.spec) if origin else None
     span = p.probe.spec.span
     if not where and span.origin is not None:       # a probe of an imported file
-        where = (f"{span.origin.name}:{span.line}", p.spec)
+        where = (f"{span.origin.tracer_name}:{span.line}", p.spec)
     return where or (f"{res.script}:{p.line}", p.spec)
 
 
@@ -289,7 +289,7 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
                                                            for name, kind, dflt, desc in program.options],
                                                      time_formats=[c_string(f)
                                                                    for f in program.time_formats],
-                                                     enums=[[(int(v), c_string(n)) for v, n in names]
+                                                     enums=[[(code(f"(int64_t){c_int(int(v))}"), c_string(n)) for v, n in names]
                                                             for names in program.enums],
                                                      args_optional=int(program.args_optional),
                                                      arg_bounds=[dict(index=n, lo=lo, hi=hi, line=line, col=col,

@@ -25,6 +25,8 @@ class TupleGen:
             offsets, _ = T.tuple_layout(e.type.items)
             for item, off, typ in zip(e.items, offsets, e.type.items):
                 self.put_member(name, off, typ, item)
+            if not e.items:
+                self.line(f"(void){name};")     # a kernel struct of no members: printed {}
             return name
         # a member that is itself an array: copied out of the tuple
         src, off = self.member_ref(e)
@@ -46,8 +48,14 @@ class TupleGen:
         return self.cast(typ.scalar_ctype(), name)
 
     def put_member(self, dst: str, off: int, typ: T.Type, item):
-        """Store the expression item as the member of type typ at off."""
-        if typ.is_bytes and self.direct_read(item):
+        """Store the expression item as the member of type typ at off; a
+        tuple made here (a kernel struct's member struct) member by member,
+        in place (ir/opt/temps.py's tuple_items)."""
+        if isinstance(item, ir.TupleMake) and item.type == typ:
+            offsets, _ = T.tuple_layout(typ.items)
+            for sub, o, t in zip(item.items, offsets, typ.items):
+                self.put_member(dst, off + o, t, sub)
+        elif typ.is_bytes and self.direct_read(item):
             self.read_bytes_into(at(dst, off), typ.size, item)
         elif typ.is_bytes:
             src = self.bytes_ref(item)

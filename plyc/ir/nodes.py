@@ -27,6 +27,9 @@ class SourceFile:
     name: str
     text: str
     line: int = 0    # the script's line of the import that brought it in
+    # Its name from the script's folder, as the tracer and the generated C
+    # name it (the script by its base name): the same wherever it is built.
+    tracer_name: str = ""
 
     def __repr__(self) -> str:
         return f"SourceFile({self.name!r})"
@@ -214,9 +217,11 @@ class Register(Expr):
 @dataclass(eq=False)
 class KMember(Expr):
     """obj->field (obj a pointer to a kernel type) or obj.field (obj a
-    kernel struct value): read by CO-RE."""
+    kernel struct value): read by CO-RE; a bit-field by CO-RE's field
+    info (where its bits are on the device's kernel)."""
     obj: Expr
     field: str
+    bitfield: bool = False
 
 
 @dataclass(eq=False)

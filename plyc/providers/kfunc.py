@@ -10,7 +10,8 @@ matches on the build machine must have each argument the script reads at
 the same place with the same type, and the same number of arguments where
 it reads the return value. The tracer checks the device's prototypes
 against those places and leaves out (wildcard) or refuses (exact name) a
-function that differs."""
+function that differs. `probe` in a wildcard names the function that
+fired by the BPF cookie each clone's link carries (Linux 6.0)."""
 from __future__ import annotations
 
 import fnmatch
@@ -136,7 +137,9 @@ def c_data(t: Target, p):
     return "plyc_kfunc_data", [
         ("target", c_str(t.target)), ("module", c_str(t.extra["module"])),
         ("retprobe", str(int(t.provider is KRETFUNC))), ("args", c_str(places)),
-        ("ret_slot", str(t.extra["retval"]))]
+        ("ret_slot", str(t.extra["retval"])),
+        # `probe` in a wildcard (0.27's fentry:vmlinux:f): each function attached with a cookie naming it
+        ("names", str(int("PLYC_TP_NAMES" in p.probe.bpf_defines and t.glob)))]
 
 
 def _provider(ret: bool) -> Provider:

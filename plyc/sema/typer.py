@@ -38,6 +38,9 @@ class Sema:
     # How the front end's language compares strings (a note to a comparison
     # of a string that can't be one)
     STRING_COMPARE_HINT: Optional[str] = None
+    # printf's %d, %u, %x are C's int and %ld, %lld longer (bpftrace's rule;
+    # ply prints every integer conversion whole)
+    PRINTF_C_LENGTHS = False
 
     def __init__(self, st, diag: Collector, final: bool):
         self.st = st
@@ -283,7 +286,8 @@ class Sema:
             self.err(f"{self.arch} has no register '{name}'", span, f"registers: {', '.join(names)}")
         return ir.Register(name, type=T.U64)
 
-    def kernel_member(self, objt: T.Type, field: str, arrow: bool, span, field_span=None) -> T.Type:
+    def kernel_member(self, objt: T.Type, field: str, arrow: bool, span, field_span=None,
+                      bitfields: bool = False) -> T.Type:
         """obj->field (arrow) / obj.field through a kernel type, from BTF; an
         error about the member is at field_span, if given."""
         at = span if field_span is None else field_span
@@ -301,7 +305,7 @@ class Sema:
         else:
             self.err(f"a value of type {objt} has no members", span,
                      "cast it to a kernel type first, e.g. ((struct file *)arg0)->f_flags")
-        found = self.kernel(lambda k: k.member(objt.btf, field), at)
+        found = self.kernel(lambda k: k.member(objt.btf, field, bitfields), at)
         if found is None:
             members = self.kernel(lambda k: k.members_of(T.Type("struct", btf=objt.btf)), at)
             self.err(f"{objt.pointee} has no member '{field}'", at,

@@ -65,6 +65,21 @@ enum {
 #else
 #define PLYC_CORE_SCALAR(read, v, lv) read(&(v), bpf_core_field_size(lv), &(lv))
 #endif
+/* v (a __u64) = the bit-field `(s)->fld` (s a pointer, fld a member or a
+ * chain of them), read with `read` (bpf_probe_read_kernel or _user) where
+ * the device's kernel has its bits (CO-RE field info): the bytes holding
+ * it into v's low end, shifted up past the bits above it, then down past
+ * those below, keeping its sign where the kernel's type has one. */
+#define PLYC_CORE_BITFIELD(read, v, s, fld) ({						\
+	__u32 __n = __builtin_preserve_field_info((s)->fld, BPF_FIELD_BYTE_SIZE);	\
+	read(PLYC_LOW_BYTES(&(v), __n), __n,						\
+	     (const char *)(s) + __builtin_preserve_field_info((s)->fld, BPF_FIELD_BYTE_OFFSET)); \
+	(v) <<= __builtin_preserve_field_info((s)->fld, BPF_FIELD_LSHIFT_U64);		\
+	if (__builtin_preserve_field_info((s)->fld, BPF_FIELD_SIGNED))			\
+		(v) = (__u64)((__s64)(v) >> __builtin_preserve_field_info((s)->fld, BPF_FIELD_RSHIFT_U64)); \
+	else										\
+		(v) >>= __builtin_preserve_field_info((s)->fld, BPF_FIELD_RSHIFT_U64);	\
+})
 /* v = the register lvalue `reg` (a word of 4 or 8 bytes), read with `read`. */
 #define PLYC_READ_LOW(read, v, reg) read(PLYC_LOW_BYTES(&(v), sizeof(reg)), sizeof(reg), &(reg))
 

@@ -6,7 +6,9 @@
  * program is verified for one function). The program reads fixed context
  * words (the build machine's prototypes): a function whose prototype on the
  * device puts an argument read elsewhere is refused (exact name) or left
- * out (wildcard). */
+ * out (wildcard). `probe` in a wildcard: each function's link carries a BPF
+ * cookie under which its name is in plyc_tp_names (Linux 6.0: fentry
+ * links take cookies, and the verifier lets tracing programs read them). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fnmatch.h>
@@ -21,6 +23,7 @@
 
 #include "plyc_attach.h"
 #include "plyc_kfuncs.h"
+#include "plyc_tp.h"
 #include "providers/kfunc.h"
 
 struct kfstate {
@@ -177,15 +180,20 @@ static __u64 words_read(const struct plyc_kfunc_data *d)
 	return mask;
 }
 
-/* Whether a program reading the words of mask loads for BTF id and
- * attaches (a trampoline): 0, else the errno. */
-static int trampoline_takes(int id, int fexit, __u64 mask)
+/* Whether a program reading the words of mask (with cookie: calling
+ * bpf_get_attach_cookie first) loads for BTF id, of the module's BTF
+ * object btf_fd (else vmlinux's: -1), and attaches (a trampoline; with
+ * cookie, by a link carrying one): 0, else the errno. */
+static int trampoline_takes(int id, int btf_fd, int fexit, __u64 mask, int cookie)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
-		    .attach_btf_id = (__u32)id);
-	struct bpf_insn insns[66];
+		    .attach_btf_id = (__u32)id, .attach_btf_obj_fd = btf_fd >= 0 ? (__u32)btf_fd : 0);
+	LIBBPF_OPTS(bpf_link_create_opts, lopts, .tracing.cookie = 1);
+	struct bpf_insn insns[67];
 	int n = 0, slot, prog, link;
 
+	if (cookie)     /* r1 is the context */
+		insns[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_attach_cookie };
 	for (slot = 0; slot < 64; slot++)
 		if (mask >> slot & 1)   /* r0 = *(u64 *)(r1 + 8 * slot) */
 			insns[n++] = (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_0,
@@ -195,13 +203,16 @@ static int trampoline_takes(int id, int fexit, __u64 mask)
 	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, (size_t)n, &opts);
 	if (prog < 0)
 		return errno ? errno : EINVAL;
-	link = bpf_raw_tracepoint_open(NULL, prog);
+	link = cookie ? bpf_link_create(prog, 0, opts.expected_attach_type, &lopts)
+		      : bpf_raw_tracepoint_open(NULL, prog);
 	n = link < 0 ? (errno ? errno : EINVAL) : 0;
 	close(prog);
 	if (link >= 0)
 		close(link);
 	return n;
 }
+
+static int module_btf_fd(const char *name);
 
 /* The first function is the object's program's target; fentry must work
  * here, and the verifier take the words read (5.10 refuses an argument
@@ -214,17 +225,30 @@ static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
 	int err;
 
 	if (!d->module) {
-		if (trampoline_takes(k->ids[0], d->retprobe, 0))
+		if (trampoline_takes(k->ids[0], -1, d->retprobe, 0, 0))
 			return plyc_probe_error(c->prog, c->pr, "this kernel cannot attach BPF trampolines "
 						"(fentry/fexit) to %s: kfunc probes need them (x86_64 has them "
 						"since Linux 5.5, arm64 since 6.0, 32-bit ARM not at all); "
 						"kprobe:%s does not need them", k->names[0],
 						plyc_has_glob(d->target) ? d->target : k->names[0]);
-		if ((err = trampoline_takes(k->ids[0], d->retprobe, words_read(d))))
+		if ((err = trampoline_takes(k->ids[0], -1, d->retprobe, words_read(d), 0)))
 			return plyc_probe_error(c->prog, c->pr, "this kernel's verifier refuses reading the "
 						"arguments %s of %s that the script reads (Linux 5.10 takes only "
 						"pointers to structs): %s", d->args && d->args[0] ? d->args : "(retval)",
 						k->names[0], plyc_errstr(err));
+	}
+	if (d->names) {
+		/* a module's function id is in its split BTF: name the object */
+		if (d->module && k->module_fd < 0 && (k->module_fd = module_btf_fd(d->module)) < 0)
+			return plyc_probe_error(c->prog, c->pr, "cannot find module %s's BTF in the kernel",
+						d->module);
+		if ((err = trampoline_takes(k->ids[0], k->module_fd, d->retprobe, 0, 1)))
+			return plyc_probe_fatal(c->prog, c->pr, "'probe' in a %s wildcard needs BPF cookies on "
+						"fentry/fexit programs, which this kernel lacks (Linux 6.0 has "
+						"them; %s:%s%s%s takes them from 5.15): %s",
+						d->retprobe ? "kretfunc" : "kfunc", d->retprobe ? "kretprobe" : "kprobe",
+						d->module ? d->module : "", d->module ? ":" : "", d->target,
+						plyc_errstr(err));
 	}
 	if (!bp || bpf_program__set_attach_target(bp, 0, k->names[0]))
 		return plyc_probe_error(c->prog, c->pr, "cannot set %s as the program's target: %s", k->names[0],
@@ -256,9 +280,28 @@ static int module_btf_fd(const char *name)
 	return -1;
 }
 
-/* Function i of a wildcard: the program's instructions loaded again for it. */
-static int attach_clone(struct plyc_probe_ctx *c, struct bpf_program *bp, size_t i)
+/* `probe` in a wildcard: function i's cookie, under which its name goes in
+ * plyc_tp_names (runtime-c/bpf/plyc.bpf.h) before it can fire, as 0.27
+ * names it (fentry:vmlinux:vfs_read). kfuncs take ids from 2^30 up
+ * (tracepoints from 1, uprobes from 3 << 30, kprobes from 2^31). 0: no
+ * name is read, or it could not be recorded (told). */
+static __u64 name_cookie(const struct plyc_probe_ctx *c, struct bpf_object *obj, const char *func)
 {
+	static __u32 last = 1U << 30;
+	char name[PLYC_TP_NAME_SIZE] = "";
+
+	if (!D(c)->names)
+		return 0;
+	snprintf(name, sizeof(name), "%s:%s:%s", D(c)->retprobe ? "fexit" : "fentry",
+		 D(c)->module ? D(c)->module : "vmlinux", func);
+	return plyc_name_cookie(c, obj, &last, name);
+}
+
+/* Function i of a wildcard: the program's instructions loaded again for
+ * it, its link carrying cookie (0: none). */
+static int attach_clone(struct plyc_probe_ctx *c, struct bpf_program *bp, size_t i, __u64 cookie)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lopts, .tracing.cookie = cookie);
 	LIBBPF_OPTS(bpf_prog_load_opts, opts,
 		    .expected_attach_type = D(c)->retprobe ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
 		    .attach_btf_id = (__u32)((struct kfstate *)c->state)->ids[i]);
@@ -279,7 +322,8 @@ static int attach_clone(struct plyc_probe_ctx *c, struct bpf_program *bp, size_t
 			     bpf_program__insn_cnt(bp), &opts);
 	if (prog < 0)
 		return errno;
-	link = bpf_raw_tracepoint_open(NULL, prog);
+	link = cookie ? bpf_link_create(prog, 0, opts.expected_attach_type, &lopts)
+		      : bpf_raw_tracepoint_open(NULL, prog);
 	if (link < 0) {
 		int err = errno;
 
@@ -297,17 +341,22 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	const struct plyc_program *P = c->prog;
 	const struct plyc_probe *pr = c->pr;
 	struct kfstate *k = c->state;
-	struct bpf_link *link = bpf_program__attach_trace(bp);
+	LIBBPF_OPTS(bpf_trace_opts, opts, .cookie = name_cookie(c, obj, k->names[0]));
+	struct bpf_link *link;
 	size_t i, attached = 1, failed = 0;
+	__u64 cookie = 0;
 	int err;
 
-	(void)obj;
-	if (!link)
+	if (D(c)->names && !opts.cookie)
+		return -1;
+	if (!(link = bpf_program__attach_trace_opts(bp, &opts)))
 		return plyc_probe_error(P, pr, "cannot attach to %s: %s", k->names[0], plyc_errstr(errno));
 	if (plyc_add_link(links, link))
 		return -1;
 	for (i = 1; i < k->n; i++) {
-		if ((err = attach_clone(c, bp, i))) {
+		if (D(c)->names && !(cookie = name_cookie(c, obj, k->names[i])))
+			return -1;
+		if ((err = attach_clone(c, bp, i, cookie))) {
 			if (failed++ < 5)
 				fprintf(stderr, "%s: warning: %s: cannot attach to %s: %s\n", pr->where, pr->spec,
 					k->names[i], plyc_errstr(err));

@@ -11,6 +11,7 @@ struct plyc_kfunc_data {
 	int retprobe;              /* fexit */
 	const char *args;          /* the arguments read, where: "file@0,buf@1" (build's BTF) */
 	int ret_slot;              /* the return value's word, read; else -1 */
+	int names;                 /* `probe` is read in a glob: each function's name under its cookie */
 };
 
 extern const struct plyc_provider plyc_provider_kfunc;

@@ -96,6 +96,10 @@ static void bt_record(FILE *fp, const struct plyc_type *t, const void *data, int
 {
 	uint32_t i;
 
+	if (!t->nfields) {      /* a kernel struct of no members */
+		fputs("{}", fp);
+		return;
+	}
 	fputs(json ? "{" : "{ ", fp);
 	for (i = 0; i < t->nfields; i++) {
 		const void *v = (const char *)data + t->fields[i].offset;
@@ -116,27 +120,29 @@ static void bt_record(FILE *fp, const struct plyc_type *t, const void *data, int
 }
 
 /* A tuple as bpftrace prints it: "(1, abc, (2, x))", or in JSON
- * [1,"abc",[2,"x"]] (no blanks); a record as above. */
+ * [1,"abc",[2,"x"]] (no blanks); a record as above; a kernel array
+ * "[1,2]", in JSON too. */
 static void bt_tuple(FILE *fp, const struct plyc_type *t, const void *data, int indent, int json)
 {
+	int array = t->width == PLYC_TUPLE_ARRAY;
 	uint32_t i;
 
-	if (t->nfields && t->fields[0].name) {
+	if ((t->nfields && t->fields[0].name) || t->width == PLYC_TUPLE_RECORD) {
 		bt_record(fp, t, data, indent, json);
 		return;
 	}
-	fputc(json ? '[' : '(', fp);
+	fputc(json || array ? '[' : '(', fp);
 	for (i = 0; i < t->nfields; i++) {
 		const void *v = (const char *)data + t->fields[i].offset;
 
 		if (i)
-			fputs(json ? "," : ", ", fp);
+			fputs(json || array ? "," : ", ", fp);
 		if (json)
 			plyc_bt_json_value(fp, &t->fields[i].type, v);
 		else
 			plyc_bt_value(fp, &t->fields[i].type, v, indent);
 	}
-	fputc(json ? ']' : ')', fp);
+	fputc(json || array ? ']' : ')', fp);
 }
 
 void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent)
@@ -198,14 +204,15 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
  * but a tuple "(2,x)" and a record "{.a=1,.b=x}" without blanks. */
 void plyc_bt_key_text(FILE *fp, const struct plyc_type *t, const void *data)
 {
-	int rec = t->kind == PLYC_K_TUPLE && t->nfields && t->fields[0].name;
+	int rec = t->kind == PLYC_K_TUPLE && ((t->nfields && t->fields[0].name) || t->width == PLYC_TUPLE_RECORD);
+	int array = t->kind == PLYC_K_TUPLE && t->width == PLYC_TUPLE_ARRAY;
 	uint32_t i;
 
 	if (t->kind != PLYC_K_TUPLE) {
 		plyc_bt_value(fp, t, data, 4);
 		return;
 	}
-	fputc(rec ? '{' : '(', fp);
+	fputc(rec ? '{' : array ? '[' : '(', fp);
 	for (i = 0; i < t->nfields; i++) {
 		if (i)
 			fputc(',', fp);
@@ -213,7 +220,7 @@ void plyc_bt_key_text(FILE *fp, const struct plyc_type *t, const void *data)
 			fprintf(fp, ".%s=", t->fields[i].name);
 		plyc_bt_key_text(fp, &t->fields[i].type, (const char *)data + t->fields[i].offset);
 	}
-	fputc(rec ? '}' : ')', fp);
+	fputc(rec ? '}' : array ? ']' : ')', fp);
 }
 
 /* bpftrace escapes the bytes of a string as signed chars: a byte above

@@ -139,7 +139,7 @@ def printf_call(ty, call: A.Call) -> A.Call:
             ty.err(f"a precision in '{part.text}' of {name}'s value is not supported by plyc yet", call.span)
         info = ty.maps.get(name)
         signed = info is None or info.value_type is None or info.value_type.signed
-        out.append(f"%{part.flags}{part.width or ''}{'d' if signed else 'u'}")
+        out.append(f"%{part.flags}{part.width or ''}{'lld' if signed else 'llu'}")     # 64 bits, not C's int
     fmt = replace(call.args[0], value="".join(out).encode())
     return replace(call, args=[fmt] + list(values))
 

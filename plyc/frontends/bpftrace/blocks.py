@@ -13,19 +13,20 @@ an `$x` of their own type, and a read after the block finds none), and
 0.27 refuses shadowing."""
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from ... import types as T
 from ...diag import Collector
 from ...ir import nodes as ir
 from . import ast as A
+from .trees import rebuilt, walk
 
 
 # --- scoping: a tree pass before the lowering ------------------------------------
 
 def scope(program: A.Program, diag: Collector) -> A.Program:
     """The program with each block expression's own variables renamed."""
-    if not any(isinstance(n, A.BlockExpr) for p in program.probes for n in _walk([p.predicate, p.body])):
+    if not any(isinstance(n, A.BlockExpr) for p in program.probes for n in walk([p.predicate, p.body])):
         return program
     probes = []
     for probe in program.probes:
@@ -33,18 +34,6 @@ def scope(program: A.Program, diag: Collector) -> A.Program:
         predicate = sc.node(probe.predicate) if probe.predicate is not None else None
         probes.append(replace(probe, predicate=predicate, body=sc.node(probe.body)))
     return replace(program, probes=probes)
-
-
-def _walk(node):
-    yield node
-    if isinstance(node, list):
-        for x in node:
-            yield from _walk(x)
-    elif isinstance(node, A.Node):
-        for f in fields(node):
-            v = getattr(node, f.name)
-            if isinstance(v, (A.Node, list)):
-                yield from _walk(v)
 
 
 class _Scoper:
@@ -66,13 +55,11 @@ class _Scoper:
             return n
         if isinstance(n, A.BlockExpr):
             n = self.own(n)
-        changes = {f.name: self.node(getattr(n, f.name)) for f in fields(n)
-                   if isinstance(getattr(n, f.name), (A.Node, list))}
-        return replace(n, **changes) if changes else n
+        return rebuilt(n, self.node)
 
     def own(self, b: A.BlockExpr) -> A.BlockExpr:
         declared = {}
-        for n in _walk(b.stmts):
+        for n in walk(b.stmts):
             if isinstance(n, A.Let):
                 if n.var.name in self.seen:
                     self.diag.error(f"variable ${n.var.name} was already declared: bpftrace 0.27 does not allow "
@@ -95,9 +82,7 @@ def _rename(n, names: dict):
         return n
     if isinstance(n, A.Var):
         return replace(n, name=names.get(n.name, n.name))
-    changes = {f.name: _rename(getattr(n, f.name), names) for f in fields(n)
-               if isinstance(getattr(n, f.name), (A.Node, list))}
-    return replace(n, **changes) if changes else n
+    return rebuilt(n, lambda x: _rename(x, names))
 
 
 # --- typing: the statements first, the value in a local ---------------------------

@@ -104,7 +104,7 @@ AF_INET, AF_INET6 = 2, 10
 
 
 def check_ntop(chk, call):
-    args = [chk.expr(a) for a in call.args]
+    args = [chk.expr(a) for a in call.args[:-1]] + [chk.array_operand(call.args[-1])]
     addr, span = args[-1], call.args[-1].span
     if len(args) == 2 and not args[0].type.is_int:
         chk.err(f"ntop()'s address family must be an integer, got {args[0].type}", call.args[0].span)

@@ -16,7 +16,9 @@ over the block, as bpftrace's environment variables win over it.
 missing_probes  error, warn or ignore: a probe whose target the device lacks
                  stops the tracer, or is left out (runtime-c/probes/attach.c)
 license          the BPF object's license, one of bpftrace's GPL-compatible ones
-Accepted at the one behaviour plyc has: stack_mode=bpftrace,
+stack_mode       bpftrace, perf or raw: the mode of a kstack/ustack that names none
+                 (build_id refused: plyc's stack maps keep addresses)
+Accepted at the one behaviour plyc has:
 str_trunc_trailer="" (bpftrace 0.17 adds no trailer, nor does plyc),
 unstable_macro=enable or warn (macros are always expanded), unstable_tseries=enable
 or warn (tseries() is always lowered), unstable_addr, unstable_import and
@@ -41,7 +43,7 @@ BOOLS = ("print_maps_on_exit",)
 # (macros are always on: bpftrace's unstable_macro=warn only adds a warning;
 # 0.27 ignores unstable_addr, unstable_import and unstable_map_decl).
 ANY = ("enable", "warn", "error")
-FIXED = {"stack_mode": ("bpftrace",), "missing_probes": ("error", "warn", "ignore"), "str_trunc_trailer": ("",),
+FIXED = {"missing_probes": ("error", "warn", "ignore"), "str_trunc_trailer": ("",),
          "unstable_macro": ("enable", "warn"), "unstable_tseries": ("enable", "warn"),
          "unstable_addr": ANY, "unstable_import": ANY, "unstable_map_decl": ANY}
 # The rest of bpftrace's variables: refused by name, with why.
@@ -57,6 +59,9 @@ REFUSED = {
     "max_type_res_iterations": "plyc resolves types through BTF",
 }
 PAGE = 4096
+# 0.27's stack modes, in the order its error lists them; build_id's stack
+# map holds (build id, offset) pairs, which plyc's tracers do not print.
+STACK_MODES = ("bpftrace", "raw", "perf")
 
 
 # The GPL-compatible licenses bpftrace 0.27 takes (its `license`): the
@@ -69,6 +74,7 @@ class Config:
     strsize: Optional[int] = None
     missing_probes: str = "error"       # error | warn | ignore (plyc/ir Program.missing_probes)
     license: str = "GPL"                # one of LICENSES (plyc/ir Program.license)
+    stack_mode: str = "bpftrace"        # one of STACK_MODES (stacks.py)
     limits: dict = field(default_factory=dict)   # driver options: map_entries, buffer_size, ...
 
 
@@ -126,6 +132,17 @@ def evaluate(block: Optional[A.Config], diag: Collector) -> Config:
                            f"plyc's tracers have {want} only")
             elif name == "missing_probes":
                 out.missing_probes = got.lower()
+        elif name == "stack_mode":
+            got = v.name if isinstance(v, A.Ident) else v.value.decode("utf-8", "replace") \
+                if isinstance(v, A.Str) else str(v.value)
+            if got == "build_id":
+                diag.error("stack_mode=build_id is not supported by plyc yet", v.span,
+                           "plyc's stack maps keep addresses, printed as symbols: bpftrace, raw or perf")
+            elif got not in STACK_MODES:
+                diag.error(f"invalid value for stack_mode: valid values are {', '.join(STACK_MODES)} "
+                           "and build_id", v.span)
+            else:
+                out.stack_mode = got
         elif name == "license":
             got = v.value.decode("utf-8", "replace") if isinstance(v, A.Str) else getattr(v, "name", None)
             if got not in LICENSES:
@@ -138,5 +155,5 @@ def evaluate(block: Optional[A.Config], diag: Collector) -> Config:
         else:
             diag.error(f"unknown config variable '{item.name}'", item.span,
                        "bpftrace's: " + ", ".join(sorted(set(NUMBERS) | set(BOOLS) | set(FIXED) | set(REFUSED)
-                                                       | {"license"})))
+                                                       | {"license", "stack_mode"})))
     return out

@@ -17,6 +17,7 @@ from ...diag import Collector
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from . import ast as A
+from .trees import walk
 
 UNSAFE = ("system", "signal", "override")
 
@@ -26,22 +27,10 @@ def refuse_unsafe(st, diag: Collector):
     if st.unsafe:
         return
     for probe in st.ast.probes:
-        for n in _walk([probe.predicate, probe.body]):
+        for n in walk([probe.predicate, probe.body]):
             if isinstance(n, A.Call) and n.name in UNSAFE:
                 diag.error(f"{n.name}() is an unsafe function being used in safe mode", n.span,
                            "build the tracer with `plyc build --unsafe` to allow it")
-
-
-def _walk(node):
-    yield node
-    if isinstance(node, list):
-        for x in node:
-            yield from _walk(x)
-    elif isinstance(node, A.Node):
-        for name in node.__dataclass_fields__:
-            value = getattr(node, name)
-            if isinstance(value, (A.Node, list)):
-                yield from _walk(value)
 
 
 # --- cat(fmt, ...) and system(fmt, ...): a formatted text the tracer acts on -----
@@ -109,7 +98,7 @@ def check_override(chk, call):
 def check_buf(chk, call):
     """buf(p, n) reads n bytes (at most the string size, bpftrace's
     BPFTRACE_STRLEN); buf(array) all of a kernel array."""
-    x = chk.expr(call.args[0])
+    x = chk.array_operand(call.args[0])
     array = x.type.kind in ("str", "buf") and not x.type.sized
     if not (x.type.is_int or array):
         chk.err(f"buf() reads from a pointer or an array, got {x.type}", call.args[0].span)
@@ -150,7 +139,6 @@ def path_size(chk, call) -> int:
     n = chk.expr(call.args[1])
     if not isinstance(n, ir.IntConst) or not 0 < n.value <= PATH_MAX:
         chk.err(f"path()'s size must be a constant from 1 to {PATH_MAX}", call.args[1].span)
-        return PATH_SIZE
     return n.value
 
 

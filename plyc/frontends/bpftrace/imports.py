@@ -10,15 +10,14 @@ order, which the file system decides)."""
 from __future__ import annotations
 
 import os
-from typing import Optional
 
-from ...diag import PlycError, error
-from ...ir.nodes import SourceFile
+from ...diag import error
+from ...ir.nodes import SourceFile, script_line
 from . import ast as A
 
 # As read_script: a file larger than a script can be is not one.
 FILE_MAX = 16 << 20
-# What a chain of imports may nest (a.bt imports b.bt imports ...).
+# How many files a script may import, all its imports' imports counted.
 MAX_FILES = 256
 
 
@@ -29,7 +28,7 @@ def resolve(program: A.Program, filename: str, parse_file) -> A.Program:
         return program
     seen = {_key(filename)} if os.path.isfile(filename) else set()
     parts = _Parts()
-    _take(program, _folder(filename), filename, parse_file, seen, parts)
+    _take(program, _folder(filename), (filename, os.path.basename(filename)), parse_file, seen, parts)
     return A.Program(parts.preamble, program.config, parts.macros, parts.probes, parts.decls,
                      imported=parts.files, span=program.span)
 
@@ -46,10 +45,11 @@ class _Parts:
         self.decls += program.decls
 
 
-def _take(program: A.Program, folder: str, shown: str, parse_file, seen: set, parts: _Parts):
-    """The program's imports (depth first, each once), then its own parts."""
+def _take(program: A.Program, folder: str, shown: tuple, parse_file, seen: set, parts: _Parts):
+    """The program's imports (depth first, each once), then its own parts.
+    shown: the importing file's names, as messages and as the tracer print it."""
     for imp in program.imports:
-        for path, name in _files(imp, folder, shown):
+        for path, name, tracer_name in _files(imp, folder, shown):
             key = _key(path)
             if key in seen:
                 continue
@@ -57,29 +57,29 @@ def _take(program: A.Program, folder: str, shown: str, parse_file, seen: set, pa
             if len(seen) > MAX_FILES:
                 raise error(f"more than {MAX_FILES} files imported", imp.span)
             text = _read(path, imp)
-            via = imp.span.origin.line if imp.span.origin is not None else imp.span.line
-            parts.files.append(SourceFile(name, text, via))
+            parts.files.append(SourceFile(name, text, script_line(imp.span), tracer_name))
             sub = parse_file(text, parts.files[-1])
             if sub.config is not None:
                 raise error("a config block in an imported file: the script's own config block sets the run",
                             sub.config.span)
-            _take(sub, os.path.dirname(path), name, parse_file, seen, parts)
+            _take(sub, os.path.dirname(path), (name, tracer_name), parse_file, seen, parts)
     parts.add(program)
 
 
-def _files(imp: A.Import, folder: str, shown: str) -> list:
-    """The (path, name as messages print it) of each file an import names."""
+def _files(imp: A.Import, folder: str, shown: tuple) -> list:
+    """The (path, name as messages print it, name as the tracer prints it)
+    of each file an import names."""
     written = imp.path.decode("utf-8", "replace")
     if not written or "\0" in written:
         raise error("an import names no file", imp.span)
     path = os.path.join(folder, written)
-    name = os.path.join(os.path.dirname(shown), written) if not os.path.isabs(written) else written
+    name, tracer_name = (os.path.join(os.path.dirname(n), written) for n in shown)
     if os.path.isdir(path):
         try:
             entries = sorted(e for e in os.listdir(path) if e.endswith(".bt"))
         except OSError as err:
             raise error(f"cannot read the folder {name}: {err.strerror}", imp.span)
-        return [(os.path.join(path, e), os.path.join(name, e)) for e in entries
+        return [(os.path.join(path, e), os.path.join(name, e), os.path.join(tracer_name, e)) for e in entries
                 if os.path.isfile(os.path.join(path, e))]
     if not os.path.exists(path):
         raise error(f"cannot find the imported file {name}", imp.span, f"looked for {path}")
@@ -87,7 +87,7 @@ def _files(imp: A.Import, folder: str, shown: str) -> list:
         raise error(f"cannot import {name}: not a regular file", imp.span)
     if not written.endswith(".bt"):
         raise error(f"cannot import {name}: an import names a .bt file or a folder of them", imp.span)
-    return [(path, name)]
+    return [(path, name, tracer_name)]
 
 
 def _read(path: str, imp: A.Import) -> str:
@@ -109,6 +109,6 @@ def _folder(filename: str) -> str:
     return os.path.dirname(filename) if filename not in ("<command-line>", "<script>", "-") else "."
 
 
-def _key(path: str) -> Optional[tuple]:
+def _key(path: str) -> tuple:
     st = os.stat(path)
     return (st.st_dev, st.st_ino)

@@ -121,7 +121,7 @@ def refuse(st: "Lowering", diag: Collector):
                 what = "a cast to an array"
             elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
-            elif isinstance(n, A.Call) and n.name == "typeof":     # lets.py reads `let $x: typeof(e)`
+            elif isinstance(n, A.Call) and n.name == "typeof":     # typeof.py and lets.py read the others
                 what = "typeof() outside a cast, sizeof() or 'let $x: typeof(e)'"
             elif isinstance(n, A.Ident) and n.name in VARIABLES_NOT_YET and not _iterates(probe):
                 what = f"'{n.name}'"
@@ -179,12 +179,27 @@ class Lowering:
         self.cdefs = cdefs.Definitions()
         self.ir: Optional[ir.Program] = None
         self.time_formats: list = []        # strftime()'s formats, in order of first use (values.py)
-        self.enum_tables: dict = {}         # an enum's words -> its table's number (structs.enum_type)
+        self.enum_tables: dict = {}         # an enum's words, ("btf", id) of a kernel's -> its table's number (structs.enum_type, kvalues)
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
         self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
         self.signed_maps: set = set()       # maps written a signed value (signs.py)
         self.signed_vars: set = set()       # (probe, $name) assigned a signed value (signs.py)
+
+
+def probe_name(unit: Unit) -> str:
+    """An exact probe's name as bpftrace 0.27 prints `probe`: the spec as
+    written, but kfunc/kretfunc and rawtracepoint as 0.27 names them,
+    with their module (`fentry:vmlinux:vfs_read`, as in their wildcards)."""
+    written, provider = unit.written, unit.target.provider.name
+    if provider in ("kfunc", "kretfunc"):
+        module = unit.target.extra.get("module") or "vmlinux"
+        kind = "fentry" if provider == "kfunc" else "fexit"
+        return f"{kind}:{module}:{unit.target.target}"
+    if provider == "rawtracepoint":
+        module = written.parts[0] if len(written.parts) == 2 and written.parts[0] else "vmlinux"
+        return f"rawtracepoint:{module}:{written.parts[-1]}"
+    return str(written)
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -226,7 +241,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.limits = dict(st.config.limits)
         st.ir.time_formats = st.time_formats
         st.ir.options = [opt for opt, _ in st.options.values()]
-        st.ir.enums = [st.cdefs.enumerators[words] for words in st.enum_tables]
+        st.ir.enums = [kvalues.enumerators(st, words) for words in st.enum_tables]
         st.ir.args_optional = True      # bpftrace reads a $N not given as 0 or ""
         st.ir.arg_bounds = list(st.arg_bounds.values())
         st.ir.missing_probes = st.config.missing_probes
@@ -281,10 +296,8 @@ class Typer(Sema):
     def __init__(self, st: Lowering, diag: Collector, final: bool):
         super().__init__(st, diag, final)
         # A map is an aggregation when some assignment gives it one.
-        self.agg_maps = {n.target.name for n in walk([p.body for p in st.ast.probes])
-                         if isinstance(n, A.Assign) and isinstance(n.target, A.Map)
-                         and isinstance(n.value, A.Call) and n.value.name in AGGREGATIONS}
         self.agg_funcs = aggreads.functions(st.ast.probes, AGGREGATIONS)     # @name -> "count", ...
+        self.agg_maps = set(self.agg_funcs)
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
@@ -598,8 +611,8 @@ class Typer(Sema):
             self.uses_target = True
             return ir.Param(ir.TARGET, type=T.U32)
         probe = self.probe
-        if name == "kstack" and probe.provider.runs_once:
-            return stacks.kstack(self, e.span)      # BEGIN's and END's: the tracer's own
+        if name == "kstack" and (probe.provider.runs_once or self.st.config.stack_mode != "bpftrace"):
+            return stacks.kstack(self, e.span)      # BEGIN's and END's: the tracer's own; or another mode
         if name in BT.VARIABLES:
             var = BT.VARIABLES[name]
             return ir.Variable(var, type=var.type)
@@ -616,14 +629,15 @@ class Typer(Sema):
             return ir.Binary("-", ir.Variable(BT.VARIABLES["nsecs"], type=T.U64, span=e.span), start, type=T.U64)
         if name == "probe":
             # The probe's name as bpftrace prints it: known now unless a wildcard.
-            written = self.st.units[probe.index].written
+            unit = self.st.units[probe.index]
+            written = unit.written
             if written.wildcard and probe.provider.name in ("tracepoint", "kprobe", "kretprobe",
-                                                                       "uprobe", "uretprobe"):
+                                                            "uprobe", "uretprobe", "kfunc", "kretfunc"):
                 probe.bpf_defines.add("PLYC_TP_NAMES")
                 return ir.Call(BT.TP_NAME, [], type=T.Str(BT.TP_NAME_SIZE), span=e.span)
             if written.wildcard:
                 self.err(not_yet(f"'probe' in a {probe.provider.name} wildcard probe"), e.span)
-            return self.expr(A.Str(str(written).encode(), span=e.span))
+            return self.expr(A.Str(probe_name(unit).encode(), span=e.span))
         if name == "func":
             return self.func(e.span)
         if fargs.owns(probe, name):
@@ -706,11 +720,20 @@ class Typer(Sema):
         node = self.field_base(e)
         if node.type.kind == "struct":
             return kvalues.value(self, node, e.span)    # a kernel struct as a value: a record
+        if node.type.kind == "buf" and node.type.btf:
+            return kvalues.value(self, node, e.span)    # a kernel array as a value: a list
         return node
+
+    def array_operand(self, e: A.Expr):
+        """e lowered where a kernel array stays an array (indexed, cast to
+        an integer, read by buf(), ntop(), macaddr()), not a list."""
+        return self.field_base(e) if isinstance(e, (A.Field, A.Index)) else self.expr(e)
 
     def field_base(self, e: A.Expr):
         """e lowered, a kernel struct member held by value kept as a place
         to read its own members through (`curtask->se.load.weight`)."""
+        if isinstance(e, A.Index):
+            return self.index_place(e)
         if not isinstance(e, A.Field):
             return self.expr(e)
         script = structs.field(self, e)     # a struct the script defines
@@ -725,10 +748,10 @@ class Typer(Sema):
         if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
             return fargs.field(self, e.name, e.span)
         # bpftrace follows a pointer with '.' or '->' alike.
-        typ = self.kernel_member(obj.type, e.name, obj.type.is_pointer, e.span)
+        typ = self.kernel_member(obj.type, e.name, obj.type.is_pointer, e.span, bitfields=True)
         if obj.type.user and typ.is_pointer:
             typ = replace(typ, user=True)   # bpftrace keeps a user pointer's address space
-        return ir.KMember(obj, e.name, type=typ)
+        return kvalues.member(self, obj, e.name, typ)
 
     def expr_BlockExpr(self, e: A.BlockExpr):
         return blocks.block_value(self, e)
@@ -750,10 +773,18 @@ class Typer(Sema):
         return tuples.get(self, e)
 
     def expr_Index(self, e: A.Index):
+        node = self.index_place(e)
+        if node.type.kind == "struct" or (node.type.kind == "buf" and node.type.btf):
+            return kvalues.value(self, node, e.span)    # a kernel struct (array) element as a value
+        return node
+
+    def index_place(self, e: A.Index):
+        """e[i] lowered, a kernel struct or array element kept as a place to
+        read through (`curtask->sighand->action[1].sa.sa_flags`)."""
         script = structs.index(self, e)
         if script is not None:
             return script
-        obj = self.expr(e.obj)
+        obj = self.array_operand(e.obj)
         if obj.type.kind == "tuple":
             return tuples.index(self, obj, e)
         idx = self.const_int(e.index, "an index must be a constant integer")
@@ -766,7 +797,7 @@ class Typer(Sema):
         if script is not None:
             return script
         tn = typenames.resolve(self, e.type, type_ref(e.type))
-        x = self.expr(e.operand)
+        x = self.array_operand(e.operand)
         if x.type.kind == "buf" and not tn.pointers and tn.array_len is None:
             return typenames.array_to_int(self, x, type_ref(tn), e.span)
         cast = self.cast(x, type_ref(tn), e.span)

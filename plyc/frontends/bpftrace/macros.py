@@ -16,6 +16,7 @@ from ...diag import Collector
 from ...nesting import MAX_DEPTH, MESSAGE, NOTE, deepest
 from . import ast as A
 from .parser import children
+from .trees import rebuilt
 
 
 # How many macro calls may be expanded one inside another: far more than
@@ -35,8 +36,7 @@ def _clone(n):
         return [_clone(x) for x in n]
     if not isinstance(n, A.Node):
         return n
-    return replace(n, **{f.name: _clone(getattr(n, f.name)) for f in fields(n)
-                         if isinstance(getattr(n, f.name), (A.Node, list))})
+    return rebuilt(n, _clone)
 
 
 def _too_deep(node) -> bool:
@@ -184,8 +184,6 @@ class _Renames:
         if isinstance(n, A.Map) and n.name not in self.maps:
             self.diag.error(f"macro {self.name} uses {n.name}, which it is not given: macros see only the maps "
                             f"passed to them (a parameter {n.name})", n.span)
-        changes = {f.name: self.node(getattr(n, f.name)) for f in fields(n)
-                   if isinstance(getattr(n, f.name), (A.Node, list))}
         if isinstance(n, A.Map):
-            changes["name"] = self.maps.get(n.name, n.name)
-        return replace(n, **changes)
+            return rebuilt(n, self.node, name=self.maps.get(n.name, n.name))
+        return rebuilt(n, self.node)

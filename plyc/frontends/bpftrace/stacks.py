@@ -37,7 +37,7 @@ def _stack_probe(chk, what: str, span):
 
 def _stack_args(chk, call) -> tuple:
     """(mode, limit) of kstack(...)/ustack(...): `(mode)`, `(n)`, `(mode, n)`."""
-    args, mode, limit = list(call.args), "bpftrace", 0
+    args, mode, limit = list(call.args), chk.st.config.stack_mode, 0
     if args and isinstance(args[0], A.Ident) and args[0].name in MODES:
         mode = args.pop(0).name
     elif len(args) == 2 or args and isinstance(args[0], A.Ident):

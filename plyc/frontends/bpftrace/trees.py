@@ -1,7 +1,9 @@
-"""Two questions asked of a bpftrace tree by lower.py and loops.py: every
-node in it (walk), and a constant expression's value (const_value)."""
+"""Questions asked of a bpftrace tree and one way to remake it: every node
+in it (walk), a constant expression's value (const_value), a node's copy
+with its children remade (rebuilt)."""
 from __future__ import annotations
 
+from dataclasses import fields, replace
 from typing import Optional
 
 from . import ast as A
@@ -20,6 +22,14 @@ def walk(node):
         value = getattr(node, name)
         if isinstance(value, (A.Node, list)):
             yield from walk(value)
+
+
+def rebuilt(node: A.Node, fn, **changes) -> A.Node:
+    """A copy of node, each child (a node or a list of them) made by fn,
+    and changes (other fields) made too."""
+    kids = {f.name: fn(getattr(node, f.name)) for f in fields(node)
+            if isinstance(getattr(node, f.name), (A.Node, list))}
+    return replace(node, **kids, **changes)
 
 
 def const_value(e) -> Optional[int]:

@@ -35,8 +35,9 @@ def member(typer, obj: ir.Expr, index: int, span) -> ir.TupleGet:
     """obj.index of a tuple value already lowered."""
     if obj.type.kind != "tuple":
         typer.err(f"'.{index}' reads a member of a tuple, not of a value of type {obj.type}", span)
-    if obj.type.names:      # bpftrace 0.27's words
+    if obj.type.names or obj.type.denotes:      # bpftrace 0.27's words
         typer.err(f"Can not access index '{index}' on expression of type '{obj.type}'", span,
+                  "an array's elements are read by [] ($a[0])" if obj.type.denotes == "array" else
                   "a record's members are read by name ($r.a)")
     n = len(obj.type.items)
     if not 0 <= index < n:
@@ -58,6 +59,12 @@ def index(typer, obj: ir.Expr, e) -> ir.TupleGet:
     if obj.type.names:      # bpftrace 0.27's words
         typer.err("The array index operator [] can only be used on arrays, pointers, and tuples, "
                   f"found {obj.type}", e.span, "a record's members are read by name ($r.a)")
+    if obj.type.denotes == "array":     # a kernel array held by value ($a = $p->arr; $a[1])
+        i = typer.const_int(e.index, "an index must be a constant integer")
+        n = len(obj.type.items)
+        if not 0 <= i < n:
+            typer.err(f"index {i} is out of bounds for {obj.type}", e.index.span)
+        return ir.TupleGet(obj, i, type=obj.type.items[i])
     if not isinstance(e.index, A.Int):
         typer.err("Array-style access for tuples only valid for integer literals", e.span)
     return member(typer, obj, e.index.value, e.span)

@@ -206,7 +206,7 @@ def check_macaddr(chk, call: A.Call):
     arg = call.args[0]
     if isinstance(arg, A.Str):
         chk.err("macaddr() takes a pointer or an array of 6 bytes, not a string literal", arg.span)
-    x = chk.expr(arg)
+    x = chk.array_operand(arg)
     if not (x.type.is_int or x.type.kind in ("buf", "str") and x.type.size == 6):
         chk.err(f"macaddr() needs a pointer or an array of 6 bytes, got {x.type}", arg.span)
     return ir.Call(I.MACADDR, [x], type=T.Int(8, False, "mac"), span=call.span)

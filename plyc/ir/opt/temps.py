@@ -219,13 +219,7 @@ class Placer:
             self.call(e)
         elif isinstance(e, ir.TupleMake):
             self.place(e, VALUE, e.type.size)
-            for item, typ in zip(e.items, e.type.items):
-                if typ.is_bytes and direct_read(item):
-                    self.scalar(item.args[0])
-                elif typ.is_bytes:
-                    self.bytes_ref(item)
-                else:
-                    self.scalar(item)
+            self.tuple_items(e)
         elif isinstance(e, ir.TupleGet):
             self.bytes(e.obj)
             self.place(e, VALUE, e.type.size)
@@ -235,6 +229,19 @@ class Placer:
             self.bytes_ref(e.other)
             self.place(e, VALUE, e.type.size)
         # a Local's array is its own (LOCAL)
+
+    def tuple_items(self, e: ir.TupleMake):
+        """A tuple's members; one that is a tuple made in place is written
+        straight into its holder (codegen/tuples.py's put_member)."""
+        for item, typ in zip(e.items, e.type.items):
+            if isinstance(item, ir.TupleMake) and item.type == typ:
+                self.tuple_items(item)
+            elif typ.is_bytes and direct_read(item):
+                self.scalar(item.args[0])
+            elif typ.is_bytes:
+                self.bytes_ref(item)
+            else:
+                self.scalar(item)
 
     def scalar(self, e):
         if isinstance(e, (ir.MapRead, ir.MapHas)):
