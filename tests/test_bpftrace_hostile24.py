@@ -126,3 +126,8 @@ def test_a_run_time_string_size_is_refused_saying_so():
 def test_a_variable_assigned_a_signed_value_is_an_int64():
     prog = lower('BEGIN { $a = (uint32)5; $a -= 10; $u = (uint32)5; $u = 7; let $l: uint8 = 1; $l -= 3; }')
     assert {n: str(t) for n, t in prog.probes[0].locals.items()} == {"a": "s64", "u": "u64", "l": "u8"}
+
+
+def test_a_tuple_index_of_literals_in_arithmetic_is_folded_as_0_27():
+    assert "only valid for integer literals" in err('BEGIN { $t = (1, 2); print($t[(uint8)0]); }')
+    assert "$t:(s64, s64, s64).2:s64" in dump(lower('BEGIN { $t = (1, 2, 3); print($t[1 + 1]); }'))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ... import types as T
 from ...ir import nodes as ir
 from . import ast as A
+from .trees import const_value
 
 # What a tuple can hold: what a map can store (no contexts, no void).
 MEMBER_KINDS = ("int", "str", "buf", "inet", "usym", "stack", "tuple")
@@ -65,9 +66,21 @@ def index(typer, obj: ir.Expr, e) -> ir.TupleGet:
         if not 0 <= i < n:
             typer.err(f"index {i} is out of bounds for {obj.type}", e.index.span)
         return ir.TupleGet(obj, i, type=obj.type.items[i])
-    if not isinstance(e.index, A.Int):
+    if not _literals(e.index):
         typer.err("Array-style access for tuples only valid for integer literals", e.span)
-    return member(typer, obj, e.index.value, e.span)
+    return member(typer, obj, const_value(e.index), e.span)
+
+
+def _literals(e) -> bool:
+    """An integer literal, or literals in arithmetic (`$t[1 + 1]`), which
+    0.27 folds into one; a cast (`$t[(uint8)0]`) or a variable is not."""
+    if isinstance(e, A.Int):
+        return True
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"):
+        return _literals(e.left) and _literals(e.right) and isinstance(const_value(e), int)
+    if isinstance(e, A.Unary) and e.op in ("-", "~"):
+        return _literals(e.operand)
+    return False
 
 
 def compare(typer, op: str, a: ir.Expr, b: ir.Expr, span) -> ir.Expr:
