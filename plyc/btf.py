@@ -233,17 +233,10 @@ class BTF:
         """(value, enum type id) of the enumeration constant `name`, or None."""
         if self._enumerators is None:
             idx: dict = {}
-            buf, e = self._type_data, self.e
             for tid, pos, vlen in self._enums:
                 t = self.types[tid]
                 for i in range(vlen):
-                    if t.kind == ENUM:
-                        v_name, value = struct.unpack_from(e + ("Ii" if t.signed else "II"), buf, pos + 8 * i)
-                    else:
-                        v_name, lo, hi = struct.unpack_from(e + "III", buf, pos + 12 * i)
-                        value = hi << 32 | lo
-                        if t.signed and value >> 63:
-                            value -= 1 << 64
+                    v_name, value = self._enumerator_at(t, pos, i)
                     idx.setdefault(self._str(v_name), (value, tid))
             self._enumerators = idx
         found = self.base.enumerator(name) if self.base is not None else None
@@ -254,20 +247,25 @@ class BTF:
         if tid < self.first:
             return self.base.enumerators_of(tid)
         t = self.types[tid]
-        buf, e = self._type_data, self.e
         pos = self._offsets[tid - self.first + 1] + 12
-        info = struct.unpack_from(e + "I", buf, pos - 8)[0]
+        info = struct.unpack_from(self.e + "I", self._type_data, pos - 8)[0]
         out = []
         for i in range(info & 0xFFFF):
-            if t.kind == ENUM:
-                v_name, value = struct.unpack_from(e + ("Ii" if t.signed else "II"), buf, pos + 8 * i)
-            else:
-                v_name, lo, hi = struct.unpack_from(e + "III", buf, pos + 12 * i)
-                value = hi << 32 | lo
-                if t.signed and value >> 63:
-                    value -= 1 << 64
+            v_name, value = self._enumerator_at(t, pos, i)
             out.append((value, self._str(v_name)))
         return out
+
+    def _enumerator_at(self, t: BType, pos: int, i: int) -> tuple:
+        """(name offset, value) of enum t's i-th enumerator, its list at pos:
+        ENUM's 8-byte entries, ENUM64's 12 (the value in two halves)."""
+        buf, e = self._type_data, self.e
+        if t.kind == ENUM:
+            return struct.unpack_from(e + ("Ii" if t.signed else "II"), buf, pos + 8 * i)
+        v_name, lo, hi = struct.unpack_from(e + "III", buf, pos + 12 * i)
+        value = hi << 32 | lo
+        if t.signed and value >> 63:
+            value -= 1 << 64
+        return v_name, value
 
     def __getitem__(self, tid: int) -> BType:
         return self.types[tid]

@@ -764,9 +764,9 @@ class FuncGen(TupleGen):
             e = e.obj
         return "bpf_core_read_user" if e.obj.type.user else "bpf_core_read"
 
-    def core_scalar(self, e) -> str:
-        typ = e.type
-        lv = self.lvalue(e)
+    def core_target(self) -> str:
+        """A zeroed __u64 a CO-RE read writes into (a stack variable, or its
+        scratch slot where temps.py placed it)."""
         name = self.tmp("k")
         ref = self.place(name, f"__u64 {name}", 8)
         if ref is None:
@@ -774,6 +774,12 @@ class FuncGen(TupleGen):
         else:
             name = ref
             self.line(f"{name} = 0;")
+        return name
+
+    def core_scalar(self, e) -> str:
+        typ = e.type
+        lv = self.lvalue(e)
+        name = self.core_target()
         # Read as many bytes as the device's kernel has for this member.
         self.line(f"PLYC_CORE_SCALAR({self.core_read(e)}, {name}, {lv});")
         if typ.signed and typ.size < 8:
@@ -808,13 +814,7 @@ class FuncGen(TupleGen):
         field info), sign-extended if the kernel's is signed."""
         typ = e.type
         s, chain = self.bitfield_parts(e)
-        name = self.tmp("k")
-        ref = self.place(name, f"__u64 {name}", 8)
-        if ref is None:
-            self.line(f"__u64 {name} = 0;")
-        else:
-            name = ref
-            self.line(f"{name} = 0;")
+        name = self.core_target()
         read = "bpf_probe_read_user" if self.core_read(e) == "bpf_core_read_user" else "bpf_probe_read_kernel"
         self.line(f"PLYC_CORE_BITFIELD({read}, {name}, {s}, {chain});")
         self.typed[name] = "__u64"
