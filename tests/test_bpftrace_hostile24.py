@@ -131,3 +131,13 @@ def test_a_variable_assigned_a_signed_value_is_an_int64():
 def test_a_tuple_index_of_literals_in_arithmetic_is_folded_as_0_27():
     assert "only valid for integer literals" in err('BEGIN { $t = (1, 2); print($t[(uint8)0]); }')
     assert "$t:(s64, s64, s64).2:s64" in dump(lower('BEGIN { $t = (1, 2, 3); print($t[1 + 1]); }'))
+
+
+def test_a_pointer_is_indexed_as_0_27_indexes_it():
+    # p[i] is *(p + i), i known at run time too; plyc refused every p[i]
+    compiled('tracepoint:syscalls:sys_enter_execve { $i = 1; printf("%s %s\\n", str(args->argv[0]),\n'
+             '  str(args->argv[$i])); $p = (struct k_sigaction *)curtask->sighand; print($p[$i]);\n'
+             '  @f = $p[2].sa.sa_flags; $q = (uint16 *)curtask; @q[$q[$i]] = $q[3]; }')
+    from plyc import tracefs
+    assert tracefs.field_type("syscalls", "const char *const *", "argv", 8, False).pointee == "char *"
+    assert "an index must be an integer" in err('BEGIN { $q = (uint16 *)curtask; print($q["a"]); }')

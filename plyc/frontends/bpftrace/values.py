@@ -126,13 +126,24 @@ def deref(chk, e: A.Unary):
     x = chk.expr(e.operand)
     if not x.type.is_int:
         chk.err(f"can't dereference a value of type {x.type}", e.operand.span)
+    return pointed(chk, x, e.span)
+
+
+def pointed(chk, x: ir.Expr, span) -> ir.Expr:
+    """What pointer x points to, as a value (`*p`, `p[i]`)."""
     rec = structs.record_of(chk, x.type)
     if rec is not None:
-        return structs.value(chk, x, rec, e.span)     # the script's struct as a value
+        return structs.value(chk, x, rec, span)     # the script's struct as a value
     if x.type.btf and x.type.pointee.split()[0] in ("struct", "union"):
-        return kvalues.value(chk, x, e.span)           # a kernel struct as a value
-    typ = pointee_type(chk, x.type, e.span)
+        return kvalues.value(chk, x, span)           # a kernel struct as a value
+    typ = pointee_type(chk, x.type, span)
     return ir.Deref(x, user=x.type.user, type=typ)
+
+
+def is_struct_pointer(chk, t: T.Type) -> bool:
+    """t points to a struct or union (its members read through it, `p[1].x`)."""
+    return structs.record_of(chk, t) is not None or \
+        bool(t.btf and t.pointee.split()[0] in ("struct", "union"))
 
 
 # --- registers and the stack ------------------------------------------------------
