@@ -141,3 +141,12 @@ def test_a_pointer_is_indexed_as_0_27_indexes_it():
     from plyc import tracefs
     assert tracefs.field_type("syscalls", "const char *const *", "argv", 8, False).pointee == "char *"
     assert "an index must be an integer" in err('BEGIN { $q = (uint16 *)curtask; print($q["a"]); }')
+
+
+def test_a_kernel_array_member_is_indexed_at_run_time_as_0_27_indexes_it():
+    # at the array's CO-RE address plus $i elements; plyc wanted a constant
+    out = compiled('BEGIN { $i = 9; print(curtask->sighand->action[$i]); @f = curtask->sighand->action[$i].sa.sa_flags;\n'
+                   '  @b[curtask->cpus_mask.bits[$i - 8]] = curtask->signal->rlim[$i].rlim_cur; }')
+    assert "bpf_core_field_offset(struct sighand_struct, action)" in out.generated.bpf_c
+    assert "bpf_core_field_offset(struct task_struct, cpus_mask.bits)" in out.generated.bpf_c
+    assert "must be a constant integer" in err('BEGIN { $i = 1; $x = curtask->cpus_mask; print($x.bits[$i]); }')

@@ -791,6 +791,11 @@ class Typer(Sema):
             return tuples.index(self, obj, e)
         if obj.type.is_pointer:
             return self.pointer_index(obj, e)
+        if obj.type.kind == "buf" and obj.type.btf and const_value(e.index) is None:
+            at = V.element_at(self, obj, self.expr(e.index), e.span, e.index.span)
+            if at.type.is_pointer:
+                self._struct_element = at
+            return at
         idx = self.const_int(e.index, "an index must be a constant integer")
         return self.index(obj, idx, e.span, e.index.span)
 

@@ -336,3 +336,36 @@ def variable(chk, name: str, span):
     if name.startswith("sarg") and name[4:].isdigit():
         return sarg(chk, int(name[4:]), span)
     return None
+
+
+def element_at(chk, arr: ir.Expr, idx: ir.Expr, span, index_span):
+    """arr[idx] of a kernel array member (`curtask->sighand->action[$i]`), idx
+    known at run time only, as bpftrace 0.27 reads it: at the array's
+    address (its holder's pointer plus the member's CO-RE offset) plus idx
+    elements, unchecked as 0.27's. A struct element: a pointer to it, the
+    place its members are read through; other elements: the element."""
+    path, node = [], arr
+    while True:
+        if not isinstance(node, ir.KMember):
+            chk.err("an index of this array must be a constant integer", index_span,
+                    "plyc indexes at run time an array member read through a pointer (p->a[$i])")
+        path.insert(0, node.field)
+        if node.obj.type.is_pointer:
+            break
+        node = node.obj
+    ptr = node.obj
+    if not idx.type.is_int or idx.type.is_pointer:
+        chk.err(f"an index must be an integer, got {idx.type}", index_span)
+    elem = chk.kernel(lambda k: k.element_type(arr.type), span)
+    if elem.kind not in ("int", "struct"):
+        chk.err(f"an array of {elem} is indexed by plyc with a constant integer only", index_span)
+    words = " ".join(ptr.type.pointee.split()[:2])
+    off = ir.Call(I.OFFSETOF, [ir.BytesConst(words.encode(), type=T.Str(64)),
+                               ir.BytesConst(".".join(path).encode(), type=T.Str(64))], type=T.U64, span=span)
+    size = ir.IntConst(elem.size, type=T.S64, span=span)
+    base = ir.Binary("+", ir.Cast(ptr, type=T.U64, span=span), off, type=T.U64, span=span)
+    at = ir.Binary("+", base, ir.Binary("*", idx, size, type=T.Int(8, idx.type.signed), span=span),
+                   type=T.U64, span=span)
+    if elem.kind == "struct":
+        return ir.Cast(at, type=chk.kernel(lambda k: k.pointer_to(elem.btf), span), span=span)
+    return ir.Deref(at, user=False, type=elem, span=span)
