@@ -150,3 +150,10 @@ def test_a_kernel_array_member_is_indexed_at_run_time_as_0_27_indexes_it():
     assert "bpf_core_field_offset(struct sighand_struct, action)" in out.generated.bpf_c
     assert "bpf_core_field_offset(struct task_struct, cpus_mask.bits)" in out.generated.bpf_c
     assert "must be a constant integer" in err('BEGIN { $i = 1; $x = curtask->cpus_mask; print($x.bits[$i]); }')
+
+
+def test_a_kernel_array_as_a_whole_key_stays_one_key():
+    # spread as a tuple's elements, it printed @y[3, 0, 0, 0]; 0.27: @y[[3,0,0,0]]
+    prog = lower('BEGIN { @y[curtask->cpus_mask.bits] = 1; @t[(1, 2)] = 1; }')
+    keys = {m.name: len(m.key_types) for m in prog.maps.values()}
+    assert keys["@y"] == 1 and keys["@t"] == 2, keys
