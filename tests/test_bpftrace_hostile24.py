@@ -157,3 +157,9 @@ def test_a_kernel_array_as_a_whole_key_stays_one_key():
     prog = lower('BEGIN { @y[curtask->cpus_mask.bits] = 1; @t[(1, 2)] = 1; }')
     keys = {m.name: len(m.key_types) for m in prog.maps.values()}
     assert keys["@y"] == 1 and keys["@t"] == 2, keys
+
+
+def test_a_flexible_array_member_is_indexed_past_its_zero_elements():
+    compiled('BEGIN { $l = 0; @a = curtask->thread_pid->numbers[1].nr; @b = curtask->thread_pid->numbers[$l];\n'
+             '  print(curtask->thread_pid->numbers[0]); }')
+    assert "out of bounds" in err('BEGIN { print(curtask->cpus_mask.bits[4]); }')
