@@ -163,3 +163,9 @@ def test_a_flexible_array_member_is_indexed_past_its_zero_elements():
     compiled('BEGIN { $l = 0; @a = curtask->thread_pid->numbers[1].nr; @b = curtask->thread_pid->numbers[$l];\n'
              '  print(curtask->thread_pid->numbers[0]); }')
     assert "out of bounds" in err('BEGIN { print(curtask->cpus_mask.bits[4]); }')
+
+
+def test_pointer_indexes_0_27_refuses_are_refused():
+    assert "non-negative" in err('BEGIN { $p = (int8 *)curtask; print($p[-1]); }')
+    assert "unsized type" in err('BEGIN { $p = (void *)curtask; print($p[1]); }')
+    compiled('BEGIN { $i = 1; @c = curtask->comm[$i]; }')

@@ -791,7 +791,8 @@ class Typer(Sema):
             return tuples.index(self, obj, e)
         if obj.type.is_pointer:
             return self.pointer_index(obj, e)
-        if obj.type.kind == "buf" and obj.type.btf and const_value(e.index) is None:
+        if const_value(e.index) is None and isinstance(obj, ir.KMember) and \
+                (obj.type.kind == "str" or (obj.type.kind == "buf" and obj.type.btf)):
             at = V.element_at(self, obj, self.expr(e.index), e.span, e.index.span)
             if at.type.is_pointer:
                 self._struct_element = at
@@ -805,6 +806,11 @@ class Typer(Sema):
         idx = self.expr(e.index)
         if not idx.type.is_int or idx.type.is_pointer:
             self.err(f"an index must be an integer, got {idx.type}", e.index.span)
+        if (const_value(e.index) or 0) < 0:
+            self.err("The array index operator [] only accepts non-negative integer indices", e.index.span)
+        if ptr.type.pointee in (None, "void"):
+            self.err(f"The array index operator [] cannot be used on a pointer to an unsized type ({ptr.type})",
+                     e.span, "cast it to a pointer to a sized type first, e.g. (uint8 *)")
         at = pointers.arith(self, A.Binary("+", e.obj, e.index, span=e.span), ptr, idx)
         if V.is_struct_pointer(self, ptr.type):
             self._struct_element = at

@@ -356,7 +356,8 @@ def element_at(chk, arr: ir.Expr, idx: ir.Expr, span, index_span):
     ptr = node.obj
     if not idx.type.is_int or idx.type.is_pointer:
         chk.err(f"an index must be an integer, got {idx.type}", index_span)
-    elem = chk.kernel(lambda k: k.element_type(arr.type), span)
+    # a char array (a string): its chars
+    elem = T.Int(1, True) if arr.type.kind == "str" else chk.kernel(lambda k: k.element_type(arr.type), span)
     if elem.kind not in ("int", "struct"):
         chk.err(f"an array of {elem} is indexed by plyc with a constant integer only", index_span)
     words = " ".join(ptr.type.pointee.split()[:2])
