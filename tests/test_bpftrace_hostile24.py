@@ -169,3 +169,10 @@ def test_pointer_indexes_0_27_refuses_are_refused():
     assert "non-negative" in err('BEGIN { $p = (int8 *)curtask; print($p[-1]); }')
     assert "unsized type" in err('BEGIN { $p = (void *)curtask; print($p[1]); }')
     compiled('BEGIN { $i = 1; @c = curtask->comm[$i]; }')
+
+
+def test_a_tracepoint_fields_kernel_struct_pointer_is_dereferenced_as_a_struct_value():
+    # `*args->cred` (const struct cred *): plyc said "can't dereference"; 0.27 prints
+    # the struct as it prints `{ .val = 0 }` of args->cred->uid (checked by hand on 6.18)
+    compiled('tracepoint:capability:cap_capable { $c = *args->cred; print($c.euid); @[*args->cred] = count();\n'
+             '  print(args->cred->uid); }')

@@ -134,6 +134,12 @@ def pointed(chk, x: ir.Expr, span) -> ir.Expr:
     rec = structs.record_of(chk, x.type)
     if rec is not None:
         return structs.value(chk, x, rec, span)     # the script's struct as a value
+    words = tuple((x.type.pointee or "").split())
+    if not x.type.btf and not x.type.user and words[:1] in (("struct",), ("union",)) and len(words) == 2:
+        # a tracepoint's `struct cred *` field (`*args->cred`): the kernel's type, from BTF
+        tid = chk.kernel(lambda k: k.lookup(words), span)
+        if tid:
+            x = ir.Cast(x, type=chk.kernel(lambda k: k.pointer_to(tid), span), span=span)
     if x.type.btf and x.type.pointee.split()[0] in ("struct", "union"):
         return kvalues.value(chk, x, span)           # a kernel struct as a value
     typ = pointee_type(chk, x.type, span)
