@@ -76,7 +76,9 @@ def field_type(group: str, ctype: str, name: str, size: int, signed: bool) -> T.
             return T.Str(size)
         return T.Buf(size)
     if "*" in base:
-        pointee = base.replace("*", "").strip()
+        # `const char *const * argv` points to a `char *`: the last '*' is the field's
+        pointee = re.sub(r"\s*\*$", "", base).strip()
+        pointee = re.sub(r"\s*\*", " *", pointee)
         # Pointers in syscall arguments point into the caller's memory.
         return T.Ptr(pointee, user=(group == "syscalls" or "__user" in ctype), size=8)
     key = base.lstrip("_") if base.lstrip("_") in C_INTS else base

@@ -131,3 +131,48 @@ def test_a_variable_assigned_a_signed_value_is_an_int64():
 def test_a_tuple_index_of_literals_in_arithmetic_is_folded_as_0_27():
     assert "only valid for integer literals" in err('BEGIN { $t = (1, 2); print($t[(uint8)0]); }')
     assert "$t:(s64, s64, s64).2:s64" in dump(lower('BEGIN { $t = (1, 2, 3); print($t[1 + 1]); }'))
+
+
+def test_a_pointer_is_indexed_as_0_27_indexes_it():
+    # p[i] is *(p + i), i known at run time too; plyc refused every p[i]
+    compiled('tracepoint:syscalls:sys_enter_execve { $i = 1; printf("%s %s\\n", str(args->argv[0]),\n'
+             '  str(args->argv[$i])); $p = (struct k_sigaction *)curtask->sighand; print($p[$i]);\n'
+             '  @f = $p[2].sa.sa_flags; $q = (uint16 *)curtask; @q[$q[$i]] = $q[3]; }')
+    from plyc import tracefs
+    assert tracefs.field_type("syscalls", "const char *const *", "argv", 8, False).pointee == "char *"
+    assert "an index must be an integer" in err('BEGIN { $q = (uint16 *)curtask; print($q["a"]); }')
+
+
+def test_a_kernel_array_member_is_indexed_at_run_time_as_0_27_indexes_it():
+    # at the array's CO-RE address plus $i elements; plyc wanted a constant
+    out = compiled('BEGIN { $i = 9; print(curtask->sighand->action[$i]); @f = curtask->sighand->action[$i].sa.sa_flags;\n'
+                   '  @b[curtask->cpus_mask.bits[$i - 8]] = curtask->signal->rlim[$i].rlim_cur; }')
+    assert "bpf_core_field_offset(struct sighand_struct, action)" in out.generated.bpf_c
+    assert "bpf_core_field_offset(struct task_struct, cpus_mask.bits)" in out.generated.bpf_c
+    assert "must be a constant integer" in err('BEGIN { $i = 1; $x = curtask->cpus_mask; print($x.bits[$i]); }')
+
+
+def test_a_kernel_array_as_a_whole_key_stays_one_key():
+    # spread as a tuple's elements, it printed @y[3, 0, 0, 0]; 0.27: @y[[3,0,0,0]]
+    prog = lower('BEGIN { @y[curtask->cpus_mask.bits] = 1; @t[(1, 2)] = 1; }')
+    keys = {m.name: len(m.key_types) for m in prog.maps.values()}
+    assert keys["@y"] == 1 and keys["@t"] == 2, keys
+
+
+def test_a_flexible_array_member_is_indexed_past_its_zero_elements():
+    compiled('BEGIN { $l = 0; @a = curtask->thread_pid->numbers[1].nr; @b = curtask->thread_pid->numbers[$l];\n'
+             '  print(curtask->thread_pid->numbers[0]); }')
+    assert "out of bounds" in err('BEGIN { print(curtask->cpus_mask.bits[4]); }')
+
+
+def test_pointer_indexes_0_27_refuses_are_refused():
+    assert "non-negative" in err('BEGIN { $p = (int8 *)curtask; print($p[-1]); }')
+    assert "unsized type" in err('BEGIN { $p = (void *)curtask; print($p[1]); }')
+    compiled('BEGIN { $i = 1; @c = curtask->comm[$i]; }')
+
+
+def test_a_tracepoint_fields_kernel_struct_pointer_is_dereferenced_as_a_struct_value():
+    # `*args->cred` (const struct cred *): plyc said "can't dereference"; 0.27 prints
+    # the struct as it prints `{ .val = 0 }` of args->cred->uid (checked by hand on 6.18)
+    compiled('tracepoint:capability:cap_capable { $c = *args->cred; print($c.euid); @[*args->cred] = count();\n'
+             '  print(args->cred->uid); }')

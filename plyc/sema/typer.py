@@ -326,7 +326,9 @@ class Sema:
             self.err(f"can't index a value of type {objt}", span)
         if objt.kind == "buf" and objt.btf:
             elem = self.kernel(lambda k: k.element_type(objt), span)
-            if not 0 <= idx < objt.size // max(1, elem.size):
+            count = objt.size // max(1, elem.size)
+            # a flexible array member (`struct upid numbers[]`) is as long as its holder makes it
+            if not 0 <= idx < (count or idx + 1):
                 self.err(f"index {idx} is out of bounds for {objt.pointee}[{objt.size // max(1, elem.size)}]",
                          index_span)
             return ir.Index(obj, idx, type=elem)

@@ -774,6 +774,8 @@ class Typer(Sema):
 
     def expr_Index(self, e: A.Index):
         node = self.index_place(e)
+        if node is getattr(self, "_struct_element", None):
+            return V.pointed(self, node, e.span)        # p[i] of a struct pointer: the struct
         if node.type.kind == "struct" or (node.type.kind == "buf" and node.type.btf):
             return kvalues.value(self, node, e.span)    # a kernel struct (array) element as a value
         return node
@@ -787,8 +789,33 @@ class Typer(Sema):
         obj = self.array_operand(e.obj)
         if obj.type.kind == "tuple":
             return tuples.index(self, obj, e)
+        if obj.type.is_pointer:
+            return self.pointer_index(obj, e)
+        if const_value(e.index) is None and isinstance(obj, ir.KMember) and \
+                (obj.type.kind == "str" or (obj.type.kind == "buf" and obj.type.btf)):
+            at = V.element_at(self, obj, self.expr(e.index), e.span, e.index.span)
+            if at.type.is_pointer:
+                self._struct_element = at
+            return at
         idx = self.const_int(e.index, "an index must be a constant integer")
         return self.index(obj, idx, e.span, e.index.span)
+
+    def pointer_index(self, ptr: ir.Expr, e: A.Index):
+        """p[i], as bpftrace reads it: *(p + i), i known at run time too; a
+        struct's pointer (p + i) stays a place to read members through."""
+        idx = self.expr(e.index)
+        if not idx.type.is_int or idx.type.is_pointer:
+            self.err(f"an index must be an integer, got {idx.type}", e.index.span)
+        if (const_value(e.index) or 0) < 0:
+            self.err("The array index operator [] only accepts non-negative integer indices", e.index.span)
+        if ptr.type.pointee in (None, "void"):
+            self.err(f"The array index operator [] cannot be used on a pointer to an unsized type ({ptr.type})",
+                     e.span, "cast it to a pointer to a sized type first, e.g. (uint8 *)")
+        at = pointers.arith(self, A.Binary("+", e.obj, e.index, span=e.span), ptr, idx)
+        if V.is_struct_pointer(self, ptr.type):
+            self._struct_element = at
+            return at
+        return V.pointed(self, at, e.span)
 
     def expr_Cast(self, e: A.Cast):
         if e.type.base == "typeof":

@@ -108,8 +108,9 @@ def compare(typer, op: str, a: ir.Expr, b: ir.Expr, span) -> ir.Expr:
 
 def flatten_key(typer, keys: list, exprs: list) -> list:
     """`@m[$t]` with a tuple $t is `@m[$t.0, $t.1, ...]`: current bpftrace's
-    keys are tuples, so both name the same entry (0.17 refuses a tuple key)."""
-    if len(keys) != 1 or keys[0].type.kind != "tuple" or keys[0].type.names:
+    keys are tuples, so both name the same entry (0.17 refuses a tuple key).
+    A kernel array held by value stays one key, printed `@m[[3,0,0,0]]`."""
+    if len(keys) != 1 or keys[0].type.kind != "tuple" or keys[0].type.names or keys[0].type.denotes:
         return keys
     t = keys[0]
     return [ir.TupleGet(t, i, type=it, span=exprs[0].span) for i, it in enumerate(t.type.items)]

@@ -126,13 +126,30 @@ def deref(chk, e: A.Unary):
     x = chk.expr(e.operand)
     if not x.type.is_int:
         chk.err(f"can't dereference a value of type {x.type}", e.operand.span)
+    return pointed(chk, x, e.span)
+
+
+def pointed(chk, x: ir.Expr, span) -> ir.Expr:
+    """What pointer x points to, as a value (`*p`, `p[i]`)."""
     rec = structs.record_of(chk, x.type)
     if rec is not None:
-        return structs.value(chk, x, rec, e.span)     # the script's struct as a value
+        return structs.value(chk, x, rec, span)     # the script's struct as a value
+    words = tuple((x.type.pointee or "").split())
+    if not x.type.btf and not x.type.user and words[:1] in (("struct",), ("union",)) and len(words) == 2:
+        # a tracepoint's `struct cred *` field (`*args->cred`): the kernel's type, from BTF
+        tid = chk.kernel(lambda k: k.lookup(words), span)
+        if tid:
+            x = ir.Cast(x, type=chk.kernel(lambda k: k.pointer_to(tid), span), span=span)
     if x.type.btf and x.type.pointee.split()[0] in ("struct", "union"):
-        return kvalues.value(chk, x, e.span)           # a kernel struct as a value
-    typ = pointee_type(chk, x.type, e.span)
+        return kvalues.value(chk, x, span)           # a kernel struct as a value
+    typ = pointee_type(chk, x.type, span)
     return ir.Deref(x, user=x.type.user, type=typ)
+
+
+def is_struct_pointer(chk, t: T.Type) -> bool:
+    """t points to a struct or union (its members read through it, `p[1].x`)."""
+    return structs.record_of(chk, t) is not None or \
+        bool(t.btf and t.pointee.split()[0] in ("struct", "union"))
 
 
 # --- registers and the stack ------------------------------------------------------
@@ -325,3 +342,37 @@ def variable(chk, name: str, span):
     if name.startswith("sarg") and name[4:].isdigit():
         return sarg(chk, int(name[4:]), span)
     return None
+
+
+def element_at(chk, arr: ir.Expr, idx: ir.Expr, span, index_span):
+    """arr[idx] of a kernel array member (`curtask->sighand->action[$i]`), idx
+    known at run time only, as bpftrace 0.27 reads it: at the array's
+    address (its holder's pointer plus the member's CO-RE offset) plus idx
+    elements, unchecked as 0.27's. A struct element: a pointer to it, the
+    place its members are read through; other elements: the element."""
+    path, node = [], arr
+    while True:
+        if not isinstance(node, ir.KMember):
+            chk.err("an index of this array must be a constant integer", index_span,
+                    "plyc indexes at run time an array member read through a pointer (p->a[$i])")
+        path.insert(0, node.field)
+        if node.obj.type.is_pointer:
+            break
+        node = node.obj
+    ptr = node.obj
+    if not idx.type.is_int or idx.type.is_pointer:
+        chk.err(f"an index must be an integer, got {idx.type}", index_span)
+    # a char array (a string): its chars
+    elem = T.Int(1, True) if arr.type.kind == "str" else chk.kernel(lambda k: k.element_type(arr.type), span)
+    if elem.kind not in ("int", "struct"):
+        chk.err(f"an array of {elem} is indexed by plyc with a constant integer only", index_span)
+    words = " ".join(ptr.type.pointee.split()[:2])
+    off = ir.Call(I.OFFSETOF, [ir.BytesConst(words.encode(), type=T.Str(64)),
+                               ir.BytesConst(".".join(path).encode(), type=T.Str(64))], type=T.U64, span=span)
+    size = ir.IntConst(elem.size, type=T.S64, span=span)
+    base = ir.Binary("+", ir.Cast(ptr, type=T.U64, span=span), off, type=T.U64, span=span)
+    at = ir.Binary("+", base, ir.Binary("*", idx, size, type=T.Int(8, idx.type.signed), span=span),
+                   type=T.U64, span=span)
+    if elem.kind == "struct":
+        return ir.Cast(at, type=chk.kernel(lambda k: k.pointer_to(elem.btf), span), span=span)
+    return ir.Deref(at, user=False, type=elem, span=span)
