@@ -62,46 +62,46 @@ def _plain_int(t) -> bool:
     return t is not None and t.kind == "int" and not t.is_pointer and not t.denotes
 
 
-def stored(st, info: ir.Map, x: ir.Expr) -> ir.Expr:
-    """x, stored into the map info, as 0.27 signs a map's values: once a
-    value of a signed type (not a literal that isn't negative) is stored,
-    the map holds int64s (`@m = (uint8)1; @m = -1` prints -1,
-    `@m = (int8)1; @m = (uint64)-1` too); such a literal takes the map's
-    sign (st.signed_maps: the maps written a signed value; after_store())."""
-    old = info.value_type
+def _written(old, x: ir.Expr, signed: set, key) -> ir.Expr:
+    """x written where a value of type old is kept (a map's, a variable's):
+    key joins signed once x is of a signed type (not a literal that isn't
+    negative); such a literal takes the kept value's sign."""
     if not _plain_int(x.type):
         return x
     if _signed(x):
-        st.signed_maps.add(info.name)
+        signed.add(key)
     if isinstance(x, ir.IntConst) and x.value >= 0 and _plain_int(old) and x.type.signed != old.signed:
         return ir.Cast(x, type=replace(x.type, signed=old.signed), span=x.span)
     return x
 
 
+def _widened(typ, is_signed: bool):
+    """The kept type after a write: int64 once a signed value was written."""
+    return T.S64 if is_signed and _plain_int(typ) and not typ.signed else typ
+
+
+def stored(st, info: ir.Map, x: ir.Expr) -> ir.Expr:
+    """x, stored into the map info, as 0.27 signs a map's values: once a
+    value of a signed type is stored, the map holds int64s (`@m = (uint8)1;
+    @m = -1` prints -1, `@m = (int8)1; @m = (uint64)-1` too)."""
+    return _written(info.value_type, x, st.signed_maps, info.name)
+
+
 def after_store(st, info: ir.Map):
-    if info.name in st.signed_maps and _plain_int(info.value_type) and not info.value_type.signed:
-        info.value_type = T.S64
+    info.value_type = _widened(info.value_type, info.name in st.signed_maps)
 
 
 def assigned(typer, name: str, x: ir.Expr) -> ir.Expr:
     """x, assigned to the scratch variable $name (not a `let` one, which
-    keeps its declared type): as a map's values (stored()), once it is
-    assigned a value of a signed type it is an int64 (`$a = (uint32)5;
+    keeps its declared type), signed as a map's values (`$a = (uint32)5;
     $a -= 10` is -5)."""
-    old = typer.probe.locals.get(name)
-    if not _plain_int(x.type):
-        return x
-    if _signed(x):
-        typer.st.signed_vars.add((typer.probe.index, name))
-    if isinstance(x, ir.IntConst) and x.value >= 0 and _plain_int(old) and x.type.signed != old.signed:
-        return ir.Cast(x, type=replace(x.type, signed=old.signed), span=x.span)
-    return x
+    return _written(typer.probe.locals.get(name), x, typer.st.signed_vars, (typer.probe.index, name))
 
 
 def after_assign(typer, name: str):
-    typ = typer.probe.locals.get(name)
-    if (typer.probe.index, name) in typer.st.signed_vars and _plain_int(typ) and not typ.signed:
-        typer.probe.locals[name] = T.S64
+    if name in typer.probe.locals:
+        typer.probe.locals[name] = _widened(typer.probe.locals[name],
+                                            (typer.probe.index, name) in typer.st.signed_vars)
 
 
 def logical(op: str, left: ir.Expr, right: ir.Expr) -> bool:
