@@ -304,6 +304,9 @@ class Typer(Sema):
         self.assigned_values: set = set()   # the probe's $names given a value by `=` (assigned_names)
         self.before: list = []          # statements to run before the one being typed (delete()'s value, blocks.py)
         self.temps: dict = {}           # a value's own local by its node (blocks.py)
+        # the address index_place made last for an element of structs (p[i],
+        # arr[$i]): expr_Index makes that one, and only that one, the struct
+        self._struct_element: Optional[ir.Expr] = None
         # (probe, $name) and (None, @map) whose assignment was an error, said once: their reads
         # are dropped silently. The final pass's only, where every Bail follows an error said.
         self.unassigned: set = set()
@@ -774,7 +777,7 @@ class Typer(Sema):
 
     def expr_Index(self, e: A.Index):
         node = self.index_place(e)
-        if node is getattr(self, "_struct_element", None):
+        if node is self._struct_element:
             return V.pointed(self, node, e.span)        # p[i] of a struct pointer: the struct
         if node.type.kind == "struct" or (node.type.kind == "buf" and node.type.btf):
             return kvalues.value(self, node, e.span)    # a kernel struct (array) element as a value
