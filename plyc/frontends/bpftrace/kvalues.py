@@ -35,7 +35,7 @@ def value(typer, x: ir.Expr, span) -> ir.Expr:
         rec = _value(typer, x, x.type.btf, span, count, what)
     else:
         rec = _record(typer, x, span, count, x.type.pointee)
-    reads = typer.__dict__.setdefault("kvalue_reads", {})
+    reads = typer.kvalue_reads
     key = id(typer.probe)
     reads[key] = reads.get(key, 0) + count[0]
     if reads[key] > MAX_MEMBERS:
@@ -53,10 +53,7 @@ def _read_base_once(typer, x: ir.Expr, span) -> ir.Expr:
     the pointer chain is not walked again for each."""
     if x.type.is_pointer:
         return _hoist(typer, x, span)
-    if isinstance(x, ir.KMember):
-        obj = _read_base_once(typer, x.obj, span)
-        return x if obj is x.obj else replace(x, obj=obj)
-    if isinstance(x, ir.Index):
+    if isinstance(x, (ir.KMember, ir.Index)):
         obj = _read_base_once(typer, x.obj, span)
         return x if obj is x.obj else replace(x, obj=obj)
     return x

@@ -307,6 +307,7 @@ class Typer(Sema):
         # the address index_place made last for an element of structs (p[i],
         # arr[$i]): expr_Index makes that one, and only that one, the struct
         self._struct_element: Optional[ir.Expr] = None
+        self.kvalue_reads: dict = {}    # id(probe) -> the members its kernel struct values read (kvalues.py)
         # (probe, $name) and (None, @map) whose assignment was an error, said once: their reads
         # are dropped silently. The final pass's only, where every Bail follows an error said.
         self.unassigned: set = set()
