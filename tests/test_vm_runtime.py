@@ -179,8 +179,17 @@ def batch(arch: str, kernel: str, tmp_path_factory):
     if key not in _batches:
         tmp = tmp_path_factory.mktemp(f"vm-{arch}-{kernel}")
         files, errors = build_batch(arch, kernel, tmp)
-        res = lab.run(["./run-all.sh"], files=files, arch=arch, kernel=kernel, timeout=600,
-                      memory="1024M" if arch != "x86_64" else "512M")
+        memory = "1024M" if arch != "x86_64" else "512M"
+        try:
+            res = lab.run(["./run-all.sh"], files=files, arch=arch, kernel=kernel, timeout=600, memory=memory)
+        except lab.LabError as err:
+            # Debian's mips kernels under qemu now and then panic in a
+            # kretprobe's trampoline (mipsel 6.1, once in three full runs):
+            # the batch runs once more; a panic the tracer causes comes back.
+            if "Kernel panic" not in str(err):
+                raise
+            print(f"\n{arch} {kernel}: the guest panicked, its batch runs again:\n{str(err)[-1500:]}")
+            res = lab.run(["./run-all.sh"], files=files, arch=arch, kernel=kernel, timeout=600, memory=memory)
         _batches[key] = (parse_results(res.stdout.decode(errors="replace")), errors, res)
     return _batches[key]
 
