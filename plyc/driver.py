@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from .codegen import render, resources
+from .codegen import limits, render, resources
 from .diag import PlycError, Diagnostic
 from .frontends import registry
 from .frontends.base import FrontEnd, Settings
@@ -129,13 +129,21 @@ def build_limits(prog: ir.Program, opts: Options) -> dict:
     return out
 
 
+def plan(prog: ir.Program, source: str, filename: str, opts: Options,
+         name: Optional[str] = None) -> resources.Resources:
+    """The optimising passes (plyc/ir/opt/) and the Resources, held to the
+    kernel's fixed limits (codegen/limits.py): what `plyc check` checks too."""
+    optimize(prog)
+    res = resources.build(prog, name or tracer_name(filename), os.path.basename(filename), build_limits(prog, opts))
+    limits.check(res, filename, source)
+    return res
+
+
 def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                name: Optional[str] = None) -> Compiled:
     """From the IR on: the optimising passes (plyc/ir/opt/), resources and
     the generated C (source: for messages)."""
-    script = os.path.basename(filename)
-    optimize(prog)
-    res = resources.build(prog, name or tracer_name(filename), script, build_limits(prog, opts))
+    res = plan(prog, source, filename, opts, name)
     not_here = [p for p in prog.probes if not p.provider.runnable_here]
     if not_here:
         p = not_here[0]

@@ -1,0 +1,182 @@
+"""The kernel's fixed limits, held at build time (plyc/codegen/limits.py,
+docs/language.md "Kernel limits"): a script past one is a located error
+from `plyc check` and `plyc build`, before any C is compiled; one at the
+limit builds, loads, attaches and counts right. Before, both built, and the
+tracer failed at load ("the total number of maps per program has reached
+the limit of 64") or at the 65th attach (E2BIG)."""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from plyc import driver
+from plyc.codegen import limits
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# task:task_rename fires once per workload run (it names itself, WORKLOAD_COMM);
+# no other test traces it, so no other tracer's program shares its array.
+COMM = "plyc-limits"
+EVENT = "tracepoint:task/task_rename"
+FILTER = f'/ data->newcomm == "{COMM}" /'
+
+
+def plyc(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "plyc", *map(str, args)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=timeout)
+
+
+def maps_script(n: int) -> str:
+    body = "".join(f"\t@m{i} = count();\n" for i in range(n))
+    return f"{EVENT} {FILTER}\n{{\n{body}}}\n"
+
+
+def own_maps(source: str) -> list:
+    """plyc's own maps in the first probe's program (limits.program_maps)."""
+    c = driver.compile_source(source, "t.ply", driver.Options(env={}))
+    return limits.program_maps(c.resources.probes[0])[1]
+
+
+def room() -> int:
+    """The most script maps one probe like maps_script's may use."""
+    return limits.MAX_USED_MAPS - len(own_maps(maps_script(2)))
+
+
+def run(tracer: Path, workload: str, runs: int) -> subprocess.CompletedProcess:
+    cmd = "; ".join([f"WORKLOAD_COMM={COMM} {workload} exit 0"] * runs)
+    return subprocess.run([str(tracer), "-c", cmd], capture_output=True, text=True, timeout=120)
+
+
+def test_too_many_maps_is_located_before_clang(tmp_path):
+    n = room() + 1
+    script = tmp_path / "maps.ply"
+    script.write_text(maps_script(n))
+    for cmd in (["check", script], ["build", script, "-o", tmp_path / "tracer"]):
+        t0 = time.monotonic()
+        p = plyc(*cmd)
+        assert p.returncode == 1, p.stdout + p.stderr
+        line = 3 + n - 1        # the map that is one too many
+        assert re.match(rf".*/maps\.ply:{line}:2: error: probe {EVENT} \(line 1\) uses 65 BPF maps, more "
+                        r"than the 64 the kernel lets one BPF program use \(MAX_USED_MAPS\); "
+                        rf"@m{n - 1}, here, is its {n}", p.stderr), p.stderr
+        assert f"\n\t@m{n - 1} = count();\n\t^" in p.stderr.expandtabs(8).replace(" " * 8, "\t"), p.stderr
+        assert "split the probe" in p.stderr
+        assert "Traceback" not in p.stderr
+        # no clang ran: far quicker than a build (one takes seconds)
+        assert time.monotonic() - t0 < 30
+    assert not (tmp_path / "tracer").exists()
+
+
+@pytest.mark.bpf
+def test_the_most_maps_a_probe_may_use_loads(tmp_path, workload):
+    n = room()
+    script = tmp_path / "maps.ply"
+    script.write_text(maps_script(n))
+    tracer = tmp_path / "tracer"
+    p = plyc("build", script, "-o", tracer)
+    assert p.returncode == 0, p.stderr
+    r = run(tracer, workload, 2)
+    assert r.returncode == 0, r.stderr
+    values = dict(re.findall(r"^@(m\d+): (\d+)$", r.stdout, re.M))
+    assert values == {f"m{i}": "2" for i in range(n)}, r.stdout
+
+
+def tracepoint_script(n: int, lang: str = "ply") -> str:
+    if lang == "bt":
+        return "".join(f'tracepoint:task:task_rename /args->newcomm == "{COMM}"/ {{ @n = count(); @p{i % 3} = count(); }}\n'
+                       for i in range(n))
+    return "".join(f"{EVENT} {FILTER} {{ @n = count(); @p{i % 3} = count(); }}\n" for i in range(n))
+
+
+def test_too_many_probes_on_a_tracepoint_is_located(tmp_path):
+    for lang in ("ply", "bt"):
+        script = tmp_path / f"tp.{lang}"
+        script.write_text(tracepoint_script(300, lang))
+        for cmd in (["check", script], ["build", script, "-o", tmp_path / "tracer"]):
+            p = plyc(*cmd)
+            assert p.returncode == 1, p.stdout + p.stderr
+            spec = EVENT if lang == "ply" else "tracepoint:task:task_rename"
+            assert re.match(rf".*/tp\.{lang}:65:1: error: probe {spec} \(line 65\) is the 65th on tracepoint "
+                            r"task:task_rename; the kernel runs at most 64 BPF programs on one tracepoint "
+                            r"\(BPF_TRACE_MAX_PROGS, every tracer's together\)\n", p.stderr), p.stderr
+            assert p.stderr.count("error:") == 1, p.stderr
+        assert not (tmp_path / "tracer").exists()
+
+
+def test_a_glob_counts_on_each_event_it_matches(tmp_path):
+    """A glob attaches a program to each event it matches (the build
+    machine's tracefs says which): it counts on each of them."""
+    script = tmp_path / "g.ply"
+    script.write_text("tracepoint:task/task_re* { @a = count(); }\n" * 30 +
+                      "tracepoint:task/task_rename { @b = count(); }\n" * 40)
+    p = plyc("check", script)
+    assert p.returncode == 1 and re.match(r".*/g\.ply:65:1: error: probe tracepoint:task/task_rename \(line 65\) "
+                                          r"is the 65th on tracepoint task:task_rename", p.stderr), p.stderr
+
+
+@pytest.mark.bpf
+def test_the_most_probes_on_a_tracepoint_attach(tmp_path, workload):
+    """64 programs on one tracepoint: all attach, each runs once per event."""
+    script = tmp_path / "tp.ply"
+    script.write_text(tracepoint_script(64))
+    tracer = tmp_path / "tracer"
+    p = plyc("build", script, "-o", tracer)
+    assert p.returncode == 0, p.stderr
+    r = run(tracer, workload, 3)
+    assert r.returncode == 0, r.stderr
+    values = dict(re.findall(r"^@(\w+): (\d+)$", r.stdout, re.M))
+    assert values == {"n": str(64 * 3), "p0": str(22 * 3), "p1": str(21 * 3), "p2": str(21 * 3)}, r.stdout
+
+
+# Scripts whose programs name many kinds of plyc's own maps: output,
+# stacks, scratch (long strings), loop caps, a for loop's callback, a
+# tracepoint glob's cookies and fields.
+KINDS = {
+    "a.ply": 'tracepoint:task/task_rename { @s[stack] = count(); printf("%s %s\\n", comm, data->newcomm); }\n'
+             'tracepoint:sched/sched_process_exit { @q = quantize(data->pid); }\n',
+    "b.bt": 'tracepoint:task:task_rename { $i = 0; while ($i < 5) { @w[$i] = sum($i); $i++; } '
+            '@k[kstack(3)] = count(); @h = hist(pid); }\n'
+            'tracepoint:sched:sched_process_e* { @e[probe, args->pid] = count(); '
+            'for ($kv : @w) { @x[$kv.0] = $kv.1; } }\n'
+            'interval:s:1 { print(@w); }\n',
+    "c.ply": 'tracepoint:task/task_rename { @big[comm, data->newcomm, data->oldcomm] = count(); '
+             '$x = str(data->newcomm); @y[$x] = count(); }\n',
+}
+
+
+@pytest.mark.bpf
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_the_count_is_never_below_the_kernels(tmp_path, name):
+    """Each loaded program's maps, as the kernel lists them (bpftool, run by
+    the tracer's -c once every probe is attached), are never more than
+    plyc counts for it: a count below would let a tracer past the limit."""
+    script = tmp_path / name
+    script.write_text(KINDS[name])
+    tag = f"lm{os.getpid() % 10000:04d}{sorted(KINDS).index(name)}"     # <= 8 characters: libbpf's map names
+    tracer = tmp_path / tag
+    p = plyc("build", script, "-o", tracer)
+    assert p.returncode == 0, p.stderr
+    r = subprocess.run([str(tracer), "-c", "bpftool -j prog show; echo; bpftool -j map show", "-d", "1"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    dec, text, found = json.JSONDecoder(), r.stdout, []
+    for start in (m.start() for m in re.finditer(r"^\[\{\"id\"", text, re.M)):
+        found.append(dec.raw_decode(text[start:])[0])
+    progs, maps = found[0], found[1]
+    ours = {m["id"] for m in maps if m.get("name", "").startswith(f"{tag}.")}
+    kernel = {p["name"]: len(p.get("map_ids", [])) for p in progs if ours & set(p.get("map_ids", []))}
+    compiled = driver.compile_source(script.read_text(), str(script), driver.Options(env={}), tag)
+    counted = {}
+    for pr in compiled.resources.probes:
+        mine, own = limits.program_maps(pr)
+        for prog in (pr.prog, pr.twin):
+            if prog:
+                counted[prog] = len(mine) + len(own)
+    assert kernel and set(kernel) <= set(counted), (kernel, counted)
+    for prog, n in kernel.items():
+        assert n <= counted[prog], (prog, n, counted[prog])
