@@ -52,6 +52,8 @@ class Compiled:
     ir: ir.Program
     resources: resources.Resources
     generated: render.Generated
+    source: str = ""                   # the script's text and file name, for located errors
+    filename: str = ""
 
 
 def tracer_name(path: str) -> str:
@@ -152,7 +154,7 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                                    p.spec.span), filename, source)
     # the tracer prints what the front end's language's tool prints (runtime-c/output/bpftrace.c)
     generated = render.render(prog, res, opts.origin, prog.style, source)
-    return Compiled(None, prog, res, generated)
+    return Compiled(None, prog, res, generated, source, filename)
 
 
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
@@ -181,6 +183,9 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
         try:
             tc.compile_bpf(workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir)
         except ToolchainError as err:
+            stack = limits.stack_error(str(err), gen.bpf_c, compiled.resources)
+            if stack:
+                raise PlycError(stack, compiled.filename, compiled.source) from None
             located = translate_c_error(str(err), f"{name}.bpf.c",
                                         render.linemap(gen.bpf_c, compiled.resources.script),
                                         compiled.resources.script)

@@ -180,3 +180,44 @@ def test_the_count_is_never_below_the_kernels(tmp_path, name):
     assert kernel and set(kernel) <= set(counted), (kernel, counted)
     for prog, n in kernel.items():
         assert n <= counted[prog], (prog, n, counted[prog])
+
+
+def test_kprobes_past_a_functions_trampoline_stay_kprobes(tmp_path):
+    """At most BPF_MAX_TRAMP_LINKS (38) fentry/fexit programs on one kernel
+    function: the kprobes past it lose their fentry twin and attach as
+    kprobes, which have no such limit; kfuncs, which can't, are refused."""
+    script = tmp_path / "k.ply"
+    script.write_text("kprobe:vfs_read { @c = count(); }\n" * 30 + "kretprobe:vfs_read { @r = count(); }\n" * 10)
+    c = driver.compile_source(script.read_text(), str(script), driver.Options(env={}))
+    twins = [p.fentry["func"] for p in c.resources.probes if p.fentry]
+    assert twins == ["vfs_read"] * 38
+    assert [bool(p.fentry) for p in c.resources.probes] == [True] * 38 + [False] * 2
+    assert "fentry_prog=NULL" in plyc("emit", "--stage", "resources", script).stdout
+
+    bt = tmp_path / "f.bt"
+    bt.write_text("kprobe:vfs_read { @k = count(); }\n" * 5 + "kfunc:vfs_read { @c = count(); }\n" * 39)
+    p = plyc("check", bt)
+    assert p.returncode == 1 and re.match(r".*/f\.bt:44:1: error: probe kfunc:vfs_read \(line 44\) is the 39th "
+                                          r"fentry/fexit program on vfs_read; the kernel attaches at most 38 to "
+                                          r"one function \(BPF_MAX_TRAMP_LINKS", p.stderr), p.stderr
+    bt.write_text("kprobe:vfs_read { @k = count(); }\n" * 5 + "kfunc:vfs_read { @c = count(); }\n" * 38)
+    c = driver.compile_source(bt.read_text(), str(bt), driver.Options(env={}))
+    assert not any(p.fentry for p in c.resources.probes[:5])
+
+
+def test_a_probe_past_the_bpf_stack_is_located(tmp_path):
+    """80 $variables live at once: clang spills past the 512-byte BPF stack,
+    which only it can tell. Before: "generated code does not compile ...
+    (a plyc bug)"; now the probe, named, and the limit."""
+    n = 80
+    script = tmp_path / "s.bt"
+    script.write_text("BEGIN { @x = 1; }\n"
+                      "BEGIN {\n" + "".join(f"  $v{i} = nsecs * {i + 1};\n" for i in range(n)) +
+                      '  printf("%d\\n", ' + " + ".join(f"$v{i}" for i in range(n)) + ");\n"
+                      '  printf("%d\\n", ' + " * ".join(f"$v{i}" for i in range(21)) + ");\n  exit();\n}\n")
+    p = plyc("build", script, "-o", tmp_path / "tracer")
+    assert p.returncode == 1, p.stderr
+    assert re.match(r".*/s\.bt:2:1: error: probe BEGIN \(line 2\) needs more than the 512 bytes of stack a "
+                    r"BPF program has", p.stderr), p.stderr
+    assert p.stderr.count("error:") == 1 and "plyc bug" not in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "tracer").exists()

@@ -14,7 +14,7 @@ Instructions and the 512-byte stack are the compiler's and the verifier's
 to find (docs/language.md)."""
 from __future__ import annotations
 
-import fnmatch
+import re
 from typing import Callable, Optional
 
 from .. import tracefs
@@ -182,3 +182,31 @@ def check(res: Resources, filename: str, source: str) -> None:
     if diags:
         raise PlycError(diags, filename, source)
 
+
+
+BPF_STACK = 512               # bytes of stack a BPF program has (MAX_BPF_STACK)
+_STACK = re.compile(r"\.bpf\.c:(\d+):\d+: error: Looks like the BPF stack limit of 512 bytes is exceeded")
+_FUNC = re.compile(r"^(?:static __always_inline int|int|static long) (\w+)\(")
+
+
+def stack_error(message: str, bpf_c: str, res: Resources) -> list:
+    """clang's "BPF stack limit of 512 bytes is exceeded" (it spills what
+    its registers can't hold, which only it knows): a located error at each
+    probe it is in, named, not a compiler message about generated C."""
+    lines, out, seen = bpf_c.splitlines(), [], set()
+    for m in _STACK.finditer(message):
+        func = next((f.group(1) for text in reversed(lines[:int(m.group(1))]) for f in [_FUNC.match(text)] if f),
+                    None)
+        owners = [p for p in res.probes if func and func.startswith(tuple(n for n in (p.prog, p.body, p.twin) if n))]
+        if not owners:
+            continue
+        p = max(owners, key=lambda p: len(p.prog))
+        if p.prog in seen:
+            continue
+        seen.add(p.prog)
+        out.append(Diagnostic(
+            f"probe {_where(p)} needs more than the {BPF_STACK} bytes of stack a BPF program has: it holds "
+            "more values at once ($variables, temporaries) than the BPF registers and stack take",
+            p.probe.spec.span, note="hold fewer values at once (fewer $variables live together), or split "
+                                    "the probe's work over several probes on the same event"))
+    return out
