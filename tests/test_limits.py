@@ -47,9 +47,18 @@ def room() -> int:
     return limits.MAX_USED_MAPS - len(own_maps(maps_script(2)))
 
 
-def run(tracer: Path, workload: str, runs: int) -> subprocess.CompletedProcess:
+def counts(tmp_path: Path, text: str, workload: str, runs: int) -> dict:
+    """The script built and run while the workload renames itself `runs`
+    times: its key-less counts, by map name."""
+    script = tmp_path / "t.ply"
+    script.write_text(text)
+    tracer = tmp_path / "tracer"
+    p = plyc("build", script, "-o", tracer)
+    assert p.returncode == 0, p.stderr
     cmd = "; ".join([f"WORKLOAD_COMM={COMM} {workload} exit 0"] * runs)
-    return subprocess.run([str(tracer), "-c", cmd], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([str(tracer), "-c", cmd], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return dict(re.findall(r"^@(\w+): (\d+)$", r.stdout, re.M))
 
 
 def test_too_many_maps_is_located_before_clang(tmp_path):
@@ -75,15 +84,7 @@ def test_too_many_maps_is_located_before_clang(tmp_path):
 @pytest.mark.bpf
 def test_the_most_maps_a_probe_may_use_loads(tmp_path, workload):
     n = room()
-    script = tmp_path / "maps.ply"
-    script.write_text(maps_script(n))
-    tracer = tmp_path / "tracer"
-    p = plyc("build", script, "-o", tracer)
-    assert p.returncode == 0, p.stderr
-    r = run(tracer, workload, 2)
-    assert r.returncode == 0, r.stderr
-    values = dict(re.findall(r"^@(m\d+): (\d+)$", r.stdout, re.M))
-    assert values == {f"m{i}": "2" for i in range(n)}, r.stdout
+    assert counts(tmp_path, maps_script(n), workload, 2) == {f"m{i}": "2" for i in range(n)}
 
 
 def tracepoint_script(n: int, lang: str = "ply") -> str:
@@ -122,15 +123,8 @@ def test_a_glob_counts_on_each_event_it_matches(tmp_path):
 @pytest.mark.bpf
 def test_the_most_probes_on_a_tracepoint_attach(tmp_path, workload):
     """64 programs on one tracepoint: all attach, each runs once per event."""
-    script = tmp_path / "tp.ply"
-    script.write_text(tracepoint_script(64))
-    tracer = tmp_path / "tracer"
-    p = plyc("build", script, "-o", tracer)
-    assert p.returncode == 0, p.stderr
-    r = run(tracer, workload, 3)
-    assert r.returncode == 0, r.stderr
-    values = dict(re.findall(r"^@(\w+): (\d+)$", r.stdout, re.M))
-    assert values == {"n": str(64 * 3), "p0": str(22 * 3), "p1": str(21 * 3), "p2": str(21 * 3)}, r.stdout
+    assert counts(tmp_path, tracepoint_script(64), workload, 3) == \
+        {"n": str(64 * 3), "p0": str(22 * 3), "p1": str(21 * 3), "p2": str(21 * 3)}
 
 
 # Scripts whose programs name many kinds of plyc's own maps: output,
