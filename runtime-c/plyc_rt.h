@@ -147,6 +147,8 @@ struct plyc_map {
 	struct plyc_type value;    /* the aggregated argument's / plain value's type */
 	uint32_t value_size;       /* bytes of one BPF value (one CPU's for per-CPU maps) */
 	int percpu;
+	/* lquantize: min, the last bucket's lower bound (max, or the last
+	 * multiple of step below it), step (plyc_lq_bound) */
 	int64_t lq_min, lq_max, lq_step;
 	uint32_t nbuckets;         /* quantize/lquantize */
 	int64_t ts_interval;       /* tseries(): ns per interval, */

@@ -60,8 +60,9 @@ def _bt_log2(v, x, m):
 
 def _lquantize(v, x, m):
     lo, hi, step = m.info.params
-    return [f"__u32 {v}_i = plyc_lin_bucket({x}, {c_int(lo)}, {c_int(hi)}, {c_int(step)}, "
-            f"{m.nbuckets});",
+    signed = "1" if m.info.value_type.signed else "0"
+    return [f"__u32 {v}_i = plyc_lin_bucket({x}, {signed}, {c_int(lo)}, {c_int(step)}, "
+            f"{(hi - lo) // step});",
             # clang can prove the bound and drop the check; the verifier
             # can't follow the division and needs it.
             f"asm volatile(\"\" : \"+r\"({v}_i));",
