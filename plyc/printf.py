@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+INT_MAX = (1 << 31) - 1
 CONV = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d+|\*))?"
                   r"(?P<len>hh|h|ll|l|z|j|t)?(?P<conv>[diouxXcspv%]|r[xh]?)")
 
@@ -75,6 +76,12 @@ def parse(fmt: str) -> list:
         else:
             if "*" in (m["width"] or "") or "*" in (m["prec"] or ""):
                 raise FormatError("'*' widths are not supported in formats", i)
+            # the C library counts what it writes in an int: a larger field
+            # is no text it can write (gcc refuses it, printf fails)
+            for what, digits in (("width", m["width"]), ("precision", m["prec"])):
+                if digits and int(digits) > INT_MAX:
+                    raise FormatError(f"the {what} of '{m.group(0)}' is more than {INT_MAX} (C's INT_MAX), "
+                                      "the most the C library can write", i)
             if m["conv"].startswith("r") and m.group(0) != "%" + m["conv"]:
                 raise FormatError(f"'%{m['conv']}' takes no flags, width, precision or length", i)
             if lit:

@@ -177,6 +177,7 @@ struct plyc_rt {
 	int64_t tai_to_real_ns;    /* CLOCK_REALTIME - CLOCK_TAI at start, whole seconds (tseries()) */
 	const char *const *time_formats;   /* strftime() values' formats, by their type's width */
 	const struct plyc_enumerator *const *enums;   /* the script's enums, by their type's width */
+	int fmt_errno;             /* the first formatted write that failed (plyc_fmt_failed), or 0 */
 };
 
 extern struct plyc_rt plyc_rt;
@@ -185,6 +186,23 @@ extern struct plyc_rt plyc_rt;
  * LC_CTYPE / LANG (ASCII when PLYC_ASCII is set to anything but "0"),
  * mono_to_real_ns from the clocks. Leaves json and stack_fd alone. */
 void plyc_rt_init(void);
+
+/* The script's printf conversions (and cat()'s, system()'s, errorf()'s):
+ * fprintf and snprintf whose failure is kept (plyc_fmt_failed), where the C
+ * library's own only returns -1: EOVERFLOW for a width or precision whose
+ * text passes INT_MAX bytes, ENOMEM in a memory stream. Functions of their
+ * own so that the compiler, which cannot see the widths, leaves their
+ * result to be checked here (gcc's -Wformat-overflow). */
+int plyc_fprintf(FILE *fp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int plyc_snprintf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A printf width or precision, as written in the script: in a function of
+ * its own, which the compiler does not see into, so that it leaves a
+ * field of any size (up to INT_MAX) to plyc_fprintf's check. */
+int plyc_fmt_int(int v);
+/* A formatted write failed with err: the first is kept in
+ * plyc_rt.fmt_errno, and the output then fails as a failed write does:
+ * the run stops, the tracer exits 1 saying why (io/outfile.c). */
+void plyc_fmt_failed(int err);
 
 /* Default format of one value, no trailing newline: the style's
  * (plyc_style.h; bpftrace's is plyc_bt_value). */
