@@ -216,6 +216,17 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data);
 /* A JSON string literal, with escapes. */
 void plyc_json_string(FILE *fp, const char *s, size_t maxlen);
 size_t plyc_utf8_len(const unsigned char *s, size_t n);   /* valid UTF-8 sequence, or 0 */
+/* Untrusted text (a file name, a comm) for a terminal: up to its NUL or
+ * maxlen, printable ASCII and valid UTF-8 as they are, control characters
+ * (C0, DEL, C1) and bytes that are no UTF-8 as \xNN, as bpftrace's %r
+ * writes a buffer's, so that escape sequences in it can't drive the terminal. */
+void plyc_text_string(FILE *fp, const char *s, size_t maxlen);
+/* The same into buf (len bytes; 4 * maxlen + 1 holds any text), NUL-ended;
+ * buf returned. */
+const char *plyc_text_escape(const char *s, size_t maxlen, char *buf, size_t len);
+/* What a ply printf's %s writes of a string: plyc_text_escape's text, or
+ * with -f json the bytes as they are (the JSON line escapes them). */
+const char *plyc_printf_text(const char *s, size_t maxlen, char *buf, size_t len);
 int plyc_is_zero(const void *p, size_t n);   /* every byte 0 */
 
 /* ply's duration format of `time` values: "   0ns", "1.02us", "12.3ms",

@@ -112,6 +112,13 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
             if conv.prec is not None:
                 # (%.0s: no comparison of an unsigned length with 0, which gcc refuses)
                 n = f"({n} < {conv.prec} ? {n} : {conv.prec})" if int(conv.prec) else "0"
+            if conv.escape:
+                # untrusted text: its control characters as \xNN (4 bytes each)
+                return ["{",
+                        f"\tchar esc[4 * {typ.size} + 1];",
+                        "",
+                        f'\tplyc_fprintf(fp, "%{spec}s", {w}plyc_printf_text((const char *){ref}, {n}, esc, sizeof(esc)));',
+                        "}"]
             return [f'plyc_fprintf(fp, "%{spec}.*s", {w}(int){n}, (const char *){ref});']
         if typ.kind == "usym":
             return ["{",
