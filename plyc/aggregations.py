@@ -14,8 +14,9 @@ from . import types as T
 # Above this many lquantize buckets a map value grows past what a per-CPU
 # map allocates comfortably; the script should use a larger step.
 LQUANTIZE_MAX_BUCKETS = 1000
-# bpftrace's hist(): below 0, 0, then [2^k, 2^(k+1)) up to 2^63 (PLYC_HIST_BUCKETS)
-BT_HIST_BUCKETS = 65
+# bpftrace's hist(): below 0, 0, then [2^k, 2^(k+1)) up to 2^64 (PLYC_HIST_BUCKETS;
+# the last, [2^63, 2^64), for unsigned values)
+BT_HIST_BUCKETS = 66
 # bpftrace's tseries(): its intervals are slots of one per-CPU value (24
 # bytes each), which the kernel caps at 32 KiB per CPU (PCPU_MIN_UNIT_SIZE)
 TSERIES_MAX_INTERVALS = 1000

@@ -136,7 +136,7 @@ struct plyc_ts_slot {
 };
 
 #define PLYC_QUANTIZE_BUCKETS 64
-#define PLYC_HIST_BUCKETS 65
+#define PLYC_HIST_BUCKETS 66
 
 struct plyc_map {
 	const char *name;          /* as printed: "@", "@name", "rx" */

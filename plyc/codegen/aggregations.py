@@ -51,7 +51,8 @@ def _bcc_log2(v, x, m):
 
 
 def _bt_log2(v, x, m):
-    return [f"__u32 {v}_i = plyc_bt_hist_bucket((__s64)({x}));",
+    signed = "1" if m.info.value_type.signed else "0"
+    return [f"__u32 {v}_i = plyc_bt_hist_bucket((__u64)({x}), {signed});",
             f"asm volatile(\"\" : \"+r\"({v}_i));",   # as _lquantize's
             f"if ({v}_i < {BT_HIST_BUCKETS})",
             "\t" + _add(m, f"{v}->b[{v}_i]", "1"),

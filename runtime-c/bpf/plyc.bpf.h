@@ -620,14 +620,15 @@ static __always_inline __u32 plyc_log2_hist_bucket(__u64 v)
 	return b < 63 ? b + 1 : 63;
 }
 
-/* bpftrace's hist(): [0] below 0, [1] 0, [2 + log2(v)] above. */
-static __always_inline __u32 plyc_bt_hist_bucket(__s64 v)
+/* bpftrace's hist(): [0] below 0, [1] 0, [2 + log2(v)] above, up to [65]
+ * for an unsigned v at or above 2^63 (bpftrace 0.27 counts it below 0). */
+static __always_inline __u32 plyc_bt_hist_bucket(__u64 v, int is_signed)
 {
-	if (v < 0)
+	if (is_signed && (__s64)v < 0)
 		return 0;
 	if (!v)
 		return 1;
-	return plyc_log2_bucket((__u64)v, 0) + 2;
+	return plyc_log2_bucket(v, 0) + 2;
 }
 
 /* lquantize: [0] below min, [1 + (v - min) / step] for the k buckets of

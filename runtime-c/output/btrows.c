@@ -125,7 +125,7 @@ void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v)
 				fprintf(fp, "\"min\": %u, \"max\": %u, ", i - 1, i - 1);
 			else
 				fprintf(fp, "\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", ",
-					(uint64_t)1 << (i - 2), ((uint64_t)1 << (i - 1)) - 1);
+					(uint64_t)1 << (i - 2), i - 1 < 64 ? ((uint64_t)1 << (i - 1)) - 1 : UINT64_MAX);
 			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i) / cur_div);
 		}
 	}
