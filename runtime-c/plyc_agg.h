@@ -51,6 +51,14 @@ const struct plyc_agg_ops *plyc_agg_ops(const struct plyc_map *m);
 /* Buckets of a histogram value (u64 each, then the u64 sum). */
 uint32_t plyc_agg_nbuckets(const struct plyc_map *m);
 
+/* lquantize (and lhist): the lower bound of bucket i + 1, min + i * step,
+ * for i up to nbuckets - 2 (then lq_max, the last bucket's lower bound).
+ * Each lies between min and max, so it never wraps, whatever the bounds. */
+int64_t plyc_lq_bound(const struct plyc_map *m, uint32_t i);
+/* One below such a bound (min - 1 for the below-min bucket): INT64_MIN at
+ * INT64_MIN, where that bucket can hold nothing. */
+int64_t plyc_lq_below(int64_t bound);
+
 /* Compare two values of one type as ply does: integers by value, arrays
  * (strings, memory) byte by byte. */
 int plyc_cmp_typed(const struct plyc_type *t, const void *a, const void *b);

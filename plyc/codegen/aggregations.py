@@ -51,7 +51,8 @@ def _bcc_log2(v, x, m):
 
 
 def _bt_log2(v, x, m):
-    return [f"__u32 {v}_i = plyc_bt_hist_bucket((__s64)({x}));",
+    signed = "1" if m.info.value_type.signed else "0"
+    return [f"__u32 {v}_i = plyc_bt_hist_bucket((__u64)({x}), {signed});",
             f"asm volatile(\"\" : \"+r\"({v}_i));",   # as _lquantize's
             f"if ({v}_i < {BT_HIST_BUCKETS})",
             "\t" + _add(m, f"{v}->b[{v}_i]", "1"),
@@ -60,8 +61,9 @@ def _bt_log2(v, x, m):
 
 def _lquantize(v, x, m):
     lo, hi, step = m.info.params
-    return [f"__u32 {v}_i = plyc_lin_bucket({x}, {c_int(lo)}, {c_int(hi)}, {c_int(step)}, "
-            f"{m.nbuckets});",
+    signed = "1" if m.info.value_type.signed else "0"
+    return [f"__u32 {v}_i = plyc_lin_bucket({x}, {signed}, {c_int(lo)}, {c_int(step)}, "
+            f"{(hi - lo) // step});",
             # clang can prove the bound and drop the check; the verifier
             # can't follow the division and needs it.
             f"asm volatile(\"\" : \"+r\"({v}_i));",

@@ -11,6 +11,7 @@ from typing import Optional
 import jinja2
 
 from .. import __version__
+from ..aggregations import lq_top
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
 from ..ir.nodes import script_line
@@ -240,7 +241,9 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
             key_names=code(", ".join(c_string(n) for n in label_names(names))),
             name_c=c_string(m.name), cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
             percpu=int("PERCPU" in m.bpf_type), nbuckets=m.nbuckets,
-            lq=m.info.params if m.agg == "PLYC_A_LQUANTIZE" else (0, 0, 0),
+            # min, the last bucket's lower bound (the tracer's lq_max), step
+            lq=[code(c_int(v)) for v in ((m.info.params[0], lq_top(m.info.params), m.info.params[2])
+                                         if m.agg == "PLYC_A_LQUANTIZE" else (0, 0, 0))],
             ts=m.info.params if m.agg == "PLYC_A_TSERIES" else (0, 0, 0),
             key_fields=[dict(type=code(printers.type_init(f.type, pad, in_hex)), offset=f.offset)
                         for f, pad, in_hex in zip(m.keys, m.info.key_widths or [0] * len(m.keys),

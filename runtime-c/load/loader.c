@@ -125,17 +125,24 @@ static size_t text_len;
 
 FILE *plyc_text_begin(void)
 {
-	if (plyc_rt.json)
-		return open_memstream(&text_buf, &text_len);
-	return plyc_rt.out;
+	FILE *fp;
+
+	if (!plyc_rt.json)
+		return plyc_rt.out;
+	fp = open_memstream(&text_buf, &text_len);
+	if (!fp)
+		plyc_fmt_failed(errno);
+	return fp;
 }
 
 void plyc_text_end(FILE *fp)
 {
 	if (!plyc_rt.json || !fp)
 		return;
-	fclose(fp);
-	plyc_rt.output->json_printf(plyc_rt.out, text_buf ? text_buf : "", text_len);
+	if (fclose(fp))
+		plyc_fmt_failed(errno);
+	else
+		plyc_rt.output->json_printf(plyc_rt.out, text_buf ? text_buf : "", text_len);
 	free(text_buf);
 	text_buf = NULL;
 	text_len = 0;
@@ -997,7 +1004,7 @@ cleanup:
 	if (err == EINTR)
 		return fail("writing output: stopped by a signal while the reader was not reading");
 	if (err)
-		return fail("writing output: %s", strerror(err));
+		return fail("%s: %s", plyc_out_what(), strerror(err));
 	if (exit_asked)
 		fprintf(stderr, "%s: warning: exit(%lld): an exit status is 0 to 255; exiting with 255\n",
 			prog->name, exit_asked);

@@ -13,13 +13,19 @@ static size_t act_len;
 
 FILE *plyc_bt_act_begin(void)
 {
-	return open_memstream(&act_text, &act_len);
+	FILE *fp = open_memstream(&act_text, &act_len);
+
+	if (!fp)
+		plyc_fmt_failed(errno);
+	return fp;
 }
 
 void plyc_bt_act_end(FILE *fp, void (*act)(FILE *out, const char *text))
 {
-	fclose(fp);
-	act(plyc_rt.out, act_text ? act_text : "");
+	if (fclose(fp))
+		plyc_fmt_failed(errno);
+	else
+		act(plyc_rt.out, act_text ? act_text : "");
 	free(act_text);
 	act_text = NULL;
 	act_len = 0;

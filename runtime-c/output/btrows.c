@@ -125,7 +125,7 @@ void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v)
 				fprintf(fp, "\"min\": %u, \"max\": %u, ", i - 1, i - 1);
 			else
 				fprintf(fp, "\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", ",
-					(uint64_t)1 << (i - 2), ((uint64_t)1 << (i - 1)) - 1);
+					(uint64_t)1 << (i - 2), i - 1 < 64 ? ((uint64_t)1 << (i - 1)) - 1 : UINT64_MAX);
 			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i) / cur_div);
 		}
 	}
@@ -143,8 +143,8 @@ static void lhist_bounds(char *label, size_t len, const struct plyc_map *m, uint
 		lhist_label(hi, sizeof(hi), m->lq_max);
 		snprintf(label, len, "[%s, ...)", hi);
 	} else {
-		lhist_label(lo, sizeof(lo), m->lq_min + ((int64_t)i - 1) * m->lq_step);
-		lhist_label(hi, sizeof(hi), m->lq_min + (int64_t)i * m->lq_step);
+		lhist_label(lo, sizeof(lo), plyc_lq_bound(m, i - 1));
+		lhist_label(hi, sizeof(hi), plyc_lq_bound(m, i));
 		snprintf(label, len, "[%s, %s)", lo, hi);
 	}
 }
@@ -171,16 +171,14 @@ void plyc_bt_lhist_json(FILE *fp, const struct plyc_map *m, const void *v)
 	fputc('[', fp);
 	if (hist_span(v, n, &first, &last, &top)) {
 		for (i = first; i <= last; i++) {
-			int64_t lo = m->lq_min + ((int64_t)i - 1) * m->lq_step;
-
 			fputs(i > first ? ", {" : "{", fp);
 			if (i == 0)
-				fprintf(fp, "\"max\": %" PRId64 ", ", m->lq_min - 1);
+				fprintf(fp, "\"max\": %" PRId64 ", ", plyc_lq_below(m->lq_min));
 			else if (i == n - 1)
 				fprintf(fp, "\"min\": %" PRId64 ", ", m->lq_max);
 			else
-				fprintf(fp, "\"min\": %" PRId64 ", \"max\": %" PRId64 ", ", lo,
-					lo + m->lq_step - 1);
+				fprintf(fp, "\"min\": %" PRId64 ", \"max\": %" PRId64 ", ",
+					plyc_lq_bound(m, i - 1), plyc_lq_bound(m, i) - 1);
 			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i));
 		}
 	}
