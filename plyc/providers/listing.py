@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 
 from .. import btf as B
+from .. import tracefs
 from ..elfsyms import Elf, ElfError
 from ..listing import Listed, ListError, Source, type_text
 from . import iterators, kfunc, kprobe, perfevent, rawtracepoint, tracepoint, uprobe
@@ -182,4 +183,84 @@ LISTERS = {
     uprobe.UPROBE.name: (_uprobes, False),
     uprobe.URETPROBE.name: (_uprobes, False),
     uprobe.USDT.name: (_usdt, False),
+}
+
+
+# --- whether the build machine has a probe's target (plyc check/build's
+# warnings when the tracer is built for this machine, plyc/presence.py):
+# provider name -> (Target, Source) -> why not, or None (it has it, or
+# nothing here can say)
+
+def _tracepoint_missing(t, src: Source):
+    group, event = t.target.split("/", 1)
+    try:
+        if tracefs.matching_events(group, event) if t.glob else tracefs.event_fields(group, event) is not None:
+            return None
+    except tracefs.TracefsError:
+        pass
+    return f"no tracepoint on this machine matches {group}:{event}" if t.glob else \
+        f"this machine has no tracepoint {group}:{event}"
+
+
+def _kprobe_missing(t, src: Source):
+    if t.target.startswith("0x"):
+        return None
+    funcs = src.kernel_functions()
+    module = t.extra.get("module", "")
+    found = any(_match(n, t.target) and (not module or m == module) for n, m in funcs.items()) if t.glob \
+        else t.target in funcs and (not module or funcs[t.target] == module)
+    if found:
+        return None
+    where = f"module {module}" if module else "this machine's kernel"
+    return f"no function in {where} matches {t.target}" if t.glob else f"{where} has no function {t.target}"
+
+
+def _kfunc_missing(t, src: Source):
+    if t.extra.get("module"):
+        return None         # a module's functions: in its BTF, typed (and refused) by the build itself
+    names = src.btf().names_of(B.FUNC)
+    if any(_match(n, t.target) for n in names) if t.glob else src.btf().find(B.FUNC, t.target) is not None:
+        return None
+    return f"no function in this machine's kernel BTF matches {t.target}" if t.glob else \
+        f"this machine's kernel BTF has no function {t.target}"
+
+
+def _rawtracepoint_missing(t, src: Source):
+    if src.btf().find(B.TYPEDEF, f"btf_trace_{t.target}") is not None:
+        return None
+    return f"this machine's kernel has no tracepoint {t.target} (no btf_trace_{t.target} in its BTF)"
+
+
+def _binary_missing(t, src: Source):
+    path = t.extra["path"]
+    if "/" not in path:
+        return None         # a library's short name: found on the device
+    try:
+        elf = Elf(path)
+    except ElfError as err:
+        return f"{err} on this machine"
+    if t.provider is uprobe.USDT:
+        want = (t.extra["usdt_provider"] or "*", t.extra["usdt_name"])
+        if any(_match(p, want[0]) and n == want[1] for p, n in elf.usdt()):
+            return None
+        return f"{path} has no USDT probe {':'.join(x for x in (t.extra['usdt_provider'], want[1]) if x)}"
+    if t.target.startswith("0x") or not t.target:
+        return None
+    funcs = elf.functions()
+    name = t.target.split("@")[0]
+    if any(_match(f, name) for f in funcs) if t.glob else name in funcs:
+        return None
+    return f"no function in {path} matches {t.target}" if t.glob else f"{path} has no function {name}"
+
+
+MISSING = {
+    tracepoint.PROVIDER.name: _tracepoint_missing,
+    kprobe.KPROBE.name: _kprobe_missing,
+    kprobe.KRETPROBE.name: _kprobe_missing,
+    kfunc.KFUNC.name: _kfunc_missing,
+    kfunc.KRETFUNC.name: _kfunc_missing,
+    rawtracepoint.PROVIDER.name: _rawtracepoint_missing,
+    uprobe.UPROBE.name: _binary_missing,
+    uprobe.URETPROBE.name: _binary_missing,
+    uprobe.USDT.name: _binary_missing,
 }
