@@ -167,4 +167,4 @@ class Source:
             fields = tp_btf.event_fields(self.btf(), self.btf_path, group, event)
         except tracefs.TracefsError:
             return ()
-        return tuple(f"{f.ctype} {f.name}" for f in fields.values() if not f.name.startswith("common_"))
+        return tuple(f"{f.ctype} {f.decl or f.name}" for f in fields.values() if not f.name.startswith("common_"))

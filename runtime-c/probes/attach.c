@@ -146,9 +146,9 @@ int plyc_check_targets(const struct plyc_program *prog)
 
 		reporting = may_skip ? prog->missing_probes : PLYC_MISSING_ERROR;
 		if (pv->resolve && (ret = pv->resolve(&ctxs[i]))) {
-			if (may_skip && ret != PLYC_PROBE_FATAL)
-				skipped[i] = 1;
-			else
+			/* left out, or failed (then not listed by --list; the run ends) */
+			skipped[i] = 1;
+			if (!may_skip || ret == PLYC_PROBE_FATAL)
 				err = -1;
 		}
 		reporting = PLYC_MISSING_ERROR;
