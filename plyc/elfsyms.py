@@ -5,6 +5,8 @@ again on the device (runtime-c/probes/uprobes.c, usdt.c); this is only the
 list a user greps."""
 from __future__ import annotations
 
+import os
+import stat
 import struct
 
 ELF_MAGIC = b"\x7fELF"
@@ -24,6 +26,8 @@ class Elf:
         self.path = path
         try:
             with open(path, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise ElfError(f"{path}: not a regular file")
                 data = f.read(MAX_SIZE + 1)
         except OSError as err:
             raise ElfError(f"{path}: {err.strerror}") from None
@@ -62,6 +66,19 @@ class Elf:
 
     def functions(self) -> set:
         """The names of the functions the file defines (.symtab, else .dynsym)."""
+        try:
+            return self._functions()
+        except (struct.error, IndexError):
+            raise ElfError(f"{self.path}: a truncated or damaged symbol table") from None
+
+    def usdt(self) -> set:
+        """(provider, name) of each USDT probe in `.note.stapsdt`."""
+        try:
+            return self._usdt()
+        except (struct.error, IndexError):
+            raise ElfError(f"{self.path}: a truncated or damaged note") from None
+
+    def _functions(self) -> set:
         names: set = set()
         for want in (SHT_SYMTAB, SHT_DYNSYM):
             for typ, off, size, link, entsize in self.sections:
@@ -80,8 +97,7 @@ class Elf:
                 break
         return names
 
-    def usdt(self) -> set:
-        """(provider, name) of each USDT probe in `.note.stapsdt`."""
+    def _usdt(self) -> set:
         out: set = set()
         addr = 8 if self.is64 else 4
         for typ, off, size, _, _ in self.sections:

@@ -117,6 +117,37 @@ class Source:
                           "(some of them the kernel may refuse to probe)")
         return out
 
+    def has_kernel_function(self, name: str, module: str = "") -> bool:
+        """Whether kernel_functions() has name (in module, if given),
+        found in the file's bytes: what plyc check asks of one exact name,
+        without parsing some 100,000 lines."""
+        if not self.machine:
+            return name in self.kernel_functions()
+        word = name.encode()
+        tail = (b"\t[" + module.encode() + b"]") if module else b""
+        try:
+            path = os.path.join(tracefs.root(), TRACEABLE)
+            with open(path, "rb") as f:
+                data = b"\n" + f.read()
+            lines = [b"\n" + word + (b" [" + module.encode() + b"]" if module else b"")]
+        except (OSError, tracefs.TracefsError):
+            try:
+                with open("/proc/kallsyms", "rb") as f:
+                    data = f.read()
+            except OSError as err:
+                raise ListError(f"cannot read /proc/kallsyms: {err.strerror}") from None
+            lines = [b" " + kind + b" " + word + tail for kind in (b"t", b"T")]
+        # the name whole: the line ends after it (or, with no module asked, a module follows)
+        ends = (b"\n",) if module else (b"\n", b"\t", b" ")
+        for line in lines:
+            at = data.find(line)
+            while at >= 0:
+                after = data[at + len(line):at + len(line) + 1]
+                if after in ends or not after:
+                    return True
+                at = data.find(line, at + 1)
+        return False
+
     def tracepoints(self) -> list:
         """(group, event) of every tracepoint: this machine's tracefs; with
         --btf, the events the file has (btf_trace_EVENT) in the group this

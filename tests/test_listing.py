@@ -208,3 +208,32 @@ def test_tracer_info(tmp_path):
                  f"  Arch: {os.uname().machine}"):
         assert line + "\n" in out, out
     assert "System\n" in out and "Kernel features\n" in out and "What this tracer takes here\n" in out
+
+
+def test_list_damaged_binaries_are_errors(tmp_path):
+    """A binary cut short or with bytes changed: an error naming it, never
+    a traceback (the ELF reader of plyc/elfsyms.py)."""
+    import random
+    from plyc.elfsyms import Elf, ElfError
+    data = Path("/bin/ls").read_bytes()
+    rnd = random.Random(30)
+    f = tmp_path / "bin"
+    for i in range(200):
+        d = bytearray(data)
+        if i % 2:
+            d = d[:rnd.randrange(1, len(d))]
+        else:
+            for _ in range(20):
+                d[rnd.randrange(len(d))] = rnd.randrange(256)
+        f.write_bytes(bytes(d))
+        try:
+            e = Elf(str(f))
+            e.functions()
+            e.usdt()
+        except ElfError:
+            pass
+    f.write_bytes(data[:100])
+    proc = plyc("list", f"uprobe:{f}:*")
+    assert proc.returncode == 1 and proc.stderr == f"plyc: error: {f}: a truncated ELF file\n", proc.stderr
+    proc = plyc("list", "uprobe:/dev/zero:*")
+    assert proc.returncode == 1 and "not a regular file" in proc.stderr

@@ -13,7 +13,9 @@ from ..providers.listing import LISTERS
 
 
 def add(sub):
-    p = sub.add_parser("list", help="list probes, as bpftrace -l does (e.g. 'tracepoint:syscalls:*open*')")
+    p = sub.add_parser("list", help="list probes, as bpftrace -l does (e.g. 'tracepoint:syscalls:*open*')",
+                       description="List this machine's probes (or a kernel BTF's) as `bpftrace -l` does; "
+                       "-v lists each tracepoint's fields and function's arguments, as `bpftrace -lv`.")
     p.add_argument("pattern", nargs="?", default="",
                    help="a probe or glob in bpftrace's syntax (PROVIDER:...); a word without ':' "
                    "is matched against every probe's last parts")
@@ -48,8 +50,13 @@ def listing(pattern: str, src: Source, verbose: bool):
         glob = "*:" + (pattern or "*")
         for prov in providers.REGISTRY:
             lister = LISTERS.get(prov.name)
-            if lister and lister[1]:
+            if not lister or not lister[1]:
+                continue
+            try:
                 yield from (x for x in lister[0](prov, [], src, verbose) if fnmatch.fnmatchcase(x.line, glob))
+            except ListError as err:
+                # one kind this machine can't list (no BTF, no tracefs): the others still are
+                src.notes.append(f"{prov.name} probes not listed: {err}")
         return
     first, *parts = split_spec(pattern)
     for prov in _providers(first):

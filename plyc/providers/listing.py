@@ -139,11 +139,12 @@ def _perfevents(prov, parts, src: Source, verbose: bool):
             yield Listed(f"{prov.name}:{name}:")
 
 
-def _binary(path: str) -> Elf:
+def _binary(path: str, what: str) -> set:
+    """The binary's functions or USDT probes (what: the Elf method)."""
     if any(c in path for c in "*?["):
         raise ListError(f"'{path}': give the binary's path, not a glob (e.g. uprobe:/bin/bash:read*)")
     try:
-        return Elf(path)
+        return getattr(Elf(path), what)()
     except ElfError as err:
         raise ListError(str(err)) from None
 
@@ -152,7 +153,7 @@ def _uprobes(prov, parts, src: Source, verbose: bool):
     if not parts or not parts[0]:
         raise ListError(f"{prov.name} probes are listed per binary: {prov.name}:PATH[:FUNCTION]")
     path, func = parts[0], _parts(parts[1:], 1)[0]
-    for name in sorted(_binary(path).functions()):
+    for name in sorted(_binary(path, "functions")):
         if _match(name, func):
             yield Listed(f"{prov.name}:{path}:{name}")
 
@@ -162,7 +163,7 @@ def _usdt(prov, parts, src: Source, verbose: bool):
         raise ListError("usdt probes are listed per binary: usdt:PATH[:PROVIDER:NAME]")
     path, rest = parts[0], parts[1:]
     provider, name = _parts(rest, 2) if len(rest) > 1 else ("*", _parts(rest, 1)[0])
-    for p, n in sorted(_binary(path).usdt()):
+    for p, n in sorted(_binary(path, "usdt")):
         if _match(p, provider) and _match(n, name):
             yield Listed(f"usdt:{path}:{p}:{n}")
 
@@ -205,10 +206,11 @@ def _tracepoint_missing(t, src: Source):
 def _kprobe_missing(t, src: Source):
     if t.target.startswith("0x"):
         return None
-    funcs = src.kernel_functions()
     module = t.extra.get("module", "")
-    found = any(_match(n, t.target) and (not module or m == module) for n, m in funcs.items()) if t.glob \
-        else t.target in funcs and (not module or funcs[t.target] == module)
+    if t.glob:
+        found = any(_match(n, t.target) and (not module or m == module) for n, m in src.kernel_functions().items())
+    else:
+        found = src.has_kernel_function(t.target, module)
     if found:
         return None
     where = f"module {module}" if module else "this machine's kernel"
@@ -237,16 +239,17 @@ def _binary_missing(t, src: Source):
         return None         # a library's short name: found on the device
     try:
         elf = Elf(path)
+        found = elf.usdt() if t.provider is uprobe.USDT else elf.functions()
     except ElfError as err:
         return f"{err} on this machine"
     if t.provider is uprobe.USDT:
         want = (t.extra["usdt_provider"] or "*", t.extra["usdt_name"])
-        if any(_match(p, want[0]) and n == want[1] for p, n in elf.usdt()):
+        if any(_match(p, want[0]) and n == want[1] for p, n in found):
             return None
         return f"{path} has no USDT probe {':'.join(x for x in (t.extra['usdt_provider'], want[1]) if x)}"
     if t.target.startswith("0x") or not t.target:
         return None
-    funcs = elf.functions()
+    funcs = found
     name = t.target.split("@")[0]
     if any(_match(f, name) for f in funcs) if t.glob else name in funcs:
         return None
