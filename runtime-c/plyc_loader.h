@@ -211,7 +211,7 @@ void plyc_report_loop_caps(const struct plyc_program *prog, struct bpf_object *o
 int plyc_test_run_works(void);
 int plyc_uprobes_available(void);
 /* --info: what of the kernel the tracer uses here, and its fallbacks. */
-int plyc_info(const struct plyc_program *prog, FILE *fp);
+int plyc_info(const struct plyc_program *prog, const char *btf, FILE *fp);
 int plyc_once_prepare(const struct plyc_program *prog, struct bpf_object *obj);
 int plyc_once_run(const struct plyc_program *prog, struct bpf_object *obj, const struct plyc_provider *which);
 

@@ -80,7 +80,7 @@ static int kprobes_here(void)
 	return !access(path, F_OK);
 }
 
-int plyc_info(const struct plyc_program *P, FILE *fp)
+int plyc_info(const struct plyc_program *P, const char *btf_file, FILE *fp)
 {
 	struct utsname u;
 	const char *on = NULL;
@@ -110,7 +110,10 @@ int plyc_info(const struct plyc_program *P, FILE *fp)
 	fprintf(fp, "  fentry: %s%s%s%s\n", yes(fentry), on ? " (on " : "", on ? on : "", on ? ")" : "");
 	fprintf(fp, "  uprobe: %s\n", yes(uprobes));
 	fprintf(fp, "\nWhat this tracer takes here\n");
-	fprintf(fp, "  kernel types: %s\n", btf ? "the kernel's BTF" :
+	if (btf_file)
+		fprintf(fp, "  kernel types: --btf %s\n", btf_file);
+	else
+		fprintf(fp, "  kernel types: %s\n", btf ? "the kernel's BTF" :
 		P->btf_size ? "the BTF embedded at build (the kernel has none)" :
 		"none (the kernel has no BTF, none was embedded: --btf FILE gives it)");
 	fprintf(fp, "  output: %s\n", ringbuf ? "ring buffer" : "perf buffer (fallback: no BPF ring buffer, Linux 5.8)");

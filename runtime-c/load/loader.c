@@ -764,7 +764,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		return fail("--btf %s: %s", o.btf, strerror(errno));
 	/* --info and --list ask the kernel and end there (load/info.c, each provider's list) */
 	if (o.info)
-		return plyc_info(prog, stdout) || stdout_written();
+		return plyc_info(prog, o.btf, stdout) || stdout_written();
 	if (o.list) {
 		failed = plyc_check_targets(prog) != 0;
 		plyc_list_targets(prog, stdout);
