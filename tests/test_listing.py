@@ -47,6 +47,17 @@ def test_list_word_without_provider():
     assert lines(plyc("list", "sys_enter_openat")) == ["tracepoint:syscalls:sys_enter_openat"]
 
 
+def test_list_everything_and_a_word():
+    """No pattern: every kind but the return probes and user probes (bpftrace -l alone)."""
+    out = lines(plyc("list"))
+    kinds = {x.split(":")[0] for x in out}
+    assert kinds == {"tracepoint", "kprobe", "fentry", "rawtracepoint", "software", "hardware", "iter"}, kinds
+    sleep = lines(plyc("list", "*nanosleep*"))
+    assert "kprobe:do_nanosleep" in sleep and "fentry:vmlinux:do_nanosleep" in sleep
+    assert "tracepoint:syscalls:sys_enter_clock_nanosleep" in sleep
+    assert all("nanosleep" in x for x in sleep)
+
+
 def test_list_kfunc_arguments_and_spellings():
     out = lines(plyc("list", "-v", "kfunc:vfs_read"))
     assert out == ["fentry:vmlinux:vfs_read", "    struct file * file", "    char * buf",
