@@ -9,13 +9,14 @@ import sys
 
 from . import __version__, driver  # noqa: F401  (driver: tests replace its functions through cli)
 from .commands import argdist, build, check, doctor, emit, run, sysroot
+from .commands import list as list_cmd
 from .commands.common import SCRIPT_MAX, options  # noqa: F401  (kept importable from here)
 from .btf import BTFError
 from .diag import PlycError
 from .toolchain import ToolchainError
 
 # The subcommands, in `plyc -h`'s order.
-COMMANDS = (build, run, check, emit, argdist, doctor, sysroot)
+COMMANDS = (build, run, check, emit, list_cmd, argdist, doctor, sysroot)
 
 
 class Terminated(BaseException):

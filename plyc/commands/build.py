@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from .. import driver
+from .. import driver, presence
 from .common import add_build_args, add_script_args, options, read_script, script_name
 
 
@@ -18,7 +18,9 @@ def add(sub):
 def run(args) -> int:
     source, filename = read_script(args)
     out = args.output if args.output is not None else script_name(filename)
-    driver.build(source, filename, out, options(args))
+    opts = options(args)
+    compiled = driver.build(source, filename, out, opts)
+    presence.warn(compiled.ir, filename, source, opts.target, opts.btf)
     if args.verbose:
         print(f"plyc: wrote {out} ({os.path.getsize(out)} bytes)")
     return 0

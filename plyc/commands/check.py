@@ -1,7 +1,7 @@
 """`plyc check`: the script's errors, nothing built."""
 from __future__ import annotations
 
-from .. import driver
+from .. import driver, presence
 from .common import add_frontend_args, add_script_args, frontend_options, read_script
 
 
@@ -16,6 +16,8 @@ def add(sub):
 def run(args) -> int:
     source, filename = read_script(args)
     opts = driver.Options(btf=args.btf, lang=args.lang, frontend=frontend_options(args))
+    prog = driver.lower(source, filename, opts)
     # the kernel's fixed limits too (maps per program, programs per tracepoint)
-    driver.plan(driver.lower(source, filename, opts), source, filename, opts)
+    driver.plan(prog, source, filename, opts)
+    presence.warn(prog, filename, source, None, args.btf)
     return 0
