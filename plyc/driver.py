@@ -21,7 +21,7 @@ from .diag import PlycError, Diagnostic
 from .frontends import registry
 from .frontends.base import FrontEnd, Settings
 from .output import check_target, discard, finish, keep_dir, temporary
-from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_error
+from .toolchain import Toolchain, ToolchainError, at_once, embed_object, translate_c_error
 
 if TYPE_CHECKING:
     from .codegen import render, resources
@@ -190,16 +190,22 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
         (workdir / f"{name}.bpf.c").write_text(gen.bpf_c)
         (workdir / f"{name}.h").write_text(gen.header)
         (workdir / f"{name}.c").write_text(gen.loader_c)
-        try:
-            tc.compile_bpf(workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir)
-        except ToolchainError as err:
-            stack = limits.stack_error(str(err), gen.bpf_c, compiled.resources)
-            if stack:
-                raise PlycError(stack, compiled.filename, compiled.source) from None
-            located = translate_c_error(str(err), f"{name}.bpf.c",
-                                        render.linemap(gen.bpf_c, compiled.resources.script),
-                                        compiled.resources.script)
-            raise ToolchainError((located + "\n" if located else "") + str(err)) from None
+
+        def bpf():
+            try:
+                tc.compile_bpf(workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir)
+            except ToolchainError as err:
+                stack = limits.stack_error(str(err), gen.bpf_c, compiled.resources)
+                if stack:
+                    raise PlycError(stack, compiled.filename, compiled.source) from None
+                located = translate_c_error(str(err), f"{name}.bpf.c",
+                                            render.linemap(gen.bpf_c, compiled.resources.script),
+                                            compiled.resources.script)
+                raise ToolchainError((located + "\n" if located else "") + str(err)) from None
+
+        # clang's BPF object and the C compiler's loader object at once (the
+        # loader does not include the BPF object: obj.c, compiled at the link)
+        at_once(bpf, lambda: tc.compile_loader(workdir / f"{name}.c", workdir / f"{name}.o", workdir))
         btf = b""
         if opts.btf:
             # For devices whose kernel has no BTF: the part of the target
@@ -213,7 +219,7 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
             btf = min_core_btf(tc, workdir / "kernel.btf", workdir / f"{name}.bpf.o", workdir / "min.btf")
         embed_object((workdir / f"{name}.bpf.o").read_bytes(), workdir / f"{name}.obj.c", btf)
         tmp_out = temporary(out)
-        tc.link_loader(workdir / f"{name}.c", workdir / f"{name}.obj.c", tmp_out, workdir, opts.strip)
+        tc.link_loader(workdir / f"{name}.o", workdir / f"{name}.obj.c", tmp_out, workdir, opts.strip)
         finish(tmp_out, out)
         tmp_out = None
     finally:
