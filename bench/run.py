@@ -1039,11 +1039,7 @@ def main(argv=None) -> int:
         res["goals"] += res["desk"]["goals"]
     res["meta"]["elapsed_s"] = time.monotonic() - started
 
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmpout = out.with_suffix(".json.tmp")
-    tmpout.write_text(json.dumps(res, indent=1) + "\n")
-    os.replace(tmpout, out)
+    out = write_results(res, Path(args.out))
     print_tables(res)
     if "desk" in res:
         desk.print_tables(res["desk"])
@@ -1052,6 +1048,15 @@ def main(argv=None) -> int:
               f"(see meta.foreign_attachments): those figures are noisier")
     print(f"\n(results in {out}; {res['meta']['elapsed_s']:.0f} s)")
     return 0
+
+
+def write_results(res: dict, out: Path) -> Path:
+    """The figures as JSON at out, replaced whole."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmpout = out.with_suffix(".json.tmp")
+    tmpout.write_text(json.dumps(res, indent=1) + "\n")
+    os.replace(tmpout, out)
+    return out
 
 
 def run_desk(args, cfg: dict, with_027: bool) -> dict:
@@ -1078,11 +1083,7 @@ def desk_only(args) -> int:
     res["desk"] = run_desk(args, cfg, "bpftrace-0.27" in tools)
     res["goals"] = res["desk"]["goals"]
     res["meta"]["elapsed_s"] = time.monotonic() - started
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmpout = out.with_suffix(".json.tmp")
-    tmpout.write_text(json.dumps(res, indent=1) + "\n")
-    os.replace(tmpout, out)
+    out = write_results(res, Path(args.out))
     desk.print_tables(res["desk"])
     print(f"\n(results in {out}; {res['meta']['elapsed_s']:.0f} s)")
     return 0
