@@ -1034,7 +1034,7 @@ def main(argv=None) -> int:
                for sc in (False, True)}}
     res["meta"]["foreign_attachments"] = noted
     res["goals"] = goals(res)
-    if not args.no_desk:
+    if not args.no_desk and not args.smoke:      # (the smoke run's test runs the desk on its own)
         res["desk"] = run_desk(args, cfg, "bpftrace-0.27" in tools)
         res["goals"] += res["desk"]["goals"]
     res["meta"]["elapsed_s"] = time.monotonic() - started
@@ -1063,7 +1063,7 @@ def run_desk(args, cfg: dict, with_027: bool) -> dict:
     """The desk section (bench/desk.py): reps as the other measurements'
     (at least 3 paired runs: a single one says little)."""
     with tempfile.TemporaryDirectory(prefix="plyc-desk-") as tmpd:
-        return desk.main(Path(tmpd), args.reps or max(cfg["reps"], 1 if args.smoke else 3), with_027)
+        return desk.main(Path(tmpd), args.reps or max(cfg["reps"], 3), with_027)
 
 
 def desk_only(args) -> int:

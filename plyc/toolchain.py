@@ -146,7 +146,7 @@ class Toolchain:
     compat: list = field(default_factory=list)
     libc: str = "glibc"
     opt: list = field(default_factory=lambda: ["-O2"])   # the loader's and runtime's optimisation
-    _runtime_lib: Optional[Path] = field(default=None, repr=False, compare=False)
+    _runtime_lib: Optional[Path] = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def detect(cls, target: str = "x86_64", verbose: bool = False, sysroot: Optional[str] = None,
