@@ -11,7 +11,6 @@ from . import __version__, driver  # noqa: F401  (driver: tests replace its func
 from .commands import argdist, build, check, doctor, emit, run, sysroot
 from .commands import list as list_cmd
 from .commands.common import SCRIPT_MAX, options  # noqa: F401  (kept importable from here)
-from .btf import BTFError
 from .diag import PlycError
 from .toolchain import ToolchainError
 
@@ -88,7 +87,16 @@ def _main(argv=None) -> int:
     except PlycError as err:
         print(err.render(), file=sys.stderr)
         return 1
-    except (ToolchainError, BTFError) as err:
+    except ToolchainError as err:
+        print(f"plyc: error: {err}", file=sys.stderr)
+        return 1
+    except Exception as err:
+        # A BTFError comes only from plyc.btf, loaded by the builds that read
+        # BTF: not imported here for the commands that never do (plyc run of
+        # a cached tracer, --version).
+        btf = sys.modules.get("plyc.btf")
+        if btf is None or not isinstance(err, btf.BTFError):
+            raise
         print(f"plyc: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

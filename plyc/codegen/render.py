@@ -6,6 +6,7 @@ import functools
 import re
 from dataclasses import dataclass, replace
 from importlib import resources as ir
+from pathlib import Path
 from typing import Optional
 
 import jinja2
@@ -49,12 +50,37 @@ def finalize(value):
     raise UnescapedText(f"a C template printed text that is not escaped: {value!r}")
 
 
+class _TemplateCache(jinja2.FileSystemBytecodeCache):
+    """The templates compiled once into plyc's cache (templates/), not at
+    every build: compiling them was a fifth of a one-liner's build
+    (docs/performance.md). jinja2 keys each by the template's text and
+    Python's version, and writes it atomically; what it loads is code, so
+    only a file of our own, as the grammar's (cachedir.untrusted_file)."""
+
+    def load_bytecode(self, bucket):
+        from ..cachedir import untrusted_file
+        if untrusted_file(Path(self._get_cache_filename(bucket))) is None:
+            super().load_bytecode(bucket)
+
+
+def _template_cache():
+    """None without a usable cache folder: the templates compile each time."""
+    from ..cachedir import CacheError, cache_dir, trusted_dir
+    try:
+        folder = cache_dir() / "templates"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        trusted_dir(folder, "plyc's compiled templates folder")
+    except (CacheError, OSError):
+        return None
+    return _TemplateCache(str(folder))
+
+
 @functools.lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(str(ir.files("plyc").joinpath("templates")))
     return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=True,
                               lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
-                              finalize=finalize)
+                              finalize=finalize, bytecode_cache=_template_cache())
 
 
 def file_names(version: str, script: str) -> dict:

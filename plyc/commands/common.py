@@ -8,7 +8,6 @@ import sys
 from .. import arch as A
 from .. import bounds, driver
 from .. import types as T
-from ..codegen import resources
 from ..frontends import registry
 from ..toolchain import LIBCS, default_libc
 
@@ -73,14 +72,14 @@ def frontend_options(args) -> dict:
 def add_build_args(p):
     p.add_argument("--strsize", type=int, default=T.DEFAULT_STRSIZE,
                    help=f"default bytes read by str() ({T.DEFAULT_STRSIZE}, as ply)")
-    p.add_argument("--map-entries", type=int, default=resources.DEFAULT_MAP_ENTRIES,
-                   help=f"entries per map ({resources.DEFAULT_MAP_ENTRIES})")
-    p.add_argument("--hist-entries", type=int, default=resources.DEFAULT_HIST_ENTRIES,
-                   help=f"entries per keyed quantize/lquantize/hist/tseries map ({resources.DEFAULT_HIST_ENTRIES})")
-    p.add_argument("--buffer-size", type=int, default=resources.DEFAULT_BUFFER,
+    p.add_argument("--map-entries", type=int, default=bounds.DEFAULT_MAP_ENTRIES,
+                   help=f"entries per map ({bounds.DEFAULT_MAP_ENTRIES})")
+    p.add_argument("--hist-entries", type=int, default=bounds.DEFAULT_HIST_ENTRIES,
+                   help=f"entries per keyed quantize/lquantize/hist/tseries map ({bounds.DEFAULT_HIST_ENTRIES})")
+    p.add_argument("--buffer-size", type=int, default=bounds.DEFAULT_BUFFER,
                    help="output ring buffer bytes, a power of two (1 MiB)")
-    p.add_argument("--stack-entries", type=int, default=resources.DEFAULT_STACK_ENTRIES,
-                   help=f"distinct stacks kept ({resources.DEFAULT_STACK_ENTRIES})")
+    p.add_argument("--stack-entries", type=int, default=bounds.DEFAULT_STACK_ENTRIES,
+                   help=f"distinct stacks kept ({bounds.DEFAULT_STACK_ENTRIES})")
     p.add_argument("--target", default=default_target(), choices=TARGETS,
                    help="the architecture the tracer runs on (default: this machine's)")
     p.add_argument("--sysroot", metavar="DIR", help="the target's libraries (libbpf, libelf, zlib); "

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from .. import driver, runcache
 from .common import add_build_args, add_script_args, execute, options, read_script, script_name
@@ -19,9 +18,7 @@ def add(sub):
 def run(args) -> int:
     source, filename = read_script(args)
     opts = options(args)
-    # a bpftrace script's imports are part of it: a changed one is a new tracer
-    imported = [(f.name, f.text) for f in getattr(driver.parse(source, filename, opts.lang), "imported", ())]
-    key = runcache.key(source, imported, os.path.basename(filename), opts)
+    key = runcache.script_key(source, filename, opts)
     out = runcache.tracer(key, script_name(filename), lambda path: driver.build(source, filename, path, opts))
     tracer_args = args.tracer_args[1:] if args.tracer_args[:1] == ["--"] else args.tracer_args
     execute(str(out), tracer_args)

@@ -4,9 +4,10 @@ the tracer's output style), and the front-end options it accepts."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..ir import nodes as ir
+if TYPE_CHECKING:
+    from ..ir import nodes as ir
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,26 @@
 """bpftrace's language as a plyc front end: text -> bpftrace AST (parser.py,
 lexer.py, probes.py, ast.py) -> core IR (lower.py: bpftrace's rules and
-types; specs.py: its probe specs in plyc's providers' spelling)."""
+types; specs.py: its probe specs in plyc's providers' spelling).
+
+The parser and the lowering are imported when first used: `plyc` lists
+the front ends for its command line, and a cached `plyc run` or a ply
+script never needs this one's modules (docs/performance.md)."""
 from __future__ import annotations
 
 from ..base import FrontEnd, Option, Settings
-from .lower import lower
-from .parser import parse
 
-__all__ = ["FRONTEND", "lower", "parse"]
+__all__ = ["FRONTEND", "parse"]
 
 UNSAFE = Option("unsafe", "allow bpftrace's unsafe functions (system, signal, override) in the tracer")
 
 
+def parse(source: str, filename: str):
+    from .parser import parse as parse_text
+    return parse_text(source, filename)
+
+
 def _lower(program, s: Settings):
+    from .lower import lower
     # Strings are bpftrace's 64 bytes (or the script's config block's
     # max_strlen), not --strsize: as bpftrace.
     prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False))
