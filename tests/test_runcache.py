@@ -73,7 +73,7 @@ def test_a_one_liners_key_loads_no_front_end():
             "k = runcache.script_key('tracepoint:syscalls:sys_enter_getppid { @[comm] = count(); }', "
             "'<command-line>', driver.Options(lang='bpftrace')); "
             "print(k, sorted(m for m in sys.modules if m.startswith(('plyc.frontends.bpftrace.', 'plyc.ir', "
-            "'plyc.codegen', 'jinja2', 'lark', 'pycparser'))))")
+            "'plyc.codegen', 'plyc.providers', 'plyc.presence', 'plyc.listing', 'jinja2', 'lark', 'pycparser'))))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     key, loaded = proc.stdout.split(" ", 1)

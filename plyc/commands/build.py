@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from .. import driver, presence
+from .. import driver
 from .common import add_build_args, add_script_args, options, read_script, script_name
 
 
@@ -20,6 +20,7 @@ def run(args) -> int:
     out = args.output if args.output is not None else script_name(filename)
     opts = options(args)
     compiled = driver.build(source, filename, out, opts)
+    from .. import presence  # its readers load only for a build that warns
     presence.warn(compiled.ir, filename, source, opts.target, opts.btf)
     if args.verbose:
         print(f"plyc: wrote {out} ({os.path.getsize(out)} bytes)")

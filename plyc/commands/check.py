@@ -1,7 +1,7 @@
 """`plyc check`: the script's errors, nothing built."""
 from __future__ import annotations
 
-from .. import driver, presence
+from .. import driver
 from .common import add_frontend_args, add_script_args, frontend_options, read_script
 
 
@@ -19,5 +19,6 @@ def run(args) -> int:
     prog = driver.lower(source, filename, opts)
     # the kernel's fixed limits too (maps per program, programs per tracepoint)
     driver.plan(prog, source, filename, opts)
+    from .. import presence  # its readers load only for a build that warns
     presence.warn(prog, filename, source, None, args.btf)
     return 0

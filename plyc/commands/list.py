@@ -6,11 +6,6 @@ from __future__ import annotations
 import fnmatch
 import sys
 
-from .. import providers
-from ..frontends.bpftrace.probes import BY_NAME, split_spec
-from ..listing import ListError, Source
-from ..providers.listing import LISTERS
-
 
 def add(sub):
     p = sub.add_parser("list", help="list probes, as bpftrace -l does (e.g. 'tracepoint:syscalls:*open*')",
@@ -30,6 +25,10 @@ def add(sub):
 def _providers(token: str) -> list:
     """The listable providers a pattern's first part names: a name, an
     alias (bpftrace's short names too: f, rt, U, ...) or a glob of them."""
+    from .. import providers
+    from ..frontends.bpftrace.probes import BY_NAME
+    from ..listing import ListError
+    from ..providers.listing import LISTERS
     if any(c in token for c in "*?["):
         names = [p for p in providers.REGISTRY if p.name in LISTERS and
                  any(fnmatch.fnmatchcase(n, token) for n in (p.name, *p.aliases))]
@@ -43,8 +42,13 @@ def _providers(token: str) -> list:
     return [prov]
 
 
-def listing(pattern: str, src: Source, verbose: bool):
+def listing(pattern: str, src, verbose: bool):
     """The Listed lines a pattern selects, providers in the table's order."""
+    # imported here, not above: every plyc command imports this module for add()
+    from .. import providers
+    from ..frontends.bpftrace.probes import split_spec
+    from ..listing import ListError
+    from ..providers.listing import LISTERS
     if ":" not in pattern:
         # bpftrace's `-l '*sleep*'`: a word is matched against every probe, past its provider
         glob = "*:" + (pattern or "*")
@@ -64,6 +68,7 @@ def listing(pattern: str, src: Source, verbose: bool):
 
 
 def run(args) -> int:
+    from ..listing import ListError, Source
     pattern = args.pattern
     src = Source(args.btf)
     verbose = args.details or getattr(args, "verbose", False)
