@@ -274,6 +274,12 @@ def promoted(a: Type, b: Type) -> Type:
     return Int(min(8, 2 * u.size), True)
 
 
+def holds(t: Type, value: int) -> bool:
+    """Whether the integer type t holds value."""
+    bits = t.size * 8
+    return -(1 << (bits - 1)) <= value < 1 << (bits - 1) if t.signed else 0 <= value < 1 << bits
+
+
 def arith(op: str, a: Type, b: Type) -> Type:
     """The type of `a op b` for integers: 64-bit, signed as promoted(a, b),
     and a duration stays a duration under + - (time - time is a latency)."""

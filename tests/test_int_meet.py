@@ -9,6 +9,7 @@ import pytest
 
 from plyc import driver
 from plyc import types as T
+from plyc.diag import PlycError
 
 S8, U8, S16, U16 = T.Int(1, True), T.Int(1, False), T.Int(2, True), T.Int(2, False)
 LIT = replace(T.S64, flexible=True)           # a literal that is not negative
@@ -110,3 +111,28 @@ def test_strncmp_is_bpftraces_zero_or_one_of_type_uint64():
 def test_unary_minus_is_bpftraces_of_the_operands_type_and_plys_signed(src, name, typ):
     (m,) = analyze(src, name).maps.values()
     assert m.value_type == typ
+
+
+@pytest.mark.parametrize("src, name, message", [
+    ("BEGIN { @b[(int8)-5] = 1; @b[18446744073709551615] = 2; exit(); }", "t.bt",
+     "18446744073709551615 does not fit in @b's key, of type s64"),
+    ("BEGIN { @m = 18446744073709551615; @m = -1; exit(); }", "t.bt",
+     "18446744073709551615 does not fit in @m's value, of type s64"),
+    ("BEGIN { $x = -1; $x = 9223372036854775808; print($x); exit(); }", "t.bt",
+     "9223372036854775808 does not fit in $x, of type s64"),
+    ("BEGIN { m[1] = 18446744073709551615; m[2] = -1; exit(0); }", "t.ply",
+     "18446744073709551615 does not fit in m's value, of type s64"),
+    ("BEGIN { $z = 0; m[1] = $z ? -1 : 18446744073709551615; exit(0); }", "t.ply",
+     "18446744073709551615 does not fit in the value of '?:', of type s64"),
+])
+def test_a_constant_past_the_signed_type_it_meets_is_refused_as_bpftrace_refuses_it(src, name, message):
+    """bpftrace 0.27: `Type mismatch for @m: trying to assign value of type
+    'uint64' when map already has a value type 'int64'`, not -1."""
+    with pytest.raises(PlycError) as exc:
+        analyze(src, name)
+    assert message in str(exc.value)
+
+
+def test_a_constant_past_int64_is_kept_where_everything_is_unsigned():
+    m = analyze("BEGIN { @ok = 18446744073709551615; @ok = (uint8)1; exit(); }", "t.bt").maps["@ok"]
+    assert m.value_type == T.U64

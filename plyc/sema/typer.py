@@ -22,7 +22,7 @@ from ..btf import BTFError
 from ..diag import Collector, PlycError
 from ..ir import nodes as ir
 from ..ir.fold import value as const_value
-from ..ir.maps import use_keys
+from ..ir.maps import unheld, use_keys
 from .typeref import TypeRef
 
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
@@ -133,6 +133,7 @@ class Sema:
             if new is None:
                 self.err(f"${name} was {old} and can't now hold {typ}", value_span)
             typ = new
+            unheld(value, typ, f"${name}", value_span, self.err)
         self.probe.locals[name] = typ
         self.defined.add(name)
         return ir.SetLocal(name, value, span=span)
@@ -150,6 +151,7 @@ class Sema:
             self.err(f"map '{info.name}' holds {info.value_type}, not {typ}", value_span)
         else:
             info.value_type = T.unify(info.value_type, typ)
+            unheld(value, info.value_type, f"{info.name}'s value", value_span, self.err)
         info.written = True
         return ir.MapStore(info.name, keys, value, span=span)
 
@@ -275,6 +277,8 @@ class Sema:
         u = T.unify(a.type, b.type)
         if u is None or u.kind not in ("int", "str"):
             self.err(f"the branches of '?:' have different types: {a.type} and {b.type}", span)
+        for x in (a, b):
+            unheld(x, u, "the value of '?:'", span, self.err)
         return ir.Ternary(cond, a, b, type=u)
 
     def tp_field(self, name: str, span, here: bool = False) -> ir.TpField:
