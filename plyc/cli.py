@@ -62,7 +62,8 @@ def main(argv=None) -> int:
 
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="plyc", description="Compile ply tracing scripts into static tracers.")
-    ap.add_argument("--version", action="version", version=f"plyc {__version__}")
+    # bpftrace's -V, as bpftrace prints its version
+    ap.add_argument("-V", "--version", action="version", version=f"plyc v{__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every toolchain command")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
@@ -73,12 +74,28 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def script_form(argv: list) -> list:
+    """`plyc FILE ARGS` (a `#!/usr/bin/env plyc` script run as a program)
+    is `plyc run FILE -- ARGS`: a first word that is no command nor option
+    but a file."""
+    names = {c.__name__.rsplit(".", 1)[-1] for c in COMMANDS}
+    if argv and argv[0] not in names and not argv[0].startswith("-") and os.path.isfile(argv[0]):
+        return ["run", argv[0], "--", *argv[1:]]
+    return argv
+
+
 def _main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "argdist":
         return argdist.main(argv[1:])     # bcc argdist's own command line, as is
+    argv = script_form(argv)
     ap = parser()
+    after = []
+    if argv[:1] == ["run"]:
+        argv, after = run.split(ap._subparsers._group_actions[0].choices["run"], argv)
     args = ap.parse_args(argv)
+    if after:
+        args.after_dashes = after
     if not getattr(args, "command", None):
         ap.print_help()
         return 2

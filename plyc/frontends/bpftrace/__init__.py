@@ -15,9 +15,10 @@ UNSAFE = Option("unsafe", "allow bpftrace's unsafe functions (system, signal, ov
 def _lower(program, s: Settings):
     # Strings are bpftrace's 64 bytes (or the script's config block's
     # max_strlen), not --strsize: as bpftrace.
-    prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False))
+    prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False),
+                 include_dirs=s.include_dirs, include_files=s.include_files)
     prog.style = "bpftrace"     # the tracer prints as bpftrace does (runtime-c/output/bpftrace.c)
     return prog
 
 
-FRONTEND = FrontEnd("bpftrace", (".bt",), parse, _lower, options=(UNSAFE,))
+FRONTEND = FrontEnd("bpftrace", (".bt",), parse, _lower, options=(UNSAFE,), c_headers=True)
