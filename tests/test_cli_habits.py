@@ -178,3 +178,64 @@ def test_the_tracers_help_says_what_p_does(tmp_path):
         assert built.returncode == 0, built.stderr
         h = subprocess.run([str(out), "-h"], capture_output=True, text=True, timeout=30)
         assert h.returncode == 0 and want in h.stdout, h.stdout
+
+
+# bpftrace's environment variables (0.27's man page; each config variable
+# as BPFTRACE_NAME, 0.17's names too): config ones go into the build, over
+# the script's config block; those a build does not use are warned about.
+
+def lowered(src, env):
+    from plyc import driver
+    return driver.lower(src, "e.bt", driver.Options(env=env))
+
+
+def test_environment_config_variables_win_over_the_config_block():
+    src = 'config = { max_strlen = 8; max_map_keys = 16 }\nBEGIN { @[str($1)] = count(); exit(); }\n'
+    assert lowered(src, {}).strsize == 8
+    prog = lowered(src, {"BPFTRACE_MAX_STRLEN": "24", "BPFTRACE_MAP_KEYS_MAX": "32", "BPFTRACE_PERF_RB_PAGES": "64",
+                         "BPFTRACE_PRINT_MAPS_ON_EXIT": "false", "BPFTRACE_LICENSE": "Dual BSD/GPL",
+                         "BPFTRACE_MISSING_PROBES": "warn"})
+    assert prog.strsize == 24
+    assert prog.limits == dict(map_entries=32, buffer_size=64 * 4096, print_maps_on_exit=False)
+    assert (prog.license, prog.missing_probes) == ("Dual BSD/GPL", "warn")
+    assert lowered("BEGIN { exit(); }\n", {"BPFTRACE_STRLEN": "100"}).strsize == 100     # 0.17's name
+
+
+def test_environment_stack_mode():
+    from plyc.frontends.bpftrace import config
+    items, warnings = config.from_environment({"BPFTRACE_STACK_MODE": "perf", "PATH": "/bin"})
+    assert [(i.name, i.value.name) for i in items] == [("BPFTRACE_STACK_MODE", "perf")] and warnings == []
+
+
+def test_environment_variables_plyc_does_not_use_are_warned_about(tmp_path):
+    env = dict(os.environ, BPFTRACE_LOG_SIZE="100", BPFTRACE_CACHE_USER_SYMBOLS="PER_PID", BPFTRACE_MAX_PROBES="9",
+               BPFTRACE_VMLINUX="/boot/vmlinux", BPFTRACE_KERNEL_SOURCE=str(tmp_path), BPFTRACE_CAT_BYTES_MAX="9",
+               BPFTRACE_MAX_STRLEN="16")
+    proc = plyc("check", "--lang", "bpftrace", "-e", "BEGIN { exit(); }", env=env)
+    assert proc.returncode == 0, proc.stderr
+    warned = sorted(line.split()[2] for line in proc.stderr.splitlines())
+    assert warned == ["BPFTRACE_CACHE_USER_SYMBOLS", "BPFTRACE_LOG_SIZE", "BPFTRACE_MAX_PROBES", "BPFTRACE_VMLINUX"], \
+        proc.stderr
+    assert all(line.startswith("plyc: warning: ") and " is not used by plyc: " in line
+               for line in proc.stderr.splitlines())
+    # a ply script reads none of them
+    assert plyc("check", "-e", "BEGIN { exit(0); }", env=env).stderr == ""
+
+
+def test_a_bad_environment_value_is_an_error():
+    env = dict(os.environ, BPFTRACE_MAX_STRLEN="lots")
+    proc = plyc("check", "--lang", "bpftrace", "-e", "BEGIN { exit(); }", env=env)
+    assert proc.returncode == 1 and "error: BPFTRACE_MAX_STRLEN takes a number" in proc.stderr, proc.stderr
+    env = dict(os.environ, BPFTRACE_STACK_MODE="fancy")
+    proc = plyc("check", "--lang", "bpftrace", "-e", "BEGIN { exit(); }", env=env)
+    assert proc.returncode == 1 and "invalid value for stack_mode" in proc.stderr, proc.stderr
+
+
+@pytest.mark.bpf
+def test_environment_max_strlen_in_a_tracer(tmp_path, cache_env):
+    script = tmp_path / "s.bt"
+    script.write_text('config = { max_strlen = 8 }\nBEGIN { printf("%s|\\n", str($1)); exit(); }\n')
+    for env, want in (({}, "0123456|"), ({"BPFTRACE_MAX_STRLEN": "12"}, "0123456789a|")):
+        proc = plyc("run", str(script), "--", "-q", "0123456789abcdef", env=dict(cache_env, **env), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(want + "\n"), proc.stdout

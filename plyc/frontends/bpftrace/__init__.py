@@ -3,7 +3,10 @@ lexer.py, probes.py, ast.py) -> core IR (lower.py: bpftrace's rules and
 types; specs.py: its probe specs in plyc's providers' spelling)."""
 from __future__ import annotations
 
+import sys
+
 from ..base import FrontEnd, Option, Settings
+from .config import from_environment
 from .lower import lower
 from .parser import parse
 
@@ -13,6 +16,10 @@ UNSAFE = Option("unsafe", "allow bpftrace's unsafe functions (system, signal, ov
 
 
 def _lower(program, s: Settings):
+    # bpftrace's environment variables a build does not use, said once a
+    # build (those it uses are config.py's: from_environment)
+    for warning in from_environment(s.env)[1]:
+        print(f"plyc: warning: {warning}", file=sys.stderr)
     # Strings are bpftrace's 64 bytes (or the script's config block's
     # max_strlen), not --strsize: as bpftrace.
     prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False),

@@ -111,7 +111,7 @@ def refuse(st: "Lowering", diag: Collector):
     st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
     for name, value in st.cdefs.constants.items():     # enumerators
         st.preamble.constants.setdefault(name, A.Int(value, str(value)))
-    st.config = config.evaluate(prog.config, diag)
+    st.config = config.evaluate(prog.config, diag, config.from_environment(st.build_env)[0])
     decls.check(prog.decls, diag)
     if st.config.strsize is not None:
         st.strsize = st.config.strsize
