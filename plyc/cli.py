@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 
-from . import __version__, driver  # noqa: F401  (driver: tests replace its functions through cli)
+from . import __version__, driver, progress  # noqa: F401  (driver: tests replace its functions through cli)
 from .commands import argdist, build, check, doctor, emit, run, sysroot
 from .commands.common import SCRIPT_MAX, options  # noqa: F401  (kept importable from here)
 from .btf import BTFError
@@ -68,9 +68,13 @@ def parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.add(sub)
+    ap.add_argument("-q", "--quiet", action="store_true",
+                    help="no progress lines for long first-time steps (printed on a terminal only)")
     for p in sub.choices.values():
         p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
                        help="print every toolchain command")
+        p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                       help="no progress lines for long first-time steps")
     return ap
 
 
@@ -95,6 +99,7 @@ def _main(argv=None) -> int:
         mine, tracer_args = run.split(ap._subparsers._group_actions[0].choices["run"], argv[1:])
         argv = ["run", *mine]
     args = ap.parse_args(argv)
+    progress.quiet = args.quiet
     if tracer_args is not None:
         args.split_args = tracer_args
     if not getattr(args, "command", None):

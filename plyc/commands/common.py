@@ -74,11 +74,11 @@ def add_frontend_args(p):
 def include_args(args) -> dict:
     """-I's dirs (absolute: headers are read from elsewhere) and --include's
     files, refused where no #include line can hold the name."""
-    for name in args.include_dirs + args.include_files:
+    dirs, files = getattr(args, "include_dirs", None) or [], getattr(args, "include_files", None) or []
+    for name in dirs + files:
         if not name or any(c in name for c in '\0\n"<>'):
             raise SystemExit(f"plyc: error: {name!r}: not a name an #include line can hold")
-    return dict(include_dirs=tuple(os.path.abspath(d) for d in args.include_dirs),
-                include_files=tuple(args.include_files))
+    return dict(include_dirs=tuple(os.path.abspath(d) for d in dirs), include_files=tuple(files))
 
 
 def frontend_options(args) -> dict:

@@ -38,7 +38,7 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import aggreads, blocks, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pidfilter, pointers, preamble, signs, stacks, structs, typenames
+from . import aggreads, blocks, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
 from . import specs as S
 from . import stdlib
 from . import kvalues, tuples
@@ -249,7 +249,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.arg_bounds = list(st.arg_bounds.values())
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
-        pidfilter.apply(st.ir)      # the tracer's -p PID, as bpftrace 0.27's
+        st.ir.pid_filter = True     # the tracer's -p PID filters kernel probes, as bpftrace 0.27's
 
 
 def addresses(st: Lowering, diag: Collector):
