@@ -239,3 +239,22 @@ def test_environment_max_strlen_in_a_tracer(tmp_path, cache_env):
         proc = plyc("run", str(script), "--", "-q", "0123456789abcdef", env=dict(cache_env, **env), timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.startswith(want + "\n"), proc.stdout
+
+
+@pytest.mark.bpf
+def test_the_tracer_reads_max_cat_bytes_where_it_runs(tmp_path):
+    """cat()'s limit is the run's: BPFTRACE_MAX_CAT_BYTES (0.27's name) or
+    BPFTRACE_CAT_BYTES_MAX (0.17's), in the tracer's environment."""
+    data = tmp_path / "data.txt"
+    data.write_text("0123456789" * 3)
+    script = tmp_path / "cat.bt"
+    script.write_text(f'BEGIN {{ cat("{data}"); printf("|\\n"); exit(); }}\n')
+    out = tmp_path / "cat"
+    built = plyc("build", str(script), "-o", str(out), timeout=120)
+    assert built.returncode == 0, built.stderr
+    for env, want in (({}, "0123456789" * 3), ({"BPFTRACE_MAX_CAT_BYTES": "5"}, "01234"),
+                      ({"BPFTRACE_CAT_BYTES_MAX": "7"}, "0123456")):
+        proc = subprocess.run([str(out), "-q"], capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, **env))
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(want + "|\n"), (env, proc.stdout)
