@@ -61,7 +61,9 @@ def main(argv=None) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="plyc", description="Compile ply tracing scripts into static tracers.")
+    ap = argparse.ArgumentParser(prog="plyc", description="Compile ply tracing scripts into static tracers.",
+                                 epilog="plyc SCRIPT [ARGS] is plyc run SCRIPT -- ARGS "
+                                 "(a #!/usr/bin/env plyc script run as a program)")
     # bpftrace's -V, as bpftrace prints its version
     ap.add_argument("-V", "--version", action="version", version=f"plyc v{__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every toolchain command")

@@ -12,7 +12,8 @@ def add(sub):
     p = sub.add_parser("run", help="build (cached) and run a tracer")
     add_script_args(p)
     add_build_args(p)
-    p.add_argument("tracer_args", nargs=argparse.REMAINDER, help="-- then the tracer's own options")
+    p.add_argument("tracer_args", nargs=argparse.REMAINDER,
+                   help="-- then the tracer's own options; with -e, words before -- are the script's $1..")
     p.set_defaults(func=run, split_args=None)
     return p
 
