@@ -67,9 +67,7 @@ PROBE = """
 import sys, time
 from plyc import cli, progress
 if sys.argv[1:2] == ["cli"]:
-    cli.parser()        # plyc -q sets progress.quiet as cli._main does
-    args = cli.parser().parse_args(sys.argv[2:])
-    progress.quiet = args.quiet
+    assert cli.main(sys.argv[2:]) == 0      # plyc [-q] doctor [-q]: sets progress.quiet or not
 with progress.step("a step"):
     time.sleep(0.01)
 try:
