@@ -96,14 +96,9 @@ def _main(argv=None) -> int:
         return argdist.main(argv[1:])     # bcc argdist's own command line, as is
     argv = script_form(argv)
     ap = parser()
-    tracer_args = None
-    if argv[:1] == ["run"]:     # -e TEXT's tracer arguments, apart from argparse
-        mine, tracer_args = run.split(ap._subparsers._group_actions[0].choices["run"], argv[1:])
-        argv = ["run", *mine]
-    args = ap.parse_args(argv)
+    # plyc run -e TEXT's tracer arguments, apart from argparse
+    args = run.parse_args(ap, argv) if argv[:1] == ["run"] else ap.parse_args(argv)
     progress.quiet = args.quiet
-    if tracer_args is not None:
-        args.split_args = tracer_args
     if not getattr(args, "command", None):
         ap.print_help()
         return 2

@@ -25,6 +25,25 @@ def cache_env(tmp_path):
     return dict(os.environ, PLYC_CACHE=str(tmp_path / "cache"))
 
 
+@pytest.mark.parametrize("argv, script, tracer", [
+    (["-e", "X", "--", "-c", "CMD"], None, ["-c", "CMD"]),             # was: script "-c", tracer ["CMD"]
+    (["-e", "X", "p1", "--", "-c", "CMD", "p2"], None, ["-c", "CMD", "p1", "p2"]),
+    (["-e", "X", "p1", "--", "--aa=20", "--bb", "p2"], None, ["p1", "--aa=20", "--bb", "p2"]),
+    (["-e", "X", "hello", "--lang", "bpftrace", "--", "-q"], None, ["-q", "hello"]),
+    (["-eX", "a", "b"], None, ["a", "b"]),
+    (["x.ply", "--", "-c", "CMD"], "x.ply", ["-c", "CMD"]),
+    (["x.ply", "-c", "CMD"], "x.ply", ["-c", "CMD"]),
+    (["--", "x.ply", "-c", "CMD"], "x.ply", ["-c", "CMD"]),
+    (["x.ply", "--", "-e", "X"], "x.ply", ["-e", "X"]),
+])
+def test_run_splits_plycs_arguments_from_the_tracers(argv, script, tracer):
+    sys.path.insert(0, str(ROOT))
+    from plyc import cli
+    from plyc.commands import run
+    args = run.parse_args(cli.parser(), ["run", *argv])
+    assert (args.script, run.tracer_argv(args)) == (script, tracer)
+
+
 def test_V_prints_the_version_as_bpftrace():
     for flag in ("-V", "--version"):
         proc = plyc(flag)

@@ -18,6 +18,15 @@ def add(sub):
     return p
 
 
+def parse_args(ap, argv: list):
+    """ap.parse_args(argv) of `plyc run ...` (argv[0]), -e's tracer arguments
+    set apart first (split)."""
+    mine, tracer_args = split(ap._subparsers._group_actions[0].choices["run"], argv[1:])
+    args = ap.parse_args(["run", *mine])
+    args.split_args = tracer_args
+    return args
+
+
 def split(p, argv: list) -> tuple:
     """`plyc run -e TEXT [P1...] [-- ARGS]`: (plyc's options, the tracer's
     arguments). The words that are neither plyc's options nor their values
