@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from .codegen import render, resources
+from .codegen import limits, render, resources
 from .diag import PlycError, Diagnostic
 from .frontends import registry
 from .frontends.base import FrontEnd, Settings
@@ -56,6 +56,8 @@ class Compiled:
     ir: ir.Program
     resources: resources.Resources
     generated: render.Generated
+    source: str = ""                   # the script's text and file name, for located errors
+    filename: str = ""
 
 
 def tracer_name(path: str) -> str:
@@ -137,13 +139,21 @@ def build_limits(prog: ir.Program, opts: Options) -> dict:
     return out
 
 
+def plan(prog: ir.Program, source: str, filename: str, opts: Options,
+         name: Optional[str] = None) -> resources.Resources:
+    """The optimising passes (plyc/ir/opt/) and the Resources, held to the
+    kernel's fixed limits (codegen/limits.py): what `plyc check` checks too."""
+    optimize(prog)
+    res = resources.build(prog, name or tracer_name(filename), os.path.basename(filename), build_limits(prog, opts))
+    limits.check(res, filename, source)
+    return res
+
+
 def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                name: Optional[str] = None) -> Compiled:
     """From the IR on: the optimising passes (plyc/ir/opt/), resources and
     the generated C (source: for messages)."""
-    script = os.path.basename(filename)
-    optimize(prog)
-    res = resources.build(prog, name or tracer_name(filename), script, build_limits(prog, opts))
+    res = plan(prog, source, filename, opts, name)
     not_here = [p for p in prog.probes if not p.provider.runnable_here]
     if not_here:
         p = not_here[0]
@@ -152,7 +162,7 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                                    p.spec.span), filename, source)
     # the tracer prints what the front end's language's tool prints (runtime-c/output/bpftrace.c)
     generated = render.render(prog, res, opts.origin, prog.style, source)
-    return Compiled(None, prog, res, generated)
+    return Compiled(None, prog, res, generated, source, filename)
 
 
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
@@ -181,6 +191,9 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
         try:
             tc.compile_bpf(workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir)
         except ToolchainError as err:
+            stack = limits.stack_error(str(err), gen.bpf_c, compiled.resources)
+            if stack:
+                raise PlycError(stack, compiled.filename, compiled.source) from None
             located = translate_c_error(str(err), f"{name}.bpf.c",
                                         render.linemap(gen.bpf_c, compiled.resources.script),
                                         compiled.resources.script)

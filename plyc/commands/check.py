@@ -15,6 +15,7 @@ def add(sub):
 
 def run(args) -> int:
     source, filename = read_script(args)
-    driver.lower(source, filename, driver.Options(btf=args.btf, lang=args.lang, frontend=frontend_options(args),
-                                                     **include_args(args)))
+    opts = driver.Options(btf=args.btf, lang=args.lang, frontend=frontend_options(args), **include_args(args))
+    # the kernel's fixed limits too (maps per program, programs per tracepoint)
+    driver.plan(driver.lower(source, filename, opts), source, filename, opts)
     return 0

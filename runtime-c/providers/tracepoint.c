@@ -117,9 +117,12 @@ static int attach_one(const char *group, const char *event, void *arg)
 	if (describe_event(t, group, event, &opts.bpf_cookie))
 		return -1;
 	link = bpf_program__attach_tracepoint_opts(t->prog, group, event, &opts);
+	/* E2BIG: the tracepoint's array of programs is full (BPF_TRACE_MAX_PROGS);
+	 * plyc refuses more than that of its own at build time, so others hold the rest */
 	if (!link)
-		return plyc_probe_error(t->c->prog, t->c->pr, "cannot attach to %s:%s: %s", group, event,
-					plyc_errstr(errno));
+		return plyc_probe_error(t->c->prog, t->c->pr, "cannot attach to %s:%s: %s%s", group, event,
+					plyc_errstr(errno), errno == E2BIG ? " (the kernel runs at most 64 BPF "
+					"programs on one tracepoint, other tracers' included)" : "");
 	return plyc_add_link(t->links, link);
 }
 
