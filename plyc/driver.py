@@ -47,6 +47,10 @@ class Options:
     # Front-end options given (name -> True): each front end gets those it
     # declares (FrontEnd.options); one given to a front end that lacks it is an error.
     frontend: dict = field(default_factory=dict)
+    # bpftrace's -I DIR and --include FILE: where its #include lines are
+    # searched, and headers included before the script's own
+    include_dirs: tuple = ()
+    include_files: tuple = ()
     # For front ends whose probes are not script lines: (a probe's span line,
     # spec) -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
@@ -103,9 +107,13 @@ def settings(fe: FrontEnd, opts: Options) -> Settings:
             takers = [f.name for f in registry.FRONTENDS if any(o.name == name for o in f.options)]
             raise PlycError(Diagnostic(f"--{name} is an option of {' and '.join(takers) or 'no'} scripts, "
                                        f"not of {fe.name} ones", None))
+    if (opts.include_dirs or opts.include_files) and not fe.c_headers:
+        raise PlycError(Diagnostic(f"-I and --include are options of scripts that #include C headers "
+                                   f"(bpftrace's), not of {fe.name} ones", None))
     env = dict(os.environ) if opts.env is None else opts.env
     return Settings(env, opts.strsize, opts.btf, opts.target,
-                    {name: bool(opts.frontend.get(name)) for name in sorted(accepted)})
+                    {name: bool(opts.frontend.get(name)) for name in sorted(accepted)},
+                    tuple(opts.include_dirs), tuple(opts.include_files))
 
 
 def analyze(program, source: str, filename: str, opts: Options) -> ir.Program:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import arch as A
+from . import progress
 from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrusted_file  # noqa: F401  (importable from here, as before)
 
 
@@ -260,7 +261,8 @@ class Toolchain:
         tmp = Path(str(lib_dir) + f".tmp{os.getpid()}")
         tmp.mkdir(parents=True, exist_ok=True)
         try:
-            self._build_runtime(rt, sources, tmp)
+            with progress.step(f"building the tracer runtime for {self.target} ({self.libc or 'glibc'}), once"):
+                self._build_runtime(rt, sources, tmp)
             # whatever the umask: writable by us only, as the check above wants
             for f in tmp.iterdir():
                 os.chmod(f, 0o644)

@@ -147,6 +147,14 @@ def event_slot_limit(res: Resources) -> int:
     return cgen.words(largest.size)
 
 
+# The tracer's -p PID (plyc_params.pid_filter, 0 without it) as a predicate
+# on a program's events (Program.pid_filter, Provider.pid_filtered).
+PID_FILTER = (
+    "if (plyc_params.pid_filter && (__u32)(bpf_get_current_pid_tgid() >> 32) != (__u32)plyc_params.pid_filter)",
+    "\treturn 0;",
+)
+
+
 def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
     probes = []
     # Each probe with temporaries too large for the BPF stack has a slot of
@@ -170,7 +178,8 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
         probes.append(dict(prog=p.prog, section_c=c_string(p.section), line=p.line, spec=c_comment(p.spec),
                            ctx_decl=code(p.probe.provider.ctx_decl), body=[code(text) for text, _ in body],
                            stoppable=not p.probe.provider.runs_once, twin=twin,
-                           prologue=[code(x) for x in p.probe.provider.prologue],
+                           prologue=[code(x) for x in p.probe.provider.prologue]
+                           + ([code(x) for x in PID_FILTER] if program.pid_filter and p.probe.provider.pid_filtered else []),
                            body_name=p.body, callbacks=callbacks))
     maps = [dict(name=c_comment(m.name), cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
                  key_ctype=code(m.key_ctype), value_ctype=code(m.value_ctype))

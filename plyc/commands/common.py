@@ -60,9 +60,24 @@ def add_script_args(p):
 
 
 def add_frontend_args(p):
-    """Each front end's options (FrontEnd.options), as flags."""
+    """Each front end's options (FrontEnd.options), as flags; bpftrace's -I
+    and --include."""
     for o in registry.options():
         p.add_argument(f"--{o.name}", dest=o.name.replace("-", "_"), action="store_true", help=o.help)
+    p.add_argument("-I", dest="include_dirs", metavar="DIR", action="append", default=[],
+                   help="search DIR for a bpftrace script's #include headers (again for more)")
+    p.add_argument("--include", dest="include_files", metavar="FILE", action="append", default=[],
+                   help="#include FILE before a bpftrace script's own (again for more)")
+
+
+def include_args(args) -> dict:
+    """-I's dirs (absolute: headers are read from elsewhere) and --include's
+    files, refused where no #include line can hold the name."""
+    dirs, files = getattr(args, "include_dirs", None) or [], getattr(args, "include_files", None) or []
+    for name in dirs + files:
+        if not name or any(c in name for c in '\0\n"<>'):
+            raise SystemExit(f"plyc: error: {name!r}: not a name an #include line can hold")
+    return dict(include_dirs=tuple(os.path.abspath(d) for d in dirs), include_files=tuple(files))
 
 
 def frontend_options(args) -> dict:
@@ -104,7 +119,8 @@ def options(args) -> driver.Options:
                           hist_entries=args.hist_entries, buffer_size=args.buffer_size,
                           stack_entries=args.stack_entries, target=args.target,
                           verbose=args.verbose, keep_dir=args.keep, strip=not args.no_strip, btf=args.btf,
-                          sysroot=args.sysroot, libc=args.libc, frontend=frontend_options(args))
+                          sysroot=args.sysroot, libc=args.libc, frontend=frontend_options(args),
+                          **include_args(args))
 
 
 def execute(path: str, argv: list, prog: str = "plyc"):

@@ -97,7 +97,7 @@ def c_data(t: Target, p):
 
 
 PROVIDER = Provider(
-    name="rawtracepoint", aliases=(), fields=fields, make=make, spell=spell, section=lambda t: "raw_tp",
+    name="rawtracepoint", aliases=(), fields=fields, make=make, spell=spell, section=lambda t: "raw_tp", pid_filtered=True,
     ctx_decl="__u64 *ctx", variables=WORDS + (Var("data", ARGS, V.CTX, doc="the arguments: args.name"),),
     c_provider="plyc_provider_rawtracepoint", c_data=c_data, example="sched_switch",
     doc="a tracepoint's raw arguments")

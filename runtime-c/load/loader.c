@@ -169,7 +169,7 @@ static void usage(FILE *fp)
 		"\n"
 		"Options:\n"
 		"  -c CMD       run CMD once the probes are attached; trace until it exits\n"
-		"  -p PID       $target is PID; stop when it exits\n"
+		"%s"
 		"  -d SECONDS   stop after this long\n"
 		"  -f FORMAT    text (%s format, default) or json (one object per line)\n"
 		"  -o FILE      write output to FILE\n"
@@ -192,6 +192,10 @@ static void usage(FILE *fp)
 		"Examples:\n"
 		"  %s -d 5            trace for five seconds\n"
 		"  %s -c 'ls /tmp'    trace while a command runs\n",
+		/* -p: bpftrace 0.27 filters every probe by it (frontends/bpftrace/pidfilter.py) */
+		bt ? "  -p PID       trace only PID's events (uprobes and USDT attached to it;\n"
+		     "               not interval probes nor iterators); stop when it exits\n"
+		   : "  -p PID       $target is PID, uprobes attached to it only; stop when it exits\n",
 		bt ? "bpftrace's" : "ply's", bt ? "  -q           no \"Attaching N probes...\"\n" : "", P->name, P->name);
 	plyc_opts_usage(P, fp);
 }

@@ -31,14 +31,18 @@ void plyc_bt_act_end(FILE *fp, void (*act)(FILE *out, const char *text))
 	act_len = 0;
 }
 
-/* bpftrace's default for BPFTRACE_CAT_BYTES_MAX, which it also reads. */
+/* bpftrace's default for BPFTRACE_MAX_CAT_BYTES (0.17: BPFTRACE_CAT_BYTES_MAX),
+ * which the tracer reads where it runs, as bpftrace does. */
 #define CAT_BYTES_MAX 10240
 
 static size_t cat_limit(void)
 {
-	const char *env = getenv("BPFTRACE_CAT_BYTES_MAX");
+	const char *env = getenv("BPFTRACE_MAX_CAT_BYTES");
 	char *end;
 	unsigned long long n;
+
+	if (!env || !*env)
+		env = getenv("BPFTRACE_CAT_BYTES_MAX");
 
 	if (!env || !*env)
 		return CAT_BYTES_MAX;

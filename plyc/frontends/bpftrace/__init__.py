@@ -7,6 +7,8 @@ the front ends for its command line, and a cached `plyc run` or a ply
 script never needs this one's modules (docs/performance.md)."""
 from __future__ import annotations
 
+import sys
+
 from ..base import FrontEnd, Option, Settings
 
 __all__ = ["FRONTEND", "parse"]
@@ -20,12 +22,18 @@ def parse(source: str, filename: str):
 
 
 def _lower(program, s: Settings):
+    from .config import from_environment
     from .lower import lower
+    # bpftrace's environment variables a build does not use, said once a
+    # build (those it uses are config.py's: from_environment)
+    for warning in from_environment(s.env)[1]:
+        print(f"plyc: warning: {warning}", file=sys.stderr)
     # Strings are bpftrace's 64 bytes (or the script's config block's
     # max_strlen), not --strsize: as bpftrace.
-    prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False))
+    prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False),
+                 include_dirs=s.include_dirs, include_files=s.include_files)
     prog.style = "bpftrace"     # the tracer prints as bpftrace does (runtime-c/output/bpftrace.c)
     return prog
 
 
-FRONTEND = FrontEnd("bpftrace", (".bt",), parse, _lower, options=(UNSAFE,))
+FRONTEND = FrontEnd("bpftrace", (".bt",), parse, _lower, options=(UNSAFE,), c_headers=True)

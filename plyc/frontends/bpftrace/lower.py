@@ -107,10 +107,11 @@ def refuse(st: "Lowering", diag: Collector):
     st.ast = prog = blocks.scope(macros.expand(st.ast, diag), diag)    # macros are gone from here on
     effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
+    st.preamble.includes[:0] = headers.include_lines(st.include_files)
     st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
     for name, value in st.cdefs.constants.items():     # enumerators
         st.preamble.constants.setdefault(name, A.Int(value, str(value)))
-    st.config = config.evaluate(prog.config, diag)
+    st.config = config.evaluate(prog.config, diag, config.from_environment(st.build_env)[0])
     decls.check(prog.decls, diag)
     if st.config.strsize is not None:
         st.strsize = st.config.strsize
@@ -168,6 +169,8 @@ class Lowering:
         self.ast = program
         self.env: dict = {}
         self.build_env: dict = {}           # the build machine's environment (headers.py)
+        self.include_dirs: tuple = ()       # -I DIR, searched before the system's headers (headers.py)
+        self.include_files: tuple = ()      # --include FILE, before the script's #includes
         self.strsize = strsize
         self.ktypes = KernelTypes(btf_path)
         self.arch = arch
@@ -244,6 +247,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.arg_bounds = list(st.arg_bounds.values())
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
+        st.ir.pid_filter = True     # the tracer's -p PID filters kernel probes, as bpftrace 0.27's
 
 
 def addresses(st: Lowering, diag: Collector):
@@ -255,12 +259,14 @@ PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.o
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
-          strsize: int = 64, build_env: Optional[dict] = None, unsafe: bool = False) -> ir.Program:
+          strsize: int = 64, build_env: Optional[dict] = None, unsafe: bool = False,
+          include_dirs: tuple = (), include_files: tuple = ()) -> ir.Program:
     """The IR of a bpftrace program; strings are 64 bytes, as bpftrace's
     BPFTRACE_STRLEN default. build_env: the build machine's environment
     (where kernel headers are: headers.py)."""
     st = Lowering(program, strsize, btf_path, arch)
     st.build_env = {} if build_env is None else build_env
+    st.include_dirs, st.include_files = tuple(include_dirs), tuple(include_files)
     st.unsafe = unsafe
     passes.run(PASSES, st)
     return st.ir
@@ -688,7 +694,8 @@ class Typer(Sema):
             plyname = name
         if plyname is None and self.st.preamble.includes:
             # the script's headers first, as bpftrace expands their macros
-            value, where = headers.constant(name, self.st.preamble.includes, self.st.build_env, self.st.arch)
+            value, where = headers.constant(name, self.st.preamble.includes, self.st.build_env, self.st.arch,
+                                            self.st.include_dirs)
             if value is not None:
                 return self.expr(value)
         if plyname is None:
