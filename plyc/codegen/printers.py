@@ -75,6 +75,8 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     # C ignores '0' with a precision or '-'; say so to no one (gcc would).
     if "0" in flags and (conv.prec is not None or "-" in flags or conv.conv in "sc"):
         flags = flags.replace("0", "")
+    if "+" in flags:     # C ignores ' ' beside '+' (gcc refuses `%+ d`)
+        flags = flags.replace(" ", "")
     spec = flags + (conv.width or "")
     if conv.conv.startswith("r"):
         # bpftrace's %r (printable bytes, \xNN), %rx (all \xNN), %rh (hex, spaced)
