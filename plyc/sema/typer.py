@@ -21,6 +21,7 @@ from .. import types as T
 from ..btf import BTFError
 from ..diag import Collector, PlycError
 from ..ir import nodes as ir
+from ..ir.fold import value as const_value
 from ..ir.maps import use_keys
 from .typeref import TypeRef
 
@@ -204,7 +205,9 @@ class Sema:
         return x
 
     def int_const(self, value: int) -> ir.IntConst:
-        return ir.IntConst(value, type=T.U64 if value >= 1 << 63 else T.S64)
+        """A literal: s64 (u64 from 2^63), of no sign where it meets another
+        type if it is not negative (types.promoted)."""
+        return ir.IntConst(value, type=replace(T.U64 if value >= 1 << 63 else T.S64, flexible=value >= 0))
 
     def variable(self, name: str, span) -> ir.Variable:
         """A built-in variable: the probe's provider's, or one every probe has."""
@@ -254,11 +257,17 @@ class Sema:
                 self.err(f"operator '{op}' needs integers, got {typ}", span, hint)
         if op in COMPARISONS + ("&&", "||"):
             typ = T.S32
-        elif op in ("<<", ">>", "&", "|", "^", "%"):
-            typ = T.Int(8, lt.signed and rt.signed)
+        elif op in ("<<", ">>"):
+            typ = T.Int(8, lt.signed)     # C's: the shifted value's sign
+        elif op in ("&", "|", "^", "%"):
+            typ = T.Int(8, T.promoted(lt, rt).signed)
         else:
             typ = T.arith(op, lt, rt)
-        return ir.Binary(op, left, right, type=typ)
+        node = ir.Binary(op, left, right, type=typ)
+        v = const_value(node)
+        if v is not None and v >= 0 and op not in COMPARISONS + ("&&", "||"):
+            node.type = replace(typ, flexible=True)     # a constant, as a literal
+        return node
 
     def ternary(self, cond: ir.Expr, a: ir.Expr, b: ir.Expr, span) -> ir.Ternary:
         """`cond ? a : b` of typed parts (each typed once: nested ternaries

@@ -183,8 +183,6 @@ class Lowering:
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
         self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
-        self.signed_maps: set = set()       # maps written a signed value (signs.py)
-        self.signed_vars: set = set()       # (probe, $name) assigned a signed value (signs.py)
 
 
 def probe_name(unit: Unit) -> str:
@@ -376,12 +374,7 @@ class Typer(Sema):
                 decl = lets.declared(self, target.name)
                 x = self.expr(value) if decl is None else lets.convert(self, target.name, decl, value, value.span)
                 byvalue.refuse_stored(self, x, "$" + target.name, value.span)
-                if decl is None:
-                    x = signs.assigned(self, target.name, x)     # 0.27's sign of a variable
-                node = self.set_local(target.name, x, s.span, value.span)
-                if decl is None:
-                    signs.after_assign(self, target.name)
-                return node
+                return self.set_local(target.name, x, s.span, value.span)
             except Bail:
                 # its reads are not errors of their own ("read before it is assigned")
                 if self.final:
@@ -408,10 +401,7 @@ class Typer(Sema):
                 self.unassigned.add((None, target.name))    # as a variable's, above
             raise
         info, keys = self.map_ref(target, writing=True)
-        x = signs.stored(self.st, info, x)       # 0.27's sign of a map written with both
-        node = self.map_store(info, keys, x, s.span, value.span)
-        signs.after_store(self.st, info)
-        return node
+        return self.map_store(info, keys, x, s.span, value.span)
 
     def time(self, call: A.Call, statement: bool) -> ir.EmitEvent:
         """time([FMT]): the tracer prints the wall-clock time (default "%H:%M:%S\\n")."""

@@ -10,8 +10,6 @@ and 0.27 both: `-10 / 3` of a variable is 6148914691236517202, `-8 >> 1`
 signed (0.27: `-7 / 2` is -3)."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ... import types as T
 from ...ir import nodes as ir
 from ...ir.fold import value
@@ -26,9 +24,9 @@ def _const(x: ir.Expr):
 
 
 def _signed(x: ir.Expr) -> bool:
-    """Of a signed type; a literal that is not negative is of neither (a
-    cast one, `(int32)5`, is of its cast's)."""
-    return x.type.signed and not (isinstance(x, ir.IntConst) and x.value >= 0)
+    """Of a signed type; a literal (or a constant expression) that is not
+    negative is of neither (a cast one, `(int32)5`, is of its cast's)."""
+    return x.type.signed and not x.type.flexible and not (isinstance(x, ir.IntConst) and x.value >= 0)
 
 
 def _as_int64(x: ir.Expr) -> ir.Expr:
@@ -56,52 +54,6 @@ def negated(node: ir.Unary) -> ir.Unary:
     if not x.type.signed and not isinstance(x, ir.IntConst) and x.type.denotes not in ("time", "walltime"):
         node.type = T.Int(8, False)
     return node
-
-
-def _plain_int(t) -> bool:
-    return t is not None and t.kind == "int" and not t.is_pointer and not t.denotes
-
-
-def _written(old, x: ir.Expr, signed: set, key) -> ir.Expr:
-    """x written where a value of type old is kept (a map's, a variable's):
-    key joins signed once x is of a signed type (not a literal that isn't
-    negative); such a literal takes the kept value's sign."""
-    if not _plain_int(x.type):
-        return x
-    if _signed(x):
-        signed.add(key)
-    if isinstance(x, ir.IntConst) and x.value >= 0 and _plain_int(old) and x.type.signed != old.signed:
-        return ir.Cast(x, type=replace(x.type, signed=old.signed), span=x.span)
-    return x
-
-
-def _widened(typ, is_signed: bool):
-    """The kept type after a write: int64 once a signed value was written."""
-    return T.S64 if is_signed and _plain_int(typ) and not typ.signed else typ
-
-
-def stored(st, info: ir.Map, x: ir.Expr) -> ir.Expr:
-    """x, stored into the map info, as 0.27 signs a map's values: once a
-    value of a signed type is stored, the map holds int64s (`@m = (uint8)1;
-    @m = -1` prints -1, `@m = (int8)1; @m = (uint64)-1` too)."""
-    return _written(info.value_type, x, st.signed_maps, info.name)
-
-
-def after_store(st, info: ir.Map):
-    info.value_type = _widened(info.value_type, info.name in st.signed_maps)
-
-
-def assigned(typer, name: str, x: ir.Expr) -> ir.Expr:
-    """x, assigned to the scratch variable $name (not a `let` one, which
-    keeps its declared type), signed as a map's values (`$a = (uint32)5;
-    $a -= 10` is -5)."""
-    return _written(typer.probe.locals.get(name), x, typer.st.signed_vars, (typer.probe.index, name))
-
-
-def after_assign(typer, name: str):
-    if name in typer.probe.locals:
-        typer.probe.locals[name] = _widened(typer.probe.locals[name],
-                                            (typer.probe.index, name) in typer.st.signed_vars)
 
 
 def logical(op: str, left: ir.Expr, right: ir.Expr) -> bool:
