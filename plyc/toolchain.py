@@ -25,9 +25,10 @@ WARNINGS = ["-Wall", "-Wextra", "-Werror"]
 BPF_WARNINGS = ["-Wall", "-Werror"]
 # The BPF program's C: the script's integers wrap on 64 bits (C's signed
 # overflow is undefined, and clang may fold `a + 1 > a` to true without
-# -fwrapv); a script's own tautology (`$a > $a`, `(u8)x < 300`) is the
+# -fwrapv, which also makes a constant that overflows wrap rather than stop the
+# build: -Wno-integer-overflow); a script's own tautology (`$a > $a`, `(u8)x < 300`) is the
 # script's to write, not a warning that stops its build.
-BPF_FLAGS = ["-fwrapv", "-Wno-tautological-compare"]
+BPF_FLAGS = ["-fwrapv", "-Wno-tautological-compare", "-Wno-integer-overflow"]
 
 
 # runtime-c's folders of loader sources, the lowest layer first (bpf/ is

@@ -4,14 +4,16 @@ typed values, evaluated here in Python.
 
 - A literal is an s64 (u64 from 2^63 on); a positional argument an s64.
 - A cast keeps the low bits of the type's width, then sign- or zero-extends.
-- Arithmetic, bitwise operators, shifts, division and modulo are done on 64
-  bits; the result is signed when both operands are (`merge_arith`).
-  Signed division and modulo truncate toward zero (C); `>>` of a signed left
-  operand is arithmetic; a comparison is signed when both operands are, else
-  it compares the 64-bit patterns; comparisons, `!`, `&&`, `||` are s32.
+- Where two types meet (docs/language.md, "Where integer types meet"):
+  `merge` for ternary arms, a map's keys and values, an aggregation's
+  arguments; `meet_signed` for the operands of arithmetic and comparisons,
+  where a constant that is not negative takes the other side's sign.
+- Arithmetic, bitwise operators, division and modulo are done on 64 bits,
+  signed when the operands meet signed; signed division and modulo truncate
+  toward zero (C). A shift keeps its left operand's sign (`>>` of a signed
+  one is arithmetic). A comparison compares signed or unsigned 64-bit values
+  as the operands meet; comparisons, `!`, `&&`, `||` are s32.
 - `-x` is an s64, `~x` keeps x's sign.
-- Where two types meet (ternary arms, a map's keys and values, an
-  aggregation's arguments), `merge`.
 - printf converts the 64-bit value as C's printf does a long long of the
   conversion's signedness; `%v` prints it in its type."""
 from __future__ import annotations
@@ -22,13 +24,36 @@ from numgen import S32, S64, U64, Ty, wrap, signed64, M64
 def merge(a: Ty, b: Ty) -> Ty:
     """Two integer types that meet: the wider; signed when both are;
     a signed and an unsigned one: the smallest signed type holding both
-    (s32 with u32 is s64), s64 with u64 is u64 (bpftrace's choice)."""
+    (s32 with u32 is s64), s64 with u64 is s64 (bpftrace's choice)."""
     if a.signed == b.signed:
         return Ty(max(a.bits, b.bits), a.signed)
     u, s = (a, b) if b.signed else (b, a)
     if s.bits > u.bits:
         return s
-    return Ty(u.bits * 2, True) if u.bits < 64 else U64
+    return Ty(min(64, u.bits * 2), True)
+
+
+def meet_signed(a: Ty, af: bool, b: Ty, bf: bool) -> bool:
+    """Whether a and b meet signed (arithmetic, comparisons): of one sign,
+    theirs; a flexible side (a constant that is not negative) takes the
+    other's; else signed (s64 with u64 too)."""
+    if a.signed == b.signed:
+        return a.signed
+    if af or bf:
+        return (a.signed and not af) or (b.signed and not bf)
+    return True
+
+
+# what plyc/ir/fold.py folds: + - * & | ^ << of literals, and unary minus
+FOLDED = ("+", "-", "*", "&", "|", "^", "<<")
+
+
+def folds(n) -> bool:
+    if n.op == "lit":
+        return True
+    if n.op == "neg":
+        return folds(n.args[0])
+    return n.op == "bin" and n.name in FOLDED and all(map(folds, n.args))
 
 
 def merge_all(types) -> Ty:
@@ -52,62 +77,71 @@ class Machine:
 
     def eval(self, n):
         """(value, type) of a node; ZeroDivisionError for a zero divisor."""
+        v, ty, _ = self.typed(n)
+        return v, ty
+
+    def typed(self, n):
+        """(value, type, flexible): flexible, a constant that is not negative,
+        which takes the other side's sign where it meets a type (`5`, `1 + 2`:
+        literals and + - * & | ^ << of them, as plyc/ir/fold.py folds)."""
         op = n.op
         if op == "lit":
-            return n.value if n.value < 1 << 63 else n.value, (U64 if n.value >= 1 << 63 else S64)
+            return n.value, (U64 if n.value >= 1 << 63 else S64), True
         if op == "param":
-            return self.p.params[n.value - 1], S64
+            return self.p.params[n.value - 1], S64, False
         if op == "var":
             return self.vars[n.name]
         if op == "cast":
             v, _ = self.eval(n.args[0])
-            return wrap(v, n.ty), n.ty
+            return wrap(v, n.ty), n.ty, False
         if op == "neg":
             v, _ = self.eval(n.args[0])
-            return wrap(-v, S64), S64
+            return wrap(-v, S64), S64, False
         if op == "not":
             v, _ = self.eval(n.args[0])
-            return int(v == 0), S32
+            return int(v == 0), S32, False
         if op == "inv":
             v, t = self.eval(n.args[0])
             ty = Ty(64, t.signed)
-            return wrap(~v, ty), ty
+            return wrap(~v, ty), ty, False
         if op == "tern":
             c, _ = self.eval(n.args[0])
             (a, at), (b, bt) = self.eval(n.args[1]), self.eval(n.args[2])
             ty = merge(at, bt)
-            return wrap(a if c else b, ty), ty
+            return wrap(a if c else b, ty), ty, False
         if op == "get":
             kt, vt = self.map_types[n.name]
             k, _ = self.eval(n.args[0])
-            return self.maps.get(n.name, {}).get(wrap(k, kt), 0), vt
+            return self.maps.get(n.name, {}).get(wrap(k, kt), 0), vt, False
         if op == "bin":
-            return self.binary(n.name, self.eval(n.args[0]), self.eval(n.args[1]))
+            v, ty = self.binary(n.name, self.typed(n.args[0]), self.typed(n.args[1]))
+            return v, ty, v >= 0 and n.name in FOLDED and all(map(folds, n.args))
         raise AssertionError(op)
 
     def binary(self, op, left, right):
-        (a, at), (b, bt) = left, right
-        both = at.signed and bt.signed
+        (a, at, af), (b, bt, bf) = left, right
+        signed = meet_signed(at, af, bt, bf)
         if op in ("&&", "||"):
             return int(bool(a) and bool(b) if op == "&&" else bool(a) or bool(b)), S32
         if op in ("==", "!=", "<", "<=", ">", ">="):
-            x, y = (signed64(a), signed64(b)) if both else (a & M64, b & M64)
+            x, y = (signed64(a), signed64(b)) if signed else (a & M64, b & M64)
             return int({"==": x == y, "!=": x != y, "<": x < y, "<=": x <= y,
                         ">": x > y, ">=": x >= y}[op]), S32
-        ty = S64 if both else U64
+        ty = S64 if signed else U64
         if op in ("/", "%"):
             if b == 0:
                 raise ZeroDivisionError
-            if both:
+            if signed:
+                a, b = signed64(a), signed64(b)
                 q = abs(a) // abs(b)
                 q = -q if (a < 0) != (b < 0) else q
                 return wrap(q if op == "/" else a - q * b, ty), ty
             x, y = a & M64, b & M64
             return (x // y if op == "/" else x % y), ty
-        if op == "<<":
-            return wrap(a << (b & 63), ty), ty
-        if op == ">>":
-            # arithmetic when the left operand is signed, whatever the right's sign
+        if op in ("<<", ">>"):
+            ty = Ty(64, at.signed)       # the shifted value's sign
+            if op == "<<":
+                return wrap(a << (b & 63), ty), ty
             x = signed64(a) if at.signed else a & M64
             return wrap(x >> (b & 63), ty), ty
         r = {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b}[op]
@@ -120,7 +154,7 @@ class Machine:
         for s in self.p.stmts:
             self.current = s
             if s.op == "set":
-                self.vars[s.name] = self.eval(s.value)
+                self.vars[s.name] = self.typed(s.value)
             elif s.op == "store":
                 kt, vt = self.map_types[s.name]
                 k, _ = self.eval(s.key)

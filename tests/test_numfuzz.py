@@ -71,11 +71,16 @@ def test_the_rule_on_known_values():
     assert ev(cast(8, True, L(200))) == (-56, Ty(8, True))
     assert ev(binop("/", neg(L(7)), L(2))) == (-3, S64)          # C truncates
     assert ev(binop("%", neg(L(7)), L(2))) == (-1, S64)
-    assert ev(binop("/", cast(32, True, neg(L(7))), cast(32, False, L(2)))) == ((2 ** 64 - 7) // 2, U64)
+    assert ev(binop("/", cast(32, True, neg(L(7))), cast(32, False, L(2)))) == (-3, S64)    # they meet in s64
+    assert ev(binop("/", cast(32, False, neg(L(7))), L(2))) == ((2 ** 32 - 7) // 2, U64)    # 2 takes u32's sign
+    assert ev(binop("<", cast(64, True, neg(L(1))), cast(64, False, L(5)))) == (1, numgen.S32)
     assert ev(binop(">>", cast(32, True, neg(L(8))), L(1))) == (-4, S64)      # arithmetic
     assert ev(binop(">>", cast(32, False, neg(L(8))), L(1))) == (0x7FFFFFFC, U64)
-    assert ev(binop("<", cast(8, False, L(255)), cast(8, True, neg(L(1))))) == (1, numgen.S32)
+    assert ev(binop(">>", cast(64, True, neg(L(8))), cast(8, False, L(1)))) == (-4, S64)
+    assert ev(binop("<", cast(8, False, L(255)), cast(8, True, neg(L(1))))) == (0, numgen.S32)
+    assert ev(binop("<", cast(8, False, L(255)), L(256))) == (1, numgen.S32)
     assert ev(binop("+", cast(32, False, neg(L(1))), L(1))) == (2 ** 32, U64)  # 64 bits wide
+    assert ev(binop("+", cast(32, True, neg(L(1))), cast(32, False, L(0)))) == (-1, S64)
     assert ev(binop("<<", L(1), L(63))) == (-(2 ** 63), S64)
     assert ev(numgen.Node("inv", (cast(16, False, L(0)),))) == (2 ** 64 - 1, U64)
 
@@ -85,6 +90,7 @@ def test_the_merge_rule():
     assert numply.merge(Ty(8, True), Ty(16, False)) == Ty(32, True)
     assert numply.merge(Ty(16, True), Ty(8, False)) == Ty(16, True)
     assert numply.merge(Ty(8, False), Ty(32, False)) == Ty(32, False)
+    assert numply.merge(Ty(64, True), Ty(64, False)) == S64
 
 
 def test_programs_are_derandomized():
