@@ -98,3 +98,15 @@ def test_a_variable_or_ternary_of_both_signs_is_signed(src, name):
 def test_strncmp_is_bpftraces_zero_or_one_of_type_uint64():
     m = analyze('BEGIN { @x = strncmp("abc", "abd", 3); exit(); }', "t.bt").maps["@x"]
     assert m.value_type == T.U64
+
+
+@pytest.mark.parametrize("src, name, typ", [
+    ("BEGIN { $u = (uint8)200; @x = -$u; exit(); }", "t.bt", U8),         # bpftrace's: 56
+    ("BEGIN { $u = (int16)5; @x = ~$u; exit(); }", "t.bt", S16),
+    ("BEGIN { $u = (uint64)5; @x = -$u; exit(); }", "t.bt", T.U64),
+    ("BEGIN { @x = -1; exit(); }", "t.bt", T.S64),                       # a literal's minus
+    ("BEGIN { $u = (u8)200; x[0] = -$u; exit(0); }", "t.ply", T.S64),   # ply's: -200
+])
+def test_unary_minus_is_bpftraces_of_the_operands_type_and_plys_signed(src, name, typ):
+    (m,) = analyze(src, name).maps.values()
+    assert m.value_type == typ

@@ -853,9 +853,7 @@ class Typer(Sema):
         if e.op == "&":
             return pointers.address_of(self, e)
         aggreads.check_operand(self, e.operand, e.span, e.op)
-        node = self.unary(e.op, self.expr(e.operand), e.span)
-        if e.op == "-":
-            node = signs.negated(node)
+        node = signs.unary(self.unary(e.op, self.expr(e.operand), e.span))     # 0.27's width and sign
         if e.op == "!":
             node.type = as_bool(node.type)
         return node

@@ -3,7 +3,7 @@ not C's (nor 0.17's, which were): an operand of a signed type (a literal
 that is not negative counts as neither) makes the operation signed, the
 unsigned side read as an int64 (0.27 warns when that is a uint64); a
 subtraction is always signed (`(uint32)1 - (uint32)2 < 0` is true); both
-sides unsigned otherwise keep it unsigned; `-x` keeps x's type. `/`, `%`
+sides unsigned otherwise keep it unsigned; `-x` and `~x` keep x's type. `/`, `%`
 and `>>` of a signed operand divide and shift its 64 bits as unsigned (0.17
 and 0.27 both: `-10 / 3` of a variable is 6148914691236517202, `-8 >> 1`
 9223372036854775804), the result typed signed; of two literals, folded
@@ -48,12 +48,18 @@ def operands(op: str, left: ir.Expr, right: ir.Expr) -> tuple:
     return left, right
 
 
-def negated(node: ir.Unary) -> ir.Unary:
-    """`-x` of an unsigned x stays unsigned, as 0.27's (`-(uint32)1 < 0` is false)."""
+def unary(node: ir.Unary) -> ir.Expr:
+    """`-x` and `~x` keep x's type, wrapped to its width, as 0.17 and 0.27
+    compute them: `-(uint32)1 < 0` is false, `-(uint8)200` is 56,
+    `-(int8)-128` is -128. A literal's `-` and a duration's are plyc's
+    (a negative s64)."""
     x = node.operand
-    if not x.type.signed and not isinstance(x, ir.IntConst) and x.type.denotes not in ("time", "walltime"):
-        node.type = T.Int(8, False)
-    return node
+    t = x.type
+    if node.op not in "-~" or isinstance(x, ir.IntConst) or t.is_pointer or \
+            t.denotes in ("time", "walltime", "bool"):
+        return node
+    node.type = T.Int(8, t.signed)
+    return node if t.size == 8 else ir.Cast(node, type=T.Int(t.size, t.signed), span=node.span)
 
 
 def logical(op: str, left: ir.Expr, right: ir.Expr) -> bool:
