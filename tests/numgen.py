@@ -202,10 +202,17 @@ class Gen:
                 Node("bin", (self.expr(env, depth - 1), lit(63)), name="&")
         else:
             right = self.expr(env, depth - 1)
-        if op in ("/", "%") and self.lang == "bt":
-            if right.constant():
-                right = Node("bin", (right, lit(1)), name="|")    # a constant zero divisor is refused
-            # 0.27 aborts on a bool divided by a bool (an LLVM assertion)
+        if self.lang == "bt" and left.constant() and right.constant():
+            # 0.27 folds literals and refuses what overflows ("unable to fold
+            # literals due to overflow or underflow", `-67 == 0x8000000000000001`
+            # too): two small ones
+            left, right = lit(rng.randrange(0, 1000)), lit(rng.randrange(0, 40 if op in ("<<", ">>") else 1000))
+        if op in ("/", "%") and self.lang == "bt" and right.constant():
+            right = Node("bin", (right, lit(1)), name="|")    # a constant zero divisor is refused
+        if self.lang == "bt" and op not in ("&&", "||"):
+            # 0.27 aborts on a bool divided by a bool (an LLVM assertion);
+            # and its bool is unsigned where plyc's meets as signed
+            # (`(uint64)-1 >= (a > b)` is false in plyc: left to signs)
             left, right = (self.cast_to(rng.choice(INTS), x) if is_bool(x) else x for x in (left, right))
         return Node("bin", (left, right), name=op)
 
@@ -226,8 +233,9 @@ class Gen:
             if rng.random() < 0.12:
                 flags += f
         if self.lang == "bt":
-            # 0.27 pads a negative with zeros before its sign (docs/bpftrace.md)
-            if conv in "di":
+            # 0.27 pads a negative with zeros before its sign (docs/bpftrace.md),
+            # and a `0x` prefix too
+            if conv in "di" or "#" in flags:     # `%#05x` of 4: `000x4`
                 flags = flags.replace("0", "")
             # its reader takes the flags in this order only, and plyc
             # accepts any order (documented); keep bpftrace's order
@@ -302,7 +310,10 @@ class Gen:
         fn, keys, args = aggs[name]
         ksign, vsign = env.signs[name]
         kt = rng.choice(INTS if self.mixed else [t for t in INTS if t.signed == ksign])
-        vt = rng.choice(INTS if self.mixed else [t for t in INTS if t.signed == vsign])
+        # 0.27 sign-extends a narrow unsigned argument in a map also given a
+        # signed one (docs/bpftrace.md, "Against bpftrace 0.27"): plyc keeps its value
+        vts = [t for t in INTS if self.lang == "ply" or t.signed or t.bits == 64]
+        vt = rng.choice(vts if self.mixed else [t for t in vts if t.signed == vsign])
         keys.append(kt)
         args.append(vt)
         # few keys, so that entries are added to
