@@ -7,8 +7,8 @@ A batch is one program of `count` printf lines (tests/numgen.py), built once
 by plyc and run once: a ply tracer's output is held to what
 tests/numply.py computes under docs/language.md's integer rule; a bpftrace
 tracer's to what bpftrace 0.27 (tests/bpftrace_sid.py) prints for the same
-script. $PLYC_NUMFUZZ_SEED and $PLYC_NUMFUZZ_BATCHES set the tests' seed
-and number of batches."""
+script. $PLYC_NUMFUZZ_SEED, $PLYC_NUMFUZZ_BATCHES and $PLYC_NUMFUZZ_COUNT set
+the tests' first seed, number of batches and lines a batch."""
 from __future__ import annotations
 
 import os

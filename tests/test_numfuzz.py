@@ -5,7 +5,7 @@ against tests/numply.py's evaluation under docs/language.md's integer rule,
 a bpftrace tracer's against bpftrace 0.27's for the same script.
 
 Derandomized: the seeds are fixed ($PLYC_NUMFUZZ_SEED, $PLYC_NUMFUZZ_BATCHES
-run others, more: docs/testing.md). The evaluator itself is checked first,
+and $PLYC_NUMFUZZ_COUNT run others, more, longer: docs/testing.md). The evaluator itself is checked first,
 on values C gives."""
 import os
 
@@ -22,17 +22,22 @@ def seeds(lang: str) -> list:
     return list(range(first, first + int(os.environ.get("PLYC_NUMFUZZ_BATCHES", "1"))))
 
 
+def count(default: int) -> int:
+    """printf lines a batch: $PLYC_NUMFUZZ_COUNT, else the language's."""
+    return int(os.environ.get("PLYC_NUMFUZZ_COUNT") or default)
+
+
 @pytest.mark.bpf
 @pytest.mark.parametrize("seed", seeds("ply"))
 def test_ply_numbers_follow_the_rule(seed, tmp_path):
-    found = numfuzz.ply_batch(seed, folder=tmp_path)
+    found = numfuzz.ply_batch(seed, count(numfuzz.COUNT), folder=tmp_path)
     assert not found, f"seed {seed}: plyc's ply tracer prints otherwise than the rule:\n" + "\n".join(found)
 
 
 @pytest.mark.bpf
 @pytest.mark.parametrize("seed", seeds("bt"))
 def test_bt_numbers_as_bpftrace_027(seed, bpftrace27, tmp_path):
-    found = numfuzz.bt_batch(seed, bpftrace27, count=numfuzz.BT_COUNT, folder=tmp_path)
+    found = numfuzz.bt_batch(seed, bpftrace27, count(numfuzz.BT_COUNT), folder=tmp_path)
     assert not found, f"seed {seed}: plyc prints otherwise than bpftrace 0.27:\n" + "\n".join(found)
 
 
