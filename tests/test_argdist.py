@@ -201,7 +201,7 @@ probe 1 kretprobe:__kmalloc -> kretprobe __kmalloc line 1
   if e0__seen[kpid:u32]:s64  @1
     if ({PIDFILTER} && (cast(e0_size[kpid:u32]:u64):u64 > 16:s64):s32):s32  @1
       @s0[] <- log2(cast(((time:s64 (time) - e0__lat[kpid:u32]:s64 (time)):s64 (time) / \
-cast(e0_size[kpid:u32]:u64):u64):u64 (time)):u64)  @1
+cast(e0_size[kpid:u32]:u64):u64):s64 (time)):u64)  @1
     delete e0_size[kpid:u32]  @1
     delete e0__lat[kpid:u32]  @1
     delete e0__seen[kpid:u32]  @1
