@@ -24,6 +24,12 @@ from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrus
 
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
 BPF_WARNINGS = ["-Wall", "-Werror"]
+# The BPF program's C: the script's integers wrap on 64 bits (C's signed
+# overflow is undefined, and clang may fold `a + 1 > a` to true without
+# -fwrapv, which also makes a constant that overflows wrap rather than stop the
+# build: -Wno-integer-overflow); a script's own tautology (`$a > $a`, `(u8)x < 300`) is the
+# script's to write, not a warning that stops its build.
+BPF_FLAGS = ["-fwrapv", "-Wno-tautological-compare", "-Wno-integer-overflow"]
 
 
 # runtime-c's folders of loader sources, the lowest layer first (bpf/ is
@@ -226,7 +232,7 @@ class Toolchain:
         src, out, include = (Path(p).absolute() for p in (src, out, include))
         arch = A.get(self.target)
         self.run([self.clang, "-target", bpf_target or arch.bpf_target, f"-D__TARGET_ARCH_{arch.bpf_arch}",
-                  *(f"-D{d}" for d in arch.bpf_defines), "-O2", "-g", *BPF_WARNINGS, *reproducible(include), "-I", rt / "bpf",
+                  *(f"-D{d}" for d in arch.bpf_defines), "-O2", "-g", *BPF_WARNINGS, *BPF_FLAGS, *reproducible(include), "-I", rt / "bpf",
                   "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", out],
                  "compiling the BPF program", cwd=include)
 

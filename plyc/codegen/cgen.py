@@ -707,7 +707,10 @@ class FuncGen(TupleGen):
             return f"!{self.uncast(x)}"
         if e.op == "-":
             return f"(-{self.operand('__s64', x)})"
-        return f"({e.type.scalar_ctype()})~{x}"
+        # the operand converted first: `~(a > b)` of a comparison is
+        # clang's -Wbool-operation otherwise
+        ct = e.type.scalar_ctype()
+        return f"({ct})~{self.operand(ct, x)}"
 
     def sc_Binary(self, e: ir.Binary) -> str:
         lt, rt = e.left.type, e.right.type
@@ -730,11 +733,14 @@ class FuncGen(TupleGen):
             return f"{fn}({a}, {b})"
         if e.op == ">>" and lt.signed:
             return f"({self.operand('__s64', a)} >> {b})"
-        text = f"({self.operand(ct, a)} {e.op} {self.operand(ct, b)})"
         if e.op == "<<":
-            # clang's -Wint-in-bool-context refuses a shift tested as a
-            # condition (`if ($a << 2)`); a cast of it is an integer.
-            text = f"(({ct}){text})"
+            # Shifted unsigned: C leaves a negative signed value shifted
+            # left undefined (and clang refuses a constant one). The cast
+            # back also keeps clang's -Wint-in-bool-context quiet about a
+            # shift tested as a condition (`if ($a << 2)`).
+            text = f"(({ct})({self.operand('__u64', a)} << {self.operand(ct, b)}))"
+        else:
+            text = f"({self.operand(ct, a)} {e.op} {self.operand(ct, b)})"
         self.typed[text] = ct
         return text
 

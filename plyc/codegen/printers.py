@@ -77,6 +77,8 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     # C ignores '0' with a precision or '-'; say so to no one (gcc would).
     if "0" in flags and (conv.prec is not None or "-" in flags or conv.conv in "sc"):
         flags = flags.replace("0", "")
+    if "+" in flags:     # C ignores ' ' beside '+' (gcc refuses `%+ d`)
+        flags = flags.replace(" ", "")
     # A width and a precision are `*` arguments, through a function the
     # compiler cannot see into: it would refuse a field whose text it can
     # tell passes INT_MAX bytes (-Wformat-overflow), which the tracer checks
