@@ -114,16 +114,48 @@ def key(*parts) -> str:
     return hashlib.sha256(repr((opts, env, tools, _plyc_digest())).encode()).hexdigest()[:20]
 
 
+# -I folders bigger than this are not read for the key: their tracer is
+# built anew each run (a stale header would give a stale tracer).
+INCLUDE_FILES_MAX = 4096
+
+
+def _included(opts):
+    """The text of every file under -I's folders and of --include's files
+    (a changed header is a new tracer), or None when there is too much."""
+    texts = []
+    for name in getattr(opts, "include_files", ()):
+        if os.path.isfile(name):
+            with open(name, "rb") as f:
+                texts.append((os.path.abspath(name), hashlib.sha256(f.read()).hexdigest()))
+    for top in getattr(opts, "include_dirs", ()):
+        for folder, dirs, files in os.walk(top):
+            dirs.sort()
+            for f in sorted(files):
+                path = os.path.join(folder, f)
+                if len(texts) >= INCLUDE_FILES_MAX:
+                    return None
+                try:
+                    with open(path, "rb") as fh:
+                        texts.append((path, hashlib.sha256(fh.read()).hexdigest()))
+                except OSError:
+                    texts.append((path, None))
+    return texts
+
+
 def script_key(source: str, filename: str, opts) -> str:
     """The key of a script's tracer (`plyc run`): its text, its name, the
-    options, and the files it imports (bpftrace's `import`: a changed one is
-    a new tracer). Only a script with the word `import` in it can import
-    anything: a one-liner's key is had without loading the front end."""
+    options, the files it imports (bpftrace's `import`: a changed one is
+    a new tracer) and the headers -I and --include name. Only a script with
+    the word `import` in it can import anything: a one-liner's key is had
+    without loading the front end."""
     imported = []
     if "import" in source:
         from . import driver
         imported = [(f.name, f.text) for f in getattr(driver.parse(source, filename, opts.lang), "imported", ())]
-    return key(source, imported, os.path.basename(filename), opts)
+    included = _included(opts)
+    if included is None:
+        included = os.urandom(16).hex()     # a key no later run has
+    return key(source, imported, included, os.path.basename(filename), opts)
 
 
 def root() -> Path:

@@ -90,4 +90,22 @@ def test_the_key_of_a_script_that_imports_reads_its_imports(tmp_path):
     assert runcache.script_key(main.read_text(), str(main), opts) != k
     # the same text with no import in it: the same key as before the change
     assert runcache.script_key("BEGIN { exit(); }\n", str(main), opts) == \
-        runcache.key("BEGIN { exit(); }\n", [], "main.bt", opts)
+        runcache.key("BEGIN { exit(); }\n", [], [], "main.bt", opts)
+
+
+def test_a_changed_header_under_dash_i_is_a_new_key(tmp_path):
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "mine.h").write_text("#define LIMIT 5\n")
+    src = '#include "mine.h"\nBEGIN { printf("%d\\n", LIMIT); exit(); }\n'
+    opts = driver.Options(lang="bpftrace", include_dirs=(str(inc),))
+    k = runcache.script_key(src, "t.bt", opts)
+    assert runcache.script_key(src, "t.bt", opts) == k
+    (inc / "mine.h").write_text("#define LIMIT 6\n")
+    assert runcache.script_key(src, "t.bt", opts) != k
+    # --include's file too
+    (tmp_path / "first.h").write_text("#define A 1\n")
+    opts = driver.Options(lang="bpftrace", include_files=(str(tmp_path / "first.h"),))
+    k = runcache.script_key(src, "t.bt", opts)
+    (tmp_path / "first.h").write_text("#define A 2\n")
+    assert runcache.script_key(src, "t.bt", opts) != k
