@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional
@@ -20,7 +19,7 @@ from . import bounds
 from .diag import PlycError, Diagnostic
 from .frontends import registry
 from .frontends.base import FrontEnd, Settings
-from .output import check_target, discard, finish, keep_dir, temporary
+from .output import LINKED, check_target, install, keep, keep_dir, work_folder
 from .toolchain import Toolchain, ToolchainError, at_once, embed_object, translate_c_error
 
 if TYPE_CHECKING:
@@ -190,11 +189,16 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
     from .codegen import limits, render
     name = compiled.resources.name
     check_target(out)
+    if opts.keep_dir:
+        keep_dir(opts.keep_dir)
     tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot, opts.libc)
-    workdir, tmp_out = None, None
     gen = compiled.generated
+    # Everything is made in a private folder of plyc's own (mkdtemp: 0700,
+    # below a temporary folder no one else can change): the compilers and
+    # the linker write paths there that no one can swap. Only copies,
+    # written by descriptor, leave it (output.install, output.keep).
+    workdir, kept = work_folder(), False
     try:
-        workdir = keep_dir(opts.keep_dir) if opts.keep_dir else Path(tempfile.mkdtemp(prefix="plyc-"))
         (workdir / f"{name}.bpf.c").write_text(gen.bpf_c)
         (workdir / f"{name}.h").write_text(gen.header)
         (workdir / f"{name}.c").write_text(gen.loader_c)
@@ -226,12 +230,20 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
                 raise ToolchainError(str(err)) from None
             btf = min_core_btf(tc, workdir / "kernel.btf", workdir / f"{name}.bpf.o", workdir / "min.btf")
         embed_object((workdir / f"{name}.bpf.o").read_bytes(), workdir / f"{name}.obj.c", btf)
-        tmp_out = temporary(out)
-        tc.link_loader(workdir / f"{name}.o", workdir / f"{name}.obj.c", tmp_out, workdir, opts.strip)
-        finish(tmp_out, out)
-        tmp_out = None
+        linked = workdir / LINKED
+        tc.link_loader(workdir / f"{name}.o", workdir / f"{name}.obj.c", linked, workdir, opts.strip)
+        if opts.keep_dir:
+            kept = True
+            keep(opts.keep_dir, workdir, skip=(LINKED,))
+        install(linked, out)
+    except Exception:
+        if opts.keep_dir and not kept:
+            # what was made so far, to look into the failure (not after a signal)
+            try:
+                keep(opts.keep_dir, workdir, skip=(LINKED,))
+            except ToolchainError:
+                pass
+        raise
     finally:
-        discard(tmp_out)
-        if workdir is not None and not opts.keep_dir:
-            shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
     return compiled

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import progress
-from .cachedir import ToolchainError, cache_dir
+from .cachedir import ToolchainError, cache_dir, writing
 
 
 @dataclass(frozen=True)
@@ -212,13 +212,14 @@ def prepare(target: str, verbose: bool = False) -> Path:
     # Builds running side by side (make test's parallel run) build them
     # once, and download the sources all targets share once: the others
     # wait for the first and find them ready.
-    base().mkdir(parents=True, exist_ok=True)
-    with open(base() / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if ready(target):
-            return out
-        with progress.step(f"building libbpf, libelf and zlib for {target} with musl, once"):
-            return _build(target, out, verbose)
+    with writing(base()):
+        base().mkdir(parents=True, exist_ok=True)
+        with open(base() / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if ready(target):
+                return out
+            with progress.step(f"building libbpf, libelf and zlib for {target} with musl, once"):
+                return _build(target, out, verbose)
 
 
 def _build(target: str, out: Path, verbose: bool) -> Path:

@@ -1,9 +1,10 @@
 """Where a build writes: the tracer (-o) and the generated files (--keep).
-The tracer is linked into a temporary of its own beside the target
-(created O_EXCL, so two builds never share one) and renamed over the
-target only when the target is a regular file or absent: as root, `-o
-/dev/null` must not turn the device into a file. A failure or a signal
-leaves no temporary behind (the caller's finally: discard)."""
+The tracer is linked in plyc's private work folder, then copied into a
+new file of its own beside the target (safefile.replace: O_EXCL, by
+descriptor, so two builds never share one and no one can swap it) and
+renamed over the target only when the target is a regular file or absent:
+as root, `-o /dev/null` must not turn the device into a file. A failure or
+a signal leaves no temporary behind."""
 from __future__ import annotations
 
 import os
@@ -11,6 +12,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from . import safefile
 from .toolchain import ToolchainError
 
 
@@ -41,42 +43,84 @@ def check_target(out: str, option: str = "-o") -> None:
         raise ToolchainError(f"{option} {out}: no directory {parent}")
 
 
-def temporary(out: str) -> Path:
-    """A new, empty file beside `out` for the linker to write, mode 0600
-    until finish() makes it the tracer."""
-    check_target(out)
-    parent = os.path.dirname(out) or "."
+# The tracer as the linker writes it, in the work folder.
+LINKED = "linked.plyc-out"
+
+
+def work_folder() -> Path:
+    """A new private folder (mkdtemp: 0700) for a build's files, in a
+    temporary folder ($TMPDIR, /tmp) no one but us and root can change
+    (a sticky /tmp is fine: our folder in it is ours)."""
+    base = tempfile.gettempdir()
+    why = safefile.changeable(base)
+    if why:
+        raise ToolchainError(f"the temporary folder {base} is not safe to build in: {why}; "
+                             "set TMPDIR to a folder of your own")
     try:
-        fd, name = tempfile.mkstemp(prefix=f".{os.path.basename(out)}.", suffix=".plyc-tmp", dir=parent)
+        return Path(tempfile.mkdtemp(prefix="plyc-", dir=base))
     except OSError as err:
-        raise ToolchainError(f"-o {out}: cannot write in {parent}: {err.strerror}") from None
-    os.close(fd)
-    return Path(name)
+        raise ToolchainError(f"cannot make a work folder in {base}: {err.strerror}; "
+                             "set TMPDIR to a folder you can write") from None
 
 
-def finish(tmp: Path, out: str) -> None:
-    """The linked temporary renamed over `out` (checked again: it may have
-    changed during the build), executable as the umask allows."""
-    check_target(out)
+def install(built: Path, out: str, option: str = "-o") -> None:
+    """The tracer `built` (linked in plyc's private work folder) copied to
+    `out`: into a new file beside it, made O_EXCL|O_NOFOLLOW by the
+    folder's descriptor and made executable (as the umask allows) by its
+    own, then renamed over `out`, checked again (it may have changed during
+    the build). Nothing here writes, or chmods, a path another user could
+    have swapped for a link (safefile.py)."""
+    check_target(out, option)
+    parent = os.path.dirname(out) or "."
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)
     try:
-        os.replace(tmp, out)
+        dir_fd = safefile.open_dir(parent)
     except OSError as err:
-        raise ToolchainError(f"-o {out}: {err.strerror}") from None
-
-
-def discard(tmp) -> None:
-    if tmp is not None:
+        raise ToolchainError(f"{option} {out}: {parent}: {err.strerror}") from None
+    try:
+        name = os.path.basename(out)
+        # the last look at the target, by the folder the rename goes through
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+            st = os.stat(name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            st = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise ToolchainError(f"{option} {out}: is {_kind(st.st_mode)}, not a file plyc may replace")
+        safefile.replace(dir_fd, name, safefile.copy_from(str(built)), 0o777 & ~umask)
+    except safefile.Swapped as err:
+        raise ToolchainError(f"{option} {out}: not written: {err}") from None
+    except OSError as err:
+        raise ToolchainError(f"{option} {out}: cannot write in {parent}: {err.strerror}") from None
+    finally:
+        os.close(dir_fd)
+
+
+def _owners() -> tuple:
+    """Who may own --keep's folder: us, root, and the user sudo ran us for."""
+    sudo = os.environ.get("SUDO_UID", "") if os.geteuid() == 0 else ""
+    return (os.geteuid(), 0) + ((int(sudo),) if sudo.isdigit() else ())
+
+
+def _keep_fd(path: str) -> int:
+    """A descriptor of --keep's folder, refused when someone else owns it
+    (they could have planted links for root to write through; the files
+    are written exclusively anyway, see keep())."""
+    try:
+        fd = safefile.open_dir(path)
+    except OSError as err:
+        raise ToolchainError(f"--keep {path}: {err.strerror}") from None
+    st = os.fstat(fd)
+    if st.st_uid not in _owners():
+        os.close(fd)
+        raise ToolchainError(f"--keep {path}: is owned by uid {st.st_uid}, not by you: "
+                             "plyc writes only in a folder of yours (give another --keep folder)")
+    return fd
 
 
 def keep_dir(path: str) -> Path:
-    """--keep DIR: made if missing; a clear error when it cannot be."""
+    """--keep DIR: made if missing, ours (or root's); a clear error when it
+    cannot be. Checked before the build, so that a bad one costs nothing."""
     if not path:
         raise ToolchainError("--keep: an empty directory name")
     p = Path(path)
@@ -86,4 +130,22 @@ def keep_dir(path: str) -> Path:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ToolchainError(f"--keep {path}: cannot make the directory: {err.strerror}") from None
+    os.close(_keep_fd(path))
     return p
+
+
+def keep(path: str, workdir: Path, skip: tuple = ()) -> None:
+    """The build's files (made in plyc's private work folder) copied into
+    --keep's folder, each one replaced exclusively by descriptor
+    (safefile.replace), so a link planted there is replaced, never followed."""
+    umask = os.umask(0)
+    os.umask(umask)
+    dir_fd = _keep_fd(path)
+    try:
+        for f in sorted(workdir.iterdir()):
+            if f.is_file() and not f.is_symlink() and f.name not in skip:
+                safefile.replace(dir_fd, f.name, safefile.copy_from(str(f)), 0o666 & ~umask)
+    except OSError as err:
+        raise ToolchainError(f"--keep {path}: cannot write in it: {err.strerror or err}") from None
+    finally:
+        os.close(dir_fd)

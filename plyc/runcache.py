@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__
-from .toolchain import cache_dir, find_clang
+from .toolchain import cache_dir, find_clang, writing
 
 KEEP = 32
 SIZE_MAX = 256 << 20
@@ -164,7 +164,8 @@ def root() -> Path:
 
 def entry(k: str) -> Path:
     path = root() / k
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with writing(path.parent):
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import arch as A
 from . import progress
-from .cachedir import ToolchainError, cache_dir
+from .cachedir import ToolchainError, cache_dir, writing
 
 PACKAGES = ("libbpf-dev", "libelf-dev", "zlib1g-dev", "libzstd-dev")
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
@@ -41,16 +41,17 @@ def prepare(target: str, verbose: bool = False) -> Path:
         return root
     # Builds running side by side (make test's parallel run) download it
     # once: the others wait for the first and find it ready.
-    base.mkdir(parents=True, exist_ok=True)
-    with open(base / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if ready(target):
-            return root
-        if A.get(target).from_source:
-            with progress.step(f"building the {target} sysroot's libraries, once"):
-                return _build(target, base, root, verbose)
-        with progress.step(f"downloading the {target} sysroot from Debian, once"):
-            return _download(target, base, root, verbose)
+    with writing(base):
+        base.mkdir(parents=True, exist_ok=True)
+        with open(base / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if ready(target):
+                return root
+            if A.get(target).from_source:
+                with progress.step(f"building the {target} sysroot's libraries, once"):
+                    return _build(target, base, root, verbose)
+            with progress.step(f"downloading the {target} sysroot from Debian, once"):
+                return _download(target, base, root, verbose)
 
 
 def _build(target: str, base: Path, root: Path, verbose: bool) -> Path:

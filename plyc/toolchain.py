@@ -19,7 +19,7 @@ from typing import Optional
 
 from . import arch as A
 from . import progress
-from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrusted_file  # noqa: F401  (importable from here, as before)
+from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrusted_file, writing  # noqa: F401  (importable from here, as before)
 
 
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
@@ -265,14 +265,15 @@ class Toolchain:
                     raise CacheError(f"plyc's runtime library {f} {problem}: not used; remove {lib_dir}")
             return lib
         tmp = Path(str(lib_dir) + f".tmp{os.getpid()}")
-        tmp.mkdir(parents=True, exist_ok=True)
         try:
-            with progress.step(f"building the tracer runtime for {self.target} ({self.libc or 'glibc'}), once"):
-                self._build_runtime(rt, sources, tmp)
-            # whatever the umask: writable by us only, as the check above wants
-            for f in tmp.iterdir():
-                os.chmod(f, 0o644)
-            os.chmod(tmp, 0o755)
+            with writing(tmp.parent):
+                tmp.mkdir(parents=True, exist_ok=True)
+                with progress.step(f"building the tracer runtime for {self.target} ({self.libc or 'glibc'}), once"):
+                    self._build_runtime(rt, sources, tmp)
+                # whatever the umask: writable by us only, as the check above wants
+                for f in tmp.iterdir():
+                    os.chmod(f, 0o644)
+                os.chmod(tmp, 0o755)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)     # a failure or a signal leaves no half library
             raise

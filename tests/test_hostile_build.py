@@ -207,25 +207,54 @@ def test_argdist_output_must_be_a_regular_file(tmp_path):
     assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
 
 
+def blocking_clang(tmp_path: Path) -> tuple:
+    """A clang for $PLYC_CLANG that says it has started (a marker file) and
+    then waits to be killed: a build using it is surely under way, and not
+    finished, when the marker is there, however loaded the machine."""
+    marker = tmp_path / "clang-started"
+    wrapper = tmp_path / "clang-blocks"
+    wrapper.write_text(f"#!/bin/sh\necho $$ > {marker}.tmp && mv {marker}.tmp {marker}\nexec sleep 3600\n")
+    wrapper.chmod(0o755)
+    return wrapper, marker
+
+
+def gone(pid: int) -> bool:
+    """pid has ended (a zombie waiting for init to reap it counts: after
+    Ctrl-C, Python's subprocess kills the child but leaves the reaping)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def wait_for(marker: Path, proc: subprocess.Popen, timeout: float = 300) -> None:
+    """Until marker exists (the build got there) or proc ended early."""
+    deadline = time.monotonic() + timeout
+    while not marker.exists():
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        assert time.monotonic() < deadline, "the build never started its compiler"
+        time.sleep(0.01)
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)])
 def test_a_signal_during_a_build_leaves_nothing(tmp_path, private_tmp, sig, code):
     """Killed while clang runs: the work directory and the temporary
-    tracer are removed, the exit is quiet."""
+    tracer are removed, the compiler is gone, the exit is quiet."""
     script = tmp_path / "s.bt"
     script.write_text(BT_SCRIPT)
     out = tmp_path / "out"
     out.mkdir()
+    clang, marker = blocking_clang(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "plyc", "build", str(script), "-o", str(out / "t")],
-                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(private_tmp)))
-    deadline = time.time() + 120
-    while not list(private_tmp.glob("plyc-*/*.bpf.c")) and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.01)
-    assert proc.poll() is None, "the build ended before the signal"
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(private_tmp),
+                                                             PLYC_CLANG=str(clang)))
+    wait_for(marker, proc)
     proc.send_signal(sig)
     err = proc.communicate(timeout=120)[1].decode()
     assert proc.returncode == code, err
     assert "Traceback" not in err and "internal error" not in err, err
     assert leftovers(out, private_tmp) == [] and not (out / "t").exists()
+    assert gone(int(marker.read_text())), "the blocked compiler outlived the build"
 
 
 # --- the script, the guard -------------------------------------------------------
