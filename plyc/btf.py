@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 import struct
 from dataclasses import dataclass
 from typing import Optional
@@ -347,7 +348,7 @@ class _Types:
 
 @functools.lru_cache(maxsize=4)
 def _load(path: str, mtime: float, label: str) -> BTF:
-    return BTF(raw_btf(path), path, label)
+    return BTF(raw_btf(path, label=label), path, label)
 
 
 def load(path: Optional[str] = None) -> BTF:
@@ -486,18 +487,35 @@ def _decompress(data: bytes) -> Optional[bytes]:
     return None
 
 
-def raw_btf(path: str, workdir: Optional[str] = None) -> bytes:
+def _read_regular(path: str, label: str) -> bytes:
+    """The bytes of the regular file `path`: a directory, device or FIFO
+    (opened without blocking: a FIFO would wait for a writer) is an error
+    naming it as given (label: `--btf FILE`)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        raise BTFError(f"{label}: {err.strerror}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+        raise BTFError(f"{label}: is {kind}, not a BTF file, a vmlinux or a kernel image")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            return f.read()
+        except OSError as err:
+            raise BTFError(f"{label}: {err.strerror}") from None
+
+
+def raw_btf(path: str, workdir: Optional[str] = None, label: Optional[str] = None) -> bytes:
     """Kernel BTF from a BTF file (a copy of /sys/kernel/btf/vmlinux), a
     vmlinux (its .BTF section, or BTF made from its DWARF by pahole), or a
     kernel image (vmlinuz, Image) that carries BTF."""
     import shutil
     import subprocess
     import tempfile
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as err:
-        raise BTFError(f"cannot read {path}: {err.strerror}") from None
+    data = _read_regular(path, label or path)
     if data[:4] in BTF_MAGICS:
         return data
     if data[:4] == ELF_MAGIC:
@@ -528,5 +546,5 @@ def raw_btf(path: str, workdir: Optional[str] = None) -> bytes:
         found = _find_embedded(inner)
         if found:
             return found
-    raise BTFError(f"no BTF in {path}: give the kernel's /sys/kernel/btf/vmlinux, its vmlinux, or an image "
+    raise BTFError(f"{label + ': ' if label else ''}no BTF in {path}: give the kernel's /sys/kernel/btf/vmlinux, its vmlinux, or an image "
                    "built with CONFIG_DEBUG_INFO_BTF")

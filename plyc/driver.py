@@ -225,7 +225,7 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
             from .btf import BTFError, raw_btf
             from .toolchain import min_core_btf
             try:
-                (workdir / "kernel.btf").write_bytes(raw_btf(opts.btf, str(workdir)))
+                (workdir / "kernel.btf").write_bytes(raw_btf(opts.btf, str(workdir), label=f"--btf {opts.btf}"))
             except BTFError as err:
                 raise ToolchainError(str(err)) from None
             btf = min_core_btf(tc, workdir / "kernel.btf", workdir / f"{name}.bpf.o", workdir / "min.btf")

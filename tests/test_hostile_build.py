@@ -461,3 +461,70 @@ def test_metrics_ipv6_address_needs_brackets_and_port(tmp_path):
     out = subprocess.run([tmp_path / "m", "--metrics", "[::1]:0", "-d", "1"], capture_output=True, text=True,
                          timeout=30)
     assert out.returncode == 0, out.stderr
+
+
+MALFORMED_METRICS = [
+    ("127.0.0.1: 80", "--metrics 127.0.0.1: 80: the port must be a number from 0 to 65535, not ' 80'"),
+    ("+0", "--metrics +0: the port must be a number from 0 to 65535, not '+0'"),
+    (" 80", "the port must be a number from 0 to 65535, not ' 80'"),
+    ("0x50", "the port must be a number from 0 to 65535, not '0x50'"),
+    ("65536", "the port must be a number from 0 to 65535, not '65536'"),
+    ("127.0.0.1:", "the port must be a number from 0 to 65535, not ''"),
+    ("[127.0.0.1]:0", "--metrics [127.0.0.1]:0: brackets are for an IPv6 address: 127.0.0.1:PORT"),
+    ("[::1]", "--metrics takes [ADDR:]PORT, not '[::1]'"),
+    ("localhost:80", "'localhost' is not an IPv4 or IPv6 address"),
+]
+
+
+@pytest.mark.bpf
+def test_metrics_malformed_addresses_and_ports_are_refused(tmp_path):
+    """Before: `127.0.0.1: 80`, `+0` and `[127.0.0.1]:0` served metrics."""
+    script = tmp_path / "m.bt"
+    script.write_text("BEGIN { @a = count(); }\n")
+    proc = plyc("build", str(script), "-o", str(tmp_path / "m"))
+    assert proc.returncode == 0, proc.stderr.decode()
+    for spec, says in MALFORMED_METRICS:
+        out = subprocess.run([tmp_path / "m", "--metrics", spec, "-d", "0.1"], capture_output=True, text=True,
+                             timeout=30)
+        assert out.returncode == 1 and says in out.stderr and "serving" not in out.stderr, (spec, out.stderr)
+    for spec, bound in [("127.0.0.1:0", "127.0.0.1:"), ("[::1]:0", "[::1]:"), ("0", "0.0.0.0:")]:
+        out = subprocess.run([tmp_path / "m", "--metrics", spec, "-d", "0.1"], capture_output=True, text=True,
+                             timeout=30)
+        assert out.returncode == 0 and f"serving metrics at http://{bound}" in out.stderr, (spec, out.stderr)
+
+
+# --- --btf FILE that is no BTF: named, never a hang ----------------------------------
+
+def not_btf_files(tmp_path) -> list:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "dir").mkdir()
+    return [(str(tmp_path / "dir"), "is a directory"), ("/dev/null", "is a device"), (str(fifo), "is a FIFO"),
+            ("/etc/passwd", "no BTF in /etc/passwd")]
+
+
+def test_build_btf_that_is_not_btf_is_named(tmp_path):
+    """Before: a FIFO blocked the build; a directory was `cannot read`."""
+    script = tmp_path / "k.bt"
+    script.write_text("kfunc:do_nanosleep { @n = count(); }\n")
+    for path, says in not_btf_files(tmp_path):
+        clear_error(plyc("build", str(script), "-o", str(tmp_path / "t"), "--btf", path, timeout=60),
+                    f"--btf {path}: ", says)
+
+
+@pytest.mark.bpf
+def test_tracer_btf_that_is_not_btf_is_named(tmp_path):
+    """Before: `loading the BPF programs failed: Input/output error` (or
+    `Unknown error 4001`) without the file's name, and a FIFO blocked."""
+    script = tmp_path / "t.bt"
+    script.write_text("tracepoint:syscalls:sys_enter_nanosleep { @n = count(); }\n")
+    assert plyc("build", str(script), "-o", str(tmp_path / "t")).returncode == 0
+    cases = not_btf_files(tmp_path)
+    cases[-1] = ("/etc/passwd", "is not kernel BTF")
+    for path, says in cases:
+        out = subprocess.run([tmp_path / "t", "--btf", path, "-d", "0.1"], capture_output=True, text=True,
+                             timeout=30)
+        assert out.returncode == 1 and out.stderr.startswith(f"t: error: --btf {path}: {says}"), (path, out.stderr)
+    out = subprocess.run([tmp_path / "t", "--btf", "/sys/kernel/btf/vmlinux", "-d", "0.1"], capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 0, out.stderr

@@ -139,6 +139,27 @@ def test_nesting_just_under_the_limits_builds():
         assert bpf_compile_error(driver.compile_source(src, name, driver.Options(env={}))) == ""
 
 
+# docs/language.md's numbers: each builds at N, and is refused at N + 1.
+DOCUMENTED_DEPTHS = [
+    (lambda n: "BEGIN { $x = 1; $y = " + "+".join(["$x"] * n) + "; exit(); }", ("t.ply", "t.bt"), 97),
+    (lambda n: "BEGIN { $x = 1; $y = " + "- " * n + "$x; exit(); }", ("t.ply", "t.bt"), 96),
+    (lambda n: "BEGIN { $x = 1; " + "if ($x) { " * n + "exit();" + " }" * n + " }", ("t.ply", "t.bt"), 48),
+    (lambda n: "BEGIN { $x = 1; $y = " + "(" * n + "$x" + ")" * n + "; exit(); }", ("t.bt",), 98),
+]
+
+
+@pytest.mark.parametrize("make, names, limit", DOCUMENTED_DEPTHS, ids=["sum", "prefix", "if", "parens"])
+def test_the_documented_nesting_limits_hold(make, names, limit):
+    for name in names:
+        driver.compile_source(make(limit), name, driver.Options(env={}))
+        assert "nests more than 100 levels deep" in refusal(make(limit + 1), name).split("\n")[0]
+
+
+def test_ply_parentheses_add_no_level():
+    driver.compile_source("BEGIN { $x = 1; $y = " + "(" * 400 + "$x" + ")" * 400 + "; exit(); }", "t.ply",
+                          driver.Options(env={}))
+
+
 ARGDIST_NESTED = [
     ("(" * 2000 + "size" + ")" * 2000, 82, "this C nests more than 50 levels deep here"),
     ("+".join(["size"] * 3000), None, "this C nests more than 100 levels deep here"),

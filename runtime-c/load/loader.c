@@ -293,6 +293,48 @@ static int stdout_written(void)
 	return fail("writing output: %s", strerror(errno ? errno : EIO));
 }
 
+/* Why FILE cannot be the kernel BTF libbpf reads for --btf, or NULL: a
+ * regular file that starts as BTF (0xeb9f, either byte order) or an ELF
+ * file (a vmlinux) does. Opened without blocking (a FIFO would wait for a
+ * writer), and checked here where the message can name it: libbpf's own
+ * failure is "loading the BPF programs failed: Input/output error". */
+static const char *btf_file_problem(const char *path)
+{
+	static char why[128];
+	unsigned char magic[4];
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return strerror(errno);
+	if (fstat(fd, &st)) {
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+		close(fd);
+		return why;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? "is a directory, not a BTF file" :
+		       S_ISFIFO(st.st_mode) ? "is a FIFO, not a BTF file" :
+		       S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "is a device, not a BTF file" :
+		       "is not a regular file";
+	}
+	n = read(fd, magic, sizeof(magic));
+	if (n < 0) {
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+		close(fd);
+		return why;
+	}
+	close(fd);
+	if (n >= 2 && ((magic[0] == 0x9f && magic[1] == 0xeb) || (magic[0] == 0xeb && magic[1] == 0x9f)))
+		return NULL;
+	if (n == 4 && !memcmp(magic, "\177ELF", 4))
+		return NULL;
+	return "is not kernel BTF (neither BTF nor an ELF vmlinux): give a copy of the kernel's "
+	       "/sys/kernel/btf/vmlinux or its vmlinux";
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -771,8 +813,12 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 
 	if (geteuid() != 0)
 		return fail("tracing needs root (CAP_BPF and CAP_PERFMON); run it with sudo");
-	if (o.btf && access(o.btf, R_OK))
-		return fail("--btf %s: %s", o.btf, strerror(errno));
+	if (o.btf) {
+		const char *why = btf_file_problem(o.btf);
+
+		if (why)
+			return fail("--btf %s: %s", o.btf, why);
+	}
 	/* --info and --list ask the kernel and end there (load/info.c, each provider's list) */
 	if (o.info)
 		return plyc_info(prog, o.btf, stdout) || stdout_written();

@@ -627,10 +627,11 @@ int plyc_metrics_listen(const char *spec, char *err, size_t errlen, char *bound,
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	char host[64] = "0.0.0.0", *end;
-	const char *port = spec, *colon = strrchr(spec, ':');
+	char host[64] = "0.0.0.0";
+	const char *port = spec, *colon = strrchr(spec, ':'), *whole = spec;
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &listener_tag };
-	long pn;
+	size_t pl;
+	long pn = 0;
 	int one = 1, fd;
 
 	memset(&ss, 0, sizeof(ss));
@@ -643,24 +644,37 @@ int plyc_metrics_listen(const char *spec, char *err, size_t errlen, char *bound,
 	}
 	if (colon) {
 		size_t hl = (size_t)(colon - spec);
+		int bracketed = spec[0] == '[' && hl >= 2 && spec[hl - 1] == ']';
 
-		if (spec[0] == '[' && hl >= 2 && spec[hl - 1] == ']') {
+		if (bracketed) {
 			spec++;
 			hl -= 2;
 		}
-		if (hl >= sizeof(host) || !hl) {
-			snprintf(err, errlen, "--metrics takes [ADDR:]PORT, not '%s'", spec);
+		if (hl >= sizeof(host) || !hl || (spec[0] == '[' && !bracketed)) {
+			snprintf(err, errlen, "--metrics takes [ADDR:]PORT, not '%s'", whole);
 			return -1;
 		}
 		memcpy(host, spec, hl);
 		host[hl] = 0;
 		port = colon + 1;
-	}
-	pn = strtol(port, &end, 10);
-	if (!*port || *end || pn < 0 || pn > 65535) {
-		snprintf(err, errlen, "--metrics takes [ADDR:]PORT, not '%s'", spec);
+		/* [ADDR] is IPv6's way; an IPv4 address stands bare */
+		if (bracketed != (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1)) {
+			snprintf(err, errlen, bracketed ? "--metrics %s: brackets are for an IPv6 address: %s:PORT"
+				 : "--metrics %s: '%s' is not an IPv4 address (an IPv6 one is written [ADDR]:PORT)",
+				 whole, host);
+			return -1;
+		}
+	} else if (spec[0] == '[') {
+		snprintf(err, errlen, "--metrics takes [ADDR:]PORT, not '%s'", whole);
 		return -1;
 	}
+	/* digits only: no sign, no space, no 0x (strtol would take them) */
+	pl = strlen(port);
+	if (!pl || pl > 5 || strspn(port, "0123456789") != pl || (pn = strtol(port, NULL, 10)) > 65535) {
+		snprintf(err, errlen, "--metrics %s: the port must be a number from 0 to 65535, not '%s'", whole, port);
+		return -1;
+	}
+	memset(&ss, 0, sizeof(ss));
 	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
 		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
 		((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)pn);
@@ -680,7 +694,7 @@ int plyc_metrics_listen(const char *spec, char *err, size_t errlen, char *bound,
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 64)) {
-		snprintf(err, errlen, "--metrics %s: %s", colon ? spec : port, strerror(errno));
+		snprintf(err, errlen, "--metrics %s: %s", whole, strerror(errno));
 		close(fd);
 		return -1;
 	}
