@@ -21,7 +21,7 @@ class CacheError(ToolchainError, OSError):
     OSError for what can go without the cache (the grammar's parser)."""
 
 
-FIX = "set PLYC_CACHE=DIR to a folder of your own"
+FIX = "set PLYC_CACHE=DIR to a folder you can write"
 
 
 def _base() -> str:
@@ -46,7 +46,9 @@ def cache_dir() -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as err:
-        raise CacheError(f"cannot make plyc's cache folder {path}: {err.strerror}; {FIX}") from None
+        # e.g. a user whose $HOME is not there (nobody's /nonexistent)
+        raise CacheError(f"cannot make plyc's cache folder {path}: {err.strerror} "
+                         "(set $PLYC_CACHE or $XDG_CACHE_HOME to a folder you can write)") from None
     trusted_dir(path, "plyc's cache")
     writable(path)
     return path

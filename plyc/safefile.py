@@ -54,10 +54,15 @@ def replace(dir_fd: int, name: str, write: Callable[[int], None], mode: int) -> 
             mine = os.fstat(fd)
         finally:
             os.close(fd)
-        now = os.stat(tmp, dir_fd=dir_fd, follow_symlinks=False)
-        if (now.st_dev, now.st_ino) != (mine.st_dev, mine.st_ino):
-            raise Swapped(f"{tmp} was replaced while plyc wrote it (another user can write in that folder)")
-        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        swapped = Swapped(f"{tmp} was moved or replaced while plyc wrote it "
+                          "(another user can write in that folder)")
+        try:
+            now = os.stat(tmp, dir_fd=dir_fd, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) != (mine.st_dev, mine.st_ino):
+                raise swapped
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except FileNotFoundError:
+            raise swapped from None
         tmp = None
     finally:
         if tmp is not None:
