@@ -467,7 +467,6 @@ def _find_embedded(data: bytes) -> Optional[bytes]:
 def _decompress(data: bytes) -> Optional[bytes]:
     import gzip
     import lzma
-    import subprocess
     for magic, fn in ((b"\x1f\x8b\x08", gzip.decompress), (b"\xfd7zXZ\x00", lzma.decompress)):
         pos = data.find(magic)
         if pos >= 0:
@@ -481,7 +480,8 @@ def _decompress(data: bytes) -> Optional[bytes]:
                     pass
     pos = data.find(b"\x28\xb5\x2f\xfd")
     if pos >= 0:
-        proc = subprocess.run(["zstd", "-dc"], input=data[pos:], capture_output=True)
+        from . import children
+        proc = children.run(["zstd", "-dc"], input=data[pos:], capture_output=True)
         if proc.stdout:
             return proc.stdout
     return None
@@ -513,8 +513,10 @@ def raw_btf(path: str, workdir: Optional[str] = None, label: Optional[str] = Non
     vmlinux (its .BTF section, or BTF made from its DWARF by pahole), or a
     kernel image (vmlinuz, Image) that carries BTF."""
     import shutil
-    import subprocess
     import tempfile
+
+    from . import children
+    from .safefile import private_folder
     data = _read_regular(path, label or path)
     if data[:4] in BTF_MAGICS:
         return data
@@ -526,9 +528,9 @@ def raw_btf(path: str, workdir: Optional[str] = None, label: Optional[str] = Non
             if not shutil.which("pahole"):
                 raise BTFError(f"{path} has DWARF but no BTF: making BTF from it needs pahole "
                                "(apt-get install dwarves)")
-            with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+            with (tempfile.TemporaryDirectory(dir=workdir) if workdir else private_folder("plyc-btf-")) as tmp:
                 out = os.path.join(tmp, "vmlinux.btf")
-                proc = subprocess.run(["pahole", f"--btf_encode_detached={out}", path],
+                proc = children.run(["pahole", f"--btf_encode_detached={out}", path],
                                       capture_output=True, text=True)
                 if proc.returncode != 0 or not os.path.exists(out):
                     raise BTFError(f"pahole could not make BTF from {path}: {proc.stderr.strip()}")

@@ -11,20 +11,13 @@ from . import __version__, driver, progress  # noqa: F401  (driver: tests replac
 from .commands import argdist, build, check, doctor, emit, run, sysroot
 from .commands import list as list_cmd
 from .commands.common import SCRIPT_MAX, options  # noqa: F401  (kept importable from here)
+from .children import SIGNALS, Terminated, on_signal
 from .diag import PlycError
+from .safefile import UnsafeFolder
 from .toolchain import ToolchainError
 
 # The subcommands, in `plyc -h`'s order.
 COMMANDS = (build, run, check, emit, list_cmd, argdist, doctor, sysroot)
-
-
-class Terminated(BaseException):
-    """SIGTERM or SIGHUP: raised where plyc is, so every `finally` cleans up
-    (the temporary tracer, /tmp/plyc-*) before it exits."""
-
-
-def _terminate(signum, frame):
-    raise Terminated(signum)
 
 
 def main(argv=None) -> int:
@@ -33,8 +26,8 @@ def main(argv=None) -> int:
     saved = {}
     try:
         try:
-            for sig in (signal.SIGTERM, signal.SIGHUP):
-                saved[sig] = signal.signal(sig, _terminate)
+            for sig in SIGNALS:
+                saved[sig] = signal.signal(sig, on_signal)
         except ValueError:
             pass        # called in-process, off the main thread: the caller's signals
         return _main(argv)
@@ -107,7 +100,7 @@ def _main(argv=None) -> int:
     except PlycError as err:
         print(err.render(), file=sys.stderr)
         return 1
-    except ToolchainError as err:
+    except (ToolchainError, UnsafeFolder) as err:
         print(f"plyc: error: {err}", file=sys.stderr)
         return 1
     except Exception as err:

@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Optional
 
 from . import __version__, musl
 from . import sysroot as debian_sysroot
 from . import arch as A
+from .safefile import private_folder
 from .toolchain import ToolchainError, find_cc, find_clang
 
 DEV_PACKAGE = {"libbpf.a": "libbpf-dev", "libelf.a": "libelf-dev", "libz.a": "zlib1g-dev"}
@@ -124,7 +124,7 @@ def _musl(r: Report, target: str, sysroot: Optional[str]) -> Report:
     else:
         cc = musl.cc(target, zig)
         # A file, not stdin: zig's cc writes stdin's object to ./-.o whatever -o says.
-        with tempfile.TemporaryDirectory(prefix="plyc-doctor-") as tmp:
+        with private_folder("plyc-doctor-") as tmp:
             src = Path(tmp) / "doctor.c"
             src.write_text("int plyc_doctor(void) { return 0; }\n")
             p = _run([*cc, "-c", str(src), "-o", str(Path(tmp) / "doctor.o")], cwd=tmp)

@@ -15,13 +15,12 @@ import importlib.util
 import os
 import re
 import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from . import progress
+from . import children, progress
 from .cachedir import ToolchainError, cache_dir, writing
 
 
@@ -136,7 +135,7 @@ class _Runner:
         cmd = [str(c) for c in cmd]
         if self.verbose:
             print("+ " + " ".join(cmd), flush=True)
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+        proc = children.run(cmd, capture_output=True, text=True, cwd=cwd)
         if proc.returncode != 0 and check:
             raise ToolchainError(f"{self.what} failed:\n+ {' '.join(cmd)}\n"
                                  f"{(proc.stderr or proc.stdout).strip()[-3000:]}")

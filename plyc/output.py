@@ -51,11 +51,10 @@ def work_folder() -> Path:
     """A new private folder (mkdtemp: 0700) for a build's files, in a
     temporary folder ($TMPDIR, /tmp) no one but us and root can change
     (a sticky /tmp is fine: our folder in it is ours)."""
-    base = tempfile.gettempdir()
-    why = safefile.changeable(base)
-    if why:
-        raise ToolchainError(f"the temporary folder {base} is not safe to build in: {why}; "
-                             "set TMPDIR to a folder of your own")
+    try:
+        base = safefile.temp_base()
+    except safefile.UnsafeFolder as err:
+        raise ToolchainError(str(err)) from None
     try:
         return Path(tempfile.mkdtemp(prefix="plyc-", dir=base))
     except OSError as err:

@@ -10,12 +10,19 @@ its owner could change anyway; it never writes through a link
 (docs/safety.md, "Folders other users control")."""
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import shutil
 import stat
-from typing import Callable, Optional
+import tempfile
+from typing import Callable, Iterator, Optional
 
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class UnsafeFolder(Exception):
+    """The temporary folder ($TMPDIR) is one another user can change."""
 
 
 class Swapped(OSError):
@@ -142,3 +149,25 @@ def changeable(path: str) -> Optional[str]:
 def foreign_owner(st: os.stat_result) -> Optional[int]:
     """The uid owning st when it is neither us nor root."""
     return st.st_uid if st.st_uid not in (os.geteuid(), 0) else None
+
+
+def temp_base() -> str:
+    """The temporary folder ($TMPDIR, /tmp) to make plyc's private folders
+    in: UnsafeFolder when another user could rename one of them away and
+    put a link in its place while a compiler writes there."""
+    base = tempfile.gettempdir()
+    why = changeable(base)
+    if why:
+        raise UnsafeFolder(f"the temporary folder {base} is not safe to build in: {why}; "
+                           "set TMPDIR to a folder of your own")
+    return base
+
+
+@contextlib.contextmanager
+def private_folder(prefix: str) -> Iterator[str]:
+    """A new folder of plyc's own (mkdtemp: 0700) in temp_base(), removed after."""
+    path = tempfile.mkdtemp(prefix=prefix, dir=temp_base())
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

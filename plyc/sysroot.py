@@ -10,9 +10,9 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
+from . import children
 from . import arch as A
 from . import progress
 from .cachedir import ToolchainError, cache_dir, writing
@@ -105,7 +105,7 @@ def _download(target: str, base: Path, root: Path, verbose: bool) -> Path:
     def run(cmd, cwd=None, check=True):
         if verbose:
             print("+ " + " ".join(map(str, cmd)), flush=True)
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+        proc = children.run(cmd, capture_output=True, text=True, cwd=cwd)
         if proc.returncode != 0 and check:
             raise ToolchainError(f"preparing the {target} sysroot failed:\n+ {' '.join(map(str, cmd))}\n"
                                  f"{(proc.stderr or proc.stdout).strip()}")

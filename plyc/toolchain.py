@@ -17,6 +17,7 @@ from importlib import resources as ir
 from pathlib import Path
 from typing import Optional
 
+from . import children
 from . import arch as A
 from . import progress
 from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrusted_file, writing  # noqa: F401  (importable from here, as before)
@@ -207,7 +208,7 @@ class Toolchain:
         env = dict(os.environ, PKG_CONFIG_SYSROOT_DIR=str(root),
                    PKG_CONFIG_LIBDIR=":".join(str(d) for d in pcdirs))
         pc = shutil.which("pkg-config")
-        proc = subprocess.run([pc, "--static", "--cflags", "--libs", "libbpf"], capture_output=True,
+        proc = children.run([pc, "--static", "--cflags", "--libs", "libbpf"], capture_output=True,
                               text=True, env=env) if pc else None
         if proc and proc.returncode == 0 and "-lbpf" in proc.stdout:
             flags = shlex.split(proc.stdout)
@@ -221,7 +222,7 @@ class Toolchain:
             -> subprocess.CompletedProcess:
         if self.verbose:
             print("+ " + shlex.join(str(c) for c in cmd), flush=True)
-        proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, input=input)
+        proc = children.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, input=input)
         if proc.returncode != 0:
             raise ToolchainError(f"{what} failed:\n+ {shlex.join(str(c) for c in cmd)}\n"
                                  f"{once_each((proc.stderr or proc.stdout).rstrip())}")

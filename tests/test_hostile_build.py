@@ -257,6 +257,33 @@ def test_a_signal_during_a_build_leaves_nothing(tmp_path, private_tmp, sig, code
     assert gone(int(marker.read_text())), "the blocked compiler outlived the build"
 
 
+@pytest.mark.parametrize("sig, raised", [(signal.SIGTERM, "Terminated"), (signal.SIGINT, "KeyboardInterrupt")])
+def test_a_signal_while_a_compiler_starts_kills_it(monkeypatch, sig, raised):
+    """Deterministic: the signal lands after the fork, before Popen returns
+    (subprocess.run has no process to kill then: under load the blocked
+    compiler of the test above ran on as an orphan). children.run holds it
+    until the child is plyc's, then kills and reaps it."""
+    from plyc import children
+    started = []
+    real = subprocess.Popen
+
+    def popen_then_signal(*a, **k):
+        proc = real(*a, **k)
+        started.append(proc.pid)
+        os.kill(os.getpid(), sig)         # delivered while still "in" Popen
+        return proc
+    monkeypatch.setattr(children.subprocess, "Popen", popen_then_signal)
+    saved = {s: signal.signal(s, children.on_signal) for s in children.SIGNALS}
+    try:
+        with pytest.raises(BaseException) as info:
+            children.run(["sleep", "3600"], capture_output=True)
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+    assert type(info.value).__name__ == raised
+    assert started and gone(started[0])
+
+
 # --- the script, the guard -------------------------------------------------------
 
 def test_a_script_too_large_is_refused(tmp_path):

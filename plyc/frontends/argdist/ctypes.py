@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
 from pycparser import c_ast, c_parser
 
+from ... import children
 from ...arch import ARCHES
 from ...arch import get as get_arch
+from ...safefile import private_folder
 from .cparse import char_constant, int_constant
 
 
@@ -654,13 +654,13 @@ class Preprocessor:
         return "".join(f"#include {h}\n" for h in self.headers) + extra
 
     def run(self, extra: str = "", args: tuple = ()) -> str:
-        with tempfile.TemporaryDirectory(prefix="plyc-argdist-") as tmp:
+        with private_folder("plyc-argdist-") as tmp:
             src = Path(tmp) / "h.c"
             src.write_text(self.source(extra))
             cmd = [*self.cc, "-E", *self.flags, *args, str(src)]
             if self.verbose:
                 print("+ " + " ".join(cmd), flush=True)
-            proc = subprocess.run(cmd, capture_output=True, text=True)
+            proc = children.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip())
             raise CTypeError(re.sub(r"^.*?h\.c:\d+:\d+: ", "", first.strip()))
@@ -762,7 +762,7 @@ def kernel_tree(explicit: Optional[str], target: str, native: bool, btf: Optiona
 def kernel_flags(tree: tuple, target: str, cc: list) -> list:
     src, build = tree
     arch = get_arch(target).bpf_arch   # the kernel's arch/ folder
-    proc = subprocess.run([*cc, "-print-file-name=include"], capture_output=True, text=True)
+    proc = children.run([*cc, "-print-file-name=include"], capture_output=True, text=True)
     gcc_inc = proc.stdout.strip()
     flags = ["-nostdinc", "-isystem", gcc_inc]
     for d in (f"{src}/arch/{arch}/include", f"{build}/arch/{arch}/include/generated", f"{src}/include",
@@ -778,7 +778,7 @@ def kernel_flags(tree: tuple, target: str, cc: list) -> list:
 
 def include_dirs(cc: list, flags: list) -> list:
     """Where `cc` looks for <headers>."""
-    proc = subprocess.run([*cc, *flags, "-E", "-v", "-x", "c", "/dev/null", "-o", "/dev/null"],
+    proc = children.run([*cc, *flags, "-E", "-v", "-x", "c", "/dev/null", "-o", "/dev/null"],
                           capture_output=True, text=True)
     dirs, on = [], False
     for line in proc.stderr.splitlines():

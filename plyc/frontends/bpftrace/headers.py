@@ -26,11 +26,12 @@ import os
 import platform
 import re
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Optional
 
+from ... import children
 from ... import arch as ARCH
+from ...safefile import private_folder
 from ...toolchain import find_clang
 from .preamble import _literal
 
@@ -123,11 +124,11 @@ class _Compiler:
         self._values: dict = {}
 
     def run(self, extra: str, args: list, includes: bool = True) -> subprocess.CompletedProcess:
-        with tempfile.TemporaryDirectory(prefix="plyc-cpp-") as tmp:
+        with private_folder("plyc-cpp-") as tmp:
             src = Path(tmp) / "h.c"
             src.write_text(("".join(ln + "\n" for ln in self.lines) if includes else "") + extra)
             try:
-                return subprocess.run([self.clang, *self.flags, *args, "-x", "c", str(src), "-o", "-"],
+                return children.run([self.clang, *self.flags, *args, "-x", "c", str(src), "-o", "-"],
                                       capture_output=True, text=True, cwd=tmp, timeout=TIMEOUT,
                                       stdin=subprocess.DEVNULL, errors="replace")
             except subprocess.TimeoutExpired:

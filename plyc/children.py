@@ -1,0 +1,78 @@
+"""The programs plyc runs (compilers, the linker, pahole, apt-get), and the
+signals that stop plyc while they run. SIGINT, SIGTERM and SIGHUP raise
+(KeyboardInterrupt, Terminated) where plyc is, so every `finally` cleans up;
+run() then kills and reaps the child. A signal that lands while the child
+is being started (after the fork, before Popen returns: subprocess.run
+would have no process to kill, and the compiler ran on alone) is held
+until the child is plyc's to kill."""
+from __future__ import annotations
+
+import signal
+import subprocess
+from typing import Optional
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP: raised where plyc is, so every `finally` cleans up
+    (the temporary tracer, /tmp/plyc-*) before it exits."""
+
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_holding = False
+_pending: Optional[int] = None
+
+
+def _raise(signum: int):
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
+def on_signal(signum, frame):
+    """The handler cli installs for SIGNALS."""
+    global _pending
+    if _holding:
+        _pending = signum
+        return
+    _raise(signum)
+
+
+def _release():
+    """A signal held while a child started: raised now."""
+    global _holding, _pending
+    _holding = False
+    signum, _pending = _pending, None
+    if signum is not None:
+        _raise(signum)
+
+
+def run(cmd: list, *, input=None, capture_output: bool = False, timeout: Optional[float] = None,
+        check: bool = False, **popen) -> subprocess.CompletedProcess:
+    """subprocess.run, with the child killed and reaped whenever plyc stops
+    (a signal, a timeout, any exception), the moment it started included."""
+    global _holding
+    if capture_output:
+        popen.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if input is not None:
+        popen["stdin"] = subprocess.PIPE
+    _holding = True
+    try:
+        proc = subprocess.Popen(cmd, **popen)
+    except BaseException:
+        _holding = False
+        raise
+    try:
+        _release()
+        out, err = proc.communicate(input, timeout=timeout)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        for f in (proc.stdout, proc.stderr, proc.stdin):
+            if f is not None:
+                f.close()
+    result = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    if check:
+        result.check_returncode()
+    return result
