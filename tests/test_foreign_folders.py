@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from plyc import output, safefile  # noqa: E402
+from test_hostile_build import clear_error, plyc  # noqa: E402
 from plyc.cachedir import CacheError, ToolchainError  # noqa: E402
 
 NOBODY = 65534
@@ -49,20 +50,6 @@ while not os.path.exists(os.path.join(folder, "stop")):
                 f.write(str(swaps))
             os.rename(os.path.join(folder, "swaps.new"), os.path.join(folder, "swaps"))
 '''
-
-
-def plyc(*args, env=None, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "plyc", *args], capture_output=True, timeout=timeout,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
-
-
-def plain_error(proc, *needles) -> str:
-    err = proc.stderr.decode(errors="replace")
-    assert proc.returncode == 1, (proc.returncode, err)
-    assert "Traceback" not in err and "internal error" not in err, err
-    for n in needles:
-        assert n in err, err
-    return err
 
 
 @pytest.fixture
@@ -218,7 +205,7 @@ def test_keep_in_a_folder_someone_else_owns_is_refused(arena, tmp_path):
     os.symlink(canary, theirs / "t.h")
     script = tmp_path / "s.bt"
     script.write_text(BT_SCRIPT)
-    plain_error(plyc("build", str(script), "-o", str(tmp_path / "t"), "--keep", str(theirs)),
+    clear_error(plyc("build", str(script), "-o", str(tmp_path / "t"), "--keep", str(theirs)),
                 f"--keep {theirs}: is owned by uid {NOBODY}, not by you")
     canary_intact(canary)
     assert not (tmp_path / "t").exists()
@@ -254,7 +241,7 @@ def test_keep_holds_the_sources_of_a_failed_build(tmp_path):
     (tmp_path / "s.bt").write_text(BT_SCRIPT)
     proc = plyc("build", str(tmp_path / "s.bt"), "-o", str(tmp_path / "t"), "--keep", str(kept),
                 env={"PLYC_CLANG": shutil.which("false")})
-    plain_error(proc, "compiling the BPF program failed")
+    clear_error(proc, "compiling the BPF program failed")
     assert (kept / "t.bpf.c").exists() and (kept / "t.c").exists()
 
 
@@ -266,7 +253,7 @@ def test_a_temporary_folder_another_user_can_change_is_refused(arena, tmp_path):
     top, theirs, canary = arena
     script = tmp_path / "s.bt"
     script.write_text(BT_SCRIPT)
-    plain_error(plyc("build", str(script), "-o", str(tmp_path / "t"), env={"TMPDIR": str(theirs)}),
+    clear_error(plyc("build", str(script), "-o", str(tmp_path / "t"), env={"TMPDIR": str(theirs)}),
                 f"the temporary folder {theirs} is not safe to build in", f"owned by uid {NOBODY}",
                 "set TMPDIR")
     assert [p.name for p in theirs.iterdir()] == []
@@ -305,7 +292,7 @@ def test_a_home_that_does_not_exist_is_an_error_not_a_folder(tmp_path):
     script.write_text(BT_SCRIPT)
     proc = subprocess.run([sys.executable, "-m", "plyc", "build", str(script), "-o", str(tmp_path / "t")],
                           capture_output=True, env=no_cache_env(HOME=str(home)), timeout=300)
-    plain_error(proc, f"the home folder {home} does not exist", "PLYC_CACHE=")
+    clear_error(proc, f"the home folder {home} does not exist", "PLYC_CACHE=")
     assert not home.exists()
 
 
@@ -325,19 +312,19 @@ def mount(tmp_path):
         subprocess.run(["umount", str(p)], check=False)
 
 
-def test_a_read_only_cache_is_a_plain_error(mount, tmp_path):
+def test_a_read_only_cache_is_a_clear_error(mount, tmp_path):
     cache = mount("ro,mode=0700")
     script = tmp_path / "s.bt"
     script.write_text(BT_SCRIPT)
-    plain_error(plyc("build", str(script), "-o", str(tmp_path / "t"), env={"PLYC_CACHE": str(cache)}),
+    clear_error(plyc("build", str(script), "-o", str(tmp_path / "t"), env={"PLYC_CACHE": str(cache)}),
                 f"plyc's cache {cache} is on a read-only file system", "PLYC_CACHE=")
 
 
-def test_a_full_cache_is_a_plain_error(mount, tmp_path):
+def test_a_full_cache_is_a_clear_error(mount, tmp_path):
     cache = mount("size=8k,mode=0700")
     script = tmp_path / "s.bt"
     script.write_text(BT_SCRIPT)
-    err = plain_error(plyc("build", str(script), "-o", str(tmp_path / "t"), env={"PLYC_CACHE": str(cache)}))
+    err = clear_error(plyc("build", str(script), "-o", str(tmp_path / "t"), env={"PLYC_CACHE": str(cache)}))
     assert "No space left on device" in err, err
     assert not (tmp_path / "t").exists()
 
@@ -369,7 +356,7 @@ def test_a_cache_root_made_is_a_plain_error_for_a_user(arena, tmp_path):
     proc = subprocess.run([sys.executable, "-c", NOBODY_BUILD, str(script), str(theirs), str(cache)],
                           capture_output=True, timeout=600,
                           env=dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(work)))
-    plain_error(proc, f"plyc's cache {cache} is not writable by you (owned by uid 0, mode 700)", "PLYC_CACHE=")
+    clear_error(proc, f"plyc's cache {cache} is not writable by you (owned by uid 0, mode 700)", "PLYC_CACHE=")
 
 
 def test_cache_dir_errors_are_cache_errors(tmp_path, monkeypatch):

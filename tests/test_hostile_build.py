@@ -475,18 +475,25 @@ def test_run_cache_keeps_the_newest_entries(tmp_path, monkeypatch):
 
 # --- the tracer's --metrics address ---------------------------------------------
 
-@pytest.mark.bpf
-def test_metrics_ipv6_address_needs_brackets_and_port(tmp_path):
-    script = tmp_path / "m.bt"
-    script.write_text("BEGIN { @a = count(); }\n")
-    proc = plyc("build", str(script), "-o", str(tmp_path / "m"))
+@pytest.fixture(scope="module")
+def metrics_tracer(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("metrics")
+    (folder / "m.bt").write_text("BEGIN { @a = count(); }\n")
+    proc = plyc("build", str(folder / "m.bt"), "-o", str(folder / "m"))
     assert proc.returncode == 0, proc.stderr.decode()
-    out = subprocess.run([tmp_path / "m", "--metrics", "::1", "-d", "1"], capture_output=True, text=True,
-                         timeout=30)
+    return folder / "m"
+
+
+def serve(tracer: Path, spec: str) -> subprocess.CompletedProcess:
+    return subprocess.run([tracer, "--metrics", spec, "-d", "0.1"], capture_output=True, text=True, timeout=30)
+
+
+@pytest.mark.bpf
+def test_metrics_ipv6_address_needs_brackets_and_port(metrics_tracer):
+    out = serve(metrics_tracer, "::1")
     assert out.returncode == 1 and "--metrics ::1: an IPv6 address needs a port: [::1]:PORT" in out.stderr, \
         out.stderr
-    out = subprocess.run([tmp_path / "m", "--metrics", "[::1]:0", "-d", "1"], capture_output=True, text=True,
-                         timeout=30)
+    out = serve(metrics_tracer, "[::1]:0")
     assert out.returncode == 0, out.stderr
 
 
@@ -504,19 +511,13 @@ MALFORMED_METRICS = [
 
 
 @pytest.mark.bpf
-def test_metrics_malformed_addresses_and_ports_are_refused(tmp_path):
+def test_metrics_malformed_addresses_and_ports_are_refused(metrics_tracer):
     """Before: `127.0.0.1: 80`, `+0` and `[127.0.0.1]:0` served metrics."""
-    script = tmp_path / "m.bt"
-    script.write_text("BEGIN { @a = count(); }\n")
-    proc = plyc("build", str(script), "-o", str(tmp_path / "m"))
-    assert proc.returncode == 0, proc.stderr.decode()
     for spec, says in MALFORMED_METRICS:
-        out = subprocess.run([tmp_path / "m", "--metrics", spec, "-d", "0.1"], capture_output=True, text=True,
-                             timeout=30)
+        out = serve(metrics_tracer, spec)
         assert out.returncode == 1 and says in out.stderr and "serving" not in out.stderr, (spec, out.stderr)
     for spec, bound in [("127.0.0.1:0", "127.0.0.1:"), ("[::1]:0", "[::1]:"), ("0", "0.0.0.0:")]:
-        out = subprocess.run([tmp_path / "m", "--metrics", spec, "-d", "0.1"], capture_output=True, text=True,
-                             timeout=30)
+        out = serve(metrics_tracer, spec)
         assert out.returncode == 0 and f"serving metrics at http://{bound}" in out.stderr, (spec, out.stderr)
 
 

@@ -671,7 +671,8 @@ int plyc_metrics_listen(const char *spec, char *err, size_t errlen, char *bound,
 	/* digits only: no sign, no space, no 0x (strtol would take them) */
 	pl = strlen(port);
 	if (!pl || pl > 5 || strspn(port, "0123456789") != pl || (pn = strtol(port, NULL, 10)) > 65535) {
-		snprintf(err, errlen, "--metrics %s: the port must be a number from 0 to 65535, not '%s'", whole, port);
+		snprintf(err, errlen, "--metrics %s: the port must be a number from 0 to 65535, not '%s' "
+			 "(--metrics takes [ADDR:]PORT)", whole, port);
 		return -1;
 	}
 	memset(&ss, 0, sizeof(ss));
