@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import threading
 from typing import Optional
 
 
@@ -51,18 +52,25 @@ def run(cmd: list, *, input=None, capture_output: bool = False, timeout: Optiona
     """subprocess.run, with the child killed and reaped whenever plyc stops
     (a signal, a timeout, any exception), the moment it started included."""
     global _holding
+    # Signals are handled in the main thread only: a call from another
+    # thread (toolchain.at_once's) holds nothing, the main thread's
+    # exception stops the build and that thread's child runs to its end.
+    main = threading.current_thread() is threading.main_thread()
     if capture_output:
         popen.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if input is not None:
         popen["stdin"] = subprocess.PIPE
-    _holding = True
+    if main:
+        _holding = True
     try:
         proc = subprocess.Popen(cmd, **popen)
     except BaseException:
-        _holding = False
+        if main:
+            _holding = False
         raise
     try:
-        _release()
+        if main:
+            _release()
         out, err = proc.communicate(input, timeout=timeout)
     except BaseException:
         proc.kill()

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
-import shutil
 import stat
-import tempfile
 from typing import Callable, Iterator, Optional
 
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -39,7 +36,7 @@ def create(dir_fd: int, prefix: str, suffix: str, mode: int = 0o600) -> tuple:
     (a name no one can have planted: EEXIST on a file or link is a retry
     with another name)."""
     for _ in range(100):
-        name = f"{prefix}{secrets.token_hex(4)}{suffix}"
+        name = f"{prefix}{os.urandom(4).hex()}{suffix}"
         try:
             return os.open(name, CREATE, mode, dir_fd=dir_fd), name
         except FileExistsError:
@@ -155,6 +152,7 @@ def temp_base() -> str:
     """The temporary folder ($TMPDIR, /tmp) to make plyc's private folders
     in: UnsafeFolder when another user could rename one of them away and
     put a link in its place while a compiler writes there."""
+    import tempfile        # here: a cached `plyc run` needs none of this (docs/performance.md)
     base = tempfile.gettempdir()
     why = changeable(base)
     if why:
@@ -166,6 +164,8 @@ def temp_base() -> str:
 @contextlib.contextmanager
 def private_folder(prefix: str) -> Iterator[str]:
     """A new folder of plyc's own (mkdtemp: 0700) in temp_base(), removed after."""
+    import shutil
+    import tempfile
     path = tempfile.mkdtemp(prefix=prefix, dir=temp_base())
     try:
         yield path

@@ -62,6 +62,12 @@ class _TemplateCache(jinja2.FileSystemBytecodeCache):
         if untrusted_file(Path(self._get_cache_filename(bucket))) is None:
             super().load_bytecode(bucket)
 
+    def dump_bytecode(self, bucket):
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass        # a full or read-only cache: compiled again next time, not an error
+
 
 def _template_cache():
     """None without a usable cache folder: the templates compile each time."""
