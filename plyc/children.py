@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import threading
+import time
 from typing import Optional
 
 
@@ -47,6 +48,27 @@ def _release():
         _raise(signum)
 
 
+# How long the main thread waits on a child at a time: a process-directed
+# signal the kernel hands to another thread (at_once's) does not interrupt
+# the main thread's poll(), and Python runs handlers in the main thread
+# only: the signal would wait for the child to end (for ever, for a
+# compiler that hangs). Waking up this often lets the handler run.
+WAKE = 0.25
+
+
+def _communicate(proc, input, timeout: Optional[float], main: bool) -> tuple:
+    if not main:
+        return proc.communicate(input, timeout=timeout)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = WAKE if deadline is None else max(0.0, min(WAKE, deadline - time.monotonic()))
+        try:
+            return proc.communicate(input, timeout=left)     # input is taken once, on the first call
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(proc.args, timeout) from None
+
+
 def run(cmd: list, *, input=None, capture_output: bool = False, timeout: Optional[float] = None,
         check: bool = False, **popen) -> subprocess.CompletedProcess:
     """subprocess.run, with the child killed and reaped whenever plyc stops
@@ -71,7 +93,7 @@ def run(cmd: list, *, input=None, capture_output: bool = False, timeout: Optiona
     try:
         if main:
             _release()
-        out, err = proc.communicate(input, timeout=timeout)
+        out, err = _communicate(proc, input, timeout, main)
     except BaseException:
         proc.kill()
         proc.wait()

@@ -284,6 +284,40 @@ def test_a_signal_while_a_compiler_starts_kills_it(monkeypatch, sig, raised):
     assert started and gone(started[0])
 
 
+def test_a_signal_another_thread_takes_still_stops_the_compiler(tmp_path):
+    """The kernel may hand SIGTERM to any thread (toolchain.at_once runs
+    compilers in two): one delivered to another thread did not interrupt the
+    main thread's wait on its compiler, and the build hung with a blocked
+    one. Now the main thread wakes up to run the handler."""
+    import threading
+    from plyc import children
+    marker = tmp_path / "started"
+    stopped, watchdog = threading.Event(), []
+
+    def other_thread():
+        while not marker.exists():           # the compiler is running: a marker, not a guess
+            time.sleep(0.01)
+        signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+        if not stopped.wait(60):
+            # the main thread never ran the handler: end the "compiler" (its
+            # wait returns, the handler runs late) and say so
+            watchdog.append("the signal waited for the compiler to end")
+            os.kill(int(marker.read_text()), signal.SIGKILL)
+    saved = {s: signal.signal(s, children.on_signal) for s in children.SIGNALS}
+    t = threading.Thread(target=other_thread, daemon=True)
+    try:
+        t.start()
+        with pytest.raises(children.Terminated):
+            children.run(["sh", "-c", f"echo $$ > {marker}.tmp && mv {marker}.tmp {marker} && exec sleep 3600"],
+                         capture_output=True)
+    finally:
+        stopped.set()
+        t.join(timeout=60)
+        for s, h in saved.items():
+            signal.signal(s, h)
+    assert watchdog == [] and gone(int(marker.read_text()))
+
+
 # --- the script, the guard -------------------------------------------------------
 
 def test_a_script_too_large_is_refused(tmp_path):
