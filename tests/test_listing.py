@@ -248,3 +248,34 @@ def test_list_damaged_binaries_are_errors(tmp_path):
     assert proc.returncode == 1 and proc.stderr == f"plyc: error: {f}: a truncated ELF file\n", proc.stderr
     proc = plyc("list", "uprobe:/dev/zero:*")
     assert proc.returncode == 1 and "not a regular file" in proc.stderr
+
+
+def test_a_fifo_never_blocks_list_or_check(tmp_path):
+    """A FIFO given as a binary: open() would wait for a writer (before,
+    list, check and build hung). An error, or check's warning, at once."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for pattern in (f"uprobe:{fifo}:*", f"usdt:{fifo}"):
+        proc = subprocess.run([sys.executable, "-m", "plyc", "list", pattern], capture_output=True, text=True,
+                              cwd=ROOT, timeout=60)
+        assert proc.returncode == 1 and proc.stderr == f"plyc: error: {fifo}: not a regular file\n", proc.stderr
+    script = tmp_path / "u.bt"
+    script.write_text(f"uprobe:{fifo}:f {{ @a = count(); }}\nusdt:{fifo}:p:q {{ @b = count(); }}\n")
+    proc = plyc("check", str(script))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count(f"{fifo}: not a regular file on this machine") == 2, proc.stderr
+
+
+@pytest.mark.bpf
+def test_tracer_a_fifo_or_a_directory_never_blocks(tmp_path):
+    """The tracer's side: a uprobe's binary (before, a FIFO hung --list,
+    --dry-run and the run; a directory was read as a binary)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    t = build(tmp_path, f"uprobe:{fifo}:f {{ @a = count(); }}\nuprobe:{tmp_path}:f {{ @b = count(); }}\n",
+              suffix=".bt")
+    for opts in (["--list"], ["--dry-run"], ["-d", "1"]):
+        proc = run(t, *opts, timeout=20)
+        assert proc.returncode == 1, proc.stderr
+        assert f"t.bt:1: error: uprobe:{fifo}:f: {fifo}: not a regular file\n" in proc.stderr
+        assert f"t.bt:2: error: uprobe:{tmp_path}:f: {tmp_path}: Is a directory\n" in proc.stderr
