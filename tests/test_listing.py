@@ -279,3 +279,40 @@ def test_tracer_a_fifo_or_a_directory_never_blocks(tmp_path):
         assert proc.returncode == 1, proc.stderr
         assert f"t.bt:1: error: uprobe:{fifo}:f: {fifo}: not a regular file\n" in proc.stderr
         assert f"t.bt:2: error: uprobe:{tmp_path}:f: {tmp_path}: Is a directory\n" in proc.stderr
+
+
+def test_list_to_a_full_disk_is_an_error_not_a_plyc_bug():
+    """Before: `plyc: internal error, please report: OSError` (list, emit)."""
+    for args in (["list", "*"], ["list", "tracepoint:sched:sched_switch"],
+                 ["emit", "-e", "BEGIN { exit(); }", "--lang", "bpftrace"]):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([sys.executable, "-m", "plyc", *args], stdout=full, stderr=subprocess.PIPE,
+                                  text=True, cwd=ROOT, timeout=300)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr == "plyc: error: writing output: No space left on device\n", proc.stderr
+
+
+def reader_gone(cmd: list) -> subprocess.CompletedProcess:
+    """cmd's stdout read for one line, then closed (`| head -1`)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    return subprocess.CompletedProcess(cmd, p.wait(timeout=60), "", err)
+
+
+@pytest.mark.bpf
+def test_tracer_list_info_help_into_head(tmp_path):
+    """--list, --info, -h, --version | head -1: exit 0, nothing said, as a
+    run whose reader goes (docs/output.md); before, SIGPIPE killed them
+    (status 141, a failure under pipefail). To a full disk: an error."""
+    t = build(tmp_path, "tracepoint:syscalls:sys_enter_* { @a = count(); }\n"
+                        "tracepoint:sched:* { @b = count(); }\n", suffix=".bt")
+    for opt in ("--list", "--info", "--help", "--version"):
+        proc = reader_gone([t, opt])
+        assert proc.returncode == 0 and proc.stderr == "", (opt, proc.returncode, proc.stderr)
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([t, opt], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+        assert proc.returncode == 1 and "writing output: No space left on device" in proc.stderr, proc.stderr
+    proc = reader_gone([sys.executable, "-m", "plyc", "list", "*"])
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
