@@ -157,6 +157,20 @@ def test_check_and_build_warn_about_missing_targets(tmp_path):
     assert os.access(tmp_path / "m", os.X_OK)
 
 
+def test_a_tracepoint_in_another_group_is_named(tmp_path):
+    """The event exists, in another group: the warning says which (before:
+    only "no tracepoint syscalls:sched_switch")."""
+    src = tmp_path / "g.bt"
+    src.write_text("tracepoint:syscalls:sched_switch { @a = count(); }\n"
+                   "tracepoint:sched:sys_enter_getppid { @b = count(); }\n")
+    proc = plyc("check", str(src))
+    assert proc.returncode == 0, proc.stderr
+    assert (f"{src}:1:1: warning: this machine has no tracepoint syscalls:sched_switch (it has "
+            "sched:sched_switch): a tracer run here would fail to attach it\n") in proc.stderr
+    assert (f"{src}:2:1: warning: this machine has no tracepoint sched:sys_enter_getppid (it has "
+            "syscalls:sys_enter_getppid): a tracer") in proc.stderr
+
+
 def test_no_warning_for_another_target(tmp_path):
     src = tmp_path / "m.bt"
     src.write_text(MISSING)
