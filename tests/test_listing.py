@@ -330,3 +330,19 @@ def test_tracer_list_info_help_into_head(tmp_path):
         assert proc.returncode == 1 and "writing output: No space left on device" in proc.stderr, proc.stderr
     proc = reader_gone([sys.executable, "-m", "plyc", "list", "*"])
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+@pytest.mark.bpf
+def test_tracer_dry_run_says_a_command_it_could_not_run(tmp_path):
+    """--dry-run starts no -c command, but one the run could not start is
+    an error, as bpftrace 0.27's "Failed to fork child" (before: exit 0)."""
+    t = build(tmp_path, "tracepoint:syscalls:sys_enter_getppid { @a = count(); }\n", suffix=".bt")
+    marker = tmp_path / "ran"
+    for cmd, why in (("/no/such/cmd", "cannot run '/no/such/cmd': No such file or directory"),
+                     ("no-such-cmd-plyc", "cannot run 'no-such-cmd-plyc': command not found in PATH")):
+        proc = run(t, "--dry-run", "-c", cmd)
+        assert proc.returncode == 1 and f"t: error: {why}\n" in proc.stderr, proc.stderr
+    for cmd in (f"touch {marker}", f"touch {marker}; true"):
+        proc = run(t, "--dry-run", "-c", cmd)
+        assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+        assert not marker.exists()

@@ -864,6 +864,9 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		sigaction(SIGPIPE, &sa, NULL);
 	}
 
+	/* --dry-run starts no command, but says, as bpftrace 0.27's, that the run could not */
+	if (o.cmd && o.dry_run && plyc_child_check(prog->name, o.cmd))
+		return 1;
 	if (o.cmd && !o.dry_run) {
 		int pid = plyc_child_start(prog->name, o.cmd);
 
