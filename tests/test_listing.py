@@ -304,6 +304,12 @@ def test_list_to_a_full_disk_is_an_error_not_a_plyc_bug():
                                   text=True, cwd=ROOT, timeout=300)
         assert proc.returncode == 1, proc.stderr
         assert proc.stderr == "plyc: error: writing output: No space left on device\n", proc.stderr
+        # started with stdout closed (Python's sys.stdout None): before, an AttributeError
+        proc = subprocess.run([sys.executable, "-m", "plyc", *args], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=300,
+                              preexec_fn=lambda: os.close(1))
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr == "plyc: error: writing output: standard output is closed\n", proc.stderr
 
 
 def reader_gone(cmd: list) -> subprocess.CompletedProcess:
