@@ -3,6 +3,8 @@ the parser they make up and the one way anything ends (main)."""
 from __future__ import annotations
 
 import argparse
+import errno
+import io
 import os
 import signal
 import sys
@@ -20,17 +22,35 @@ from .toolchain import ToolchainError
 COMMANDS = (build, run, check, emit, list_cmd, argdist, doctor, sysroot)
 
 
+class _ClosedStdout(io.TextIOBase):
+    """sys.stdout when plyc starts with fd 1 closed (Python's None): a
+    write is an error said as a full disk's is, not an AttributeError."""
+
+    def write(self, s):
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
+def _internal(err: BaseException) -> int:
+    text = " ".join(str(err).split())[:400]
+    print(f"plyc: internal error, please report: {type(err).__name__}: {text}", file=sys.stderr)
+    return 2
+
+
 def main(argv=None) -> int:
     """plyc's entry point: whatever goes wrong ends in one line, never a
     Python traceback (a plyc bug is an "internal error" to report)."""
     saved = {}
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
     try:
         try:
             for sig in SIGNALS:
                 saved[sig] = signal.signal(sig, on_signal)
         except ValueError:
             pass        # called in-process, off the main thread: the caller's signals
-        return _main(argv)
+        rc = _main(argv)
+        sys.stdout.flush()      # the output's last write checked here, not lost at exit
+        return rc
     except KeyboardInterrupt:
         return 130
     except Terminated as sig:
@@ -41,12 +61,20 @@ def main(argv=None) -> int:
         # flush at exit fails no more.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as err:
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF):
+            return _internal(err)
+        # a full disk or a failed device (plyc list > /dev/full): said, not a
+        # plyc bug; stdout pointed at /dev/null so the flush at exit fails no more
+        where = err.filename or "writing output"
+        print(f"plyc: error: {where}: {err.strerror or os.strerror(err.errno)}", file=sys.stderr)
+        if not isinstance(sys.stdout, _ClosedStdout):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (SystemExit, GeneratorExit):
         raise
     except BaseException as err:
-        text = " ".join(str(err).split())[:400]
-        print(f"plyc: internal error, please report: {type(err).__name__}: {text}", file=sys.stderr)
-        return 2
+        return _internal(err)
     finally:
         for sig, handler in saved.items():
             if handler is not None:

@@ -25,7 +25,10 @@ class Elf:
     def __init__(self, path: str):
         self.path = path
         try:
-            with open(path, "rb") as f:
+            # O_NONBLOCK: opening a FIFO would otherwise wait for a writer
+            # before fstat could say it is no binary
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as f:
                 if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                     raise ElfError(f"{path}: not a regular file")
                 data = f.read(MAX_SIZE + 1)

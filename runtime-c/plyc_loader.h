@@ -217,6 +217,8 @@ int plyc_once_run(const struct plyc_program *prog, struct bpf_object *obj, const
 
 /* child.c: the -c CMD process, started held in a process group of its own
  * and released once attached. Failures are told on stderr, as NAME: error. */
+/* 0 if cmd's program is found as plyc_child_start would run it (told if not) */
+int plyc_child_check(const char *name, const char *cmd);
 int plyc_child_start(const char *name, const char *cmd);   /* pid, or -1 */
 int plyc_child_release(void);            /* 0 once the command runs, or -1 */
 int plyc_child_reap(int *status);        /* 1 if it has exited */

@@ -157,6 +157,20 @@ def test_check_and_build_warn_about_missing_targets(tmp_path):
     assert os.access(tmp_path / "m", os.X_OK)
 
 
+def test_a_tracepoint_in_another_group_is_named(tmp_path):
+    """The event exists, in another group: the warning says which (before:
+    only "no tracepoint syscalls:sched_switch")."""
+    src = tmp_path / "g.bt"
+    src.write_text("tracepoint:syscalls:sched_switch { @a = count(); }\n"
+                   "tracepoint:sched:sys_enter_getppid { @b = count(); }\n")
+    proc = plyc("check", str(src))
+    assert proc.returncode == 0, proc.stderr
+    assert (f"{src}:1:1: warning: this machine has no tracepoint syscalls:sched_switch (it has "
+            "sched:sched_switch): a tracer run here would fail to attach it\n") in proc.stderr
+    assert (f"{src}:2:1: warning: this machine has no tracepoint sched:sys_enter_getppid (it has "
+            "syscalls:sys_enter_getppid): a tracer") in proc.stderr
+
+
 def test_no_warning_for_another_target(tmp_path):
     src = tmp_path / "m.bt"
     src.write_text(MISSING)
@@ -248,3 +262,93 @@ def test_list_damaged_binaries_are_errors(tmp_path):
     assert proc.returncode == 1 and proc.stderr == f"plyc: error: {f}: a truncated ELF file\n", proc.stderr
     proc = plyc("list", "uprobe:/dev/zero:*")
     assert proc.returncode == 1 and "not a regular file" in proc.stderr
+
+
+def test_a_fifo_never_blocks_list_or_check(tmp_path):
+    """A FIFO given as a binary: open() would wait for a writer (before,
+    list, check and build hung). An error, or check's warning, at once."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for pattern in (f"uprobe:{fifo}:*", f"usdt:{fifo}"):
+        proc = subprocess.run([sys.executable, "-m", "plyc", "list", pattern], capture_output=True, text=True,
+                              cwd=ROOT, timeout=60)
+        assert proc.returncode == 1 and proc.stderr == f"plyc: error: {fifo}: not a regular file\n", proc.stderr
+    script = tmp_path / "u.bt"
+    script.write_text(f"uprobe:{fifo}:f {{ @a = count(); }}\nusdt:{fifo}:p:q {{ @b = count(); }}\n")
+    proc = plyc("check", str(script))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count(f"{fifo}: not a regular file on this machine") == 2, proc.stderr
+
+
+@pytest.mark.bpf
+def test_tracer_a_fifo_or_a_directory_never_blocks(tmp_path):
+    """The tracer's side: a uprobe's binary (before, a FIFO hung --list,
+    --dry-run and the run; a directory was read as a binary)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    t = build(tmp_path, f"uprobe:{fifo}:f {{ @a = count(); }}\nuprobe:{tmp_path}:f {{ @b = count(); }}\n",
+              suffix=".bt")
+    for opts in (["--list"], ["--dry-run"], ["-d", "1"]):
+        proc = run(t, *opts, timeout=20)
+        assert proc.returncode == 1, proc.stderr
+        assert f"t.bt:1: error: uprobe:{fifo}:f: {fifo}: not a regular file\n" in proc.stderr
+        assert f"t.bt:2: error: uprobe:{tmp_path}:f: {tmp_path}: Is a directory\n" in proc.stderr
+
+
+def test_list_to_a_full_disk_is_an_error_not_a_plyc_bug():
+    """Before: `plyc: internal error, please report: OSError` (list, emit)."""
+    for args in (["list", "*"], ["list", "tracepoint:sched:sched_switch"],
+                 ["emit", "-e", "BEGIN { exit(); }", "--lang", "bpftrace"]):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([sys.executable, "-m", "plyc", *args], stdout=full, stderr=subprocess.PIPE,
+                                  text=True, cwd=ROOT, timeout=300)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr == "plyc: error: writing output: No space left on device\n", proc.stderr
+        # started with stdout closed (Python's sys.stdout None): before, an AttributeError
+        proc = subprocess.run([sys.executable, "-m", "plyc", *args], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=300,
+                              preexec_fn=lambda: os.close(1))
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr == "plyc: error: writing output: standard output is closed\n", proc.stderr
+
+
+def reader_gone(cmd: list) -> subprocess.CompletedProcess:
+    """cmd's stdout read for one line, then closed (`| head -1`)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    return subprocess.CompletedProcess(cmd, p.wait(timeout=60), "", err)
+
+
+@pytest.mark.bpf
+def test_tracer_list_info_help_into_head(tmp_path):
+    """--list, --info, -h, --version | head -1: exit 0, nothing said, as a
+    run whose reader goes (docs/output.md); before, SIGPIPE killed them
+    (status 141, a failure under pipefail). To a full disk: an error."""
+    t = build(tmp_path, "tracepoint:syscalls:sys_enter_* { @a = count(); }\n"
+                        "tracepoint:sched:* { @b = count(); }\n", suffix=".bt")
+    for opt in ("--list", "--info", "--help", "--version"):
+        proc = reader_gone([t, opt])
+        assert proc.returncode == 0 and proc.stderr == "", (opt, proc.returncode, proc.stderr)
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([t, opt], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+        assert proc.returncode == 1 and "writing output: No space left on device" in proc.stderr, proc.stderr
+    proc = reader_gone([sys.executable, "-m", "plyc", "list", "*"])
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+@pytest.mark.bpf
+def test_tracer_dry_run_says_a_command_it_could_not_run(tmp_path):
+    """--dry-run starts no -c command, but one the run could not start is
+    an error, as bpftrace 0.27's "Failed to fork child" (before: exit 0)."""
+    t = build(tmp_path, "tracepoint:syscalls:sys_enter_getppid { @a = count(); }\n", suffix=".bt")
+    marker = tmp_path / "ran"
+    for cmd, why in (("/no/such/cmd", "cannot run '/no/such/cmd': No such file or directory"),
+                     ("no-such-cmd-plyc", "cannot run 'no-such-cmd-plyc': command not found in PATH")):
+        proc = run(t, "--dry-run", "-c", cmd)
+        assert proc.returncode == 1 and f"t: error: {why}\n" in proc.stderr, proc.stderr
+    for cmd in (f"touch {marker}", f"touch {marker}; true"):
+        proc = run(t, "--dry-run", "-c", cmd)
+        assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+        assert not marker.exists()

@@ -199,8 +199,14 @@ def _tracepoint_missing(t, src: Source):
             return None
     except tracefs.TracefsError:
         pass
-    return f"no tracepoint on this machine matches {group}:{event}" if t.glob else \
-        f"this machine has no tracepoint {group}:{event}"
+    if t.glob:
+        return f"no tracepoint on this machine matches {group}:{event}"
+    # the event in another group (tracepoint:syscalls:sched_switch): say where
+    try:
+        others = [f"{g}:{e}" for g, e in src.tracepoints() if e == event and g != group]
+    except (ListError, tracefs.TracefsError, OSError):
+        others = []
+    return f"this machine has no tracepoint {group}:{event}" + (f" (it has {', '.join(others[:3])})" if others else "")
 
 
 def _kprobe_missing(t, src: Source):

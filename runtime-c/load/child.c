@@ -178,10 +178,9 @@ static void kill_at_exit(void)
 	plyc_child_kill();
 }
 
-int plyc_child_start(const char *name, const char *cmd)
+int plyc_child_check(const char *name, const char *cmd)
 {
-	int err[2], e = 0, fd, status;
-	pid_t parent = getpid(), self;
+	int e = 0;
 
 	tracer = name;
 	words = split_words(cmd);
@@ -193,6 +192,16 @@ int plyc_child_start(const char *name, const char *cmd)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+int plyc_child_start(const char *name, const char *cmd)
+{
+	int err[2], e = 0, fd, status;
+	pid_t parent = getpid(), self;
+
+	if (plyc_child_check(name, cmd))
+		return -1;
 	/* Adopt the command's orphans, so that the group's last processes are
 	 * ours to reap and to see gone (an init that doesn't reap would keep
 	 * their zombies in the group). */

@@ -284,11 +284,17 @@ static int check_arg_bounds(const struct options *o)
  * stdout was plugged with /dev/null, plug_std_fds()). */
 static int stdout_closed;
 
+/* -h, --version, --list, --info: printed whole, or the reader gone
+ * (`| head -1`: EPIPE, SIGPIPE being ignored till the run's handler), which
+ * ends them with 0 and nothing said, as a run (docs/output.md). */
 static int stdout_written(void)
 {
+	errno = 0;
 	if (stdout_closed)
 		errno = EBADF;
 	else if (!fflush(stdout) && !ferror(stdout))
+		return 0;
+	if (errno == EPIPE)
 		return 0;
 	return fail("writing output: %s", strerror(errno ? errno : EIO));
 }
@@ -796,6 +802,10 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	P = prog;
 	plyc_output_select(prog->style, prog->report != NULL);
 	closed_out = plug_std_fds();
+	/* a closed pipe is EPIPE, not death by SIGPIPE, from the first write
+	 * (-h, --list, --info); the run catches it (below), -c's command
+	 * starts with the default (child.c) */
+	signal(SIGPIPE, SIG_IGN);
 	if (parse_args(argc, argv, &o))
 		return 1;
 	if (closed_out && !o.outfile)
@@ -854,6 +864,9 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		sigaction(SIGPIPE, &sa, NULL);
 	}
 
+	/* --dry-run starts no command, but says, as bpftrace 0.27's, that the run could not */
+	if (o.cmd && o.dry_run && plyc_child_check(prog->name, o.cmd))
+		return 1;
 	if (o.cmd && !o.dry_run) {
 		int pid = plyc_child_start(prog->name, o.cmd);
 

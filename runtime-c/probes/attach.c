@@ -174,6 +174,8 @@ int plyc_binary_error(struct plyc_probe_ctx *c, const char *path, int err)
 {
 	if (err == -ENOENT && !strchr(path, '/'))
 		return plyc_probe_error(c->prog, c->pr, "no library or program '%s' on this device", path);
+	if (err == -ENOEXEC)
+		return plyc_probe_error(c->prog, c->pr, "%s: not a regular file", path);
 	return plyc_probe_error(c->prog, c->pr, "%s: %s", path, strerror(-err));
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "plyc_arch.h"
@@ -21,9 +22,19 @@ static const char *const lib_dirs[] = {
 	"/lib/" PLYC_TRIPLET, "/usr/lib/" PLYC_TRIPLET, "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
 };
 
+/* A readable regular file: a FIFO's open() would wait for a writer, a
+ * directory or a device is no binary (errno: EISDIR, ENOEXEC). */
 static int regular(const char *path)
 {
-	return access(path, R_OK) == 0;
+	struct stat st;
+
+	if (access(path, R_OK) || stat(path, &st))
+		return 0;
+	if (!S_ISREG(st.st_mode)) {
+		errno = S_ISDIR(st.st_mode) ? EISDIR : ENOEXEC;
+		return 0;
+	}
+	return 1;
 }
 
 /* libc.so is often a linker script: only ELF files can be probed. */
@@ -57,7 +68,7 @@ static int find_in_dir(const char *dir, const char *name, char *out, size_t len)
 		if (!strcmp(n, name) || (!strncmp(n, prefix, strlen(prefix)) &&
 					 (n[strlen(prefix)] == 0 || n[strlen(prefix)] == '.'))) {
 			snprintf(path, sizeof(path), "%s/%s", dir, n);
-			if (is_elf(path) && (!best[0] || strlen(n) < strlen(best)))
+			if (regular(path) && is_elf(path) && (!best[0] || strlen(n) < strlen(best)))
 				snprintf(best, sizeof(best), "%s", n);
 		}
 	}
