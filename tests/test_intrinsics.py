@@ -168,6 +168,8 @@ SCRIPTS = [
     (I.PATH, 'kprobe:vfs_open { print(path(arg0)); }', "bpf_d_path((struct path *)"),
     (I.STRLEN, 'kprobe:do_sys_openat2 { print(strlen(comm)); }', "plyc_strnlen("),
     (I.STRCONTAINS, 'kprobe:do_sys_openat2 { print(strcontains(comm, "sh")); }', "plyc_strcontains("),
+    (I.STRSTR, 'kprobe:do_sys_openat2 { print(strstr(comm, "sh")); }', "plyc_strstr("),
+    (I.STR_CONCAT, 'kprobe:do_sys_openat2 { print(str_concat(comm, "sh")); }', "plyc_str_concat("),
     (I.CLOCK, 'kprobe:do_sys_openat2 { print(nsecs(tai)); }', "bpf_ktime_get_tai_ns()"),
     (I.USERMODE, 'profile:hz:99 { print(usermode); }', "->cs & 3) == 3)"),
     (I.STRERROR, 'kretprobe:do_sys_openat2 { print(strerror(retval)); }', "ctx"),

@@ -611,6 +611,8 @@ class Typer(Sema):
             if name in self.st.cdefs.enum_of:       # an enumerator prints as its name, as in 0.27
                 node = ir.Cast(node, type=structs.enum_type(self, self.st.cdefs.enum_of[name]), span=e.span)
             return node
+        if name == "config":
+            self.err(not_yet("the config record as a whole"), e.span, "read its variables: config.max_strlen")
         if name == "cpid":
             self.uses_target = True
             return ir.Param(ir.TARGET, type=T.U32)
@@ -740,6 +742,11 @@ class Typer(Sema):
             return self.index_place(e)
         if not isinstance(e, A.Field):
             return self.expr(e)
+        if config.is_record(e.obj):
+            value = config.read(self.st, e.name, e.span, self.err)
+            if isinstance(value, bool):
+                return ir.IntConst(int(value), type=as_bool(T.Int(1, False)), span=e.span)
+            return self.expr(value)
         script = structs.field(self, e)     # a struct the script defines
         if script is not None:
             return script

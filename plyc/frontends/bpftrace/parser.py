@@ -603,7 +603,7 @@ class Parser:
                 keys = self.expr_list("]")
             return A.Map(tok.value, keys, span=self.span(tok.start))
         if tok.kind == "ident":
-            if tok.text in KEYWORDS:
+            if tok.text in KEYWORDS and tok.text != "config":      # 0.27's config record is a value
                 self.fail_at(tok, "expected an expression")
             if self.accept("("):
                 args = self.expr_list(")")
