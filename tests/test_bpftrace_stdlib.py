@@ -193,3 +193,18 @@ def test_config_variables_read_in_a_probe():
     assert "config.max_map_keys is not supported by plyc yet" in err('BEGIN { print(config.max_map_keys); }')
     assert "unknown config variable 'nope'" in err('BEGIN { print(config.nope); }')
     assert "the config record as a whole is not supported by plyc yet" in err('BEGIN { print(config); }')
+
+
+def test_find_reads_a_key_into_a_variable():
+    text = dump(lower('BEGIN { @m[2] = (1, "a"); let $v; if (find(@m, 2, $v)) { print($v); } }'))
+    # the lookup and $v's assignment run before the if, as delete()'s value
+    assert "$find@1:39 = has @m[2:s64]:bool" in text and "if $find@1:39:bool" in text
+    assert "$v = @m[2:s64]" in text
+    assert "find() takes a map, a key and a $variable" in err('BEGIN { @m[1] = 1; print(find(@m, 1, @x)); }')
+    assert "find() needs a map with keys; @m has none" in err('BEGIN { @m = 1; $v = 0; print(find(@m, 1, $v)); }')
+    assert "find() in the right of '&&'" in \
+        err('BEGIN { @m[1] = 1; $v = 0; if ($v == 0 && find(@m, 1, $v)) { print($v); } }')
+    assert "find()'s value in a while condition is not supported by plyc yet" in \
+        err('BEGIN { @m[1] = 1; $v = 0; while (find(@m, 1, $v)) { delete(@m, 1); } }')
+    assert "$v is read before find() that changes it" in \
+        err('BEGIN { @m[1] = 1; $v = 0; print(($v, find(@m, 1, $v))); }')

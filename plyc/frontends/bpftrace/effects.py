@@ -23,7 +23,18 @@ def has_effect(node) -> bool:
 
 
 def _hoisted(n) -> bool:
-    return isinstance(n, (A.IncDec, A.BlockExpr))
+    return isinstance(n, (A.IncDec, A.BlockExpr)) or _find(n)
+
+
+def _find(n) -> bool:
+    """find(@m, k, $v): its lookup and $v's assignment run before the statement."""
+    return isinstance(n, A.Call) and n.name == "find" and len(n.args) == 3 and isinstance(n.args[2], A.Var)
+
+
+def _what(e) -> str:
+    if isinstance(e, A.IncDec):
+        return f"'{e.op}' used as a value"
+    return "find()" if _find(e) else "a block expression"
 
 
 def check(program: A.Program, diag: Collector):
@@ -45,8 +56,7 @@ def _first(node):
 
 def _refuse(node, where: str, diag: Collector, note: str = None):
     e = _first(node)
-    what = f"'{e.op}' used as a value" if isinstance(e, A.IncDec) else "a block expression"
-    diag.error(f"{what} {where}: not supported by plyc", e.span,
+    diag.error(f"{_what(e)} {where}: not supported by plyc", e.span,
                note or "assign it to a $variable in a statement of its own first")
 
 
@@ -96,6 +106,8 @@ def _writes(e) -> set:
     """The variables and maps a hoisted expression changes."""
     if isinstance(e, A.IncDec):
         return {_name(e.target)}
+    if _find(e):
+        return {_name(e.args[2])}
     out = set()
     for n in walk(e.stmts):
         if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, (A.Var, A.Map)):
@@ -117,7 +129,7 @@ def _read_later(node, reads: list, hoisted: list):
         return
     if not isinstance(node, A.Node):
         return
-    if isinstance(node, A.IncDec):
+    if isinstance(node, A.IncDec) or _find(node):
         hoisted.append((len(reads), node))
         return
     if isinstance(node, A.BlockExpr):
@@ -145,7 +157,7 @@ def _order(exprs: list, diag: Collector):
         changed = _writes(e)
         for r in reads[:at]:
             if _name(r) in changed:
-                what = f"'{e.op}'" if isinstance(e, A.IncDec) else "a block expression"
+                what = f"'{e.op}'" if isinstance(e, A.IncDec) else _what(e)
                 diag.error(f"{_name(r)} is read before {what} that changes it in the same statement: not "
                            "supported by plyc (bpftrace reads the value before the change, plyc after it)", r.span,
                            "do the change in a statement of its own first")

@@ -53,7 +53,7 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
-FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
+FUNCTIONS = SHARED + ("delete", "find", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
     tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
@@ -83,6 +83,11 @@ def tseries_call(low, call: A.Call) -> A.Call:
 def as_bool(typ: T.Type) -> T.Type:
     """A 0/1 integer that prints as bpftrace 0.2x prints a bool."""
     return replace(typ, denotes="bool")
+
+
+def _finds(n) -> bool:
+    """find(@m, k, $v), which assigns $v."""
+    return isinstance(n, A.Call) and n.name == "find" and len(n.args) == 3 and isinstance(n.args[2], A.Var)
 
 
 def _iterates(probe: A.Probe) -> bool:
@@ -131,8 +136,8 @@ def refuse(st: "Lowering", diag: Collector):
         for loop in walk([probe.body]):
             if isinstance(loop, A.While):   # delete()'s value is read before its statement
                 for n in walk([loop.cond]):
-                    if isinstance(n, A.Call) and n.name == "delete":
-                        diag.error(not_yet("delete()'s value in a while condition"), n.name_span)
+                    if isinstance(n, A.Call) and n.name in ("delete", "find"):
+                        diag.error(not_yet(f"{n.name}()'s value in a while condition"), n.name_span)
     _one_iterator(prog, diag)
 
 
@@ -328,9 +333,11 @@ class Typer(Sema):
         # the $names given a value by `=` (not `let`): an untyped `let $x;`
         # of one of them takes the type of its first value (stmt_Let)
         self.assigned_values = {n.target.name for n in walk(body)
-                                if isinstance(n, A.Assign) and isinstance(n.target, A.Var)}
+                                if isinstance(n, A.Assign) and isinstance(n.target, A.Var)} | \
+            {n.args[2].name for n in walk(body) if _finds(n)}
         return {n.target.name for n in walk(body)
                 if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | \
+            {n.args[2].name for n in walk(body) if _finds(n)} | \
             {n.var.name for n in walk(body) if isinstance(n, A.Let)} | \
             {n.var.name for n in walk(body) if isinstance(n, A.For) and isinstance(n.iterable, A.Range)}
 
@@ -506,6 +513,31 @@ class Typer(Sema):
         self.defined.add(name)
         self.before.append(ir.SetLocal(name, ir.MapHas(delete.map, delete.keys, type=typ, span=span), span=span))
         self.before.append(delete)
+        return ir.Local(name, type=typ)
+
+    def find_value(self, call: A.Call) -> ir.Expr:
+        """find(@m, k, $v) (0.27's stdlib): whether @m holds k, a bool, and
+        $v set to k's value when it does. Run before the statement that
+        uses it, as delete()'s value (effects.py says where it may not)."""
+        args, span = call.args, call.span
+        if len(args) != 3 or not isinstance(args[0], A.Map) or args[0].keys is not None or \
+                not isinstance(args[2], A.Var):
+            self.err("find() takes a map, a key and a $variable: find(@m, key, $v)", span)
+        m, key, var = args
+        if m.name in self.agg_maps:
+            self.err(not_yet("find() of an aggregation's map"), m.span, "read it with @m[key]")
+        info = self.maps.get(m.name)
+        if info is not None and info.value_type is not None and not info.key_types:
+            self.err(f"find() needs a map with keys; {m.name} has none", m.span)
+        ref = A.Map(m.name, key.items if isinstance(key, A.Tuple) and not key.names else [key], span=span)
+        info, keys = self.map_ref(ref, writing=False)
+        name = f"find@{span.line}:{span.col}"
+        typ = as_bool(T.S32)
+        self.probe.locals[name] = typ
+        self.defined.add(name)
+        self.before.append(ir.SetLocal(name, ir.MapHas(info.name, keys, type=typ, span=span), span=span))
+        store = self.stmt_Assign(A.Assign(var, "=", ref, span=span))
+        self.before.append(ir.If(ir.Local(name, type=typ), store, None, span=span))
         return ir.Local(name, type=typ)
 
     def delete(self, call: A.Call, span):
@@ -901,6 +933,8 @@ class Typer(Sema):
                      f"{AGG.AGGREGATIONS[AGG_NAMES[e.name]].example_args})", e.span)
         if e.name == "delete":
             return self.delete_value(e)
+        if e.name == "find":
+            return self.find_value(e)
         if e.name == "printf":
             e = aggreads.printf_call(self, e)
         if e.name not in FUNCTIONS:
