@@ -686,6 +686,22 @@ static __always_inline __u32 plyc_bt_hist_bucket(__s64 v)
 	return plyc_log2_bucket((__u64)v, 0) + 2;
 }
 
+/* bpftrace's hist(x, k), k > 0: [0] below 0, then values below 2^k one a
+ * bucket, then each power of two [2^p, 2^(p+1)) in 2^k buckets: the k bits
+ * after the leading one pick it. */
+static __always_inline __u32 plyc_bt_hist_bucket_k(__s64 v, __u32 k)
+{
+	__u64 n = (__u64)v, mask = (1ULL << k) - 1;
+	__u32 l;
+
+	if (v < 0)
+		return 0;
+	if (n <= mask)
+		return (__u32)n + 1;
+	l = plyc_log2_bucket(n, 0) - k;
+	return ((l + 1) << k) + (__u32)((n >> l) & mask) + 1;
+}
+
 /* lquantize: [0] below min, [1 + (v - min) / step] inside, [n - 1] at or above max. */
 static __always_inline __u32 plyc_lin_bucket(__s64 v, __s64 min, __s64 max, __s64 step, __u32 n)
 {

@@ -466,6 +466,10 @@ class Typer(Sema):
         agg = AGG.AGGREGATIONS[AGG_NAMES[value.name]]
         if value.name == "tseries":
             value = tseries_call(self, value)
+        if value.name == "hist" and len(value.args) == 1:
+            value = replace(value, args=[*value.args, A.Int(0, "0", span=value.span)])     # k: 0
+        elif value.name == "hist" and len(value.args) != 2:
+            self.err(f"hist() takes 1 or 2 arguments, got {len(value.args)}", value.span)
         info, keys = self.map_ref(target, writing=True)
         # bpftrace's aggregations hold plain numbers
         return self.aggregate(info, keys, agg, value.name, value, span, keeps_meaning=False)
