@@ -1023,3 +1023,19 @@ def test_hist_with_buckets_per_power_of_two():
     assert "Different bits in a single hist unsupported" in err('BEGIN { @h = hist(1, 1); @h = hist(1, 2); }')
     assert "hist()'s second argument must be a constant integer" in err('BEGIN { $k = 1; @h = hist(1, $k); }')
     assert "hist() takes 1 or 2 arguments, got 3" in err('BEGIN { @h = hist(1, 2, 3); }')
+
+
+def test_c_type_names_and_sizeof_of_arrays():
+    text = dump(lower('BEGIN { print(((uint64_t)1, (int8_t)2, (__u16)3, (__s32)4)); }'))
+    assert "cast(1:s64):u64, cast(2:s64):s8, cast(3:s64):u16, cast(4:s64):s32" in text
+    text = dump(lower('BEGIN { print((sizeof(uint32 *[10]), sizeof(uint8[3]), sizeof(struct task_struct *))); }'))
+    assert "(80:u64, 3:u64, 8:u64)" in text
+    assert "(sizeof(struct sock)" in dump(lower('BEGIN { print(sizeof(struct sock[2])); }'))   # CO-RE, times 2
+    # a block expression is typed, never run: its statement is not in the probe
+    text = dump(lower('BEGIN { print(sizeof({ $b = (uint16)1; $b })); }'))
+    assert "emit print 1 (2:u64)" in text and "$b = cast(1:s64):u16" not in text
+    # what it assigns would be typed by a statement never run
+    assert "$b assigned in sizeof() (typed, never run)" in \
+        err('BEGIN { $b = 0; print(sizeof({ $b = (uint16)1; $b })); print($b); }')
+    assert "@m assigned in sizeof() (typed, never run)" in err('BEGIN { print(sizeof({ @m = 1; 2 })); }')
+    assert "a block expression in sizeof() (typed, never run)" in err('BEGIN { $x = 1; print(sizeof({ $x++ })); }')

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ... import aggregations as AGG
+from ... import arch
 from ... import builtins as B
 from ... import providers
 from ... import types as T
@@ -283,9 +284,17 @@ def map_keys(ref: A.Map) -> list:
     return keys
 
 
+# C's fixed-width names, the kernel's UAPI ones: casts 0.27 reads as its own
+# (`(uint64_t)1`, `(__u16)x`), whether or not the kernel's BTF has them.
+C_INT_TYPES = {**{f"{u}int{n}_t": f"{u[:1] or 's'}{n}" for u in ("u", "") for n in (8, 16, 32, 64)},
+               **{f"__{s}{n}": f"{s}{n}" for s in "us" for n in (8, 16, 32, 64)}}
+
+
 def type_ref(tn: A.TypeName) -> TypeRef:
     """A bpftrace type name in the core's words (uint32 is u32)."""
     words = tn.words
+    if len(words) == 1 and words[0] in C_INT_TYPES:
+        words = (C_INT_TYPES[words[0]],)
     words = (INT_TYPES[words[0]],) if len(words) == 1 and words[0] in INT_TYPES else words
     return TypeRef(words, tn.pointers, tn.span)
 
@@ -923,13 +932,31 @@ class Typer(Sema):
                 # sizeof(*p) of the script's struct the kernel also has: the kernel's, as 0.27's
                 return ir.IntConst(structs.twin_size(self, rec.words, e.span), type=T.U64)
         if not isinstance(e.arg, A.TypeName):
-            return ir.IntConst(self.expr(e.arg).type.size, type=T.U64)
+            return ir.IntConst(self.typed_only(e.arg).type.size, type=T.U64)
+        if e.arg.array_len is not None:     # sizeof(T[N]), sizeof(T *[N]): N of them
+            elem = self.expr_Sizeof(replace(e, arg=replace(e.arg, array_len=None)))
+            n = ir.IntConst(e.arg.array_len, type=T.U64, span=e.span)
+            known = elem.value if isinstance(elem, ir.IntConst) else getattr(elem, "size", None)
+            if known is not None:
+                return ir.IntConst(known * e.arg.array_len, type=T.U64)
+            return ir.Binary("*", elem, n, type=T.U64, span=e.span)     # the device's size (CO-RE)
+        if e.arg.pointers and e.arg.base != "typeof":
+            return ir.IntConst(arch.get(self.st.arch).ptr, type=T.U64)  # any pointer: the target's
         if e.arg.base == "typeof":
             return typeof.sizeof(self, e.arg)
         script = structs.sizeof(self, e.arg)
         if script is not None:
             return script
         return self.sizeof(type_ref(e.arg), e.span)
+
+    def typed_only(self, e: A.Expr) -> ir.Expr:
+        """e typed, never run (sizeof's operand): what a block expression in
+        it would run before the statement is dropped."""
+        outer, self.before = self.before, []
+        try:
+            return self.expr(e)
+        finally:
+            self.before = outer
 
     def call(self, e: A.Call, statement: bool):
         if e.name in AGGREGATIONS:
