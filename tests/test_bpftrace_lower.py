@@ -65,12 +65,6 @@ REFUSED = [
      "probes take a frequency (profile:hz:N)\nprofile:ms:7 { }\n^~~~~~~~~~~~\n"
      "tool.bt:3:1: error: interval:hz:7 is not a whole number of nanoseconds\n"
      "interval:hz:7 { }\n^~~~~~~~~~~~~"),
-    ("BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
-     "$s = offsetof(struct task_struct, pid); $e = username; }",
-     "tool.bt:1:53: error: a cast to an array is not supported by plyc yet\n"
-     "BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
-     "$s = offsetof(struct task_struct, pid); $e = username; }\n"
-     "                                                    ^~~~~~~~~~~~"),
 
 ]
 
@@ -1039,3 +1033,17 @@ def test_c_type_names_and_sizeof_of_arrays():
         err('BEGIN { $b = 0; print(sizeof({ $b = (uint16)1; $b })); print($b); }')
     assert "@m assigned in sizeof() (typed, never run)" in err('BEGIN { print(sizeof({ @m = 1; 2 })); }')
     assert "a block expression in sizeof() (typed, never run)" in err('BEGIN { $x = 1; print(sizeof({ $x++ })); }')
+
+
+def test_array_casts_both_ways():
+    text = dump(lower('BEGIN { $a = (int16[2])(uint32)0x10002; print(($a, (uint32)$a)); }'))
+    assert "$a = tuple(cast((cast(cast(65538:s64):u32):u64 >> 0:u64):u64):s16, " \
+           "cast((cast(cast(65538:s64):u32):u64 >> 16:u64):u64):s16):s16[2]" in text
+    assert "(cast(cast($a:s16[2].1:s16):u16):u64 << 16:u64)" in text
+    # big-endian targets: the first element is the high bytes
+    assert ">> 16:u64):u64):s16, cast((" in dump(lower('BEGIN { print((int16[2])(uint32)1); }', target="s390x"))
+    assert "can't cast s64 to u8[4]: an integer casts to an array of its size (8 bytes)" in \
+        err('BEGIN { $x = 1; print((uint8[4])$x); }')
+    assert "an array cast's elements must be integers" in err('BEGIN { print((struct task_struct[2])1); }')
+    assert "an array casts to the integer of its size (4 bytes)" in \
+        err('BEGIN { $a = (int8[4])(uint32)1; print((uint64)$a); }')

@@ -123,9 +123,7 @@ def refuse(st: "Lowering", diag: Collector):
     for probe in prog.probes:
         for n in walk([probe.predicate, probe.body]):
             what = None
-            if isinstance(n, A.Cast) and n.type.array_len is not None:
-                what = "a cast to an array"
-            elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
+            if isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
             elif isinstance(n, A.Call) and n.name == "typeof":     # typeof.py and lets.py read the others
                 what = "typeof() outside a cast, sizeof() or 'let $x: typeof(e)'"
@@ -881,6 +879,10 @@ class Typer(Sema):
             return script
         tn = typenames.resolve(self, e.type, type_ref(e.type))
         x = self.array_operand(e.operand)
+        if tn.array_len is not None and not tn.pointers:
+            return typenames.int_to_array(self, x, type_ref(replace(tn, array_len=None)), tn.array_len, e.span)
+        if x.type.denotes == "array" and not tn.pointers:
+            return typenames.list_to_int(self, x, type_ref(tn), e.span)
         if x.type.kind == "buf" and not tn.pointers and tn.array_len is None:
             return typenames.array_to_int(self, x, type_ref(tn), e.span)
         cast = self.cast(x, type_ref(tn), e.span)
