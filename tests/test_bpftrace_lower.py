@@ -1047,3 +1047,14 @@ def test_array_casts_both_ways():
     assert "an array cast's elements must be integers" in err('BEGIN { print((struct task_struct[2])1); }')
     assert "an array casts to the integer of its size (4 bytes)" in \
         err('BEGIN { $a = (int8[4])(uint32)1; print((uint64)$a); }')
+
+
+def test_a_positional_only_printed_is_its_text():
+    text = dump(lower('BEGIN { print(($1, $2)); printf("%s %d\\n", $3, $4); @m = $2; }'))
+    # $1 only printed: its text; $2 also stored, $4 printed by %d: numbers
+    assert "str(param.arg_str[1]:char[64]):char[64]" in text
+    assert "param.arg_num[2]" in text and "param.arg_num[4]" in text
+    assert "str(param.arg_str[3]:char[64])" in text and "str(param.arg_str[2]" not in text
+    # one not given prints 0, as 0.27's number
+    assert '(param.arg_count:u64 >= 1:u64):s32 ? str(param.arg_str[1]:char[64]):char[64] : "0":char[8]' in \
+        dump(lower('BEGIN { print($1); }'))

@@ -32,6 +32,7 @@ from ... import builtins as B
 from ... import providers
 from ... import types as T
 from ...diag import Collector, PlycError
+from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from ...ir import passes
 from ...kernel_types import KernelTypes
@@ -42,7 +43,7 @@ from . import builtins as BT
 from . import aggreads, blocks, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
 from . import specs as S
 from . import stdlib
-from . import kvalues, tuples
+from . import kvalues, positionals, tuples
 from . import typeof
 from . import values as V
 from .trees import const_value, walk
@@ -323,6 +324,7 @@ class Typer(Sema):
         # (probe, $name) and (None, @map) whose assignment was an error, said once: their reads
         # are dropped silently. The final pass's only, where every Bail follows an error said.
         self.unassigned: set = set()
+        self.text_positionals = positionals.text_uses(st.ast)    # $N only printed: read as given (positionals.py)
 
     def stmt(self, s):
         """A statement, after what its expressions need run first."""
@@ -629,6 +631,13 @@ class Typer(Sema):
         if e.index == 0:
             self.err("$0 is not a parameter; they start at $1", e.span)
         self.nargs = max(self.nargs, e.index)
+        if id(e) in self.text_positionals:     # the text given, as 0.27 prints it (positionals.py)
+            param = ir.Param(ir.ARG_STR, e.index, type=T.Str(self.st.strsize), span=e.span)
+            text = ir.Call(I.STR, [param], type=T.Str(self.st.strsize), span=e.span)
+            # one not given is 0.27's 0 (a number), not str()'s ""
+            given = ir.Binary(">=", ir.Param(ir.ARG_COUNT, type=T.U64, span=e.span),
+                              ir.IntConst(e.index, type=T.U64, span=e.span), type=T.S32, span=e.span)
+            return self.ternary(given, text, ir.BytesConst(b"0", type=T.literal_str(b"0"), span=e.span), e.span)
         return ir.Param(ir.ARG_NUM, e.index, type=T.S64)
 
     def expr_ParamCount(self, e: A.ParamCount):
