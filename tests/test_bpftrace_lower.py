@@ -1058,3 +1058,15 @@ def test_a_positional_only_printed_is_its_text():
     # one not given prints 0, as 0.27's number
     assert '(param.arg_count:u64 >= 1:u64):s32 ? str(param.arg_str[1]:char[64]):char[64] : "0":char[8]' in \
         dump(lower('BEGIN { print($1); }'))
+
+
+def test_a_percent_that_starts_no_conversion_is_printed():
+    from plyc.frontends.bpftrace import formats
+    from plyc.frontends.bpftrace import ast as BA
+
+    def fmt(text):
+        call = BA.Call("printf", [BA.Str(text.encode())], None)
+        return formats.literal_percents(call).args[0].value.decode()
+    assert fmt("50%\n") == "50%%\n" and fmt("a %d%") == "a %d%%" and fmt("x%q %%") == "x%%q %%"
+    assert fmt("% d") == "% d"      # the ' ' flag: a conversion, as in 0.27
+    assert "event 1 printf" in dump(lower('BEGIN { printf("100%\\n"); }'))

@@ -40,7 +40,7 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import aggreads, blocks, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
+from . import aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
 from . import specs as S
 from . import stdlib
 from . import kvalues, positionals, tuples
@@ -977,6 +977,7 @@ class Typer(Sema):
             return self.delete_value(e)
         if e.name == "find":
             return self.find_value(e)
+        e = formats.literal_percents(e)     # 0.27 prints a '%' that starts no conversion
         if e.name == "printf":
             e = aggreads.printf_call(self, e)
         if e.name not in FUNCTIONS:

@@ -259,6 +259,9 @@ class Parser:
             if not self.text.startswith(",", after):
                 break
             self.pos = self.lex.skip_space(after + 1)
+            if self.text.startswith("/", self.pos) and not self.text.startswith(("//", "/*"), self.pos) or \
+                    self.text.startswith("{", self.pos):
+                break       # a comma after the last spec (published tools write one; 0.27 takes it)
             specs.append(self.probe_spec())
         predicate = None
         self.pos = self.lex.skip_space(self.pos)
