@@ -283,6 +283,14 @@ def emit_str_concat(g, call):
     return dst
 
 
+def emit_str_cut(g, call):
+    src = g.bytes(call.args[0])
+    n = g.scalar(call.args[1])
+    dst = g.local_bytes(call.type.size)
+    g.line(f"plyc_str_cut({dst}, sizeof({dst}), {src}, (__u64)({n}));")
+    return dst
+
+
 def emit_clock(g, call):
     clock = call.args[0].value.decode()
     now = f"{I.CLOCKS[clock][0]}()"
@@ -376,6 +384,7 @@ EMIT = {
     I.STRCONTAINS: emit_strcontains,
     I.STRSTR: emit_strstr,
     I.STR_CONCAT: emit_str_concat,
+    I.STR_CUT: emit_str_cut,
     I.CLOCK: emit_clock,
     I.USERMODE: emit_usermode,
     I.ADDR: emit_addr,

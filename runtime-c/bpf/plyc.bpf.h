@@ -648,6 +648,24 @@ static __always_inline void plyc_str_concat(char *dst, __u32 dsize, const char *
 	}
 }
 
+/* bpftrace's str(p, n) of an n known at run time: the string read whole,
+ * then cut to n bytes, its NUL counted (n - 1 characters; none for 0 or
+ * 1). n is unsigned, as 0.27 reads it: a negative one is past any size. */
+static __always_inline void plyc_str_cut(char *dst, __u32 size, const char *src, __u64 n)
+{
+	int end = 0;
+
+	for (__u32 i = 0; i < size; i++) {
+		char c = 0;
+
+		if (!end && (__u64)i + 1 < n) {
+			c = src[i];
+			end = !c;
+		}
+		dst[i] = c;
+	}
+}
+
 /* ply's log2 buckets: bucket i holds [2^i, 2^(i+1)), bucket 0 also 0;
  * for signed arguments bucket 63 counts the negative values. */
 static __always_inline __u32 plyc_log2_bucket(__u64 v, int is_signed)

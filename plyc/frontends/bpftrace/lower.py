@@ -960,6 +960,16 @@ class Typer(Sema):
             return script
         return self.sizeof(type_ref(e.arg), e.span)
 
+    def str_cut(self, e: A.Call) -> ir.Expr:
+        """str(p, n), n known at run time only (0.27 takes it; published
+        tools compute it): the string read at its full size (max_strlen, or
+        the string's), then cut to n bytes with its NUL, n clamped to it."""
+        whole = self.call(replace(e, args=e.args[:1]), statement=False)
+        n = self.expr(e.args[1])
+        if not n.type.is_int or n.type.is_pointer:
+            self.err(f"str()'s size must be an integer, got {n.type}", e.args[1].span)
+        return ir.Call(I.STR_CUT, [whole, n], type=whole.type, span=e.span)
+
     def typed_only(self, e: A.Expr) -> ir.Expr:
         """e typed, never run (sizeof's operand): what a block expression in
         it would run before the statement is dropped."""
@@ -997,6 +1007,8 @@ class Typer(Sema):
             return self.zero(e, statement)
         if e.name == "time":
             return self.time(e, statement)
+        if e.name == "str" and len(e.args) == 2 and const_value(e.args[1]) is None:
+            return self.str_cut(e)
         if e.name in V.FUNCTIONS:
             return V.call(self, e)
         if e.name in stdlib.FUNCTIONS:
