@@ -987,7 +987,7 @@ class Typer(Sema):
             return self.delete_value(e)
         if e.name == "find":
             return self.find_value(e)
-        e = formats.literal_percents(e)     # 0.27 prints a '%' that starts no conversion
+        e = formats.literal_percents(self, e)     # 0.27 prints a '%' that starts no conversion
         if e.name == "printf":
             e = aggreads.printf_call(self, e)
         if e.name not in FUNCTIONS:
