@@ -3,13 +3,18 @@ PYTHON ?= python3
 PLYC = $(PYTHON) -m plyc
 OUT = out
 
-.PHONY: setup demo test test-fast vm-test examples bench golden clean
+.PHONY: setup setup-demo demo test test-fast vm-test examples bench golden clean
 
+# Everything the tests need (the demo's packages too).
 setup:
-	@sh scripts/setup.sh
+	@sh scripts/setup.sh test
+
+# Only what building and running a tracer here needs.
+setup-demo:
+	@sh scripts/setup.sh demo
 
 # The main job: build an example tracer and run it on this machine.
-demo: setup
+demo: setup-demo
 	@mkdir -p $(OUT)
 	$(PLYC) build examples/syscall-count.ply -o $(OUT)/syscall-count
 	@ls -l $(OUT)/syscall-count
@@ -37,7 +42,7 @@ test-fast: setup
 vm-test: setup
 	$(PYTHON) -m pytest -q -ra -m vm
 
-examples: setup
+examples: setup-demo
 	@mkdir -p $(OUT)
 	@for f in examples/*.ply; do \
 		n=$$(basename $$f .ply); echo "build $$f"; \

@@ -40,6 +40,7 @@ ROOT = BENCH.parent
 # once into ~/.cache/plyc/bpftrace-sid (tests/bpftrace_sid.py).
 sys.path.insert(0, str(ROOT / "tests"))
 import bpftrace_sid  # noqa: E402
+import desk  # noqa: E402  (the desk section: one-liners against bpftrace -e)
 # plyc-musl: the same plyc tracer linked with musl (--libc musl) instead of glibc.
 # plyc-bt: plyc's tracer built from the bpftrace script (workloads/NAME.bt).
 # bpftrace: Debian 12's, 0.17. bpftrace-0.27: Debian sid's, from a chroot.
@@ -877,7 +878,12 @@ def main(argv=None) -> int:
     ap.add_argument("--no-build", action="store_true",
                     help="reuse the tools (and build figures) of an earlier run's --build-dir")
     ap.add_argument("--out", default=str(BENCH / "results" / "latest.json"))
+    ap.add_argument("--desk-only", action="store_true",
+                    help="only the desk section: one-liners against bpftrace -e (bench/desk.py)")
+    ap.add_argument("--no-desk", action="store_true", help="leave the desk section out")
     args = ap.parse_args(argv)
+    if args.desk_only:
+        return desk_only(args)
 
     cfg = dict(PROFILES["smoke" if args.smoke else "quick" if args.quick else "full"])
     if args.reps:
@@ -1028,17 +1034,57 @@ def main(argv=None) -> int:
                for sc in (False, True)}}
     res["meta"]["foreign_attachments"] = noted
     res["goals"] = goals(res)
+    if not args.no_desk and not args.smoke:      # (the smoke run's test runs the desk on its own)
+        res["desk"] = run_desk(args, cfg, "bpftrace-0.27" in tools)
+        res["goals"] += res["desk"]["goals"]
     res["meta"]["elapsed_s"] = time.monotonic() - started
 
-    out = Path(args.out)
+    out = write_results(res, Path(args.out))
+    print_tables(res)
+    if "desk" in res:
+        desk.print_tables(res["desk"])
+    if noted:
+        print(f"\nnote: other processes had BPF programs attached during {len(noted)} of the measurements "
+              f"(see meta.foreign_attachments): those figures are noisier")
+    print(f"\n(results in {out}; {res['meta']['elapsed_s']:.0f} s)")
+    return 0
+
+
+def write_results(res: dict, out: Path) -> Path:
+    """The figures as JSON at out, replaced whole."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmpout = out.with_suffix(".json.tmp")
     tmpout.write_text(json.dumps(res, indent=1) + "\n")
     os.replace(tmpout, out)
-    print_tables(res)
-    if noted:
-        print(f"\nnote: other processes had BPF programs attached during {len(noted)} of the measurements "
-              f"(see meta.foreign_attachments): those figures are noisier")
+    return out
+
+
+def run_desk(args, cfg: dict, with_027: bool) -> dict:
+    """The desk section (bench/desk.py): reps as the other measurements'
+    (at least 3 paired runs: a single one says little)."""
+    with tempfile.TemporaryDirectory(prefix="plyc-desk-") as tmpd:
+        return desk.main(Path(tmpd), args.reps or max(cfg["reps"], 3), with_027)
+
+
+def desk_only(args) -> int:
+    """`run.py --desk-only`: the desk section alone, its JSON in --out."""
+    if os.geteuid() != 0:
+        sys.exit("bench: needs root (loads BPF programs)")
+    started = time.monotonic()
+    cfg = dict(PROFILES["smoke" if args.smoke else "quick" if args.quick else "full"])
+    cfg["reps"] = args.reps or cfg["reps"]
+    tools = args.tools.split(",") if args.tools else list(TOOLS)
+    res = {"meta": {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "kernel": platform.release(),
+        "bpftrace": run(["bpftrace", "--version"]).stdout.strip() if shutil.which("bpftrace") else None,
+        "plyc": run([sys.executable, "-m", "plyc", "--version"], cwd=ROOT).stdout.strip(),
+        "profile": "desk", "load_average": os.getloadavg()}}
+    res["desk"] = run_desk(args, cfg, "bpftrace-0.27" in tools)
+    res["goals"] = res["desk"]["goals"]
+    res["meta"]["elapsed_s"] = time.monotonic() - started
+    out = write_results(res, Path(args.out))
+    desk.print_tables(res["desk"])
     print(f"\n(results in {out}; {res['meta']['elapsed_s']:.0f} s)")
     return 0
 

@@ -14,15 +14,19 @@ from . import types as T
 # Above this many lquantize buckets a map value grows past what a per-CPU
 # map allocates comfortably; the script should use a larger step.
 LQUANTIZE_MAX_BUCKETS = 1000
-# bpftrace's hist(x): below 0, 0, then [2^k, 2^(k+1)) up to 2^63 (65 buckets,
-# PLYC_HIST_BUCKETS); hist(x, k): each power of two in 2^k buckets (0 <= k <= 5, bpftrace's
-# bounds); below 0, then (64 - k) * 2^k buckets, the first 2^(k+1) of them
-# one value each. The tracer reads k back from the count (runtime-c/output/btrows.c).
+# bpftrace's hist(): below 0, 0, then [2^k, 2^(k+1)) up to 2^64 (PLYC_HIST_BUCKETS;
+# the last, [2^63, 2^64), for unsigned values). hist(x, k): each power of
+# two in 2^k buckets (0 <= k <= 5, bpftrace's bounds): below 0, then
+# (65 - k) * 2^k buckets, the first 2^(k+1) of them one value each (k = 0:
+# the 66 above). The tracer reads k back from the count (runtime-c/output/btrows.c).
 BT_HIST_MAX_K = 5
 
 
 def bt_hist_buckets(k: int) -> int:
-    return (64 - k) * (1 << k) + 1
+    return (65 - k) * (1 << k) + 1
+
+
+BT_HIST_BUCKETS = bt_hist_buckets(0)
 # bpftrace's tseries(): its intervals are slots of one per-CPU value (24
 # bytes each), which the kernel caps at 32 KiB per CPU (PCPU_MIN_UNIT_SIZE)
 TSERIES_MAX_INTERVALS = 1000
@@ -66,14 +70,28 @@ def _buckets(nbuckets: int) -> Callable:
     return lambda cname, info: Layout(f"struct {cname}_hist", 8 * nbuckets + 8, nbuckets)
 
 
+def lq_top(params) -> int:
+    """The lower bound of lquantize's last bucket: max where step divides
+    max - min, else the last multiple of step above min below max (as
+    bpftrace 0.27's lhist() buckets, whose last bucket starts there)."""
+    lo, hi, step = params
+    return lo + (hi - lo) // step * step
+
+
 def _lq_layout(cname, info) -> Layout:
     lo, hi, step = info.params
-    return _buckets(-(-(hi - lo) // step) + 2)(cname, info)   # + below min, at or above max
+    return _buckets((hi - lo) // step + 2)(cname, info)   # + below min, at or above the top
 
 
 def _lq_params(chk, info, call):
     lo, hi, step = (chk.const_int(a, "lquantize()'s min, max and step must be constant integers")
                     for a in call.args[1:])
+    # the tracer's bounds are 64-bit signed, as bpftrace's (a bound past it
+    # would print wrapped)
+    for value, arg, what in zip((lo, hi, step), call.args[1:], ("min", "max", "step")):
+        if not -(1 << 63) <= value < 1 << 63:
+            chk.err(f"lquantize()'s {what} must be between -9223372036854775808 and "
+                    f"9223372036854775807", arg.span)
     if step <= 0 or hi <= lo:
         chk.err("lquantize(x, min, max, step) needs min < max and step > 0", call.span)
     if (hi - lo) // step > LQUANTIZE_MAX_BUCKETS:

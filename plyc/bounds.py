@@ -7,6 +7,14 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+# Default sizes; `plyc build --map-entries/--buffer-size/--stack-entries`
+# change them (codegen/resources.py uses them; here so that the command
+# line needs nothing of the code generator to state them).
+DEFAULT_MAP_ENTRIES = 4096
+DEFAULT_HIST_ENTRIES = 1024      # a quantize value is 520 bytes (resources.storage(): shared, or per CPU)
+DEFAULT_BUFFER = 1 << 20         # ring buffer bytes
+DEFAULT_STACK_ENTRIES = 4096
+
 # A string is held whole in a per-CPU scratch slot, at most 32 KiB
 # (codegen/render.py: SCRATCH_SLOT_MAX).
 STRSIZE = (1, 32768)

@@ -229,6 +229,11 @@ class BTF:
     def find(self, kind: int, name: str) -> Optional[int]:
         return self._index().get((kind, name))
 
+    def names_of(self, kind: int) -> list:
+        """The names of this file's own types of a kind (a module's: not
+        its base's), sorted; nothing decoded (`plyc list`)."""
+        return sorted(n for (k, n), tid in self._index().items() if k == kind and tid >= self.first)
+
     def enumerator(self, name: str) -> Optional[tuple]:
         """(value, enum type id) of the enumeration constant `name`, or None."""
         if self._enumerators is None:

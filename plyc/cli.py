@@ -7,15 +7,15 @@ import os
 import signal
 import sys
 
-from . import __version__, driver  # noqa: F401  (driver: tests replace its functions through cli)
+from . import __version__, driver, progress  # noqa: F401  (driver: tests replace its functions through cli)
 from .commands import argdist, build, check, doctor, emit, run, sysroot
+from .commands import list as list_cmd
 from .commands.common import SCRIPT_MAX, options  # noqa: F401  (kept importable from here)
-from .btf import BTFError
 from .diag import PlycError
 from .toolchain import ToolchainError
 
 # The subcommands, in `plyc -h`'s order.
-COMMANDS = (build, run, check, emit, argdist, doctor, sysroot)
+COMMANDS = (build, run, check, emit, list_cmd, argdist, doctor, sysroot)
 
 
 class Terminated(BaseException):
@@ -61,24 +61,44 @@ def main(argv=None) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="plyc", description="Compile ply tracing scripts into static tracers.")
-    ap.add_argument("--version", action="version", version=f"plyc {__version__}")
+    ap = argparse.ArgumentParser(prog="plyc", description="Compile ply tracing scripts into static tracers.",
+                                 epilog="plyc SCRIPT [ARGS] is plyc run SCRIPT -- ARGS "
+                                 "(a #!/usr/bin/env plyc script run as a program)")
+    # bpftrace's -V, as bpftrace prints its version
+    ap.add_argument("-V", "--version", action="version", version=f"plyc v{__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every toolchain command")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.add(sub)
+    ap.add_argument("-q", "--quiet", action="store_true",
+                    help="no progress lines for long first-time steps (printed on a terminal only)")
     for p in sub.choices.values():
         p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
                        help="print every toolchain command")
+        p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                       help="no progress lines for long first-time steps")
     return ap
+
+
+def script_form(argv: list) -> list:
+    """`plyc FILE ARGS` (a `#!/usr/bin/env plyc` script run as a program)
+    is `plyc run FILE -- ARGS`: a first word that is no command nor option
+    but a file."""
+    names = {c.__name__.rsplit(".", 1)[-1] for c in COMMANDS}
+    if argv and argv[0] not in names and not argv[0].startswith("-") and os.path.isfile(argv[0]):
+        return ["run", argv[0], "--", *argv[1:]]
+    return argv
 
 
 def _main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "argdist":
         return argdist.main(argv[1:])     # bcc argdist's own command line, as is
+    argv = script_form(argv)
     ap = parser()
-    args = ap.parse_args(argv)
+    # plyc run -e TEXT's tracer arguments, apart from argparse
+    args = run.parse_args(ap, argv) if argv[:1] == ["run"] else ap.parse_args(argv)
+    progress.quiet = args.quiet
     if not getattr(args, "command", None):
         ap.print_help()
         return 2
@@ -87,7 +107,16 @@ def _main(argv=None) -> int:
     except PlycError as err:
         print(err.render(), file=sys.stderr)
         return 1
-    except (ToolchainError, BTFError) as err:
+    except ToolchainError as err:
+        print(f"plyc: error: {err}", file=sys.stderr)
+        return 1
+    except Exception as err:
+        # A BTFError comes only from plyc.btf, loaded by the builds that read
+        # BTF: not imported here for the commands that never do (plyc run of
+        # a cached tracer, --version).
+        btf = sys.modules.get("plyc.btf")
+        if btf is None or not isinstance(err, btf.BTFError):
+            raise
         print(f"plyc: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

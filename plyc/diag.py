@@ -4,9 +4,10 @@ compiler is a PlycError; the CLI prints it and exits 1."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from .ir.nodes import Span
+if TYPE_CHECKING:      # annotations only: plyc's command line loads this before any IR
+    from .ir.nodes import Span
 
 
 @dataclass

@@ -1,6 +1,10 @@
 """The pipeline, one call per stage:
 
     front end (parse, passes -> IR) -> resources -> render -> toolchain
+
+The stages' modules are imported where they are first used: the command
+line imports this module to state its options, and a cached `plyc run`
+uses none of them (docs/performance.md).
 """
 from __future__ import annotations
 
@@ -10,26 +14,28 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
-from .codegen import limits, render, resources
+from . import bounds
 from .diag import PlycError, Diagnostic
 from .frontends import registry
 from .frontends.base import FrontEnd, Settings
-from .ir import nodes as ir
-from .ir.opt import optimize
 from .output import check_target, discard, finish, keep_dir, temporary
-from .toolchain import Toolchain, ToolchainError, embed_object, translate_c_error
+from .toolchain import Toolchain, ToolchainError, at_once, embed_object, translate_c_error
+
+if TYPE_CHECKING:
+    from .codegen import render, resources
+    from .ir import nodes as ir
 
 
 @dataclass
 class Options:
     env: Optional[dict] = None
     strsize: int = 128
-    map_entries: int = resources.DEFAULT_MAP_ENTRIES
-    hist_entries: int = resources.DEFAULT_HIST_ENTRIES
-    buffer_size: int = resources.DEFAULT_BUFFER
-    stack_entries: int = resources.DEFAULT_STACK_ENTRIES
+    map_entries: int = bounds.DEFAULT_MAP_ENTRIES
+    hist_entries: int = bounds.DEFAULT_HIST_ENTRIES
+    buffer_size: int = bounds.DEFAULT_BUFFER
+    stack_entries: int = bounds.DEFAULT_STACK_ENTRIES
     target: str = "x86_64"
     verbose: bool = False
     keep_dir: Optional[str] = None
@@ -41,6 +47,10 @@ class Options:
     # Front-end options given (name -> True): each front end gets those it
     # declares (FrontEnd.options); one given to a front end that lacks it is an error.
     frontend: dict = field(default_factory=dict)
+    # bpftrace's -I DIR and --include FILE: where its #include lines are
+    # searched, and headers included before the script's own
+    include_dirs: tuple = ()
+    include_files: tuple = ()
     # For front ends whose probes are not script lines: (a probe's span line,
     # spec) -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
@@ -97,9 +107,13 @@ def settings(fe: FrontEnd, opts: Options) -> Settings:
             takers = [f.name for f in registry.FRONTENDS if any(o.name == name for o in f.options)]
             raise PlycError(Diagnostic(f"--{name} is an option of {' and '.join(takers) or 'no'} scripts, "
                                        f"not of {fe.name} ones", None))
+    if (opts.include_dirs or opts.include_files) and not fe.c_headers:
+        raise PlycError(Diagnostic(f"-I and --include are options of scripts that #include C headers "
+                                   f"(bpftrace's), not of {fe.name} ones", None))
     env = dict(os.environ) if opts.env is None else opts.env
     return Settings(env, opts.strsize, opts.btf, opts.target,
-                    {name: bool(opts.frontend.get(name)) for name in sorted(accepted)})
+                    {name: bool(opts.frontend.get(name)) for name in sorted(accepted)},
+                    tuple(opts.include_dirs), tuple(opts.include_files))
 
 
 def analyze(program, source: str, filename: str, opts: Options) -> ir.Program:
@@ -124,7 +138,7 @@ def build_limits(prog: ir.Program, opts: Options) -> dict:
     environment variables win over its config block."""
     out = dict(map_entries=opts.map_entries, hist_entries=opts.hist_entries, buffer_size=opts.buffer_size,
                stack_entries=opts.stack_entries)
-    defaults = dict(map_entries=resources.DEFAULT_MAP_ENTRIES, buffer_size=resources.DEFAULT_BUFFER)
+    defaults = dict(map_entries=bounds.DEFAULT_MAP_ENTRIES, buffer_size=bounds.DEFAULT_BUFFER)
     for name, value in prog.limits.items():
         if name not in out or out[name] == defaults.get(name):
             out[name] = value
@@ -135,6 +149,8 @@ def plan(prog: ir.Program, source: str, filename: str, opts: Options,
          name: Optional[str] = None) -> resources.Resources:
     """The optimising passes (plyc/ir/opt/) and the Resources, held to the
     kernel's fixed limits (codegen/limits.py): what `plyc check` checks too."""
+    from .codegen import limits, resources
+    from .ir.opt import optimize
     optimize(prog)
     res = resources.build(prog, name or tracer_name(filename), os.path.basename(filename), build_limits(prog, opts))
     limits.check(res, filename, source)
@@ -145,6 +161,7 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
                name: Optional[str] = None) -> Compiled:
     """From the IR on: the optimising passes (plyc/ir/opt/), resources and
     the generated C (source: for messages)."""
+    from .codegen import render
     res = plan(prog, source, filename, opts, name)
     not_here = [p for p in prog.probes if not p.provider.runnable_here]
     if not_here:
@@ -170,6 +187,7 @@ def build_ir(prog: ir.Program, source: str, filename: str, out: str, opts: Optio
 def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
     """The generated files compiled and linked into the tracer `out`; on
     any failure or signal, nothing is left behind but what --keep asks for."""
+    from .codegen import limits, render
     name = compiled.resources.name
     check_target(out)
     tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot, opts.libc)
@@ -180,16 +198,22 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
         (workdir / f"{name}.bpf.c").write_text(gen.bpf_c)
         (workdir / f"{name}.h").write_text(gen.header)
         (workdir / f"{name}.c").write_text(gen.loader_c)
-        try:
-            tc.compile_bpf(workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir)
-        except ToolchainError as err:
-            stack = limits.stack_error(str(err), gen.bpf_c, compiled.resources)
-            if stack:
-                raise PlycError(stack, compiled.filename, compiled.source) from None
-            located = translate_c_error(str(err), f"{name}.bpf.c",
-                                        render.linemap(gen.bpf_c, compiled.resources.script),
-                                        compiled.resources.script)
-            raise ToolchainError((located + "\n" if located else "") + str(err)) from None
+
+        def bpf():
+            try:
+                tc.compile_bpf(workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir)
+            except ToolchainError as err:
+                stack = limits.stack_error(str(err), gen.bpf_c, compiled.resources)
+                if stack:
+                    raise PlycError(stack, compiled.filename, compiled.source) from None
+                located = translate_c_error(str(err), f"{name}.bpf.c",
+                                            render.linemap(gen.bpf_c, compiled.resources.script),
+                                            compiled.resources.script)
+                raise ToolchainError((located + "\n" if located else "") + str(err)) from None
+
+        # clang's BPF object and the C compiler's loader object at once (the
+        # loader does not include the BPF object: obj.c, compiled at the link)
+        at_once(bpf, lambda: tc.compile_loader(workdir / f"{name}.c", workdir / f"{name}.o", workdir))
         btf = b""
         if opts.btf:
             # For devices whose kernel has no BTF: the part of the target
@@ -203,7 +227,7 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
             btf = min_core_btf(tc, workdir / "kernel.btf", workdir / f"{name}.bpf.o", workdir / "min.btf")
         embed_object((workdir / f"{name}.bpf.o").read_bytes(), workdir / f"{name}.obj.c", btf)
         tmp_out = temporary(out)
-        tc.link_loader(workdir / f"{name}.c", workdir / f"{name}.obj.c", tmp_out, workdir, opts.strip)
+        tc.link_loader(workdir / f"{name}.o", workdir / f"{name}.obj.c", tmp_out, workdir, opts.strip)
         finish(tmp_out, out)
         tmp_out = None
     finally:

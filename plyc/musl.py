@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from . import progress
 from .cachedir import ToolchainError, cache_dir
 
 
@@ -216,7 +217,8 @@ def prepare(target: str, verbose: bool = False) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if ready(target):
             return out
-        return _build(target, out, verbose)
+        with progress.step(f"building libbpf, libelf and zlib for {target} with musl, once"):
+            return _build(target, out, verbose)
 
 
 def _build(target: str, out: Path, verbose: bool) -> Path:

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+INT_MAX = (1 << 31) - 1
 CONV = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d+|\*))?"
                   r"(?P<len>hh|h|ll|l|z|j|t)?(?P<conv>[diouxXcspv%]|r[xh]?)")
 
@@ -22,6 +23,10 @@ class Conv:
     # (bpftrace's printf is C's: %d prints an int, %lld a long long).
     bits: int = 64
     null_p: str = "0x0"   # what %p prints for 0
+    # %s of a string writes its control characters as \xNN (the runtime's
+    # plyc_text_escape: ply never writes them raw, it dumps such a string
+    # in hex); bpftrace 0.27 writes them as they are
+    escape: bool = True
 
     def use_c_lengths(self):
         if self.conv in "diouxX":
@@ -31,10 +36,12 @@ class Conv:
         """bpftrace 0.27's printf (its own formatter, not C's) takes a
         precision and the ' ' flag and ignores them: `%.2s` prints the whole
         string, `%.3d` of 7 is `7`, `% d` of 4 is `4`; its %p of 0 is `0`.
-        (0.17 refuses all three.)"""
+        (0.17 refuses all three.) Its %s writes a string's bytes as they
+        are, control characters too."""
         self.prec = None
         self.flags = self.flags.replace(" ", "")
         self.null_p = "0"
+        self.escape = False
 
 
 class FormatError(Exception):
@@ -75,6 +82,12 @@ def parse(fmt: str) -> list:
         else:
             if "*" in (m["width"] or "") or "*" in (m["prec"] or ""):
                 raise FormatError("'*' widths are not supported in formats", i)
+            # the C library counts what it writes in an int: a larger field
+            # is no text it can write (gcc refuses it, printf fails)
+            for what, digits in (("width", m["width"]), ("precision", m["prec"])):
+                if digits and int(digits) > INT_MAX:
+                    raise FormatError(f"the {what} of '{m.group(0)}' is more than {INT_MAX} (C's INT_MAX), "
+                                      "the most the C library can write", i)
             if m["conv"].startswith("r") and m.group(0) != "%" + m["conv"]:
                 raise FormatError(f"'%{m['conv']}' takes no flags, width, precision or length", i)
             if lit:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import time
 from dataclasses import asdict
 from importlib import resources as ir
 from pathlib import Path
@@ -18,6 +19,8 @@ from .toolchain import cache_dir, find_clang
 
 KEEP = 32
 SIZE_MAX = 256 << 20
+# A digest of another plyc's files not used for this long is removed.
+DIGEST_AGE = 30 * 86400
 
 # The environment a build reads: the toolchain's (toolchain.py) and the
 # front ends' (bpftrace's BPFTRACE_*, plyc's PLYC_*).
@@ -25,24 +28,76 @@ ENV_NAMES = ("CC", "CFLAGS", "LDFLAGS", "AR", "CROSS_COMPILE", "SYSROOT", "SDKTA
 ENV_PREFIXES = ("PLYC_", "BPFTRACE_")
 
 
-def plyc_files() -> list:
-    """plyc's own files (compiler, templates, runtime), relative to the
-    package. In a checkout runtime-c/ and templates/ are symlinked into it,
-    which rglob does not enter: os.walk follows them."""
-    root = Path(str(ir.files("plyc")))
-    found = []
-    for folder, _, names in os.walk(root, followlinks=True):
-        found += [Path(folder, n).relative_to(root) for n in names if Path(n).suffix in (".py", ".j2", ".c", ".h")]
+SUFFIXES = (".py", ".j2", ".c", ".h")
+
+
+def _package_files(root: str) -> list:
+    """plyc's own files (compiler, templates, runtime), as paths relative
+    to the package, sorted. In a checkout runtime-c/ and templates/ are
+    symlinked into it: followed (DirEntry.is_dir follows links)."""
+    found, folders = [], [""]
+    while folders:
+        rel = folders.pop()
+        with os.scandir(os.path.join(root, rel)) as entries:
+            for e in entries:
+                name = rel + e.name
+                if e.is_dir():
+                    if e.name != "__pycache__":        # .pyc only: the .py files are the source
+                        folders.append(name + "/")
+                elif os.path.splitext(e.name)[1] in SUFFIXES:
+                    found.append(name)
     return sorted(found)
 
 
+def plyc_files() -> list:
+    """plyc's own files (compiler, templates, runtime), relative to the package."""
+    return [Path(rel) for rel in _package_files(str(ir.files("plyc")))]
+
+
+def _stamp(root: str, files: list) -> str:
+    """What changes when any of plyc's files does: each one's name, size,
+    inode and change times (ctime: no one sets it back, as one can mtime)."""
+    h = hashlib.sha256(repr((__version__, root)).encode())
+    for rel in files:
+        st = os.stat(os.path.join(root, rel))
+        h.update(f"{rel}\0{st.st_size} {st.st_ino} {st.st_dev} {st.st_mtime_ns} {st.st_ctime_ns}\n".encode())
+    return h.hexdigest()[:32]
+
+
 def _plyc_digest() -> str:
-    """A changed plyc is a new tracer even at the same version."""
+    """A changed plyc is a new tracer even at the same version: the digest
+    of every file of the package. Reading them all (some 200 files) on each
+    `plyc run` cost more than the rest of a cached run, so the digest is
+    kept in the cache under the files' stamp (names, sizes, inodes, times:
+    a stat of each) and read again only when the stamp changes."""
+    root = str(ir.files("plyc"))
+    files = _package_files(root)
+    stamp = _stamp(root, files)
+    folder = cache_dir() / "digests"
+    kept = folder / stamp
+    try:
+        text = kept.read_text()
+        if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
+            return text
+    except OSError:
+        pass
     h = hashlib.sha256(__version__.encode())
-    root = Path(str(ir.files("plyc")))
-    for rel in plyc_files():
-        h.update(str(rel).encode() + b"\0" + (root / rel).read_bytes())
-    return h.hexdigest()
+    for rel in files:
+        with open(os.path.join(root, rel), "rb") as f:
+            h.update(rel.encode() + b"\0" + f.read())
+    digest = h.hexdigest()
+    if _stamp(root, files) == stamp:     # no file changed while it was read
+        try:
+            folder.mkdir(mode=0o700, exist_ok=True)
+            for old in folder.iterdir():     # one plyc's, or a few (checkouts, venvs): the others go
+                if old.name != stamp and old.stat().st_mtime < time.time() - DIGEST_AGE:
+                    old.unlink(missing_ok=True)
+            tmp = folder / f".{stamp}.{os.getpid()}"
+            tmp.write_text(digest)
+            os.replace(tmp, kept)
+        except OSError:
+            pass          # a cache that cannot keep it: digested again next time
+    return digest
 
 
 def key(*parts) -> str:
@@ -57,6 +112,18 @@ def key(*parts) -> str:
                 o.pop(name, None)
     tools = (find_clang(), shutil.which("gcc"))      # which compilers $PATH finds
     return hashlib.sha256(repr((opts, env, tools, _plyc_digest())).encode()).hexdigest()[:20]
+
+
+def script_key(source: str, filename: str, opts) -> str:
+    """The key of a script's tracer (`plyc run`): its text, its name, the
+    options, and the files it imports (bpftrace's `import`: a changed one is
+    a new tracer). Only a script with the word `import` in it can import
+    anything: a one-liner's key is had without loading the front end."""
+    imported = []
+    if "import" in source:
+        from . import driver
+        imported = [(f.name, f.text) for f in getattr(driver.parse(source, filename, opts.lang), "imported", ())]
+    return key(source, imported, os.path.basename(filename), opts)
 
 
 def root() -> Path:

@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 from . import arch as A
+from . import progress
 from .cachedir import ToolchainError, cache_dir
 
 PACKAGES = ("libbpf-dev", "libelf-dev", "zlib1g-dev", "libzstd-dev")
@@ -46,8 +47,10 @@ def prepare(target: str, verbose: bool = False) -> Path:
         if ready(target):
             return root
         if A.get(target).from_source:
-            return _build(target, base, root, verbose)
-        return _download(target, base, root, verbose)
+            with progress.step(f"building the {target} sysroot's libraries, once"):
+                return _build(target, base, root, verbose)
+        with progress.step(f"downloading the {target} sysroot from Debian, once"):
+            return _download(target, base, root, verbose)
 
 
 def _build(target: str, base: Path, root: Path, verbose: bool) -> Path:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import arch as A
+from . import progress
 from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrusted_file  # noqa: F401  (importable from here, as before)
 
 
@@ -146,6 +147,7 @@ class Toolchain:
     compat: list = field(default_factory=list)
     libc: str = "glibc"
     opt: list = field(default_factory=lambda: ["-O2"])   # the loader's and runtime's optimisation
+    _runtime_lib: Optional[Path] = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def detect(cls, target: str = "x86_64", verbose: bool = False, sysroot: Optional[str] = None,
@@ -230,7 +232,13 @@ class Toolchain:
 
     def runtime_lib(self) -> Path:
         """libplycrt.a for this compiler and flags, built once and cached
-        (with libplyccompat.a beside it when the toolchain has compat sources)."""
+        (with libplyccompat.a beside it when the toolchain has compat sources);
+        looked for once per build."""
+        if self._runtime_lib is None:
+            self._runtime_lib = self._find_runtime_lib()
+        return self._runtime_lib
+
+    def _find_runtime_lib(self) -> Path:
         rt = runtime_dir()
         # The sources are in a folder per layer (docs/design.md, "The runtime");
         # the headers, the interfaces, at the top.
@@ -253,7 +261,8 @@ class Toolchain:
         tmp = Path(str(lib_dir) + f".tmp{os.getpid()}")
         tmp.mkdir(parents=True, exist_ok=True)
         try:
-            self._build_runtime(rt, sources, tmp)
+            with progress.step(f"building the tracer runtime for {self.target} ({self.libc or 'glibc'}), once"):
+                self._build_runtime(rt, sources, tmp)
             # whatever the umask: writable by us only, as the check above wants
             for f in tmp.iterdir():
                 os.chmod(f, 0o644)
@@ -296,15 +305,56 @@ class Toolchain:
         # zig's cc strips an -Os link unless asked for debug information.
         return ["-g"] if self.libc == "musl" else []
 
-    def link_loader(self, loader_c: Path, obj_c: Path, out: Path, include: Path, strip: bool = True):
-        rt = runtime_dir()
+    def loader_flags(self, include: Path) -> list:
+        """The C compiler's options for the tracer's own C (the loader, the
+        embedded object), compiled in the work folder include."""
+        return [*self.opt, "-std=gnu11", *WARNINGS, *self.cflags, *reproducible(include), "-I", runtime_dir(),
+                "-I", include]
+
+    def compile_loader(self, loader_c: Path, out: Path, include: Path):
+        """The script's loader C into an object, with the runtime library
+        ready for the link (built first if this compiler has none cached):
+        what does not wait for the BPF object, so it runs beside clang."""
+        self.runtime_lib()
+        loader_c, out, include = (Path(p).absolute() for p in (loader_c, out, include))
+        self.run([*self.cc, *self.loader_flags(include), "-c", loader_c, "-o", out],
+                 "compiling the tracer's loader", cwd=include)
+
+    def link_loader(self, loader_o: Path, obj_c: Path, out: Path, include: Path, strip: bool = True):
+        """The loader's object (compile_loader's), the embedded BPF object's
+        C and the runtime, linked statically into the tracer out."""
         lib = self.runtime_lib()
-        loader_c, obj_c, out, include = (Path(p).absolute() for p in (loader_c, obj_c, out, include))
+        loader_o, obj_c, out, include = (Path(p).absolute() for p in (loader_o, obj_c, out, include))
         compat = [lib.parent / "libplyccompat.a"] if self.compat else []
-        self.run([*self.cc, *self.opt, "-std=gnu11", *WARNINGS, *self.cflags, *reproducible(include),
-                  "-I", rt, "-I", include, loader_c, obj_c, lib, "-static",
+        self.run([*self.cc, *self.loader_flags(include), loader_o, obj_c, lib, "-static",
                   *(["-s"] if strip else self.keep_symbols()), *self.ldflags, *self.libs, *compat, "-o", out],
                  "linking the tracer", cwd=include)
+
+
+def at_once(*calls) -> list:
+    """Each call (a function of no arguments) run in a thread of its own,
+    all at once: they wait on compilers, which run on the machine's other
+    cores meanwhile. Their results in order; when any failed, the first
+    one's exception (in the calls' order), once all have ended."""
+    import threading
+    results, errors = [None] * len(calls), [None] * len(calls)
+
+    def one(i):
+        try:
+            results[i] = calls[i]()
+        except BaseException as err:       # noqa: B902  (raised again below, in the caller's thread)
+            errors[i] = err
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(1, len(calls))]
+    for t in threads:
+        t.start()
+    one(0)           # the first in this thread: a signal raised here stops the build
+    for t in threads:
+        t.join()
+    for err in errors:
+        if err is not None:
+            raise err
+    return results
 
 
 # The C compiler's options that print the macros of its input (stdin).

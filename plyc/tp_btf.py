@@ -40,7 +40,7 @@ def _fields_of(b: B.BTF, group: str, tid: int, prefix: str, base: int, out: dict
         else:
             ctype, decl = b.type_name(m.type), name
         signed = t.kind in (B.INT, B.ENUM, B.ENUM64) and t.signed
-        out[name] = Field(name, ctype, off, size, signed, field_type(group, ctype, decl, size, signed))
+        out[name] = Field(name, ctype, off, size, signed, field_type(group, ctype, decl, size, signed), decl)
 
 
 def _arg_types(b: B.BTF, proto: B.BType) -> tuple:

@@ -23,6 +23,7 @@ class Field:
     size: int
     signed: bool
     type: T.Type
+    decl: str = ""          # the name as declared, [N] of an array kept (tp_btf's; for `plyc list -v`)
 
 
 class TracefsError(Exception):

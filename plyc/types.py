@@ -6,7 +6,7 @@ symbol's address, a stack id, ...) is part of its type; how a plain integer
 prints (hex, padding) is the output style's (plyc/sema/looks.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 DEFAULT_STRSIZE = 128      # ply's string size
@@ -37,6 +37,10 @@ class Type:
     format_index: int = 0     # a strftime value: which of the program's formats
     enum_index: int = 0       # an enum value: which of the program's enums (Program.enums)
     sized: bool = False       # a buf: bpftrace's buf(), a u32 length then its bytes
+    # An integer constant that is not negative: its sign is whatever the
+    # other side's is where two types meet (promoted()). Not part of the
+    # type's identity: a flexible s64 equals an s64.
+    flexible: bool = field(default=False, compare=False)
 
     @property
     def is_int(self) -> bool:
@@ -247,10 +251,39 @@ def Ptr(pointee: str, user: bool = False, size: int = 8) -> Type:
     return Type("int", size, False, "", pointee, user)
 
 
+def promoted(a: Type, b: Type) -> Type:
+    """The integer type where values of integer types a and b meet (a map's
+    keys or values, a variable assigned twice, a tuple's members, the arms
+    of `?:`, the operands of arithmetic and comparisons): plyc's one rule,
+    bpftrace 0.27's. Of one sign: the larger. Of both: the signed one when
+    it is the larger, else the signed type twice the unsigned one's size
+    (s32 with u32 is s64, s8 with u8 s16), which holds every value of both;
+    s64 with u64, which no type holds, is s64 (bpftrace's choice: a u64 of
+    2^63 or more reads as negative). A flexible side (a constant that is
+    not negative) takes the other's sign. Only size and sign: unify()
+    keeps what the numbers mean."""
+    flexible = a.flexible and b.flexible
+    if a.signed != b.signed and (a.flexible or b.flexible):
+        signed = (a.signed and not a.flexible) or (b.signed and not b.flexible)
+        return replace(Int(max(a.size, b.size), signed), flexible=flexible)
+    if a.signed == b.signed:
+        return replace(Int(max(a.size, b.size), a.signed), flexible=flexible)
+    s, u = (a, b) if a.signed else (b, a)
+    if s.size > u.size:
+        return Int(s.size, True)
+    return Int(min(8, 2 * u.size), True)
+
+
+def holds(t: Type, value: int) -> bool:
+    """Whether the integer type t holds value."""
+    bits = t.size * 8
+    return -(1 << (bits - 1)) <= value < 1 << (bits - 1) if t.signed else 0 <= value < 1 << bits
+
+
 def arith(op: str, a: Type, b: Type) -> Type:
-    """The type of `a op b` for integers: 64-bit, unsigned if either side is,
+    """The type of `a op b` for integers: 64-bit, signed as promoted(a, b),
     and a duration stays a duration under + - (time - time is a latency)."""
-    signed = a.signed and b.signed
+    signed = promoted(a, b).signed
     denotes = ""
     if op in "+-" and "time" in (a.denotes, b.denotes) or op in "+-" and "walltime" in (a.denotes, b.denotes):
         denotes = "time"
@@ -264,7 +297,7 @@ def arith(op: str, a: Type, b: Type) -> Type:
 def unify(a: Type, b: Type) -> Optional[Type]:
     """A type that holds values of both a and b (map keys and values written
     from several places), or None when they don't mix."""
-    if a == b:
+    if a == b and a.flexible == b.flexible:
         return a
     if a.kind == "int" and b.kind == "int":
         if any(d in (a.denotes, b.denotes) and a.denotes != b.denotes or a.format_index != b.format_index
@@ -274,10 +307,11 @@ def unify(a: Type, b: Type) -> Optional[Type]:
             return None     # nor two enums
         # a plain number takes the other's meaning; two meanings make a number
         denotes = a.denotes if a.denotes == b.denotes or not b.denotes else b.denotes if not a.denotes else ""
-        return Type("int", max(a.size, b.size), a.signed and b.signed, denotes,
+        p = promoted(a, b)
+        return Type("int", p.size, p.signed, denotes,
                     a.pointee if a.pointee == b.pointee else None, a.user and b.user,
                     format_index=a.format_index,
-                    enum_index=a.enum_index if a.denotes == "enum" else b.enum_index)
+                    enum_index=a.enum_index if a.denotes == "enum" else b.enum_index, flexible=p.flexible)
     if a.kind == b.kind and a.kind in ("str", "buf") and a.sized == b.sized:
         return replace(a, size=max(a.size, b.size))
     order = matched(a, b)

@@ -25,6 +25,11 @@ int plyc_probe_wrapped(int probe);
 /* Program settings that depend on the device (providers' prepare), before load. */
 int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *obj);
 int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links);
+/* The same, going on past a probe that fails (each is told): --dry-run. */
+int plyc_attach_every(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links);
+/* What each probe resolved to, one line each (bpftrace's -l text), after
+ * plyc_check_targets: --list. */
+void plyc_list_targets(const struct plyc_program *prog, FILE *fp);
 void plyc_detach_all(struct plyc_links *links);
 /* The same, in a child process the tracer doesn't wait for, when there are
  * many links (their probes must already be stopped). */

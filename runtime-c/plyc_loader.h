@@ -206,6 +206,12 @@ void plyc_report_loop_caps(const struct plyc_program *prog, struct bpf_object *o
 /* once.c: how BEGIN and END run on this kernel (BPF_PROG_TEST_RUN, or a
  * uprobe on the tracer itself), settled before load; then running every
  * probe of one kind, in order. 0, or -1 once told. */
+/* Whether this kernel runs a raw tracepoint program by BPF_PROG_TEST_RUN
+ * (5.10; BEGIN and END's way), and has uprobes (their fallback). */
+int plyc_test_run_works(void);
+int plyc_uprobes_available(void);
+/* --info: what of the kernel the tracer uses here, and its fallbacks. */
+int plyc_info(const struct plyc_program *prog, const char *btf, FILE *fp);
 int plyc_once_prepare(const struct plyc_program *prog, struct bpf_object *obj);
 int plyc_once_run(const struct plyc_program *prog, struct bpf_object *obj, const struct plyc_provider *which);
 

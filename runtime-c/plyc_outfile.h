@@ -17,8 +17,13 @@ int plyc_out_open(const char *path);
 void plyc_out_stop_flag(volatile sig_atomic_t *flag);
 
 /* The errno of the first write that failed (EPIPE: the reader has gone),
- * or 0. Once set, every later write fails at once. */
+ * or of the first formatted write that failed (plyc_rt.fmt_errno), or 0.
+ * Once set, every later write fails at once. */
 int plyc_out_error(void);
+
+/* What failed, for the message: "writing output", or "formatting output"
+ * where a formatted write failed first (plyc_fmt_failed). */
+const char *plyc_out_what(void);
 
 /* Flush and close: what plyc_out_error() then says. */
 int plyc_out_close(void);

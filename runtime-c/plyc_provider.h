@@ -6,6 +6,8 @@
 #ifndef PLYC_PROVIDER_H
 #define PLYC_PROVIDER_H
 
+#include <stdio.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -42,6 +44,10 @@ struct plyc_provider {
 	int (*wrapped)(const struct plyc_probe_ctx *c);
 	/* What `state` holds besides itself (state itself the tracer frees). */
 	void (*release)(struct plyc_probe_ctx *c);
+	/* What it attaches on this device once resolved, one line each in
+	 * bpftrace's `-l` text (the tracer's --list). NULL: the spec as
+	 * written (timers), or nothing where attach is NULL (BEGIN, END). */
+	void (*list)(const struct plyc_probe_ctx *c, FILE *fp);
 	/* The run ends once it is attached (iter: attach ran the iteration). */
 	int ends_run;
 };

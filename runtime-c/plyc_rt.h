@@ -136,7 +136,7 @@ struct plyc_ts_slot {
 };
 
 #define PLYC_QUANTIZE_BUCKETS 64
-#define PLYC_HIST_BUCKETS 65
+#define PLYC_HIST_BUCKETS 66
 
 struct plyc_map {
 	const char *name;          /* as printed: "@", "@name", "rx" */
@@ -147,6 +147,8 @@ struct plyc_map {
 	struct plyc_type value;    /* the aggregated argument's / plain value's type */
 	uint32_t value_size;       /* bytes of one BPF value (one CPU's for per-CPU maps) */
 	int percpu;
+	/* lquantize: min, the last bucket's lower bound (max, or the last
+	 * multiple of step below it), step (plyc_lq_bound) */
 	int64_t lq_min, lq_max, lq_step;
 	uint32_t nbuckets;         /* quantize/lquantize */
 	int64_t ts_interval;       /* tseries(): ns per interval, */
@@ -175,6 +177,7 @@ struct plyc_rt {
 	int64_t tai_to_real_ns;    /* CLOCK_REALTIME - CLOCK_TAI at start, whole seconds (tseries()) */
 	const char *const *time_formats;   /* strftime() values' formats, by their type's width */
 	const struct plyc_enumerator *const *enums;   /* the script's enums, by their type's width */
+	int fmt_errno;             /* the first formatted write that failed (plyc_fmt_failed), or 0 */
 };
 
 extern struct plyc_rt plyc_rt;
@@ -183,6 +186,23 @@ extern struct plyc_rt plyc_rt;
  * LC_CTYPE / LANG (ASCII when PLYC_ASCII is set to anything but "0"),
  * mono_to_real_ns from the clocks. Leaves json and stack_fd alone. */
 void plyc_rt_init(void);
+
+/* The script's printf conversions (and cat()'s, system()'s, errorf()'s):
+ * fprintf and snprintf whose failure is kept (plyc_fmt_failed), where the C
+ * library's own only returns -1: EOVERFLOW for a width or precision whose
+ * text passes INT_MAX bytes, ENOMEM in a memory stream. Functions of their
+ * own so that the compiler, which cannot see the widths, leaves their
+ * result to be checked here (gcc's -Wformat-overflow). */
+int plyc_fprintf(FILE *fp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int plyc_snprintf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A printf width or precision, as written in the script: in a function of
+ * its own, which the compiler does not see into, so that it leaves a
+ * field of any size (up to INT_MAX) to plyc_fprintf's check. */
+int plyc_fmt_int(int v);
+/* A formatted write failed with err: the first is kept in
+ * plyc_rt.fmt_errno, and the output then fails as a failed write does:
+ * the run stops, the tracer exits 1 saying why (io/outfile.c). */
+void plyc_fmt_failed(int err);
 
 /* Default format of one value, no trailing newline: the style's
  * (plyc_style.h; bpftrace's is plyc_bt_value). */
@@ -196,6 +216,17 @@ void plyc_json_value(FILE *fp, const struct plyc_type *t, const void *data);
 /* A JSON string literal, with escapes. */
 void plyc_json_string(FILE *fp, const char *s, size_t maxlen);
 size_t plyc_utf8_len(const unsigned char *s, size_t n);   /* valid UTF-8 sequence, or 0 */
+/* Untrusted text (a file name, a comm) for a terminal: up to its NUL or
+ * maxlen, printable ASCII and valid UTF-8 as they are, control characters
+ * (C0, DEL, C1) and bytes that are no UTF-8 as \xNN, as bpftrace's %r
+ * writes a buffer's, so that escape sequences in it can't drive the terminal. */
+void plyc_text_string(FILE *fp, const char *s, size_t maxlen);
+/* The same into buf (len bytes; 4 * maxlen + 1 holds any text), NUL-ended;
+ * buf returned. */
+const char *plyc_text_escape(const char *s, size_t maxlen, char *buf, size_t len);
+/* What a ply printf's %s writes of a string: plyc_text_escape's text, or
+ * with -f json the bytes as they are (the JSON line escapes them). */
+const char *plyc_printf_text(const char *s, size_t maxlen, char *buf, size_t len);
 int plyc_is_zero(const void *p, size_t n);   /* every byte 0 */
 
 /* ply's duration format of `time` values: "   0ns", "1.02us", "12.3ms",

@@ -1,15 +1,29 @@
 #!/bin/sh
-# Installs what plyc needs to build and test tracers on Debian 12, as root.
-# Idempotent: does nothing that is already done.
+# Installs what plyc needs on Debian 12, as root. Idempotent: does nothing
+# that is already done.
+#   sh scripts/setup.sh demo   what `make demo` needs: build a tracer for this
+#                              machine and run it (plyc's own packages)
+#   sh scripts/setup.sh        that, and what `make test` needs besides: the
+#                              cross compilers, qemu, prometheus, bpftrace,
+#                              debootstrap and the test tools
 set -eu
 
-APT_PACKAGES="clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev linux-libc-dev pkg-config
-bpftool qemu-system-x86 qemu-system-arm qemu-system-misc gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
+PART=${1:-test}
+case "$PART" in demo|test) ;; *) echo "usage: sh scripts/setup.sh [demo|test]" >&2; exit 2 ;; esac
+
+# The demo: clang for the BPF side, gcc and the static libraries for the
+# loader (docs/install.md, "What the build machine needs besides").
+DEMO_APT="clang llvm gcc libc6-dev make libbpf-dev libelf-dev zlib1g-dev linux-libc-dev pkg-config python3 python3-pip"
+# plyc's own dependencies (pyproject.toml).
+DEMO_PY="lark[interegular]>=1.1 jinja2>=3.0 pycparser>=2.21"
+DEMO_IMPORTS="lark, jinja2, pycparser, interegular"
+
+TEST_APT="bpftool qemu-system-x86 qemu-system-arm qemu-system-misc gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
 gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 gcc-mipsel-linux-gnu libc6-dev-mipsel-cross gcc-mips64el-linux-gnuabi64 libc6-dev-mips64el-cross
 gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross
 gcc-mips-linux-gnu libc6-dev-mips-cross qemu-system-mips qemu-system-ppc
-python3 python3-pip systemtap-sdt-dev qemu-user-static file binutils dwarves zstd prometheus
+systemtap-sdt-dev qemu-user-static file binutils dwarves zstd prometheus
 dpkg-dev debian-archive-keyring bpftrace python3-venv debootstrap"
 # debootstrap: the tests' second bpftrace, Debian sid's 0.27, runs from a sid
 # chroot they build once into ~/.cache/plyc (tests/bpftrace_sid.py).
@@ -17,7 +31,15 @@ dpkg-dev debian-archive-keyring bpftrace python3-venv debootstrap"
 # pytest-xdist: make test runs the tests that load nothing into the kernel
 # on every CPU at once. build: tests/test_install.py builds the sdist as a
 # release would (python3 -m build).
-PY_PACKAGES="lark[interegular]>=1.1 jinja2>=3.0 pycparser>=2.21 pytest>=7 pytest-xdist>=3 hypothesis>=6 ziglang>=0.13 build>=1"
+TEST_PY="pytest>=7 pytest-xdist>=3 hypothesis>=6 ziglang>=0.13 build>=1"
+# build.env, not build: a build/ folder left in the checkout imports as an
+# empty namespace package.
+TEST_IMPORTS="pytest, xdist, hypothesis, ziglang, build.env"
+
+APT_PACKAGES=$DEMO_APT PY_PACKAGES=$DEMO_PY IMPORTS=$DEMO_IMPORTS
+if [ "$PART" = test ]; then
+	APT_PACKAGES="$DEMO_APT $TEST_APT" PY_PACKAGES="$DEMO_PY $TEST_PY" IMPORTS="$DEMO_IMPORTS, $TEST_IMPORTS"
+fi
 
 missing=""
 for p in $APT_PACKAGES; do
@@ -37,23 +59,24 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-# build.env, not build: a build/ folder left in the checkout imports as an
-# empty namespace package.
-if ! $PY -c 'import lark, jinja2, pycparser, pytest, xdist, hypothesis, interegular, ziglang, build.env' 2>/dev/null; then
+if ! $PY -c "import $IMPORTS" 2>/dev/null; then
 	echo "setup: installing Python packages"
 	# Debian's python3 is externally managed; pyenv's and venvs are not.
+	# shellcheck disable=SC2086
 	$PY -m pip install -q $PY_PACKAGES 2>/dev/null ||
 		$PY -m pip install -q --break-system-packages $PY_PACKAGES
 fi
 
-# tests/test_install.py installs plyc into venvs made with $PY: Debian's
-# python3 has the venv module's ensurepip only with python3-venv (above).
-$PY -c 'import venv, ensurepip' 2>/dev/null ||
-	echo "setup: warning: $PY cannot make venvs (no ensurepip): tests/test_install.py will fail" >&2
+if [ "$PART" = test ]; then
+	# tests/test_install.py installs plyc into venvs made with $PY: Debian's
+	# python3 has the venv module's ensurepip only with python3-venv (above).
+	$PY -c 'import venv, ensurepip' 2>/dev/null ||
+		echo "setup: warning: $PY cannot make venvs (no ensurepip): tests/test_install.py will fail" >&2
+fi
 
 # tracefs is not mounted at boot on some machines; plyc and its tracers
 # mount it themselves when they can, this just saves them the trouble.
 if [ ! -d /sys/kernel/tracing/events ] && [ -d /sys/kernel/tracing ]; then
 	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
 fi
-echo "setup: ok"
+echo "setup: ok ($PART)"

@@ -30,6 +30,12 @@ import tempfile
 import time
 from pathlib import Path
 
+# plyc's progress lines (plyc/progress.py) for the chroot's build, also when
+# this file runs as a script
+if str(Path(__file__).resolve().parent.parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from plyc import progress  # noqa: E402
+
 MIRROR = "http://deb.debian.org/debian"
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 # Host folders seen at the same path inside the chroot: the kernel's
@@ -96,17 +102,8 @@ def ensure(log=None) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache_dir()))
         start = time.monotonic()
         try:
-            proc = subprocess.run(["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
-                                   f"--keyring={KEYRING}", "sid", str(tmp / "root"), MIRROR],
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                log_file = tmp / "root" / "debootstrap" / "debootstrap.log"
-                detail = log_file.read_text()[-3000:] if log_file.exists() else proc.stderr[-3000:]
-                raise RuntimeError(f"debootstrap sid failed (exit {proc.returncode}):\n{detail}")
-            # apt's lists and downloaded packages: 100+ MB nobody reads again
-            for sub in ("var/cache/apt/archives", "var/lib/apt/lists"):
-                for p in (tmp / "root" / sub).glob("*.deb" if "archives" in sub else "*_*"):
-                    p.unlink()
+            with progress.step("building bpftrace 0.27's Debian sid chroot (debootstrap), once"):
+                _debootstrap(tmp)
             os.rename(tmp / "root", dest)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -116,6 +113,20 @@ def ensure(log=None) -> Path:
         if log:
             log(f"bpftrace 0.27: built {dest} in {time.monotonic() - start:.0f} s")
     return dest
+
+
+def _debootstrap(tmp: Path):
+    proc = subprocess.run(["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
+                           f"--keyring={KEYRING}", "sid", str(tmp / "root"), MIRROR],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        log_file = tmp / "root" / "debootstrap" / "debootstrap.log"
+        detail = log_file.read_text()[-3000:] if log_file.exists() else proc.stderr[-3000:]
+        raise RuntimeError(f"debootstrap sid failed (exit {proc.returncode}):\n{detail}")
+    # apt's lists and downloaded packages: 100+ MB nobody reads again
+    for sub in ("var/cache/apt/archives", "var/lib/apt/lists"):
+        for p in (tmp / "root" / sub).glob("*.deb" if "archives" in sub else "*_*"):
+            p.unlink()
 
 
 FTRACE_LIST = "/sys/kernel/tracing/available_filter_functions"

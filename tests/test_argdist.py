@@ -201,7 +201,7 @@ probe 1 kretprobe:__kmalloc -> kretprobe __kmalloc line 1
   if e0__seen[kpid:u32]:s64  @1
     if ({PIDFILTER} && (cast(e0_size[kpid:u32]:u64):u64 > 16:s64):s32):s32  @1
       @s0[] <- log2(cast(((time:s64 (time) - e0__lat[kpid:u32]:s64 (time)):s64 (time) / \
-cast(e0_size[kpid:u32]:u64):u64):u64 (time)):u64)  @1
+cast(e0_size[kpid:u32]:u64):u64):s64 (time)):u64)  @1
     delete e0_size[kpid:u32]  @1
     delete e0__lat[kpid:u32]  @1
     delete e0__seen[kpid:u32]  @1
@@ -432,3 +432,49 @@ def test_device_errors_name_the_specifier(tmp_path):
     assert run.returncode == 1
     assert run.stderr.startswith("-C #1: error: p:c:no_such_function_x(): no function no_such_function_x in ")
     assert "argdist.ply" not in run.stderr
+
+
+@pytest.mark.bpf
+def test_json_report(tmp_path, workload):
+    """-f json: one object a line per report, the text's fields (docs/argdist.md):
+    the time, then each section, counts first: its label, its rows as the text
+    orders them (count ascending, the top -T), each event an object of the
+    expressions' values (a char* a JSON string, its control characters
+    escaped), "total calls" for a specifier without one; a log2 section's
+    buckets as the text's rows (low, high, count). Once failed: the tracer
+    took -f json and printed text."""
+    import json
+    import re
+    out = tmp_path / "t"
+    comm = 'STRCMP("plyc-work", $COMM)'
+    proc = cli("-C", f"t:syscalls:sys_enter_openat():char*,int:filename,flags:{comm}#opens",
+               "-C", f"t:syscalls:sys_enter_read():u64,u64:count,count:{comm}",
+               "-C", f"p:{workload}:main()",
+               "-H", f"t:syscalls:sys_enter_read():u64:count:{comm}",
+               "-T", "2", "-i", "30", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    cmd = (f"{workload} open \"$(printf '/nonexistent/a\\033[31m\\nb')\" 4; "
+           f"{workload} read 3 16; {workload} read 1 5; {workload} read 2 3000")
+    run = subprocess.run([str(out), "-f", "json", "-c", cmd], capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stderr) == (0, "")
+    lines = run.stdout.splitlines()
+    assert len(lines) == 1, run.stdout
+    report = json.loads(lines[0])
+    assert re.fullmatch(r"\d\d:\d\d:\d\d", report.pop("time"))
+    read_spec = f"t:syscalls:sys_enter_read():u64,u64:count,count:{comm}"
+    assert report == {"sections": [
+        {"label": "opens", "type": "counts",
+         "rows": [{"count": 3, "event": {"filename": "/dev/zero", "flags": 0}},      # each read's
+                  {"count": 4, "event": {"filename": "/nonexistent/a\x1b[31m\nb", "flags": 0}}]},
+        {"label": read_spec, "type": "counts",
+         "rows": [{"count": 2, "event": {"count": 3000}}, {"count": 3, "event": {"count": 16}}]},
+        {"label": f"p:{workload}:main()", "type": "counts",
+         "rows": [{"count": 4, "event": "total calls"}]},
+        {"label": "count", "type": "log2",
+         "buckets": [{"low": 0, "high": 1, "count": 0}, {"low": 2, "high": 3, "count": 0},
+                     {"low": 4, "high": 7, "count": 1}, {"low": 8, "high": 15, "count": 0},
+                     {"low": 16, "high": 31, "count": 3}, {"low": 32, "high": 63, "count": 0},
+                     {"low": 64, "high": 127, "count": 0}, {"low": 128, "high": 255, "count": 0},
+                     {"low": 256, "high": 511, "count": 0}, {"low": 512, "high": 1023, "count": 0},
+                     {"low": 1024, "high": 2047, "count": 0}, {"low": 2048, "high": 4095, "count": 2}]},
+    ]}

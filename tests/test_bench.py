@@ -127,3 +127,34 @@ def test_bench_smoke_bpftrace_027(smoke):
     assert all(c == e for c, e in w["count_check"]["bpftrace-0.27"]), w["count_check"]
     assert "bpftrace-0.27" not in w["notes"]
     assert "bpftrace-0.27 ok" in proc.stdout
+
+
+def test_bench_desk_section(tmp_path):
+    """make bench's desk section (bench/desk.py) runs and measures: a new
+    one-liner through `plyc run` and through bpftrace -e (to attached, and
+    whole), the cached one against its tracer alone, `plyc check`; each
+    goal marked met or missed. Its speed goals are the bench's, not this
+    test's: a loaded machine misses them."""
+    out = tmp_path / "desk.json"
+    tools = "plyc,bpftrace" if HAVE_BPFTRACE else "plyc"
+    proc = subprocess.run([sys.executable, "bench/run.py", "--desk-only", "--reps", "1", "--tools", tools,
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    desk = json.loads(out.read_text())["desk"]
+    plyc_notes = [n for n in desk["notes"] if "plyc" in n or "tracer" in n]
+    assert plyc_notes == []          # every plyc run attached, printed its map and exited 0
+    new = desk["new"]["plyc run"]
+    assert 0 < new["attach_s"]["median"] < new["total_s"]["median"]
+    assert new["marker_s"]["median"] > 0          # the tracer's "Attaching 2 probes..." seen
+    for tool in ("plyc run", "tracer"):
+        assert desk["cached"][tool]["attach_s"]["median"] > 0, tool
+    assert desk["cached_over_ms"]["n"] == 1
+    assert desk["check"]["plyc check"]["total_s"]["median"] > 0
+    assert desk["check"]["python3 -c pass"]["total_s"]["median"] > 0
+    goals = json.loads(out.read_text())["goals"]
+    assert all(g["met"] in (True, False) for g in goals)
+    assert any("cached one-liner adds at most 50 ms" in g["goal"] for g in goals)
+    if HAVE_BPFTRACE:
+        assert desk["new"]["bpftrace"]["attach_s"]["median"] > 0
+        assert any("no later than bpftrace -e" in g["goal"] for g in goals)
+    assert "== desk: one-liners" in proc.stdout

@@ -119,6 +119,12 @@ TYPE_ERRORS = [
      'tracepoint:sched:sched_switch { printf("%s %d\\n", args.prev_comm, args->nosuch); }\n'
      "                                                                  ^~~~~~~~~~~~\n"
      "note: its fields are: prev_comm, prev_pid, prev_prio, prev_state, next_comm, next_pid, next_prio"),
+    # a field the C library cannot count in an int (0.27 aborts: std::out_of_range from stoi)
+    ('BEGIN { printf("%99999999999d|\\n", 1); }',
+     "tool.bt:1:16: error: the width of '%99999999999d' is more than 2147483647 (C's INT_MAX), "
+     "the most the C library can write\n"
+     'BEGIN { printf("%99999999999d|\\n", 1); }\n'
+     "               ^~~~~~~~~~~~~~~~~~"),
 ]
 
 

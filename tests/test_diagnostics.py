@@ -308,6 +308,21 @@ t.ply:1:13: error: lquantize() takes 4 arguments, got 2
 BEGIN { @ = lquantize(1, 2); }
             ^~~~~~~~~~~~~~~
 '''),
+    ('lquantize-bound-past-s64', 'BEGIN { @a = lquantize(1, 0, 18446744073709551615, 1000000000000000000); }', r'''
+t.ply:1:30: error: lquantize()'s max must be between -9223372036854775808 and 9223372036854775807
+BEGIN { @a = lquantize(1, 0, 18446744073709551615, 1000000000000000000); }
+                             ^~~~~~~~~~~~~~~~~~~~
+'''),
+    ('printf-precision-past-int-max', 'BEGIN { printf("%.2147483648d|\\n", 1); }', r'''
+t.ply:1:16: error: the precision of '%.2147483648d' is more than 2147483647 (C's INT_MAX), the most the C library can write
+BEGIN { printf("%.2147483648d|\n", 1); }
+               ^~~~~~~~~~~~~~~~~~
+'''),
+    ('printf-width-past-int-max', 'BEGIN { printf("%-99999999999s|\\n", "a"); }', r'''
+t.ply:1:16: error: the width of '%-99999999999s' is more than 2147483647 (C's INT_MAX), the most the C library can write
+BEGIN { printf("%-99999999999s|\n", "a"); }
+               ^~~~~~~~~~~~~~~~~~~
+'''),
     ('strcmp-of-int', 'BEGIN { printf("%d\\n", strcmp(1, "a")); }', r'''
 t.ply:1:31: error: strcmp() compares strings, got s64
 BEGIN { printf("%d\n", strcmp(1, "a")); }

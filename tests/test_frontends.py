@@ -8,6 +8,7 @@ import pytest
 from plyc import cli, driver, runcache
 from plyc.frontends import base, registry
 from plyc.frontends import ply as ply_fe
+from plyc.frontends.ply.lower import lower as ply_lower
 
 SCRIPT = 'BEGIN { printf("hi\\n"); exit(); }'
 
@@ -64,7 +65,7 @@ def test_a_new_front_end_needs_no_driver_change(monkeypatch):
 
     def lower(tree, s: base.Settings):
         seen.append(s.options)
-        prog = ply_fe.lower(tree, s.env, s.strsize, s.btf, s.target)
+        prog = ply_lower(tree, s.env, s.strsize, s.btf, s.target)
         prog.style = "bpftrace"
         return prog
 

@@ -149,7 +149,7 @@ def test_sdist_and_wheel_carry_every_file(dists):
 
 def test_version(install):
     proc = install.plyc("--version")
-    assert (proc.returncode, proc.stdout) == (0, f"plyc {VERSION}\n"), proc.stderr
+    assert (proc.returncode, proc.stdout) == (0, f"plyc v{VERSION}\n"), proc.stderr   # as bpftrace -V
     # the installed package, not the checkout; its metadata says the same version
     proc = install.python("import importlib.metadata as m, plyc; print(m.version('plyc')); print(plyc.__file__)")
     version, where = proc.stdout.split()

@@ -59,6 +59,100 @@ def test_testing_doc_says_how_skips_are_treated():
     assert "CI=true" in skips and "tests/skips.py" in skips
 
 
+def test_readme_installs_into_a_venv():
+    """Debian 12's python3 refuses a bare `pip install .` (externally managed)."""
+    section = README.read_text().split("## Install\n", 1)[1].split("\n## ", 1)[0]
+    commands = [line.split("#")[0].strip() for line in section.split("```sh\n", 1)[1].split("```")[0].splitlines()]
+    assert commands[0].startswith("python3 -m venv ")
+    venv = commands[0].split()[-1]
+    assert all(c.startswith(f"{venv}/bin/") for c in commands[1:] if c), commands
+    assert "externally-managed-environment" in section and "pipx install" in section
+
+
+# --- sizes: quoted in one place, held to what a build makes --------------------
+
+SIZE = re.compile(r"\d{1,3}(?:,\d{3})+|\d{4,}")
+
+
+def quoted_sizes() -> dict:
+    """docs/toolchain.md's "Sizes" table: target -> (glibc, musl) bytes."""
+    text = (ROOT / "docs" / "toolchain.md").read_text().split("\n## Sizes\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip("|").split("|") for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    return {r[0].split()[0]: tuple(int(c.strip().replace(",", "")) for c in r[1:3]) for r in rows[1:]}
+
+
+def sizes_in(text: str) -> list:
+    """(as written, bytes) of each size the prose of a page gives: 1,466,568
+    (bytes), 423 KB, 1.4 MB."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    out = [(m, int(m.replace(",", ""))) for m in re.findall(r"\b\d{1,3}(?:,\d{3})+\b", text)]
+    for number, unit in re.findall(r"\b(\d+(?:\.\d+)?) ?(KB|kB|KiB|MB|MiB)\b", text):
+        out.append((f"{number} {unit}", float(number) * (1000 if unit[0] in "kK" else 1000 ** 2)))
+    return out
+
+
+def test_sizes_are_quoted_in_one_place():
+    """A tracer's size appears in docs/toolchain.md's table only: no other
+    page gives one near any of its numbers (performance.md's dated
+    measurements, as measured then, aside)."""
+    quoted = quoted_sizes()
+    assert set(quoted) == {"x86_64", "aarch64", "armhf", "riscv64", "mipsel", "mips64el", "mips", "ppc64le",
+                           "s390x"}
+    sizes = [n for pair in quoted.values() for n in pair]
+    for page in (README, ROOT / "docs" / "usage.md", ROOT / "docs" / "install.md"):
+        near = [w for w, n in sizes_in(page.read_text()) if any(abs(n - s) <= s * 0.1 for s in sizes)]
+        assert not near, f"{page.name} quotes a tracer's size: {near} (link to docs/toolchain.md#sizes instead)"
+
+
+def test_the_quoted_sizes_are_what_a_build_makes(tmp_path):
+    """This machine's quoted sizes (x86_64's) are within 5% of a build of
+    today (the musl libraries: built once into plyc's cache, as
+    tests/test_musl.py's)."""
+    sys.path.insert(0, str(ROOT))
+    from plyc.arch import host_target
+    glibc, musl = quoted_sizes()[host_target() or "x86_64"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for libc, quoted in (("glibc", glibc), ("musl", musl)):
+        out = tmp_path / libc
+        proc = subprocess.run([sys.executable, "-m", "plyc", "build", "--libc", libc, "examples/syscall-count.ply",
+                               "-o", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+        assert proc.returncode == 0, proc.stderr
+        size = out.stat().st_size
+        assert abs(size - quoted) <= quoted * 0.05, \
+            f"{libc}: a build makes {size:,} bytes, docs/toolchain.md says {quoted:,}: measure and update it"
+
+
+# --- setup: the demo's packages, the tests' packages ---------------------------
+
+SETUP = ROOT / "scripts" / "setup.sh"
+
+
+def setup_list(name: str) -> list:
+    return re.search(rf'^{name}="([^"]*)"', SETUP.read_text(), re.M).group(1).split()
+
+
+def test_make_demo_installs_only_what_the_demo_needs():
+    demo, test = setup_list("DEMO_APT"), setup_list("TEST_APT")
+    test_only = re.compile(r"qemu|-linux-gnu|-cross$|prometheus|debootstrap|bpftrace|dwarves|systemtap|bpftool")
+    assert not [p for p in demo if test_only.search(p)], demo
+    assert {"qemu-system-x86", "prometheus", "debootstrap", "bpftrace", "gcc-aarch64-linux-gnu"} <= set(test)
+    # what docs/install.md says a build for this machine needs
+    needed = re.search(r"`apt-get install ([^`]*)`", (ROOT / "docs" / "install.md").read_text()).group(1).split()
+    assert set(needed) <= set(demo), set(needed) - set(demo)
+    assert not {"pytest", "hypothesis", "ziglang"} & {p.split(">")[0] for p in setup_list("DEMO_PY")}
+    make = subprocess.run(["make", "-n", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert "scripts/setup.sh demo" in make.stdout and "setup.sh test" not in make.stdout, make.stdout
+    make = subprocess.run(["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert "scripts/setup.sh test" in make.stdout, make.stdout
+
+
+def test_setup_demo_is_idempotent():
+    """On a machine set up already: nothing installed, one line."""
+    for _ in range(2):
+        proc = subprocess.run(["sh", str(SETUP), "demo"], capture_output=True, text=True, timeout=300)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "setup: ok (demo)\n", ""), proc.stdout + proc.stderr
+
+
 # --- the examples, run -------------------------------------------------------
 
 def examples():

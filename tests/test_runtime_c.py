@@ -19,7 +19,7 @@ from plyc import toolchain
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime-c"
-SOURCES = ["core/rt.c", "values/format.c", "values/plyvalue.c", "values/json.c", "values/btvalue.c", "values/btvalues.c",
+SOURCES = ["core/rt.c", "values/format.c", "values/plyvalue.c", "values/json.c", "values/text.c", "values/btvalue.c", "values/btvalues.c",
            "values/syscalls.c", "values/errnos.c", "values/signals.c", "values/cgroups.c",
            "symbols/ksyms.c", "symbols/usyms.c", "maps/aggregations.c", "maps/mapread.c",
            "output/rows.c", "output/btrows.c", "output/bttseries.c", "output/ply.c", "output/bpftrace.c", "output/bccreport.c",
@@ -92,6 +92,17 @@ def test_ints(out):
         " 3\n"                  # cpu: %2u
         "12345\n"               # u64 at an odd offset
     )
+
+
+def test_text_escapes(out):
+    """Untrusted text for a terminal (values/text.c): ESC, BEL, TAB, DEL,
+    a C1 control (U+009B, CSI to some terminals) and invalid bytes as \\xNN;
+    U+00A0, é and a backslash as they are; a truncated UTF-8 sequence byte by
+    byte; the buffer form never splits an escape."""
+    assert out["text_escapes"] == (
+        "a\\x1b[31m\\x07\\x09\\x7f\\xc2\\x9b\xa0é\\xff\\xe2\\x82z\\\n"
+        "a\\x1b[\n"
+        "a\\x1b[3\n")
 
 
 def test_strings(out):

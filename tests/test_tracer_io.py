@@ -151,6 +151,19 @@ def test_dev_full_is_a_write_error(tmp_path, style, fmt):
     assert (out.returncode, out.stderr, out.stdout) == (1, f"{name}: error: {ENOSPC}\n", "")
 
 
+def test_a_printf_field_past_int_max_is_an_error(tmp_path):
+    """A field whose text passes INT_MAX bytes (a sign and 2^31 - 1 digits)
+    is no text printf can write (EOVERFLOW): the tracer stops and says so,
+    exit 1, where it once printed what came after it and exited 0 (gcc refused
+    this one at link time: the width is a `*` argument now). The output is
+    /dev/null: the C library writes the 2 GB before it gives up."""
+    tracer = build(tmp_path, 'BEGIN { printf("a|%+.2147483647d|\\n", 1); printf("after\\n"); exit(0); }\n'
+                   'END { printf("end\\n"); }\n')
+    out = run(tracer, "-o", "/dev/null", timeout=120)
+    name = Path(tracer).name
+    assert (out.returncode, out.stderr) == (1, f"{name}: error: formatting output: Value too large for defined data type\n")
+
+
 def test_a_closed_stdout_is_an_error_before_tracing(tmp_path):
     tracer = build(tmp_path, TICK_PLY)
     out = subprocess.run(f"{tracer} -d 5 >&-", shell=True, capture_output=True, text=True, timeout=20)

@@ -52,7 +52,9 @@ def _bcc_log2(v, x, m):
 
 def _bt_log2(v, x, m):
     k = m.info.params[0] if m.info.params else 0
-    bucket = f"plyc_bt_hist_bucket_k((__s64)({x}), {k})" if k else f"plyc_bt_hist_bucket((__s64)({x}))"
+    signed = "1" if m.info.value_type.signed else "0"
+    bucket = f"plyc_bt_hist_bucket_k((__u64)({x}), {signed}, {k})" if k else \
+        f"plyc_bt_hist_bucket((__u64)({x}), {signed})"
     return [f"__u32 {v}_i = {bucket};",
             f"asm volatile(\"\" : \"+r\"({v}_i));",   # as _lquantize's
             f"if ({v}_i < {bt_hist_buckets(k)})",
@@ -62,8 +64,9 @@ def _bt_log2(v, x, m):
 
 def _lquantize(v, x, m):
     lo, hi, step = m.info.params
-    return [f"__u32 {v}_i = plyc_lin_bucket({x}, {c_int(lo)}, {c_int(hi)}, {c_int(step)}, "
-            f"{m.nbuckets});",
+    signed = "1" if m.info.value_type.signed else "0"
+    return [f"__u32 {v}_i = plyc_lin_bucket({x}, {signed}, {c_int(lo)}, {c_int(step)}, "
+            f"{(hi - lo) // step});",
             # clang can prove the bound and drop the check; the verifier
             # can't follow the division and needs it.
             f"asm volatile(\"\" : \"+r\"({v}_i));",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from .. import types as T
 from ..ir import nodes as ir
 from ..ir.nodes import script_line
 from ..ir.opt import temps
@@ -720,8 +721,7 @@ class FuncGen(TupleGen):
             # Comparisons with 0 keep clang quiet about constant operands.
             return f"(__s64)(({a}) != 0 {e.op} ({b}) != 0)"
         if e.op in ("==", "!=", "<", "<=", ">", ">="):
-            signed = lt.signed and rt.signed
-            ct = "__s64" if signed else "__u64"
+            ct = "__s64" if T.promoted(lt, rt).signed else "__u64"
             return f"({self.operand(ct, a)} {e.op} {self.operand(ct, b)})"
         ct = typ.scalar_ctype()
         if e.op in ("/", "%") and typ.signed:

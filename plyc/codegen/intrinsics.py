@@ -69,7 +69,7 @@ def emit_strncmp(g, call):
     a, b = (g.bytes(x) for x in call.args[:2])
     n = call.args[2].value
     sa, sb = min(n, call.args[0].type.size), min(n, call.args[1].type.size)
-    return f"(__s64)plyc_strcmp({a}, {sa}, {b}, {sb})"
+    return f"(__u64)(plyc_strcmp({a}, {sa}, {b}, {sb}) != 0)"
 
 
 def emit_join_read(g, call):

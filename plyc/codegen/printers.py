@@ -65,7 +65,9 @@ def shown(er: EventRes) -> list:
 
 
 def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
-    """C statements printing one argument with one printf conversion."""
+    """C statements printing one argument with one printf conversion: the
+    runtime's plyc_fprintf and plyc_snprintf, which keep a failure (a width
+    whose text passes INT_MAX bytes) for the tracer to stop on."""
     ref = f"e->{field.name}"
     # The flags C defines for the conversion, the others dropped as bpftrace
     # ignores them (gcc refuses '%#s', '%+u', '%#d'...): '#' for o x X, '+'
@@ -75,7 +77,13 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     # C ignores '0' with a precision or '-'; say so to no one (gcc would).
     if "0" in flags and (conv.prec is not None or "-" in flags or conv.conv in "sc"):
         flags = flags.replace("0", "")
-    spec = flags + (conv.width or "")
+    # A width and a precision are `*` arguments, through a function the
+    # compiler cannot see into: it would refuse a field whose text it can
+    # tell passes INT_MAX bytes (-Wformat-overflow), which the tracer checks
+    # as it writes instead (plyc_fprintf).
+    spec = flags + ("*" if conv.width else "")
+    w = f"plyc_fmt_int({conv.width}), " if conv.width else ""
+    prec, p = (".*", f"plyc_fmt_int({conv.prec}), ") if conv.prec is not None else ("", "")
     if conv.conv.startswith("r"):
         # bpftrace's %r (printable bytes, \xNN), %rx (all \xNN), %rh (hex, spaced)
         return [f"plyc_bt_buf_format(fp, &{ref}, {typ.size}, '{(conv.conv + ' ')[1]}');"]
@@ -86,11 +94,14 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
                 "\tsize_t len = 0;",
                 "\tFILE *m = open_memstream(&text, &len);",
                 "",
-                "\tif (m) {",
+                "\tif (!m)",
+                "\t\tplyc_fmt_failed(errno);",
+                "\telse {",
                 f"\t\tplyc_print_value(m, {type_literal(typ, look)}, &{ref});",
-                "\t\tfclose(m);",
+                "\t\tif (fclose(m))",
+                "\t\t\tplyc_fmt_failed(errno);",
                 "\t}",
-                f'\tfprintf(fp, "%{spec}s", text ? text : "");',
+                f'\tplyc_fprintf(fp, "%{spec}s", {w}text ? text : "");',
                 "\tfree(text);",
                 "}"]
     if conv.conv == "v" or (conv.conv == "s" and typ.kind in ("stack", "tuple")):
@@ -101,24 +112,28 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
             if conv.prec is not None:
                 # (%.0s: no comparison of an unsigned length with 0, which gcc refuses)
                 n = f"({n} < {conv.prec} ? {n} : {conv.prec})" if int(conv.prec) else "0"
-            return [f'fprintf(fp, "%{spec}.*s", (int){n}, (const char *){ref});']
+            if conv.escape:
+                # untrusted text: its control characters as \xNN (4 bytes each)
+                return ["{",
+                        f"\tchar esc[4 * {typ.size} + 1];",
+                        "",
+                        f'\tplyc_fprintf(fp, "%{spec}s", {w}plyc_printf_text((const char *){ref}, {n}, esc, sizeof(esc)));',
+                        "}"]
+            return [f'plyc_fprintf(fp, "%{spec}.*s", {w}(int){n}, (const char *){ref});']
         if typ.kind == "usym":
-            prec = f".{conv.prec}" if conv.prec is not None else ""
             return ["{",
                     "\tchar sym[PLYC_KSYM_LEN];",
-                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_usym_text({ref}, sym, sizeof(sym)));',
+                    f'\tplyc_fprintf(fp, "%{spec}{prec}s", {w}{p}plyc_usym_text({ref}, sym, sizeof(sym)));',
                     "}"]
         if typ.kind == "inet":
-            prec = f".{conv.prec}" if conv.prec is not None else ""
             return ["{",
                     "\tchar addr[PLYC_INET_LEN];",
-                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_inet_text({ref}, addr, sizeof(addr)));',
+                    f'\tplyc_fprintf(fp, "%{spec}{prec}s", {w}{p}plyc_inet_text({ref}, addr, sizeof(addr)));',
                     "}"]
         if typ.denotes in P.TEXT_FMTS:
-            prec = f".{conv.prec}" if conv.prec is not None else ""
             return ["{",
                     "\tchar text[PLYC_VALUE_TEXT_LEN];",
-                    f'\tfprintf(fp, "%{spec}{prec}s", plyc_value_text({type_literal(typ, look)}, &{ref}, text, sizeof(text)));',
+                    f'\tplyc_fprintf(fp, "%{spec}{prec}s", {w}{p}plyc_value_text({type_literal(typ, look)}, &{ref}, text, sizeof(text)));',
                     "}"]
         if typ.kind == "int" and typ.denotes != "sym":
             # bpftrace 0.27's %s of an integer: its number, a pointer's in hex
@@ -131,34 +146,33 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
             return ["{",
                     "\tchar num[24];",
                     "",
-                    f"\tsnprintf(num, sizeof(num), {number});",
-                    f'\tfprintf(fp, "%{spec}s", num);',
+                    f"\tplyc_snprintf(num, sizeof(num), {number});",
+                    f'\tplyc_fprintf(fp, "%{spec}s", {w}num);',
                     "}"]
         return ["{",
                 "\tchar sym[256];",
-                f'\tfprintf(fp, "%{spec}s", plyc_ksym_text({ref}, sym, sizeof(sym)));',
+                f'\tplyc_fprintf(fp, "%{spec}s", {w}plyc_ksym_text({ref}, sym, sizeof(sym)));',
                 "}"]
-    prec = f".{conv.prec}" if conv.prec is not None else ""
     # An integer cut to the conversion's C length first (bpftrace's %d: an int).
     narrow = {64: "", 32: "int", 16: "short", 8: "char"}[conv.bits]
     if conv.conv in "di":
         cut = f"({'signed ' if narrow == 'char' else ''}{narrow})" if narrow else ""
-        return [f'fprintf(fp, "%{spec}{prec}lld", (long long){cut}{ref});']
+        return [f'plyc_fprintf(fp, "%{spec}{prec}lld", {w}{p}(long long){cut}{ref});']
     if conv.conv in "ouxX":
         cut = f"(unsigned {narrow})" if narrow else ""
-        return [f'fprintf(fp, "%{spec}{prec}ll{conv.conv}", (unsigned long long){cut}{ref});']
+        return [f'plyc_fprintf(fp, "%{spec}{prec}ll{conv.conv}", {w}{p}(unsigned long long){cut}{ref});']
     if conv.conv == "c":
-        return [f'fprintf(fp, "%{spec}c", (int){ref});']
+        return [f'plyc_fprintf(fp, "%{spec}c", {w}(int){ref});']
     if conv.conv == "p":
         # the width pads the whole text, 0x too (C's %p's)
         return ["{",
                 "\tchar ptr[24];",
                 "",
                 f'\tif ({ref})',
-                f'\t\tsnprintf(ptr, sizeof(ptr), "0x%llx", (unsigned long long){ref});',
+                f'\t\tplyc_snprintf(ptr, sizeof(ptr), "0x%llx", (unsigned long long){ref});',
                 "\telse",
-                f'\t\tsnprintf(ptr, sizeof(ptr), "%s", {c_string(conv.null_p)});',
-                f'\tfprintf(fp, "%{flags.replace("0", "") + (conv.width or "")}s", ptr);',
+                f'\t\tplyc_snprintf(ptr, sizeof(ptr), "%s", {c_string(conv.null_p)});',
+                f'\tplyc_fprintf(fp, "%{spec.replace("0", "")}s", {w}ptr);',
                 "}"]
     raise AssertionError(conv.conv)
 

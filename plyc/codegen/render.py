@@ -6,11 +6,13 @@ import functools
 import re
 from dataclasses import dataclass, replace
 from importlib import resources as ir
+from pathlib import Path
 from typing import Optional
 
 import jinja2
 
 from .. import __version__
+from ..aggregations import lq_top
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
 from ..ir.nodes import script_line
@@ -48,12 +50,37 @@ def finalize(value):
     raise UnescapedText(f"a C template printed text that is not escaped: {value!r}")
 
 
+class _TemplateCache(jinja2.FileSystemBytecodeCache):
+    """The templates compiled once into plyc's cache (templates/), not at
+    every build: compiling them was a fifth of a one-liner's build
+    (docs/performance.md). jinja2 keys each by the template's text and
+    Python's version, and writes it atomically; what it loads is code, so
+    only a file of our own, as the grammar's (cachedir.untrusted_file)."""
+
+    def load_bytecode(self, bucket):
+        from ..cachedir import untrusted_file
+        if untrusted_file(Path(self._get_cache_filename(bucket))) is None:
+            super().load_bytecode(bucket)
+
+
+def _template_cache():
+    """None without a usable cache folder: the templates compile each time."""
+    from ..cachedir import CacheError, cache_dir, trusted_dir
+    try:
+        folder = cache_dir() / "templates"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        trusted_dir(folder, "plyc's compiled templates folder")
+    except (CacheError, OSError):
+        return None
+    return _TemplateCache(str(folder))
+
+
 @functools.lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(str(ir.files("plyc").joinpath("templates")))
     return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=True,
                               lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
-                              finalize=finalize)
+                              finalize=finalize, bytecode_cache=_template_cache())
 
 
 def file_names(version: str, script: str) -> dict:
@@ -120,6 +147,14 @@ def event_slot_limit(res: Resources) -> int:
     return cgen.words(largest.size)
 
 
+# The tracer's -p PID (plyc_params.pid_filter, 0 without it) as a predicate
+# on a program's events (Program.pid_filter, Provider.pid_filtered).
+PID_FILTER = (
+    "if (plyc_params.pid_filter && (__u32)(bpf_get_current_pid_tgid() >> 32) != (__u32)plyc_params.pid_filter)",
+    "\treturn 0;",
+)
+
+
 def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
     probes = []
     # Each probe with temporaries too large for the BPF stack has a slot of
@@ -143,7 +178,8 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
         probes.append(dict(prog=p.prog, section_c=c_string(p.section), line=p.line, spec=c_comment(p.spec),
                            ctx_decl=code(p.probe.provider.ctx_decl), body=[code(text) for text, _ in body],
                            stoppable=not p.probe.provider.runs_once, twin=twin,
-                           prologue=[code(x) for x in p.probe.provider.prologue],
+                           prologue=[code(x) for x in p.probe.provider.prologue]
+                           + ([code(x) for x in PID_FILTER] if program.pid_filter and p.probe.provider.pid_filtered else []),
                            body_name=p.body, callbacks=callbacks))
     maps = [dict(name=c_comment(m.name), cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
                  key_ctype=code(m.key_ctype), value_ctype=code(m.value_ctype))
@@ -240,7 +276,9 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
             key_names=code(", ".join(c_string(n) for n in label_names(names))),
             name_c=c_string(m.name), cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
             percpu=int("PERCPU" in m.bpf_type), nbuckets=m.nbuckets,
-            lq=m.info.params if m.agg == "PLYC_A_LQUANTIZE" else (0, 0, 0),
+            # min, the last bucket's lower bound (the tracer's lq_max), step
+            lq=[code(c_int(v)) for v in ((m.info.params[0], lq_top(m.info.params), m.info.params[2])
+                                         if m.agg == "PLYC_A_LQUANTIZE" else (0, 0, 0))],
             ts=m.info.params if m.agg == "PLYC_A_TSERIES" else (0, 0, 0),
             key_fields=[dict(type=code(printers.type_init(f.type, pad, in_hex)), offset=f.offset)
                         for f, pad, in_hex in zip(m.keys, m.info.key_widths or [0] * len(m.keys),

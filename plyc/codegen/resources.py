@@ -9,16 +9,13 @@ from typing import Optional
 
 from .. import arch as A
 from .. import types as T
+# the default sizes: in bounds.py, beside their ranges, for the command line
+from ..bounds import DEFAULT_BUFFER, DEFAULT_HIST_ENTRIES, DEFAULT_MAP_ENTRIES, DEFAULT_STACK_ENTRIES  # noqa: F401
 from ..ir import nodes as ir
 from ..ir.nodes import script_line
 from . import aggread
 from . import names as N
 
-# Default sizes; `plyc build --map-entries/--buffer-size/--stack-entries` change them.
-DEFAULT_MAP_ENTRIES = 4096
-DEFAULT_HIST_ENTRIES = 1024      # a quantize value is 520 bytes (storage(): shared, or per CPU)
-DEFAULT_BUFFER = 1 << 20         # ring buffer bytes
-DEFAULT_STACK_ENTRIES = 4096
 STACK_DEPTH = 127
 
 

@@ -8,9 +8,6 @@ import sys
 
 from .. import driver, runcache
 from ..diag import PlycError
-from ..frontends.argdist import (SpecError, locate_lines, lower_args, probe_origin, render_plyc_error,
-                                 render_spec_error)
-from ..ir.dump import dump
 from ..toolchain import ToolchainError
 from .common import TARGETS, add_libc_arg, default_target, execute
 
@@ -91,6 +88,10 @@ def add(sub):
 
 
 def main(argv) -> int:
+    # imported here: the argdist front end (pycparser) is no other command's
+    from ..frontends.argdist import (SpecError, locate_lines, lower_args, probe_origin, render_plyc_error,
+                                     render_spec_error)
+    from ..ir.dump import dump
     args = parse_args(argv)
     if not args.output and not args.run:
         print("plyc argdist: error: give -o OUT (or --run)", file=sys.stderr)

@@ -18,7 +18,10 @@ def add(sub):
 def run(args) -> int:
     source, filename = read_script(args)
     out = args.output if args.output is not None else script_name(filename)
-    driver.build(source, filename, out, options(args))
+    opts = options(args)
+    compiled = driver.build(source, filename, out, opts)
+    from .. import presence  # its readers load only for a build that warns
+    presence.warn(compiled.ir, filename, source, opts.target, opts.btf)
     if args.verbose:
         print(f"plyc: wrote {out} ({os.path.getsize(out)} bytes)")
     return 0

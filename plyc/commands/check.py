@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import driver
-from .common import add_frontend_args, add_script_args, frontend_options, read_script
+from .common import add_frontend_args, add_script_args, frontend_options, include_args, read_script
 
 
 def add(sub):
@@ -15,7 +15,10 @@ def add(sub):
 
 def run(args) -> int:
     source, filename = read_script(args)
-    opts = driver.Options(btf=args.btf, lang=args.lang, frontend=frontend_options(args))
+    opts = driver.Options(btf=args.btf, lang=args.lang, frontend=frontend_options(args), **include_args(args))
+    prog = driver.lower(source, filename, opts)
     # the kernel's fixed limits too (maps per program, programs per tracepoint)
-    driver.plan(driver.lower(source, filename, opts), source, filename, opts)
+    driver.plan(prog, source, filename, opts)
+    from .. import presence  # its readers load only for a build that warns
+    presence.warn(prog, filename, source, None, args.btf)
     return 0

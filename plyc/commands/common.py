@@ -8,7 +8,6 @@ import sys
 from .. import arch as A
 from .. import bounds, driver
 from .. import types as T
-from ..codegen import resources
 from ..frontends import registry
 from ..toolchain import LIBCS, default_libc
 
@@ -61,9 +60,24 @@ def add_script_args(p):
 
 
 def add_frontend_args(p):
-    """Each front end's options (FrontEnd.options), as flags."""
+    """Each front end's options (FrontEnd.options), as flags; bpftrace's -I
+    and --include."""
     for o in registry.options():
         p.add_argument(f"--{o.name}", dest=o.name.replace("-", "_"), action="store_true", help=o.help)
+    p.add_argument("-I", dest="include_dirs", metavar="DIR", action="append", default=[],
+                   help="search DIR for a bpftrace script's #include headers (again for more)")
+    p.add_argument("--include", dest="include_files", metavar="FILE", action="append", default=[],
+                   help="#include FILE before a bpftrace script's own (again for more)")
+
+
+def include_args(args) -> dict:
+    """-I's dirs (absolute: headers are read from elsewhere) and --include's
+    files, refused where no #include line can hold the name."""
+    dirs, files = getattr(args, "include_dirs", None) or [], getattr(args, "include_files", None) or []
+    for name in dirs + files:
+        if not name or any(c in name for c in '\0\n"<>'):
+            raise SystemExit(f"plyc: error: {name!r}: not a name an #include line can hold")
+    return dict(include_dirs=tuple(os.path.abspath(d) for d in dirs), include_files=tuple(files))
 
 
 def frontend_options(args) -> dict:
@@ -73,14 +87,14 @@ def frontend_options(args) -> dict:
 def add_build_args(p):
     p.add_argument("--strsize", type=int, default=T.DEFAULT_STRSIZE,
                    help=f"default bytes read by str() ({T.DEFAULT_STRSIZE}, as ply)")
-    p.add_argument("--map-entries", type=int, default=resources.DEFAULT_MAP_ENTRIES,
-                   help=f"entries per map ({resources.DEFAULT_MAP_ENTRIES})")
-    p.add_argument("--hist-entries", type=int, default=resources.DEFAULT_HIST_ENTRIES,
-                   help=f"entries per keyed quantize/lquantize/hist/tseries map ({resources.DEFAULT_HIST_ENTRIES})")
-    p.add_argument("--buffer-size", type=int, default=resources.DEFAULT_BUFFER,
+    p.add_argument("--map-entries", type=int, default=bounds.DEFAULT_MAP_ENTRIES,
+                   help=f"entries per map ({bounds.DEFAULT_MAP_ENTRIES})")
+    p.add_argument("--hist-entries", type=int, default=bounds.DEFAULT_HIST_ENTRIES,
+                   help=f"entries per keyed quantize/lquantize/hist/tseries map ({bounds.DEFAULT_HIST_ENTRIES})")
+    p.add_argument("--buffer-size", type=int, default=bounds.DEFAULT_BUFFER,
                    help="output ring buffer bytes, a power of two (1 MiB)")
-    p.add_argument("--stack-entries", type=int, default=resources.DEFAULT_STACK_ENTRIES,
-                   help=f"distinct stacks kept ({resources.DEFAULT_STACK_ENTRIES})")
+    p.add_argument("--stack-entries", type=int, default=bounds.DEFAULT_STACK_ENTRIES,
+                   help=f"distinct stacks kept ({bounds.DEFAULT_STACK_ENTRIES})")
     p.add_argument("--target", default=default_target(), choices=TARGETS,
                    help="the architecture the tracer runs on (default: this machine's)")
     p.add_argument("--sysroot", metavar="DIR", help="the target's libraries (libbpf, libelf, zlib); "
@@ -105,7 +119,8 @@ def options(args) -> driver.Options:
                           hist_entries=args.hist_entries, buffer_size=args.buffer_size,
                           stack_entries=args.stack_entries, target=args.target,
                           verbose=args.verbose, keep_dir=args.keep, strip=not args.no_strip, btf=args.btf,
-                          sysroot=args.sysroot, libc=args.libc, frontend=frontend_options(args))
+                          sysroot=args.sysroot, libc=args.libc, frontend=frontend_options(args),
+                          **include_args(args))
 
 
 def execute(path: str, argv: list, prog: str = "plyc"):

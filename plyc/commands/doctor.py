@@ -1,7 +1,6 @@
 """`plyc doctor`: what a build for the target uses, what it lacks."""
 from __future__ import annotations
 
-from .. import doctor
 from .common import TARGETS, add_libc_arg, default_target
 
 
@@ -14,4 +13,5 @@ def add(sub):
 
 
 def run(args) -> int:
+    from .. import doctor       # here: it loads musl's and the sysroots' modules
     return doctor.main(args)

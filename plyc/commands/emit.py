@@ -4,7 +4,6 @@ from __future__ import annotations
 import sys
 
 from .. import driver
-from ..codegen import resources
 from .common import add_script_args, read_script
 
 
@@ -53,6 +52,7 @@ def run(args) -> int:
         return 0
     compiled = driver.compile_source(source, filename, opts)
     if args.stage == "resources":
+        from ..codegen import resources
         sys.stdout.write(resources.describe(compiled.resources))
     else:
         g = compiled.generated

@@ -4,9 +4,10 @@ the tracer's output style), and the front-end options it accepts."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..ir import nodes as ir
+if TYPE_CHECKING:
+    from ..ir import nodes as ir
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class Settings:
     btf: Optional[str]             # the target kernel's BTF (None: this machine's)
     target: str                    # the target architecture
     options: dict = field(default_factory=dict)
+    include_dirs: tuple = ()       # -I DIR: where #include lines are searched first
+    include_files: tuple = ()      # --include FILE: headers included before the script's
 
 
 @dataclass(frozen=True)
@@ -35,3 +38,4 @@ class FrontEnd:
     parse: Callable[[str, str], Any]             # (source, filename) -> the language's AST
     lower: Callable[[Any, Settings], ir.Program]  # AST -> IR, its output style set
     options: tuple = ()                          # the Options it accepts
+    c_headers: bool = False                      # its scripts #include C headers (-I, --include)

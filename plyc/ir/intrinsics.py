@@ -43,7 +43,7 @@ STRCMP = _i("strcmp", "compare two strings (<0, 0, >0)", args=STRINGS)
 # bpftrace's (plyc/frontends/bpftrace/ types them).
 BSWAP = _i("bswap", "an integer's bytes reversed")
 KPTR = _i("kptr", "its argument, typed as a kernel pointer")
-STRNCMP = _i("strncmp", "compare the first n bytes of two strings (n: a constant, the third argument)",
+STRNCMP = _i("strncmp", "0 when the first n bytes of two strings are equal, else 1 (n: a constant, the third argument)",
                args=VALUES)
 JOIN_READ = _i("_join_read", "up to 16 strings of a NULL-terminated char ** array, 1024 bytes each", BEFORE)
 NTOP = _i("ntop", "an address family and an IPv4/IPv6 address, as one inet value", AFTER, VALUES)

@@ -512,6 +512,10 @@ class Program:
     # bounds the tracer checks a numeric $N against when it starts (bpftrace's
     # unroll($N), which bpftrace checks when it compiles): (N, lo, hi, line, col, what)
     arg_bounds: list = field(default_factory=list)
+    # The tracer's -p PID filters the events of the probes whose provider
+    # says so (Provider.pid_filtered), as bpftrace 0.27's -p does; else -p
+    # only sets $target and attaches uprobes to that process (ply's)
+    pid_filter: bool = False
 
     @property
     def uses_stack(self) -> bool:

@@ -79,6 +79,12 @@ class Provider:
     # C lines at the start of each of its programs (iter: the last call,
     # which has no object, returns at once)
     prologue: tuple[str, ...] = ()
+    # Its events are filtered by the tracer's -p PID where the program asks
+    # (Program.pid_filter: bpftrace's "-p acts like a predicate" of 0.27):
+    # kernel probes and CPU-wide events. Not uprobes and USDT (attached to
+    # the process), BEGIN/END (run once), interval (its wall-clock rate kept)
+    # nor iterators (run in the tracer); docs/bpftrace.md, "-p PID"
+    pid_filtered: bool = False
     # The argument of an example probe, for `a PROVIDER probe needs an argument`
     example: str = ""
     has_stack: bool = True

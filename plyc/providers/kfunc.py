@@ -145,7 +145,7 @@ def c_data(t: Target, p):
 def _provider(ret: bool) -> Provider:
     name = "kretfunc" if ret else "kfunc"
     return Provider(
-        name=name, aliases=("fexit",) if ret else ("fentry",), fields=fields, make=make_kind(ret), spell=spell,
+        name=name, aliases=("fexit",) if ret else ("fentry",), fields=fields, make=make_kind(ret), spell=spell, pid_filtered=True,
         c_provider=f"plyc_provider_{name}", c_data=c_data, example="vfs_read",
         section=lambda t: "fexit" if ret else "fentry", ctx_decl="__u64 *ctx",
         variables=(Var("data", ARGS, V.CTX, doc="the function's arguments: args.name"),),

@@ -167,7 +167,7 @@ def c_data(t: Target, p):
 
 
 KPROBE = Provider(
-    name="kprobe", aliases=("k",), fields=fields, make=make_kind(False), spell=spell,
+    name="kprobe", aliases=("k",), fields=fields, make=make_kind(False), spell=spell, pid_filtered=True,
     c_provider="plyc_provider_kprobe", c_data=c_data, example="vfs_read",
     section=lambda t: "kprobe", ctx_decl="struct pt_regs *ctx",
     variables=ARGS + (Var("caller", T.SYM, V.IP, doc="where the probe hit, as sym+off", invariant=True),
@@ -175,7 +175,7 @@ KPROBE = Provider(
     typed=typed, fentry=fentry_plan, doc="kernel function entry")
 
 KRETPROBE = Provider(
-    name="kretprobe", aliases=("kr",), fields=fields, make=make_kind(True), spell=spell,
+    name="kretprobe", aliases=("kr",), fields=fields, make=make_kind(True), spell=spell, pid_filtered=True,
     c_provider="plyc_provider_kretprobe", c_data=c_data, example="vfs_read",
     section=lambda t: "kretprobe", ctx_decl="struct pt_regs *ctx",
     variables=(Var("retval", T.S64, V.RET, doc="the return value", invariant=True),

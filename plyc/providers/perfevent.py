@@ -86,11 +86,11 @@ def c_data(t: Target, p):
         ("config", _events(t.provider)[t.target][1]), ("period", f"{t.extra['period']}ULL")]
 
 
-SOFTWARE = Provider(name="software", aliases=("s",), fields=fields, make=_make(False), spell=spell, section=lambda t: "perf_event",
+SOFTWARE = Provider(name="software", aliases=("s",), fields=fields, make=_make(False), spell=spell, section=lambda t: "perf_event", pid_filtered=True,
                     ctx_decl="void *ctx", c_provider="plyc_provider_software", c_data=c_data,
                     example="page-faults:100",
                     doc="kernel software events (page faults, context switches, ...) on every CPU")
-HARDWARE = Provider(name="hardware", aliases=("h",), fields=fields, make=_make(True), spell=spell, section=lambda t: "perf_event",
+HARDWARE = Provider(name="hardware", aliases=("h",), fields=fields, make=_make(True), spell=spell, section=lambda t: "perf_event", pid_filtered=True,
                     ctx_decl="void *ctx", c_provider="plyc_provider_hardware", c_data=c_data,
                     example="cache-misses:1000000",
                     doc="hardware counters (cycles, cache misses, ...) on every CPU")

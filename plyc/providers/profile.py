@@ -32,7 +32,7 @@ def c_data(t: Target, p):
 
 
 PROVIDER = Provider(
-    name="profile",
+    name="profile", pid_filtered=True,
     aliases=(),
     fields=fields,
     make=make,

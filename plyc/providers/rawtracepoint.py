@@ -35,18 +35,13 @@ def _types(b, proto) -> tuple:
     return tuple(t for _, t in proto.members)
 
 
-def prototype(target: Target, ktypes, span) -> list:
-    """[(name, BTF type id)] of the tracepoint's arguments on the build machine."""
-    event = target.target
-    try:
-        b = ktypes.btf
-    except B.BTFError as err:
-        raise error(f"raw tracepoint arguments are typed from the kernel's BTF: {err}", span) from None
+def named_args(b, event: str):
+    """[(name, BTF type id)] of a tracepoint's arguments in BTF b; None:
+    no btf_trace_EVENT; "": its arguments have no names there."""
     tid = b.find(B.TYPEDEF, f"btf_trace_{event}")
     ptr = b[b[tid].type] if tid is not None else None
     if ptr is None or ptr.kind != B.PTR or b[ptr.type].kind != B.FUNC_PROTO:
-        raise error(f"the build machine's kernel BTF has no btf_trace_{event}: the arguments of "
-                    f"rawtracepoint:{event} are arg0, arg1, ... only", span)
+        return None
     proto = b[ptr.type]
     named = None
     for fname in (f"__probestub_{event}", f"__bpf_trace_{event}"):
@@ -61,10 +56,26 @@ def prototype(target: Target, ktypes, span) -> list:
         if len(same) == 1:
             named = b[same.pop()]
     if named is None or not all(n for n, _ in named.members[1:]):
-        raise error(f"the build machine's kernel BTF names no arguments of rawtracepoint:{event}: "
-                    "use arg0, arg1, ...", span)
+        return ""
     # The first is the probe's own data (void *__data), not the tracepoint's.
     return [(n, t) for (n, _), (_, t) in zip(named.members[1:], proto.members[1:])]
+
+
+def prototype(target: Target, ktypes, span) -> list:
+    """[(name, BTF type id)] of the tracepoint's arguments on the build machine."""
+    event = target.target
+    try:
+        b = ktypes.btf
+    except B.BTFError as err:
+        raise error(f"raw tracepoint arguments are typed from the kernel's BTF: {err}", span) from None
+    args = named_args(b, event)
+    if args is None:
+        raise error(f"the build machine's kernel BTF has no btf_trace_{event}: the arguments of "
+                    f"rawtracepoint:{event} are arg0, arg1, ... only", span)
+    if args == "":
+        raise error(f"the build machine's kernel BTF names no arguments of rawtracepoint:{event}: "
+                    "use arg0, arg1, ...", span)
+    return args
 
 
 def arg(target: Target, name: str, ktypes, span) -> Var:
@@ -86,7 +97,7 @@ def c_data(t: Target, p):
 
 
 PROVIDER = Provider(
-    name="rawtracepoint", aliases=(), fields=fields, make=make, spell=spell, section=lambda t: "raw_tp",
+    name="rawtracepoint", aliases=(), fields=fields, make=make, spell=spell, section=lambda t: "raw_tp", pid_filtered=True,
     ctx_decl="__u64 *ctx", variables=WORDS + (Var("data", ARGS, V.CTX, doc="the arguments: args.name"),),
     c_provider="plyc_provider_rawtracepoint", c_data=c_data, example="sched_switch",
     doc="a tracepoint's raw arguments")

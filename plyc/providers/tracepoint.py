@@ -95,7 +95,7 @@ def member(target: Target, name: str, span, ktypes=None):
 
 
 PROVIDER = Provider(
-    name="tracepoint",
+    name="tracepoint", pid_filtered=True,
     aliases=("t",),
     fields=fields,
     make=make,

@@ -21,7 +21,8 @@ from .. import types as T
 from ..btf import BTFError
 from ..diag import Collector, PlycError
 from ..ir import nodes as ir
-from ..ir.maps import use_keys
+from ..ir.fold import value as const_value
+from ..ir.maps import unheld, use_keys
 from .typeref import TypeRef
 
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
@@ -132,6 +133,7 @@ class Sema:
             if new is None:
                 self.err(f"${name} was {old} and can't now hold {typ}", value_span)
             typ = new
+            unheld(value, typ, f"${name}", value_span, self.err)
         self.probe.locals[name] = typ
         self.defined.add(name)
         return ir.SetLocal(name, value, span=span)
@@ -149,6 +151,7 @@ class Sema:
             self.err(f"map '{info.name}' holds {info.value_type}, not {typ}", value_span)
         else:
             info.value_type = T.unify(info.value_type, typ)
+            unheld(value, info.value_type, f"{info.name}'s value", value_span, self.err)
         info.written = True
         return ir.MapStore(info.name, keys, value, span=span)
 
@@ -204,7 +207,9 @@ class Sema:
         return x
 
     def int_const(self, value: int) -> ir.IntConst:
-        return ir.IntConst(value, type=T.U64 if value >= 1 << 63 else T.S64)
+        """A literal: s64 (u64 from 2^63), of no sign where it meets another
+        type if it is not negative (types.promoted)."""
+        return ir.IntConst(value, type=replace(T.U64 if value >= 1 << 63 else T.S64, flexible=value >= 0))
 
     def variable(self, name: str, span) -> ir.Variable:
         """A built-in variable: the probe's provider's, or one every probe has."""
@@ -254,11 +259,17 @@ class Sema:
                 self.err(f"operator '{op}' needs integers, got {typ}", span, hint)
         if op in COMPARISONS + ("&&", "||"):
             typ = T.S32
-        elif op in ("<<", ">>", "&", "|", "^", "%"):
-            typ = T.Int(8, lt.signed and rt.signed)
+        elif op in ("<<", ">>"):
+            typ = T.Int(8, lt.signed)     # C's: the shifted value's sign
+        elif op in ("&", "|", "^", "%"):
+            typ = T.Int(8, T.promoted(lt, rt).signed)
         else:
             typ = T.arith(op, lt, rt)
-        return ir.Binary(op, left, right, type=typ)
+        node = ir.Binary(op, left, right, type=typ)
+        v = const_value(node)
+        if v is not None and v >= 0 and op not in COMPARISONS + ("&&", "||"):
+            node.type = replace(typ, flexible=True)     # a constant, as a literal
+        return node
 
     def ternary(self, cond: ir.Expr, a: ir.Expr, b: ir.Expr, span) -> ir.Ternary:
         """`cond ? a : b` of typed parts (each typed once: nested ternaries
@@ -266,6 +277,8 @@ class Sema:
         u = T.unify(a.type, b.type)
         if u is None or u.kind not in ("int", "str"):
             self.err(f"the branches of '?:' have different types: {a.type} and {b.type}", span)
+        for x in (a, b):
+            unheld(x, u, "the value of '?:'", span, self.err)
         return ir.Ternary(cond, a, b, type=u)
 
     def tp_field(self, name: str, span, here: bool = False) -> ir.TpField:

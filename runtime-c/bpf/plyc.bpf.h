@@ -694,25 +694,27 @@ static __always_inline __u32 plyc_log2_hist_bucket(__u64 v)
 	return b < 63 ? b + 1 : 63;
 }
 
-/* bpftrace's hist(): [0] below 0, [1] 0, [2 + log2(v)] above. */
-static __always_inline __u32 plyc_bt_hist_bucket(__s64 v)
+/* bpftrace's hist(): [0] below 0, [1] 0, [2 + log2(v)] above, up to [65]
+ * for an unsigned v at or above 2^63 (bpftrace 0.27 counts it below 0). */
+static __always_inline __u32 plyc_bt_hist_bucket(__u64 v, int is_signed)
 {
-	if (v < 0)
+	if (is_signed && (__s64)v < 0)
 		return 0;
 	if (!v)
 		return 1;
-	return plyc_log2_bucket((__u64)v, 0) + 2;
+	return plyc_log2_bucket(v, 0) + 2;
 }
 
 /* bpftrace's hist(x, k), k > 0: [0] below 0, then values below 2^k one a
  * bucket, then each power of two [2^p, 2^(p+1)) in 2^k buckets: the k bits
- * after the leading one pick it. */
-static __always_inline __u32 plyc_bt_hist_bucket_k(__s64 v, __u32 k)
+ * after the leading one pick it (an unsigned v at or above 2^63 in the top
+ * 2^k, as plyc_bt_hist_bucket's). */
+static __always_inline __u32 plyc_bt_hist_bucket_k(__u64 v, int is_signed, __u32 k)
 {
-	__u64 n = (__u64)v, mask = (1ULL << k) - 1;
+	__u64 n = v, mask = (1ULL << k) - 1;
 	__u32 l;
 
-	if (v < 0)
+	if (is_signed && (__s64)v < 0)
 		return 0;
 	if (n <= mask)
 		return (__u32)n + 1;
@@ -720,14 +722,21 @@ static __always_inline __u32 plyc_bt_hist_bucket_k(__s64 v, __u32 k)
 	return ((l + 1) << k) + (__u32)((n >> l) & mask) + 1;
 }
 
-/* lquantize: [0] below min, [1 + (v - min) / step] inside, [n - 1] at or above max. */
-static __always_inline __u32 plyc_lin_bucket(__s64 v, __s64 min, __s64 max, __s64 step, __u32 n)
+/* lquantize: [0] below min, [1 + (v - min) / step] for the k buckets of
+ * step values above it, [k + 1] from min + k * step up (max, or the last
+ * multiple of step below it, as bpftrace 0.27's lhist()). v's mathematical
+ * value decides: an unsigned v at or above 2^63 is above any (signed)
+ * bound, and v - min of a v >= min fits an unsigned word. */
+static __always_inline __u32 plyc_lin_bucket(__u64 v, int is_signed, __s64 min, __u64 step, __u32 k)
 {
-	if (v < min)
+	__u64 d;
+
+	if (!is_signed && (__s64)v < 0)
+		return k + 1;
+	if ((__s64)v < min)
 		return 0;
-	if (v >= max)
-		return n - 1;
-	return 1 + (__u32)((__u64)(v - min) / (__u64)step);
+	d = (v - (__u64)min) / step;
+	return d < k ? 1 + (__u32)d : k + 1;
 }
 
 /* Argument n of a probed function: a register, or a word read from the

@@ -3,6 +3,8 @@
  * output/select.c), Unicode bars or ASCII, the stack map, the clocks'
  * offset. The lowest layer: everything above reads it. */
 #define _GNU_SOURCE		/* strcasestr */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,4 +70,43 @@ void plyc_rt_init(void)
 	}
 
 	tzset();
+}
+
+void plyc_fmt_failed(int err)
+{
+	if (!plyc_rt.fmt_errno)
+		plyc_rt.fmt_errno = err ? err : EIO;
+}
+
+int plyc_fmt_int(int v)
+{
+	return v;
+}
+
+int plyc_fprintf(FILE *fp, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	errno = 0;
+	n = vfprintf(fp, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		plyc_fmt_failed(errno);
+	return n;
+}
+
+int plyc_snprintf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	errno = 0;
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		plyc_fmt_failed(errno);
+	return n;
 }

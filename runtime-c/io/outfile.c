@@ -15,6 +15,7 @@
 static int out_fd = -1;
 static int out_errno;
 static int out_owned;		/* a file of -o: closed with the stream */
+static int out_fmt;		/* out_errno is a formatted write's (plyc_fmt_failed) */
 static volatile sig_atomic_t *out_stop;	/* set: a blocked write gives up */
 
 static ssize_t out_write(void *cookie, const char *buf, size_t len)
@@ -84,7 +85,18 @@ void plyc_out_stop_flag(volatile sig_atomic_t *flag)
 
 int plyc_out_error(void)
 {
+	/* a printf conversion the C library could not write (EOVERFLOW) ends
+	 * the output as a failed write does: what follows would be wrong */
+	if (!out_errno && plyc_rt.fmt_errno) {
+		out_errno = plyc_rt.fmt_errno;
+		out_fmt = 1;
+	}
 	return out_errno;
+}
+
+const char *plyc_out_what(void)
+{
+	return out_fmt ? "formatting output" : "writing output";
 }
 
 int plyc_out_close(void)
@@ -93,5 +105,5 @@ int plyc_out_close(void)
 		fclose(plyc_rt.out);
 		plyc_rt.out = stdout;
 	}
-	return out_errno;
+	return plyc_out_error();
 }

@@ -50,6 +50,9 @@ struct options {
 	const char *metrics_prefix;
 	int quiet;                 /* -q: no "Attaching N probes..." (bpftrace's style) */
 	const char **opt_values;   /* the script's named options given (plyc_opts_parse) */
+	int list;                  /* --list: what the probes resolve to here, then exit */
+	int dry_run;               /* --dry-run: load, attach, detach, exit (bpftrace 0.27's) */
+	int info;                  /* --info: the kernel's features and the fallbacks taken */
 };
 
 static volatile sig_atomic_t stopping;
@@ -125,17 +128,24 @@ static size_t text_len;
 
 FILE *plyc_text_begin(void)
 {
-	if (plyc_rt.json)
-		return open_memstream(&text_buf, &text_len);
-	return plyc_rt.out;
+	FILE *fp;
+
+	if (!plyc_rt.json)
+		return plyc_rt.out;
+	fp = open_memstream(&text_buf, &text_len);
+	if (!fp)
+		plyc_fmt_failed(errno);
+	return fp;
 }
 
 void plyc_text_end(FILE *fp)
 {
 	if (!plyc_rt.json || !fp)
 		return;
-	fclose(fp);
-	plyc_rt.output->json_printf(plyc_rt.out, text_buf ? text_buf : "", text_len);
+	if (fclose(fp))
+		plyc_fmt_failed(errno);
+	else
+		plyc_rt.output->json_printf(plyc_rt.out, text_buf ? text_buf : "", text_len);
 	free(text_buf);
 	text_buf = NULL;
 	text_len = 0;
@@ -148,7 +158,7 @@ static void usage(FILE *fp)
 	fprintf(fp,
 		"Usage: %s [-c CMD] [-p PID] [-d SECONDS] [-f text|json] [-o FILE] [-k] [-v]%s\n"
 		"       %*s [--metrics [ADDR:]PORT] [--metrics-prefix NAME]\n"
-		"       %*s [--btf FILE] [-h] [--version] [ARG...]\n"
+		"       %*s [--btf FILE] [--list] [--dry-run] [--info] [-h] [--version] [ARG...]\n"
 		"\n"
 		"Tracer built by plyc %s from %s. Probes:\n",
 		P->name, bt ? " [-q]" : "", (int)strlen(P->name), "", (int)strlen(P->name), "", P->version,
@@ -159,7 +169,7 @@ static void usage(FILE *fp)
 		"\n"
 		"Options:\n"
 		"  -c CMD       run CMD once the probes are attached; trace until it exits\n"
-		"  -p PID       $target is PID; stop when it exits\n"
+		"%s"
 		"  -d SECONDS   stop after this long\n"
 		"  -f FORMAT    text (%s format, default) or json (one object per line)\n"
 		"  -o FILE      write output to FILE\n"
@@ -167,6 +177,11 @@ static void usage(FILE *fp)
 		"%s"
 		"  -v           show libbpf's and the loader's diagnostics\n"
 		"  --btf FILE   kernel BTF to use instead of the running kernel's\n"
+		"  --list       print what the probes attach to on this kernel (wildcards resolved), one a\n"
+		"               line as bpftrace -l prints them, and exit\n"
+		"  --dry-run    load, verify and attach every probe, detach and exit 0 (BEGIN and END\n"
+		"               not run, nothing printed), or exit 1 with each probe's reason\n"
+		"  --info       print what of this kernel the tracer uses, and the fallbacks it takes\n"
 		"  --metrics [ADDR:]PORT\n"
 		"               serve the aggregations to Prometheus at http://ADDR:PORT/metrics\n"
 		"               while tracing (no ADDR: every IPv4 address; 127.0.0.1:PORT: local)\n"
@@ -177,6 +192,10 @@ static void usage(FILE *fp)
 		"Examples:\n"
 		"  %s -d 5            trace for five seconds\n"
 		"  %s -c 'ls /tmp'    trace while a command runs\n",
+		/* -p: bpftrace 0.27 filters every probe by it (frontends/bpftrace/pidfilter.py) */
+		bt ? "  -p PID       trace only PID's events (uprobes and USDT attached to it;\n"
+		     "               not interval probes nor iterators); stop when it exits\n"
+		   : "  -p PID       $target is PID, uprobes attached to it only; stop when it exits\n",
 		bt ? "bpftrace's" : "ply's", bt ? "  -q           no \"Attaching N probes...\"\n" : "", P->name, P->name);
 	plyc_opts_usage(P, fp);
 }
@@ -282,6 +301,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "metrics-prefix", required_argument, NULL, 'P' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "list", no_argument, NULL, 'L' },
+		{ "dry-run", no_argument, NULL, 'D' },
+		{ "info", no_argument, NULL, 'I' },
 		{ 0 },
 	};
 	char *end;
@@ -338,6 +360,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return fail("--metrics-prefix takes a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), not '%s'",
 					    optarg);
 			o->metrics_prefix = optarg;
+			break;
+		case 'L':
+			o->list = 1;
+			break;
+		case 'D':
+			o->dry_run = 1;
+			break;
+		case 'I':
+			o->info = 1;
 			break;
 		case 'V':
 			printf("%s (plyc %s, from %s)\n", P->name, P->version, P->script);
@@ -742,6 +773,15 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		return fail("tracing needs root (CAP_BPF and CAP_PERFMON); run it with sudo");
 	if (o.btf && access(o.btf, R_OK))
 		return fail("--btf %s: %s", o.btf, strerror(errno));
+	/* --info and --list ask the kernel and end there (load/info.c, each provider's list) */
+	if (o.info)
+		return plyc_info(prog, o.btf, stdout) || stdout_written();
+	if (o.list) {
+		failed = plyc_check_targets(prog) != 0;
+		plyc_list_targets(prog, stdout);
+		plyc_detach_all(&links);
+		return stdout_written() || failed;
+	}
 	if (o.outfile && (err = outfile_can_be(o.outfile)))
 		return fail("cannot open %s: %s", o.outfile, strerror(err));
 	if (o.metrics) {
@@ -768,7 +808,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		sigaction(SIGPIPE, &sa, NULL);
 	}
 
-	if (o.cmd) {
+	if (o.cmd && !o.dry_run) {
 		int pid = plyc_child_start(prog->name, o.cmd);
 
 		if (pid < 0)
@@ -827,6 +867,15 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 			failed = fail("cannot set up the output buffer: %s", strerror(errno));
 			goto cleanup;
 		}
+	}
+	/* bpftrace 0.27's --dry-run: everything attached, then nothing run
+	 * (no banner, no BEGIN or END, no output): each probe that fails says why */
+	if (o.dry_run) {
+		failed = plyc_attach_every(prog, obj, &links) != 0;
+		if (!failed && o.verbose)
+			fprintf(stderr, "%s: %d probe%s attached and detached (dry run)\n", prog->name, links.n,
+				links.n == 1 ? "" : "s");
+		goto cleanup;
 	}
 	/* -o's file is created (or emptied) only now, once everything that
 	 * could refuse the run (arguments, privileges, BTF, -c's command, the
@@ -997,7 +1046,7 @@ cleanup:
 	if (err == EINTR)
 		return fail("writing output: stopped by a signal while the reader was not reading");
 	if (err)
-		return fail("writing output: %s", strerror(err));
+		return fail("%s: %s", plyc_out_what(), strerror(err));
 	if (exit_asked)
 		fprintf(stderr, "%s: warning: exit(%lld): an exit status is 0 to 255; exiting with 255\n",
 			prog->name, exit_asked);

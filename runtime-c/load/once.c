@@ -61,7 +61,7 @@ static long site_file_offset(void)
 	return found;
 }
 
-static int test_run_works(void)
+int plyc_test_run_works(void)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	int fd = plyc_load_trivial(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL), ok;
@@ -75,7 +75,7 @@ static int test_run_works(void)
 
 /* Uprobes through the perf PMU (4.17+) or tracefs's uprobe_events, as
  * libbpf tries them. */
-static int uprobes_available(void)
+int plyc_uprobes_available(void)
 {
 	char path[512];
 
@@ -102,13 +102,13 @@ int plyc_once_prepare(const struct plyc_program *P, struct bpf_object *obj)
 			first = &P->probes[i];
 	if (!first)
 		return 0;
-	if (!forced && test_run_works()) {
+	if (!forced && plyc_test_run_works()) {
 		how = BY_TEST_RUN;
 		if (P->verbose)
 			fprintf(stderr, "%s: BEGIN and END run by BPF_PROG_TEST_RUN\n", P->name);
 		return 0;
 	}
-	if (!uprobes_available())
+	if (!plyc_uprobes_available())
 		return plyc_probe_error(P, first, "BEGIN and END need BPF_PROG_TEST_RUN for raw tracepoints "
 					"(Linux 5.10)%s or uprobes (CONFIG_UPROBE_EVENTS), and this kernel has neither",
 					forced ? ", which PLYC_NO_TEST_RUN turns off," : "");

@@ -65,6 +65,18 @@ uint32_t plyc_agg_nbuckets(const struct plyc_map *m)
 	return plyc_agg_ops(m)->buckets ? plyc_agg_ops(m)->buckets : m->value_size / 8;
 }
 
+int64_t plyc_lq_bound(const struct plyc_map *m, uint32_t i)
+{
+	/* i * step may pass INT64_MAX (a range wider than it); the sum is in
+	 * [min, max], so unsigned arithmetic lands on it exactly */
+	return (int64_t)((uint64_t)m->lq_min + (uint64_t)i * (uint64_t)m->lq_step);
+}
+
+int64_t plyc_lq_below(int64_t bound)
+{
+	return bound == INT64_MIN ? bound : bound - 1;
+}
+
 /* --- merging per-CPU values ------------------------------------------- */
 
 /* count, sum, avg and histogram buckets: word-wise sums (two's complement
@@ -322,7 +334,7 @@ uint32_t plyc_bt_hist_k(const struct plyc_map *m)
 	uint32_t nb = plyc_agg_nbuckets(m), k;
 
 	for (k = 1; k <= 5; k++)
-		if (nb == (64 - k) * (1u << k) + 1)
+		if (nb == (65 - k) * (1u << k) + 1)
 			return k;
 	return 0;
 }
@@ -444,7 +456,8 @@ static void metric_log2(const struct plyc_metric_out *o, const void *v)
 	metric_hist_end(o, v, 1);
 }
 
-/* [0] < min, [i] up to min + i*step - 1, [last] >= max */
+/* [0] < min, [i] up to min + i*step - 1, [last] >= lq_max; a below-min
+ * bucket that can hold nothing (min INT64_MIN) is not written */
 static void metric_lquantize(const struct plyc_metric_out *o, const void *v)
 {
 	const struct plyc_map *m = o->m;
@@ -452,14 +465,13 @@ static void metric_lquantize(const struct plyc_metric_out *o, const void *v)
 	uint64_t cum = 0;
 
 	for (i = 0; i + 1 < nb; i++) {
-		int64_t le = m->lq_min + (int64_t)i * m->lq_step - 1;
+		int64_t bound = plyc_lq_bound(m, i);
 
-		if (le > m->lq_max - 1)
-			le = m->lq_max - 1;
 		cum += word(v, i);
-		metric_bucket(o, le, 1, cum);
+		if (bound != INT64_MIN)
+			metric_bucket(o, bound - 1, 1, cum);
 	}
-	metric_hist_end(o, v, !(o->om && m->lq_min - 1 < 0));
+	metric_hist_end(o, v, !(o->om && m->lq_min <= 0));
 }
 
 /* --- bpftrace's stats() and hist() ------------------------------------------ */
@@ -482,13 +494,11 @@ int plyc_agg_cmp_average(const struct plyc_map *m, const void *a, const void *b)
 /* [0] < 0, [1] 0, [i] up to 2^(i-1) - 1 */
 static void metric_hist(const struct plyc_metric_out *o, const void *v)
 {
-	uint32_t nb = plyc_agg_nbuckets(o->m), i, top;
+	uint32_t nb = plyc_agg_nbuckets(o->m), i, top, k = plyc_bt_hist_k(o->m);
 	uint64_t cum = 0;
 
 	for (top = nb; top > 0 && !word(v, top - 1); top--)
 		;
-	uint32_t k = plyc_bt_hist_k(o->m);
-
 	for (i = 0; i < top && i < nb - 1; i++) {
 		cum += word(v, i);
 		/* each bucket's largest value: one less than the next one's least */

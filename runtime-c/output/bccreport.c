@@ -1,7 +1,8 @@
 /* The periodic report: every interval, "[HH:MM:SS]", then per section a
  * frequency table (COUNT EVENT, ascending, the top N) or a log2 histogram
- * in bcc's print_log2_hist layout, as bcc's tools print them. Its
- * operations (plyc_style.h) take the place of the style's exit dump. */
+ * in bcc's print_log2_hist layout, as bcc's tools print them; with -f json
+ * one object a line with the same fields (docs/argdist.md). Its operations
+ * (plyc_style.h) take the place of the style's exit dump. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -67,10 +68,24 @@ static void print_key_value(FILE *fp, const struct plyc_field *f, const char *ke
 	const char *p = key + f->offset;
 
 	if (f->type.kind == PLYC_K_STR) {
-		fprintf(fp, "%.*s", (int)strnlen(p, f->type.size), p);
+		/* a file name or a comm: untrusted, escaped for the terminal */
+		plyc_text_string(fp, p, f->type.size);
 		return;
 	}
 	if (f->type.is_signed)
+		fprintf(fp, "%" PRId64, plyc_load_int(p, f->type.size));
+	else
+		fprintf(fp, "%" PRIu64, plyc_load_uint(p, f->type.size));
+}
+
+/* A key member as a JSON value: a string, or a number. */
+static void json_key_value(FILE *fp, const struct plyc_field *f, const char *key)
+{
+	const char *p = key + f->offset;
+
+	if (f->type.kind == PLYC_K_STR)
+		plyc_json_string(fp, p, f->type.size);
+	else if (f->type.is_signed)
 		fprintf(fp, "%" PRId64, plyc_load_int(p, f->type.size));
 	else
 		fprintf(fp, "%" PRIu64, plyc_load_uint(p, f->type.size));
@@ -92,27 +107,40 @@ static int by_count(const void *a, const void *b)
 	return memcmp(x->key, y->key, sort_map->key_size);
 }
 
+/* The entries of a count map, by count ascending (ties by key), and the
+ * first of the top N to show; *ents NULL when there are none. */
+static size_t count_rows(const struct plyc_map *m, int top, char **keys, char **vals,
+			 struct freq_entry **ents, size_t *first)
+{
+	size_t n = 0, i;
+
+	*ents = NULL;
+	*first = 0;
+	if (plyc_map_collect(m, keys, vals, &n) || !n)
+		return 0;
+	*ents = calloc(n, sizeof(**ents));
+	if (!*ents)
+		return 0;
+	for (i = 0; i < n; i++) {
+		(*ents)[i].key = *keys + i * m->key_size;
+		memcpy(&(*ents)[i].count, *vals + i * m->value_size, sizeof(uint64_t));
+	}
+	sort_map = m;
+	qsort(*ents, n, sizeof(**ents), by_count);
+	if (top > 0 && (size_t)top < n)
+		*first = n - (size_t)top;
+	return n;
+}
+
 static void report_counts(FILE *fp, const struct plyc_map *m, const struct plyc_report_section *s, int top)
 {
 	char *keys = NULL, *vals = NULL;
 	struct freq_entry *ents;
-	size_t n = 0, i, first = 0;
+	size_t n, i, first;
 	int k;
 
 	fprintf(fp, "%s\n\t%-10s %s\n", s->header, "COUNT", "EVENT");
-	if (plyc_map_collect(m, &keys, &vals, &n) || !n)
-		goto out;
-	ents = calloc(n, sizeof(*ents));
-	if (!ents)
-		goto out;
-	for (i = 0; i < n; i++) {
-		ents[i].key = keys + i * m->key_size;
-		memcpy(&ents[i].count, vals + i * m->value_size, sizeof(uint64_t));
-	}
-	sort_map = m;
-	qsort(ents, n, sizeof(*ents), by_count);
-	if (top > 0 && (size_t)top < n)
-		first = n - (size_t)top;
+	n = count_rows(m, top, &keys, &vals, &ents, &first);
 	for (i = first; i < n; i++) {
 		fprintf(fp, "\t%-10" PRIu64 " ", ents[i].count);
 		if (!m->nkeys && s->keyless_row) {
@@ -126,7 +154,47 @@ static void report_counts(FILE *fp, const struct plyc_map *m, const struct plyc_
 		fputc('\n', fp);
 	}
 	free(ents);
-out:
+	free(keys);
+	free(vals);
+}
+
+/* {"label": ..., "type": "counts", "rows": [{"count": N, "event": {"expr": value, ...}}]}:
+ * the rows the text shows, in its order; "event" is the text's "total
+ * calls" for a specifier without expressions. An expression written twice
+ * is one member (the same value). */
+static void json_counts(FILE *fp, const struct plyc_map *m, const struct plyc_report_section *s, int top)
+{
+	char *keys = NULL, *vals = NULL;
+	struct freq_entry *ents;
+	size_t n, i, first;
+	int k, j;
+
+	fputs("{\"label\": ", fp);
+	plyc_json_string(fp, s->header, strlen(s->header));
+	fputs(", \"type\": \"counts\", \"rows\": [", fp);
+	n = count_rows(m, top, &keys, &vals, &ents, &first);
+	for (i = first; i < n; i++) {
+		fprintf(fp, "%s{\"count\": %" PRIu64 ", \"event\": ", i > first ? ", " : "", ents[i].count);
+		if (!m->nkeys && s->keyless_row) {
+			plyc_json_string(fp, s->keyless_row, strlen(s->keyless_row));
+		} else {
+			fputc('{', fp);
+			for (k = 0; k < (int)m->nkeys; k++) {
+				for (j = 0; j < k && strcmp(s->key_labels[j], s->key_labels[k]); j++)
+					;
+				if (j < k)
+					continue;
+				fputs(k ? ", " : "", fp);
+				plyc_json_string(fp, s->key_labels[k], strlen(s->key_labels[k]));
+				fputs(": ", fp);
+				json_key_value(fp, &m->keys[k], ents[i].key);
+			}
+			fputc('}', fp);
+		}
+		fputc('}', fp);
+	}
+	fputs("]}", fp);
+	free(ents);
 	free(keys);
 	free(vals);
 }
@@ -142,6 +210,38 @@ static void report_log2(FILE *fp, const struct plyc_map *m, const struct plyc_re
 	free(vals);
 }
 
+/* {"label": ..., "type": "log2", "buckets": [{"low": 0, "high": 1, "count": N}, ...]}:
+ * the rows the text shows (up to the last non-empty one, bucket 0's zeros
+ * left out as bcc does), none when nothing was counted. */
+static void json_log2(FILE *fp, const struct plyc_map *m, const struct plyc_report_section *s)
+{
+	char *keys = NULL, *vals = NULL;
+	size_t n = 0;
+	int i, nb = (int)(m->nbuckets ? m->nbuckets : m->value_size / 8), idx_max = -1;
+
+	fputs("{\"label\": ", fp);
+	plyc_json_string(fp, s->header, strlen(s->header));
+	fputs(", \"type\": \"log2\", \"buckets\": [", fp);
+	if (plyc_map_collect(m, &keys, &vals, &n) == 0 && n) {
+		const uint64_t *v = (const uint64_t *)vals;
+
+		for (i = 0; i < nb; i++)
+			if (v[i])
+				idx_max = i;
+		for (i = 1; i <= idx_max; i++) {
+			uint64_t low = (1ULL << i) >> 1, high = i == 64 ? UINT64_MAX : (1ULL << i) - 1;
+
+			if (low == high)
+				low--;
+			fprintf(fp, "%s{\"low\": %" PRIu64 ", \"high\": %" PRIu64 ", \"count\": %" PRIu64 "}",
+				i > 1 ? ", " : "", low, high, v[i]);
+		}
+	}
+	fputs("]}", fp);
+	free(keys);
+	free(vals);
+}
+
 int plyc_report_print(struct plyc_map *maps, const struct plyc_report *r)
 {
 	static int reports;
@@ -152,18 +252,30 @@ int plyc_report_print(struct plyc_map *maps, const struct plyc_report *r)
 	int i;
 
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&t));
-	fprintf(fp, "[%s]\n", stamp);
+	if (plyc_rt.json)
+		fprintf(fp, "{\"time\": \"%s\", \"sections\": [", stamp);
+	else
+		fprintf(fp, "[%s]\n", stamp);
 	for (i = 0; i < r->nsections; i++) {
 		const struct plyc_report_section *s = &r->sections[i];
 		struct plyc_map *m = &maps[s->map];
 
-		if (s->style == PLYC_REPORT_LOG2)
+		if (plyc_rt.json) {
+			fputs(i ? ", " : "", fp);
+			if (s->style == PLYC_REPORT_LOG2)
+				json_log2(fp, m, s);
+			else
+				json_counts(fp, m, s, r->top);
+		} else if (s->style == PLYC_REPORT_LOG2) {
 			report_log2(fp, m, s);
-		else
+		} else {
 			report_counts(fp, m, s, r->top);
+		}
 		if (!r->cumulative)
 			plyc_map_clear(m);
 	}
+	if (plyc_rt.json)
+		fputs("]}\n", fp);
 	fflush(fp);
 	reports++;
 	if (r->count > 0 && reports >= r->count)

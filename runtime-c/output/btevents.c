@@ -13,26 +13,36 @@ static size_t act_len;
 
 FILE *plyc_bt_act_begin(void)
 {
-	return open_memstream(&act_text, &act_len);
+	FILE *fp = open_memstream(&act_text, &act_len);
+
+	if (!fp)
+		plyc_fmt_failed(errno);
+	return fp;
 }
 
 void plyc_bt_act_end(FILE *fp, void (*act)(FILE *out, const char *text))
 {
-	fclose(fp);
-	act(plyc_rt.out, act_text ? act_text : "");
+	if (fclose(fp))
+		plyc_fmt_failed(errno);
+	else
+		act(plyc_rt.out, act_text ? act_text : "");
 	free(act_text);
 	act_text = NULL;
 	act_len = 0;
 }
 
-/* bpftrace's default for BPFTRACE_CAT_BYTES_MAX, which it also reads. */
+/* bpftrace's default for BPFTRACE_MAX_CAT_BYTES (0.17: BPFTRACE_CAT_BYTES_MAX),
+ * which the tracer reads where it runs, as bpftrace does. */
 #define CAT_BYTES_MAX 10240
 
 static size_t cat_limit(void)
 {
-	const char *env = getenv("BPFTRACE_CAT_BYTES_MAX");
+	const char *env = getenv("BPFTRACE_MAX_CAT_BYTES");
 	char *end;
 	unsigned long long n;
+
+	if (!env || !*env)
+		env = getenv("BPFTRACE_CAT_BYTES_MAX");
 
 	if (!env || !*env)
 		return CAT_BYTES_MAX;

@@ -107,6 +107,15 @@ static void hist_k_label(char *buf, size_t len, uint32_t i, uint32_t k)
 	snprintf(buf, len, "%" PRIu64 "%.1s", mult << (power % 10), &"\0KMGTPE"[power / 10]);
 }
 
+/* hist(x, k)'s largest value in bucket i: one less than the next one's
+ * least, the top bucket's 2^64 - 1 */
+static uint64_t hist_k_max(uint32_t i, uint32_t k)
+{
+	uint64_t next = plyc_bt_hist_low(i + 1, k, NULL, NULL);
+
+	return next == UINT64_MAX ? UINT64_MAX : next - 1;
+}
+
 /* hist(x, k), k > 0: the buckets of one value each as [v], the others
  * [least, next's least), as 0.27 prints them */
 static void hist_k_bounds(char *label, size_t len, uint32_t i, uint32_t k)
@@ -156,7 +165,8 @@ void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v)
 				fprintf(fp, "\"min\": %u, \"max\": %u, ", i - 1, i - 1);
 			else
 				fprintf(fp, "\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", ",
-					plyc_bt_hist_low(i, k, NULL, NULL), plyc_bt_hist_low(i + 1, k, NULL, NULL) - 1);
+					k ? plyc_bt_hist_low(i, k, NULL, NULL) : (uint64_t)1 << (i - 2),
+					k ? hist_k_max(i, k) : i - 1 < 64 ? ((uint64_t)1 << (i - 1)) - 1 : UINT64_MAX);
 			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i) / cur_div);
 		}
 	}
@@ -174,8 +184,8 @@ static void lhist_bounds(char *label, size_t len, const struct plyc_map *m, uint
 		lhist_label(hi, sizeof(hi), m->lq_max);
 		snprintf(label, len, "[%s, ...)", hi);
 	} else {
-		lhist_label(lo, sizeof(lo), m->lq_min + ((int64_t)i - 1) * m->lq_step);
-		lhist_label(hi, sizeof(hi), m->lq_min + (int64_t)i * m->lq_step);
+		lhist_label(lo, sizeof(lo), plyc_lq_bound(m, i - 1));
+		lhist_label(hi, sizeof(hi), plyc_lq_bound(m, i));
 		snprintf(label, len, "[%s, %s)", lo, hi);
 	}
 }
@@ -202,16 +212,14 @@ void plyc_bt_lhist_json(FILE *fp, const struct plyc_map *m, const void *v)
 	fputc('[', fp);
 	if (hist_span(v, n, &first, &last, &top)) {
 		for (i = first; i <= last; i++) {
-			int64_t lo = m->lq_min + ((int64_t)i - 1) * m->lq_step;
-
 			fputs(i > first ? ", {" : "{", fp);
 			if (i == 0)
-				fprintf(fp, "\"max\": %" PRId64 ", ", m->lq_min - 1);
+				fprintf(fp, "\"max\": %" PRId64 ", ", plyc_lq_below(m->lq_min));
 			else if (i == n - 1)
 				fprintf(fp, "\"min\": %" PRId64 ", ", m->lq_max);
 			else
-				fprintf(fp, "\"min\": %" PRId64 ", \"max\": %" PRId64 ", ", lo,
-					lo + m->lq_step - 1);
+				fprintf(fp, "\"min\": %" PRId64 ", \"max\": %" PRId64 ", ",
+					plyc_lq_bound(m, i - 1), plyc_lq_bound(m, i) - 1);
 			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i));
 		}
 	}

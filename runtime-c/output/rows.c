@@ -141,7 +141,8 @@ static void fmt_bound(char *buf, size_t len, const struct plyc_map *m,
 }
 
 /* plyc's linear histogram, drawn like quantize: "< min" first, closed
- * [lo, hi] rows of `step` values, ">= max" last. */
+ * [lo, hi] rows of `step` values, ">= max" last (lq_max: max, or the last
+ * multiple of step below it). */
 void plyc_rows_lquantize(FILE *fp, const struct plyc_map *m, const void *v)
 {
 	uint64_t total = plyc_agg_total(m, v);
@@ -153,7 +154,6 @@ void plyc_rows_lquantize(FILE *fp, const struct plyc_map *m, const void *v)
 
 	for (i = 0; i < n; i++) {
 		uint64_t c = word(v, i);
-		int64_t blo = m->lq_min + ((int64_t)i - 1) * m->lq_step;
 
 		if (!c) {
 			gap = 1;
@@ -173,8 +173,8 @@ void plyc_rows_lquantize(FILE *fp, const struct plyc_map *m, const void *v)
 			snprintf(label, sizeof(label), ">= %s", hi + strspn(hi, " "));
 			fprintf(fp, "\t%12s", label);
 		} else {
-			fmt_bound(lo, sizeof(lo), m, blo);
-			fmt_bound(hi, sizeof(hi), m, blo + m->lq_step - 1);
+			fmt_bound(lo, sizeof(lo), m, plyc_lq_bound(m, i - 1));
+			fmt_bound(hi, sizeof(hi), m, plyc_lq_bound(m, i) - 1);
 			fprintf(fp, "\t[%s, %s]", lo, hi);
 		}
 		hist_count(fp, c, total);
@@ -233,20 +233,20 @@ void plyc_rows_lquantize_json(FILE *fp, const struct plyc_map *m, const void *v)
 
 	fputs("{\"buckets\": [", fp);
 	for (i = 0; i < n; i++) {
-		int64_t lo = m->lq_min + ((int64_t)i - 1) * m->lq_step;
-
 		c = word(v, i);
 		if (!c)
 			continue;
 
+		/* an unsigned value below min is in [0, min - 1] (min > 0) */
 		if (i == 0)
 			json_bucket(fp, &first, sgn ? (uint64_t)INT64_MIN : 0,
-				    (uint64_t)(m->lq_min - 1), sgn, c);
+				    (uint64_t)plyc_lq_below(m->lq_min), 1, c);
 		else if (i == n - 1)
 			json_bucket(fp, &first, (uint64_t)m->lq_max,
 				    sgn ? (uint64_t)INT64_MAX : UINT64_MAX, sgn, c);
 		else
-			json_bucket(fp, &first, (uint64_t)lo, (uint64_t)(lo + m->lq_step - 1), 1, c);
+			json_bucket(fp, &first, (uint64_t)plyc_lq_bound(m, i - 1),
+				    (uint64_t)(plyc_lq_bound(m, i) - 1), 1, c);
 	}
 	fputs("]}", fp);
 }

@@ -146,9 +146,9 @@ int plyc_check_targets(const struct plyc_program *prog)
 
 		reporting = may_skip ? prog->missing_probes : PLYC_MISSING_ERROR;
 		if (pv->resolve && (ret = pv->resolve(&ctxs[i]))) {
-			if (may_skip && ret != PLYC_PROBE_FATAL)
-				skipped[i] = 1;
-			else
+			/* left out, or failed (then not listed by --list; the run ends) */
+			skipped[i] = 1;
+			if (!may_skip || ret == PLYC_PROBE_FATAL)
 				err = -1;
 		}
 		reporting = PLYC_MISSING_ERROR;
@@ -219,9 +219,11 @@ int plyc_attach_perf(struct plyc_probe_ctx *c, struct bpf_program *bp, struct pl
 	return 0;
 }
 
-int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links)
+/* every: go on past a probe that fails (--dry-run tells each one) */
+static int attach_probes(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links,
+			 int every)
 {
-	int i;
+	int i, failed = 0;
 
 	P = prog;
 	for (i = 0; i < prog->nprobes; i++) {
@@ -229,13 +231,41 @@ int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, str
 		struct bpf_program *bp = bpf_object__find_program_by_name(obj, pr->prog);
 
 		if (!bp)
-			return plyc_probe_error(P, pr, "program %s is missing from the BPF object", pr->prog);
-		if (skipped && skipped[i])
+			failed = plyc_probe_error(P, pr, "program %s is missing from the BPF object", pr->prog);
+		else if (skipped && skipped[i])
 			continue;
-		if (pr->provider->attach && pr->provider->attach(&ctxs[i], obj, bp, links))
-			return -1;
+		else if (pr->provider->attach && pr->provider->attach(&ctxs[i], obj, bp, links))
+			failed = -1;
+		if (failed && !every)
+			break;
 	}
-	return 0;
+	return failed;
+}
+
+int plyc_attach_all(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links)
+{
+	return attach_probes(prog, obj, links, 0);
+}
+
+int plyc_attach_every(const struct plyc_program *prog, struct bpf_object *obj, struct plyc_links *links)
+{
+	return attach_probes(prog, obj, links, 1);
+}
+
+void plyc_list_targets(const struct plyc_program *prog, FILE *fp)
+{
+	int i;
+
+	for (i = 0; ctxs && i < prog->nprobes; i++) {
+		const struct plyc_provider *pv = prog->probes[i].provider;
+
+		if (skipped[i] || !pv->attach)
+			continue;
+		if (pv->list)
+			pv->list(&ctxs[i], fp);
+		else
+			fprintf(fp, "%s\n", prog->probes[i].spec);
+	}
 }
 
 /* Detaching is slow for many probes (the kernel takes ~80 ms for each

@@ -102,6 +102,11 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	return 0;
 }
 
+static void list(const struct plyc_probe_ctx *c, FILE *fp)
+{
+	fprintf(fp, "iter:%s\n", ((const struct plyc_iter_data *)c->pr->data)->target);
+}
+
 const struct plyc_provider plyc_provider_iter = {
-	.name = "iter", .resolve = resolve, .attach = attach, .ends_run = 1,
+	.name = "iter", .resolve = resolve, .attach = attach, .ends_run = 1, .list = list,
 };

@@ -407,12 +407,23 @@ static void release(struct plyc_probe_ctx *c)
 	k->module_fd = -1;
 }
 
+/* each function it resolved to, as bpftrace 0.27's -l names it */
+static void list(const struct plyc_probe_ctx *c, FILE *fp)
+{
+	const struct kfstate *k = c->state;
+	const char *mod = D(c)->module && *D(c)->module ? D(c)->module : "vmlinux";
+	size_t i;
+
+	for (i = 0; k && i < k->n; i++)
+		fprintf(fp, "%s:%s:%s\n", D(c)->retprobe ? "fexit" : "fentry", mod, k->names[i]);
+}
+
 const struct plyc_provider plyc_provider_kfunc = {
 	.name = "kfunc", .resolve = resolve, .prepare = prepare, .leave_out = leave_out, .attach = attach,
-	.count = count, .release = release,
+	.count = count, .release = release, .list = list,
 };
 
 const struct plyc_provider plyc_provider_kretfunc = {
 	.name = "kretfunc", .resolve = resolve, .prepare = prepare, .leave_out = leave_out, .attach = attach,
-	.count = count, .release = release,
+	.count = count, .release = release, .list = list,
 };

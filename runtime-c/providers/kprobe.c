@@ -179,7 +179,7 @@ static int attached(int prog, int link)
 
 /* Whether this kernel attaches one program to many functions at once
  * (kprobe.multi, 5.18+ with CONFIG_FPROBE). */
-static int kprobe_multi_works(const char *sym)
+int plyc_kprobe_multi_works(const char *sym)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, popts, .expected_attach_type = BPF_TRACE_KPROBE_MULTI);
 	LIBBPF_OPTS(bpf_link_create_opts, lopts);
@@ -198,7 +198,7 @@ static int kprobe_multi_works(const char *sym)
  * trampolines in 6.0, 32-bit ARM has none), nor which arguments the
  * verifier lets a program read (5.10 refuses one that points to other than
  * a struct, such as __netif_receive_skb_core's struct sk_buff **). */
-static int fentry_works(int func_id, int fexit, uint64_t ctx)
+int plyc_fentry_works(int func_id, int fexit, uint64_t ctx)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
 		    .attach_btf_id = (__u32)func_id);
@@ -238,7 +238,7 @@ static int use_fentry(const struct plyc_kprobe_data *d, const struct plyc_kfuncs
 	proto = btf__type_by_id(vmlinux, fn->type);
 	if (!proto || btf_vlen(proto) != d->fentry_nargs)
 		return 0;
-	return fentry_works(id, d->retprobe, d->fentry_ctx);
+	return plyc_fentry_works(id, d->retprobe, d->fentry_ctx);
 }
 
 /* The twin or the kprobe (a kprobe needs kprobes in the kernel); several
@@ -290,7 +290,7 @@ static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
 	if (j < k->funcs.n)
 		return 0;
 	if (use_multi == 0)
-		use_multi = kprobe_multi_works(k->funcs.names[0]) ? 1 : -1;
+		use_multi = plyc_kprobe_multi_works(k->funcs.names[0]) ? 1 : -1;
 	if (use_multi > 0) {
 		bpf_program__set_expected_attach_type(kp, BPF_TRACE_KPROBE_MULTI);
 		k->multi = 1;
@@ -497,14 +497,29 @@ static int count(const struct plyc_probe_ctx *c)
 	return k && plyc_has_glob(D(c)->target) && k->funcs.n ? (int)k->funcs.n : 1;
 }
 
+/* each function it resolved to, as bpftrace's -l names it */
+static void list(const struct plyc_probe_ctx *c, FILE *fp)
+{
+	const struct kstate *k = c->state;
+	const char *kind = D(c)->retprobe ? "kretprobe" : "kprobe", *mod = D(c)->module;
+	size_t j;
+
+	if (!k || k->left_out)
+		return;
+	for (j = 0; j < k->funcs.n; j++)
+		fprintf(fp, "%s:%s%s%s\n", kind, mod && *mod ? mod : "", mod && *mod ? ":" : "", k->funcs.names[j]);
+	if (!k->funcs.n)
+		fprintf(fp, "%s:%s\n", kind, D(c)->target);
+}
+
 const struct plyc_provider plyc_provider_kprobe = {
 	.name = "kprobe", .resolve = resolve, .prepare = prepare, .leave_out = leave_out, .attach = attach,
-	.wrapped = wrapped,
+	.wrapped = wrapped, .list = list,
 	.release = release, .count = count,
 };
 
 const struct plyc_provider plyc_provider_kretprobe = {
 	.name = "kretprobe", .resolve = resolve, .prepare = prepare, .leave_out = leave_out, .attach = attach,
-	.wrapped = wrapped,
+	.wrapped = wrapped, .list = list,
 	.release = release, .count = count,
 };

@@ -60,5 +60,18 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	return plyc_attach_perf(c, bp, links, &attr, -1, what);
 }
 
-const struct plyc_provider plyc_provider_software = { .name = "software", .resolve = resolve, .attach = attach };
-const struct plyc_provider plyc_provider_hardware = { .name = "hardware", .resolve = resolve, .attach = attach };
+/* the event and its period, as it counts here */
+static void list(const struct plyc_probe_ctx *c, FILE *fp)
+{
+	const struct plyc_perfevent_data *d = c->pr->data;
+
+	fprintf(fp, "%s:%s:%llu\n", d->type == PERF_TYPE_HARDWARE ? "hardware" : "software", d->event,
+		(unsigned long long)d->period);
+}
+
+const struct plyc_provider plyc_provider_software = {
+	.name = "software", .resolve = resolve, .attach = attach, .list = list,
+};
+const struct plyc_provider plyc_provider_hardware = {
+	.name = "hardware", .resolve = resolve, .attach = attach, .list = list,
+};

@@ -29,6 +29,11 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	return plyc_probe_error(c->prog, c->pr, "cannot attach to %s: %s", d->target, plyc_errstr(err));
 }
 
+static void list(const struct plyc_probe_ctx *c, FILE *fp)
+{
+	fprintf(fp, "rawtracepoint:%s\n", ((const struct plyc_rawtracepoint_data *)c->pr->data)->target);
+}
+
 const struct plyc_provider plyc_provider_rawtracepoint = {
-	.name = "rawtracepoint", .attach = attach,
+	.name = "rawtracepoint", .attach = attach, .list = list,
 };

@@ -156,6 +156,24 @@ static int count(const struct plyc_probe_ctx *c)
 	return n > 0 ? n : 1;
 }
 
+static int list_one(const char *group, const char *event, void *arg)
+{
+	fprintf(arg, "tracepoint:%s:%s\n", group, event);
+	return 0;
+}
+
+static void list(const struct plyc_probe_ctx *c, FILE *fp)
+{
+	char group[256];
+	const char *event;
+
+	split(c, group, sizeof(group), &event);
+	if (plyc_has_glob(event))
+		plyc_tp_glob(group, event, list_one, fp);
+	else
+		list_one(group, event, fp);
+}
+
 const struct plyc_provider plyc_provider_tracepoint = {
-	.name = "tracepoint", .resolve = resolve, .attach = attach, .count = count,
+	.name = "tracepoint", .resolve = resolve, .attach = attach, .count = count, .list = list,
 };

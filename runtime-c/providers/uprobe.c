@@ -211,10 +211,29 @@ static int count(const struct plyc_probe_ctx *c)
 	return u && u->funcs.n ? (int)u->funcs.n : 1;
 }
 
+/* the binary as found here, and each function a glob matched */
+static void list(const struct plyc_probe_ctx *c, FILE *fp)
+{
+	const struct ustate *u = c->state;
+	const char *kind = D(c)->retprobe ? "uretprobe" : "uprobe";
+	size_t i;
+
+	if (!u)
+		return;
+	for (i = 0; i < u->funcs.n; i++)
+		fprintf(fp, "%s:%s:%s\n", kind, u->binary, u->funcs.names[i]);
+	if (!plyc_has_glob(D(c)->target)) {
+		if (D(c)->offset)
+			fprintf(fp, "%s:%s:%s+%llu\n", kind, u->binary, D(c)->target, (unsigned long long)D(c)->offset);
+		else
+			fprintf(fp, "%s:%s:%s\n", kind, u->binary, D(c)->target);
+	}
+}
+
 const struct plyc_provider plyc_provider_uprobe = {
-	.name = "uprobe", .resolve = resolve, .attach = attach, .release = release, .count = count,
+	.name = "uprobe", .resolve = resolve, .attach = attach, .release = release, .count = count, .list = list,
 };
 
 const struct plyc_provider plyc_provider_uretprobe = {
-	.name = "uretprobe", .resolve = resolve, .attach = attach, .release = release, .count = count,
+	.name = "uretprobe", .resolve = resolve, .attach = attach, .release = release, .count = count, .list = list,
 };

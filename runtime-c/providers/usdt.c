@@ -91,6 +91,15 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 	return plyc_add_link(links, link);
 }
 
+static void list(const struct plyc_probe_ctx *c, FILE *fp)
+{
+	const struct plyc_usdt_data *d = c->pr->data;
+
+	if (c->state)
+		fprintf(fp, "usdt:%s:%s%s%s\n", (const char *)c->state, d->provider ? d->provider : "",
+			d->provider ? ":" : "", d->name);
+}
+
 const struct plyc_provider plyc_provider_usdt = {
-	.name = "usdt", .resolve = resolve, .attach = attach,
+	.name = "usdt", .resolve = resolve, .attach = attach, .list = list,
 };

@@ -107,6 +107,24 @@ static void case_strings(void)
 	fclose(fp);
 }
 
+/* Untrusted text for a terminal: control characters (C0, DEL, C1 as
+ * UTF-8) and bytes that are no UTF-8 as \xNN, the rest as it is; the
+ * buffer form stops whole before its end. */
+static void case_text_escapes(void)
+{
+	FILE *fp = open_case("text_escapes");
+	const char s[] = "a\x1b[31m\x07\t\x7f\xc2\x9b\xc2\xa0\xc3\xa9\xff\xe2\x82z\\";
+	char buf[8];
+
+	plyc_text_string(fp, s, sizeof(s));
+	fputc('\n', fp);
+	plyc_text_string(fp, s, 3);             /* maxlen cuts the bytes read */
+	fputc('\n', fp);
+	fputs(plyc_text_escape(s, sizeof(s), buf, sizeof(buf)), fp);
+	fputc('\n', fp);
+	fclose(fp);
+}
+
 static void case_durations(void)
 {
 	static const int64_t ns[] = {
@@ -1232,6 +1250,7 @@ int main(int argc, char **argv)
 
 	case_ints();
 	case_strings();
+	case_text_escapes();
 	case_durations();
 	case_walltime();
 	case_hex();

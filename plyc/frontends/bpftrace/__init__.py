@@ -1,23 +1,39 @@
 """bpftrace's language as a plyc front end: text -> bpftrace AST (parser.py,
 lexer.py, probes.py, ast.py) -> core IR (lower.py: bpftrace's rules and
-types; specs.py: its probe specs in plyc's providers' spelling)."""
+types; specs.py: its probe specs in plyc's providers' spelling).
+
+The parser and the lowering are imported when first used: `plyc` lists
+the front ends for its command line, and a cached `plyc run` or a ply
+script never needs this one's modules (docs/performance.md)."""
 from __future__ import annotations
 
-from ..base import FrontEnd, Option, Settings
-from .lower import lower
-from .parser import parse
+import sys
 
-__all__ = ["FRONTEND", "lower", "parse"]
+from ..base import FrontEnd, Option, Settings
+
+__all__ = ["FRONTEND", "parse"]
 
 UNSAFE = Option("unsafe", "allow bpftrace's unsafe functions (system, signal, override) in the tracer")
 
 
+def parse(source: str, filename: str):
+    from .parser import parse as parse_text
+    return parse_text(source, filename)
+
+
 def _lower(program, s: Settings):
+    from .config import from_environment
+    from .lower import lower
+    # bpftrace's environment variables a build does not use, said once a
+    # build (those it uses are config.py's: from_environment)
+    for warning in from_environment(s.env)[1]:
+        print(f"plyc: warning: {warning}", file=sys.stderr)
     # Strings are bpftrace's 64 bytes (or the script's config block's
     # max_strlen), not --strsize: as bpftrace.
-    prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False))
+    prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False),
+                 include_dirs=s.include_dirs, include_files=s.include_files)
     prog.style = "bpftrace"     # the tracer prints as bpftrace does (runtime-c/output/bpftrace.c)
     return prog
 
 
-FRONTEND = FrontEnd("bpftrace", (".bt",), parse, _lower, options=(UNSAFE,))
+FRONTEND = FrontEnd("bpftrace", (".bt",), parse, _lower, options=(UNSAFE,), c_headers=True)

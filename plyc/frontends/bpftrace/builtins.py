@@ -58,7 +58,8 @@ def check_kptr(chk, call):
     return _call(I.KPTR, [x], typ, call.span)
 
 
-# strncmp(a, b, n): 0 when the first n bytes (up to a NUL) are equal.
+# strncmp(a, b, n): 0 when the first n bytes (up to a NUL) are equal, else 1
+# (not C's sign: bpftrace 0.17's and 0.27's); a uint64, as 0.27 types it.
 def check_strncmp(chk, call):
     args = []
     for a in call.args[:2]:
@@ -70,7 +71,7 @@ def check_strncmp(chk, call):
     n = chk.const_int(call.args[2], "strncmp()'s length must be a constant")
     if n < 0:
         chk.err("strncmp()'s length can't be negative", call.args[2].span)
-    return _call(I.STRNCMP, args + [ir.IntConst(n, type=T.U64)], T.S64, call.span)
+    return _call(I.STRNCMP, args + [ir.IntConst(n, type=T.U64)], T.U64, call.span)
 
 
 # join(argv[, sep]): up to JOIN_ARGS strings of a NULL-terminated array,

@@ -55,7 +55,8 @@ REFUSED = {
     "log_size": "plyc's tracers size the verifier's log themselves",
     "max_bpf_progs": "plyc generates one BPF program per probe",
     "max_probes": "plyc's tracers attach every probe they name",
-    "max_cat_bytes": "the tracer reads BPFTRACE_CAT_BYTES_MAX from its environment, as bpftrace 0.17 does",
+    "max_cat_bytes": "the tracer reads BPFTRACE_MAX_CAT_BYTES (or 0.17's BPFTRACE_CAT_BYTES_MAX) from its "
+                     "environment where it runs",
     "max_type_res_iterations": "plyc resolves types through BTF",
 }
 PAGE = 4096
@@ -78,6 +79,53 @@ class Config:
     limits: dict = field(default_factory=dict)   # driver options: map_entries, buffer_size, ...
 
 
+# bpftrace's environment variables (0.27's man page, "Environment Variables",
+# and each config variable as BPFTRACE_NAME; 0.17's names too) as a build
+# reads them: the config variables above go into the build, over the
+# script's config block as bpftrace's environment wins over it; these are
+# read elsewhere (headers.py: where the kernel's headers are; the tracer,
+# where it runs: cat()'s limit); the rest are said not to apply, once a
+# build (docs/bpftrace.md, "Environment variables").
+ENV_ELSEWHERE = ("kernel_source", "kernel_build", "max_cat_bytes", "cat_bytes_max")
+ENV_NOT_USED = {
+    **REFUSED,
+    "btf": "plyc build --btf FILE gives the target kernel's BTF, the tracer's own --btf FILE the running kernel's",
+    "vmlinux": "plyc's tracers resolve kernel symbols through /proc/kallsyms",
+    "color": "plyc's tracers print no colours",
+    "no_cpp_demangle": REFUSED["cpp_demangle"],
+    "no_user_symbols": "plyc's tracers always name user addresses",
+    "use_blazesym": REFUSED["show_debug_info"],
+    "unstable_dw_ustack": "plyc's user stacks follow frame pointers (no DWARF unwinding)",
+    "unstable_typeinfo": "plyc has no typeinfo()",
+    "debug_output": "plyc emit shows each stage of the compiler",
+}
+del ENV_NOT_USED["max_cat_bytes"]
+
+
+def from_environment(env: dict) -> tuple:
+    """(config items from bpftrace's environment variables in env, after
+    the script's own: evaluate takes them last; warnings, one line each,
+    for the variables a build does not use)."""
+    items, warnings = [], []
+    for key in sorted(k for k in env if k.upper() == k and k.startswith("BPFTRACE_")):
+        name, value = canonical(key), env[key]
+        if name in NUMBERS or name in BOOLS or name in FIXED or name in ("license", "stack_mode"):
+            if value.isdigit():
+                v = A.Int(int(value), value)
+            elif name in ("license", "str_trunc_trailer") or name in NUMBERS:
+                v = A.Str(value.encode("utf-8", "replace"))
+            else:
+                v = A.Ident(value)
+            items.append(A.ConfigItem(key, v))
+        elif name in ENV_ELSEWHERE:
+            continue
+        elif name in ENV_NOT_USED:
+            warnings.append(f"{key} is not used by plyc: {ENV_NOT_USED[name]}")
+        else:
+            warnings.append(f"{key} is no variable of bpftrace's that plyc knows: not used")
+    return items, warnings
+
+
 def canonical(name: str) -> str:
     n = name.lower()
     if n.startswith("bpftrace_"):
@@ -85,14 +133,15 @@ def canonical(name: str) -> str:
     return ALIASES.get(n, n)
 
 
-def evaluate(block: Optional[A.Config], diag: Collector) -> Config:
+def evaluate(block: Optional[A.Config], diag: Collector, env_items: tuple = ()) -> Config:
+    """The script's config block, then env_items (from_environment's: they
+    win, as bpftrace's environment does)."""
     out = Config()
-    if block is None:
-        return out
+    items = list(block.items) if block is not None else []
     seen: dict = {}
-    for item in block.items:
+    for item in items + list(env_items):
         name, v = canonical(item.name), item.value
-        if name in seen:
+        if name in seen and item not in env_items:
             diag.error(f"config variable {name} is set twice", item.span)
             continue
         seen[name] = item

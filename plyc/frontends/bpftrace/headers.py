@@ -50,12 +50,27 @@ def kernel_dirs(env: dict) -> list:
     return [f"{base}/source", f"{base}/build"]
 
 
-def search_dirs(env: dict, arch: str) -> list:
+def search_dirs(env: dict, arch: str, extra: tuple = ()) -> list:
+    """Where an #include is looked for: the kernel's trees, -I's dirs, /usr/include."""
     dirs = []
     for k in kernel_dirs(env):
         dirs += [f"{k}/include", f"{k}/arch/{ARCH_DIRS.get(arch, arch)}/include", f"{k}/include/uapi",
                  f"{k}/include/generated/uapi"]
-    return dirs + ["/usr/include"]
+    return dirs + list(extra) + ["/usr/include"]
+
+
+def include_lines(files: tuple) -> list:
+    """--include FILE as the #include line that comes before the script's:
+    a file that exists from where plyc runs by its absolute path, another
+    name searched as <FILE> (clang's -include looks in the working
+    directory first, then where #include <...> looks). The command line
+    refuses names no #include line can hold (common.include_args)."""
+    from . import ast as A
+    out = []
+    for name in files:
+        line = f'#include "{os.path.abspath(name)}"' if os.path.isfile(name) else f"#include <{name}>"
+        out.append(A.CText("preprocessor", line))
+    return out
 
 
 def kernel_flags(env: dict, arch: str) -> list:
@@ -90,7 +105,7 @@ class _Compiler:
     """clang over the script's #include lines, for one target and set of
     header directories (cached: the lowering asks once per name)."""
 
-    def __init__(self, lines: tuple, env: dict, arch: str):
+    def __init__(self, lines: tuple, env: dict, arch: str, dirs: tuple = ()):
         self.lines = lines
         self.clang = find_clang()
         try:
@@ -99,8 +114,9 @@ class _Compiler:
             triplet = None
         # Kernel headers first, as bpftrace puts them; BPFTRACE_HAVE_BTF
         # defined, as the preamble reads it.
+        # -I's dirs after the kernel's, as bpftrace passes them.
         self.flags = ([f"--target={triplet}"] if triplet else []) + kernel_flags(env, arch) + \
-            ["-DBPFTRACE_HAVE_BTF", "-w", "-ferror-limit=0"]
+            [f"-I{d}" for d in dirs] + ["-DBPFTRACE_HAVE_BTF", "-w", "-ferror-limit=0"]
         self.problem: Optional[str] = None
         self._macros: Optional[dict] = None
         self._text: Optional[str] = None
@@ -196,33 +212,33 @@ def _first_error(stderr: str) -> str:
 _CACHE: dict = {}
 
 
-def compiler(includes: list, env: dict, arch: str) -> _Compiler:
-    key = (tuple(item.text.strip() for item in includes), tuple(kernel_dirs(env)), arch)
+def compiler(includes: list, env: dict, arch: str, dirs: tuple = ()) -> _Compiler:
+    key = (tuple(item.text.strip() for item in includes), tuple(kernel_dirs(env)), arch, tuple(dirs))
     if key not in _CACHE:
-        _CACHE[key] = _Compiler(key[0], env, arch)
+        _CACHE[key] = _Compiler(key[0], env, arch, key[3])
     return _CACHE[key]
 
 
-def constant(name: str, includes: list, env: dict, arch: str):
+def constant(name: str, includes: list, env: dict, arch: str, dirs: tuple = ()):
     """(value, where) for a constant of the included headers, or (None,
     what was looked at) to say in the unknown identifier's note."""
     lines = [item for item in includes if INCLUDE.match(item.text.strip())]
     if not lines:
         return None, []
-    cc = compiler(lines, env, arch)
+    cc = compiler(lines, env, arch, dirs)
     value = cc.value(name)
     if value is not None:
         from . import ast as A
         return A.Int(value, str(value)), "the headers"
     if cc.problem is None:
         return None, [f"the #include'd headers, read by clang, define no integer constant {name}"]
-    return _scan(name, lines, env, arch, cc.problem)
+    return _scan(name, lines, env, arch, cc.problem, dirs)
 
 
-def _scan(name: str, includes: list, env: dict, arch: str, problem: str):
+def _scan(name: str, includes: list, env: dict, arch: str, problem: str, extra: tuple = ()):
     """`#define name literal` in the included files themselves (clang could
     not read them: `problem`)."""
-    dirs = search_dirs(env, arch)
+    dirs = search_dirs(env, arch, extra)
     looked = []
     for item in includes:
         m = INCLUDE.match(item.text.strip())

@@ -114,10 +114,11 @@ def refuse(st: "Lowering", diag: Collector):
     st.ast = prog = blocks.scope(macros.expand(st.ast, diag), diag)    # macros are gone from here on
     effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
+    st.preamble.includes[:0] = headers.include_lines(st.include_files)
     st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
     for name, value in st.cdefs.constants.items():     # enumerators
         st.preamble.constants.setdefault(name, A.Int(value, str(value)))
-    st.config = config.evaluate(prog.config, diag)
+    st.config = config.evaluate(prog.config, diag, config.from_environment(st.build_env)[0])
     decls.check(prog.decls, diag)
     if st.config.strsize is not None:
         st.strsize = st.config.strsize
@@ -173,6 +174,8 @@ class Lowering:
         self.ast = program
         self.env: dict = {}
         self.build_env: dict = {}           # the build machine's environment (headers.py)
+        self.include_dirs: tuple = ()       # -I DIR, searched before the system's headers (headers.py)
+        self.include_files: tuple = ()      # --include FILE, before the script's #includes
         self.strsize = strsize
         self.ktypes = KernelTypes(btf_path)
         self.arch = arch
@@ -188,8 +191,6 @@ class Lowering:
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
         self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
-        self.signed_maps: set = set()       # maps written a signed value (signs.py)
-        self.signed_vars: set = set()       # (probe, $name) assigned a signed value (signs.py)
 
 
 def probe_name(unit: Unit) -> str:
@@ -251,6 +252,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.arg_bounds = list(st.arg_bounds.values())
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
+        st.ir.pid_filter = True     # the tracer's -p PID filters kernel probes, as bpftrace 0.27's
 
 
 def addresses(st: Lowering, diag: Collector):
@@ -262,12 +264,14 @@ PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.o
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
-          strsize: int = 64, build_env: Optional[dict] = None, unsafe: bool = False) -> ir.Program:
+          strsize: int = 64, build_env: Optional[dict] = None, unsafe: bool = False,
+          include_dirs: tuple = (), include_files: tuple = ()) -> ir.Program:
     """The IR of a bpftrace program; strings are 64 bytes, as bpftrace's
     BPFTRACE_STRLEN default. build_env: the build machine's environment
     (where kernel headers are: headers.py)."""
     st = Lowering(program, strsize, btf_path, arch)
     st.build_env = {} if build_env is None else build_env
+    st.include_dirs, st.include_files = tuple(include_dirs), tuple(include_files)
     st.unsafe = unsafe
     passes.run(PASSES, st)
     return st.ir
@@ -392,12 +396,7 @@ class Typer(Sema):
                 decl = lets.declared(self, target.name)
                 x = self.expr(value) if decl is None else lets.convert(self, target.name, decl, value, value.span)
                 byvalue.refuse_stored(self, x, "$" + target.name, value.span)
-                if decl is None:
-                    x = signs.assigned(self, target.name, x)     # 0.27's sign of a variable
-                node = self.set_local(target.name, x, s.span, value.span)
-                if decl is None:
-                    signs.after_assign(self, target.name)
-                return node
+                return self.set_local(target.name, x, s.span, value.span)
             except Bail:
                 # its reads are not errors of their own ("read before it is assigned")
                 if self.final:
@@ -424,10 +423,7 @@ class Typer(Sema):
                 self.unassigned.add((None, target.name))    # as a variable's, above
             raise
         info, keys = self.map_ref(target, writing=True)
-        x = signs.stored(self.st, info, x)       # 0.27's sign of a map written with both
-        node = self.map_store(info, keys, x, s.span, value.span)
-        signs.after_store(self.st, info)
-        return node
+        return self.map_store(info, keys, x, s.span, value.span)
 
     def time(self, call: A.Call, statement: bool) -> ir.EmitEvent:
         """time([FMT]): the tracer prints the wall-clock time (default "%H:%M:%S\\n")."""
@@ -752,7 +748,8 @@ class Typer(Sema):
             plyname = name
         if plyname is None and self.st.preamble.includes:
             # the script's headers first, as bpftrace expands their macros
-            value, where = headers.constant(name, self.st.preamble.includes, self.st.build_env, self.st.arch)
+            value, where = headers.constant(name, self.st.preamble.includes, self.st.build_env, self.st.arch,
+                                            self.st.include_dirs)
             if value is not None:
                 return self.expr(value)
         if plyname is None:
@@ -926,9 +923,7 @@ class Typer(Sema):
         if e.op == "&":
             return pointers.address_of(self, e)
         aggreads.check_operand(self, e.operand, e.span, e.op)
-        node = self.unary(e.op, self.expr(e.operand), e.span)
-        if e.op == "-":
-            node = signs.negated(node)
+        node = signs.unary(self.unary(e.op, self.expr(e.operand), e.span))     # 0.27's width and sign
         if e.op == "!":
             node.type = as_bool(node.type)
         return node

@@ -3,14 +3,12 @@ not C's (nor 0.17's, which were): an operand of a signed type (a literal
 that is not negative counts as neither) makes the operation signed, the
 unsigned side read as an int64 (0.27 warns when that is a uint64); a
 subtraction is always signed (`(uint32)1 - (uint32)2 < 0` is true); both
-sides unsigned otherwise keep it unsigned; `-x` keeps x's type. `/`, `%`
+sides unsigned otherwise keep it unsigned; `-x` and `~x` keep x's type. `/`, `%`
 and `>>` of a signed operand divide and shift its 64 bits as unsigned (0.17
 and 0.27 both: `-10 / 3` of a variable is 6148914691236517202, `-8 >> 1`
 9223372036854775804), the result typed signed; of two literals, folded
 signed (0.27: `-7 / 2` is -3)."""
 from __future__ import annotations
-
-from dataclasses import replace
 
 from ... import types as T
 from ...ir import nodes as ir
@@ -26,9 +24,9 @@ def _const(x: ir.Expr):
 
 
 def _signed(x: ir.Expr) -> bool:
-    """Of a signed type; a literal that is not negative is of neither (a
-    cast one, `(int32)5`, is of its cast's)."""
-    return x.type.signed and not (isinstance(x, ir.IntConst) and x.value >= 0)
+    """Of a signed type; a literal (or a constant expression) that is not
+    negative is of neither (a cast one, `(int32)5`, is of its cast's)."""
+    return x.type.signed and not x.type.flexible and not (isinstance(x, ir.IntConst) and x.value >= 0)
 
 
 def _as_int64(x: ir.Expr) -> ir.Expr:
@@ -50,58 +48,18 @@ def operands(op: str, left: ir.Expr, right: ir.Expr) -> tuple:
     return left, right
 
 
-def negated(node: ir.Unary) -> ir.Unary:
-    """`-x` of an unsigned x stays unsigned, as 0.27's (`-(uint32)1 < 0` is false)."""
+def unary(node: ir.Unary) -> ir.Expr:
+    """`-x` and `~x` keep x's type, wrapped to its width, as 0.17 and 0.27
+    compute them: `-(uint32)1 < 0` is false, `-(uint8)200` is 56,
+    `-(int8)-128` is -128. A literal's `-` and a duration's are plyc's
+    (a negative s64)."""
     x = node.operand
-    if not x.type.signed and not isinstance(x, ir.IntConst) and x.type.denotes not in ("time", "walltime"):
-        node.type = T.Int(8, False)
-    return node
-
-
-def _plain_int(t) -> bool:
-    return t is not None and t.kind == "int" and not t.is_pointer and not t.denotes
-
-
-def _written(old, x: ir.Expr, signed: set, key) -> ir.Expr:
-    """x written where a value of type old is kept (a map's, a variable's):
-    key joins signed once x is of a signed type (not a literal that isn't
-    negative); such a literal takes the kept value's sign."""
-    if not _plain_int(x.type):
-        return x
-    if _signed(x):
-        signed.add(key)
-    if isinstance(x, ir.IntConst) and x.value >= 0 and _plain_int(old) and x.type.signed != old.signed:
-        return ir.Cast(x, type=replace(x.type, signed=old.signed), span=x.span)
-    return x
-
-
-def _widened(typ, is_signed: bool):
-    """The kept type after a write: int64 once a signed value was written."""
-    return T.S64 if is_signed and _plain_int(typ) and not typ.signed else typ
-
-
-def stored(st, info: ir.Map, x: ir.Expr) -> ir.Expr:
-    """x, stored into the map info, as 0.27 signs a map's values: once a
-    value of a signed type is stored, the map holds int64s (`@m = (uint8)1;
-    @m = -1` prints -1, `@m = (int8)1; @m = (uint64)-1` too)."""
-    return _written(info.value_type, x, st.signed_maps, info.name)
-
-
-def after_store(st, info: ir.Map):
-    info.value_type = _widened(info.value_type, info.name in st.signed_maps)
-
-
-def assigned(typer, name: str, x: ir.Expr) -> ir.Expr:
-    """x, assigned to the scratch variable $name (not a `let` one, which
-    keeps its declared type), signed as a map's values (`$a = (uint32)5;
-    $a -= 10` is -5)."""
-    return _written(typer.probe.locals.get(name), x, typer.st.signed_vars, (typer.probe.index, name))
-
-
-def after_assign(typer, name: str):
-    if name in typer.probe.locals:
-        typer.probe.locals[name] = _widened(typer.probe.locals[name],
-                                            (typer.probe.index, name) in typer.st.signed_vars)
+    t = x.type
+    if node.op not in "-~" or isinstance(x, ir.IntConst) or t.is_pointer or \
+            t.denotes in ("time", "walltime", "bool"):
+        return node
+    node.type = T.Int(8, t.signed)
+    return node if t.size == 8 else ir.Cast(node, type=T.Int(t.size, t.signed), span=node.span)
 
 
 def logical(op: str, left: ir.Expr, right: ir.Expr) -> bool:

@@ -1,0 +1,116 @@
+"""What `plyc list` needs of a user binary: its function symbols (uprobe
+targets) and its USDT probes (`.note.stapsdt`), read from the ELF file on
+the build machine, of any class and byte order. The tracer resolves both
+again on the device (runtime-c/probes/uprobes.c, usdt.c); this is only the
+list a user greps."""
+from __future__ import annotations
+
+import os
+import stat
+import struct
+
+ELF_MAGIC = b"\x7fELF"
+SHT_SYMTAB, SHT_NOTE, SHT_DYNSYM = 2, 7, 11
+STT_FUNC, STT_GNU_IFUNC = 2, 10
+NT_STAPSDT = 3
+# The largest binary read whole: a list, not a loader (a 2 GB debug image is refused).
+MAX_SIZE = 1 << 30
+
+
+class ElfError(Exception):
+    pass
+
+
+class Elf:
+    def __init__(self, path: str):
+        self.path = path
+        try:
+            with open(path, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise ElfError(f"{path}: not a regular file")
+                data = f.read(MAX_SIZE + 1)
+        except OSError as err:
+            raise ElfError(f"{path}: {err.strerror}") from None
+        if len(data) > MAX_SIZE:
+            raise ElfError(f"{path}: larger than {MAX_SIZE >> 20} MiB")
+        if data[:4] != ELF_MAGIC or len(data) < 64 or data[4] not in (1, 2) or data[5] not in (1, 2):
+            raise ElfError(f"{path}: not an ELF file")
+        self.data = data
+        self.is64 = data[4] == 2
+        self.e = "<" if data[5] == 1 else ">"
+        try:
+            self.sections = self._sections()
+        except struct.error:
+            raise ElfError(f"{path}: a truncated ELF file") from None
+
+    def _sections(self) -> list:
+        """(type, offset, size, link, entsize) of each section."""
+        d, e = self.data, self.e
+        if self.is64:
+            shoff, = struct.unpack_from(e + "Q", d, 0x28)
+            shentsize, shnum = struct.unpack_from(e + "HH", d, 0x3A)
+            fmt = e + "IIQQQQIIQQ"
+        else:
+            shoff, = struct.unpack_from(e + "I", d, 0x20)
+            shentsize, shnum = struct.unpack_from(e + "HH", d, 0x2E)
+            fmt = e + "IIIIIIIIII"
+        out = []
+        for i in range(shnum):
+            _, typ, _, _, off, size, link, _, _, entsize = struct.unpack_from(fmt, d, shoff + i * shentsize)
+            out.append((typ, off, size, link, entsize))
+        return out
+
+    def _cstr(self, off: int) -> str:
+        end = self.data.find(b"\0", off)
+        return self.data[off:end if end >= 0 else len(self.data)].decode("utf-8", "replace")
+
+    def functions(self) -> set:
+        """The names of the functions the file defines (.symtab, else .dynsym)."""
+        try:
+            return self._functions()
+        except (struct.error, IndexError):
+            raise ElfError(f"{self.path}: a truncated or damaged symbol table") from None
+
+    def usdt(self) -> set:
+        """(provider, name) of each USDT probe in `.note.stapsdt`."""
+        try:
+            return self._usdt()
+        except (struct.error, IndexError):
+            raise ElfError(f"{self.path}: a truncated or damaged note") from None
+
+    def _functions(self) -> set:
+        names: set = set()
+        for want in (SHT_SYMTAB, SHT_DYNSYM):
+            for typ, off, size, link, entsize in self.sections:
+                if typ != want or not entsize or link >= len(self.sections):
+                    continue
+                stroff = self.sections[link][1]
+                for i in range(1, size // entsize):
+                    p = off + i * entsize
+                    if self.is64:
+                        name, info, _, shndx, value, _ = struct.unpack_from(self.e + "IBBHQQ", self.data, p)
+                    else:
+                        name, value, _, info, _, shndx = struct.unpack_from(self.e + "IIIBBH", self.data, p)
+                    if info & 0xF in (STT_FUNC, STT_GNU_IFUNC) and shndx and name:
+                        names.add(self._cstr(stroff + name).split("@")[0])
+            if names:
+                break
+        return names
+
+    def _usdt(self) -> set:
+        out: set = set()
+        addr = 8 if self.is64 else 4
+        for typ, off, size, _, _ in self.sections:
+            if typ != SHT_NOTE:
+                continue
+            p, end = off, off + size
+            while p + 12 <= end:
+                namesz, descsz, ntype = struct.unpack_from(self.e + "III", self.data, p)
+                owner = self.data[p + 12:p + 12 + namesz].rstrip(b"\0")
+                desc = p + 12 + ((namesz + 3) & ~3)
+                if owner == b"stapsdt" and ntype == NT_STAPSDT and descsz > 3 * addr:
+                    texts = self.data[desc + 3 * addr:desc + descsz].split(b"\0")
+                    if len(texts) >= 2:
+                        out.add((texts[0].decode("utf-8", "replace"), texts[1].decode("utf-8", "replace")))
+                p = desc + ((descsz + 3) & ~3)
+        return out

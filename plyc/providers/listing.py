@@ -1,0 +1,269 @@
+"""How each provider lists its probes for `plyc list` (a table: LISTERS),
+in bpftrace 0.27's `-l` text so its users' greps work: `tracepoint:G:E`,
+`kprobe:F` (`kprobe:MODULE:F` of a module), `fentry:vmlinux:F` for kfunc,
+`rawtracepoint:vmlinux:E`, `software:NAME:`, `iter:OBJECT`, `uprobe:PATH:F`,
+`usdt:PATH:PROVIDER:NAME`. A lister takes the pattern's parts after the
+provider (globs; a part not given is `*`), the source (plyc/listing.py)
+and -v, and gives Listed lines; -v adds a tracepoint's fields and a
+function's arguments as `-lv` prints them (TYPE NAME, four spaces in)."""
+from __future__ import annotations
+
+import fnmatch
+
+from .. import btf as B
+from .. import tracefs
+from ..elfsyms import Elf, ElfError
+from ..listing import Listed, ListError, Source, type_text
+from . import iterators, kfunc, kprobe, perfevent, rawtracepoint, tracepoint, uprobe
+from .rawtracepoint import named_args
+
+INDENT = "    "
+
+
+def _parts(parts: list, n: int) -> list:
+    """n globs: the parts given (an empty one is `*`), `*` for the rest; a
+    part too many joins the last (a path's colons)."""
+    given = [p or "*" for p in parts]
+    if len(given) > n:
+        given = given[:n - 1] + [":".join(given[n - 1:])]
+    return given + ["*"] * (n - len(given))
+
+
+def _match(name: str, glob: str) -> bool:
+    return fnmatch.fnmatchcase(name, glob)
+
+
+def _tracepoints(prov, parts, src: Source, verbose: bool):
+    if len(parts) == 1 and "/" in parts[0]:
+        parts = parts[0].split("/", 1)          # ply's group/event
+    group, event = _parts(parts, 2)
+    for g, e in src.tracepoints():
+        if _match(g, group) and _match(e, event):
+            yield Listed(f"tracepoint:{g}:{e}",
+                         tuple(INDENT + d for d in src.tracepoint_fields(g, e)) if verbose else ())
+
+
+def _proto_lines(b, proto, names=None, ret=False) -> tuple:
+    out = [f"{INDENT}{type_text(b, t)} {names[i] if names else n}" for i, (n, t) in enumerate(proto.members)]
+    if ret and proto.type:
+        out.append(f"{INDENT}{type_text(b, proto.type)} retval")
+    return tuple(out)
+
+
+def _kprobes(prov, parts, src: Source, verbose: bool):
+    module, func = _parts(parts, 2) if len(parts) > 1 else ("*", _parts(parts, 1)[0])
+    b = None
+    if verbose:
+        try:
+            b = src.btf()
+        except ListError:
+            b = None        # a kprobe's arguments are typed where BTF is; without it, listed bare
+    for name, mod in sorted(src.kernel_functions().items()):
+        if not _match(name, func) or not _match(mod or "vmlinux", module):
+            continue
+        details = ()
+        if b is not None and not mod:
+            fid = b.find(B.FUNC, name)
+            if fid is not None:
+                proto = b[b[fid].type]
+                details = _proto_lines(b, proto, [f"arg{i}" for i in range(len(proto.members))])
+        yield Listed(f"{prov.name}:{mod}:{name}" if mod else f"{prov.name}:{name}", details)
+
+
+def _kfuncs(prov, parts, src: Source, verbose: bool):
+    module, func = _parts(parts, 2) if len(parts) > 1 else ("*", _parts(parts, 1)[0])
+    kind = "fexit" if prov is kfunc.KRETFUNC else "fentry"
+    traceable = src.traceable
+    btfs = [("vmlinux", src.btf())] + src.module_btfs()
+    for mod, b in btfs:
+        if not _match(mod, module):
+            continue
+        for name in b.names_of(B.FUNC):
+            # what the kernel lets a trampoline attach to: its traceable functions, where it says
+            if not _match(name, func) or (traceable is not None and name not in traceable):
+                continue
+            details = ()
+            if verbose:
+                proto = b[b[b.find(B.FUNC, name)].type]
+                details = _proto_lines(b, proto, ret=kind == "fexit")
+            yield Listed(f"{kind}:{mod}:{name}", details)
+
+
+def _rawtracepoints(prov, parts, src: Source, verbose: bool):
+    module, event = _parts(parts, 2) if len(parts) > 1 else ("*", _parts(parts, 1)[0])
+    if not _match("vmlinux", module):
+        return
+    b = src.btf()
+    for name in b.names_of(B.TYPEDEF):
+        if not name.startswith("btf_trace_") or not _match(name[len("btf_trace_"):], event):
+            continue
+        event_name = name[len("btf_trace_"):]
+        details = ()
+        if verbose:
+            args = named_args(b, event_name) or []
+            details = tuple(f"{INDENT}{type_text(b, t)} {n}" for n, t in args)
+        yield Listed(f"rawtracepoint:vmlinux:{event_name}", details)
+
+
+def _members(b, tid: int) -> list:
+    """(name, type) of a struct's members, an anonymous union by its first
+    named member (the iterator contexts' __bpf_md_ptr(T *, name))."""
+    out = []
+    for m in b[tid].members:
+        if not m.name and b[b.strip(m.type)].kind in (B.UNION, B.STRUCT):
+            named = [x for x in b[b.strip(m.type)].members if x.name]
+            if named:
+                out.append((named[0].name, named[0].type))
+        elif m.name:
+            out.append((m.name, m.type))
+    return out
+
+
+def _iterators(prov, parts, src: Source, verbose: bool):
+    obj, = _parts(parts[:1], 1)
+    b = src.btf()
+    for name in sorted(iterators.OBJECTS):
+        tid = b.find(B.STRUCT, f"bpf_iter__{name}")
+        if tid is None or not _match(name, obj):
+            continue
+        details = tuple(f"{INDENT}{type_text(b, t)} {n}" for n, t in _members(b, tid)
+                        if n != "meta") if verbose else ()
+        yield Listed(f"iter:{name}", details)
+
+
+def _perfevents(prov, parts, src: Source, verbose: bool):
+    event, = _parts(parts[:1], 1)
+    events = perfevent.SOFTWARE_EVENTS if prov is perfevent.SOFTWARE else perfevent.HARDWARE_EVENTS
+    for name, (alias, _, _) in sorted(events.items()):
+        if _match(name, event) or (alias and _match(alias, event)):
+            yield Listed(f"{prov.name}:{name}:")
+
+
+def _binary(path: str, what: str) -> set:
+    """The binary's functions or USDT probes (what: the Elf method)."""
+    if any(c in path for c in "*?["):
+        raise ListError(f"'{path}': give the binary's path, not a glob (e.g. uprobe:/bin/bash:read*)")
+    try:
+        return getattr(Elf(path), what)()
+    except ElfError as err:
+        raise ListError(str(err)) from None
+
+
+def _uprobes(prov, parts, src: Source, verbose: bool):
+    if not parts or not parts[0]:
+        raise ListError(f"{prov.name} probes are listed per binary: {prov.name}:PATH[:FUNCTION]")
+    path, func = parts[0], _parts(parts[1:], 1)[0]
+    for name in sorted(_binary(path, "functions")):
+        if _match(name, func):
+            yield Listed(f"{prov.name}:{path}:{name}")
+
+
+def _usdt(prov, parts, src: Source, verbose: bool):
+    if not parts or not parts[0]:
+        raise ListError("usdt probes are listed per binary: usdt:PATH[:PROVIDER:NAME]")
+    path, rest = parts[0], parts[1:]
+    provider, name = _parts(rest, 2) if len(rest) > 1 else ("*", _parts(rest, 1)[0])
+    for p, n in sorted(_binary(path, "usdt")):
+        if _match(p, provider) and _match(n, name):
+            yield Listed(f"usdt:{path}:{p}:{n}")
+
+
+# provider name: (its lister, whether a list of everything includes it;
+# the return probes are the entry probes' functions again, and user probes
+# need a binary)
+LISTERS = {
+    tracepoint.PROVIDER.name: (_tracepoints, True),
+    kprobe.KPROBE.name: (_kprobes, True),
+    kprobe.KRETPROBE.name: (_kprobes, False),
+    kfunc.KFUNC.name: (_kfuncs, True),
+    kfunc.KRETFUNC.name: (_kfuncs, False),
+    rawtracepoint.PROVIDER.name: (_rawtracepoints, True),
+    perfevent.SOFTWARE.name: (_perfevents, True),
+    perfevent.HARDWARE.name: (_perfevents, True),
+    iterators.PROVIDER.name: (_iterators, True),
+    uprobe.UPROBE.name: (_uprobes, False),
+    uprobe.URETPROBE.name: (_uprobes, False),
+    uprobe.USDT.name: (_usdt, False),
+}
+
+
+# --- whether the build machine has a probe's target (plyc check/build's
+# warnings when the tracer is built for this machine, plyc/presence.py):
+# provider name -> (Target, Source) -> why not, or None (it has it, or
+# nothing here can say)
+
+def _tracepoint_missing(t, src: Source):
+    group, event = t.target.split("/", 1)
+    try:
+        if tracefs.matching_events(group, event) if t.glob else tracefs.event_fields(group, event) is not None:
+            return None
+    except tracefs.TracefsError:
+        pass
+    return f"no tracepoint on this machine matches {group}:{event}" if t.glob else \
+        f"this machine has no tracepoint {group}:{event}"
+
+
+def _kprobe_missing(t, src: Source):
+    if t.target.startswith("0x"):
+        return None
+    module = t.extra.get("module", "")
+    if t.glob:
+        found = any(_match(n, t.target) and (not module or m == module) for n, m in src.kernel_functions().items())
+    else:
+        found = src.has_kernel_function(t.target, module)
+    if found:
+        return None
+    where = f"module {module}" if module else "this machine's kernel"
+    return f"no function in {where} matches {t.target}" if t.glob else f"{where} has no function {t.target}"
+
+
+def _kfunc_missing(t, src: Source):
+    if t.extra.get("module"):
+        return None         # a module's functions: in its BTF, typed (and refused) by the build itself
+    names = src.btf().names_of(B.FUNC)
+    if any(_match(n, t.target) for n in names) if t.glob else src.btf().find(B.FUNC, t.target) is not None:
+        return None
+    return f"no function in this machine's kernel BTF matches {t.target}" if t.glob else \
+        f"this machine's kernel BTF has no function {t.target}"
+
+
+def _rawtracepoint_missing(t, src: Source):
+    if src.btf().find(B.TYPEDEF, f"btf_trace_{t.target}") is not None:
+        return None
+    return f"this machine's kernel has no tracepoint {t.target} (no btf_trace_{t.target} in its BTF)"
+
+
+def _binary_missing(t, src: Source):
+    path = t.extra["path"]
+    if "/" not in path:
+        return None         # a library's short name: found on the device
+    try:
+        elf = Elf(path)
+        found = elf.usdt() if t.provider is uprobe.USDT else elf.functions()
+    except ElfError as err:
+        return f"{err} on this machine"
+    if t.provider is uprobe.USDT:
+        want = (t.extra["usdt_provider"] or "*", t.extra["usdt_name"])
+        if any(_match(p, want[0]) and n == want[1] for p, n in found):
+            return None
+        return f"{path} has no USDT probe {':'.join(x for x in (t.extra['usdt_provider'], want[1]) if x)}"
+    if t.target.startswith("0x") or not t.target:
+        return None
+    funcs = found
+    name = t.target.split("@")[0]
+    if any(_match(f, name) for f in funcs) if t.glob else name in funcs:
+        return None
+    return f"no function in {path} matches {t.target}" if t.glob else f"{path} has no function {name}"
+
+
+MISSING = {
+    tracepoint.PROVIDER.name: _tracepoint_missing,
+    kprobe.KPROBE.name: _kprobe_missing,
+    kprobe.KRETPROBE.name: _kprobe_missing,
+    kfunc.KFUNC.name: _kfunc_missing,
+    kfunc.KRETFUNC.name: _kfunc_missing,
+    rawtracepoint.PROVIDER.name: _rawtracepoint_missing,
+    uprobe.UPROBE.name: _binary_missing,
+    uprobe.URETPROBE.name: _binary_missing,
+    uprobe.USDT.name: _binary_missing,
+}

@@ -1,0 +1,250 @@
+"""Listing and checking probes against this machine's kernel: `plyc list`
+(bpftrace -l's syntax and text, compared with bpftrace 0.27's and 0.17's
+where this kernel lets them list), `plyc check`/`build`'s warnings about a
+target the build machine lacks, and the tracer's --list, --dry-run and
+--info (docs/usage.md)."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_tracer import build, run
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def plyc(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "plyc", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+
+
+def lines(proc):
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+def test_list_tracepoints_glob():
+    out = lines(plyc("list", "tracepoint:syscalls:*openat*"))
+    assert "tracepoint:syscalls:sys_enter_openat" in out and "tracepoint:syscalls:sys_exit_openat" in out
+    assert all(x.startswith("tracepoint:syscalls:") and "openat" in x for x in out)
+    assert out == sorted(out)
+    # ply's group/event and bpftrace's short name are the same pattern
+    assert lines(plyc("list", "t:syscalls/*openat*")) == out
+
+
+def test_list_v_tracepoint_fields():
+    out = lines(plyc("list", "-v", "tracepoint:syscalls:sys_enter_openat"))
+    assert out == ["tracepoint:syscalls:sys_enter_openat", "    int __syscall_nr", "    int dfd",
+                   "    const char * filename", "    int flags", "    umode_t mode"]
+    # plyc's own -v before the command says the same
+    assert lines(plyc("-v", "list", "tracepoint:syscalls:sys_enter_openat")) == out
+
+
+def test_list_word_without_provider():
+    assert lines(plyc("list", "sys_enter_openat")) == ["tracepoint:syscalls:sys_enter_openat"]
+
+
+def test_list_everything_and_a_word():
+    """No pattern: every kind but the return probes and user probes (bpftrace -l alone)."""
+    out = lines(plyc("list"))
+    kinds = {x.split(":")[0] for x in out}
+    assert kinds == {"tracepoint", "kprobe", "fentry", "rawtracepoint", "software", "hardware", "iter"}, kinds
+    sleep = lines(plyc("list", "*nanosleep*"))
+    assert "kprobe:do_nanosleep" in sleep and "fentry:vmlinux:do_nanosleep" in sleep
+    assert "tracepoint:syscalls:sys_enter_clock_nanosleep" in sleep
+    assert all("nanosleep" in x for x in sleep)
+
+
+def test_list_kfunc_arguments_and_spellings():
+    out = lines(plyc("list", "-v", "kfunc:vfs_read"))
+    assert out == ["fentry:vmlinux:vfs_read", "    struct file * file", "    char * buf",
+                   "    size_t count", "    loff_t * pos"]
+    assert lines(plyc("list", "fentry:vfs_read")) == out[:1]
+    ret = lines(plyc("list", "-v", "fexit:vfs_read"))
+    assert ret == ["fexit:vmlinux:vfs_read"] + out[1:] + ["    ssize_t retval"]
+    # qualifiers kept, as bpftrace prints them
+    assert "    const char * filename" in lines(plyc("list", "-v", "fentry:do_sys_openat2"))
+
+
+def test_list_kprobes_rawtracepoints_iterators_events():
+    kp = lines(plyc("list", "kprobe:vfs_rea*"))
+    assert "kprobe:vfs_read" in kp and all(x.startswith("kprobe:vfs_rea") for x in kp)
+    assert lines(plyc("list", "-v", "kprobe:vfs_read"))[1:3] == ["    struct file * arg0", "    char * arg1"]
+    assert lines(plyc("list", "-v", "rawtracepoint:sched_switch")) == [
+        "rawtracepoint:vmlinux:sched_switch", "    bool preempt", "    struct task_struct * prev",
+        "    struct task_struct * next", "    unsigned int prev_state"]
+    assert lines(plyc("list", "iter:*")) == ["iter:task", "iter:task_file", "iter:task_vma"]
+    assert lines(plyc("list", "-v", "iter:task_file")) == [
+        "iter:task_file", "    struct task_struct * task", "    u32 fd", "    struct file * file"]
+    sw = lines(plyc("list", "software:*"))
+    assert "software:page-faults:" in sw and "software:cpu-clock:" in sw
+    assert lines(plyc("list", "s:faults")) == ["software:page-faults:"]
+
+
+def test_list_uprobes_and_usdt_of_a_binary(usdt_prog):
+    assert "uprobe:/bin/bash:readline" in lines(plyc("list", "uprobe:/bin/bash:readl*"))
+    assert lines(plyc("list", f"usdt:{usdt_prog}:*")) == [f"usdt:{usdt_prog}:plyctest:tick"]
+    assert lines(plyc("list", f"U:{usdt_prog}:plyctest:t*")) == [f"usdt:{usdt_prog}:plyctest:tick"]
+
+
+def test_list_errors():
+    for pattern, msg in (("uprobe:/no/such/bin:f", "/no/such/bin: No such file or directory"),
+                         ("nosuch:x", "unknown probe type 'nosuch'"),
+                         ("uprobe:", "listed per binary")):
+        proc = plyc("list", pattern)
+        assert proc.returncode == 1 and msg in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_list_with_a_kernels_btf(tmp_path):
+    btf = tmp_path / "vmlinux.btf"
+    shutil.copy("/sys/kernel/btf/vmlinux", btf)
+    out = lines(plyc("list", "--btf", str(btf), "-v", "fentry:vfs_read"))
+    assert out[0] == "fentry:vmlinux:vfs_read" and out[1] == "    struct file * file"
+    # BTF names no group: the events this machine has, in its groups
+    assert "tracepoint:sched:sched_switch" in lines(plyc("list", "--btf", str(btf), "tracepoint:sched:*"))
+    assert "    char prev_comm[16]" in lines(plyc("list", "--btf", str(btf), "-v", "tracepoint:sched:sched_switch"))
+
+
+def bt27_lines(bpftrace27, *args):
+    proc = subprocess.run(bpftrace27(list(args), ftrace=True), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+@pytest.mark.parametrize("pattern", ["tracepoint:syscalls:sys_enter_openat", "tracepoint:sched:sched_switch",
+                                     "fentry:vfs_read", "fexit:vfs_read", "fentry:do_sys_openat2",
+                                     "kprobe:vfs_read", "rawtracepoint:sched_switch", "iter:task_file",
+                                     "tracepoint:syscalls:*openat*"])
+def test_list_v_as_bpftrace_027_prints_it(bpftrace27, pattern):
+    assert lines(plyc("list", "-v", pattern)) == bt27_lines(bpftrace27, "-lv", pattern)
+
+
+def test_list_as_bpftrace_017_prints_it():
+    if not shutil.which("bpftrace"):
+        pytest.fail("bpftrace 0.17 is not installed (scripts/setup.sh installs it)")
+    for pattern in ("tracepoint:syscalls:*openat*", "uprobe:/bin/bash:readl*"):
+        bt = subprocess.run(["bpftrace", "-l", pattern], capture_output=True, text=True, timeout=120)
+        assert lines(plyc("list", pattern)) == bt.stdout.splitlines()
+    bt = subprocess.run(["bpftrace", "-lv", "tracepoint:syscalls:sys_enter_openat"], capture_output=True,
+                        text=True, timeout=120)
+    assert lines(plyc("list", "-v", "tracepoint:syscalls:sys_enter_openat")) == bt.stdout.splitlines()
+
+
+MISSING = """tracepoint:syscalls:sys_enter_getppidd { @a = count(); }
+kprobe:no_such_fn { @b = count(); }
+uprobe:/no/such/bin:f { @c = count(); }
+tracepoint:syscalls:sys_enter_getppid { @d = count(); }
+kprobe:vfs_read { @e = count(); }
+"""
+
+
+def test_check_and_build_warn_about_missing_targets(tmp_path):
+    src = tmp_path / "m.bt"
+    src.write_text(MISSING)
+    for args in (["check", str(src)], ["build", str(src), "-o", str(tmp_path / "m")]):
+        proc = plyc(*args)
+        assert proc.returncode == 0, proc.stderr
+        err = proc.stderr
+        assert (f"{src}:1:1: warning: this machine has no tracepoint syscalls:sys_enter_getppidd: "
+                "a tracer run here would fail to attach it\n"
+                "tracepoint:syscalls:sys_enter_getppidd { @a = count(); }\n^~~~") in err
+        assert f"{src}:2:1: warning: this machine's kernel has no function no_such_fn" in err
+        assert f"{src}:3:1: warning: /no/such/bin: No such file or directory" in err
+        assert err.count("warning:") == 3, err
+    assert os.access(tmp_path / "m", os.X_OK)
+
+
+def test_no_warning_for_another_target(tmp_path):
+    src = tmp_path / "m.bt"
+    src.write_text(MISSING)
+    btf = tmp_path / "vmlinux.btf"
+    shutil.copy("/sys/kernel/btf/vmlinux", btf)
+    proc = plyc("check", "--btf", str(btf), str(src))
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+
+
+LISTED = """BEGIN { printf("begin\\n"); }
+tracepoint:syscalls:sys_enter_getppid { @a = count(); }
+tracepoint:syscalls:sys_enter_open* { @b = count(); }
+software:faults:10 { @c = count(); }
+END { printf("end\\n"); }
+"""
+
+
+@pytest.mark.bpf
+def test_tracer_list_resolves_wildcards(tmp_path):
+    t = build(tmp_path, LISTED, suffix=".bt")
+    proc = run(t, "--list")
+    assert proc.returncode == 0, proc.stderr
+    opens = lines(plyc("list", "tracepoint:syscalls:sys_enter_open*"))
+    assert proc.stdout.splitlines() == ["tracepoint:syscalls:sys_enter_getppid", *opens,
+                                        "software:page-faults:10"]
+
+
+@pytest.mark.bpf
+def test_tracer_dry_run_runs_nothing(tmp_path):
+    t = build(tmp_path, LISTED, suffix=".bt")
+    proc = run(t, "--dry-run", "-v")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""            # no banner, BEGIN nor END, as bpftrace 0.27's
+    assert "probes attached and detached (dry run)" in proc.stderr
+
+
+@pytest.mark.bpf
+def test_tracer_dry_run_and_list_fail_per_probe(tmp_path):
+    t = build(tmp_path, "tracepoint:syscalls:sys_enter_getppidd { @a = count(); }\n"
+                        "tracepoint:syscalls:sys_enter_nosuch { @b = count(); }\n"
+                        "tracepoint:syscalls:sys_enter_getppid { @c = count(); }\n", suffix=".bt")
+    for opt in ("--dry-run", "--list"):
+        proc = run(t, opt)
+        assert proc.returncode == 1
+        assert "t.bt:1: error: tracepoint:syscalls:sys_enter_getppidd: no such tracepoint on this kernel" \
+            in proc.stderr
+        assert "t.bt:2: error: tracepoint:syscalls:sys_enter_nosuch: no such tracepoint" in proc.stderr
+    assert run(t, "--list").stdout == "tracepoint:syscalls:sys_enter_getppid\n"
+
+
+@pytest.mark.bpf
+def test_tracer_info(tmp_path):
+    t = build(tmp_path, LISTED, suffix=".bt")
+    proc = run(t, "--info")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    # this kernel (6.18): BTF, a ring buffer, test runs, cookies; no kprobes here
+    for line in ("  btf: yes", "  ring buffer: yes", "  BPF cookies: yes", "  output: ring buffer",
+                 "  BEGIN and END: BPF_PROG_TEST_RUN", "  memory reads: bpf_probe_read_kernel and _user",
+                 f"  Arch: {os.uname().machine}"):
+        assert line + "\n" in out, out
+    assert "System\n" in out and "Kernel features\n" in out and "What this tracer takes here\n" in out
+
+
+def test_list_damaged_binaries_are_errors(tmp_path):
+    """A binary cut short or with bytes changed: an error naming it, never
+    a traceback (the ELF reader of plyc/elfsyms.py)."""
+    import random
+    from plyc.elfsyms import Elf, ElfError
+    data = Path("/bin/ls").read_bytes()
+    rnd = random.Random(30)
+    f = tmp_path / "bin"
+    for i in range(200):
+        d = bytearray(data)
+        if i % 2:
+            d = d[:rnd.randrange(1, len(d))]
+        else:
+            for _ in range(20):
+                d[rnd.randrange(len(d))] = rnd.randrange(256)
+        f.write_bytes(bytes(d))
+        try:
+            e = Elf(str(f))
+            e.functions()
+            e.usdt()
+        except ElfError:
+            pass
+    f.write_bytes(data[:100])
+    proc = plyc("list", f"uprobe:{f}:*")
+    assert proc.returncode == 1 and proc.stderr == f"plyc: error: {f}: a truncated ELF file\n", proc.stderr
+    proc = plyc("list", "uprobe:/dev/zero:*")
+    assert proc.returncode == 1 and "not a regular file" in proc.stderr
