@@ -1015,10 +1015,10 @@ def test_hist_with_buckets_per_power_of_two():
     maps = {m.name: m for m in prog.maps.values()}
     assert maps["@h"].params == (2,) and maps["@g"].params == (0,)
     res = {m.name: m for m in RES.build(prog, "tool", "tool.bt").maps}
-    # (64 - k) * 2^k buckets above the negative one: k is read back from it
-    assert res["@h"].nbuckets == 249 and res["@g"].nbuckets == 65
+    # (65 - k) * 2^k buckets above the negative one: k is read back from it
+    assert res["@h"].nbuckets == 253 and res["@g"].nbuckets == 66
     c = driver.compile_source('BEGIN { @h = hist(1, 2); @g = hist(2); }', "tool.bt", driver.Options()).generated.bpf_c
-    assert "plyc_bt_hist_bucket_k((__s64)(" in c and ", 2);" in c and "plyc_bt_hist_bucket((__s64)(" in c
+    assert "plyc_bt_hist_bucket_k((__u64)(" in c and ", 1, 2);" in c and "plyc_bt_hist_bucket((__u64)(" in c
     assert "hist: bits 6 must be 0..5" in err('BEGIN { @h = hist(1, 6); }')
     assert "Different bits in a single hist unsupported" in err('BEGIN { @h = hist(1, 1); @h = hist(1, 2); }')
     assert "hist()'s second argument must be a constant integer" in err('BEGIN { $k = 1; @h = hist(1, $k); }')
