@@ -15,8 +15,18 @@ from . import types as T
 # map allocates comfortably; the script should use a larger step.
 LQUANTIZE_MAX_BUCKETS = 1000
 # bpftrace's hist(): below 0, 0, then [2^k, 2^(k+1)) up to 2^64 (PLYC_HIST_BUCKETS;
-# the last, [2^63, 2^64), for unsigned values)
-BT_HIST_BUCKETS = 66
+# the last, [2^63, 2^64), for unsigned values). hist(x, k): each power of
+# two in 2^k buckets (0 <= k <= 5, bpftrace's bounds): below 0, then
+# (65 - k) * 2^k buckets, the first 2^(k+1) of them one value each (k = 0:
+# the 66 above). The tracer reads k back from the count (runtime-c/output/btrows.c).
+BT_HIST_MAX_K = 5
+
+
+def bt_hist_buckets(k: int) -> int:
+    return (65 - k) * (1 << k) + 1
+
+
+BT_HIST_BUCKETS = bt_hist_buckets(0)
 # bpftrace's tseries(): its intervals are slots of one per-CPU value (24
 # bytes each), which the kernel caps at 32 KiB per CPU (PCPU_MIN_UNIT_SIZE)
 TSERIES_MAX_INTERVALS = 1000
@@ -91,6 +101,21 @@ def _lq_params(chk, info, call):
     return (lo, hi, step)
 
 
+def _hist_layout(cname, info) -> Layout:
+    return _buckets(bt_hist_buckets(info.params[0] if info.params else 0))(cname, info)
+
+
+def _hist_params(chk, info, call):
+    """hist(x, k): k a constant from 0 to 5 (the front end gives 0 when
+    the script writes none), one k a map."""
+    k = chk.const_int(call.args[1], "hist()'s second argument must be a constant integer")
+    if not 0 <= k <= BT_HIST_MAX_K:
+        chk.err(f"hist: bits {k} must be 0..{BT_HIST_MAX_K}", call.span)
+    if info.params and info.params != (k,):
+        chk.err("Different bits in a single hist unsupported", call.span)
+    return (k,)
+
+
 def _ts_layout(cname, info) -> Layout:
     return Layout(f"struct {cname}_ts", 24 * info.params[1])
 
@@ -135,11 +160,11 @@ TABLE = (
     # a log2 histogram of non-negative values in bcc's layout (argdist):
     # [0] is 0, [i] is [2^(i-1), 2^i)
     Aggregation("log2", True, 1, "PLYC_A_LOG2", _buckets(64), public=False),
-    # bpftrace's stats(x) (count, average, total) and hist(x), a log2
-    # histogram in its buckets; its lhist() is lquantize
+    # bpftrace's stats(x) (count, average, total) and hist(x, k), a log2
+    # histogram in its buckets, 2^k a power of two; its lhist() is lquantize
     Aggregation("stats", True, 1, "PLYC_A_STATS", lambda cname, info: Layout("struct plyc_avg", 16),
                 public=False),
-    Aggregation("hist", True, 1, "PLYC_A_HIST", _buckets(BT_HIST_BUCKETS), public=False),
+    Aggregation("hist", True, 2, "PLYC_A_HIST", _hist_layout, _hist_params, public=False),
     # bpftrace's tseries(x, interval_ns, n[, aggregator]): x per interval of
     # the last n, each interval's slot {value, meta, epoch} (plyc_rt.h)
     Aggregation("tseries", True, 4, "PLYC_A_TSERIES", _ts_layout, _ts_params, public=False),

@@ -50,6 +50,14 @@ const struct plyc_agg_ops *plyc_agg_ops(const struct plyc_map *m);
 
 /* Buckets of a histogram value (u64 each, then the u64 sum). */
 uint32_t plyc_agg_nbuckets(const struct plyc_map *m);
+/* bpftrace's hist(x, k): k, read back from the map's bucket count
+ * ((65 - k) * 2^k + 1, plyc/aggregations.py), 0 for hist(x). */
+uint32_t plyc_bt_hist_k(const struct plyc_map *m);
+/* The least value bucket i (>= 1) of such a hist holds: the bucket holds
+ * [plyc_bt_hist_low(i), plyc_bt_hist_low(i + 1)); 2^64 past the last
+ * (saturated to UINT64_MAX). *mult and *power: the bound as mult << power
+ * (how bpftrace labels it), when they are not NULL. */
+uint64_t plyc_bt_hist_low(uint32_t i, uint32_t k, uint64_t *mult, uint32_t *power);
 
 /* lquantize (and lhist): the lower bound of bucket i + 1, min + i * step,
  * for i up to nbuckets - 2 (then lq_max, the last bucket's lower bound).

@@ -65,12 +65,6 @@ REFUSED = [
      "probes take a frequency (profile:hz:N)\nprofile:ms:7 { }\n^~~~~~~~~~~~\n"
      "tool.bt:3:1: error: interval:hz:7 is not a whole number of nanoseconds\n"
      "interval:hz:7 { }\n^~~~~~~~~~~~~"),
-    ("BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
-     "$s = offsetof(struct task_struct, pid); $e = username; }",
-     "tool.bt:1:53: error: a cast to an array is not supported by plyc yet\n"
-     "BEGIN { $x = 1; $y = $x++; $p = &$x; $q = *$x; $r = (uint8[4])$x; "
-     "$s = offsetof(struct task_struct, pid); $e = username; }\n"
-     "                                                    ^~~~~~~~~~~~"),
 
 ]
 
@@ -86,9 +80,9 @@ TYPE_ERRORS = [
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n             ^~\n"
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
-     "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, time, zero, bswap, "
+     "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, find, time, zero, bswap, "
      "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
-     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
+     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: not #define'd by the script, which #includes no header\n"
@@ -1013,3 +1007,74 @@ EFFECTS_REFUSED = [
 @pytest.mark.parametrize("src,message", EFFECTS_REFUSED, ids=range(len(EFFECTS_REFUSED)))
 def test_effects_refused_by_name(src, message):
     assert err(src) == message
+
+
+def test_hist_with_buckets_per_power_of_two():
+    from plyc.codegen import resources as RES
+    prog = lower('BEGIN { @h = hist(1, 2); @g = hist(2); @g = hist(3, 0); }')
+    maps = {m.name: m for m in prog.maps.values()}
+    assert maps["@h"].params == (2,) and maps["@g"].params == (0,)
+    res = {m.name: m for m in RES.build(prog, "tool", "tool.bt").maps}
+    # (65 - k) * 2^k buckets above the negative one: k is read back from it
+    assert res["@h"].nbuckets == 253 and res["@g"].nbuckets == 66
+    c = driver.compile_source('BEGIN { @h = hist(1, 2); @g = hist(2); }', "tool.bt", driver.Options()).generated.bpf_c
+    assert "plyc_bt_hist_bucket_k((__u64)(" in c and ", 1, 2);" in c and "plyc_bt_hist_bucket((__u64)(" in c
+    assert "hist: bits 6 must be 0..5" in err('BEGIN { @h = hist(1, 6); }')
+    assert "Different bits in a single hist unsupported" in err('BEGIN { @h = hist(1, 1); @h = hist(1, 2); }')
+    assert "hist()'s second argument must be a constant integer" in err('BEGIN { $k = 1; @h = hist(1, $k); }')
+    assert "hist() takes 1 or 2 arguments, got 3" in err('BEGIN { @h = hist(1, 2, 3); }')
+
+
+def test_c_type_names_and_sizeof_of_arrays():
+    text = dump(lower('BEGIN { print(((uint64_t)1, (int8_t)2, (__u16)3, (__s32)4)); }'))
+    assert "cast(1:s64):u64, cast(2:s64):s8, cast(3:s64):u16, cast(4:s64):s32" in text
+    text = dump(lower('BEGIN { print((sizeof(uint32 *[10]), sizeof(uint8[3]), sizeof(struct task_struct *))); }'))
+    assert "(80:u64, 3:u64, 8:u64)" in text
+    assert "(sizeof(struct sock)" in dump(lower('BEGIN { print(sizeof(struct sock[2])); }'))   # CO-RE, times 2
+    # a block expression is typed, never run: its statement is not in the probe
+    text = dump(lower('BEGIN { print(sizeof({ $b = (uint16)1; $b })); }'))
+    assert "emit print 1 (2:u64)" in text and "$b = cast(1:s64):u16" not in text
+    # what it assigns would be typed by a statement never run
+    assert "$b assigned in sizeof() (typed, never run)" in \
+        err('BEGIN { $b = 0; print(sizeof({ $b = (uint16)1; $b })); print($b); }')
+    assert "@m assigned in sizeof() (typed, never run)" in err('BEGIN { print(sizeof({ @m = 1; 2 })); }')
+    assert "a block expression in sizeof() (typed, never run)" in err('BEGIN { $x = 1; print(sizeof({ $x++ })); }')
+
+
+def test_array_casts_both_ways():
+    text = dump(lower('BEGIN { $a = (int16[2])(uint32)0x10002; print(($a, (uint32)$a)); }'))
+    assert "$a = tuple(cast((cast(cast(65538:s64):u32):u64 >> 0:u64):u64):s16, " \
+           "cast((cast(cast(65538:s64):u32):u64 >> 16:u64):u64):s16):s16[2]" in text
+    assert "(cast(cast($a:s16[2].1:s16):u16):u64 << 16:u64)" in text
+    # big-endian targets: the first element is the high bytes
+    assert ">> 16:u64):u64):s16, cast((" in dump(lower('BEGIN { print((int16[2])(uint32)1); }', target="s390x"))
+    assert "can't cast s64 to u8[4]: an integer casts to an array of its size (8 bytes)" in \
+        err('BEGIN { $x = 1; print((uint8[4])$x); }')
+    assert "an array cast's elements must be integers" in err('BEGIN { print((struct task_struct[2])1); }')
+    assert "an array casts to the integer of its size (4 bytes)" in \
+        err('BEGIN { $a = (int8[4])(uint32)1; print((uint64)$a); }')
+
+
+def test_a_positional_only_printed_is_its_text():
+    text = dump(lower('BEGIN { print(($1, $2)); printf("%s %d\\n", $3, $4); @m = $2; }'))
+    # $1 only printed: its text; $2 also stored, $4 printed by %d: numbers
+    assert "str(param.arg_str[1]:char[64]):char[64]" in text
+    assert "param.arg_num[2]" in text and "param.arg_num[4]" in text
+    assert "str(param.arg_str[3]:char[64])" in text and "str(param.arg_str[2]" not in text
+    # one not given prints 0, as 0.27's number
+    assert '(param.arg_count:u64 >= 1:u64):s32 ? str(param.arg_str[1]:char[64]):char[64] : "0":char[8]' in \
+        dump(lower('BEGIN { print($1); }'))
+
+
+def test_a_percent_that_starts_no_conversion_is_printed():
+    from plyc.frontends.bpftrace import formats
+    from plyc.frontends.bpftrace import ast as BA
+
+    def fmt(text):
+        call = BA.Call("printf", [BA.Str(text.encode())], None)
+        return formats.literal_percents(None, call).args[0].value.decode()
+    assert fmt("50%\n") == "50%%\n" and fmt("a %d%") == "a %d%%" and fmt("x%q %%") == "x%%q %%"
+    assert fmt("% d") == "% d"      # the ' ' flag: a conversion, as in 0.27
+    assert "event 1 printf" in dump(lower('BEGIN { printf("100%\\n"); }'))
+    assert "printf's %gr (GFP flags by name) is not supported by plyc yet" in \
+        err('tracepoint:kmem:kmalloc { printf("%gr\\n", args->gfp_flags); }')

@@ -468,3 +468,9 @@ def test_a_probe_name_is_read_as_the_probe_without_it():
     assert [(s.provider, s.text) for s in specs] == [("tracepoint", "tracepoint:syscalls:sys_enter_getppid"),
                                                       ("BEGIN", "BEGIN")]
     assert (specs[0].span.col, specs[1].span.col) == (7, 49)
+
+
+def test_a_comma_after_the_last_probe_of_a_list():
+    prog = parse("kprobe:a,\nkprobe:b,\n/pid == 1/\n{ }\nkprobe:c, { }")
+    assert [[s.text for s in p.specs] for p in prog.probes] == [["kprobe:a", "kprobe:b"], ["kprobe:c"]]
+    assert prog.probes[0].predicate is not None

@@ -156,3 +156,55 @@ def test_percpu_kaddr_is_a_typed_ksym():
     assert 'Could not resolve variable "plyc_nope" from BTF' in \
         err('BEGIN { print(percpu_kaddr("plyc_nope")); }')
     assert "percpu_kaddr()'s symbol must be a string literal" in err('BEGIN { $s = "a"; print(percpu_kaddr($s)); }')
+
+
+def test_strstr_and_str_concat():
+    text = dump(lower('BEGIN { $s = "abc"; print(strstr($s, "b")); @c = str_concat(comm, $s); '
+                      'print(str_concat("ab", "cd")); }'))
+    assert 'strstr($s:char[8], "b":char[8]):s64' in text
+    # a new string as long as both whole: comm's 15 bytes, $s's 7, the NUL;
+    # of literals, their texts'
+    assert 'str_concat(comm:char[16], $s:char[8]):char[23]' in text
+    assert 'str_concat("ab":char[8], "cd":char[8]):char[5]' in text
+    c = driver_c('BEGIN { print(strstr(comm, "a")); }')
+    assert "plyc_strstr(" in c
+    assert "str_concat() needs a string, got s64" in err('BEGIN { print(str_concat("a", 1)); }')
+    assert "strstr() takes 2 arguments, got 1" in err('BEGIN { print(strstr("a")); }')
+
+
+def test_namespaced_ids_probetype_and_has_cpid():
+    assert dump(lower('BEGIN { print((pid(init), tid(init), pid(curr_ns), tid(), pid)); }')) == \
+        dump(lower('BEGIN { print((pid, tid, pid, tid, pid)); }'))
+    assert "pid() takes curr_ns or init" in err('BEGIN { print(pid(1)); }')
+    text = dump(lower('BEGIN { print(probetype); }\nkfunc:vfs_read { print(probetype()); }\n'
+                      'tracepoint:sched:sched_switch { print(__builtin_probetype); }'))
+    assert all(f'"{t}":char' in text for t in ("special", "fentry", "tracepoint"))
+    prog = lower('BEGIN { print((has_cpid, has_cpid())); }')
+    # true when -c gave a command, as the documentation says (0.27.1 inverts it)
+    assert "(param.target:u32 != 0:u32):bool" in dump(prog) and prog.uses_target
+
+
+def test_config_variables_read_in_a_probe():
+    text = dump(lower('config = { max_strlen = 100; stack_mode = perf }\n'
+                      'BEGIN { print((config.max_strlen, config().stack_mode, config.license, '
+                      'config.missing_probes, config.print_maps_on_exit)); }'))
+    assert '(100:s64, "perf":char[8], "GPL":char[8], "error":char[8], 1:bool)' in text
+    assert "64:s64" in dump(lower('BEGIN { print(config.max_strlen); }'))      # plyc's default
+    assert "config.max_map_keys is not supported by plyc yet" in err('BEGIN { print(config.max_map_keys); }')
+    assert "unknown config variable 'nope'" in err('BEGIN { print(config.nope); }')
+    assert "the config record as a whole is not supported by plyc yet" in err('BEGIN { print(config); }')
+
+
+def test_find_reads_a_key_into_a_variable():
+    text = dump(lower('BEGIN { @m[2] = (1, "a"); let $v; if (find(@m, 2, $v)) { print($v); } }'))
+    # the lookup and $v's assignment run before the if, as delete()'s value
+    assert "$find@1:39 = has @m[2:s64]:bool" in text and "if $find@1:39:bool" in text
+    assert "$v = @m[2:s64]" in text
+    assert "find() takes a map, a key and a $variable" in err('BEGIN { @m[1] = 1; print(find(@m, 1, @x)); }')
+    assert "find() needs a map with keys; @m has none" in err('BEGIN { @m = 1; $v = 0; print(find(@m, 1, $v)); }')
+    assert "find() in the right of '&&'" in \
+        err('BEGIN { @m[1] = 1; $v = 0; if ($v == 0 && find(@m, 1, $v)) { print($v); } }')
+    assert "find()'s value in a while condition is not supported by plyc yet" in \
+        err('BEGIN { @m[1] = 1; $v = 0; while (find(@m, 1, $v)) { delete(@m, 1); } }')
+    assert "$v is read before find() that changes it" in \
+        err('BEGIN { @m[1] = 1; $v = 0; print(($v, find(@m, 1, $v))); }')

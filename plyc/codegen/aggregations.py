@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..aggregations import BT_HIST_BUCKETS, TSERIES_AGGREGATORS, Aggregation
+from ..aggregations import TSERIES_AGGREGATORS, Aggregation, bt_hist_buckets
 from .cescape import c_int
 
 
@@ -51,10 +51,13 @@ def _bcc_log2(v, x, m):
 
 
 def _bt_log2(v, x, m):
+    k = m.info.params[0] if m.info.params else 0
     signed = "1" if m.info.value_type.signed else "0"
-    return [f"__u32 {v}_i = plyc_bt_hist_bucket((__u64)({x}), {signed});",
+    bucket = f"plyc_bt_hist_bucket_k((__u64)({x}), {signed}, {k})" if k else \
+        f"plyc_bt_hist_bucket((__u64)({x}), {signed})"
+    return [f"__u32 {v}_i = {bucket};",
             f"asm volatile(\"\" : \"+r\"({v}_i));",   # as _lquantize's
-            f"if ({v}_i < {BT_HIST_BUCKETS})",
+            f"if ({v}_i < {bt_hist_buckets(k)})",
             "\t" + _add(m, f"{v}->b[{v}_i]", "1"),
             _add(m, f"{v}->s", f"(__u64)({x})")]
 

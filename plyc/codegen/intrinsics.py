@@ -271,6 +271,26 @@ def emit_strcontains(g, call):
     return f"((__u64)plyc_strcontains({h}, {hsize}, {n}, {nsize}))"
 
 
+def emit_strstr(g, call):
+    (h, hsize), (n, nsize) = (g.string_sized(x) for x in call.args)
+    return g.cast("__s64", f"plyc_strstr({h}, {hsize}, {n}, {nsize})")
+
+
+def emit_str_concat(g, call):
+    (a, asize), (b, bsize) = (g.string_sized(x) for x in call.args)
+    dst = g.local_bytes(call.type.size)
+    g.line(f"plyc_str_concat({dst}, sizeof({dst}), {a}, {asize}, {b}, {bsize});")
+    return dst
+
+
+def emit_str_cut(g, call):
+    src = g.bytes(call.args[0])
+    n = g.scalar(call.args[1])
+    dst = g.local_bytes(call.type.size)
+    g.line(f"plyc_str_cut({dst}, sizeof({dst}), {src}, (__u64)({n}));")
+    return dst
+
+
 def emit_clock(g, call):
     clock = call.args[0].value.decode()
     now = f"{I.CLOCKS[clock][0]}()"
@@ -362,6 +382,9 @@ EMIT = {
     I.PATH: emit_path,
     I.STRLEN: emit_strlen,
     I.STRCONTAINS: emit_strcontains,
+    I.STRSTR: emit_strstr,
+    I.STR_CONCAT: emit_str_concat,
+    I.STR_CUT: emit_str_cut,
     I.CLOCK: emit_clock,
     I.USERMODE: emit_usermode,
     I.ADDR: emit_addr,

@@ -66,6 +66,10 @@ BUF = _i("buf", "bytes from a pointer or array, with their length", BEFORE, VALU
 PATH = _i("path", "a struct path's full path (bpf_d_path, fentry only)", BEFORE)
 STRLEN = _i("strlen", "a string's length: its bytes before the NUL", args=STRINGS)
 STRCONTAINS = _i("strcontains", "1 if the second string is in the first", args=STRINGS)
+STRSTR = _i("strstr", "the index of the second string in the first, negative when it is not there",
+            args=STRINGS)
+STR_CONCAT = _i("str_concat", "two strings, one after the other", AFTER, STRINGS)
+STR_CUT = _i("_str_cut", "a string cut to a size known at run time (its NUL counted)", AFTER, VALUES)
 CLOCK = _i("_clock", "a clock's nanoseconds (its name a string: monotonic, boot, tai)", args=NONE)
 STRERROR = _i("strerror", "its argument, typed as an errno the tracer prints as text")
 SIGNAL_NAME = _i("signal_name", "its argument, typed as a signal number the tracer prints as text")
@@ -90,6 +94,6 @@ CLOCKS = {"monotonic": ("bpf_ktime_get_ns", "4.1"), "boot": ("bpf_ktime_get_boot
 
 ALL = (STR, MEM, DYN, UPTR, KSYM, STRCMP, BSWAP, KPTR, STRNCMP, JOIN_READ, NTOP, TP_NAME, DIV, MOD, SARG,
        OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, OVERRIDE, BUF, PATH,
-       STRLEN, STRCONTAINS, CLOCK, USERMODE, STRERROR, SIGNAL_NAME, SYSCALL_NAME, ADDR,
+       STRLEN, STRCONTAINS, STRSTR, STR_CONCAT, STR_CUT, CLOCK, USERMODE, STRERROR, SIGNAL_NAME, SYSCALL_NAME, ADDR,
        COMM_OF, CGROUP_PATH, PERCPU_KADDR)
 BY_NAME = {i.name: i for i in ALL}

@@ -592,6 +592,80 @@ static __always_inline int plyc_strcontains(const char *h, __u32 hsize, const ch
 	return 0;
 }
 
+/* bpftrace 0.27's strstr(): where needle (up to its NUL or nsize) first is
+ * in haystack (up to its NUL or hsize), 0 for an empty needle. 0.27 asks
+ * the kernel's bpf_strnstr kfunc (Linux 6.17) where it has one, which
+ * says -ENOENT (-2) for a needle not there; elsewhere its own loop says
+ * -1. The same here: the kfunc is weak, so a kernel without it loads the
+ * program with the call left out (the verifier sees the test fold). */
+extern int bpf_strnstr(const char *s1__ign, const char *s2__ign, unsigned long len) __ksym __weak;
+
+static __always_inline __s64 plyc_strstr(const char *h, __u32 hsize, const char *n, __u32 nsize)
+{
+	__u32 i, j;
+
+	if (!nsize || !n[0])
+		return 0;
+	if (bpf_strnstr)
+		return bpf_strnstr(h, n, hsize);
+	if (nsize > hsize)
+		return -1;
+	for (i = 0; i < hsize && h[i]; i++) {
+		for (j = 0; j < nsize && i + j < hsize; j++)
+			if (!n[j] || h[i + j] != n[j])
+				break;
+		if (j == nsize || (j < nsize && !n[j]))
+			return i;
+	}
+	return -1;
+}
+
+/* bpftrace 0.27's str_concat(): a's bytes up to its NUL, then b's, cut to
+ * dst's size with its NUL (dst is zeroed). b lands at a's length, an
+ * offset known at run time only: the verifier allows it (Linux 5.12 for
+ * a stack array, as 0.27's copy needs). */
+static __always_inline void plyc_str_concat(char *dst, __u32 dsize, const char *a, __u32 asize,
+					    const char *b, __u32 bsize)
+{
+	__u32 i, j, len = 0;
+	char *at = dst;
+
+	for (i = 0; i < asize && i + 1 < dsize; i++) {
+		if (!a[i])
+			break;
+		dst[i] = a[i];
+		len = i + 1;
+	}
+	/* hidden from clang: knowing dst 8-aligned, it adds a small offset
+	 * with an OR, which the verifier refuses on a pointer */
+	barrier_var(at);
+	for (j = 0; j < bsize; j++) {
+		__u32 k = len + j;
+
+		if (k + 1 >= dsize || !b[j])
+			break;
+		at[k] = b[j];
+	}
+}
+
+/* bpftrace's str(p, n) of an n known at run time: the string read whole,
+ * then cut to n bytes, its NUL counted (n - 1 characters; none for 0 or
+ * 1). n is unsigned, as 0.27 reads it: a negative one is past any size. */
+static __always_inline void plyc_str_cut(char *dst, __u32 size, const char *src, __u64 n)
+{
+	int end = 0;
+
+	for (__u32 i = 0; i < size; i++) {
+		char c = 0;
+
+		if (!end && (__u64)i + 1 < n) {
+			c = src[i];
+			end = !c;
+		}
+		dst[i] = c;
+	}
+}
+
 /* ply's log2 buckets: bucket i holds [2^i, 2^(i+1)), bucket 0 also 0;
  * for signed arguments bucket 63 counts the negative values. */
 static __always_inline __u32 plyc_log2_bucket(__u64 v, int is_signed)
@@ -629,6 +703,23 @@ static __always_inline __u32 plyc_bt_hist_bucket(__u64 v, int is_signed)
 	if (!v)
 		return 1;
 	return plyc_log2_bucket(v, 0) + 2;
+}
+
+/* bpftrace's hist(x, k), k > 0: [0] below 0, then values below 2^k one a
+ * bucket, then each power of two [2^p, 2^(p+1)) in 2^k buckets: the k bits
+ * after the leading one pick it (an unsigned v at or above 2^63 in the top
+ * 2^k, as plyc_bt_hist_bucket's). */
+static __always_inline __u32 plyc_bt_hist_bucket_k(__u64 v, int is_signed, __u32 k)
+{
+	__u64 n = v, mask = (1ULL << k) - 1;
+	__u32 l;
+
+	if (is_signed && (__s64)v < 0)
+		return 0;
+	if (n <= mask)
+		return (__u32)n + 1;
+	l = plyc_log2_bucket(n, 0) - k;
+	return ((l + 1) << k) + (__u32)((n >> l) & mask) + 1;
 }
 
 /* lquantize: [0] below min, [1 + (v - min) / step] for the k buckets of

@@ -329,6 +329,34 @@ static void metric_avg(const struct plyc_metric_out *o, const void *v)
 
 /* --- histograms: u64 buckets, then the u64 sum of the values -------------- */
 
+uint32_t plyc_bt_hist_k(const struct plyc_map *m)
+{
+	uint32_t nb = plyc_agg_nbuckets(m), k;
+
+	for (k = 1; k <= 5; k++)
+		if (nb == (65 - k) * (1u << k) + 1)
+			return k;
+	return 0;
+}
+
+uint64_t plyc_bt_hist_low(uint32_t i, uint32_t k, uint64_t *mult, uint32_t *power)
+{
+	uint32_t j = i - 1, p = 0;
+	uint64_t n = j;
+
+	/* buckets below 2^(k+1) hold one value each: j itself */
+	if (j >= (2u << k)) {
+		n = (1ULL << k) + (j & ((1u << k) - 1));
+		p = (j >> k) - 1;
+	}
+	if (mult)
+		*mult = n;
+	if (power)
+		*power = p;
+	/* the bound past the last bucket is 2^64 */
+	return p >= 64 || n > (UINT64_MAX >> p) ? UINT64_MAX : n << p;
+}
+
 uint64_t plyc_agg_total(const struct plyc_map *m, const void *v)
 {
 	uint64_t total = 0;
@@ -466,14 +494,15 @@ int plyc_agg_cmp_average(const struct plyc_map *m, const void *a, const void *b)
 /* [0] < 0, [1] 0, [i] up to 2^(i-1) - 1 */
 static void metric_hist(const struct plyc_metric_out *o, const void *v)
 {
-	uint32_t nb = plyc_agg_nbuckets(o->m), i, top;
+	uint32_t nb = plyc_agg_nbuckets(o->m), i, top, k = plyc_bt_hist_k(o->m);
 	uint64_t cum = 0;
 
 	for (top = nb; top > 0 && !word(v, top - 1); top--)
 		;
 	for (i = 0; i < top && i < nb - 1; i++) {
 		cum += word(v, i);
-		metric_bucket(o, i < 2 ? (int64_t)i - 1 : (int64_t)((1ULL << (i - 1)) - 1), 1, cum);
+		/* each bucket's largest value: one less than the next one's least */
+		metric_bucket(o, i ? (int64_t)(plyc_bt_hist_low(i + 1, k, NULL, NULL) - 1) : -1, 1, cum);
 	}
 	metric_hist_end(o, v, !o->om);
 }

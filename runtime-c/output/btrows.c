@@ -96,23 +96,63 @@ static void hist_bounds(char *label, size_t len, uint32_t i)
 	}
 }
 
+/* A bound of hist(x, k) as bpftrace 0.27 labels it: mult << power with
+ * power's whole 2^10s as K, M, G, T, P, E (1536, 3K). */
+static void hist_k_label(char *buf, size_t len, uint32_t i, uint32_t k)
+{
+	uint64_t mult;
+	uint32_t power;
+
+	plyc_bt_hist_low(i, k, &mult, &power);
+	snprintf(buf, len, "%" PRIu64 "%.1s", mult << (power % 10), &"\0KMGTPE"[power / 10]);
+}
+
+/* hist(x, k)'s largest value in bucket i: one less than the next one's
+ * least, the top bucket's 2^64 - 1 */
+static uint64_t hist_k_max(uint32_t i, uint32_t k)
+{
+	uint64_t next = plyc_bt_hist_low(i + 1, k, NULL, NULL);
+
+	return next == UINT64_MAX ? UINT64_MAX : next - 1;
+}
+
+/* hist(x, k), k > 0: the buckets of one value each as [v], the others
+ * [least, next's least), as 0.27 prints them */
+static void hist_k_bounds(char *label, size_t len, uint32_t i, uint32_t k)
+{
+	char lo[24], hi[24];
+
+	if (i == 0) {
+		snprintf(label, len, "(..., 0)");
+	} else if (i <= (2u << k)) {
+		snprintf(label, len, "[%u]", i - 1);
+	} else {
+		hist_k_label(lo, sizeof(lo), i, k);
+		hist_k_label(hi, sizeof(hi), i + 1, k);
+		snprintf(label, len, "[%s, %s)", lo, hi);
+	}
+}
+
 void plyc_bt_hist_rows(FILE *fp, const struct plyc_map *m, const void *v)
 {
-	uint32_t first, last, i;
+	uint32_t first, last, i, k = plyc_bt_hist_k(m);
 	uint64_t top;
 	char label[64];
 
 	if (!hist_span(v, plyc_agg_nbuckets(m), &first, &last, &top))
 		return;
 	for (i = first; i <= last; i++) {
-		hist_bounds(label, sizeof(label), i);
+		if (k)
+			hist_k_bounds(label, sizeof(label), i, k);
+		else
+			hist_bounds(label, sizeof(label), i);
 		hist_row(fp, label, word(v, i), top, cur_div);
 	}
 }
 
 void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v)
 {
-	uint32_t first, last, i;
+	uint32_t first, last, i, k = plyc_bt_hist_k(m);
 	uint64_t top;
 
 	fputc('[', fp);
@@ -121,11 +161,12 @@ void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v)
 			fputs(i > first ? ", {" : "{", fp);
 			if (i == 0)
 				fputs("\"max\": -1, ", fp);
-			else if (i == 1 || i == 2)
+			else if (i <= (2u << k))
 				fprintf(fp, "\"min\": %u, \"max\": %u, ", i - 1, i - 1);
 			else
 				fprintf(fp, "\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", ",
-					(uint64_t)1 << (i - 2), i - 1 < 64 ? ((uint64_t)1 << (i - 1)) - 1 : UINT64_MAX);
+					k ? plyc_bt_hist_low(i, k, NULL, NULL) : (uint64_t)1 << (i - 2),
+					k ? hist_k_max(i, k) : i - 1 < 64 ? ((uint64_t)1 << (i - 1)) - 1 : UINT64_MAX);
 			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i) / cur_div);
 		}
 	}

@@ -206,3 +206,43 @@ def evaluate(block: Optional[A.Config], diag: Collector, env_items: tuple = ()) 
                        "bpftrace's: " + ", ".join(sorted(set(NUMBERS) | set(BOOLS) | set(FIXED) | set(REFUSED)
                                                        | {"license", "stack_mode"})))
     return out
+
+
+# `config.NAME` in a probe (0.27's config record): the value plyc builds
+# with, a constant. Those plyc's command line may change behind the block
+# (--map-entries, --buffer-size) are not known to the front end.
+COMMAND_LINE = {"max_map_keys": "--map-entries", "perf_rb_pages": "--buffer-size",
+                "on_stack_limit": "the build's stack options"}
+
+
+def is_record(e) -> bool:
+    """`config` or `config()`, the record config.NAME reads."""
+    return (isinstance(e, A.Ident) and e.name == "config") or \
+        (isinstance(e, A.Call) and e.name == "config" and not e.args)
+
+
+def read(st, name: str, span, diag_err):
+    """config.NAME as a literal of the script's tree (plyc's value; a bool
+    as Python's, which the script's tree has no literal of), or an
+    error (diag_err(message, span, note) raises)."""
+    key = canonical(name)
+    cfg = st.config
+    values = {
+        "max_strlen": lambda: A.Int(st.strsize, str(st.strsize), span=span),
+        "stack_mode": lambda: A.Str(cfg.stack_mode.encode(), span=span),
+        "license": lambda: A.Str(cfg.license.encode(), span=span),
+        "missing_probes": lambda: A.Str(cfg.missing_probes.encode(), span=span),
+        "str_trunc_trailer": lambda: A.Str(b"", span=span),
+        "print_maps_on_exit": lambda: bool(cfg.limits.get("print_maps_on_exit", True)),
+    }
+    if key in values:
+        return values[key]()
+    if key in COMMAND_LINE:
+        diag_err(f"config.{name} is not supported by plyc yet", span,
+                 f"plyc's command line ({COMMAND_LINE[key]}) may set it after the script is read")
+    if key in REFUSED:
+        diag_err(f"config.{name} is not supported by plyc yet", span, REFUSED[key])
+    if key in FIXED:
+        diag_err(f"config.{name} is not supported by plyc yet", span, "plyc has one behaviour of it (docs/bpftrace.md)")
+    diag_err(f"unknown config variable '{name}'", span,
+             "plyc reads: " + ", ".join(sorted(values)))

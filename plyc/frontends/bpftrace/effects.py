@@ -23,7 +23,18 @@ def has_effect(node) -> bool:
 
 
 def _hoisted(n) -> bool:
-    return isinstance(n, (A.IncDec, A.BlockExpr))
+    return isinstance(n, (A.IncDec, A.BlockExpr)) or _find(n)
+
+
+def _find(n) -> bool:
+    """find(@m, k, $v): its lookup and $v's assignment run before the statement."""
+    return isinstance(n, A.Call) and n.name == "find" and len(n.args) == 3 and isinstance(n.args[2], A.Var)
+
+
+def _what(e) -> str:
+    if isinstance(e, A.IncDec):
+        return f"'{e.op}' used as a value"
+    return "find()" if _find(e) else "a block expression"
 
 
 def check(program: A.Program, diag: Collector):
@@ -37,6 +48,7 @@ def check(program: A.Program, diag: Collector):
                     _order(exprs, diag)
         if probe.predicate is not None:
             _order([probe.predicate], diag)
+        _typed_blocks(probe, diag)
 
 
 def _first(node):
@@ -45,8 +57,7 @@ def _first(node):
 
 def _refuse(node, where: str, diag: Collector, note: str = None):
     e = _first(node)
-    what = f"'{e.op}' used as a value" if isinstance(e, A.IncDec) else "a block expression"
-    diag.error(f"{what} {where}: not supported by plyc", e.span,
+    diag.error(f"{_what(e)} {where}: not supported by plyc", e.span,
                note or "assign it to a $variable in a statement of its own first")
 
 
@@ -56,14 +67,41 @@ def _placement(n, diag: Collector):
     elif isinstance(n, A.Ternary) and (has_effect(n.then) or has_effect(n.other)):
         _refuse(n.then if has_effect(n.then) else n.other, f"in a branch of '?:' ({CONDITIONAL})", diag,
                 "use an if statement")
-    elif isinstance(n, (A.Sizeof, A.Offsetof)) and has_effect(n.arg):
-        _refuse(n.arg, f"in {type(n).__name__.lower()}() (typed, never run)", diag)
+    elif isinstance(n, A.Sizeof) and has_effect(n.arg) and _runs_in_sizeof(n.arg):
+        _refuse(n.arg, "in sizeof() (typed, never run)", diag)
+    elif isinstance(n, A.Offsetof) and has_effect(n.arg):
+        _refuse(n.arg, "in offsetof() (typed, never run)", diag)
     elif isinstance(n, A.TypeName) and n.of is not None and has_effect(n.of):
         _refuse(n.of, "in typeof() (typed, never run)", diag)
     elif isinstance(n, A.IncDec) and isinstance(n.target, A.Map) and has_effect(n.target.keys or []):
         _refuse(n.target.keys, f"in the key of '{n.op}' (the key is read, then written)", diag)
     elif isinstance(n, A.Assign) and n.op != "=" and isinstance(n.target, A.Map) and has_effect(n.target.keys or []):
         _refuse(n.target.keys, f"in the key of '{n.op}' (the key is read, then written)", diag)
+
+
+def _runs_in_sizeof(arg) -> bool:
+    """Whether sizeof(arg) would change something: a block expression's
+    statements are typed and dropped (0.27 types `sizeof({ $a = 1; $a })`),
+    but a `++` or find() inside it changes a variable or map outside it."""
+    return any(isinstance(n, A.IncDec) or _find(n) for n in walk(arg))
+
+
+def _typed_blocks(probe, diag: Collector):
+    """sizeof({ ... }) types its block, whose assignments then never run:
+    one to a map, or to a $variable the probe uses outside it, would still
+    type that map or variable; refused (one of the block's own is fine)."""
+    roots = [r for r in (probe.predicate, probe.body) if r is not None]
+    for n in walk(roots):
+        if not (isinstance(n, A.Sizeof) and isinstance(n.arg, A.BlockExpr)):
+            continue
+        inside = {id(x) for x in walk(n.arg)}
+        outside = {_name(x) for x in walk(roots) if isinstance(x, (A.Var, A.Map)) and id(x) not in inside}
+        for x in walk(n.arg):
+            target = x.target if isinstance(x, A.Assign) else None
+            if isinstance(target, A.Map) or (isinstance(target, A.Var) and _name(target) in outside):
+                diag.error(f"{_name(target)} assigned in sizeof() (typed, never run): not supported by plyc",
+                           target.span, "0.27 never runs it; plyc would still type what it assigns")
+                return
 
 
 def _statement(n) -> list:
@@ -96,6 +134,8 @@ def _writes(e) -> set:
     """The variables and maps a hoisted expression changes."""
     if isinstance(e, A.IncDec):
         return {_name(e.target)}
+    if _find(e):
+        return {_name(e.args[2])}
     out = set()
     for n in walk(e.stmts):
         if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, (A.Var, A.Map)):
@@ -117,7 +157,7 @@ def _read_later(node, reads: list, hoisted: list):
         return
     if not isinstance(node, A.Node):
         return
-    if isinstance(node, A.IncDec):
+    if isinstance(node, A.IncDec) or _find(node):
         hoisted.append((len(reads), node))
         return
     if isinstance(node, A.BlockExpr):
@@ -145,7 +185,7 @@ def _order(exprs: list, diag: Collector):
         changed = _writes(e)
         for r in reads[:at]:
             if _name(r) in changed:
-                what = f"'{e.op}'" if isinstance(e, A.IncDec) else "a block expression"
+                what = f"'{e.op}'" if isinstance(e, A.IncDec) else _what(e)
                 diag.error(f"{_name(r)} is read before {what} that changes it in the same statement: not "
                            "supported by plyc (bpftrace reads the value before the change, plyc after it)", r.span,
                            "do the change in a statement of its own first")

@@ -27,10 +27,12 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ... import aggregations as AGG
+from ... import arch
 from ... import builtins as B
 from ... import providers
 from ... import types as T
 from ...diag import Collector, PlycError
+from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from ...ir import passes
 from ...kernel_types import KernelTypes
@@ -38,10 +40,10 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import aggreads, blocks, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
+from . import aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
 from . import specs as S
 from . import stdlib
-from . import kvalues, tuples
+from . import kvalues, positionals, tuples
 from . import typeof
 from . import values as V
 from .trees import const_value, walk
@@ -53,7 +55,7 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # bpftrace's functions plyc lowers: the shared builtins' rules, delete(), and
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
-FUNCTIONS = SHARED + ("delete", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
+FUNCTIONS = SHARED + ("delete", "find", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
     tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
@@ -83,6 +85,11 @@ def tseries_call(low, call: A.Call) -> A.Call:
 def as_bool(typ: T.Type) -> T.Type:
     """A 0/1 integer that prints as bpftrace 0.2x prints a bool."""
     return replace(typ, denotes="bool")
+
+
+def _finds(n) -> bool:
+    """find(@m, k, $v), which assigns $v."""
+    return isinstance(n, A.Call) and n.name == "find" and len(n.args) == 3 and isinstance(n.args[2], A.Var)
 
 
 def _iterates(probe: A.Probe) -> bool:
@@ -118,9 +125,7 @@ def refuse(st: "Lowering", diag: Collector):
     for probe in prog.probes:
         for n in walk([probe.predicate, probe.body]):
             what = None
-            if isinstance(n, A.Cast) and n.type.array_len is not None:
-                what = "a cast to an array"
-            elif isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
+            if isinstance(n, A.Call) and n.name in FUNCTIONS_NOT_YET:
                 what = f"{n.name}()"
             elif isinstance(n, A.Call) and n.name == "typeof":     # typeof.py and lets.py read the others
                 what = "typeof() outside a cast, sizeof() or 'let $x: typeof(e)'"
@@ -132,8 +137,8 @@ def refuse(st: "Lowering", diag: Collector):
         for loop in walk([probe.body]):
             if isinstance(loop, A.While):   # delete()'s value is read before its statement
                 for n in walk([loop.cond]):
-                    if isinstance(n, A.Call) and n.name == "delete":
-                        diag.error(not_yet("delete()'s value in a while condition"), n.name_span)
+                    if isinstance(n, A.Call) and n.name in ("delete", "find"):
+                        diag.error(not_yet(f"{n.name}()'s value in a while condition"), n.name_span)
     _one_iterator(prog, diag)
 
 
@@ -282,9 +287,17 @@ def map_keys(ref: A.Map) -> list:
     return keys
 
 
+# C's fixed-width names, the kernel's UAPI ones: casts 0.27 reads as its own
+# (`(uint64_t)1`, `(__u16)x`), whether or not the kernel's BTF has them.
+C_INT_TYPES = {**{f"{u}int{n}_t": f"{u[:1] or 's'}{n}" for u in ("u", "") for n in (8, 16, 32, 64)},
+               **{f"__{s}{n}": f"{s}{n}" for s in "us" for n in (8, 16, 32, 64)}}
+
+
 def type_ref(tn: A.TypeName) -> TypeRef:
     """A bpftrace type name in the core's words (uint32 is u32)."""
     words = tn.words
+    if len(words) == 1 and words[0] in C_INT_TYPES:
+        words = (C_INT_TYPES[words[0]],)
     words = (INT_TYPES[words[0]],) if len(words) == 1 and words[0] in INT_TYPES else words
     return TypeRef(words, tn.pointers, tn.span)
 
@@ -315,6 +328,7 @@ class Typer(Sema):
         # (probe, $name) and (None, @map) whose assignment was an error, said once: their reads
         # are dropped silently. The final pass's only, where every Bail follows an error said.
         self.unassigned: set = set()
+        self.text_positionals = positionals.text_uses(st.ast)    # $N only printed: read as given (positionals.py)
 
     def stmt(self, s):
         """A statement, after what its expressions need run first."""
@@ -332,9 +346,11 @@ class Typer(Sema):
         # the $names given a value by `=` (not `let`): an untyped `let $x;`
         # of one of them takes the type of its first value (stmt_Let)
         self.assigned_values = {n.target.name for n in walk(body)
-                                if isinstance(n, A.Assign) and isinstance(n.target, A.Var)}
+                                if isinstance(n, A.Assign) and isinstance(n.target, A.Var)} | \
+            {n.args[2].name for n in walk(body) if _finds(n)}
         return {n.target.name for n in walk(body)
                 if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | \
+            {n.args[2].name for n in walk(body) if _finds(n)} | \
             {n.var.name for n in walk(body) if isinstance(n, A.Let)} | \
             {n.var.name for n in walk(body) if isinstance(n, A.For) and isinstance(n.iterable, A.Range)}
 
@@ -455,6 +471,10 @@ class Typer(Sema):
         agg = AGG.AGGREGATIONS[AGG_NAMES[value.name]]
         if value.name == "tseries":
             value = tseries_call(self, value)
+        if value.name == "hist" and len(value.args) == 1:
+            value = replace(value, args=[*value.args, A.Int(0, "0", span=value.span)])     # k: 0
+        elif value.name == "hist" and len(value.args) != 2:
+            self.err(f"hist() takes 1 or 2 arguments, got {len(value.args)}", value.span)
         info, keys = self.map_ref(target, writing=True)
         # bpftrace's aggregations hold plain numbers
         return self.aggregate(info, keys, agg, value.name, value, span, keeps_meaning=False)
@@ -502,6 +522,31 @@ class Typer(Sema):
         self.defined.add(name)
         self.before.append(ir.SetLocal(name, ir.MapHas(delete.map, delete.keys, type=typ, span=span), span=span))
         self.before.append(delete)
+        return ir.Local(name, type=typ)
+
+    def find_value(self, call: A.Call) -> ir.Expr:
+        """find(@m, k, $v) (0.27's stdlib): whether @m holds k, a bool, and
+        $v set to k's value when it does. Run before the statement that
+        uses it, as delete()'s value (effects.py says where it may not)."""
+        args, span = call.args, call.span
+        if len(args) != 3 or not isinstance(args[0], A.Map) or args[0].keys is not None or \
+                not isinstance(args[2], A.Var):
+            self.err("find() takes a map, a key and a $variable: find(@m, key, $v)", span)
+        m, key, var = args
+        if m.name in self.agg_maps:
+            self.err(not_yet("find() of an aggregation's map"), m.span, "read it with @m[key]")
+        info = self.maps.get(m.name)
+        if info is not None and info.value_type is not None and not info.key_types:
+            self.err(f"find() needs a map with keys; {m.name} has none", m.span)
+        ref = A.Map(m.name, key.items if isinstance(key, A.Tuple) and not key.names else [key], span=span)
+        info, keys = self.map_ref(ref, writing=False)
+        name = f"find@{span.line}:{span.col}"
+        typ = as_bool(T.S32)
+        self.probe.locals[name] = typ
+        self.defined.add(name)
+        self.before.append(ir.SetLocal(name, ir.MapHas(info.name, keys, type=typ, span=span), span=span))
+        store = self.stmt_Assign(A.Assign(var, "=", ref, span=span))
+        self.before.append(ir.If(ir.Local(name, type=typ), store, None, span=span))
         return ir.Local(name, type=typ)
 
     def delete(self, call: A.Call, span):
@@ -582,6 +627,13 @@ class Typer(Sema):
         if e.index == 0:
             self.err("$0 is not a parameter; they start at $1", e.span)
         self.nargs = max(self.nargs, e.index)
+        if id(e) in self.text_positionals:     # the text given, as 0.27 prints it (positionals.py)
+            param = ir.Param(ir.ARG_STR, e.index, type=T.Str(self.st.strsize), span=e.span)
+            text = ir.Call(I.STR, [param], type=T.Str(self.st.strsize), span=e.span)
+            # one not given is 0.27's 0 (a number), not str()'s ""
+            given = ir.Binary(">=", ir.Param(ir.ARG_COUNT, type=T.U64, span=e.span),
+                              ir.IntConst(e.index, type=T.U64, span=e.span), type=T.S32, span=e.span)
+            return self.ternary(given, text, ir.BytesConst(b"0", type=T.literal_str(b"0"), span=e.span), e.span)
         return ir.Param(ir.ARG_NUM, e.index, type=T.S64)
 
     def expr_ParamCount(self, e: A.ParamCount):
@@ -607,6 +659,8 @@ class Typer(Sema):
             if name in self.st.cdefs.enum_of:       # an enumerator prints as its name, as in 0.27
                 node = ir.Cast(node, type=structs.enum_type(self, self.st.cdefs.enum_of[name]), span=e.span)
             return node
+        if name == "config":
+            self.err(not_yet("the config record as a whole"), e.span, "read its variables: config.max_strlen")
         if name == "cpid":
             self.uses_target = True
             return ir.Param(ir.TARGET, type=T.U32)
@@ -737,6 +791,11 @@ class Typer(Sema):
             return self.index_place(e)
         if not isinstance(e, A.Field):
             return self.expr(e)
+        if config.is_record(e.obj):
+            value = config.read(self.st, e.name, e.span, self.err)
+            if isinstance(value, bool):
+                return ir.IntConst(int(value), type=as_bool(T.Int(1, False)), span=e.span)
+            return self.expr(value)
         script = structs.field(self, e)     # a struct the script defines
         if script is not None:
             return script
@@ -826,6 +885,10 @@ class Typer(Sema):
             return script
         tn = typenames.resolve(self, e.type, type_ref(e.type))
         x = self.array_operand(e.operand)
+        if tn.array_len is not None and not tn.pointers:
+            return typenames.int_to_array(self, x, type_ref(replace(tn, array_len=None)), tn.array_len, e.span)
+        if x.type.denotes == "array" and not tn.pointers:
+            return typenames.list_to_int(self, x, type_ref(tn), e.span)
         if x.type.kind == "buf" and not tn.pointers and tn.array_len is None:
             return typenames.array_to_int(self, x, type_ref(tn), e.span)
         cast = self.cast(x, type_ref(tn), e.span)
@@ -875,7 +938,16 @@ class Typer(Sema):
                 # sizeof(*p) of the script's struct the kernel also has: the kernel's, as 0.27's
                 return ir.IntConst(structs.twin_size(self, rec.words, e.span), type=T.U64)
         if not isinstance(e.arg, A.TypeName):
-            return ir.IntConst(self.expr(e.arg).type.size, type=T.U64)
+            return ir.IntConst(self.typed_only(e.arg).type.size, type=T.U64)
+        if e.arg.array_len is not None:     # sizeof(T[N]), sizeof(T *[N]): N of them
+            elem = self.expr_Sizeof(replace(e, arg=replace(e.arg, array_len=None)))
+            n = ir.IntConst(e.arg.array_len, type=T.U64, span=e.span)
+            known = elem.value if isinstance(elem, ir.IntConst) else getattr(elem, "size", None)
+            if known is not None:
+                return ir.IntConst(known * e.arg.array_len, type=T.U64)
+            return ir.Binary("*", elem, n, type=T.U64, span=e.span)     # the device's size (CO-RE)
+        if e.arg.pointers and e.arg.base != "typeof":
+            return ir.IntConst(arch.get(self.st.arch).ptr, type=T.U64)  # any pointer: the target's
         if e.arg.base == "typeof":
             return typeof.sizeof(self, e.arg)
         script = structs.sizeof(self, e.arg)
@@ -883,12 +955,34 @@ class Typer(Sema):
             return script
         return self.sizeof(type_ref(e.arg), e.span)
 
+    def str_cut(self, e: A.Call) -> ir.Expr:
+        """str(p, n), n known at run time only (0.27 takes it; published
+        tools compute it): the string read at its full size (max_strlen, or
+        the string's), then cut to n bytes with its NUL, n clamped to it."""
+        whole = self.call(replace(e, args=e.args[:1]), statement=False)
+        n = self.expr(e.args[1])
+        if not n.type.is_int or n.type.is_pointer:
+            self.err(f"str()'s size must be an integer, got {n.type}", e.args[1].span)
+        return ir.Call(I.STR_CUT, [whole, n], type=whole.type, span=e.span)
+
+    def typed_only(self, e: A.Expr) -> ir.Expr:
+        """e typed, never run (sizeof's operand): what a block expression in
+        it would run before the statement is dropped."""
+        outer, self.before = self.before, []
+        try:
+            return self.expr(e)
+        finally:
+            self.before = outer
+
     def call(self, e: A.Call, statement: bool):
         if e.name in AGGREGATIONS:
             self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
                      f"{AGG.AGGREGATIONS[AGG_NAMES[e.name]].example_args})", e.span)
         if e.name == "delete":
             return self.delete_value(e)
+        if e.name == "find":
+            return self.find_value(e)
+        e = formats.literal_percents(self, e)     # 0.27 prints a '%' that starts no conversion
         if e.name == "printf":
             e = aggreads.printf_call(self, e)
         if e.name not in FUNCTIONS:
@@ -908,6 +1002,8 @@ class Typer(Sema):
             return self.zero(e, statement)
         if e.name == "time":
             return self.time(e, statement)
+        if e.name == "str" and len(e.args) == 2 and const_value(e.args[1]) is None:
+            return self.str_cut(e)
         if e.name in V.FUNCTIONS:
             return V.call(self, e)
         if e.name in stdlib.FUNCTIONS:

@@ -30,7 +30,7 @@ ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 # followed by '*' is taken as a type too (`(pid_t)x`, `(foo *)p`).
 TYPE_WORDS = frozenset(
     "int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool char short int long "
-    "unsigned signed void u8 u16 u32 u64 s8 s16 s32 s64".split())
+    "unsigned signed void u8 u16 u32 u64 s8 s16 s32 s64 __u8 __u16 __u32 __u64 __s8 __s16 __s32 __s64".split())
 # An attribute after a definition's closing brace (no nested parentheses
 # deeper than `aligned(8)`'s).
 ATTRIBUTE_RE = re.compile(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)")
@@ -259,6 +259,9 @@ class Parser:
             if not self.text.startswith(",", after):
                 break
             self.pos = self.lex.skip_space(after + 1)
+            if self.text.startswith("/", self.pos) and not self.text.startswith(("//", "/*"), self.pos) or \
+                    self.text.startswith("{", self.pos):
+                break       # a comma after the last spec (published tools write one; 0.27 takes it)
             specs.append(self.probe_spec())
         predicate = None
         self.pos = self.lex.skip_space(self.pos)
@@ -603,7 +606,7 @@ class Parser:
                 keys = self.expr_list("]")
             return A.Map(tok.value, keys, span=self.span(tok.start))
         if tok.kind == "ident":
-            if tok.text in KEYWORDS:
+            if tok.text in KEYWORDS and tok.text != "config":      # 0.27's config record is a value
                 self.fail_at(tok, "expected an expression")
             if self.accept("("):
                 args = self.expr_list(")")
@@ -794,7 +797,14 @@ class Parser:
         if kw.text == "sizeof" and self.at("typeof") and self.at("(", 1):
             arg = self.typeof_type()
         else:
+            tstart = self.peek().start
             arg = self.parse_type() if self._type_follows() else self.expr()
+        if kw.text == "sizeof" and isinstance(arg, A.TypeName) and self.accept("["):
+            size = self.next()      # sizeof(uint32 *[10]): an array of the type, as 0.27's
+            if size.kind != "int":
+                self.fail_at(size, "expected the array's size, a number")
+            self.expect("]", " to close the array type")
+            arg = A.TypeName(arg.base, arg.pointers, size.value, span=self.span(tstart))
         if kw.text == "sizeof":
             self.expect(")", " to close sizeof")
             return A.Sizeof(arg, span=self.span(kw.start))

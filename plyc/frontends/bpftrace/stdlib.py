@@ -10,6 +10,7 @@ errnos.c, signals.c)."""
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import replace
 
 from ... import builtins as B
 from ... import types as T
@@ -49,6 +50,45 @@ def check_strcontains(chk, call: A.Call):
     """strcontains(haystack, needle): 1 if needle is in haystack, else 0."""
     args = [_string(chk, a, "strcontains()") for a in call.args]
     return ir.Call(I.STRCONTAINS, args, type=T.U64, span=call.span)
+
+
+def check_strstr(chk, call: A.Call):
+    """strstr(haystack, needle): the needle's first index in the haystack,
+    negative when it is not there (0.27's numbers: runtime-c's plyc_strstr)."""
+    args = [_string(chk, a, "strstr()") for a in call.args]
+    return ir.Call(I.STRSTR, args, type=T.S64, span=call.span)
+
+
+# str_concat()'s string: 0.27's is 1024 bytes; both strings whole fit in
+# fewer (their sizes less one NUL), which is what plyc keeps.
+CONCAT_MAX = 1024
+
+
+def check_str_concat(chk, call: A.Call):
+    """str_concat(a, b): a then b, a new string."""
+    a, b = (_string(chk, x, "str_concat()") for x in call.args)
+    size = min(CONCAT_MAX, _text_size(a) + _text_size(b) + 1)
+    return ir.Call(I.STR_CONCAT, [a, b], type=T.Str(size), span=call.span)
+
+
+def _text_size(x) -> int:
+    """The most bytes a string holds before its NUL (a literal: its text's)."""
+    if isinstance(x, ir.BytesConst):
+        return len(x.value.split(b"\0")[0])
+    return max(x.type.size - 1, 0)
+
+
+def check_ns_id(chk, call: A.Call):
+    """pid([curr_ns|init]), tid([curr_ns|init]): the ids plyc's pid and tid
+    are, the initial PID namespace's (bpf_get_current_pid_tgid). 0.27's
+    curr_ns is its own namespace's, the same numbers where it runs in the
+    initial one, as plyc's tracer reads them (docs/bpftrace.md)."""
+    if call.args:
+        arg = call.args[0]
+        if not (isinstance(arg, A.Ident) and arg.name in ("curr_ns", "init")):
+            chk.err(f"{call.name}() takes curr_ns or init", arg.span,
+                    "the PID namespace its ids are seen from")
+    return _as_variable(chk, call)
 
 
 def _as_variable(chk, call: A.Call):
@@ -175,6 +215,12 @@ def check_pton(chk, call: A.Call):
 
 FUNCTIONS = {
     "strlen": ((1, 1), check_strlen),
+    "strstr": ((2, 2), check_strstr),
+    "str_concat": ((2, 2), check_str_concat),
+    "pid": ((0, 1), check_ns_id),
+    "tid": ((0, 1), check_ns_id),
+    "has_cpid": ((0, 0), _as_variable),
+    "probetype": ((0, 0), _as_variable),
     "strcontains": ((2, 2), check_strcontains),
     "nsecs": ((0, 1), check_nsecs),
     "ppid": ((0, 1), _task_macro),
@@ -228,8 +274,34 @@ def usermode(chk, span):
     return ir.Call(I.USERMODE, [], type=T.Int(1, False), span=span)
 
 
+# 0.27's probe type names (`probetype`) of plyc's providers: BEGIN and END
+# are its "special" probes, kfunc and kretfunc its fentry and fexit.
+PROBE_TYPES = {"BEGIN": "special", "END": "special", "kfunc": "fentry", "kretfunc": "fexit"}
+
+
+def probetype(chk, span):
+    name = chk.probe.provider.name
+    text = PROBE_TYPES.get(name, name).encode()
+    return ir.BytesConst(text, type=T.literal_str(text), span=span)
+
+
+def has_cpid(chk, span):
+    """has_cpid: whether the tracer runs a command (-c), as bpftrace's
+    documentation says (0.27.1 computes `cpid == 0`, the opposite:
+    docs/bpftrace.md); a bool."""
+    chk.uses_target = True
+    cpid = ir.Param(ir.TARGET, type=T.U32, span=span)
+    zero = ir.IntConst(0, type=T.U32, span=span)
+    return ir.Binary("!=", cpid, zero, type=replace(T.S32, denotes="bool"), span=span)
+
+
 def variable(chk, name: str, span):
-    """ppid, pcomm, leader_tid, leader_comm and usermode as IR, or None for other names."""
+    """ppid, pcomm, leader_tid, leader_comm, usermode, probetype and
+    has_cpid as IR, or None for other names."""
+    if name == "probetype":
+        return probetype(chk, span)
+    if name == "has_cpid":
+        return has_cpid(chk, span)
     if name in TASK_MACROS:
         task = ir.Variable(BT.CURTASK, type=BT.curtask_type(chk, span), span=span)
         return _task_members(chk, name, task, span)
@@ -251,7 +323,7 @@ EVENTS = {f.name: f for f in (
 # The builtins bpftrace 0.27 keeps in its core (its stdlib's macros read them
 # so): `__builtin_comm` is `comm`. Its other names (`__builtin_pid`) it does
 # not know, and neither does plyc.
-BUILTIN_SPELLINGS = frozenset("comm cpid cpu elapsed func ncpus probe retval usermode".split())
+BUILTIN_SPELLINGS = frozenset("comm cpid cpu elapsed func ncpus probe probetype retval usermode".split())
 
 
 def builtin_name(name: str) -> str:

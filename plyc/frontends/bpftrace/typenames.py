@@ -6,13 +6,16 @@ found as C finds it in the kernel's types: a typedef, else `struct NAME`
 union it stands for, so the cast is an ordinary cast to a kernel type; a name
 that is none of those is left as written, for the usual "unknown type".
 
-And an integer array cast to the integer of its size, `(uint32)pton("127.0.0.1")`
-(bpftrace's docs, "Array casts"): its bytes read as one integer, in the
-device's byte order as bpftrace's does."""
+And bpftrace's array casts (its docs, "Array casts"): an integer array
+cast to the integer of its size, `(uint32)pton("127.0.0.1")`, its bytes
+read as one integer, and an integer cast to an array of its size,
+`(int8[8])x`, its bytes as the elements, and back, each in the target's
+byte order as bpftrace's (the device's) does."""
 from __future__ import annotations
 
 from dataclasses import replace
 
+from ... import arch as ARCH
 from ... import btf as BTF
 from ... import builtins as B
 from ... import types as T
@@ -57,3 +60,54 @@ def array_to_int(typer, x: ir.Expr, ref: TypeRef, span) -> ir.Cast:
         typer.err(f"can't cast {x.type} to {ref}: an array casts to the integer of its size "
                   f"({x.type.size} bytes)", span)
     return ir.Cast(x, type=T.Int(dst.size, dst.signed), span=span)
+
+
+def _element(typer, ref: TypeRef, span) -> T.Type:
+    elem = B.cast_type(ref)
+    if elem is None or not elem.is_int or elem.denotes == "bool":
+        typer.err(f"an array cast's elements must be integers, not {ref}", span)
+    return elem
+
+
+def _shifts(typer, n: int, size: int) -> list:
+    """The bit offset of each of n elements of `size` bytes in the integer
+    they make, in the target's byte order."""
+    order = range(n - 1, -1, -1) if ARCH.get(typer.st.arch).big_endian else range(n)
+    return [8 * size * i for i in order]
+
+
+def int_to_array(typer, x: ir.Expr, ref: TypeRef, n: int, span) -> ir.TupleMake:
+    """(intN[M])x: x's bytes as M integers of N bits (M * N / 8 of x's bytes:
+    an integer literal takes the size the cast gives it, as in 0.27)."""
+    elem = _element(typer, ref, span)
+    if not x.type.is_int or x.type.is_pointer:
+        typer.err(f"can't cast {x.type} to an array: bpftrace casts an integer to an array of its size", span)
+    if n < 0:                       # (int8[])x: as many as x's size holds
+        n = x.type.size // elem.size
+    if n < 1 or (n * elem.size != x.type.size and not isinstance(x, ir.IntConst)) or n * elem.size > 8:
+        typer.err(f"can't cast {x.type} to {ref}[{n}]: an integer casts to an array of its size "
+                  f"({x.type.size} bytes)", span)
+    whole = ir.Cast(x, type=T.U64, span=span)
+    items = [ir.Cast(ir.Binary(">>", whole, ir.IntConst(shift, type=T.U64, span=span), type=T.U64, span=span),
+                     type=elem, span=span) for shift in _shifts(typer, n, elem.size)]
+    return ir.TupleMake(items, type=T.Array([elem] * n), span=span)
+
+
+def list_to_int(typer, x: ir.Expr, ref: TypeRef, span) -> ir.Expr:
+    """(uintN)a of an integer array value (an array cast's, a kernel
+    array held by value) of N/8 bytes: its elements' bytes as one integer."""
+    dst = B.cast_type(ref)
+    items = x.type.items
+    if dst is None or not dst.is_int or ref.pointers or dst.denotes == "bool" or \
+            not all(t.is_int and not t.is_pointer for t in items):
+        typer.err(f"can't cast {x.type} to {ref}", span)
+    size = sum(t.size for t in items)
+    if size != dst.size or len({t.size for t in items}) != 1:
+        typer.err(f"can't cast {x.type} to {ref}: an array casts to the integer of its size ({size} bytes)", span)
+    out = None
+    for i, shift in enumerate(_shifts(typer, len(items), items[0].size)):
+        part = ir.Cast(ir.TupleGet(x, i, type=items[i], span=span), type=T.Int(items[i].size, False), span=span)
+        part = ir.Binary("<<", ir.Cast(part, type=T.U64, span=span), ir.IntConst(shift, type=T.U64, span=span),
+                         type=T.U64, span=span)
+        out = part if out is None else ir.Binary("|", out, part, type=T.U64, span=span)
+    return ir.Cast(out, type=T.Int(dst.size, dst.signed), span=span)

@@ -1,0 +1,52 @@
+"""A positional parameter bpftrace 0.27 types by its value: `print(($1,
+$2))` run with `p1 20` prints `(p1, 20)`, as 0.27 compiles the script
+knowing its arguments. plyc compiles before they are given, so a `$N`
+whose every use only prints it (print()'s value or a member of the tuple
+print() is given, a printf argument of a %s conversion) is read as the
+text given, str($N): a word prints as the word, a decimal number as the
+number. A `$N` used anywhere else (arithmetic, a comparison, a map, a %d)
+stays a number, the tracer refusing a word at start-up, as before.
+An integer written otherwise (`0x14`, `+5`, `007`) prints as written
+(0.27 prints the number, 20): docs/bpftrace.md."""
+from __future__ import annotations
+
+from ... import printf
+from . import ast as A
+from .trees import walk
+
+
+def _printed(call: A.Call) -> list:
+    """The Positional nodes a print() or printf() call only prints."""
+    if call.name == "print" and len(call.args) == 1:
+        arg = call.args[0]
+        if isinstance(arg, A.Positional):
+            return [arg]
+        if isinstance(arg, A.Tuple) and not arg.names:
+            return [i for i in arg.items if isinstance(i, A.Positional)]
+        return []
+    if call.name == "printf" and call.args and isinstance(call.args[0], A.Str):
+        try:
+            convs = [p for p in printf.parse(call.args[0].value.decode("utf-8", "replace"))
+                     if isinstance(p, printf.Conv)]
+        except printf.FormatError:
+            return []
+        return [a for c, a in zip(convs, call.args[1:]) if c.conv == "s" and isinstance(a, A.Positional)]
+    return []
+
+
+def text_uses(program: A.Program) -> set:
+    """The ids of the Positional nodes read as text: those of each $N
+    (N > 0) that is only ever printed."""
+    printed, everywhere = {}, {}
+    for probe in program.probes:
+        for n in walk([probe.predicate, probe.body]):
+            if isinstance(n, A.Call):
+                for p in _printed(n):
+                    printed.setdefault(p.index, set()).add(id(p))
+            elif isinstance(n, A.Positional) and n.index > 0:
+                everywhere.setdefault(n.index, set()).add(id(n))
+    out = set()
+    for index, uses in everywhere.items():
+        if uses == printed.get(index, set()):
+            out |= uses
+    return out
