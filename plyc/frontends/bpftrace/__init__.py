@@ -16,7 +16,7 @@ __all__ = ["FRONTEND", "parse"]
 UNSAFE = Option("unsafe", "allow bpftrace's unsafe functions (system, signal, override) in the tracer")
 
 
-def parse(source: str, filename: str):
+def parse(source: str, filename: str = "<script>"):
     from .parser import parse as parse_text
     return parse_text(source, filename)
 
