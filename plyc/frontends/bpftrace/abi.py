@@ -17,9 +17,11 @@ A kernel-internal #define (runqlat's TASK_RUNNING) has no such source: it
 stays an unknown identifier, and the note says why."""
 from __future__ import annotations
 
+import os
 import re
 from typing import Optional
 
+from ... import arch as ARCH
 from ...btf import BTFError
 from . import headers
 
@@ -48,6 +50,9 @@ def _whose(header: str, arch: str) -> str:
 def abi_value(name: str, arch: str) -> Optional[tuple]:
     """(value, where) of a kernel ABI constant from the target's UAPI and C
     library headers, or None."""
+    triplet = ARCH.get(arch).triplet if arch in ARCH.ARCHES else None
+    if triplet is None or not any(os.path.isdir(d) for d in (f"/usr/{triplet}/include", f"/usr/include/{triplet}")):
+        return None     # not the target's headers: clang would read the build machine's
     for what, pattern, files in ABI:
         if not re.fullmatch(pattern, name):
             continue
