@@ -150,3 +150,20 @@ def test_a_book_form_tool_builds_into_a_tracer_with_its_warnings(tmp_path):
     assert out.stat().st_size > 100_000
     assert [ln.split(": warning: ")[1].split(",")[0] for ln in proc.stderr.splitlines()] == \
         ["AF_INET is 2", "AF_INET6 is 10"]
+
+
+# Each target's kernel numbers (its UAPI headers'): SIGCHLD, EDEADLK,
+# SOCK_STREAM, O_DIRECT, O_LARGEFILE (the kernel's, not glibc's 0 on 64-bit).
+TARGET_VALUES = {"x86_64": (17, 35, 1, 0o40000, 0o100000), "aarch64": (17, 35, 1, 0o200000, 0o400000),
+                 "armhf": (17, 35, 1, 0o200000, 0o400000), "mips": (18, 45, 2, 0o100000, 0o20000),
+                 "mips64el": (18, 45, 2, 0o100000, 0o20000), "ppc64le": (17, 35, 1, 0o400000, 0o200000),
+                 "s390x": (17, 35, 1, 0o40000, 0o100000), "riscv64": (17, 35, 1, 0o40000, 0o100000)}
+
+
+@pytest.mark.parametrize("target", sorted(TARGET_VALUES))
+def test_each_targets_abi_numbers(target):
+    from plyc.frontends.bpftrace import abi
+    if not os.path.isdir(f"/usr/{ARCH.get(target).triplet}/include") and not ARCH.is_native(target):
+        pytest.skip(f"no {target} cross C library here (scripts/setup.sh installs it)")
+    names = ("SIGCHLD", "EDEADLK", "SOCK_STREAM", "O_DIRECT", "O_LARGEFILE")
+    assert tuple(abi.abi_value(n, target)[0] for n in names) == TARGET_VALUES[target]

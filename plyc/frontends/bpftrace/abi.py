@@ -57,10 +57,7 @@ def abi_value(name: str, arch: str) -> Optional[tuple]:
         if not re.fullmatch(pattern, name):
             continue
         for header in files:
-            key = ("abi", header, arch)
-            cc = headers._CACHE.setdefault(key, headers._Compiler((f"#include <{header}>",), {}, arch,
-                                                                  kernel=False))
-            value = cc.value(name)
+            value = headers.library_compiler(header, arch).value(name)
             if value is not None:
                 return value, f"{what} (kernel ABI) from {_whose(header, arch)}"
     return None

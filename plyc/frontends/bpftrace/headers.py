@@ -300,6 +300,15 @@ def _scan(name: str, includes: list, env: dict, arch: str, problem: str, extra: 
                   "the #include'd files themselves: " + ", ".join(looked)]
 
 
+def library_compiler(header: str, arch: str) -> _Compiler:
+    """clang over one of the target's C library or UAPI headers alone, no
+    kernel tree (abi.py's kernel ABI values)."""
+    key = ("library", header, arch)
+    if key not in _CACHE:
+        _CACHE[key] = _Compiler((f"#include <{header}>",), {}, arch, kernel=False)
+    return _CACHE[key]
+
+
 # The C library's headers a note may name for a constant a script uses
 # without #including where it is defined (asked of clang, not a table).
 COMMON = ("sys/socket.h", "netinet/in.h", "errno.h", "fcntl.h", "dirent.h", "signal.h", "sys/stat.h",
