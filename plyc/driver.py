@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional
@@ -119,9 +120,12 @@ def analyze(program, source: str, filename: str, opts: Options) -> ir.Program:
     """A script's tree (parse's) typed into IR by its language's front end."""
     fe = front_end(filename, opts.lang)
     try:
-        return fe.lower(program, settings(fe, opts))
+        prog = fe.lower(program, settings(fe, opts))
     except PlycError as err:
         raise PlycError(err.diags, filename, source) from None
+    for warning in prog.warnings:    # one line each, located
+        print(warning.render_lines(filename, []), file=sys.stderr)
+    return prog
 
 
 def compile_source(source: str, filename: str, opts: Options, name: Optional[str] = None) -> Compiled:

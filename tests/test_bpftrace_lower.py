@@ -157,10 +157,12 @@ def test_constants_from_included_headers(tmp_path):
     """An identifier a #define of an #include'd header names (runqlat's
     TASK_RUNNING) takes its value, from the kernel headers bpftrace would
     read ($BPFTRACE_KERNEL_SOURCE here); where none has it, the note says
-    which files were read."""
+    which files were read. A header clang can't read (here its #error)
+    has its `#define NAME number` lines read; a missing one is left out."""
     (tmp_path / "include/linux").mkdir(parents=True)
     (tmp_path / "include/linux/sched.h").write_text(
-        "#define TASK_RUNNING\t\t\t0x00000000\n#define TASK_DEAD 0x80 /* dead */\n#define F(x) x\n")
+        "#define TASK_RUNNING\t\t\t0x00000000\n#define TASK_DEAD 0x80 /* dead */\n#define F(x) x\n"
+        "#error kernel only\n")
     src = ('#include <linux/sched.h>\n#include <no/such.h>\n'
            'BEGIN { printf("%d %d\\n", TASK_RUNNING, TASK_DEAD); exit(); }')
     opts = driver.Options(env={"BPFTRACE_KERNEL_SOURCE": str(tmp_path)})
@@ -172,7 +174,8 @@ def test_constants_from_included_headers(tmp_path):
         "tool.bt:3:41: error: unknown identifier 'TASK_GONE'\n"
         'BEGIN { printf("%d %d\\n", TASK_RUNNING, TASK_GONE); exit(); }\n'
         "                                        ^~~~~~~~~\n"
-        "note: clang could not read the headers ('no/such.h' file not found); plyc read `#define NAME "
+        f"note: clang could not read the headers ({tmp_path}/include/linux/sched.h:4:2: error: kernel only); "
+        "plyc read `#define NAME "
         f"number` lines of the #include'd files themselves: {tmp_path}/include/linux/sched.h, "
         "<no/such.h> (not found)")
 

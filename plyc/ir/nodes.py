@@ -507,6 +507,9 @@ class Program:
     # What the tracer prints like (ply, bpftrace): the front end's language's
     # tool. Set by the front end; render passes it to the runtime.
     style: str = "ply"
+    # What the front end warns of at build time (diag.Diagnostic, severity
+    # "warning"): printed to stderr by the driver, the build goes on.
+    warnings: list = field(default_factory=list)
     # named options (bpftrace's getopt()): (name, "bool"|"int"|"str", default text, description)
     options: list = field(default_factory=list)
     # bounds the tracer checks a numeric $N against when it starts (bpftrace's

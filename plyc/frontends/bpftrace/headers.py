@@ -106,7 +106,7 @@ class _Compiler:
     """clang over the script's #include lines, for one target and set of
     header directories (cached: the lowering asks once per name)."""
 
-    def __init__(self, lines: tuple, env: dict, arch: str, dirs: tuple = ()):
+    def __init__(self, lines: tuple, env: dict, arch: str, dirs: tuple = (), kernel: bool = True):
         self.lines = lines
         self.clang = find_clang()
         try:
@@ -116,9 +116,13 @@ class _Compiler:
         # Kernel headers first, as bpftrace puts them; BPFTRACE_HAVE_BTF
         # defined, as the preamble reads it.
         # -I's dirs after the kernel's, as bpftrace passes them.
-        self.flags = ([f"--target={triplet}"] if triplet else []) + kernel_flags(env, arch) + \
+        tree = kernel_flags(env, arch) if kernel else []
+        # the kernel's own headers are read (or -I's dirs, which may hold them)
+        self.kernel_tree = bool(tree) or bool(dirs)
+        self.flags = ([f"--target={triplet}"] if triplet else []) + tree + \
             [f"-I{d}" for d in dirs] + ["-DBPFTRACE_HAVE_BTF", "-w", "-ferror-limit=0"]
         self.problem: Optional[str] = None
+        self.missing: list = []         # the #include'd headers clang found nowhere (left out)
         self._macros: Optional[dict] = None
         self._text: Optional[str] = None
         self._values: dict = {}
@@ -145,6 +149,10 @@ class _Compiler:
                 self.problem = "no clang on the build machine to read the headers with"
                 return self._macros
             proc = self.run("", ["-E", "-dM"])
+            while proc.returncode != 0 and self._leave_out_missing(proc.stderr):
+                # the rest still read (a board's build machine has no
+                # kernel tree: <net/sock.h> missing, <linux/in.h> there)
+                proc = self.run("", ["-E", "-dM"])
             if proc.returncode != 0:
                 self.problem = _first_error(proc.stderr)
                 return self._macros
@@ -153,6 +161,20 @@ class _Compiler:
                 if m:
                     self._macros[m.group(1)] = (m.group(2), m.group(3))
         return self._macros
+
+    def _leave_out_missing(self, stderr: str) -> bool:
+        """Drop the #include line whose header (or a header it includes) is
+        not found; False when the error is another."""
+        m = re.search(r"(?:In file included from h\.c:(\d+):.*\n(?:.*\n)*?.*?|h\.c:(\d+):\d+: )"
+                      r"fatal error: '([^']+)' file not found", stderr)
+        if not m:
+            return False
+        index = int(m.group(1) or m.group(2)) - 1
+        if not 0 <= index < len(self.lines):
+            return False
+        self.missing.append(INCLUDE.match(self.lines[index].strip()).group(1))
+        self.lines = self.lines[:index] + self.lines[index + 1:]
+        return True
 
     @property
     def text(self) -> str:
@@ -203,6 +225,25 @@ class _Compiler:
             return None
         v = int(value.group(1))
         return v if negative.group(1) == "1" else v & ((1 << 64) - 1)
+
+    def degraded(self) -> list:
+        """Why the kernel's headers the script names were not all read (a
+        header missing; none installed and a kernel header read from the
+        C library's UAPI copy instead), [] when they were."""
+        self.macros
+        why = [f"<{h}> is missing" for h in self.missing]
+        kernel = [h for h in (INCLUDE.match(ln.strip()).group(1) for ln in self.lines)
+                  if h.split("/")[0] in KERNEL_DIRS]
+        if kernel and not self.kernel_tree:
+            why.append(f"<{kernel[0]}> is the C library's UAPI copy, not the kernel's (no kernel headers installed)")
+        return why
+
+
+# The kernel's include/ folders whose headers the C library's development
+# package has only the UAPI part of (<linux/socket.h> without AF_INET).
+# net/ is not one: glibc's <net/if.h> is the C library's own.
+KERNEL_DIRS = ("linux", "asm", "asm-generic", "uapi", "trace", "scsi", "rdma", "sound", "video", "xen",
+               "misc", "drm", "mtd")
 
 
 def _first_error(stderr: str) -> str:
@@ -257,6 +298,15 @@ def _scan(name: str, includes: list, env: dict, arch: str, problem: str, extra: 
                 return value, path
     return None, [f"clang could not read the headers ({problem}); plyc read `#define NAME number` lines of "
                   "the #include'd files themselves: " + ", ".join(looked)]
+
+
+def library_compiler(header: str, arch: str) -> _Compiler:
+    """clang over one of the target's C library or UAPI headers alone, no
+    kernel tree (abi.py's kernel ABI values)."""
+    key = ("library", header, arch)
+    if key not in _CACHE:
+        _CACHE[key] = _Compiler((f"#include <{header}>",), {}, arch, kernel=False)
+    return _CACHE[key]
 
 
 # The C library's headers a note may name for a constant a script uses

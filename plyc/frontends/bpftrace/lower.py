@@ -31,7 +31,7 @@ from ... import arch
 from ... import builtins as B
 from ... import providers
 from ... import types as T
-from ...diag import Collector, PlycError
+from ...diag import Collector, Diagnostic, PlycError
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from ...ir import passes
@@ -40,7 +40,7 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
+from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
 from . import specs as S
 from . import stdlib
 from . import kvalues, positionals, tuples
@@ -191,6 +191,8 @@ class Lowering:
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
         self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
+        self.warnings: list = []            # Diagnostics printed at build time (abi.py's values)
+        self.warned: set = set()            # the names abi.py's warnings were given for
 
 
 def probe_name(unit: Unit) -> str:
@@ -253,6 +255,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
         st.ir.pid_filter = True     # the tracer's -p PID filters kernel probes, as bpftrace 0.27's
+        st.ir.warnings = st.warnings
 
 
 def addresses(st: Lowering, diag: Collector):
@@ -748,8 +751,11 @@ class Typer(Sema):
             plyname = name
         if plyname is None and self.st.preamble.includes:
             # the script's headers first, as bpftrace expands their macros
-            value, where = headers.constant(name, self.st.preamble.includes, self.st.build_env, self.st.arch,
-                                            self.st.include_dirs)
+            value, warning, where = abi.constant(name, self.st.preamble.includes, self.st.build_env, self.st.arch,
+                                                 self.st.ktypes, self.st.include_dirs)
+            if warning and name not in self.st.warned:
+                self.st.warned.add(name)    # said once, where first used
+                self.st.warnings.append(Diagnostic(warning, e.span, "warning"))
             if value is not None:
                 return self.expr(value)
         if plyname is None:
