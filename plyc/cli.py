@@ -101,11 +101,11 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def script_form(argv: list) -> list:
+def script_form(argv: list, ap: argparse.ArgumentParser) -> list:
     """`plyc FILE ARGS` (a `#!/usr/bin/env plyc` script run as a program)
     is `plyc run FILE -- ARGS`: a first word that is no command nor option
     but a file."""
-    names = {c.__name__.rsplit(".", 1)[-1] for c in COMMANDS}
+    names = {name for a in ap._actions if isinstance(a, argparse._SubParsersAction) for name in a.choices}
     if argv and argv[0] not in names and not argv[0].startswith("-") and os.path.isfile(argv[0]):
         return ["run", argv[0], "--", *argv[1:]]
     return argv
@@ -115,8 +115,8 @@ def _main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "argdist":
         return argdist.main(argv[1:])     # bcc argdist's own command line, as is
-    argv = script_form(argv)
     ap = parser()
+    argv = script_form(argv, ap)
     # plyc run -e TEXT's tracer arguments, apart from argparse
     args = run.parse_args(ap, argv) if argv[:1] == ["run"] else ap.parse_args(argv)
     progress.quiet = args.quiet

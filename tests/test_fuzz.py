@@ -89,7 +89,7 @@ atexit.register(shutil.rmtree, _TMP, True)
 
 
 def cli_check(src: str) -> None:
-    """`plyc check FILE` through plyc.cli.main: exit 0 and silent, or exit 1
+    """`plyc check FILE` through plyc.cli.main: exit 0, silent or with warnings only, or exit 1
     with diagnostics on stderr; anything else escapes and fails the test."""
     path = _TMP / "f.ply"
     path.write_text(src, encoding="utf-8", newline="")
@@ -103,7 +103,9 @@ def cli_check(src: str) -> None:
             err.write(exc.code + "\n")
     assert out.getvalue() == ""
     if rc == 0:
-        assert err.getvalue() == ""
+        # silent, or warnings only (a probe this machine lacks: plyc/presence.py)
+        text = err.getvalue()
+        assert text == "" or ": warning: " in text and ": error" not in text and "Traceback" not in text, text
     else:
         assert rc == 1
         first = err.getvalue().split("\n", 1)[0]
