@@ -22,8 +22,7 @@ import re
 from typing import Optional
 
 from ... import arch as ARCH
-from ...btf import BTFError
-from . import headers
+from . import constants, headers
 
 # (what the names are, their pattern, the headers that define them for the
 # target: the kernel's UAPI first, where it has them, then the C library's)
@@ -65,14 +64,10 @@ def abi_value(name: str, arch: str) -> Optional[tuple]:
 
 def btf_value(name: str, ktypes) -> Optional[tuple]:
     """(value, where) of a kernel enumerator in the target's BTF, or None."""
-    try:
-        found = ktypes.btf.enumerator(name)
-        if found is None:
-            return None
-    except (BTFError, OSError):
+    value = constants.enumerator(name, ktypes)
+    if value is None:
         return None
-    where = ktypes.path or "/sys/kernel/btf/vmlinux"
-    return found[0], f"a kernel enumerator from the BTF ({where})"
+    return value, f"a kernel enumerator from the BTF ({ktypes.path or '/sys/kernel/btf/vmlinux'})"
 
 
 def fallback(name: str, cc, arch: str, ktypes):

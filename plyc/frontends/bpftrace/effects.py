@@ -23,10 +23,10 @@ def has_effect(node) -> bool:
 
 
 def _hoisted(n) -> bool:
-    return isinstance(n, (A.IncDec, A.BlockExpr)) or _find(n)
+    return isinstance(n, (A.IncDec, A.BlockExpr)) or finds(n)
 
 
-def _find(n) -> bool:
+def finds(n) -> bool:
     """find(@m, k, $v): its lookup and $v's assignment run before the statement."""
     return isinstance(n, A.Call) and n.name == "find" and len(n.args) == 3 and isinstance(n.args[2], A.Var)
 
@@ -34,7 +34,7 @@ def _find(n) -> bool:
 def _what(e) -> str:
     if isinstance(e, A.IncDec):
         return f"'{e.op}' used as a value"
-    return "find()" if _find(e) else "a block expression"
+    return "find()" if finds(e) else "a block expression"
 
 
 def check(program: A.Program, diag: Collector):
@@ -83,7 +83,7 @@ def _runs_in_sizeof(arg) -> bool:
     """Whether sizeof(arg) would change something: a block expression's
     statements are typed and dropped (0.27 types `sizeof({ $a = 1; $a })`),
     but a `++` or find() inside it changes a variable or map outside it."""
-    return any(isinstance(n, A.IncDec) or _find(n) for n in walk(arg))
+    return any(isinstance(n, A.IncDec) or finds(n) for n in walk(arg))
 
 
 def _typed_blocks(probe, diag: Collector):
@@ -134,7 +134,7 @@ def _writes(e) -> set:
     """The variables and maps a hoisted expression changes."""
     if isinstance(e, A.IncDec):
         return {_name(e.target)}
-    if _find(e):
+    if finds(e):
         return {_name(e.args[2])}
     out = set()
     for n in walk(e.stmts):
@@ -157,7 +157,7 @@ def _read_later(node, reads: list, hoisted: list):
         return
     if not isinstance(node, A.Node):
         return
-    if isinstance(node, A.IncDec) or _find(node):
+    if isinstance(node, A.IncDec) or finds(node):
         hoisted.append((len(reads), node))
         return
     if isinstance(node, A.BlockExpr):

@@ -87,11 +87,6 @@ def as_bool(typ: T.Type) -> T.Type:
     return replace(typ, denotes="bool")
 
 
-def _finds(n) -> bool:
-    """find(@m, k, $v), which assigns $v."""
-    return isinstance(n, A.Call) and n.name == "find" and len(n.args) == 3 and isinstance(n.args[2], A.Var)
-
-
 def _iterates(probe: A.Probe) -> bool:
     """Whether every attach point is an iterator's: `ctx` is their context."""
     return all(s.provider == "iter" for s in probe.specs)
@@ -348,12 +343,11 @@ class Typer(Sema):
     def assigned_names(self, body) -> set:
         # the $names given a value by `=` (not `let`): an untyped `let $x;`
         # of one of them takes the type of its first value (stmt_Let)
+        finds = {n.args[2].name for n in walk(body) if effects.finds(n)}     # find(@m, k, $v) assigns $v
         self.assigned_values = {n.target.name for n in walk(body)
-                                if isinstance(n, A.Assign) and isinstance(n.target, A.Var)} | \
-            {n.args[2].name for n in walk(body) if _finds(n)}
+                                if isinstance(n, A.Assign) and isinstance(n.target, A.Var)} | finds
         return {n.target.name for n in walk(body)
-                if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | \
-            {n.args[2].name for n in walk(body) if _finds(n)} | \
+                if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Var)} | finds | \
             {n.var.name for n in walk(body) if isinstance(n, A.Let)} | \
             {n.var.name for n in walk(body) if isinstance(n, A.For) and isinstance(n.iterable, A.Range)}
 
