@@ -100,15 +100,6 @@ def copy_from(path: str) -> Callable[[int], None]:
     return write
 
 
-def data(content: bytes) -> Callable[[int], None]:
-    """A write() for replace(): these bytes."""
-    def write(fd: int) -> None:
-        view = memoryview(content)
-        while view:
-            view = view[os.write(fd, view):]
-    return write
-
-
 def _open_folder(st: os.stat_result) -> bool:
     """Others than its owner may add, remove or rename entries: a folder
     writable by group or others and not sticky."""
@@ -141,11 +132,6 @@ def changeable(path: str) -> Optional[str]:
             if stat.S_ISDIR(st.st_mode) and _open_folder(st):
                 return f"{folder} is writable by others (mode {stat.S_IMODE(st.st_mode):o}, not sticky)"
     return None
-
-
-def foreign_owner(st: os.stat_result) -> Optional[int]:
-    """The uid owning st when it is neither us nor root."""
-    return st.st_uid if st.st_uid not in (os.geteuid(), 0) else None
 
 
 def temp_base() -> str:
