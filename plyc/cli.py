@@ -91,6 +91,7 @@ def parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.add(sub)
+    ap.commands = sub.choices       # each command's own parser, by name (script_form, run.parse_args)
     ap.add_argument("-q", "--quiet", action="store_true",
                     help="no progress lines for long first-time steps (printed on a terminal only)")
     for p in sub.choices.values():
@@ -105,8 +106,7 @@ def script_form(argv: list, ap: argparse.ArgumentParser) -> list:
     """`plyc FILE ARGS` (a `#!/usr/bin/env plyc` script run as a program)
     is `plyc run FILE -- ARGS`: a first word that is no command nor option
     but a file."""
-    names = {name for a in ap._actions if isinstance(a, argparse._SubParsersAction) for name in a.choices}
-    if argv and argv[0] not in names and not argv[0].startswith("-") and os.path.isfile(argv[0]):
+    if argv and argv[0] not in ap.commands and not argv[0].startswith("-") and os.path.isfile(argv[0]):
         return ["run", argv[0], "--", *argv[1:]]
     return argv
 

@@ -20,7 +20,7 @@ def add(sub):
 def parse_args(ap, argv: list):
     """ap.parse_args(argv) of `plyc run ...` (argv[0]), -e's tracer arguments
     set apart first (split)."""
-    mine, tracer_args = split(ap._subparsers._group_actions[0].choices["run"], argv[1:])
+    mine, tracer_args = split(ap.commands["run"], argv[1:])
     args = ap.parse_args(["run", *mine])
     args.split_args = tracer_args
     return args
