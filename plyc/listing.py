@@ -99,7 +99,12 @@ class Source:
         """What kprobes attach to: name -> module. The traceable list where
         it opens; else (a kernel that hides it, as this lab's does) the
         kernel's text symbols (/proc/kallsyms), which may name a function
-        the kernel refuses to probe; with --btf, the file's functions."""
+        the kernel refuses to probe; with --btf, the file's functions.
+        Read once a Source: each glob kprobe of a script asks again."""
+        return self._kernel_functions
+
+    @functools.cached_property
+    def _kernel_functions(self) -> dict:
         if self.traceable is not None:
             return self.traceable
         if not self.machine:
@@ -125,17 +130,10 @@ class Source:
             return name in self.kernel_functions()
         word = name.encode()
         tail = (b"\t[" + module.encode() + b"]") if module else b""
-        try:
-            path = os.path.join(tracefs.root(), TRACEABLE)
-            with open(path, "rb") as f:
-                data = b"\n" + f.read()
+        data, traceable = self._symbol_bytes
+        if traceable:
             lines = [b"\n" + word + (b" [" + module.encode() + b"]" if module else b"")]
-        except (OSError, tracefs.TracefsError):
-            try:
-                with open("/proc/kallsyms", "rb") as f:
-                    data = f.read()
-            except OSError as err:
-                raise ListError(f"cannot read /proc/kallsyms: {err.strerror}") from None
+        else:
             lines = [b" " + kind + b" " + word + tail for kind in (b"t", b"T")]
         # the name whole: the line ends after it (or, with no module asked, a module follows)
         ends = (b"\n",) if module else (b"\n", b"\t", b" ")
@@ -147,6 +145,21 @@ class Source:
                     return True
                 at = data.find(line, at + 1)
         return False
+
+    @functools.cached_property
+    def _symbol_bytes(self) -> tuple:
+        """(the bytes has_kernel_function searches, whether they are the
+        traceable list): read once a Source, a script's every exact kprobe
+        asks."""
+        try:
+            with open(os.path.join(tracefs.root(), TRACEABLE), "rb") as f:
+                return b"\n" + f.read(), True
+        except (OSError, tracefs.TracefsError):
+            try:
+                with open("/proc/kallsyms", "rb") as f:
+                    return f.read(), False
+            except OSError as err:
+                raise ListError(f"cannot read /proc/kallsyms: {err.strerror}") from None
 
     def tracepoints(self) -> list:
         """(group, event) of every tracepoint: this machine's tracefs; with
