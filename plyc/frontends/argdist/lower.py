@@ -28,6 +28,7 @@ from pycparser import c_ast
 
 from ... import aggregations as AGG
 from ... import builtins as B
+from ... import layout as L
 from ... import tracefs
 from ... import providers
 from ... import types as T
@@ -40,7 +41,7 @@ from ...kernel_types import KernelTypes
 from ...sema import Sema
 from ...toolchain import ToolchainError, find_cc
 from .cparse import CSyntaxError, cast_names, char_constant, int_constant, parse_expr, parse_type, type_words
-from .ctypes import (ABIS, GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
+from .ctypes import (GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
                      kernel_flags, kernel_tree, resolve_header)
 from .spec import Part, SpecError, Specifier
 
@@ -81,7 +82,7 @@ class Context:
                  includes: tuple = (), kernel_headers: Optional[str] = None, verbose: bool = False,
                  spec_text: str = ""):
         self.target = target
-        self.abi = ABIS[target]
+        self.abi = L.abi(target)
         self.sysroot = sysroot
         self.btf = btf
         self.includes = list(includes)
