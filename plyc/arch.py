@@ -65,13 +65,13 @@ class Arch:
         return self.bpf_arch
 
     def header_dirs(self) -> tuple:
-        """Where the build machine keeps the target's C library and UAPI
-        headers: Debian's multiarch folder (/usr/include/<triplet>, then
-        /usr/include) natively, the cross sysroot's (/usr/<triplet>/include)
-        for another target."""
-        if is_native(self.name):
-            return (f"/usr/include/{self.triplet}", "/usr/include")
-        return (f"/usr/{self.triplet}/include",)
+        """Where the build machine keeps this target's own C library and UAPI
+        headers (those of every architecture are in /usr/include): a cross
+        compiler's (/usr/<triplet>/include), then Debian's multiarch folder
+        (/usr/include/<triplet>, the build machine's own, or a foreign
+        architecture's libc6-dev)."""
+        own = (f"/usr/include/{self.triplet}",)
+        return own if is_native(self.name) else (f"/usr/{self.triplet}/include",) + own
 
     @property
     def bpf_target(self) -> str:

@@ -327,3 +327,16 @@ def test_arm_aligns_to_unnamed_bit_fields():
 def test_long_double_per_target():
     ld = {t: (s.size, s.align) for t in ARCH.TARGETS for s in [L.scalar(L.abi(t), ["long", "double"])]}
     assert ld["x86_64"] == (16, 16) and ld["s390x"] == (16, 8) and ld["armhf"] == (8, 8)
+
+
+@pytest.mark.parametrize("target", ARCH.TARGETS)
+def test_abi_columns_are_the_compilers(target):
+    """arch.py's C ABI columns, as the target's clang predefines them."""
+    proc = subprocess.run(["clang", "-target", ARCH.get(target).triplet, "-dM", "-E", "-x", "c", "/dev/null"],
+                          capture_output=True, text=True, check=True)
+    macros = dict(re.findall(r"#define (\w+) (.*)", proc.stdout))
+    a = L.abi(target)
+    assert int(macros["__SIZEOF_POINTER__"]) == int(macros["__SIZEOF_LONG__"]) == a.ptr
+    assert int(macros["__SIZEOF_LONG_DOUBLE__"]) == a.ldouble
+    assert int(macros["__BIGGEST_ALIGNMENT__"]) == a.biggest_align
+    assert ("__CHAR_UNSIGNED__" not in macros) == a.char_signed

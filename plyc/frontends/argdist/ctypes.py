@@ -25,8 +25,8 @@ from typing import Callable, Optional
 from pycparser import c_ast, c_parser
 
 from ... import children
+from ... import kernel_headers
 from ... import layout as L
-from ...arch import get as get_arch
 from ...layout import ABI
 from ...safefile import private_folder
 from .cparse import char_constant, int_constant
@@ -704,20 +704,9 @@ def kernel_tree(explicit: Optional[str], target: str, native: bool, btf: Optiona
 
 
 def kernel_flags(tree: tuple, target: str, cc: list) -> list:
-    src, build = tree
-    arch = get_arch(target).bpf_arch   # the kernel's arch/ folder
+    """The compiler's own headers, then the kernel tree's (kernel_headers.py)."""
     proc = children.run([*cc, "-print-file-name=include"], capture_output=True, text=True)
-    gcc_inc = proc.stdout.strip()
-    flags = ["-nostdinc", "-isystem", gcc_inc]
-    for d in (f"{src}/arch/{arch}/include", f"{build}/arch/{arch}/include/generated", f"{src}/include",
-              f"{build}/include", f"{src}/arch/{arch}/include/uapi",
-              f"{build}/arch/{arch}/include/generated/uapi", f"{src}/include/uapi",
-              f"{build}/include/generated/uapi"):
-        flags.append(f"-I{d}")
-    kconfig = Path(src, "include/linux/kconfig.h")
-    if kconfig.exists():
-        flags += ["-include", str(kconfig)]
-    return flags + ["-D__KERNEL__"]
+    return ["-nostdinc", "-isystem", proc.stdout.strip(), *kernel_headers.flags(*tree, target)]
 
 
 def include_dirs(cc: list, flags: list) -> list:
