@@ -35,6 +35,7 @@ from ... import types as T
 from ...arch import is_native
 from ...btf import BTFError
 from ...diag import Collector
+from ...ir import fold
 from ...ir import nodes as ir
 from ...ir.report import Section
 from ...kernel_types import KernelTypes
@@ -138,19 +139,14 @@ class Context:
         return kernel_tree(self.kernel_headers, self.target, native, self.btf)
 
 
+def _number(x) -> Optional[int]:
+    return x.value if isinstance(x, ir.IntConst) else None
+
+
 def const_value(x: ir.Expr) -> Optional[int]:
-    """The value of a constant integer expression (numbers, and + - * of them)."""
-    if isinstance(x, ir.IntConst):
-        return x.value
-    if isinstance(x, ir.Unary) and x.op == "-":
-        v = const_value(x.operand)
-        return None if v is None else -v
-    if isinstance(x, ir.Binary) and x.op in ("+", "-", "*"):
-        a, b = const_value(x.left), const_value(x.right)
-        if a is None or b is None:
-            return None
-        return {"+": a + b, "-": a - b, "*": a * b}[x.op]
-    return None
+    """The value of a constant integer expression (numbers, and + - * of
+    them), exact: a specifier's index, not the generated C's arithmetic."""
+    return fold.evaluate(x, fold.COUNTS, _number, ir.Unary, ir.Binary)
 
 
 class Probe:
