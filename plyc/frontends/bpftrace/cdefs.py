@@ -25,6 +25,7 @@ from typing import Optional
 
 from ... import layout as L
 from ...diag import Collector
+from ...ir import fold
 from ...ir.nodes import Span
 from ...nesting import C_MESSAGE, c_too_deep
 from . import ast as A
@@ -251,6 +252,10 @@ def _origin(name: str, items: list):
 MAX_SIZE = (1 << 31) - 1
 
 
+# An enumerator's value: exact (then held to 64 bits), plyc/ir/fold.py computing.
+ENUMERATOR = fold.Rules(frozenset("+ - * << >> | & ^".split()), frozenset("-~+"))
+
+
 class _Layout:
     def __init__(self, defs: Definitions, abi: L.ABI, c_ast):
         self.defs, self.abi, self.ptr, self.c = defs, abi, abi.ptr, c_ast
@@ -330,15 +335,13 @@ class _Layout:
             return int(e.value.rstrip("uUlL"), 0)
         if isinstance(e, c.ID) and e.name in self.defs.constants:
             return self.defs.constants[e.name]
-        if isinstance(e, c.UnaryOp) and e.op in ("-", "~", "+"):
-            v = self.const(e.expr)
-            return {"-": -v, "~": ~v, "+": v}[e.op]
-        if isinstance(e, c.BinaryOp) and e.op in ("+", "-", "*", "<<", ">>", "|", "&", "^"):
+        if isinstance(e, c.UnaryOp) and e.op in ENUMERATOR.unary:
+            return fold.unary(e.op, self.const(e.expr), ENUMERATOR)
+        if isinstance(e, c.BinaryOp) and e.op in ENUMERATOR.binary:
             a, b = self.const(e.left), self.const(e.right)
             if e.op in ("<<", ">>") and not 0 <= b < 64:
                 raise DefinitionError(f"shift count {b} is out of range: it must be 0 to 63", e.coord)
-            v = {"+": a + b, "-": a - b, "*": a * b, "<<": a << b, ">>": a >> b,
-                 "|": a | b, "&": a & b, "^": a ^ b}[e.op]
+            v = fold.binary(e.op, a, b, ENUMERATOR)
             if not -(1 << 63) <= v < 1 << 64:
                 raise DefinitionError(f"the constant {v} does not fit in 64 bits", e.coord)
             return v
