@@ -45,12 +45,15 @@ COUNTS = Rules(frozenset("+-*"), frozenset("-"))
 BPFTRACE = Rules(frozenset("+ - * << >> & | ^".split()), frozenset("-~!"))
 
 
+def wrap(v: int, bits: int, signed: bool) -> int:
+    """v in a C integer type of `bits` bits and that sign (two's complement)."""
+    v %= 1 << bits
+    return v - (1 << bits) if signed and v >> (bits - 1) else v
+
+
 def read(v: int, rules: Rules) -> int:
     """v as the rules hold it: wrapped to their width, in their sign."""
-    if rules.width is None:
-        return v
-    v %= 1 << rules.width
-    return v - (1 << rules.width) if rules.signed and v >> (rules.width - 1) else v
+    return v if rules.width is None else wrap(v, rules.width, rules.signed)
 
 
 def binary(op: str, a: int, b: int, rules: Rules) -> Optional[int]:

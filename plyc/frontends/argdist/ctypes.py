@@ -27,6 +27,7 @@ from pycparser import c_ast, c_parser
 from ... import children
 from ... import kernel_headers
 from ... import layout as L
+from ...ir import fold
 from ...layout import ABI
 from ...safefile import private_folder
 from .cparse import char_constant, int_constant
@@ -457,6 +458,11 @@ class NotConstant(Exception):
         self.name = name
 
 
+# C's arithmetic a macro's value may use besides shifts, comparisons and / %
+# (their operands' types and C's rules are here; the arithmetic plyc/ir/fold.py's).
+C_ARITH = ("+", "-", "*", "&", "|", "^")
+
+
 def evaluate(node, abi: ABI, ident: Callable, sizeof: Callable) -> int:
     """The value of a C integer constant expression. Values carry a size and
     a sign as C's do, so `~0U` is 0xffffffff."""
@@ -465,11 +471,7 @@ def evaluate(node, abi: ABI, ident: Callable, sizeof: Callable) -> int:
 
 
 def _norm(v: int, size: int, signed: bool) -> tuple:
-    bits = size * 8
-    v &= (1 << bits) - 1
-    if signed and v >> (bits - 1):
-        v -= 1 << bits
-    return v, size, signed
+    return fold.wrap(v, size * 8, signed), size, signed
 
 
 def _eval(node, abi, ident, sizeof) -> tuple:
@@ -526,7 +528,7 @@ def _eval(node, abi, ident, sizeof) -> tuple:
             if not 0 <= b < size * 8:
                 # C leaves it undefined (and 1 << 10**12 would fill memory)
                 raise NotConstant(f"shift count {b} out of range")
-            return _norm(a << b if op == "<<" else a >> b, size, signed)
+            return _norm(fold.BINARY[op](a, b), size, signed)
         size = max(asz, bsz, 4)
         signed = (asg or asz < 4) and (bsg or bsz < 4) if asz == bsz or max(asz, bsz) < 4 else \
             (asg if asz > bsz else bsg)
@@ -540,11 +542,9 @@ def _eval(node, abi, ident, sizeof) -> tuple:
                 raise NotConstant("division by zero")
             q = abs(ua) // abs(ub) * (1 if (ua < 0) == (ub < 0) else -1)
             return _norm(q if op == "/" else ua - q * ub, size, signed)
-        fn = {"+": lambda: ua + ub, "-": lambda: ua - ub, "*": lambda: ua * ub, "&": lambda: ua & ub,
-              "|": lambda: ua | ub, "^": lambda: ua ^ ub}.get(op)
-        if fn is None:
+        if op not in C_ARITH:
             raise NotConstant(f"'{op}' in a constant")
-        return _norm(fn(), size, signed)
+        return _norm(fold.BINARY[op](ua, ub), size, signed)
     if isinstance(node, c_ast.TernaryOp):
         c = _eval(node.cond, abi, ident, sizeof)[0]
         return _eval(node.iftrue if c else node.iffalse, abi, ident, sizeof)
