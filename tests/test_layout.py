@@ -79,17 +79,14 @@ class Record:
     packed: bool = False
     aligned: int = 0            # 0: none; -1: bare `aligned`
     layout: L.Layout = None
-
-
-def bits_of(words, abi) -> int:
-    return L.scalar(abi, words).size * 8
+    definition: str = ""        # a named one's C definition
 
 
 class Generator:
     def __init__(self, seed: int, abi: L.ABI):
         self.rng, self.abi = random.Random(seed), abi
         self.records: list = []     # named records defined so far
-        self.names = 0              # members are m0, m1, ... (anonymous members' too: one scope)
+        self.names = 0              # members are m1, m2, ... (anonymous members' too: one scope)
 
     def scalar(self):
         words = self.rng.choice(SCALARS + [["pointer"]])
@@ -111,7 +108,7 @@ class Generator:
             return Member(f"{' '.join(words)} {name if named else ''}:{width}{attr};",
                           L.Field(s.size, s.align, bits=width, named=named, packed=packed), name if named else "")
         if r < 0.4 and depth < 2:
-            rec = self.record(f"", depth + 1)
+            rec = self.record("", depth + 1)
             return Member(f"{rec.tag};", L.Field(rec.layout.size, rec.layout.align), "", rec)
         if r < 0.55 and self.records:
             rec = self.rng.choice(self.records)
@@ -142,7 +139,7 @@ class Generator:
         rec.layout = L.place([m.field for m in rec.members], self.abi, union, rec.packed,
                              self.abi.biggest_align if rec.aligned == -1 else rec.aligned)
         rec.tag = f"{kw} {name}".strip() if name else f"{kw} {{ {body} }}{attr}"
-        rec.definition = f"{kw} {name} {{ {body} }}{attr};" if name else None
+        rec.definition = f"{kw} {name} {{ {body} }}{attr};" if name else ""
         return rec
 
 
