@@ -149,7 +149,7 @@ def place(fields: Sequence[Field], target: Optional[ABI] = None, union: bool = F
             if anon_align:
                 rec_align = max(rec_align, f.align)
         else:
-            at = 0 if union else pos
+            at = 0 if union else round_up(pos, max(f.aligned, 1) * 8) if f.aligned else pos
             if not loose and _spans_too_many(at, f.bits, f.align * 8, f.size * 8):
                 at = round_up(at, f.align * 8)
             width = f.bits
