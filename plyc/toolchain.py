@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import shutil
+import struct
 import subprocess
 from dataclasses import dataclass, field
 from importlib import resources as ir
@@ -328,15 +329,33 @@ class Toolchain:
         self.run([*self.cc, *self.loader_flags(include), "-c", loader_c, "-o", out],
                  "compiling the tracer's loader", cwd=include)
 
-    def link_loader(self, loader_o: Path, obj_c: Path, out: Path, include: Path, strip: bool = True):
-        """The loader's object (compile_loader's), the embedded BPF object's
-        C and the runtime, linked statically into the tracer out."""
+    def link_loader(self, loader_o: Path, obj_c: Path, out: Path, include: Path, strip: bool = True,
+                    linker: list = ()):
+        """The loader's object (compile_loader's), the embedded BPF object
+        (its C, or quick_embed's assembly) and the runtime, linked statically
+        into the tracer out; linker: the C compiler's options choosing
+        another linker (quick_linker's)."""
         lib = self.runtime_lib()
         loader_o, obj_c, out, include = (Path(p).absolute() for p in (loader_o, obj_c, out, include))
         compat = [lib.parent / "libplyccompat.a"] if self.compat else []
-        self.run([*self.cc, *self.loader_flags(include), loader_o, obj_c, lib, "-static",
+        self.run([*self.cc, *self.loader_flags(include), *linker, loader_o, obj_c, lib, "-static",
                   *(["-s"] if strip else self.keep_symbols()), *self.ldflags, *self.libs, *compat, "-o", out],
                  "linking the tracer", cwd=include)
+
+    def quick(self) -> bool:
+        """Whether this toolchain builds for this machine with its own gcc and
+        glibc (no $CC, $CFLAGS or sysroot of a build environment): where
+        `plyc run` may take the quicker ways below, whose tracer is never
+        shipped (docs/performance.md, "At the desk")."""
+        return (A.is_native(self.target) and self.libc == "glibc" and not self.compat
+                and not os.environ.get("CC") and not os.environ.get("CROSS_COMPILE")
+                and not self.cflags and not self.ldflags and struct.calcsize("P") == 8)
+
+    def quick_linker(self) -> list:
+        """gold, when installed, for a quick() build: its static link takes
+        half of ld.bfd's time. Not the target's default linker, so never
+        for `plyc build`."""
+        return ["-fuse-ld=gold"] if shutil.which("ld.gold") else []
 
 
 def at_once(*calls) -> list:
@@ -393,6 +412,20 @@ def embed_object(obj: bytes, out: Path, btf: bytes = b""):
     lines += _c_array("plyc_bpf_object", obj)
     lines += _c_array("plyc_embedded_btf", btf)
     out.write_text("\n".join(lines))
+
+
+def quick_embed(obj: Path, out: Path, btf: Optional[Path] = None):
+    """The BPF object (and BTF) embedded as embed_object's symbols by an
+    assembly file that includes the files (.incbin) for a quick() build:
+    assembled in no time, where the C arrays' compile takes tens of ms.
+    The files are looked for relative to the link's folder (out's)."""
+    lines = []
+    for name, path in (("plyc_bpf_object", obj), ("plyc_embedded_btf", btf)):
+        lines += ["\t.section .rodata", f"\t.globl {name}", f"\t.globl {name}_size", "\t.balign 8", f"{name}:"]
+        lines.append(f'\t.incbin "{path.name}"' if path else "\t.byte 0")
+        lines += ["\t.balign 8", f"{name}_size:", f"\t.quad {path.stat().st_size if path else 0}"]
+    lines.append('\t.section .note.GNU-stack,"",@progbits')
+    out.write_text("\n".join(lines) + "\n")
 
 
 def min_core_btf(tc: "Toolchain", kernel_btf: Path, obj: Path, out: Path) -> bytes:
