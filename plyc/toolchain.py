@@ -14,11 +14,10 @@ import shutil
 import struct
 import subprocess
 from dataclasses import dataclass, field
-from importlib import resources as ir
 from pathlib import Path
 from typing import Optional
 
-from . import children
+from . import children, package_dir
 from . import arch as A
 from . import progress
 from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrusted_file, writing  # noqa: F401  (importable from here, as before)
@@ -42,7 +41,7 @@ RUNTIME_LAYERS = ("core", "symbols", "values", "maps", "output", "io", "metrics"
 
 
 def runtime_dir() -> Path:
-    return Path(str(ir.files("plyc").joinpath("runtime-c")))
+    return Path(package_dir()) / "runtime-c"
 
 
 # Where a build's work folder and plyc's runtime sources are, as the tracer
@@ -252,10 +251,18 @@ class Toolchain:
         # the headers, the interfaces, at the top.
         sources = sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.c"))
         h = hashlib.sha256()
-        for p in sorted(rt.glob("*.[ch]")) + sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.[ch]")) + self.compat:
-            h.update(str(p.relative_to(rt) if p.is_relative_to(rt) else p.name).encode() + p.read_bytes())
-        h.update(repr((self.cc, self.cflags, self.opt, self.target, BUILD_DIR_NAME, RUNTIME_DIR_NAME)).encode())
-        h.update(self.run([*self.cc, "--version"], "running the C compiler").stdout.encode())
+        top = str(rt) + os.sep
+
+        def sources_read():
+            for p in sorted(rt.glob("*.[ch]")) + sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.[ch]")) + self.compat:
+                path = str(p)
+                with open(path, "rb") as f:
+                    h.update((path[len(top):] if path.startswith(top) else p.name).encode() + f.read())
+            h.update(repr((self.cc, self.cflags, self.opt, self.target, BUILD_DIR_NAME, RUNTIME_DIR_NAME)).encode())
+
+        # the compiler's version asked while the sources are read
+        version = at_once(lambda: self.run([*self.cc, "--version"], "running the C compiler"), sources_read)[0]
+        h.update(version.stdout.encode())
         lib_dir = cache_dir() / f"rt-{self.target}{'-musl' if self.libc == 'musl' else ''}-{h.hexdigest()[:16]}"
         lib = lib_dir / "libplycrt.a"
         if lib.exists():
@@ -322,12 +329,12 @@ class Toolchain:
 
     def compile_loader(self, loader_c: Path, out: Path, include: Path):
         """The script's loader C into an object, with the runtime library
-        ready for the link (built first if this compiler has none cached):
+        ready for the link (built meanwhile if this compiler has none cached):
         what does not wait for the BPF object, so it runs beside clang."""
-        self.runtime_lib()
         loader_c, out, include = (Path(p).absolute() for p in (loader_c, out, include))
-        self.run([*self.cc, *self.loader_flags(include), "-c", loader_c, "-o", out],
-                 "compiling the tracer's loader", cwd=include)
+        # the runtime looked for (or built) while the loader compiles
+        at_once(lambda: self.run([*self.cc, *self.loader_flags(include), "-c", loader_c, "-o", out],
+                                 "compiling the tracer's loader", cwd=include), self.runtime_lib)
 
     def link_loader(self, loader_o: Path, obj_c: Path, out: Path, include: Path, strip: bool = True,
                     linker: list = ()):
@@ -395,10 +402,13 @@ def syscall_table(macros: str) -> str:
     return "".join(f"PLYC_SYSCALL({n})\n" for n in names)
 
 
+_BYTE_C = tuple(f"0x{b:02x}," for b in range(256))     # a byte as _c_array writes it
+
+
 def _c_array(name: str, data: bytes) -> list:
     lines = [f"const unsigned char {name}[] __attribute__((aligned(8))) = {{"]
     for i in range(0, len(data), 16):
-        lines.append("\t" + " ".join(f"0x{b:02x}," for b in data[i:i + 16]))
+        lines.append("\t" + " ".join(map(_BYTE_C.__getitem__, data[i:i + 16])))
     if not data:
         lines.append("\t0,")
     lines += ["};", f"const size_t {name}_size = {len(data)};", ""]

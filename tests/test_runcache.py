@@ -24,7 +24,7 @@ def fake_package(tmp_path, monkeypatch) -> Path:
     (pkg / "templates" / "loader.c.j2").write_text("{{ a }}\n")
     (pkg / "__pycache__" / "driver.cpython-311.pyc").write_bytes(b"\0")
     (pkg / "notes.txt").write_text("not plyc's code\n")
-    monkeypatch.setattr(runcache.ir, "files", lambda name: pkg)
+    monkeypatch.setattr(runcache, "package_dir", lambda: str(pkg))
     monkeypatch.setenv("PLYC_CACHE", str(tmp_path / "cache"))
     return pkg
 
