@@ -23,7 +23,6 @@ the note of the unknown identifier says what was looked at."""
 from __future__ import annotations
 
 import os
-import platform
 import re
 import subprocess
 from pathlib import Path
@@ -47,7 +46,7 @@ def kernel_dirs(env: dict) -> list:
     """The kernel source and build trees bpftrace would use, existing or not."""
     if env.get("BPFTRACE_KERNEL_SOURCE"):
         return [env["BPFTRACE_KERNEL_SOURCE"]] + [env[k] for k in ("BPFTRACE_KERNEL_BUILD",) if env.get(k)]
-    base = f"/lib/modules/{platform.release()}"
+    base = f"/lib/modules/{os.uname().release}"
     return [f"{base}/source", f"{base}/build"]
 
 
