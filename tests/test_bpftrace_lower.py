@@ -1079,5 +1079,13 @@ def test_a_percent_that_starts_no_conversion_is_printed():
     assert fmt("50%\n") == "50%%\n" and fmt("a %d%") == "a %d%%" and fmt("x%q %%") == "x%%q %%"
     assert fmt("% d") == "% d"      # the ' ' flag: a conversion, as in 0.27
     assert "event 1 printf" in dump(lower('BEGIN { printf("100%\\n"); }'))
-    assert "printf's %gr (GFP flags by name) is not supported by plyc yet" in \
-        err('tracepoint:kmem:kmalloc { printf("%gr\\n", args->gfp_flags); }')
+
+
+def test_gfp_flags_by_name_are_a_printf_conversion_of_integers():
+    # 0.27's %gr (its text: tests/runtime/bt-printf-gfp.test, beside 0.27)
+    assert "event 1 printf" in dump(lower('tracepoint:kmem:kmalloc { printf("%-20gr|\\n", args->gfp_flags); }'))
+    assert "'%gr' can't print a value of type char[" in err('BEGIN { printf("%gr\\n", "GFP_KERNEL"); }')
+    # ply's printf is C's: %gr is no conversion there
+    with pytest.raises(PlycError) as info:
+        driver.lower('BEGIN { printf("%gr\\n", 3); }', "t.ply", driver.Options())
+    assert "invalid conversion '%gr' in format string" in info.value.render()
