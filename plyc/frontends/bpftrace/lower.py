@@ -891,6 +891,9 @@ class Typer(Sema):
             return typenames.list_to_int(self, x, type_ref(tn), e.span)
         if x.type.kind == "buf" and not tn.pointers and tn.array_len is None:
             return typenames.array_to_int(self, x, type_ref(tn), e.span)
+        if tn.pointers:
+            x = pointers.cast_operand(x, literal=isinstance(e.operand, A.Unary) and e.operand.op == "-" and
+                                      isinstance(e.operand.operand, A.Int))
         cast = self.cast(x, type_ref(tn), e.span)
         if e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers and e.type.array_len is None:
             # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
