@@ -1089,3 +1089,19 @@ def test_gfp_flags_by_name_are_a_printf_conversion_of_integers():
     with pytest.raises(PlycError) as info:
         driver.lower('BEGIN { printf("%gr\\n", 3); }', "t.ply", driver.Options())
     assert "invalid conversion '%gr' in format string" in info.value.render()
+
+
+def test_macro_type_parameters_and_block_arguments():
+    # a type passed as typeof(TYPE) or typeof(expr), named where a type goes
+    text = dump(lower('macro p(t, v) { (t *)v }\nmacro c(t, v) { (t)v }\n'
+                      'BEGIN { $s = (int16)1; print(p(typeof(uint32), 8)); print(c(typeof($s), 70000)); }'))
+    assert "cast(8:s64):u32 *" in text and ":s16" in text
+    # `(name)v` outside a macro is a cast to an unknown type, as 0.27 reads it
+    assert "unknown type 'nosuch'" in err('BEGIN { $v = 1; print((nosuch)$v); }')
+    assert "a pointer to or array of typeof() of an expression is not supported by plyc yet" in \
+        err('macro p(t, v) { (t *)v }\nBEGIN { $s = 1; print(p(typeof($s), 8)); }')
+    # a block with effects given as an argument runs at each use; a block statement
+    text = dump(lower('macro twice(x) { x; x; }\nBEGIN { twice({ printf("a") }); { printf("b") }; }'))
+    assert text.count("emit printf") == 3
+    # a cast of a negative literal to a pointer keeps its smallest type's bits, as 0.27
+    assert "cast(cast(" in dump(lower('BEGIN { print((uint8 *)-1); }'))

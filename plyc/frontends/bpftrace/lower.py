@@ -365,6 +365,10 @@ class Typer(Sema):
         if isinstance(e, A.IncDec):
             one = A.Int(1, "1", span=e.span)
             return self.stmt_Assign(A.Assign(e.target, e.op[0] + "=", one, span=s.span))
+        if isinstance(e, A.BlockExpr):
+            # a block expression as a statement (a macro's `x;` given
+            # `{ printf("hi") }`): its statements, then its value's effects
+            return self.block([*e.stmts, A.ExprStmt(e.value, span=e.value.span)], s.span)
         if not isinstance(e, A.Call):
             self.err("this expression does nothing; assign it or print it", e.span)
         if e.name in AGGREGATIONS:

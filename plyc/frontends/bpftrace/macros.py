@@ -7,7 +7,9 @@ inserted where the body names it (evaluated at each use). Variables the
 body makes are its own (renamed `$__NAME_N_x`, one N per expansion); a
 map it is not given is an error. A call as a statement inlines the body;
 a call as a value needs a body that ends with an expression: the
-statements before it make it a block expression (blocks.py). A macro with no parameters can be named bare (`one`)."""
+statements before it make it a block expression (blocks.py). A macro with no parameters can be named bare (`one`).
+A bare parameter named where a type goes (`(a *)b`, 0.27's type
+substitution) takes a type: `typeof(uint8)`, `typeof($x)`, or the name."""
 from __future__ import annotations
 
 from dataclasses import fields, replace
@@ -181,9 +183,26 @@ class _Renames:
             return replace(n, name=self.vars.get(n.name, self.prefix + n.name))
         if isinstance(n, A.Ident) and n.name in self.exprs:
             return _clone(self.exprs[n.name])
+        if isinstance(n, A.TypeName) and n.of is None and n.base in self.exprs:
+            return self.type_arg(n, self.exprs[n.base])
         if isinstance(n, A.Map) and n.name not in self.maps:
             self.diag.error(f"macro {self.name} uses {n.name}, which it is not given: macros see only the maps "
                             f"passed to them (a parameter {n.name})", n.span)
         if isinstance(n, A.Map):
             return rebuilt(n, self.node, name=self.maps.get(n.name, n.name))
         return rebuilt(n, self.node)
+
+    def type_arg(self, tn: A.TypeName, arg) -> A.TypeName:
+        """A parameter named where a type goes (`(a *)b`), given a type as
+        0.27 passes one, `typeof(uint8)` or `typeof($x)` (or the bare name,
+        `uint8`): that type, with the body's pointers and array length."""
+        if isinstance(arg, A.Call) and arg.name == "typeof" and len(arg.args) == 1:
+            arg = arg.args[0]
+            if not isinstance(arg, A.Ident):
+                if tn.pointers or tn.array_len is not None:
+                    self.diag.error(f"macro {self.name}: a pointer to or array of typeof() of an expression "
+                                    "is not supported by plyc yet", tn.span, "pass the type itself: typeof(uint8)")
+                return replace(tn, base="typeof", of=_clone(arg))
+        if isinstance(arg, A.Ident):
+            return replace(tn, base=arg.name)
+        return tn
