@@ -945,6 +945,15 @@ class Typer(Sema):
                 # sizeof(*p) of the script's struct the kernel also has: the kernel's, as 0.27's
                 return ir.IntConst(structs.twin_size(self, rec.words, e.span), type=T.U64)
         if not isinstance(e.arg, A.TypeName):
+            arg = e.arg
+            while isinstance(arg, A.BlockExpr) and not arg.stmts:
+                arg = arg.value
+            v = const_value(arg)
+            if v is not None:
+                # a literal (folded) is of the smallest signed type holding it,
+                # as 0.27 types it: sizeof(1) is 1, sizeof(300) 2, sizeof({ 1 }) 1
+                return ir.IntConst(next((n for n in (1, 2, 4) if -(1 << (8 * n - 1)) <= v < 1 << (8 * n - 1)), 8),
+                                   type=T.U64)
             return ir.IntConst(self.typed_only(e.arg).type.size, type=T.U64)
         if e.arg.array_len is not None:     # sizeof(T[N]), sizeof(T *[N]): N of them
             elem = self.expr_Sizeof(replace(e, arg=replace(e.arg, array_len=None)))

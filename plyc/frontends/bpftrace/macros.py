@@ -101,6 +101,8 @@ class _Expander:
                 changes[f.name] = stmts[0] if len(stmts) == 1 else A.Block(stmts, span=v.span)
             elif isinstance(v, A.Expr):
                 changes[f.name] = self.expr(v)
+            elif isinstance(v, A.TypeName) and v.of is not None:
+                changes[f.name] = replace(v, of=self.expr(v.of))     # typeof(m()): a macro's value's type
             elif isinstance(v, list) and v and isinstance(v[0], A.Expr):
                 changes[f.name] = [self.expr(x) for x in v]
         return replace(node, **changes) if changes else node
