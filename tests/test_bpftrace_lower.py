@@ -423,7 +423,7 @@ def test_ntop_is_an_inet_value():
     assert dump(prog) == """\
 map @a aggregation [inet] -> count(u64)
 map @l hash [] -> inet
-event 1 printf "%s %d\\n" (inet, s64) line 3
+event 1 printf "%s %d\\n" (inet, u32 (enum)) line 3
 program strsize=64 arch=x86_64
 probe 0 tracepoint:sock:inet_sock_set_state -> tracepoint sock/inet_sock_set_state line 2
   local $s: inet
@@ -431,7 +431,7 @@ probe 0 tracepoint:sock:inet_sock_set_state -> tracepoint sock/inet_sock_set_sta
   field saddr_v6: u8[16]
   @a[ntop(2:u64, field.saddr:u8[4]):inet] <- count()  @2
   $s = ntop(10:s64, field.saddr_v6:u8[16]):inet  @3
-  emit printf 1 ($s:inet, 7:s64)  @3
+  emit printf 1 ($s:inet, 7:u32 (enum))  @3
   @l[] = ntop(2:u64, 16777343:s64):inet  @3
 """
 

@@ -757,9 +757,10 @@ class Typer(Sema):
             if value is not None:
                 return self.expr(value)
         if plyname is None:
-            value = constants.enumerator(name, self.st.ktypes)
-            if value is not None:
-                return ir.IntConst(value, type=T.S64)
+            found = constants.enumerator_of(name, self.st.ktypes)
+            if found is not None:
+                # of its kernel enum's type: %s and a map key print its name, as 0.27's
+                return ir.IntConst(found[0], type=kvalues.denoted(self, found[1], T.S64))
         if plyname is None:
             if self.st.preamble.includes:
                 note = "; ".join(where) or None
