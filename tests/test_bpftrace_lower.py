@@ -557,6 +557,17 @@ def test_script_struct_errors():
         f"tool.bt:3:120: error: index 2 is out of 'n' (2 elements)\n{line}\n" + " " * 119 + "^")
 
 
+def test_script_struct_anonymous_members():
+    # an unnamed member type and an anonymous member: offsets as C's (the
+    # printed value beside 0.27: bt-struct-anonymous-members)
+    text = dump(lower("struct anonmix { char c; union { int i; char b[8]; }; struct { short h; } n; };\n"
+                      "BEGIN { print((offsetof(struct anonmix, b), offsetof(struct anonmix, n.h), sizeof(struct anonmix))); }"))
+    assert "(4:u64, 12:u64, 16:u64)" in text
+    assert err("struct s { int a; union { int a; }; };\nBEGIN { }").startswith(
+        "tool.bt:1:25: error: duplicate member 'a'")
+    assert "error: a member needs a name" in err("struct anonmix2 { int a; int; };\nBEGIN { }")
+
+
 def test_script_struct_comments_packed_and_kernel_members():
     """Comments inside a definition, `__attribute__((packed))` after it
     (current bpftrace); an attribute plyc does not know and a kernel type
