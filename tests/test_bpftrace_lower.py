@@ -1116,3 +1116,9 @@ def test_macro_type_parameters_and_block_arguments():
     assert text.count("emit printf") == 3
     # a cast of a negative literal to a pointer keeps its smallest type's bits, as 0.27
     assert "cast(cast(" in dump(lower('BEGIN { print((uint8 *)-1); }'))
+
+
+def test_string_and_buffer_casts_refused_as_0_27_refuses_them():
+    assert 'Cannot cast from "uint64" to "string[64]"' in err('kprobe:f { $s = (string[64])arg0; }')
+    assert 'Cannot cast from "uint64" to "buffer[4][256]"' in err('kprobe:f { $b = (buffer[256])arg0; }')
+    assert 'Cannot cast from "string[7]" to "string[3]"' in err('BEGIN { $t = (string[3])"abcdef"; }')

@@ -890,6 +890,8 @@ class Typer(Sema):
             return script
         tn = typenames.resolve(self, e.type, type_ref(e.type))
         x = self.array_operand(e.operand)
+        if tn.base in ("string", "buffer") and not tn.pointers and tn.array_len is not None:
+            return typenames.text_cast(self, x, tn, e.span)
         if tn.array_len is not None and not tn.pointers:
             return typenames.int_to_array(self, x, type_ref(replace(tn, array_len=None)), tn.array_len, e.span)
         if x.type.denotes == "array" and not tn.pointers:

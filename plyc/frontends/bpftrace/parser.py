@@ -705,7 +705,8 @@ class Parser:
                 named = tok.text.endswith("_t")
                 # `(t)v`: a name in parentheses right before an operand is
                 # a cast, as 0.27 reads it (a macro's type parameter)
-                operand = self.at(")", k) and self.peek(k + 1).kind in ("ident", "int", "str", "var", "param", "map")
+                operand = self.at(")", k) and self.peek(k + 1).kind in ("ident", "int", "str", "var", "param", "map") \
+                    or tok.text in ("string", "buffer") and self.at("[", k)      # (string[64])x
                 if not named and not operand and not self._stars_close(k):
                     return None
         ptrs = 0
