@@ -208,3 +208,9 @@ def test_find_reads_a_key_into_a_variable():
         err('BEGIN { @m[1] = 1; $v = 0; while (find(@m, 1, $v)) { delete(@m, 1); } }')
     assert "$v is read before find() that changes it" in \
         err('BEGIN { @m[1] = 1; $v = 0; print(($v, find(@m, 1, $v))); }')
+
+
+def test_is_err_is_a_bool_of_the_64_bit_value():
+    text = dump(lower('BEGIN { print(is_err(-2)); }'))
+    assert ">= 18446744073709547521:u64):bool" in text
+    assert "is_err() needs a pointer or an integer, got char[" in err('BEGIN { print(is_err("x")); }')

@@ -213,7 +213,19 @@ def check_pton(chk, call: A.Call):
     return ir.BytesConst(data, type=T.Buf(len(data)), span=call.span)
 
 
+def check_is_err(chk, call: A.Call):
+    """is_err(p): whether p is an ERR_PTR (the kernel's IS_ERR(): -4095 to
+    -1 as a 64-bit value), a bool, as 0.27's stdlib defines it."""
+    x = chk.expr(call.args[0])
+    if not x.type.is_int:
+        chk.err(f"is_err() needs a pointer or an integer, got {x.type}", call.args[0].span)
+    word = ir.Cast(ir.Cast(x, type=T.S64, span=call.span), type=T.U64, span=call.span)
+    lowest = ir.IntConst((1 << 64) - 4095, type=T.U64, span=call.span)
+    return ir.Binary(">=", word, lowest, type=T.Int(1, False, "bool"), span=call.span)
+
+
 FUNCTIONS = {
+    "is_err": ((1, 1), check_is_err),
     "strlen": ((1, 1), check_strlen),
     "strstr": ((2, 2), check_strstr),
     "str_concat": ((2, 2), check_str_concat),
