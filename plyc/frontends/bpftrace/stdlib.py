@@ -13,6 +13,7 @@ import ipaddress
 from dataclasses import replace
 
 from ... import builtins as B
+from ... import printf
 from ... import types as T
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
@@ -224,7 +225,39 @@ def check_is_err(chk, call: A.Call):
     return ir.Binary(">=", word, lowest, type=T.Int(1, False, "bool"), span=call.span)
 
 
+def check_fail(chk, call: A.Call):
+    """fail(fmt, ...): 0.27 stops compiling the script where fail() is, its
+    message formatted (a check a macro makes of what it is given). plyc
+    stops the build the same way; an argument known only at run time (a
+    $N) is shown as written in the script."""
+    fmt = call.args[0] if call.args else None
+    if not isinstance(fmt, A.Str):
+        chk.err("fail()'s first argument must be a format string literal", call.span)
+        return ir.IntConst(0, type=T.S64, span=call.span)
+    try:
+        parts = printf.parse(fmt.value.decode("utf-8", "replace"))
+    except printf.FormatError as e:
+        chk.err(str(e), fmt.span)
+        return ir.IntConst(0, type=T.S64, span=call.span)
+    args, text = iter(call.args[1:]), ""
+    for part in parts:
+        if isinstance(part, str):
+            text += part
+            continue
+        a = next(args, None)
+        v = const_value(a) if a is not None else None
+        if isinstance(a, A.Str):
+            text += a.value.decode("utf-8", "replace")
+        elif v is not None:
+            text += format(v, part.conv) if part.conv in "xXo" else str(v)
+        else:
+            text += f"${a.index}" if isinstance(a, A.Positional) else part.text
+    chk.err(text, call.span)
+    return ir.IntConst(0, type=T.S64, span=call.span)
+
+
 FUNCTIONS = {
+    "fail": ((1, B.MANY), check_fail),
     "is_err": ((1, 1), check_is_err),
     "strlen": ((1, 1), check_strlen),
     "strstr": ((2, 2), check_strstr),
