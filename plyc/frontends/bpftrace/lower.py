@@ -1023,6 +1023,12 @@ class Typer(Sema):
             return self.time(e, statement)
         if e.name == "str" and len(e.args) == 2 and const_value(e.args[1]) is None:
             return self.str_cut(e)
+        if e.name == "str" and e.args and positionals.text_offset(e.args[0]) is not None:
+            # str($1 + n): the text given, from its byte n on, as 0.27 reads it
+            pos, skip = positionals.text_offset(e.args[0])
+            node = self.call(replace(e, args=[pos, *e.args[1:]]), statement)
+            node.args[0].offset = skip
+            return node
         if e.name in V.FUNCTIONS:
             return V.call(self, e)
         if e.name in stdlib.FUNCTIONS:
