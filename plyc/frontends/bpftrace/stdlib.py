@@ -257,8 +257,6 @@ def check_fail(chk, call: A.Call):
 
 
 FUNCTIONS = {
-    "fail": ((1, B.MANY), check_fail),
-    "is_err": ((1, 1), check_is_err),
     "strlen": ((1, 1), check_strlen),
     "strstr": ((2, 2), check_strstr),
     "str_concat": ((2, 2), check_str_concat),
@@ -279,6 +277,8 @@ FUNCTIONS = {
     "syscall_name": ((1, 1), _text_of(I.SYSCALL_NAME, "syscall")),
     "getopt": ((1, 3), check_getopt),
     "pton": ((1, 1), check_pton),
+    "fail": ((1, B.MANY), check_fail),
+    "is_err": ((1, 1), check_is_err),
 }
 
 
