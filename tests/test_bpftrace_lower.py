@@ -605,12 +605,12 @@ def test_macro_errors():
            "BEGIN { bad(); wants_var(@m); wants_var(1 + 1); $v = val(2); rec(1); $w = wants_var(); }")
     lines = src.splitlines()
     assert err(src) == (
-        "tool.bt:1:15: error: macro bad uses @x, which it is not given: macros see only the maps passed to "
-        f"them (a parameter @x)\n{lines[0]}\n" + " " * 14 + "^~\n"
-        f"tool.bt:5:26: error: macro wants_var's parameter $x takes a scratch variable ($x)\n{lines[4]}\n"
+        "tool.bt:1:15: error: Unhygienic access to map: @x. Maps must be passed into the macro as arguments."
+        f"\n{lines[0]}\n" + " " * 14 + "^~\nnote: in macro bad: 0.27's words\n"
+        f"tool.bt:5:26: error: Mismatched arg. wants_var() expects a variable for arg $x but got a map.\n{lines[4]}\n"
         + " " * 25 + "^~\n"
-        f"tool.bt:5:41: error: macro wants_var's parameter $x takes a scratch variable ($x)\n{lines[4]}\n"
-        + " " * 40 + "^~~~~\n"
+        f"tool.bt:5:41: error: Mismatched arg. wants_var() expects a variable for arg $x but got an expression.\n"
+        f"{lines[4]}\n" + " " * 40 + "^~~~~\n"
         "tool.bt:5:54: error: macro val is used as a value, but its body does not end with a value"
         f"\n{lines[4]}\n" + " " * 53 + "^~~~~~\n"
         "note: end its body with an expression, e.g. { let $y = x; $y + 1 }\n"

@@ -135,13 +135,18 @@ class _Expander:
         self.count += 1
         renames = _Renames(f"__{m.name}_{self.count}_", m.name, self.diag)
         for p, a in zip(m.params, args):
+            got = "a map" if isinstance(a, A.Map) and a.keys is None else "a variable" if isinstance(a, A.Var) \
+                else "an expression"
+            # 0.27's words
             if p.kind == "var":
                 if not isinstance(a, A.Var):
-                    self.diag.error(f"macro {m.name}'s parameter ${p.name} takes a scratch variable ($x)", a.span)
+                    self.diag.error(f"Mismatched arg. {m.name}() expects a variable for arg ${p.name} but got {got}.",
+                                    a.span)
                 renames.vars[p.name] = getattr(a, "name", p.name)
             elif p.kind == "map":
                 if not isinstance(a, A.Map) or a.keys is not None:
-                    self.diag.error(f"macro {m.name}'s parameter {p.name} takes a map (@x)", a.span)
+                    self.diag.error(f"Mismatched arg. {m.name}() expects a map for arg {p.name} but got {got}.",
+                                    a.span)
                 renames.maps[p.name] = getattr(a, "name", p.name)
             else:
                 renames.exprs[p.name] = self.expr(a)
@@ -188,8 +193,8 @@ class _Renames:
         if isinstance(n, A.TypeName) and n.of is None and n.base in self.exprs:
             return self.type_arg(n, self.exprs[n.base])
         if isinstance(n, A.Map) and n.name not in self.maps:
-            self.diag.error(f"macro {self.name} uses {n.name}, which it is not given: macros see only the maps "
-                            f"passed to them (a parameter {n.name})", n.span)
+            self.diag.error(f"Unhygienic access to map: {n.name}. Maps must be passed into the macro as "
+                            f"arguments.", n.span, f"in macro {self.name}: 0.27's words")
         if isinstance(n, A.Map):
             return rebuilt(n, self.node, name=self.maps.get(n.name, n.name))
         return rebuilt(n, self.node)
