@@ -118,6 +118,7 @@ OPT_STR = "opt_str"        # ... as a string (char[strsize])
 class Param(Expr):
     kind: str            # TARGET | ARG_NUM | ARG_STR | PID_FILTER
     index: int = 0       # ARG_*: 1-based
+    offset: int = 0      # ARG_STR: the bytes of the text skipped (bpftrace's str($1 + n))
 
 
 # Values the tracer finds on the device at start-up and sets in plyc_params

@@ -9,7 +9,11 @@ BTF one (`struct file` defined in the script is the script's). Enumerators
 are constants. Comments in a definition are blanked before pycparser
 reads it (they keep their lines and columns); `__attribute__((packed))`
 after a definition's closing brace lays it out with no padding, as C
-compilers do; other attributes are refused by name. A member of a kernel
+compilers do; other attributes are refused by name. A member's struct or
+union type may be unnamed (`struct { int d; } c;`), and a member of such a
+type may be anonymous: its members are the enclosing record's, at their
+offsets (reading `.x`, offsetof(), printing by value, as 0.27 flattens
+them). A member of a kernel
 type held by value is refused as bpftrace refuses it (clang: "field has
 incomplete type"): the script's definitions know kernel types only behind a
 pointer.
@@ -20,7 +24,7 @@ of its own), or at the definition where pycparser gives none."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ... import layout as L
@@ -261,12 +265,14 @@ class _Layout:
         self.defs, self.abi, self.ptr, self.c = defs, abi, abi.ptr, c_ast
         self.packed: set = set()        # lines of the definitions that are packed
         self.top_words = None
+        self.anonymous = 0              # unnamed member types so far
 
     def top(self, decl):
         t = decl.type
         if isinstance(t, (self.c.Struct, self.c.Union)):
             self.top_words = ("union" if isinstance(t, self.c.Union) else "struct", t.name or "")
-        if isinstance(t, (self.c.Struct, self.c.Union)):
+            if not t.name:
+                raise DefinitionError("a struct or union defined in the preamble needs a name", t.coord)
             self.record(t)
         elif isinstance(t, self.c.Enum):
             self.enum(t)
@@ -284,24 +290,38 @@ class _Layout:
                                       "type)", node.coord)
             return rec
         if not node.name:
-            raise DefinitionError("a struct or union defined in the preamble needs a name", node.coord)
+            # a member's type with no name of its own (`struct { ... } a;`,
+            # an anonymous member): kept under a name no script can write
+            self.anonymous += 1
+            words = (words[0], f"(anonymous {self.anonymous})")
         if words in self.defs.records:
             raise DefinitionError(f"{' '.join(words)} is defined twice", node.coord)
         rec = Record(words, 0, 1, span=None)
         # packed: the definition's own line (the item's #line) and no other
         pack = node.coord is not None and (node.coord.file, node.coord.line) in self.packed and words == self.top_words
-        fields = []
+        fields, placed = [], []
         for d in node.decls:
             if d.bitsize is not None:
                 raise DefinitionError(f"bit-field '{d.name}' is not supported by plyc yet", d.coord)
-            if d.name is None:
-                raise DefinitionError("an anonymous member is not supported by plyc yet", d.coord)
-            m, align = self.member(d.name, d.type)
-            rec.members[d.name] = m
+            if d.name is None and not isinstance(d.type, (self.c.Struct, self.c.Union)):
+                raise DefinitionError("a member needs a name (only a struct or union member may be "
+                                      "anonymous)", d.coord)
+            if d.name is None and d.type.name:
+                self.record(d.type)     # `struct t { ... };` inside: defines struct t, no member (C's)
+                continue
+            m, align = self.member(d.name or "", d.type)
+            placed.append((d, m))
             fields.append(L.Field(m.size, align))
         lay = L.place(fields, self.abi, union=words[0] == "union", packed=pack)
-        for m, off in zip(rec.members.values(), lay.offsets):
+        for (d, m), off in zip(placed, lay.offsets):
             m.offset = off
+            # an anonymous struct's or union's members are the record's own,
+            # at their place in it, as C (and 0.27, reading and printing) has them
+            inner = self.defs.records[m.target].members.values() if d.name is None else [m]
+            for x in inner:
+                if x.name in rec.members:
+                    raise DefinitionError(f"duplicate member '{x.name}'", d.coord)
+                rec.members[x.name] = replace(x, offset=off + x.offset) if d.name is None else x
         rec.size, rec.align = lay.size, lay.align
         if rec.size > MAX_SIZE:
             raise DefinitionError(f"{' '.join(words)} is too large: {rec.size} bytes, at most {MAX_SIZE}",
@@ -370,7 +390,7 @@ class _Layout:
                 raise DefinitionError(f"array '{name}' is too large: {elem.size * n} bytes, "
                                       f"at most {MAX_SIZE}", t.coord)
             return Member(name, 0, elem.size * n, "array", elem=elem, count=n), align
-        inner = t.type
+        inner = t if isinstance(t, (c.Struct, c.Union)) else t.type     # an anonymous member's is bare
         if isinstance(inner, (c.Struct, c.Union)):
             rec = self.record(inner)
             return Member(name, 0, rec.size, "struct", target=rec.words), rec.align
