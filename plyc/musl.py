@@ -38,6 +38,11 @@ TARGETS = {
     # builds it: libbpf.o is 85 KB of text so, 111 KB in ARM code (zig
     # ignores -mthumb: the "thumb" triple is how to ask).
     "armhf": Target("thumb-linux-musleabihf", ("-mcpu=generic+v7a+vfp3d16+thumb2",)),
+    # Raspberry Pi Zero/1's core (ARMv6KZ, VFPv2, hard-float) and ARMv5TE
+    # soft-float (Debian's armel baseline), in ARM code: their Thumb is
+    # the 16-bit one only.
+    "armv6": Target("arm-linux-musleabihf", ("-mcpu=arm1176jzf_s",)),
+    "armel": Target("arm-linux-musleabi", ("-mcpu=arm926ej_s",)),
     "riscv64": Target("riscv64-linux-musl"),
     # 32-bit MIPS soft-float (OpenWrt's musl ABI): runs on routers without
     # an FPU, and on those with one.

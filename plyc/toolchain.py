@@ -204,6 +204,9 @@ class Toolchain:
         if libc == "musl" and not sdk:
             return cls.musl(target, verbose, clang, sysroot)
         native = A.is_native(target)
+        if A.get(target).no_debian_glibc and not sdk:
+            raise ToolchainError(f"no glibc build for {target}: {A.get(target).no_debian_glibc}; "
+                                 f"build with --libc musl, or set $CC to an SDK's {target} compiler")
         cc, cflags, sysroot = find_cc(target, sysroot)
         tc = cls(target, verbose, clang, cc, cflags, absolute_paths(shlex.split(os.environ.get("LDFLAGS", ""))))
         tc.ar = find_ar(cc)

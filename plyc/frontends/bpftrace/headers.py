@@ -35,7 +35,7 @@ from ...safefile import private_folder
 from ...toolchain import find_clang
 from .preamble import _literal
 
-ARCH_DIRS = {"x86_64": "x86", "aarch64": "arm64", "armhf": "arm", "arm": "arm"}
+ARCH_DIRS = {"x86_64": "x86", "aarch64": "arm64", "armhf": "arm", "armv6": "arm", "armel": "arm", "arm": "arm"}
 INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
 # How long clang may take over the headers (the kernel's take about 1 s).
 TIMEOUT = 60
