@@ -1,8 +1,8 @@
 """The script's own C definitions: `struct`, `union` and `enum` in the
 preamble that stay active (bpftrace's tools keep theirs under `#ifndef
 BPFTRACE_HAVE_BTF`, which plyc drops: preamble.py). pycparser parses them;
-plyc lays them out as the target's C compiler would (natural alignment,
-its pointer and long sizes: arch.py), and the lowering reads members at
+plyc lays them out as the target's C compiler would (plyc/layout.py, the
+target's C ABI: arch.py), and the lowering reads members at
 those offsets, not by CO-RE: the script says what the memory holds. As in
 bpftrace 0.17, the script's definition of a name wins over the kernel's
 BTF one (`struct file` defined in the script is the script's). Enumerators
@@ -23,8 +23,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ... import arch as ARCH
+from ... import layout as L
 from ...diag import Collector
+from ...ir import fold
 from ...ir.nodes import Span
 from ...nesting import C_MESSAGE, c_too_deep
 from . import ast as A
@@ -187,7 +188,7 @@ def parse(items: list, target: str, diag: Collector) -> Definitions:
     except c_parser.ParseError as err:
         diag.error(*_located(str(err), items))
         return out
-    lay = _Layout(out, ARCH.get(target).ptr, c_ast)
+    lay = _Layout(out, L.abi(target), c_ast)
     lay.packed = packed
     for ext in tree.ext:
         if isinstance(ext, c_ast.Typedef):
@@ -251,13 +252,13 @@ def _origin(name: str, items: list):
 MAX_SIZE = (1 << 31) - 1
 
 
-def _round(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
+# An enumerator's value: exact (then held to 64 bits), plyc/ir/fold.py computing.
+ENUMERATOR = fold.Rules(frozenset("+ - * << >> | & ^".split()), frozenset("-~+"))
 
 
 class _Layout:
-    def __init__(self, defs: Definitions, ptr: int, c_ast):
-        self.defs, self.ptr, self.c = defs, ptr, c_ast
+    def __init__(self, defs: Definitions, abi: L.ABI, c_ast):
+        self.defs, self.abi, self.ptr, self.c = defs, abi, abi.ptr, c_ast
         self.packed: set = set()        # lines of the definitions that are packed
         self.top_words = None
 
@@ -289,20 +290,19 @@ class _Layout:
         rec = Record(words, 0, 1, span=None)
         # packed: the definition's own line (the item's #line) and no other
         pack = node.coord is not None and (node.coord.file, node.coord.line) in self.packed and words == self.top_words
-        off = 0
+        fields = []
         for d in node.decls:
             if d.bitsize is not None:
                 raise DefinitionError(f"bit-field '{d.name}' is not supported by plyc yet", d.coord)
             if d.name is None:
                 raise DefinitionError("an anonymous member is not supported by plyc yet", d.coord)
             m, align = self.member(d.name, d.type)
-            align = 1 if pack else align
-            start = 0 if words[0] == "union" else _round(off, align)
-            m.offset = start
             rec.members[d.name] = m
-            rec.align = max(rec.align, align)
-            off = max(off, start + m.size) if words[0] == "union" else start + m.size
-        rec.size = _round(off, rec.align)
+            fields.append(L.Field(m.size, align))
+        lay = L.place(fields, self.abi, union=words[0] == "union", packed=pack)
+        for m, off in zip(rec.members.values(), lay.offsets):
+            m.offset = off
+        rec.size, rec.align = lay.size, lay.align
         if rec.size > MAX_SIZE:
             raise DefinitionError(f"{' '.join(words)} is too large: {rec.size} bytes, at most {MAX_SIZE}",
                                   node.coord)
@@ -335,15 +335,13 @@ class _Layout:
             return int(e.value.rstrip("uUlL"), 0)
         if isinstance(e, c.ID) and e.name in self.defs.constants:
             return self.defs.constants[e.name]
-        if isinstance(e, c.UnaryOp) and e.op in ("-", "~", "+"):
-            v = self.const(e.expr)
-            return {"-": -v, "~": ~v, "+": v}[e.op]
-        if isinstance(e, c.BinaryOp) and e.op in ("+", "-", "*", "<<", ">>", "|", "&", "^"):
+        if isinstance(e, c.UnaryOp) and e.op in ENUMERATOR.unary:
+            return fold.unary(e.op, self.const(e.expr), ENUMERATOR)
+        if isinstance(e, c.BinaryOp) and e.op in ENUMERATOR.binary:
             a, b = self.const(e.left), self.const(e.right)
             if e.op in ("<<", ">>") and not 0 <= b < 64:
                 raise DefinitionError(f"shift count {b} is out of range: it must be 0 to 63", e.coord)
-            v = {"+": a + b, "-": a - b, "*": a * b, "<<": a << b, ">>": a >> b,
-                 "|": a | b, "&": a & b, "^": a ^ b}[e.op]
+            v = fold.binary(e.op, a, b, ENUMERATOR)
             if not -(1 << 63) <= v < 1 << 64:
                 raise DefinitionError(f"the constant {v} does not fit in 64 bits", e.coord)
             return v
@@ -380,8 +378,8 @@ class _Layout:
             self.enum(inner)
             words = ("enum", inner.name) if inner.name else None     # a named enum prints by name
             return Member(name, 0, 4, "int", signed=False, target=words), 4
-        size, signed = self.integer(inner.names, t.coord)
-        return Member(name, 0, size, "int", signed=signed), size
+        size, signed, align = self.integer(inner.names, t.coord)
+        return Member(name, 0, size, "int", signed=signed), align
 
     def pointee(self, t) -> tuple:
         c = self.c
@@ -395,22 +393,15 @@ class _Layout:
         return ("void",)
 
     def integer(self, names: list, coord) -> tuple:
+        """(size, signed, alignment) of an integer type; plain char is
+        signed, as bpftrace reads it."""
         words = [w for w in names if w not in ("const", "volatile")]
         if len(words) == 1 and words[0] in TYPEDEFS:
             n, s = TYPEDEFS[words[0]]
-            return (self.ptr if n == "ptr" else n), s
-        signed = "unsigned" not in words
-        base = [w for w in words if w not in ("signed", "unsigned", "int")] or ["int"]
-        if base in (["char"],):
-            return 1, signed
-        if base == ["_Bool"]:
-            return 1, False
-        if base == ["short"]:
-            return 2, signed
-        if base == ["int"]:
-            return 4, signed
-        if base == ["long"]:
-            return self.ptr, signed
-        if base == ["long", "long"]:
-            return 8, signed
-        raise DefinitionError(f"type '{' '.join(names)}' is not supported in a definition by plyc yet", coord)
+            sc = L.pointer(self.abi) if n == "ptr" else L.integer(self.abi, n, s)
+            return sc.size, s, sc.align
+        sc = L.scalar(self.abi, words)
+        if sc is None or sc.kind != "int":
+            raise DefinitionError(f"type '{' '.join(names)}' is not supported in a definition by plyc yet", coord)
+        signed = sc.signed if words != ["char"] else True
+        return sc.size, signed, sc.align
