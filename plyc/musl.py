@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -28,6 +28,9 @@ from .cachedir import ToolchainError, cache_dir, writing
 class Target:
     triple: str          # zig's -target
     flags: tuple = ()    # what the target's ABI needs beyond the triple
+    # runtime-c/compat/ sources for what zig's libraries lack there, linked
+    # into the tracer (not the libraries: kept out of their cache key).
+    compat: tuple = field(default=(), repr=False)
 
 
 # One line per target: a new architecture is one more line.
@@ -42,7 +45,7 @@ TARGETS = {
     # soft-float (Debian's armel baseline), in ARM code: their Thumb is
     # the 16-bit one only.
     "armv6": Target("arm-linux-musleabihf", ("-mcpu=arm1176jzf_s",)),
-    "armel": Target("arm-linux-musleabi", ("-mcpu=arm926ej_s",)),
+    "armel": Target("arm-linux-musleabi", ("-mcpu=arm926ej_s",), ("armv5-atomics.c",)),
     "riscv64": Target("riscv64-linux-musl"),
     # 32-bit MIPS soft-float (OpenWrt's musl ABI): runs on routers without
     # an FPU, and on those with one.

@@ -2,6 +2,7 @@
 static executable for that machine), with glibc and with musl, and the
 tracer runs under qemu-user. The newer targets (MIPS, POWER, s390x: the
 big-endian ones included) build a few examples each, to keep the time down."""
+import re
 import shutil
 import subprocess
 import sys
@@ -120,10 +121,14 @@ def test_old_arm_tracers_use_only_their_cores_instructions(target, tmp_path):
     # literal pools are not read as instructions.
     dis = subprocess.run(["arm-linux-gnueabihf-objdump", "-d", str(out)], capture_output=True, text=True,
                          check=True).stdout
-    found = {}
+    found, function = {}, ""
     for line in dis.splitlines():
+        if line.endswith(">:"):
+            function = line.split("<", 1)[1][:-2]
         parts = line.split("\t")
-        if len(parts) < 3 or not parts[0].strip().endswith(":"):
+        # musl's atomics for ARMv6 and v7 cores, which it picks at run time
+        # by the kernel's helpers' version: never reached on older cores.
+        if len(parts) < 3 or not parts[0].strip().endswith(":") or re.match(r"__a_\w+_v[67]$", function):
             continue
         op = parts[2].split()[0] if parts[2].split() else ""
         base = op.split(".")[0]
