@@ -72,6 +72,12 @@ class Arch:
         architecture's libc6-dev)."""
         own = (f"/usr/include/{self.triplet}",)
         return own if is_native(self.name) else (f"/usr/{self.triplet}/include",) + own
+    # Why a glibc build needs the user's own compiler ($CC of an SDK): no
+    # Debian compiler and C library serve the target (ARMv6: Debian's armhf
+    # is ARMv7). Empty: Debian's do.
+    no_debian_glibc: str = ""
+    # qemu-user's -cpu that runs only the target's instructions (tests).
+    qemu_cpu: str = ""
 
     @property
     def bpf_target(self) -> str:
@@ -116,6 +122,20 @@ ARCHES = {a.name: a for a in (
          tuple(f"r{i}" for i in range(16)) + ("sp", "lr", "pc", "cpsr"),
          None, 4, 8, 8, False, "armhf", "arm-linux-gnueabihf", "gcc-arm-linux-gnueabihf",
          ("arm",), "ARM", "qemu-arm-static", ldouble_align=8, biggest_align=8, anon_bitfield_align=True),
+    # ARMv6 hard-float (Raspberry Pi Zero and 1, Raspberry Pi OS's ABI):
+    # musl, or an SDK's compiler; `uname -m` armv6l.
+    Arch("armv6", ("armv6l",), "arm",
+         tuple(f"r{i}" for i in range(16)) + ("sp", "lr", "pc", "cpsr"),
+         None, 4, 8, 8, False, "armhf", "arm-linux-gnueabihf", "gcc-arm-linux-gnueabihf",
+         ("arm",), "ARM", "qemu-arm-static",
+         no_debian_glibc="Debian's armhf compiler and C library are ARMv7 (instructions an ARMv6 core lacks)",
+         qemu_cpu="arm1176", ldouble_align=8, biggest_align=8, anon_bitfield_align=True),
+    # ARMv5TE soft-float: Debian's armel (older ARM SoCs, many routers).
+    Arch("armel", ("armv5tel", "armv5tejl"), "arm",
+         tuple(f"r{i}" for i in range(16)) + ("sp", "lr", "pc", "cpsr"),
+         None, 4, 8, 8, False, "armel", "arm-linux-gnueabi", "gcc-arm-linux-gnueabi",
+         ("arm",), "ARM", "qemu-arm-static", qemu_cpu="arm926",
+         ldouble_align=8, biggest_align=8, anon_bitfield_align=True),
     # Syscall wrappers (__riscv_sys_*) since 6.6; older kernels take sys_*.
     Arch("riscv64", ("riscv64",), "riscv", RISCV_REGS,
          "__riscv_sys_", 8, 8, 16, False, "riscv64", "riscv64-linux-gnu", "gcc-riscv64-linux-gnu",

@@ -21,7 +21,7 @@ from . import __version__, musl
 from . import sysroot as debian_sysroot
 from . import arch as A
 from .safefile import private_folder
-from .toolchain import ToolchainError, find_cc, find_clang
+from .toolchain import ToolchainError, compiler_sysroot, find_ar, find_cc, find_clang, user_compiler
 
 DEV_PACKAGE = {"libbpf.a": "libbpf-dev", "libelf.a": "libelf-dev", "libz.a": "zlib1g-dev"}
 
@@ -89,9 +89,9 @@ def check(target: str, sysroot: Optional[str] = None, libc: str = "glibc") -> Re
     print(f"plyc {__version__}, building for {target}"
           + ("" if native else f" on {os.uname().machine}") + (" with musl" if libc == "musl" else ""))
     _bpf_side(r)
-    if libc == "musl":
+    if libc == "musl" and not user_compiler():
         return _tools(_musl(r, target, sysroot), target)
-    return _glibc(r, target, sysroot, native)
+    return _glibc(r, target, sysroot, native, libc)
 
 
 def _bpf_side(r: Report):
@@ -111,6 +111,52 @@ def _bpf_side(r: Report):
             r.ok(f"{header} (BPF side)", str(path))
         else:
             r.miss(f"{header} (BPF side)", f"apt-get install {package}")
+
+
+def _sdk(r: Report, target: str, cc: list, cflags: list, root: Optional[str], libc: str) -> Report:
+    """The rest of a build with the user's own compiler ($CC or
+    $CROSS_COMPILE: a Yocto, Buildroot or OpenWrt SDK's): its archiver, C
+    library and sysroot, and the libraries plyc builds with it where the
+    sysroot lacks them."""
+    from . import sdklibs
+    try:
+        ar = find_ar(cc)
+        r.ok("archiver", " ".join(ar))
+    except ToolchainError as e:
+        r.miss("archiver", str(e).partition(": ")[2])
+        ar = None
+    try:
+        clib = sdklibs.c_library([*cc, *cflags])
+    except ToolchainError as e:
+        r.miss("the C library's headers", str(e).splitlines()[0])
+        return r
+    if libc == "musl" and clib != "musl":
+        r.miss("C library", f"{' '.join(cc)} links glibc: leave out --libc musl, or unset "
+               f"${user_compiler()} to build with zig's musl")
+    else:
+        r.ok("C library", clib)
+    root = root or compiler_sysroot(cc + cflags)
+    if root and not Path(root).is_dir():
+        r.miss("sysroot", f"{root} is not a directory")
+        return r
+    r.note("sysroot", root or "the compiler's own")
+    rootp = Path(root) if root else None
+    if rootp and sdklibs.has_libraries(rootp, A.get(target).triplet):
+        r.ok("libbpf, libelf, zlib", f"in {root}")
+        return r
+    if ar:
+        out = sdklibs.prefix(target, cc, ar, [*cflags] + ([f"--sysroot={root}"] if root and "--sysroot"
+                              not in " ".join(cc + cflags) else []), rootp)
+        if sdklibs.ready(out):
+            r.ok("libbpf, libelf, zlib", f"built for this SDK: {out}")
+            return r
+    r.note("libbpf, libelf, zlib", f"not in the sysroot: plyc build builds them from Debian {musl.SUITE}'s "
+           f"sources with {' '.join(cc)}, once (kept in {sdklibs.cache_dir() / 'sdk'})")
+    if not (musl.base() / "src").is_dir():
+        for tool, package in (("apt-get", "apt"), ("dpkg-source", "dpkg-dev")):
+            if not shutil.which(tool):
+                r.miss(f"{tool} (to fetch the sources)", f"apt-get install {package}")
+    return r
 
 
 def _musl(r: Report, target: str, sysroot: Optional[str]) -> Report:
@@ -155,7 +201,7 @@ def _version_flag(argv: list) -> str:
     return p.stdout.strip() if p and p.returncode == 0 else "?"
 
 
-def _glibc(r: Report, target: str, sysroot: Optional[str], native: bool) -> Report:
+def _glibc(r: Report, target: str, sysroot: Optional[str], native: bool, libc: str = "glibc") -> Report:
     # The loader: the C compiler for the target.
     try:
         cc, cflags, root = find_cc(target, sysroot)
@@ -174,6 +220,8 @@ def _glibc(r: Report, target: str, sysroot: Optional[str], native: bool) -> Repo
             r.ok(what, f"{' '.join(cc)} ({_version(cc) or machine})")
             if not root:
                 _libc(r, target, cc, cflags)
+            if user_compiler() and not (native and not root and libc == "glibc"):
+                return _tools(_sdk(r, target, cc, cflags, root, libc), target)
 
     # The sysroot and the target's static libraries in it.
     if root:

@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -28,6 +28,9 @@ from .cachedir import ToolchainError, cache_dir, writing
 class Target:
     triple: str          # zig's -target
     flags: tuple = ()    # what the target's ABI needs beyond the triple
+    # runtime-c/compat/ sources for what zig's libraries lack there, linked
+    # into the tracer (not the libraries: kept out of their cache key).
+    compat: tuple = field(default=(), repr=False)
 
 
 # One line per target: a new architecture is one more line.
@@ -38,6 +41,11 @@ TARGETS = {
     # builds it: libbpf.o is 85 KB of text so, 111 KB in ARM code (zig
     # ignores -mthumb: the "thumb" triple is how to ask).
     "armhf": Target("thumb-linux-musleabihf", ("-mcpu=generic+v7a+vfp3d16+thumb2",)),
+    # Raspberry Pi Zero/1's core (ARMv6KZ, VFPv2, hard-float) and ARMv5TE
+    # soft-float (Debian's armel baseline), in ARM code: their Thumb is
+    # the 16-bit one only.
+    "armv6": Target("arm-linux-musleabihf", ("-mcpu=arm1176jzf_s",)),
+    "armel": Target("arm-linux-musleabi", ("-mcpu=arm926ej_s",), ("armv5-atomics.c",)),
     "riscv64": Target("riscv64-linux-musl"),
     # 32-bit MIPS soft-float (OpenWrt's musl ABI): runs on routers without
     # an FPU, and on those with one.

@@ -102,6 +102,41 @@ def find_cc(target: str, sysroot: Optional[str] = None) -> tuple:
         os.path.abspath(sysroot) if sysroot else None
 
 
+def user_compiler() -> str:
+    """Which variable names the user's own compiler (an SDK's), or ""."""
+    return next((v for v in ("CC", "CROSS_COMPILE") if os.environ.get(v, "").strip()), "")
+
+
+def find_ar(cc: list) -> list:
+    """$AR, else the archiver beside the compiler (an SDK's prefixed
+    `-ar`), else the machine's: a plain error when it is not there."""
+    if os.environ.get("AR", "").strip():
+        ar = shlex.split(os.environ["AR"])
+        what = "$AR"
+    elif os.path.basename(cc[0]).endswith("gcc"):
+        ar = [cc[0][:-3] + "ar"]
+        what = f"the archiver beside {cc[0]}"
+    else:
+        ar, what = ["ar"], "ar"
+    if not shutil.which(ar[0]):
+        raise ToolchainError(f"no archiver: {what} ({ar[0]}) is not installed; "
+                             "set $AR to the SDK's ar (or binutils' ar)")
+    return ar
+
+
+def compiler_sysroot(argv: list) -> Optional[str]:
+    """The sysroot a compiler command uses: its --sysroot, else the one it
+    was built with (-print-sysroot), unless that is / (Debian's)."""
+    for i, a in enumerate(argv):
+        if a.startswith("--sysroot="):
+            return a.partition("=")[2]
+        if a == "--sysroot" and i + 1 < len(argv):
+            return argv[i + 1]
+    proc = children.run([*argv, "-print-sysroot"], capture_output=True, text=True)
+    root = proc.stdout.strip() if proc.returncode == 0 else ""
+    return root if root and os.path.realpath(root) != "/" and os.path.isdir(root) else None
+
+
 def _absolute(path: str) -> str:
     """path made absolute, unless it is the sysroot's (`=dir`, `$SYSROOT/dir`)."""
     return path if path.startswith(("=", "$")) else os.path.abspath(path)
@@ -165,14 +200,27 @@ class Toolchain:
         libc = libc or default_libc()
         if libc not in LIBCS:
             raise ToolchainError(f"unknown C library '{libc}' (glibc or musl)")
-        if libc == "musl":
+        sdk = user_compiler()
+        if libc == "musl" and not sdk:
             return cls.musl(target, verbose, clang, sysroot)
         native = A.is_native(target)
+        if A.get(target).no_debian_glibc and not sdk:
+            raise ToolchainError(f"no glibc build for {target}: {A.get(target).no_debian_glibc}; "
+                                 f"build with --libc musl, or set $CC to an SDK's {target} compiler")
         cc, cflags, sysroot = find_cc(target, sysroot)
         tc = cls(target, verbose, clang, cc, cflags, absolute_paths(shlex.split(os.environ.get("LDFLAGS", ""))))
-        tc.ar = [os.environ.get("AR") or (cc[0][:-3] + "ar" if cc[0].endswith("gcc") else "ar")]
+        tc.ar = find_ar(cc)
+        if libc == "musl":
+            tc.use_musl_sdk(sdk)
+        if sdk and not sysroot:
+            # The SDK's compiler knows its own sysroot (Buildroot's and
+            # OpenWrt's wrappers, CFLAGS' --sysroot): its C library, not
+            # Debian's, is what the tracer links.
+            sysroot = compiler_sysroot(cc + cflags)
         if sysroot:
             tc.use_sysroot(Path(sysroot), explicit=True)
+        elif libc == "musl":
+            tc.use_sdk_libraries(None)
         elif not native:
             from . import sysroot as debian_sysroot
             tc.use_sysroot(debian_sysroot.prepare(target, verbose), explicit=False)
@@ -194,7 +242,28 @@ class Toolchain:
         root = musl.prepare(target, verbose)
         return cls(target, verbose, clang, cc, cflags=[f"-I{root / 'include'}"],
                    ldflags=list(musl.SIZE_LDFLAGS), libs=[f"-L{root / 'lib'}", *LIBS], ar=[cc[0], "ar"],
-                   libc="musl", opt=list(musl.SIZE_CFLAGS))
+                   libc="musl", opt=list(musl.SIZE_CFLAGS),
+                   compat=[runtime_dir() / "compat" / f for f in musl.TARGETS[target].compat])
+
+    def use_musl_sdk(self, sdk: str):
+        """--libc musl with the user's compiler ($CC, $CROSS_COMPILE: an
+        OpenWrt SDK's): it must link musl; the tracer is built for size as
+        zig's are."""
+        from . import musl, sdklibs
+        if sdklibs.c_library(self.cc + self.cflags) != "musl":
+            raise ToolchainError(f"--libc musl: {sdk} ({' '.join(self.cc)}) links glibc, not musl: "
+                                 "leave out --libc musl to build with it, or unset $CC and "
+                                 "$CROSS_COMPILE to build with zig's musl")
+        self.libc, self.opt = "musl", list(musl.SIZE_CFLAGS)
+        self.ldflags += musl.SIZE_LDFLAGS
+
+    def use_sdk_libraries(self, root: Optional[Path]):
+        """libbpf, libelf and zlib built for this compiler (and sysroot),
+        once: an SDK's sysroot holds only the C library."""
+        from . import sdklibs
+        prefix = sdklibs.prepare(self.target, self.cc, self.ar, self.cflags, root, self.opt, self.verbose)
+        self.cflags.append(f"-I{prefix / 'include'}")
+        self.libs = [f"-L{prefix / 'lib'}", *LIBS]
 
     def use_sysroot(self, root: Path, explicit: bool):
         if not root.is_dir():
@@ -202,6 +271,7 @@ class Toolchain:
         if explicit and "--sysroot" not in " ".join(self.cc + self.cflags):
             self.cflags.append(f"--sysroot={root}")
             self.ldflags.append(f"--sysroot={root}")
+        from . import sdklibs
         triplet = A.get(self.target).triplet
         pcdirs = [root / "usr/lib" / triplet / "pkgconfig", root / "usr/lib/pkgconfig",
                   root / "usr/lib64/pkgconfig", root / "usr/share/pkgconfig"]
@@ -214,9 +284,11 @@ class Toolchain:
             flags = shlex.split(proc.stdout)
             self.cflags += [f for f in flags if f.startswith("-I")]
             self.libs = [f for f in flags if not f.startswith("-I")]
+        elif explicit and not sdklibs.has_libraries(root, triplet):
+            self.use_sdk_libraries(root)
         else:
             self.cflags += [f"-I{root / 'usr/include'}"]
-            self.libs = [f"-L{root / 'usr/lib' / triplet}", f"-L{root / 'usr/lib'}", *LIBS]
+            self.libs = [*(f"-L{d}" for d in sdklibs.lib_dirs(root, triplet)), *LIBS]
 
     def run(self, cmd: list, what: str, cwd: Optional[Path] = None, input: Optional[str] = None) \
             -> subprocess.CompletedProcess:

@@ -12,8 +12,10 @@
 #elif defined(__aarch64__)
 #define PLYC_TRIPLET "aarch64-linux-gnu"
 #define PLYC_SYSCALL_PREFIX "__arm64_sys_"
-#elif defined(__arm__)
+#elif defined(__arm__) && defined(__ARM_PCS_VFP)
 #define PLYC_TRIPLET "arm-linux-gnueabihf"
+#elif defined(__arm__)
+#define PLYC_TRIPLET "arm-linux-gnueabi"
 #elif defined(__riscv) && __riscv_xlen == 64
 #define PLYC_TRIPLET "riscv64-linux-gnu"
 /* Since 6.6; older riscv kernels spell syscalls sys_*, the next choice. */

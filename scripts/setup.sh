@@ -19,6 +19,7 @@ DEMO_PY="lark[interegular]>=1.1 jinja2>=3.0 pycparser>=2.21"
 DEMO_IMPORTS="lark, jinja2, pycparser, interegular"
 
 TEST_APT="bpftool qemu-system-x86 qemu-system-arm qemu-system-misc gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
+gcc-arm-linux-gnueabi libc6-dev-armel-cross
 gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 gcc-mipsel-linux-gnu libc6-dev-mipsel-cross gcc-mips64el-linux-gnuabi64 libc6-dev-mips64el-cross
 gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross

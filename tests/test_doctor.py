@@ -18,7 +18,7 @@ LIBC = {"x86_64": "/usr/lib/x86_64-linux-gnu/libc.a", "aarch64": "/usr/aarch64-l
         "armhf": "/usr/arm-linux-gnueabihf/lib/libc.a", "riscv64": "/usr/riscv64-linux-gnu/lib/libc.a",
         "s390x": "/usr/s390x-linux-gnu/lib/libc.a", "mips": "/usr/mips-linux-gnu/lib/libc.a"}
 # The user's build environment, which doctor follows as plyc build does.
-BUILD_ENV = ("CC", "CFLAGS", "CROSS_COMPILE", "SYSROOT", "SDKTARGETSYSROOT", "PLYC_CLANG", "PLYC_LIBC", "PLYC_ZIG")
+BUILD_ENV = ("CC", "AR", "CFLAGS", "LDFLAGS", "CROSS_COMPILE", "SYSROOT", "SDKTARGETSYSROOT", "PLYC_CLANG", "PLYC_LIBC", "PLYC_ZIG")
 
 
 def doctor(*args, **env) -> subprocess.CompletedProcess:
@@ -134,9 +134,22 @@ def test_a_cross_compiler_without_its_c_library(tmp_path):
     fake.write_text('#!/bin/sh\ncase "$1" in -print-file-name=*) echo libc.a;; '
                     '*) exec riscv64-linux-gnu-gcc "$@";; esac\n')
     fake.chmod(0o755)
-    p = doctor("--target", "riscv64", CC=str(fake))
+    p = doctor("--target", "riscv64", CC=str(fake), AR="riscv64-linux-gnu-ar")
     assert p.returncode == 1
     assert lines(p.stdout, "missing") == {"libc.a (riscv64)": "apt-get install libc6-dev-riscv64-cross"}
+
+
+def test_an_sdk_compiler_without_its_archiver(tmp_path):
+    # A vendor SDK's prefixed gcc without the prefixed ar beside it: the
+    # build would stop there, so the doctor says so, naming the tool.
+    fake = tmp_path / "aarch64-vendor-linux-gcc"
+    fake.write_text('#!/bin/sh\nexec aarch64-linux-gnu-gcc "$@"\n')
+    fake.chmod(0o755)
+    p = doctor("--target", "aarch64", CC=str(fake))
+    assert p.returncode == 1
+    assert lines(p.stdout, "missing") == {"archiver": (
+        f"the archiver beside {fake} ({tmp_path / 'aarch64-vendor-linux-ar'}) is not installed; "
+        "set $AR to the SDK's ar (or binutils' ar)")}
 
 
 def test_a_clang_without_the_bpf_target(tmp_path):
