@@ -966,6 +966,11 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	for (i = 0; i < prog->nprobes; i++)
 		if (prog->probes[i].provider->ends_run)
 			plyc_request_exit(0);
+	/* bpftrace (since 0.24) ends a run whose only probes are BEGIN and END
+	 * once BEGIN's output is out, as if BEGIN had called exit(): END runs,
+	 * the maps are printed. ply's tracer waits for a signal, -d or -c. */
+	if (prog->style == PLYC_STYLE_BPFTRACE && plyc_once_only(prog))
+		plyc_request_exit(0);
 	if (o.verbose) {
 		fprintf(stderr, "%s: %d probe%s attached\n", prog->name, links.n, links.n == 1 ? "" : "s");
 		plyc_maps_report_memory(prog->name, obj, "after load");
