@@ -308,19 +308,17 @@ def _killpg(pgid, sig):
 
 def _stop(proc, grace=3):
     """SIGTERM to the process group (the tracer prints its exit dump), then
-    SIGKILL to whatever is left of it."""
+    SIGKILL to whatever is left of it. Its output is read by the caller."""
     if proc is None:
-        return ""
-    out = ""
+        return
     if proc.poll() is None:
         _killpg(proc.pid, signal.SIGTERM)
     try:
-        out = proc.communicate(timeout=grace)[0] or ""
+        proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         _killpg(proc.pid, signal.SIGKILL)
-        out = proc.communicate()[0] or ""
+        proc.wait()
     _killpg(proc.pid, signal.SIGKILL)
-    return out
 
 
 def _children_named(names, timeout):
@@ -382,9 +380,8 @@ def run_case(case, engine, tdir, scale):
                 break
         if timed_out:
             _stop(proc)
-            done.wait(5)
-        else:
-            proc.wait()
+        proc.wait()
+        done.wait(10)
         output = "".join(lines)
         if case.exact:
             # what the engine printed before its probes ran is not compared
