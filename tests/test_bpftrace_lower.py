@@ -1081,3 +1081,17 @@ def test_a_percent_that_starts_no_conversion_is_printed():
     assert "event 1 printf" in dump(lower('BEGIN { printf("100%\\n"); }'))
     assert "printf's %gr (GFP flags by name) is not supported by plyc yet" in \
         err('tracepoint:kmem:kmalloc { printf("%gr\\n", args->gfp_flags); }')
+
+
+def test_an_expression_statement_is_typed_then_discarded():
+    # bpftrace 0.27 runs `args.x;` with a warning (its runtime suite's btf
+    # tests do); plyc too: the value dropped, what it runs first kept, its
+    # errors told, the warning said once where the probe is lowered twice
+    prog = lower("tracepoint:syscalls:sys_enter_nanosleep { args.rqtp.tv_sec; 1 + 2; exit(); }\n"
+                 "BEGIN { $y = 1; { $y += 1; $y }; printf(\"%d\\n\", $y); }")
+    said = [w.render_lines("tool.bt", []) for w in prog.warnings]
+    assert said == ["tool.bt:1:43: warning: this expression's value is discarded",
+                    "tool.bt:1:61: warning: this expression's value is discarded",
+                    "tool.bt:2:28: warning: this expression's value is discarded"]
+    assert "$y += 1" not in dump(prog) and "+ 1" in dump(prog)
+    assert "has no member 'nosuch'" in err("tracepoint:syscalls:sys_enter_nanosleep { args.rqtp.nosuch; }")

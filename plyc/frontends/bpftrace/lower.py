@@ -366,7 +366,14 @@ class Typer(Sema):
             one = A.Int(1, "1", span=e.span)
             return self.stmt_Assign(A.Assign(e.target, e.op[0] + "=", one, span=s.span))
         if not isinstance(e, A.Call):
-            self.err("this expression does nothing; assign it or print it", e.span)
+            # bpftrace 0.27 runs it with a warning ("Return value discarded"):
+            # typed (its errors told), what it runs first kept, the value dropped
+            where = ("discarded", e.span.line, e.span.col, id(e.span.origin))
+            if where not in self.st.warned:     # once, however often the probe is lowered
+                self.st.warned.add(where)
+                self.st.warnings.append(Diagnostic("this expression's value is discarded", e.span, "warning"))
+            self.expr(e)
+            return None
         if e.name in AGGREGATIONS:
             self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
                      f"{AGG.AGGREGATIONS[AGG_NAMES[e.name]].example_args})", e.span)
