@@ -299,6 +299,22 @@ def command_line(case, engine, tdir):
     return f"{bt} {json_flags}-e {shlex.quote(case.prog)}"
 
 
+# every process group a test started, stopped when the runner is (SIGINT, SIGTERM)
+ACTIVE = set()
+
+
+def _start(*args, **kw):
+    proc = subprocess.Popen(*args, start_new_session=True, **kw)
+    ACTIVE.add(proc)
+    return proc
+
+
+def _stop_all(signum, frame):
+    for proc in list(ACTIVE):
+        _killpg(proc.pid, signal.SIGKILL)
+    raise SystemExit(128 + signum)
+
+
 def _killpg(pgid, sig):
     try:
         os.killpg(pgid, sig)
@@ -319,6 +335,7 @@ def _stop(proc, grace=3):
         _killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     _killpg(proc.pid, signal.SIGKILL)
+    ACTIVE.discard(proc)
 
 
 def _children_named(names, timeout):
@@ -349,14 +366,14 @@ def run_case(case, engine, tdir, scale):
                                          timeout=60).returncode != 0:
             return "fail", "SETUP failed", ""
         for b in case.befores:
-            befores.append(subprocess.Popen(b.split(), cwd=tdir, start_new_session=True,
+            befores.append(_start(b.split(), cwd=tdir,
                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         if befores and not _children_named([os.path.basename(b.split()[-1]) for b in case.befores], 30):
             return "fail", "BEFORE did not start", ""
         cmd = command_line(case, engine, tdir)
         if "{{BEFORE_PID}}" in cmd:
             cmd = cmd.replace("{{BEFORE_PID}}", str(befores[0].pid))
-        proc = subprocess.Popen(cmd, shell=True, cwd=tdir, env=env, start_new_session=True,
+        proc = _start(cmd, shell=True, cwd=tdir, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 text=True, errors="backslashreplace")
         lines, done = [], threading.Event()
@@ -373,7 +390,7 @@ def run_case(case, engine, tdir, scale):
                 attached = True
                 deadline = time.monotonic() + case.timeout * scale + 1
                 if case.after:
-                    after = subprocess.Popen(case.after, shell=True, cwd=tdir, start_new_session=True,
+                    after = _start(case.after, shell=True, cwd=tdir,
                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if time.monotonic() > deadline:
                 timed_out = True
@@ -555,6 +572,7 @@ def main(argv):
     ap.add_argument("--engine", choices=("both", "plyc", "0.27"), default="both")
     ap.add_argument("--results", type=Path, default=Path("bpftrace-suite-results.jsonl"))
     ap.add_argument("--rerun", action="store_true", help="run again what --results holds")
+    ap.add_argument("--rerun-failed", action="store_true", help="run again what --results holds as failed")
     ap.add_argument("--timeout-scale", type=float, default=3, help="TIMEOUT times this (a loaded machine)")
     ap.add_argument("--table", action="store_true", help="only print the table of --results")
     ap.add_argument("--skipped", action="store_true", help="list the tests not run here, and why")
@@ -582,8 +600,13 @@ def main(argv):
             run.append(c)
     if args.skipped:
         return 0
+    signal.signal(signal.SIGTERM, _stop_all)
+    signal.signal(signal.SIGINT, _stop_all)
     engines = ["0.27", "plyc"] if args.engine == "both" else [args.engine]
-    todo = [(c, e) for c in run for e in engines if args.rerun or (c.id, e) not in results]
+    def due(c, e):
+        old = results.get((c.id, e))
+        return old is None or args.rerun or (args.rerun_failed and old["result"] != "pass")
+    todo = [(c, e) for c in run for e in engines if due(c, e)]
     print(f"{len(run)} of {len(cases)} tests run here; {len(todo)} runs to do", file=sys.stderr)
 
     def one(item):
