@@ -503,11 +503,9 @@ def as_bpftrace(argv):
             script = None
     work = tempfile.mkdtemp(prefix="btsuite-")
     try:
-        if script is None:
-            script = os.path.join(work, "prog.bt")
-            Path(script).write_text(program)
         out = os.path.join(work, "bpftrace")
-        build_cmd = plyc + ["-q", "build", "--lang", "bpftrace", script, "-o", out, *build]
+        source = ["-e", program] if script is None else [script]
+        build_cmd = plyc + ["-q", "build", "--lang", "bpftrace", *source, "-o", out, *build]
         if subprocess.run(build_cmd, cwd=os.getcwd(), env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode:
             return 1
         print(MARK_STARTED, flush=True)

@@ -63,6 +63,9 @@ def test_errorf_and_warnf_are_stderr_lines():
     res = resources.build(prog, "tool", "tool.bt")
     c = "\n".join(printers.event_body(res.events[0], res))
     assert '"tool.bt:1:9-30: ERROR: "' in c and "fputs(\"bad \", fp);" in c and "fputc('\\n', fp);" in c
+    # a one-liner (plyc run -e) is "stdin", as bpftrace names a -e program
+    one = resources.build(prog, "tool", "<command-line>")
+    assert '"stdin:1:9-30: ERROR: "' in "\n".join(printers.event_body(one.events[0], one))
     assert "errorf() has no value" in err('BEGIN { $x = errorf("a"); }')
     assert "the format has 1 conversion but 0 arguments follow" in err('BEGIN { warnf("%d"); }')
 
