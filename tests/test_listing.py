@@ -117,7 +117,8 @@ def bt27_lines(bpftrace27, *args):
 @pytest.mark.parametrize("pattern", ["tracepoint:syscalls:sys_enter_openat", "tracepoint:sched:sched_switch",
                                      "fentry:vfs_read", "fexit:vfs_read", "fentry:do_sys_openat2",
                                      "kprobe:vfs_read", "rawtracepoint:sched_switch", "iter:task_file",
-                                     "tracepoint:syscalls:*openat*"])
+                                     "tracepoint:syscalls:*openat*",
+                                     "kprobe:vfs_read,tracepoint:syscalls:sys_exit_openat,kprobe:vfs_write"])
 def test_list_v_as_bpftrace_027_prints_it(bpftrace27, pattern):
     assert lines(plyc("list", "-v", pattern)) == bt27_lines(bpftrace27, "-lv", pattern)
 
