@@ -82,7 +82,7 @@ TYPE_ERRORS = [
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, find, time, zero, bswap, "
      "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
-     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
+     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, cgroup, cpid, cpu, curtask, elapsed, func, gid, jiffies, ncpus, numaid, probe, rand, retval, uid, username, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: not #define'd by the script, which #includes no header\n"

@@ -105,6 +105,15 @@ def test_the_variables_as_calls():
     assert dump(lower('kprobe:f { print((comm(), nsecs(), usermode(), ppid(), ppid(curtask))); }')) == \
         dump(lower('kprobe:f { print((comm, nsecs, usermode, ppid, ppid)); }'))
     assert "ppid() takes a task (struct task_struct *), got s64" in err('BEGIN { print(ppid(1)); }')
+    # and every other builtin variable (bpftrace's runtime suite calls cpu(), elapsed(), ncpus())
+    names = "cpu elapsed ncpus uid gid curtask jiffies cgroup numaid username rand func retval".split()
+    assert dump(lower("kretprobe:f { print((" + ", ".join(f"{n}()" for n in names) + ")); }")) == \
+        dump(lower("kretprobe:f { print((" + ", ".join(names) + ")); }"))
+    assert "cpu() takes 0 arguments, got 1" in err("BEGIN { print(cpu(1)); }")
+    # a macro overloads them by arity, as 0.27's macros are: cpu() stays the builtin
+    assert dump(lower('macro cpu(x) { x } BEGIN { print((cpu("hi"), cpu())); }')) == \
+        dump(lower('BEGIN { print(("hi", cpu)); }'))
+    assert "macro two takes 2 arguments, got 1" in err("macro two(a, b) { a + b } BEGIN { print(two(1)); }")
     assert "nsecs() takes 0 or 1 arguments, got 2" in err('BEGIN { print(nsecs(1, 2)); }')
 
 

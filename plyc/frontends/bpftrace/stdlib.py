@@ -235,6 +235,11 @@ FUNCTIONS = {
     "getopt": ((1, 3), check_getopt),
     "pton": ((1, 1), check_pton),
 }
+# 0.27's stdlib has every builtin variable as a macro of no argument too
+# (`cpu()`, `elapsed()`): the variable, or its error where plyc has none
+FUNCTIONS.update((name, ((0, 0), _as_variable)) for name in (
+    "cgroup", "cpid", "cpu", "curtask", "elapsed", "func", "gid", "jiffies", "ncpus", "numaid",
+    "probe", "rand", "retval", "uid", "username"))
 
 
 def call(chk, e: A.Call):
