@@ -1095,3 +1095,11 @@ def test_an_expression_statement_is_typed_then_discarded():
                     "tool.bt:2:28: warning: this expression's value is discarded"]
     assert "$y += 1" not in dump(prog) and "+ 1" in dump(prog)
     assert "has no member 'nosuch'" in err("tracepoint:syscalls:sys_enter_nanosleep { args.rqtp.nosuch; }")
+
+
+def test_a_ternary_of_calls_as_a_statement_is_an_if():
+    # 0.27 runs `c ? printf(..) : printf(..);` (its runtime suite's
+    # ternary_none_type): one branch, for its effect
+    assert dump(lower('kprobe:f { pid > 5 ? printf("yes\\n") : printf("no\\n"); nsecs ? exit() : printf("x"); }')) == \
+        dump(lower('kprobe:f { if (pid > 5) { printf("yes\\n"); } else { printf("no\\n"); } '
+                   'if (nsecs) { exit(); } else { printf("x"); } }'))

@@ -365,6 +365,11 @@ class Typer(Sema):
         if isinstance(e, A.IncDec):
             one = A.Int(1, "1", span=e.span)
             return self.stmt_Assign(A.Assign(e.target, e.op[0] + "=", one, span=s.span))
+        if isinstance(e, A.Ternary) and (isinstance(e.then, A.Call) or isinstance(e.other, A.Call)):
+            # `c ? printf(..) : exit()`: 0.27 runs one branch for its effect, as if/else
+            def branch(x):
+                return A.Block([A.ExprStmt(x, span=x.span)], span=x.span)
+            return self.stmt_If(A.If(e.cond, branch(e.then), branch(e.other), span=s.span))
         if not isinstance(e, A.Call):
             # bpftrace 0.27 runs it with a warning ("Return value discarded"):
             # typed (its errors told), what it runs first kept, the value dropped
