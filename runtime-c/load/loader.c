@@ -60,6 +60,10 @@ static int exit_code;
 static int exit_requested;
 static long long exit_asked;	/* exit()'s value, when outside 0-255 */
 static const struct plyc_program *P;
+/* bpftrace prints nothing its probes sent after exit() (its event printer
+ * stops there): what other CPUs, or the same probe firing again before
+ * the detach, sent behind the exit event is dropped, until END runs. */
+static int after_exit;
 
 /* libbpf's messages: kept for translating a failed load, shown with -v. */
 static char *libbpf_log;
@@ -113,6 +117,7 @@ void plyc_request_exit(long long code)
 {
 	if (!exit_requested) {
 		exit_requested = 1;
+		after_exit = P && P->style == PLYC_STYLE_BPFTRACE;
 		exit_code = code >= 0 && code <= 255 ? (int)code : 255;
 		if (code != exit_code)
 			exit_asked = code;
@@ -748,6 +753,8 @@ static int on_event(const void *data, size_t size)
 {
 	if (plyc_out_error())
 		return -ECANCELED;
+	if (after_exit)
+		return 0;
 	return P->handle_event(data, size);
 }
 
@@ -1066,6 +1073,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	if (o.cmd)
 		plyc_child_kill();
 	plyc_output_drain();
+	after_exit = 0;     /* END's own output */
 	if (plyc_once_run(prog, obj, &plyc_provider_end))
 		failed = 1;
 	plyc_output_drain();
