@@ -23,7 +23,7 @@ def test_ir_of_string_functions_and_clocks():
         driver_c('BEGIN { print(nsecs(sw_tai)); }')
     text = dump(prog)
     assert 'strlen($s:char[8]):u64' in text
-    assert 'strcontains(comm:char[16], $s:char[8]):u64' in text
+    assert 'strcontains(comm:char[16], $s:char[8]):bool' in text
     assert '_clock("boot":char[5]):u64' in text and '_clock("tai":char[4]):u64' in text
     res = resources.build(prog, "tool", "tool.bt")
     # the newer clocks' helpers are asked of the kernel before the load (runtime-c/load/needs.c)

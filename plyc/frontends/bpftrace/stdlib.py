@@ -47,9 +47,10 @@ def check_strlen(chk, call: A.Call):
 
 
 def check_strcontains(chk, call: A.Call):
-    """strcontains(haystack, needle): 1 if needle is in haystack, else 0."""
+    """strcontains(haystack, needle): true if needle is in haystack, a
+    bool as 0.27's (printed true/false)."""
     args = [_string(chk, a, "strcontains()") for a in call.args]
-    return ir.Call(I.STRCONTAINS, args, type=T.U64, span=call.span)
+    return ir.Call(I.STRCONTAINS, args, type=replace(T.U64, denotes="bool"), span=call.span)
 
 
 def check_strstr(chk, call: A.Call):
