@@ -4,7 +4,8 @@
 A development tool, not part of `make test` (CI has no bpftrace checkout):
 
     python3 scripts/bpftrace_suite.py CHECKOUT [-k PATTERN] [--jobs 1]
-        [--engine both|plyc|0.27] [--results FILE] [--rerun] [--table]
+        [--engine both|plyc|0.27] [--results FILE] [--rerun | --rerun-failed]
+        [--timeout-scale N] [--table] [--skipped]
 
 CHECKOUT is a bpftrace repository (or its tests/ folder); its
 tests/runtime/* files describe tests as blocks of directives (NAME, PROG or
@@ -17,9 +18,10 @@ the script with `plyc build` into a tracer named `bpftrace` (`pidof bpftrace`
 finds it) and runs that with the tracer's own options.
 
 Results go to a JSON-lines file, one line per test and engine; a later run
-skips what is there (--rerun runs it again), so a long run can be stopped
-and resumed, and one test rerun under plyc alone after a fix
-(`--engine plyc --rerun -k NAME`). The table at the end: test, 0.27's
+skips what is there (--rerun runs it again, --rerun-failed what did not
+pass), so a long run can be stopped and resumed, and one test rerun under
+plyc alone after a fix (`--engine plyc --rerun -k NAME`). How it runs and
+the figure: docs/bpftrace.md, "bpftrace's own runtime suite". The table at the end: test, 0.27's
 result, plyc's, and plyc's reason where it fails.
 """
 import argparse
