@@ -117,7 +117,7 @@ void plyc_request_exit(long long code)
 {
 	if (!exit_requested) {
 		exit_requested = 1;
-		after_exit = P && P->style == PLYC_STYLE_BPFTRACE;
+		after_exit = plyc_rt.output && plyc_rt.output->silent_after_exit;
 		exit_code = code >= 0 && code <= 255 ? (int)code : 255;
 		if (code != exit_code)
 			exit_asked = code;
@@ -976,7 +976,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	/* bpftrace (since 0.24) ends a run whose only probes are BEGIN and END
 	 * once BEGIN's output is out, as if BEGIN had called exit(): END runs,
 	 * the maps are printed. ply's tracer waits for a signal, -d or -c. */
-	if (prog->style == PLYC_STYLE_BPFTRACE && plyc_once_only(prog))
+	if (plyc_rt.output->once_only_ends && plyc_once_only(prog))
 		plyc_request_exit(0);
 	if (o.verbose) {
 		fprintf(stderr, "%s: %d probe%s attached\n", prog->name, links.n, links.n == 1 ? "" : "s");
