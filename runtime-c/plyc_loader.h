@@ -214,6 +214,8 @@ int plyc_uprobes_available(void);
 int plyc_info(const struct plyc_program *prog, const char *btf, FILE *fp);
 int plyc_once_prepare(const struct plyc_program *prog, struct bpf_object *obj);
 int plyc_once_run(const struct plyc_program *prog, struct bpf_object *obj, const struct plyc_provider *which);
+/* Whether BEGIN and END are the program's only probes */
+int plyc_once_only(const struct plyc_program *prog);
 
 /* child.c: the -c CMD process, started held in a process group of its own
  * and released once attached. Failures are told on stderr, as NAME: error. */

@@ -36,6 +36,10 @@ struct plyc_output_ops {
 	int (*report)(const struct plyc_program *prog);
 	/* after END: the maps' dump; ended: the report ended the run */
 	void (*at_exit)(const struct plyc_program *prog, int ended);
+	/* bpftrace's run: a program of BEGIN and END only ends after BEGIN */
+	int once_only_ends;
+	/* bpftrace's event printer: nothing the probes send after exit() */
+	int silent_after_exit;
 };
 
 extern const struct plyc_output_ops plyc_output_ply;

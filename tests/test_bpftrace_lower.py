@@ -82,7 +82,7 @@ TYPE_ERRORS = [
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, find, time, zero, bswap, "
      "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
-     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, fail, is_err, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
+     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, fail, is_err, cgroup, cpid, cpu, curtask, elapsed, func, gid, jiffies, ncpus, numaid, probe, rand, retval, uid, username, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: not #define'd by the script, which #includes no header\n"
@@ -1122,3 +1122,25 @@ def test_string_and_buffer_casts_refused_as_0_27_refuses_them():
     assert 'Cannot cast from "uint64" to "string[64]"' in err('kprobe:f { $s = (string[64])arg0; }')
     assert 'Cannot cast from "uint64" to "buffer[4][256]"' in err('kprobe:f { $b = (buffer[256])arg0; }')
     assert 'Cannot cast from "string[7]" to "string[3]"' in err('BEGIN { $t = (string[3])"abcdef"; }')
+
+
+def test_an_expression_statement_is_typed_then_discarded():
+    # bpftrace 0.27 runs `args.x;` with a warning (its runtime suite's btf
+    # tests do); plyc too: the value dropped, what it runs first kept, its
+    # errors told, the warning said once where the probe is lowered twice
+    prog = lower("tracepoint:syscalls:sys_enter_nanosleep { args.rqtp.tv_sec; 1 + 2; exit(); }\n"
+                 "BEGIN { $y = 1; { $y += 1; $y }; printf(\"%d\\n\", $y); }")
+    said = [w.render_lines("tool.bt", []) for w in prog.warnings]
+    assert said == ["tool.bt:1:43: warning: this expression's value is discarded",
+                    "tool.bt:1:61: warning: this expression's value is discarded",
+                    "tool.bt:2:28: warning: this expression's value is discarded"]
+    assert "$y += 1" not in dump(prog) and "+ 1" in dump(prog)
+    assert "has no member 'nosuch'" in err("tracepoint:syscalls:sys_enter_nanosleep { args.rqtp.nosuch; }")
+
+
+def test_a_ternary_of_calls_as_a_statement_is_an_if():
+    # 0.27 runs `c ? printf(..) : printf(..);` (its runtime suite's
+    # ternary_none_type): one branch, for its effect
+    assert dump(lower('kprobe:f { pid > 5 ? printf("yes\\n") : printf("no\\n"); nsecs ? exit() : printf("x"); }')) == \
+        dump(lower('kprobe:f { if (pid > 5) { printf("yes\\n"); } else { printf("no\\n"); } '
+                   'if (nsecs) { exit(); } else { printf("x"); } }'))

@@ -23,7 +23,7 @@ def test_ir_of_string_functions_and_clocks():
         driver_c('BEGIN { print(nsecs(sw_tai)); }')
     text = dump(prog)
     assert 'strlen($s:char[8]):u64' in text
-    assert 'strcontains(comm:char[16], $s:char[8]):u64' in text
+    assert 'strcontains(comm:char[16], $s:char[8]):bool' in text
     assert '_clock("boot":char[5]):u64' in text and '_clock("tai":char[4]):u64' in text
     res = resources.build(prog, "tool", "tool.bt")
     # the newer clocks' helpers are asked of the kernel before the load (runtime-c/load/needs.c)
@@ -63,6 +63,9 @@ def test_errorf_and_warnf_are_stderr_lines():
     res = resources.build(prog, "tool", "tool.bt")
     c = "\n".join(printers.event_body(res.events[0], res))
     assert '"tool.bt:1:9-30: ERROR: "' in c and "fputs(\"bad \", fp);" in c and "fputc('\\n', fp);" in c
+    # a one-liner (plyc run -e) is "stdin", as bpftrace names a -e program
+    one = resources.build(prog, "tool", "<command-line>")
+    assert '"stdin:1:9-30: ERROR: "' in "\n".join(printers.event_body(one.events[0], one))
     assert "errorf() has no value" in err('BEGIN { $x = errorf("a"); }')
     assert "the format has 1 conversion but 0 arguments follow" in err('BEGIN { warnf("%d"); }')
 
@@ -102,6 +105,15 @@ def test_the_variables_as_calls():
     assert dump(lower('kprobe:f { print((comm(), nsecs(), usermode(), ppid(), ppid(curtask))); }')) == \
         dump(lower('kprobe:f { print((comm, nsecs, usermode, ppid, ppid)); }'))
     assert "ppid() takes a task (struct task_struct *), got s64" in err('BEGIN { print(ppid(1)); }')
+    # and every other builtin variable (bpftrace's runtime suite calls cpu(), elapsed(), ncpus())
+    names = "cpu elapsed ncpus uid gid curtask jiffies cgroup numaid username rand func retval".split()
+    assert dump(lower("kretprobe:f { print((" + ", ".join(f"{n}()" for n in names) + ")); }")) == \
+        dump(lower("kretprobe:f { print((" + ", ".join(names) + ")); }"))
+    assert "cpu() takes 0 arguments, got 1" in err("BEGIN { print(cpu(1)); }")
+    # a macro overloads them by arity, as 0.27's macros are: cpu() stays the builtin
+    assert dump(lower('macro cpu(x) { x } BEGIN { print((cpu("hi"), cpu())); }')) == \
+        dump(lower('BEGIN { print(("hi", cpu)); }'))
+    assert "macro two takes 2 arguments, got 1" in err("macro two(a, b) { a + b } BEGIN { print(two(1)); }")
     assert "nsecs() takes 0 or 1 arguments, got 2" in err('BEGIN { print(nsecs(1, 2)); }')
 
 

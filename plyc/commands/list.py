@@ -74,10 +74,12 @@ def run(args) -> int:
     verbose = args.details or getattr(args, "verbose", False)
     out = sys.stdout
     try:
-        for x in listing(pattern, src, verbose):
-            out.write(x.line + "\n")
-            for d in x.details:
-                out.write(d + "\n")
+        # bpftrace's probe list, `-l 'kprobe:f,tracepoint:g:h'`: each in turn
+        for one in (pattern.split(",") if pattern else [pattern]):
+            for x in listing(one.strip(), src, verbose):
+                out.write(x.line + "\n")
+                for d in x.details:
+                    out.write(d + "\n")
     except ListError as err:
         out.flush()
         print(f"plyc: error: {err}", file=sys.stderr)

@@ -134,8 +134,10 @@ def _iterators(prov, parts, src: Source, verbose: bool):
 def _perfevents(prov, parts, src: Source, verbose: bool):
     event, = _parts(parts[:1], 1)
     events = perfevent.SOFTWARE_EVENTS if prov is perfevent.SOFTWARE else perfevent.HARDWARE_EVENTS
-    for name, (alias, _, _) in sorted(events.items()):
-        if _match(name, event) or (alias and _match(alias, event)):
+    # each alias a line of its own, as bpftrace 0.27 lists them
+    names = {n for name, (alias, _, _) in events.items() for n in (name, alias) if n}
+    for name in sorted(names, key=lambda n: n + ":"):
+        if _match(name, event):
             yield Listed(f"{prov.name}:{name}:")
 
 

@@ -383,8 +383,13 @@ class Sema:
         words = tuple(w for w in of.words if w not in ("const", "volatile"))
         if of.pointers or words[0] not in ("struct", "union", "enum"):
             self.err(f"sizeof({of}) is not supported", span)
-        if self.kernel(lambda k: k.lookup(words), span) is None:
+        tid = self.kernel(lambda k: k.lookup(words), span)
+        if tid is None:
             self.err(f"the kernel has no type '{' '.join(words)}'", of.span)
+        if words[0] != "enum":
+            # defined in the C (members only as read), so CO-RE's size
+            # relocation has a struct to match, not a declaration
+            self.kernel(lambda k: k.use(tid), span)
         return ir.SizeOf(" ".join(w for w in of.words if w != "const"), type=T.U64)
 
     # --- calls ----------------------------------------------------------------------

@@ -60,6 +60,10 @@ static int exit_code;
 static int exit_requested;
 static long long exit_asked;	/* exit()'s value, when outside 0-255 */
 static const struct plyc_program *P;
+/* bpftrace prints nothing its probes sent after exit() (its event printer
+ * stops there): what other CPUs, or the same probe firing again before
+ * the detach, sent behind the exit event is dropped, until END runs. */
+static int after_exit;
 
 /* libbpf's messages: kept for translating a failed load, shown with -v. */
 static char *libbpf_log;
@@ -113,6 +117,7 @@ void plyc_request_exit(long long code)
 {
 	if (!exit_requested) {
 		exit_requested = 1;
+		after_exit = plyc_rt.output && plyc_rt.output->silent_after_exit;
 		exit_code = code >= 0 && code <= 255 ? (int)code : 255;
 		if (code != exit_code)
 			exit_asked = code;
@@ -760,6 +765,8 @@ static int on_event(const void *data, size_t size)
 {
 	if (plyc_out_error())
 		return -ECANCELED;
+	if (after_exit)
+		return 0;
 	return P->handle_event(data, size);
 }
 
@@ -978,6 +985,11 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	for (i = 0; i < prog->nprobes; i++)
 		if (prog->probes[i].provider->ends_run)
 			plyc_request_exit(0);
+	/* bpftrace (since 0.24) ends a run whose only probes are BEGIN and END
+	 * once BEGIN's output is out, as if BEGIN had called exit(): END runs,
+	 * the maps are printed. ply's tracer waits for a signal, -d or -c. */
+	if (plyc_rt.output->once_only_ends && plyc_once_only(prog))
+		plyc_request_exit(0);
 	if (o.verbose) {
 		fprintf(stderr, "%s: %d probe%s attached\n", prog->name, links.n, links.n == 1 ? "" : "s");
 		plyc_maps_report_memory(prog->name, obj, "after load");
@@ -1073,6 +1085,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	if (o.cmd)
 		plyc_child_kill();
 	plyc_output_drain();
+	after_exit = 0;     /* END's own output */
 	if (plyc_once_run(prog, obj, &plyc_provider_end))
 		failed = 1;
 	plyc_output_drain();

@@ -92,6 +92,16 @@ static int is_once(const struct plyc_probe *pr)
 	return pr->provider == &plyc_provider_begin || pr->provider == &plyc_provider_end;
 }
 
+int plyc_once_only(const struct plyc_program *P)
+{
+	int i;
+
+	for (i = 0; i < P->nprobes; i++)
+		if (!is_once(&P->probes[i]))
+			return 0;
+	return P->nprobes > 0;
+}
+
 int plyc_once_prepare(const struct plyc_program *P, struct bpf_object *obj)
 {
 	const struct plyc_probe *first = NULL;

@@ -499,4 +499,6 @@ const struct plyc_output_ops plyc_output_bpftrace = {
 	.map_print = plyc_bt_map_print_top,
 	.attached = plyc_bt_attached,
 	.at_exit = at_exit,
+	.once_only_ends = 1,
+	.silent_after_exit = 1,
 };

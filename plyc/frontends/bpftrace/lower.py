@@ -106,7 +106,7 @@ def _prints_tuple(n) -> bool:
 
 
 def refuse(st: "Lowering", diag: Collector):
-    st.ast = prog = blocks.scope(macros.expand(st.ast, diag), diag)    # macros are gone from here on
+    st.ast = prog = blocks.scope(macros.expand(st.ast, diag, frozenset(FUNCTIONS)), diag)    # macros are gone from here on
     effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
     st.preamble.includes[:0] = headers.include_lines(st.include_files)
@@ -369,8 +369,20 @@ class Typer(Sema):
             # a block expression as a statement (a macro's `x;` given
             # `{ printf("hi") }`): its statements, then its value's effects
             return self.block([*e.stmts, A.ExprStmt(e.value, span=e.value.span)], s.span)
+        if isinstance(e, A.Ternary) and (isinstance(e.then, A.Call) or isinstance(e.other, A.Call)):
+            # `c ? printf(..) : exit()`: 0.27 runs one branch for its effect, as if/else
+            def branch(x):
+                return A.Block([A.ExprStmt(x, span=x.span)], span=x.span)
+            return self.stmt_If(A.If(e.cond, branch(e.then), branch(e.other), span=s.span))
         if not isinstance(e, A.Call):
-            self.err("this expression does nothing; assign it or print it", e.span)
+            # bpftrace 0.27 runs it with a warning ("Return value discarded"):
+            # typed (its errors told), what it runs first kept, the value dropped
+            where = ("discarded", e.span.line, e.span.col, id(e.span.origin))
+            if where not in self.st.warned:     # once, however often the probe is lowered
+                self.st.warned.add(where)
+                self.st.warnings.append(Diagnostic("this expression's value is discarded", e.span, "warning"))
+            self.expr(e)
+            return None
         if e.name in AGGREGATIONS:
             self.err(f"{e.name}() must be assigned to a map, e.g. @x = {e.name}("
                      f"{AGG.AGGREGATIONS[AGG_NAMES[e.name]].example_args})", e.span)

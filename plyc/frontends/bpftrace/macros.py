@@ -26,10 +26,13 @@ from .trees import rebuilt
 MAX_MACRO_DEPTH = 32
 
 
-def expand(program: A.Program, diag: Collector) -> A.Program:
+def expand(program: A.Program, diag: Collector, builtins: frozenset = frozenset()) -> A.Program:
+    """builtins: the functions a call of another arity than a macro's of
+    the same name is left to (bpftrace overloads its macros by arity:
+    `macro cpu(x)` beside the stdlib's `cpu()`)."""
     if not program.macros:
         return program
-    return _Expander(program.macros, diag).program(program)
+    return _Expander(program.macros, diag, builtins).program(program)
 
 
 def _clone(n):
@@ -46,8 +49,9 @@ def _too_deep(node) -> bool:
 
 
 class _Expander:
-    def __init__(self, macros: list, diag: Collector):
+    def __init__(self, macros: list, diag: Collector, builtins: frozenset = frozenset()):
         self.diag = diag
+        self.builtins = builtins
         self.macros: dict = {}
         for m in macros:
             if m.name in self.macros:
@@ -109,7 +113,8 @@ class _Expander:
 
     def call_of(self, e) -> bool:
         if isinstance(e, A.Call):
-            return e.name in self.macros
+            m = self.macros.get(e.name)
+            return m is not None and (len(e.args) == len(m.params) or e.name not in self.builtins)
         return isinstance(e, A.Ident) and e.name in self.macros and not self.macros[e.name].params
 
     # --- one expansion ----------------------------------------------------------

@@ -48,9 +48,10 @@ def check_strlen(chk, call: A.Call):
 
 
 def check_strcontains(chk, call: A.Call):
-    """strcontains(haystack, needle): 1 if needle is in haystack, else 0."""
+    """strcontains(haystack, needle): true if needle is in haystack, a
+    bool as 0.27's (printed true/false)."""
     args = [_string(chk, a, "strcontains()") for a in call.args]
-    return ir.Call(I.STRCONTAINS, args, type=T.U64, span=call.span)
+    return ir.Call(I.STRCONTAINS, args, type=replace(T.U64, denotes="bool"), span=call.span)
 
 
 def check_strstr(chk, call: A.Call):
@@ -280,6 +281,11 @@ FUNCTIONS = {
     "fail": ((1, B.MANY), check_fail),
     "is_err": ((1, 1), check_is_err),
 }
+# 0.27's stdlib has every builtin variable as a macro of no argument too
+# (`cpu()`, `elapsed()`): the variable, or its error where plyc has none
+FUNCTIONS.update((name, ((0, 0), _as_variable)) for name in (
+    "cgroup", "cpid", "cpu", "curtask", "elapsed", "func", "gid", "jiffies", "ncpus", "numaid",
+    "probe", "rand", "retval", "uid", "username"))
 
 
 def call(chk, e: A.Call):
