@@ -23,7 +23,7 @@ def has_effect(node) -> bool:
 
 
 def _hoisted(n) -> bool:
-    return isinstance(n, (A.IncDec, A.BlockExpr)) or finds(n)
+    return isinstance(n, (A.IncDec, A.BlockExpr)) or finds(n) or deletes(n)
 
 
 def finds(n) -> bool:
@@ -31,9 +31,18 @@ def finds(n) -> bool:
     return isinstance(n, A.Call) and n.name == "find" and len(n.args) == 3 and isinstance(n.args[2], A.Var)
 
 
+def deletes(n) -> bool:
+    """delete(@m, k) inside an expression: the key is deleted (and whether
+    it was there read) before the statement, as find()'s lookup (a
+    delete() statement of its own is no such part: _statement's root)."""
+    return isinstance(n, A.Call) and n.name == "delete" and bool(n.args) and isinstance(n.args[0], A.Map)
+
+
 def _what(e) -> str:
     if isinstance(e, A.IncDec):
         return f"'{e.op}' used as a value"
+    if deletes(e):
+        return "delete()'s value"
     return "find()" if finds(e) else "a block expression"
 
 
@@ -83,7 +92,7 @@ def _runs_in_sizeof(arg) -> bool:
     """Whether sizeof(arg) would change something: a block expression's
     statements are typed and dropped (0.27 types `sizeof({ $a = 1; $a })`),
     but a `++` or find() inside it changes a variable or map outside it."""
-    return any(isinstance(n, A.IncDec) or finds(n) for n in walk(arg))
+    return any(isinstance(n, A.IncDec) or finds(n) or deletes(n) for n in walk(arg))
 
 
 def _typed_blocks(probe, diag: Collector):
@@ -136,6 +145,8 @@ def _writes(e) -> set:
         return {_name(e.target)}
     if finds(e):
         return {_name(e.args[2])}
+    if deletes(e):
+        return {e.args[0].name}
     out = set()
     for n in walk(e.stmts):
         if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, (A.Var, A.Map)):
@@ -157,7 +168,7 @@ def _read_later(node, reads: list, hoisted: list):
         return
     if not isinstance(node, A.Node):
         return
-    if isinstance(node, A.IncDec) or finds(node):
+    if isinstance(node, A.IncDec) or finds(node) or deletes(node):
         hoisted.append((len(reads), node))
         return
     if isinstance(node, A.BlockExpr):
