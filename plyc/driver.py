@@ -166,12 +166,6 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
     the generated C (source: for messages)."""
     from .codegen import render
     res = plan(prog, source, filename, opts, name)
-    not_here = [p for p in prog.probes if not p.provider.runnable_here]
-    if not_here:
-        p = not_here[0]
-        raise PlycError(Diagnostic(f"{p.provider.name} probes are not supported by this version of plyc yet "
-                                   "(they parse and type-check; code generation is still to come)",
-                                   p.spec.span), filename, source)
     # the tracer prints what the front end's language's tool prints (runtime-c/output/bpftrace.c)
     generated = render.render(prog, res, opts.origin, prog.style, source)
     return Compiled(None, prog, res, generated, source, filename)

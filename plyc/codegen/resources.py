@@ -246,9 +246,8 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
         if t.provider.fentry and not probe.uses_regs and opts.get("fentry", True) \
                 and not any(isinstance(n, ir.ForMap) for n in ir.walk(probe.body)):
             fentry = t.provider.fentry(t, program.ktypes, program.arch)
-        prov = t.provider.name
-        prog = ns.claim(*N.prog_candidates(prov, probe.spec.arg or ""))
-        twin = ns.claim(*N.twin_candidates(fentry["section"], prog, prov)) if fentry else ""
+        prog = ns.claim(*N.prog_candidates(t.provider, probe.spec.arg or ""))
+        twin = ns.claim(*N.twin_candidates(fentry["section"], prog, t.provider.name)) if fentry else ""
         body = ns.claim_c(f"{prog}_body") if fentry else ""
         section = t.provider.section(t)
         if probe.sleepable:   # iter/X -> iter.s/X (bpf_d_path in an iterator)

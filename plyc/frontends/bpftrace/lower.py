@@ -803,7 +803,7 @@ class Typer(Sema):
         if obj.type.kind == "tuple":
             return tuples.field(self, obj, e.name, e.span) if obj.type.names else \
                 self.err(f"Can not access field '{e.name}' on expression of type '{obj.type}'", e.span)
-        if obj.type.kind == "ctx" and obj.type.pointee == "tracepoint":
+        if obj.type.kind == "ctx" and obj.type.pointee == "fields":
             return self.tp_field(e.name, e.span)
         if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
             return fargs.field(self, e.name, e.span)

@@ -307,7 +307,7 @@ class Typer(Sema):
     def expr_Member(self, e: ast.Member):
         obj = self.expr(e.obj)
         objt = obj.type
-        if objt.kind == "ctx" and objt.pointee == "tracepoint":
+        if objt.kind == "ctx" and objt.pointee == "fields":
             if not e.arrow:
                 self.err("use 'data->field' for tracepoint fields", e.span)
             return self.tp_field(e.field, e.span)
