@@ -15,7 +15,7 @@ from .. import __version__
 from ..aggregations import lq_top
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
-from ..ir.nodes import script_line
+from ..span import script_line
 from ..ir.report import Report
 from . import aggread, cgen, loops, printers
 from .cescape import C, c_comment, c_int, c_string, code

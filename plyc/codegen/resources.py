@@ -12,7 +12,7 @@ from .. import types as T
 # the default sizes: in bounds.py, beside their ranges, for the command line
 from ..bounds import DEFAULT_BUFFER, DEFAULT_HIST_ENTRIES, DEFAULT_MAP_ENTRIES, DEFAULT_STACK_ENTRIES  # noqa: F401
 from ..ir import nodes as ir
-from ..ir.nodes import script_line
+from ..span import script_line
 from . import aggread
 from . import names as N
 

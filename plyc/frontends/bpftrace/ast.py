@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Optional, Union
 
-from ...ir.nodes import NOSPAN, Span  # spans are the IR's
+from ...span import NOSPAN, Span
 
 
 @dataclass(eq=False)
