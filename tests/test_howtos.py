@@ -27,6 +27,7 @@ from plyc.diag import PlycError, error
 from plyc.frontends import base as febase
 from plyc.frontends.bpftrace import probes as btprobes
 from plyc.frontends.bpftrace import specs as btspecs
+from plyc.frontends.ply import lower as plylower
 from plyc.ir import intrinsics as I
 from plyc.providers import Fields, Provider, Target, spec_error
 
@@ -299,11 +300,13 @@ def sumsq(tmp_path, monkeypatch, cache):
     sumsq(x), the sum of the squares."""
     steps = section("How to add an aggregation")
     names_each(steps, [("plyc/codegen/aggregations.py", "UPDATE"), ("plyc/aggregations.py", "TABLE"),
+                       ("plyc/frontends/ply/lower.py", "AGGREGATIONS"),
                        ("plyc_rt.h", "enum plyc_agg"), ("runtime-c/maps/aggregations.c", "struct plyc_agg_ops"),
                        ("runtime-c/output/ply.c", "aggs[]"), ("runtime-c/output/bpftrace.c", "SCALAR")])
     monkeypatch.setitem(CAGG.UPDATE, "sumsq", update_sumsq)                     # 1.
     monkeypatch.setattr(AGG, "TABLE", AGG.TABLE + (SUMSQ,))                     # 2.
     monkeypatch.setitem(AGG.AGGREGATIONS, "sumsq", SUMSQ)    # built from TABLE at import
+    monkeypatch.setattr(plylower, "AGGREGATIONS", plylower.AGGREGATIONS + ("sumsq",))     # ply's name of it
     rt = runtime_copy(tmp_path, monkeypatch, cache)                                    # 3.
     insert_before_end(rt / "plyc_rt.h", "enum plyc_agg {", "\tPLYC_A_SUMSQ,")
     insert_before_end(rt / "maps" / "aggregations.c", "struct plyc_agg_ops ops[] = {",

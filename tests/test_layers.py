@@ -64,3 +64,30 @@ def test_the_spelling_tables_are_there():
         assert named((PLYC / rel).read_text(), names), rel
     for rel, name in NOT_A_PROVIDER:
         assert name in {n for _, n in named((PLYC / rel).read_text(), names)}, (rel, name)
+
+
+def test_the_core_tables_speak_no_dialect():
+    """builtins.py and aggregations.py hold what every front end shares;
+    a language's own rule or wording is a hook on its Sema (plyc/sema/typer.py:
+    printf_conversions, printf_accepts, AGG_WORDS), and
+    each front end names the aggregations it has in a table of its own."""
+    for table in ("builtins.py", "aggregations.py"):
+        text = (PLYC / table).read_text().lower()
+        assert "bpftrace" not in text and "0.27" not in text, table
+    from plyc import aggregations as AGG
+    assert not hasattr(AGG, "get") and not hasattr(AGG.Aggregation, "public")
+
+
+def test_a_front_ends_words_reach_the_core_tables_errors():
+    """The hook is used: the same mistake in ply's and in bpftrace's words."""
+    from plyc import driver
+    from plyc.diag import PlycError
+    import pytest
+    for source, name, want in (
+            ('BEGIN { printf("%d\\n", username); }', "t.bt", "unsupported format specifier for type 'username_t': d"),
+            ('BEGIN { printf("%d\\n", "ab"); }', "t.ply", "'%d' can't print a value of type"),
+            ("BEGIN { @h = quantize(1); @h = hist(1, 9); }", "t.ply", "@maps hold aggregations: assign count()/sum()/min()/max()/avg()/quantize()/lquantize(),"),
+            ("BEGIN { @h = hist(1, 9); }", "t.bt", "hist: bits 9 must be 0..5")):
+        with pytest.raises(PlycError) as e:
+            driver.lower(source, name, driver.Options(env={}))
+        assert want in e.value.render(), e.value.render()
