@@ -41,7 +41,7 @@ from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
 from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
-from . import probes
+from . import aggwords, probes
 from . import specs as S
 from . import stdlib
 from . import kvalues, positionals, tuples
@@ -296,8 +296,10 @@ class Typer(Sema):
     (plyc/sema) with bpftrace's names and rules."""
 
     STRING_COMPARE_HINT = "compare strings with strcmp(a, b) or =="
-    # printf's %d prints an int, %ld a long, as C's (and bpftrace's) printf
-    PRINTF_C_LENGTHS = True
+    # the shared builtins' rules where bpftrace's differ (printf's C lengths, 0.27's words)
+    printf_conversions = formats.printf_conversions
+    printf_accepts = formats.printf_accepts
+    AGG_WORDS = aggwords.WORDS
 
     def __init__(self, st: Lowering, diag: Collector, final: bool):
         super().__init__(st, diag, final)
