@@ -21,7 +21,8 @@ from .diag import PlycError, Diagnostic
 from .frontends import registry
 from .frontends.base import FrontEnd, Settings
 from .output import LINKED, check_target, install, keep, keep_dir, work_folder
-from .toolchain import Toolchain, ToolchainError, at_once, embed_object, translate_c_error
+from .cachedir import ToolchainError
+from .toolchain import Toolchain, at_once, embed_object, translate_c_error
 
 if TYPE_CHECKING:
     from .codegen import render, resources

@@ -120,11 +120,11 @@ def test_the_running_kernels_btf_passes_the_check():
 def test_a_btf_error_outside_a_script_position_is_one_line(monkeypatch, capsys):
     """A BTF error raised where there is no script position (code
     generation) is plyc's one-line error, not an internal error."""
-    from plyc import cli
+    from plyc import cli, driver
 
     def boom(args):
         raise B.BTFError("--btf k.btf: type name 'a b' is not a C identifier: not a kernel's BTF")
-    monkeypatch.setattr(cli.driver, "lower", lambda *a, **k: boom(None))
+    monkeypatch.setattr(driver, "lower", lambda *a, **k: boom(None))
     assert cli.main(["check", "-e", "BEGIN { exit(); }", "--lang", "bpftrace"]) == 1
     err = capsys.readouterr().err
     assert err == "plyc: error: --btf k.btf: type name 'a b' is not a C identifier: not a kernel's BTF\n"

@@ -38,7 +38,8 @@ from ...ir import nodes as ir
 from ...ir.report import Section
 from ...kernel_types import KernelTypes
 from ...sema import Sema
-from ...toolchain import ToolchainError, find_cc
+from ...cachedir import ToolchainError
+from ...toolchain import find_cc
 from .cparse import CSyntaxError, cast_names, char_constant, int_constant, parse_expr, parse_type, type_words
 from .ctypes import (ABIS, GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
                      kernel_flags, kernel_tree, resolve_header)
