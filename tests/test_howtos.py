@@ -7,6 +7,7 @@ names every place the test changes, then changes those places only (the
 Python tables patched at run time, the runtime's C in a copy of runtime-c/)
 and builds a tracer; the `bpf` ones run it. A how-to whose steps no longer
 suffice fails here. And every repository path the document names exists."""
+import fnmatch
 import importlib
 import os
 import re
@@ -99,6 +100,39 @@ def test_every_path_the_design_names_exists():
     assert len(named) > 60
     missing = sorted(p for p in named if not list(ROOT.glob(p)) and p not in NOT_OURS)
     assert missing == []
+
+
+# A file named by its own name or its path inside a folder of the tree
+# (`sema/looks.py`, `output/ply.c`, `plyc.bpf.h`): some file of the
+# repository's must end so.
+MODULE = re.compile(r"(?<![\w./-])((?:[\w*.-]+/)*[\w*-]+(?:\.[\w-]+)*\.(?:py|c|h|j2|lark|md|sh|toml))\b")
+# named, but none of the repository's files: other projects' (libbpf's, the
+# kernel's) and what a build writes
+ELSEWHERE = {"arch/*/include/uapi/asm/ptrace.h", "bpf_tracing.h", "vmlinux.h",
+             "plyc_syscalls.h"}     # written by toolchain.py into the runtime it builds
+
+
+def repository_files() -> list:
+    return [p.relative_to(ROOT).as_posix() for d in ("plyc", "runtime-c", "templates", "tests", "docs", "bench",
+                                                     "scripts", "examples")
+            for p in (ROOT / d).rglob("*") if p.is_file() and "__pycache__" not in p.parts] + \
+        [p.name for p in ROOT.iterdir() if p.is_file()]
+
+
+def unfound(names: set, files: list) -> list:
+    return sorted(n for n in names if n not in ELSEWHERE and "NAME" not in n and not any(
+        fnmatch.fnmatch(f, n) or fnmatch.fnmatch(f, "*/" + n) for f in files))
+
+
+def test_every_module_the_design_names_exists():
+    """Bare names too: design.md once named sema/widths.py a release after
+    it had become sema/looks.py, which the check above (paths from the top)
+    let by."""
+    files = repository_files()
+    assert unfound({"sema/widths.py", "sema/looks.py", "opt/keys.py", "plyc.bpf.h"}, files) == ["sema/widths.py"]
+    named = set(MODULE.findall(DOC))
+    assert len(named) > 150
+    assert unfound(named, files) == []
 
 
 # --- How to add a provider -----------------------------------------------------------
