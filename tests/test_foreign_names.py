@@ -1,4 +1,4 @@
-"""Issue 22 follow-ups: names from a --btf file, argdist's -I headers, the
+"""Names from outside the script: a --btf file's, argdist's -I headers, the
 cached grammar, bpftrace's config and probe specs never reach generated C
 (or the compiler's command line) as anything but an identifier or an escaped
 string (docs/safety.md)."""
@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 from plyc import btf as B  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_hostile_build import clear_error, plyc  # noqa: E402
+from test_build_safety import clear_error, plyc  # noqa: E402
 
 
 # --- a small BTF encoder ----------------------------------------------------------

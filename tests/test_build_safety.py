@@ -1,6 +1,6 @@
-"""Issue 22, the compiler's side: hostile file names, outputs, options and
-caches give a clear error or the right behaviour, never a Python traceback,
-an injected line of C, or a replaced device (docs/safety.md)."""
+"""The build's safety (docs/safety.md): hostile file names, outputs,
+options, signals and caches give a clear error or the right behaviour, never
+a Python traceback, an injected line of C, or a replaced device."""
 import os
 import signal
 import stat
