@@ -243,6 +243,8 @@ def test_a_provider_added_as_the_doc_says_builds(toy_provider):
     assert compiled.ir.probes[0].provider is TOY
     assert "&plyc_provider_toy" in compiled.generated.loader_c
     assert ".period = 10000000ULL" in compiled.generated.loader_c
+    # its program named as the provider says (none of its facts given: its name and argument)
+    assert 'SEC("perf_event")\nint toy_10000000(' in compiled.generated.bpf_c
     assert os.access(out, os.X_OK)
     # its errors are the user's, located
     with pytest.raises(PlycError) as e:
