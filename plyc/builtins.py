@@ -9,7 +9,7 @@ output functions (`typer.event`), or another IR node. The typer gives it
 `literal_string(arg)`, `whole_map(arg)` (a map named alone: (name, is an
 aggregation)), `is_positional(arg)`, `err(message, span, note)`, `maps` and
 `strsize` (plyc/sema/typer.py's Sema, subclassed by each front end), and
-the hooks where front ends' languages differ: `printf_conversions(convs)`,
+the hooks where front ends' languages differ: `printf_conversions(convs, span)`,
 `printf_accepts(conv, x, span)`, `AGG_WORDS`. The tables
 speak no front end's dialect: a language's own rule is its Sema's."""
 from __future__ import annotations
@@ -218,7 +218,7 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     except P.FormatError as err:
         chk.err(str(err), fmt_arg.span)
     convs = [p for p in parts if isinstance(p, P.Conv)]
-    chk.printf_conversions(convs)
+    chk.printf_conversions(convs, fmt_arg.span)
     rest = call.args[1:]
     if len(convs) != len(rest):
         chk.err(f"the format has {len(convs)} conversion{'s' if len(convs) != 1 else ''} "

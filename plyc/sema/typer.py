@@ -45,9 +45,14 @@ class Sema:
 
     # --- where the languages differ in the shared builtins' rules (plyc/builtins.py)
 
-    def printf_conversions(self, convs: list) -> None:
+    def printf_conversions(self, convs: list, span) -> None:
         """The language's reading of printf's conversions (printf.Conv), in
-        place: ply's prints every integer conversion whole."""
+        place (span: the format's): ply's prints every integer conversion
+        whole, and has no %gr."""
+        for conv in convs:
+            if conv.conv == "gr":
+                self.err(f"invalid conversion '{conv.text}' in format string", span,
+                         "%gr (GFP flags by name) is bpftrace's")
 
     def printf_accepts(self, conv, x: ir.Expr, span) -> bool:
         """Whether the language prints x with conv where the shared rule
