@@ -8,7 +8,10 @@ output functions (`typer.event`), or another IR node. The typer gives it
 `expr(arg)` (the typed IR of an argument), `const_int(arg, what)`,
 `literal_string(arg)`, `whole_map(arg)` (a map named alone: (name, is an
 aggregation)), `is_positional(arg)`, `err(message, span, note)`, `maps` and
-`strsize` (plyc/sema/typer.py's Sema, subclassed by each front end)."""
+`strsize` (plyc/sema/typer.py's Sema, subclassed by each front end), and
+the hooks where front ends' languages differ: `printf_conversions(convs, span)`,
+`printf_accepts(conv, x, span)`, `AGG_WORDS`. The tables
+speak no front end's dialect: a language's own rule is its Sema's."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -92,11 +95,7 @@ class Func:
 
 def _size_arg(chk, call, index: int, default: int) -> int:
     if len(call.args) > index:
-        what = "expected a constant integer"
-        if getattr(chk, "PRINTF_C_LENGTHS", False):       # bpftrace's front end
-            what = f"{call.name}()'s size must be a constant integer in plyc (bpftrace also takes one " \
-                   "computed at run time)"
-        n = chk.const_int(call.args[index], what)
+        n = chk.const_int(call.args[index], "expected a constant integer")
         if not 1 <= n <= 4096:
             chk.err("a size must be between 1 and 4096", call.args[index].span)
         return n
@@ -207,15 +206,9 @@ def check_printf(chk, call):
     return check_formatted(chk, call, ir.PRINTF, "printf")
 
 
-# bpftrace 0.27's types of the values plyc keeps as integers it prints as text
-BT_TEXT_TYPES = {"username": "username_t", "errno": "string[{}]", "signal": "string[{}]",
-                 "syscall": "string[{}]", "mac": "mac_address", "strftime": "timestamp",
-                 "cgroup_path": "cgroup_path_t"}
-
-
 def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     """An event of kind carrying a printf-style format and its arguments
-    (printf(), and bpftrace's cat() and system())."""
+    (printf(), and a front end's own formatted output, as cat() and system())."""
     fmt_arg = call.args[0]
     fmt = chk.literal_string(fmt_arg)
     if fmt is None:
@@ -225,14 +218,7 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     except P.FormatError as err:
         chk.err(str(err), fmt_arg.span)
     convs = [p for p in parts if isinstance(p, P.Conv)]
-    for conv in convs:
-        if conv.conv == "gr" and not chk.PRINTF_C_LENGTHS:
-            chk.err(f"invalid conversion '{conv.text}' in format string", fmt_arg.span,
-                    "%gr (GFP flags by name) is bpftrace's")
-    if chk.PRINTF_C_LENGTHS:
-        for conv in convs:
-            conv.use_c_lengths()
-            conv.use_bpftrace_flags()
+    chk.printf_conversions(convs, fmt_arg.span)
     rest = call.args[1:]
     if len(convs) != len(rest):
         chk.err(f"the format has {len(convs)} conversion{'s' if len(convs) != 1 else ''} "
@@ -240,16 +226,9 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     args = []
     for conv, a in zip(convs, rest):
         x = chk.expr(a)
-        bt = getattr(chk, "PRINTF_C_LENGTHS", False)
-        bt_text = bt and conv.conv == "s" and x.type.kind == "int"
-        if bt and conv.conv in "diouxXcp" and x.type.kind == "int" and x.type.denotes in BT_TEXT_TYPES:
-            # a value bpftrace 0.27 types as text: its %d is refused
-            chk.err(f"unsupported format specifier for type "
-                    f"'{BT_TEXT_TYPES[x.type.denotes].format(getattr(chk, 'strsize', 64))}': {conv.conv}",
-                    a.span, "bpftrace 0.27 prints it as text, with %s")
-        if not P.accepts(conv.conv, x.type) and not bt_text:      # bpftrace 0.27's %s prints any integer
+        if not chk.printf_accepts(conv, x, a.span) and not P.accepts(conv.conv, x.type):
             chk.err(f"'{conv.text}' can't print a value of type {x.type}", a.span,
-                    "a tuple prints with %s, as in bpftrace 0.27" if x.type.kind == "tuple"
+                    "a tuple prints with %s" if x.type.kind == "tuple"
                     else "use %v for any value's default format"
                     if x.type.kind != "void" and conv.conv != "v" else None)
         args.append(x)

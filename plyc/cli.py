@@ -9,14 +9,13 @@ import os
 import signal
 import sys
 
-from . import __version__, driver, progress  # noqa: F401  (driver: tests replace its functions through cli)
+from . import __version__, progress
 from .commands import argdist, build, check, doctor, emit, run, sysroot
 from .commands import list as list_cmd
-from .commands.common import SCRIPT_MAX, options  # noqa: F401  (kept importable from here)
 from .children import SIGNALS, Terminated, on_signal
 from .diag import PlycError
 from .safefile import UnsafeFolder
-from .toolchain import ToolchainError
+from .cachedir import ToolchainError
 
 # The subcommands, in `plyc -h`'s order.
 COMMANDS = (build, run, check, emit, list_cmd, argdist, doctor, sysroot)

@@ -4,10 +4,9 @@ compiler is a PlycError; the CLI prints it and exits 1."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
-if TYPE_CHECKING:      # annotations only: plyc's command line loads this before any IR
-    from .ir.nodes import Span
+from .span import Span
 
 
 @dataclass

@@ -21,7 +21,8 @@ from . import __version__, musl
 from . import sysroot as debian_sysroot
 from . import arch as A
 from .safefile import private_folder
-from .toolchain import ToolchainError, compiler_sysroot, find_ar, find_cc, find_clang, user_compiler
+from .cachedir import ToolchainError
+from .toolchain import compiler_sysroot, find_ar, find_cc, find_clang, user_compiler
 
 DEV_PACKAGE = {"libbpf.a": "libbpf-dev", "libelf.a": "libelf-dev", "libz.a": "zlib1g-dev"}
 

@@ -21,7 +21,8 @@ from .diag import PlycError, Diagnostic
 from .frontends import registry
 from .frontends.base import FrontEnd, Settings
 from .output import LINKED, check_target, install, keep, keep_dir, work_folder
-from .toolchain import Toolchain, ToolchainError, at_once, embed_object, quick_embed, translate_c_error
+from .cachedir import ToolchainError
+from .toolchain import Toolchain, at_once, embed_object, quick_embed, translate_c_error
 
 if TYPE_CHECKING:
     from .codegen import render, resources
@@ -169,12 +170,6 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
     the generated C (source: for messages)."""
     from .codegen import render
     res = plan(prog, source, filename, opts, name)
-    not_here = [p for p in prog.probes if not p.provider.runnable_here]
-    if not_here:
-        p = not_here[0]
-        raise PlycError(Diagnostic(f"{p.provider.name} probes are not supported by this version of plyc yet "
-                                   "(they parse and type-check; code generation is still to come)",
-                                   p.spec.span), filename, source)
     # the tracer prints what the front end's language's tool prints (runtime-c/output/bpftrace.c)
     generated = render.render(prog, res, opts.origin, prog.style, source)
     return Compiled(None, prog, res, generated, source, filename)

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from . import safefile
-from .toolchain import ToolchainError
+from .cachedir import ToolchainError
 
 
 KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__, package_dir
-from .toolchain import cache_dir, find_clang, writing
+from .cachedir import cache_dir, writing
+from .toolchain import find_clang
 
 KEEP = 32
 SIZE_MAX = 256 << 20

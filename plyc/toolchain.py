@@ -20,7 +20,7 @@ from typing import Optional
 from . import children, package_dir
 from . import arch as A
 from . import progress
-from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrusted_file, writing  # noqa: F401  (importable from here, as before)
+from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrusted_file, writing
 
 
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]

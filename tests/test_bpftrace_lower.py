@@ -502,7 +502,7 @@ kprobe:vfs_read { $s = (struct sx *)arg0; @[$s->a, $s->arr[2], $s->v.l, str($s->
 def test_script_structs_are_read_at_the_scripts_offsets():
     """The script's definitions (pycparser): its layout, not CO-RE; its
     `struct file` wins over the kernel's for its members, while its size
-    is the kernel's, as in bpftrace 0.27 (tests/test_bpftrace_hostile24.py); a member
+    is the kernel's, as in bpftrace 0.27 (tests/test_bpftrace_semantics.py); a member
     pointing to a kernel struct goes on through BTF; enumerators are
     constants."""
     from plyc.kernel_types import KernelTypes

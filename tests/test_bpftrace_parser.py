@@ -431,7 +431,7 @@ ERRORS = [
     ("BEGIN { else { } }",
      "tool.bt:1:9: error: expected a statement ('else' without 'if'), found 'else'\n"
      "BEGIN { else { } }\n        ^~~~"),
-    ("BEGIN { $x = if; }",      # an if as a value (tests/test_bpftrace_hostile24.py) without its condition
+    ("BEGIN { $x = if; }",      # an if as a value (tests/test_bpftrace_semantics.py) without its condition
      "tool.bt:1:16: error: expected an expression, found ';'\nBEGIN { $x = if; }\n               ^"),
     ("BEGIN { for ($i in @m) { } }",
      "tool.bt:1:17: error: expected ':' after $i (for ($x : @map) or for ($i : start..end)), found 'in'\n"

@@ -237,7 +237,7 @@ def made_up_event_btf(tmp_path, event="plyc_made_up"):
     trace_event_raw_EVENT { struct trace_entry ent; u32 __data_loc_name;
     int value; char *ptr; }, an event no build machine has (the encoder's
     integers are all signed)."""
-    from test_hostile_names import encode_btf
+    from test_foreign_names import encode_btf
     path = tmp_path / "k.btf"
     path.write_bytes(encode_btf([
         ("int", b"unsigned short", 2),                                                  # 1

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from plyc import output, safefile  # noqa: E402
-from test_hostile_build import clear_error, plyc  # noqa: E402
+from test_build_safety import clear_error, plyc  # noqa: E402
 from plyc.cachedir import CacheError, ToolchainError  # noqa: E402
 
 NOBODY = 65534

@@ -7,6 +7,7 @@ names every place the test changes, then changes those places only (the
 Python tables patched at run time, the runtime's C in a copy of runtime-c/)
 and builds a tracer; the `bpf` ones run it. A how-to whose steps no longer
 suffice fails here. And every repository path the document names exists."""
+import fnmatch
 import importlib
 import os
 import re
@@ -27,6 +28,7 @@ from plyc.diag import PlycError, error
 from plyc.frontends import base as febase
 from plyc.frontends.bpftrace import probes as btprobes
 from plyc.frontends.bpftrace import specs as btspecs
+from plyc.frontends.ply import lower as plylower
 from plyc.ir import intrinsics as I
 from plyc.providers import Fields, Provider, Target, spec_error
 
@@ -98,6 +100,39 @@ def test_every_path_the_design_names_exists():
     assert len(named) > 60
     missing = sorted(p for p in named if not list(ROOT.glob(p)) and p not in NOT_OURS)
     assert missing == []
+
+
+# A file named by its own name or its path inside a folder of the tree
+# (`sema/looks.py`, `output/ply.c`, `plyc.bpf.h`): some file of the
+# repository's must end so.
+MODULE = re.compile(r"(?<![\w./-])((?:[\w*.-]+/)*[\w*-]+(?:\.[\w-]+)*\.(?:py|c|h|j2|lark|md|sh|toml))\b")
+# named, but none of the repository's files: other projects' (libbpf's, the
+# kernel's) and what a build writes
+ELSEWHERE = {"arch/*/include/uapi/asm/ptrace.h", "bpf_tracing.h", "vmlinux.h",
+             "plyc_syscalls.h"}     # written by toolchain.py into the runtime it builds
+
+
+def repository_files() -> list:
+    return [p.relative_to(ROOT).as_posix() for d in ("plyc", "runtime-c", "templates", "tests", "docs", "bench",
+                                                     "scripts", "examples")
+            for p in (ROOT / d).rglob("*") if p.is_file() and "__pycache__" not in p.parts] + \
+        [p.name for p in ROOT.iterdir() if p.is_file()]
+
+
+def unfound(names: set, files: list) -> list:
+    return sorted(n for n in names if n not in ELSEWHERE and "NAME" not in n and not any(
+        fnmatch.fnmatch(f, n) or fnmatch.fnmatch(f, "*/" + n) for f in files))
+
+
+def test_every_module_the_design_names_exists():
+    """Bare names too: design.md once named sema/widths.py a release after
+    it had become sema/looks.py, which the check above (paths from the top)
+    let by."""
+    files = repository_files()
+    assert unfound({"sema/widths.py", "sema/looks.py", "opt/keys.py", "plyc.bpf.h"}, files) == ["sema/widths.py"]
+    named = set(MODULE.findall(DOC))
+    assert len(named) > 150
+    assert unfound(named, files) == []
 
 
 # --- How to add a provider -----------------------------------------------------------
@@ -208,6 +243,8 @@ def test_a_provider_added_as_the_doc_says_builds(toy_provider):
     assert compiled.ir.probes[0].provider is TOY
     assert "&plyc_provider_toy" in compiled.generated.loader_c
     assert ".period = 10000000ULL" in compiled.generated.loader_c
+    # its program named as the provider says (none of its facts given: its name and argument)
+    assert 'SEC("perf_event")\nint toy_10000000(' in compiled.generated.bpf_c
     assert os.access(out, os.X_OK)
     # its errors are the user's, located
     with pytest.raises(PlycError) as e:
@@ -299,11 +336,13 @@ def sumsq(tmp_path, monkeypatch, cache):
     sumsq(x), the sum of the squares."""
     steps = section("How to add an aggregation")
     names_each(steps, [("plyc/codegen/aggregations.py", "UPDATE"), ("plyc/aggregations.py", "TABLE"),
+                       ("plyc/frontends/ply/lower.py", "AGGREGATIONS"),
                        ("plyc_rt.h", "enum plyc_agg"), ("runtime-c/maps/aggregations.c", "struct plyc_agg_ops"),
                        ("runtime-c/output/ply.c", "aggs[]"), ("runtime-c/output/bpftrace.c", "SCALAR")])
     monkeypatch.setitem(CAGG.UPDATE, "sumsq", update_sumsq)                     # 1.
     monkeypatch.setattr(AGG, "TABLE", AGG.TABLE + (SUMSQ,))                     # 2.
     monkeypatch.setitem(AGG.AGGREGATIONS, "sumsq", SUMSQ)    # built from TABLE at import
+    monkeypatch.setattr(plylower, "AGGREGATIONS", plylower.AGGREGATIONS + ("sumsq",))     # ply's name of it
     rt = runtime_copy(tmp_path, monkeypatch, cache)                                    # 3.
     insert_before_end(rt / "plyc_rt.h", "enum plyc_agg {", "\tPLYC_A_SUMSQ,")
     insert_before_end(rt / "maps" / "aggregations.c", "struct plyc_agg_ops ops[] = {",

@@ -2,8 +2,9 @@
 it (codegen, front ends, providers), no front end imports another, and no
 module imports, directly or through others, a module that imports it back.
 
-Every import counts, at module level or inside a function, except those
-under `if TYPE_CHECKING:` (annotations only: Python never runs them)."""
+Every import counts, at module level, inside a function or under `if
+TYPE_CHECKING:`: an import for annotations alone still ties the modules
+together (a reader, a type checker and a drawing of the layers follow it)."""
 import ast
 from pathlib import Path
 
@@ -26,31 +27,12 @@ def modules() -> dict:
     return {module_name(p): p for p in sorted(PLYC.rglob("*.py"))}
 
 
-def _type_checking(node) -> bool:
-    test = getattr(node, "test", None)
-    return isinstance(node, ast.If) and (
-        isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
-        or isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _walk(node):
-    """ast.walk, less the `if TYPE_CHECKING:` bodies."""
-    for child in ast.iter_child_nodes(node):
-        if _type_checking(child):
-            for n in child.orelse:
-                yield n
-                yield from _walk(n)
-            continue
-        yield child
-        yield from _walk(child)
-
-
 def imports(name: str, path: Path, known: dict) -> set:
     """The plyc modules `name` imports: `from P import m` names module P.m
     where m is one, else P."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = set()
-    for node in _walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.split(".")[0] == "plyc")
         elif isinstance(node, ast.ImportFrom):
@@ -93,9 +75,9 @@ def test_ir_imports_nothing_above_it():
 
 
 # What the core IR may import besides itself: leaf modules, which import
-# nothing of plyc but the IR (diag's spans) and each other (types' records
-# are laid out by layout.py, which reads the targets' ABIs from arch.py).
-IR_BELOW = {"plyc.types", "plyc.diag", "plyc.quoting", "plyc.layout", "plyc.arch",
+# nothing of plyc but the IR's spans and each other (types' records are
+# laid out by layout.py, which reads the targets' ABIs from arch.py).
+IR_BELOW = {"plyc.types", "plyc.diag", "plyc.quoting", "plyc.span", "plyc.layout", "plyc.arch",
             "plyc.lazyclass"}
 
 
@@ -164,3 +146,12 @@ def test_the_cycle_finder_finds_one():
 
 def test_no_import_cycle():
     assert cycles(graph()) == KNOWN_CYCLES
+
+
+def test_type_only_imports_count(tmp_path):
+    """An import under `if TYPE_CHECKING:` is an edge like any other: the
+    circle diag -> ir.nodes -> providers -> diag was one."""
+    mod = tmp_path / "m.py"
+    mod.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from plyc.ir.nodes import Span\n")
+    assert imports("plyc.m", mod, {"plyc.ir.nodes": None, "plyc.ir": None}) == {"plyc.ir.nodes"}
+    assert "plyc.span" in graph()["plyc.diag"]

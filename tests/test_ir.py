@@ -24,11 +24,11 @@ def by_hand() -> ir.Program:
     (_, target), = providers.resolve_specs([spec], Collector())
     comm = ir.Variable(B.variable("comm"), type=B.variable("comm").type, span=span(2))
     m = ir.Map("@", 0, ir.AGGREGATION, span(2), key_types=[comm.type], value_type=T.U64,
-               agg=AGG.get("count"), key_names=["comm"], written=True)
+               agg=AGG.AGGREGATIONS["count"], key_names=["comm"], written=True)
     x = ir.Binary("+", ir.Param(ir.TARGET, type=T.U32, span=span(3)), ir.IntConst(1, type=T.S64, span=span(3)),
                   type=T.Int(8, False), span=span(3))
     ev = ir.Event(1, ir.PRINTF, span(3), parts=printf.parse("%d\n"), arg_types=[x.type])
-    body = ir.Block([ir.Aggregate("@", [comm], AGG.get("count"), [], span=span(2)),
+    body = ir.Block([ir.Aggregate("@", [comm], AGG.AGGREGATIONS["count"], [], span=span(2)),
                      ir.EmitEvent(ev, [x], span=span(3))], span=span(1))
     probe = ir.Probe(0, spec, target, body)
     return ir.Program([probe], {"@": m}, [ev], uses_target=True)

@@ -6,7 +6,7 @@ before the load (runtime-c/load/needs.c)."""
 from __future__ import annotations
 
 from ..ir import nodes as ir
-from ..ir.nodes import script_line
+from ..span import script_line
 from .cescape import c_string
 
 # BPF_FUNC_map_lookup_percpu_elem's number, name, release.

@@ -14,9 +14,8 @@ from ..ir import nodes as ir
 from ..ir.nodes import script_line
 from ..ir.opt import temps
 from . import aggread, aggregations, intrinsics, loops, variables
-from .cescape import c_comment, c_string  # noqa: F401 (c_string: cgen.c_string for its users)
-from .ctext import (MAX_STORES, MEMSET_FENCE, alignment, bare, c_int, copy_stmts,  # noqa: F401 (alignment,
-                    mem_calls, offset_ptr, words)                                 # c_int: for its users)
+from .cescape import c_comment, c_string
+from .ctext import MAX_STORES, MEMSET_FENCE, bare, c_int, copy_stmts, mem_calls, words
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
 from .tuples import TupleGen
 

@@ -132,7 +132,7 @@ def emit_division(g, call: ir.Call) -> str:
 
 def emit_sarg(g, call):
     n = call.args[0].value
-    user = int(g.probe.provider.name in ("uprobe", "uretprobe"))
+    user = int(g.probe.provider.user)
     return g.cast("__u64", f"plyc_stack_word((struct pt_regs *)ctx, {n}, {user})")
 
 

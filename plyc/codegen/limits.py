@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from typing import Callable, Optional
 
-from .. import tracefs
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir
 from .resources import ProbeRes, Resources
@@ -102,26 +101,15 @@ def check_maps(res: Resources) -> list:
     return out
 
 
-def _tracepoint_events(t) -> list:
-    """The events a tracepoint target attaches to, as the build machine
-    lists them for a glob (none known: the glob itself)."""
-    if not t.glob:
-        return [t.target]
-    group, pattern = t.target.split("/", 1)
-    try:
-        return [f"{group}/{e}" for e in tracefs.matching_events(group, pattern)] or [t.target]
-    except tracefs.TracefsError:
-        return [t.target]
-
-
 def check_attach_points(res: Resources) -> list:
     """BPF_TRACE_MAX_PROGS: every probe on one tracepoint is a program of its
     own in the tracepoint's array, and the 65th attach fails (E2BIG)."""
     out, counts = [], {}
     for p in res.probes:
-        if p.probe.provider.name != "tracepoint":
+        events = p.probe.provider.shared_events
+        if events is None:
             continue
-        for event in _tracepoint_events(p.probe.target):
+        for event in events(p.probe.target):
             counts[event] = counts.get(event, 0) + 1
             if counts[event] == BPF_TRACE_MAX_PROGS + 1:
                 group, name = event.split("/", 1)
@@ -138,8 +126,8 @@ def _trampoline(p: ProbeRes) -> Optional[str]:
     """The kernel function whose trampoline p's program joins, if any: a
     kfunc's exact function, a kprobe's fentry twin's."""
     t = p.probe.target
-    if p.probe.provider.name in ("kfunc", "kretfunc"):
-        return None if t.glob else f"{t.extra.get('module') or 'vmlinux'}:{t.target}"
+    if t.provider.trampoline is not None:
+        return t.provider.trampoline(t)
     if p.fentry:
         return f"vmlinux:{p.fentry['func']}"
     return None

@@ -119,27 +119,22 @@ def map_names(names: list, ns: Namespace) -> dict:
     return out
 
 
-# How a probe's program is named: after the last part of what it traces,
-# with the provider's name first for return probes (kprobe's is the entry).
-PREFIXED = ("kretprobe", "uretprobe")
-
-
-def prog_candidates(provider: str, arg: str) -> list:
-    """Names for a program, the most readable first."""
-    if provider in ("BEGIN", "END"):
-        return [provider.lower()]
+def prog_candidates(provider, arg: str) -> list:
+    """Names for a program of `provider` (a providers.Provider: how it
+    names its programs) on `arg`, the most readable first."""
+    if provider.prog_name:
+        return [provider.prog_name]
     if not arg:
-        return [identifier(provider)]
-    last = identifier(re.split(r"[/:]", arg.rstrip("/:"))[-1]) if provider in (
-        "tracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe", "usdt") else ""
-    full = identifier(f"{provider}_{arg}")
-    if provider in PREFIXED:
-        return [identifier(f"{provider}_{last}") if last else full, full]
-    return [last, identifier(f"{provider}_{last}") if last else "", full]
+        return [identifier(provider.name)]
+    last = identifier(re.split(r"[/:]", arg.rstrip("/:"))[-1]) if provider.name_last else ""
+    full = identifier(f"{provider.name}_{arg}")
+    if provider.name_prefixed:
+        return [identifier(f"{provider.name}_{last}") if last else full, full]
+    return [last, identifier(f"{provider.name}_{last}") if last else "", full]
 
 
 def twin_candidates(section: str, prog_name: str, provider: str) -> list:
     """The fentry/fexit twin of a kprobe program: fentry_vfs_read,
-    fexit_vfs_read (a kretprobe's name loses its own prefix)."""
+    fexit_vfs_read (a name its provider prefixed loses that prefix)."""
     base = prog_name[len(provider) + 1:] if prog_name.startswith(provider + "_") else prog_name
     return [f"{section}_{base}", f"{section}_{prog_name}"]

@@ -15,9 +15,9 @@ from .. import __version__, package_dir
 from ..aggregations import lq_top
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
-from ..ir.nodes import script_line
+from ..span import script_line
 from ..ir.report import Report
-from . import aggread, cgen, loops, printers
+from . import aggread, cgen, ctext, loops, printers
 from .cescape import C, c_comment, c_int, c_string, code
 from .resources import Field, Resources, layout
 
@@ -150,7 +150,7 @@ def event_slot_limit(res: Resources) -> int:
             f"{SCRATCH_SLOT_MAX - 16} an output record can have (kernels without a BPF ring buffer "
             f"build it in a per-CPU slot)", largest.event.span,
             note="print fewer or shorter strings and buffers (str(p, N), --strsize N)"), res.script)
-    return cgen.words(largest.size)
+    return ctext.words(largest.size)
 
 
 # The tracer's -p PID (plyc_params.pid_filter, 0 without it) as a predicate

@@ -12,7 +12,7 @@ from .. import types as T
 # the default sizes: in bounds.py, beside their ranges, for the command line
 from ..bounds import DEFAULT_BUFFER, DEFAULT_HIST_ENTRIES, DEFAULT_MAP_ENTRIES, DEFAULT_STACK_ENTRIES  # noqa: F401
 from ..ir import nodes as ir
-from ..ir.nodes import script_line
+from ..span import script_line
 from . import aggread
 from . import names as N
 
@@ -246,9 +246,8 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
         if t.provider.fentry and not probe.uses_regs and opts.get("fentry", True) \
                 and not any(isinstance(n, ir.ForMap) for n in ir.walk(probe.body)):
             fentry = t.provider.fentry(t, program.ktypes, program.arch)
-        prov = t.provider.name
-        prog = ns.claim(*N.prog_candidates(prov, probe.spec.arg or ""))
-        twin = ns.claim(*N.twin_candidates(fentry["section"], prog, prov)) if fentry else ""
+        prog = ns.claim(*N.prog_candidates(t.provider, probe.spec.arg or ""))
+        twin = ns.claim(*N.twin_candidates(fentry["section"], prog, t.provider.name)) if fentry else ""
         body = ns.claim_c(f"{prog}_body") if fentry else ""
         section = t.provider.section(t)
         if probe.sleepable:   # iter/X -> iter.s/X (bpf_d_path in an iterator)

@@ -8,7 +8,7 @@ import sys
 
 from .. import driver, runcache
 from ..diag import PlycError
-from ..toolchain import ToolchainError
+from ..cachedir import ToolchainError
 from .common import TARGETS, add_libc_arg, default_target, execute
 
 EXAMPLES = """examples:

@@ -6,58 +6,16 @@ statements carry their span (the BPF C's `/* script:line */` comments and
 the verifier's messages map back through it)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from typing import Any, Optional
 
 from ..lazyclass import node
-from typing import TYPE_CHECKING, Any, Optional
 
 from .. import types as T
 from .intrinsics import Intrinsic
 from .variables import Var
 
-if TYPE_CHECKING:   # the tables refer back to the IR; only names here
-    from ..aggregations import Aggregation
-    from ..kernel_types import KernelTypes
-    from ..providers import Provider, Target
-    from ..tracefs import Field
-
-
-@dataclass(frozen=True, eq=False)
-class SourceFile:
-    """A file other than the script that a span points into (one a
-    bpftrace script imports): its name as messages print it, and its text."""
-    name: str
-    text: str
-    line: int = 0    # the script's line of the import that brought it in
-    # Its name from the script's folder, as the tracer and the generated C
-    # name it (the script by its base name): the same wherever it is built.
-    tracer_name: str = ""
-
-    def __repr__(self) -> str:
-        return f"SourceFile({self.name!r})"
-
-
-@dataclass(frozen=True)
-class Span:
-    line: int
-    col: int
-    end_line: int
-    end_col: int
-    # None: the script's own text; else the imported file the lines count in
-    origin: Optional[SourceFile] = field(default=None, compare=False, repr=False)
-
-    def to(self, other: "Span") -> "Span":
-        return Span(self.line, self.col, other.end_line, other.end_col, self.origin)
-
-
-NOSPAN = Span(0, 0, 0, 0)
-
-
-def script_line(span: Span) -> int:
-    """The script's line a span stands for where the tracer names one line
-    of the script (its messages, the verifier's): in an imported file, the
-    script's import that brought the file in."""
-    return span.origin.line if span.origin is not None else span.line
+from ..span import NOSPAN, SourceFile, Span, script_line  # noqa: F401  (ir.Span: spans are the IR's too)
 
 
 @node
@@ -208,7 +166,7 @@ class Ternary(Expr):
 class TpField(Expr):
     """A field of the probe's tracepoint record (offset from the device)."""
     name: str
-    field: "Field"
+    field: Any                     # its tracefs.Field (the tables above the IR are named, not imported)
 
 
 @node
@@ -340,7 +298,7 @@ class Aggregate(Stmt):
     """Update the aggregation under keys with args (x first, if it takes one)."""
     map: str
     keys: list
-    agg: "Aggregation"
+    agg: Any                       # its aggregations.Aggregation
     args: list
 
 
@@ -415,7 +373,7 @@ class Map:
     span: Span                     # first appearance
     key_types: Optional[list] = None
     value_type: Optional[T.Type] = None   # the stored value, or the aggregated argument
-    agg: Optional["Aggregation"] = None
+    agg: Optional[Any] = None      # its aggregations.Aggregation, for an aggregation
     params: tuple = ()             # the aggregation's constant arguments (lquantize: min, max, step)
     key_names: Optional[list] = None      # a name per key where every use agrees (--metrics labels)
     written: bool = False
@@ -467,7 +425,7 @@ class Probe:
     """One BPF program: a body under one spec."""
     index: int
     spec: Spec
-    target: "Target"
+    target: Any                    # its providers.Target
     body: Block
     locals: dict = field(default_factory=dict)     # scratch name -> Type
     tp_fields: dict = field(default_factory=dict)  # tracepoint field name -> tracefs.Field
@@ -483,7 +441,8 @@ class Probe:
     temps: Optional[list] = None
 
     @property
-    def provider(self) -> "Provider":
+    def provider(self):
+        """Its target's providers.Provider."""
         return self.target.provider
 
 
@@ -495,7 +454,7 @@ class Program:
     nargs: int = 0                 # highest positional argument used
     uses_target: bool = False
     strsize: int = T.DEFAULT_STRSIZE
-    ktypes: Optional["KernelTypes"] = None
+    ktypes: Optional[Any] = None   # the kernel_types.KernelTypes the front end typed with
     arch: str = "x86_64"
     report: Optional[Any] = None   # a periodic report request (plyc/ir/report.py)
     time_formats: list = field(default_factory=list)   # strftime() formats, by their type's width

@@ -63,6 +63,12 @@ class Provider:
     typed: Optional[Callable] = None
     # (target, KernelTypes, arch) -> how it can run as fentry/fexit, or None
     fentry: Optional[Callable] = None
+    # args.NAME of a context of typed arguments (`data`, a ctx of "fargs"):
+    # (target, name, KernelTypes, span) -> its Var, from the BTF prototype
+    arg: Optional[Callable] = None
+    # (target, KernelTypes, span) -> the Var of the return value it reads
+    # from its context, typed from the prototype (kretfunc), or None
+    retval: Optional[Callable] = None
     # The C half: `const struct plyc_provider` in runtime-c/providers/
     c_provider: str = ""
     # (target, probe resources) -> (C data struct, [(field, C expression)]),
@@ -88,7 +94,31 @@ class Provider:
     # The argument of an example probe, for `a PROVIDER probe needs an argument`
     example: str = ""
     has_stack: bool = True
-    runnable_here: bool = True       # codegen exists; False: parses and checks only
+    # How its programs are named (codegen/names.py): `prog_name`, one name
+    # for its one program (BEGIN: begin); else after the last `/` or `:`
+    # part of what it traces where `name_last` (vfs_read, sys_enter_read),
+    # with its own name first where `name_prefixed` (a return probe's:
+    # kretprobe_vfs_read beside its entry's vfs_read); else its name and
+    # the whole argument (profile_99hz)
+    prog_name: str = ""
+    name_last: bool = False
+    name_prefixed: bool = False
+    # Its programs run on a user task's registers: the stack they read
+    # (sargN) is user memory
+    user: bool = False
+    # Its C half names, at run time, the attach point a glob matched
+    # (`probe` in a bpftrace wildcard: PLYC_TP_NAMES in the probe's
+    # bpf_defines, read by its c_data)
+    names_matches: bool = False
+    # The run ends once it is attached (iter: the attach runs the
+    # iteration), so no probe but a runs_once one may run beside it
+    ends_run: bool = False
+    # (target) -> the kernel events its program joins, each running at most
+    # BPF_TRACE_MAX_PROGS programs (codegen/limits.py), or None: no such limit
+    shared_events: Optional[Callable] = None
+    # (target) -> the kernel function whose fentry/fexit trampoline its own
+    # program joins (BPF_MAX_TRAMP_LINKS, codegen/limits.py), or None
+    trampoline: Optional[Callable] = None
     doc: str = ""
 
     # Fields -> the spec's text as this provider spells it (the probe's

@@ -142,6 +142,12 @@ def c_data(t: Target, p):
         ("names", str(int("PLYC_TP_NAMES" in p.probe.bpf_defines and t.glob)))]
 
 
+def trampoline(t: Target):
+    """The function whose trampoline an exact kfunc's program joins (a
+    wildcard's functions are known on the device only)."""
+    return None if t.glob else f"{t.extra.get('module') or 'vmlinux'}:{t.target}"
+
+
 def _provider(ret: bool) -> Provider:
     name = "kretfunc" if ret else "kfunc"
     return Provider(
@@ -149,6 +155,7 @@ def _provider(ret: bool) -> Provider:
         c_provider=f"plyc_provider_{name}", c_data=c_data, example="vfs_read",
         section=lambda t: "fexit" if ret else "fentry", ctx_decl="__u64 *ctx",
         variables=(Var("data", ARGS, V.CTX, doc="the function's arguments: args.name"),),
+        names_matches=True, trampoline=trampoline, arg=arg, retval=retval if ret else None,
         doc="kernel function return (fexit)" if ret else "kernel function entry (fentry)")
 
 

@@ -172,7 +172,7 @@ KPROBE = Provider(
     section=lambda t: "kprobe", ctx_decl="struct pt_regs *ctx",
     variables=ARGS + (Var("caller", T.SYM, V.IP, doc="where the probe hit, as sym+off", invariant=True),
                       Var("regs", T.Type("ctx", 8, pointee="regs"), V.CTX)),
-    typed=typed, fentry=fentry_plan, doc="kernel function entry")
+    typed=typed, fentry=fentry_plan, name_last=True, names_matches=True, doc="kernel function entry")
 
 KRETPROBE = Provider(
     name="kretprobe", aliases=("kr",), fields=fields, make=make_kind(True), spell=spell, pid_filtered=True,
@@ -180,4 +180,5 @@ KRETPROBE = Provider(
     section=lambda t: "kretprobe", ctx_decl="struct pt_regs *ctx",
     variables=(Var("retval", T.S64, V.RET, doc="the return value", invariant=True),
                Var("regs", T.Type("ctx", 8, pointee="regs"), V.CTX)),
-    typed=typed, fentry=fentry_plan, doc="kernel function return")
+    typed=typed, fentry=fentry_plan, name_last=True, name_prefixed=True, names_matches=True,
+    doc="kernel function return")

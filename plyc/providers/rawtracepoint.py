@@ -99,5 +99,5 @@ def c_data(t: Target, p):
 PROVIDER = Provider(
     name="rawtracepoint", aliases=(), fields=fields, make=make, spell=spell, section=lambda t: "raw_tp", pid_filtered=True,
     ctx_decl="__u64 *ctx", variables=WORDS + (Var("data", ARGS, V.CTX, doc="the arguments: args.name"),),
-    c_provider="plyc_provider_rawtracepoint", c_data=c_data, example="sched_switch",
+    c_provider="plyc_provider_rawtracepoint", c_data=c_data, example="sched_switch", arg=arg,
     doc="a tracepoint's raw arguments")

@@ -45,6 +45,19 @@ def c_data(t: Target, p):
                                     ("glob_fields", str(int(glob_fields)))]
 
 
+def events(t: Target) -> list:
+    """The events a target attaches to, as the build machine lists them for
+    a glob (none known: the glob itself): each runs at most
+    BPF_TRACE_MAX_PROGS programs (codegen/limits.py)."""
+    if not t.glob:
+        return [t.target]
+    group, pattern = t.target.split("/", 1)
+    try:
+        return [f"{group}/{e}" for e in tracefs.matching_events(group, pattern)] or [t.target]
+    except tracefs.TracefsError:
+        return [t.target]
+
+
 def glob_member(target: Target, name: str, span):
     """A field of every event a glob matches on the build machine, of one
     type in all; the device's tracer finds it in each event it attaches
@@ -102,11 +115,14 @@ PROVIDER = Provider(
     spell=lambda f: f"{f.group}:{f.function}",
     section=lambda t: "tracepoint",
     ctx_decl="void *ctx",
-    variables=(Var("data", T.Type("ctx", 8, pointee="tracepoint"), V.CTX,
+    variables=(Var("data", T.Type("ctx", 8, pointee="fields"), V.CTX,
                    doc="the event's fields: data->field"),),
     member=member,
     c_provider="plyc_provider_tracepoint",
     example="sched/sched_switch",
     c_data=c_data,
+    name_last=True,
+    names_matches=True,
+    shared_events=events,
     doc="static kernel tracepoints",
 )

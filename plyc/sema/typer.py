@@ -39,9 +39,25 @@ class Sema:
     # How the front end's language compares strings (a note to a comparison
     # of a string that can't be one)
     STRING_COMPARE_HINT: Optional[str] = None
-    # printf's %d, %u, %x are C's int and %ld, %lld longer (bpftrace's rule;
-    # ply prints every integer conversion whole)
-    PRINTF_C_LENGTHS = False
+    # The language's own words for the aggregations' errors: plyc/aggregations.py's
+    # key -> a template of the same values (str.format), where its tool words them otherwise
+    AGG_WORDS: dict = {}
+
+    # --- where the languages differ in the shared builtins' rules (plyc/builtins.py)
+
+    def printf_conversions(self, convs: list, span) -> None:
+        """The language's reading of printf's conversions (printf.Conv), in
+        place (span: the format's): ply's prints every integer conversion
+        whole, and has no %gr."""
+        for conv in convs:
+            if conv.conv == "gr":
+                self.err(f"invalid conversion '{conv.text}' in format string", span,
+                         "%gr (GFP flags by name) is bpftrace's")
+
+    def printf_accepts(self, conv, x: ir.Expr, span) -> bool:
+        """Whether the language prints x with conv where the shared rule
+        (printf.accepts) would not; it may refuse x itself (err)."""
+        return False
 
     def __init__(self, st, diag: Collector, final: bool):
         self.st = st

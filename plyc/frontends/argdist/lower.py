@@ -40,11 +40,12 @@ from ...ir import nodes as ir
 from ...ir.report import Section
 from ...kernel_types import KernelTypes
 from ...sema import Sema
-from ...toolchain import ToolchainError, find_cc
+from ...cachedir import ToolchainError
+from ...toolchain import find_cc
 from .cparse import CSyntaxError, cast_names, char_constant, int_constant, parse_expr, parse_type, type_words
 from .ctypes import (GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
                      kernel_flags, kernel_tree, resolve_header)
-from .spec import Part, SpecError, Specifier
+from .spec import Part, SpecError, Specifier, probe_spec
 
 ALIASES = {"$PID": "pid", "$TID": "kpid", "$UID": "uid", "$GID": "gid", "$CPU": "cpu"}
 STRING_ALIASES = {"$COMM": "comm"}
@@ -698,18 +699,6 @@ FIXED_NAMES = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "size_t", "
 def _describe(node) -> str:
     return {"Assignment": "an assignment", "ExprList": "a comma expression", "CompoundLiteral": "a compound literal",
             "Compound": "a block"}.get(type(node).__name__, f"'{type(node).__name__}'")
-
-
-def probe_spec(spec: Specifier, entry: bool = False) -> tuple:
-    """(provider, target) of the probe a specifier runs in (or its entry probe)."""
-    ret = spec.probe == "r" and not entry
-    if spec.probe == "t":
-        return "tracepoint", f"{spec.library}/{spec.function}"
-    if spec.probe == "u":
-        return "usdt", f"{spec.library}:{spec.function}"
-    if spec.library:
-        return ("uretprobe" if ret else "uprobe"), f"{spec.library}:{spec.function}"
-    return ("kretprobe" if ret else "kprobe"), spec.function
 
 
 def key_value(tr: Translator, type_part: Part, expr_part: Part, strsize: int, hist: bool) -> ir.Expr:

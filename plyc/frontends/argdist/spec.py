@@ -88,6 +88,19 @@ class Specifier:
         return SpecError(message, self, 0, len(self.raw), note)
 
 
+def probe_spec(spec: Specifier, entry: bool = False) -> tuple:
+    """(provider, target) of the probe a specifier runs in (or its entry probe):
+    argdist's four kinds (p r t u) as the providers plyc has (plyc/providers)."""
+    ret = spec.probe == "r" and not entry
+    if spec.probe == "t":
+        return "tracepoint", f"{spec.library}/{spec.function}"
+    if spec.probe == "u":
+        return "usdt", f"{spec.library}:{spec.function}"
+    if spec.library:
+        return ("uretprobe" if ret else "uprobe"), f"{spec.library}:{spec.function}"
+    return ("kretprobe" if ret else "kprobe"), spec.function
+
+
 def split_top(text: str, sep: str, base: int = 0) -> list:
     """Parts of `text` split on `sep` outside parentheses, brackets and
     string literals (argdist splits on every separator; this also takes

@@ -11,8 +11,7 @@ from dataclasses import field, fields
 from typing import Optional, Union
 
 from ...lazyclass import node
-
-from ...ir.nodes import NOSPAN, Span  # spans are the IR's
+from ...span import NOSPAN, Span
 
 
 @node

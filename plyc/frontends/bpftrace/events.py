@@ -17,6 +17,7 @@ from ...diag import Collector
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from . import ast as A
+from . import probes
 from .trees import walk
 
 UNSAFE = ("system", "signal", "override")
@@ -82,8 +83,9 @@ def check_signal(chk, call):
 # --- override(rc) ----------------------------------------------------------------
 
 def check_override(chk, call):
-    if chk.probe.provider.name != "kprobe" or chk.probe.target.glob:
-        chk.err("override can only be used with kprobes." if chk.probe.provider.name != "kprobe"
+    allowed = probes.of(chk.probe.provider).override
+    if not allowed or chk.probe.target.glob:
+        chk.err("override can only be used with kprobes." if not allowed
                 else "override() can't be used in a kprobe wildcard", call.span)
     x = chk.expr(call.args[0])
     if not x.type.is_int:
@@ -144,19 +146,20 @@ def path_size(chk, call) -> int:
 
 def check_path(chk, call):
     probe = chk.probe
-    if probe.provider.name == "iter" and isinstance(call.args[0], A.Field):
+    iterator = probe.provider.var("ctx") is not None     # its context is an object's
+    if iterator and isinstance(call.args[0], A.Field):
         x = chk.field_base(call.args[0])     # the struct path as a place, not a record of it
     else:
         x = chk.expr(call.args[0])
     size = path_size(chk, call)
-    if probe.provider.name == "iter":
+    if iterator:
         return check_iter_path(chk, call, x, size)
     arg = x.operand if isinstance(x, ir.Cast) else x
     if not (isinstance(arg, ir.Variable) and arg.var.name.startswith("arg") and arg.var.name[3:].isdigit()
             and x.type.is_int):
         chk.err("path() takes a probe argument that is a struct path * (argN, or a cast of one)",
                 call.args[0].span, "bpf_d_path needs the kernel's own pointer, as the function received it")
-    if probe.provider.name not in ("kprobe", "kretprobe") or probe.target.glob:
+    if probe.provider.fentry is None or probe.target.glob:
         chk.err("path() can only be used in an exact-name kprobe or kretprobe, which plyc runs "
                 "as fentry/fexit (bpf_d_path is for those programs alone)", call.span)
     plan = probe.provider.fentry(probe.target, chk.st.ktypes, chk.st.arch)

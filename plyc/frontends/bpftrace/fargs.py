@@ -8,9 +8,7 @@ from ... import types as T
 from ...diag import PlycError
 from ...ir import nodes as ir
 from ...ir import variables as V
-from ...providers import Var, kfunc, rawtracepoint
-
-ARG = {"kfunc": kfunc.arg, "kretfunc": kfunc.arg, "rawtracepoint": rawtracepoint.arg}
+from ...providers import Var
 
 
 def _var(chk, find, span) -> ir.Variable:
@@ -25,18 +23,18 @@ def _var(chk, find, span) -> ir.Variable:
 def field(chk, name: str, span) -> ir.Variable:
     """args.name / args->name."""
     probe = chk.probe
-    return _var(chk, lambda: ARG[probe.provider.name](probe.target, name, chk.st.ktypes, span), span)
+    return _var(chk, lambda: probe.provider.arg(probe.target, name, chk.st.ktypes, span), span)
 
 
 def retval(chk, span) -> ir.Variable:
     """retval of a kretfunc, typed from the function's prototype."""
     probe = chk.probe
-    return _var(chk, lambda: kfunc.retval(probe.target, chk.st.ktypes, span), span)
+    return _var(chk, lambda: probe.provider.retval(probe.target, chk.st.ktypes, span), span)
 
 
 def owns(probe, name: str) -> bool:
     """Whether this module types `name` in this probe."""
-    return name == "retval" and probe.provider.name == "kretfunc"
+    return name == "retval" and probe.provider.retval is not None
 
 
 # `func` in a kretprobe, kfunc or kretfunc wildcard: the address of the
@@ -44,7 +42,6 @@ def owns(probe, name: str) -> bool:
 # tracer names the release where an older verifier refuses it), printed
 # as its symbol. A kretprobe has no registers of the entry to read it from.
 FUNC_IP = Var("func", T.SYM, V.FUNC_IP, doc="the traced function's address, as a symbol")
-FUNC_IP_PROBES = ("kretprobe", "kfunc", "kretfunc")
 
 
 def func_ip(span) -> ir.Variable:

@@ -32,3 +32,29 @@ def literal_percents(chk, call: A.Call) -> A.Call:
     if value == raw.decode("utf-8", "replace").encode("utf-8"):
         return call
     return replace(call, args=[replace(call.args[0], value=value), *call.args[1:]])
+
+
+# --- the shared builtins' rules where bpftrace's differ (Sema's hooks) ------------
+
+# 0.27's types of the values plyc keeps as integers it prints as text
+TEXT_TYPES = {"username": "username_t", "errno": "string[{}]", "signal": "string[{}]",
+              "syscall": "string[{}]", "mac": "mac_address", "strftime": "timestamp",
+              "cgroup_path": "cgroup_path_t"}
+
+
+def printf_conversions(chk, convs: list, span) -> None:
+    """%d, %u, %x print C's int and %ld, %lld longer, as C's (and bpftrace's)
+    printf; the flags as 0.27 reads them."""
+    for conv in convs:
+        conv.use_c_lengths()
+        conv.use_bpftrace_flags()
+
+
+def printf_accepts(chk, conv, x, span) -> bool:
+    """0.27's %s prints any integer; a value it types as text refuses %d."""
+    if x.type.kind != "int":
+        return False
+    if conv.conv in "diouxXcp" and x.type.denotes in TEXT_TYPES:
+        chk.err(f"unsupported format specifier for type '{TEXT_TYPES[x.type.denotes].format(chk.strsize)}': "
+                f"{conv.conv}", span, "bpftrace 0.27 prints it as text, with %s")
+    return conv.conv == "s"

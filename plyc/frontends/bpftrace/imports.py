@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from ...diag import error
-from ...ir.nodes import SourceFile, script_line
+from ...span import SourceFile, script_line
 from . import ast as A
 
 # As read_script: a file larger than a script can be is not one.

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ...ir.nodes import SourceFile, Span
+from ...span import SourceFile, Span
 from ...diag import error
 
 KEYWORDS = frozenset(

@@ -25,11 +25,6 @@ from . import aggreads, tuples
 from .trees import const_value, walk
 
 
-def loop_vars(body) -> set:
-    """The names `for` loops bind in a probe body (for the refuse pass)."""
-    return {n.var.name for n in walk(body) if isinstance(n, A.For)}
-
-
 def pair_base(n) -> tuple:
     """`$kv.0.1` -> (Var kv, [0, 1]); other nodes -> (node, [])."""
     path = []

@@ -41,6 +41,7 @@ from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
 from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
+from . import aggwords, probes
 from . import specs as S
 from . import stdlib
 from . import kvalues, positionals, tuples
@@ -87,9 +88,14 @@ def as_bool(typ: T.Type) -> T.Type:
     return replace(typ, denotes="bool")
 
 
+def _provider(spec: A.ProbeSpec):
+    """The provider of a spec as written (None: a probe type plyc has none for)."""
+    return providers.lookup(spec.provider)
+
+
 def _iterates(probe: A.Probe) -> bool:
     """Whether every attach point is an iterator's: `ctx` is their context."""
-    return all(s.provider == "iter" for s in probe.specs)
+    return all(_provider(s) is not None and _provider(s).var("ctx") is not None for s in probe.specs)
 
 
 def not_yet(what: str) -> str:
@@ -140,8 +146,8 @@ def refuse(st: "Lowering", diag: Collector):
 def _one_iterator(prog: A.Program, diag: Collector):
     """An iter probe runs alone beside BEGIN and END: the run ends with its
     iteration (bpftrace 0.27 runs one, and aborts on any other probe)."""
-    specs = [s for p in prog.probes for s in p.specs if s.provider not in ("BEGIN", "END")]
-    iters = [s for s in specs if s.provider == "iter"]
+    specs = [s for p in prog.probes for s in p.specs if not (_provider(s) and _provider(s).runs_once)]
+    iters = [s for s in specs if _provider(s) and _provider(s).ends_run]
     if iters and len(specs) > 1:
         other = next(s for s in specs if s is not iters[0])
         diag.error(f"{other.text} beside {iters[0].text}: a script with an iter probe has no other probe "
@@ -188,21 +194,6 @@ class Lowering:
         self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
         self.warnings: list = []            # Diagnostics printed at build time (abi.py's values)
         self.warned: set = set()            # the names abi.py's warnings were given for
-
-
-def probe_name(unit: Unit) -> str:
-    """An exact probe's name as bpftrace 0.27 prints `probe`: the spec as
-    written, but kfunc/kretfunc and rawtracepoint as 0.27 names them,
-    with their module (`fentry:vmlinux:vfs_read`, as in their wildcards)."""
-    written, provider = unit.written, unit.target.provider.name
-    if provider in ("kfunc", "kretfunc"):
-        module = unit.target.extra.get("module") or "vmlinux"
-        kind = "fentry" if provider == "kfunc" else "fexit"
-        return f"{kind}:{module}:{unit.target.target}"
-    if provider == "rawtracepoint":
-        module = written.parts[0] if len(written.parts) == 2 and written.parts[0] else "vmlinux"
-        return f"rawtracepoint:{module}:{written.parts[-1]}"
-    return str(written)
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -305,8 +296,10 @@ class Typer(Sema):
     (plyc/sema) with bpftrace's names and rules."""
 
     STRING_COMPARE_HINT = "compare strings with strcmp(a, b) or =="
-    # printf's %d prints an int, %ld a long, as C's (and bpftrace's) printf
-    PRINTF_C_LENGTHS = True
+    # the shared builtins' rules where bpftrace's differ (printf's C lengths, 0.27's words)
+    printf_conversions = formats.printf_conversions
+    printf_accepts = formats.printf_accepts
+    AGG_WORDS = aggwords.WORDS
 
     def __init__(self, st: Lowering, diag: Collector, final: bool):
         super().__init__(st, diag, final)
@@ -698,13 +691,12 @@ class Typer(Sema):
             # The probe's name as bpftrace prints it: known now unless a wildcard.
             unit = self.st.units[probe.index]
             written = unit.written
-            if written.wildcard and probe.provider.name in ("tracepoint", "kprobe", "kretprobe",
-                                                            "uprobe", "uretprobe", "kfunc", "kretfunc"):
+            if written.wildcard and probe.provider.names_matches:
                 probe.bpf_defines.add("PLYC_TP_NAMES")
                 return ir.Call(BT.TP_NAME, [], type=T.Str(BT.TP_NAME_SIZE), span=e.span)
             if written.wildcard:
                 self.err(not_yet(f"'probe' in a {probe.provider.name} wildcard probe"), e.span)
-            return self.expr(A.Str(probe_name(unit).encode(), span=e.span))
+            return self.expr(A.Str(S.probe_name(written, unit.target).encode(), span=e.span))
         if name == "func":
             return self.func(e.span)
         if fargs.owns(probe, name):
@@ -721,27 +713,24 @@ class Typer(Sema):
         e = A.Ident("func", span=span)
         pname = probe.provider.name
         unit = self.st.units[probe.index]
-        if symbol and pname == "kprobe":
-            return self.variable("caller", e.span)
-        if symbol and pname in fargs.FUNC_IP_PROBES:
-            return fargs.func_ip(e.span)
-        if pname == "kprobe" and any(u.probe is unit.probe and u.target.glob for u in self.st.units
-                                     if u.target.provider.name == "kprobe"):
+        how = probes.of(probe.provider).func      # bpftrace's rule for its probe type
+        # a glob of this kind shares the body (an exact name beside it reads func as it does)
+        globbed = any(u.probe is unit.probe and u.target.glob and probes.of(u.target.provider).func == how
+                      for u in self.st.units)
+        if how == "caller" and (symbol or globbed):
             # The function that fired: the symbol of the probed address (no fentry
             # twin: it needs the kprobe's registers), as bpftrace 0.17 resolves it;
             # an exact-name kprobe sharing the body with a glob too (vfsstat's
             # @[func]), so that func has one type there.
             return self.variable("caller", e.span)
-        if pname in fargs.FUNC_IP_PROBES and any(u.probe is unit.probe and u.target.glob for u in self.st.units
-                                                 if u.target.provider.name in fargs.FUNC_IP_PROBES):
+        if how == "func_ip" and (symbol or globbed):
             # as in a kprobe glob, an exact name sharing the body too
             return fargs.func_ip(e.span)
-        if pname == "uretprobe":
+        if how == "user_return":
             return stacks.uretprobe_func(self, e.span)
-        if pname == "uprobe" and any(u.probe is unit.probe and u.target.glob for u in self.st.units
-                                     if u.target.provider.name == "uprobe"):
+        if how == "user" and globbed:
             return stacks.uprobe_func(self, e.span)
-        if pname not in ("kprobe", "kretprobe", "uprobe", "kfunc", "kretfunc") or probe.target.glob:
+        if not how or probe.target.glob:
             what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
             self.err(not_yet(f"'func' in {what}"), e.span)
         written = probe.spec.arg.rsplit(":", 1)[-1].split("+")[0]
@@ -820,7 +809,7 @@ class Typer(Sema):
         if obj.type.kind == "tuple":
             return tuples.field(self, obj, e.name, e.span) if obj.type.names else \
                 self.err(f"Can not access field '{e.name}' on expression of type '{obj.type}'", e.span)
-        if obj.type.kind == "ctx" and obj.type.pointee == "tracepoint":
+        if obj.type.kind == "ctx" and obj.type.pointee == "fields":
             return self.tp_field(e.name, e.span)
         if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
             return fargs.field(self, e.name, e.span)

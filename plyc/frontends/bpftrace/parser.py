@@ -88,9 +88,6 @@ class Parser:
     def span(self, start: int, end: Optional[int] = None) -> Span:
         return self.src.span(start, self.pos if end is None else end)
 
-    def last_end(self) -> int:
-        return self.pos
-
     # --- top level ------------------------------------------------------------
 
     def program(self) -> A.Program:

@@ -109,6 +109,21 @@ def fields(spec: A.ProbeSpec) -> Fields:
     raise AssertionError(p)
 
 
+def probe_name(written: A.ProbeSpec, target) -> str:
+    """An exact probe's name as bpftrace 0.27 prints `probe`: the spec as
+    written, but kfunc/kretfunc and rawtracepoint as 0.27 names them,
+    with their module (`fentry:vmlinux:vfs_read`, as in their wildcards)."""
+    provider = target.provider.name
+    if provider in ("kfunc", "kretfunc"):
+        module = target.extra.get("module") or "vmlinux"
+        kind = "fentry" if provider == "kfunc" else "fexit"
+        return f"{kind}:{module}:{target.target}"
+    if provider == "rawtracepoint":
+        module = written.parts[0] if len(written.parts) == 2 and written.parts[0] else "vmlinux"
+        return f"rawtracepoint:{module}:{written.parts[-1]}"
+    return str(written)
+
+
 def to_ir(spec: A.ProbeSpec) -> tuple:
     """(the core's spec, named as its provider spells it; its Fields)."""
     f = fields(spec)

@@ -19,14 +19,8 @@ from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from . import ast as A
 from . import builtins as BT
+from . import probes
 from .trees import const_value
-
-# The probes whose context is the probed code's pt_regs (a perf event's
-# starts with them): where usermode reads the privilege level.
-REGS_PROBES = ("kprobe", "kretprobe", "uprobe", "uretprobe", "profile", "software", "hardware")
-# BEGIN and END run in the tracer, a user process (bpftrace's, from a uprobe
-# on itself: usermode is 1 there too).
-TRACER_PROBES = ("BEGIN", "END")
 
 
 def _string(chk, e, what: str):
@@ -108,7 +102,7 @@ def check_comm(chk, call: A.Call):
     if not pid.type.is_int or pid.type.is_pointer:
         chk.err("Only integer supported for comm()'s pid", call.args[0].span)
     kind = chk.probe.provider.name
-    if kind in TRACER_PROBES:       # run as a raw tracepoint, which may not call it
+    if chk.probe.provider.runs_once:       # BEGIN, END: run as a raw tracepoint, which may not call it
         chk.err(f"Syntax comm(PID) is not supported in this probe type yet. Type: {kind}", call.span,
                 "bpftrace 0.27 refuses it there too (the kernel allows the kfunc in other probes)")
     task = BT.curtask_type(chk, call.span)
@@ -315,24 +309,25 @@ def usermode(chk, span):
     if chk.arch != "x86_64":
         chk.err(f"usermode is not supported on {chk.arch}", span, "bpftrace has it on x86_64 only")
     pname = probe.provider.name
-    if pname in TRACER_PROBES:
+    # BEGIN and END run in the tracer, a user process (bpftrace's, from a
+    # uprobe on itself: usermode is 1 there too).
+    if probe.provider.runs_once:
         return ir.IntConst(1, type=T.Int(1, False), span=span)
-    if pname not in REGS_PROBES:
+    # The probes whose context is the probed code's pt_regs (a perf event's
+    # starts with them) read the privilege level there.
+    if not probes.of(probe.provider).usermode:
         chk.err(f"usermode reads the registers of the probed code; {pname} probes have none", span,
-                f"probes that have them: {', '.join(REGS_PROBES)}")
-    if pname in ("kprobe", "kretprobe"):
+                f"probes that have them: {', '.join(t.name for t in probes.PROBE_TYPES if t.usermode)}")
+    if probe.provider.fentry is not None:
         probe.uses_regs = True      # no fentry twin: it has no pt_regs
     return ir.Call(I.USERMODE, [], type=T.Int(1, False), span=span)
 
 
-# 0.27's probe type names (`probetype`) of plyc's providers: BEGIN and END
-# are its "special" probes, kfunc and kretfunc its fentry and fexit.
-PROBE_TYPES = {"BEGIN": "special", "END": "special", "kfunc": "fentry", "kretfunc": "fexit"}
-
-
 def probetype(chk, span):
-    name = chk.probe.provider.name
-    text = PROBE_TYPES.get(name, name).encode()
+    """0.27's probe type name (probes.py's `probetype`: BEGIN and END are its
+    "special" probes, kfunc and kretfunc its fentry and fexit)."""
+    ptype = probes.of(chk.probe.provider)
+    text = (ptype.probetype or ptype.name).encode()
     return ir.BytesConst(text, type=T.literal_str(text), span=span)
 
 

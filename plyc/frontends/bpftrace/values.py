@@ -19,7 +19,7 @@ from ...ir import nodes as ir
 from ...ir import variables as V
 from ...providers import Var
 from . import ast as A
-from . import kvalues, structs
+from . import kvalues, probes, structs
 
 
 def _literal(chk, call: A.Call, what: str) -> str:
@@ -78,12 +78,12 @@ def check_uaddr(chk, call: A.Call):
     the symbol's size in the build machine's binary)."""
     name = _literal(chk, call, "symbol")
     probe = chk.probe
-    pname = probe.provider.name
-    if pname not in ("uprobe", "uretprobe"):
+    pname, how = probe.provider.name, probes.of(probe.provider).uaddr
+    if not how:
         chk.err(f"uaddr() finds a symbol in a uprobe's binary; {pname} probes have none", call.span)
     path = probe.target.extra["path"]
     typ = T.Ptr("u64", user=True)
-    if pname == "uretprobe":
+    if how == "fixed":
         return ir.DeviceConst(ir.UADDR_FIXED, name, binary=path, type=typ, span=call.span)
     target, off = probe.target.target, probe.target.extra.get("offset", 0)
     if target.startswith("0x"):

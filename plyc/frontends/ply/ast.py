@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ...ir.nodes import NOSPAN, Span  # noqa: F401  (spans are the IR's)
+from ...span import NOSPAN, Span  # noqa: F401
 
 
 @dataclass(eq=False)

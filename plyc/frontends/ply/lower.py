@@ -33,6 +33,15 @@ from . import ast
 from .parser import parse_int
 
 
+# ply's aggregations, as the core's table (plyc/aggregations.py) names them.
+AGGREGATIONS = ("count", "sum", "min", "max", "avg", "quantize", "lquantize")
+
+
+def aggregation(name: str) -> Optional[AGG.Aggregation]:
+    """The aggregation a ply script's `name(...)` means, if any."""
+    return AGG.AGGREGATIONS.get(name) if name in AGGREGATIONS else None
+
+
 def key_name(e) -> Optional[str]:
     """What a map key is called in --metrics labels: a built-in variable's
     name (comm, pid, cpu, stack...), $x's x, a member's name (args->filename:
@@ -168,9 +177,9 @@ class Typer(Sema):
         e = s.expr
         if not isinstance(e, ast.Call):
             self.err("this expression does nothing; did you mean to assign it or print it?", e.span)
-        if AGG.get(e.func):
+        if aggregation(e.func):
             self.err(f"{e.func}() must be assigned to an @map, e.g. @[comm] = "
-                     f"{e.func}({AGG.get(e.func).example_args});", e.span)
+                     f"{e.func}({aggregation(e.func).example_args});", e.span)
         node = self.call(e, statement=True)
         if isinstance(node, ir.Stmt):
             node.span = s.span
@@ -190,17 +199,17 @@ class Typer(Sema):
             return self.agg_assign(target, s.value, s.span)
         value = self.expr(s.value)
         self.check_storable(value, s.value.span)
-        if isinstance(s.value, ast.Call) and AGG.get(s.value.func):
+        if isinstance(s.value, ast.Call) and aggregation(s.value.func):
             self.err(f"aggregations go in @maps: write @{target.name}[...] = {s.value.func}(...)",
                      target.span)
         info, keys = self.map_ref(target, writing=True)
         return self.map_store(info, keys, value, s.span, s.value.span)
 
     def agg_assign(self, target: ast.MapRef, value: ast.Expr, span) -> ir.Aggregate:
-        agg = AGG.get(value.func) if isinstance(value, ast.Call) else None
+        agg = aggregation(value.func) if isinstance(value, ast.Call) else None
         if agg is None:
-            public = "/".join(f + "()" for f in AGG.public_names())
-            self.err(f"@maps hold aggregations: assign {public}, or drop the '@' for a plain map", value.span)
+            names = "/".join(f + "()" for f in AGGREGATIONS)
+            self.err(f"@maps hold aggregations: assign {names}, or drop the '@' for a plain map", value.span)
         info, keys = self.map_ref(target, writing=True)
         return self.aggregate(info, keys, agg, value.func, value, span)
 
@@ -302,7 +311,7 @@ class Typer(Sema):
     def expr_Member(self, e: ast.Member):
         obj = self.expr(e.obj)
         objt = obj.type
-        if objt.kind == "ctx" and objt.pointee == "tracepoint":
+        if objt.kind == "ctx" and objt.pointee == "fields":
             if not e.arrow:
                 self.err("use 'data->field' for tracepoint fields", e.span)
             return self.tp_field(e.field, e.span)
@@ -326,9 +335,9 @@ class Typer(Sema):
     def call(self, e: ast.Call, statement: bool):
         func = B.FUNCTIONS.get(e.func)
         if func is None:
-            if AGG.get(e.func):
+            if aggregation(e.func):
                 self.err(f"{e.func}() must be assigned to an @map, e.g. @[comm] = "
-                         f"{e.func}({AGG.get(e.func).example_args});", e.span)
+                         f"{e.func}({aggregation(e.func).example_args});", e.span)
             if self.probe.provider.var(e.func) or B.variable(e.func):
                 self.err(f"'{e.func}' is a variable, not a function", e.name_span)
             public = sorted(B.FUNCTIONS)

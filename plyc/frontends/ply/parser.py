@@ -56,7 +56,7 @@ def _lark() -> Lark:
     cached = _grammar_cache(grammar)
     if cached is None:
         return Lark(grammar, **options)
-    from ...toolchain import untrusted_file
+    from ...cachedir import untrusted_file
     if untrusted_file(cached) is None:
         return Lark(grammar, cache=str(cached), **options)
     # Absent, or a file lark must not unpickle (not ours, writable by
@@ -78,7 +78,7 @@ def _grammar_cache(grammar: str) -> Optional[Path]:
     hash when it loads one); None without a cache folder (the parser is
     then built each time)."""
     import lark
-    from ...toolchain import ToolchainError, cache_dir
+    from ...cachedir import ToolchainError, cache_dir
     key = hashlib.sha256(f"{grammar}\0{lark.__version__}\0{sys.version_info[:2]}".encode()).hexdigest()[:16]
     try:
         return cache_dir() / f"ply-grammar-{key}.lark"

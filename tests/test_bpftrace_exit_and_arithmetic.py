@@ -1,6 +1,7 @@
-"""bpftrace scripts that plyc once ran to a wrong answer without an error
-(issue 24): what the lowering and the generated C now do instead. Their
-runs beside bpftrace are tests/runtime/bt-exit-*.test."""
+"""exit() in probes and loops, pointer arithmetic, division by a run-time
+zero and casts to bool in bpftrace scripts: each once ran to a wrong answer
+without an error; what the lowering and the generated C do. Their runs
+beside bpftrace are tests/runtime/bt-exit-*.test."""
 import re
 
 from plyc import driver

@@ -1,4 +1,4 @@
-"""Issue 22 follow-ups: names from a --btf file, argdist's -I headers, the
+"""Names from outside the script: a --btf file's, argdist's -I headers, the
 cached grammar, bpftrace's config and probe specs never reach generated C
 (or the compiler's command line) as anything but an identifier or an escaped
 string (docs/safety.md)."""
@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 from plyc import btf as B  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_hostile_build import clear_error, plyc  # noqa: E402
+from test_build_safety import clear_error, plyc  # noqa: E402
 
 
 # --- a small BTF encoder ----------------------------------------------------------
@@ -120,11 +120,11 @@ def test_the_running_kernels_btf_passes_the_check():
 def test_a_btf_error_outside_a_script_position_is_one_line(monkeypatch, capsys):
     """A BTF error raised where there is no script position (code
     generation) is plyc's one-line error, not an internal error."""
-    from plyc import cli
+    from plyc import cli, driver
 
     def boom(args):
         raise B.BTFError("--btf k.btf: type name 'a b' is not a C identifier: not a kernel's BTF")
-    monkeypatch.setattr(cli.driver, "lower", lambda *a, **k: boom(None))
+    monkeypatch.setattr(driver, "lower", lambda *a, **k: boom(None))
     assert cli.main(["check", "-e", "BEGIN { exit(); }", "--lang", "bpftrace"]) == 1
     err = capsys.readouterr().err
     assert err == "plyc: error: --btf k.btf: type name 'a b' is not a C identifier: not a kernel's BTF\n"

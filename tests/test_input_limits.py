@@ -1,6 +1,7 @@
-"""Hostile but valid-looking input to the three front ends (issue 22): what
-used to reach clang as C it refuses, or a Python traceback, is either built
-or refused with a located error (file:line:col, the line, a caret)."""
+"""The limits of the three front ends' input: constants past 64 bits,
+nesting, printf's arguments, large tuples. Valid-looking input that used to
+reach clang as C it refuses, or a Python traceback, is either built or
+refused with a located error (file:line:col, the line, a caret)."""
 import subprocess
 import sys
 from pathlib import Path

@@ -1,6 +1,6 @@
-"""Issue 22, the compiler's side: hostile file names, outputs, options and
-caches give a clear error or the right behaviour, never a Python traceback,
-an injected line of C, or a replaced device (docs/safety.md)."""
+"""The build's safety (docs/safety.md): hostile file names, outputs,
+options, signals and caches give a clear error or the right behaviour, never
+a Python traceback, an injected line of C, or a replaced device."""
 import os
 import signal
 import stat
@@ -14,7 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from plyc import bounds, cli, runcache  # noqa: E402
+from plyc import bounds, cli, driver, runcache  # noqa: E402
+from plyc.commands import common  # noqa: E402
 from plyc.codegen import render  # noqa: E402
 from plyc.codegen.cescape import C, c_comment, c_string  # noqa: E402
 
@@ -324,7 +325,7 @@ def test_a_script_too_large_is_refused(tmp_path):
     clear_error(plyc("build", "/dev/zero", "-o", str(tmp_path / "z")), "/dev/zero is larger than 16 MiB")
     big = tmp_path / "big.ply"
     with open(big, "wb") as f:
-        f.truncate(cli.SCRIPT_MAX + 1)
+        f.truncate(common.SCRIPT_MAX + 1)
     clear_error(plyc("check", str(big)), "larger than 16 MiB")
     clear_error(plyc("check", str(tmp_path)), "cannot read")
 
@@ -332,7 +333,7 @@ def test_a_script_too_large_is_refused(tmp_path):
 def test_the_guard_turns_an_unexpected_exception_into_one_line(monkeypatch, capsys):
     def boom(*a, **k):
         raise ValueError("a plyc bug\nsecond line")
-    monkeypatch.setattr(cli.driver, "lower", boom)
+    monkeypatch.setattr(driver, "lower", boom)
     assert cli.main(["check", "-e", "BEGIN { exit(); }"]) == 2
     err = capsys.readouterr().err
     assert err == "plyc: internal error, please report: ValueError: a plyc bug second line\n"
@@ -341,7 +342,7 @@ def test_the_guard_turns_an_unexpected_exception_into_one_line(monkeypatch, caps
 def test_keyboard_interrupt_is_exit_130_quietly(monkeypatch, capsys):
     def interrupted(*a, **k):
         raise KeyboardInterrupt
-    monkeypatch.setattr(cli.driver, "lower", interrupted)
+    monkeypatch.setattr(driver, "lower", interrupted)
     assert cli.main(["check", "-e", "BEGIN { exit(); }"]) == 130
     assert capsys.readouterr().err == ""
 
@@ -416,7 +417,7 @@ def test_size_options_are_bounded(tmp_path, option, limits):
                 target="x86_64", verbose=False, keep=None, no_strip=False, btf=None, sysroot=None, libc="glibc",
                 unsafe=False)
     for good in (low, high):
-        cli.options(ns(**dict(base, **{option[2:].replace("-", "_"): good})))
+        common.options(ns(**dict(base, **{option[2:].replace("-", "_"): good})))
 
 
 def test_buffer_size_is_bounded(tmp_path):
@@ -468,7 +469,6 @@ def test_a_new_cache_is_private(tmp_path):
 
 
 def test_run_cache_key_is_the_script_options_and_toolchain(tmp_path, monkeypatch):
-    from plyc import driver
     opts = driver.Options(strsize=128)
     k = runcache.key("src", "a.bt", opts)
     monkeypatch.chdir(tmp_path)

@@ -1,7 +1,9 @@
-"""Hostile and unusual scripts of bpftrace's current language (0.2x, as
-0.27 reads them) that plyc once compiled to C clang refused, refused where
-0.27 accepts, or ran to another answer than 0.27's: what plyc does now.
-Their runs beside 0.27 are tests/runtime/bt-hostile24-*.test."""
+"""What unusual scripts of bpftrace's current language (0.2x) mean, as
+0.27 reads them: shifts as conditions, printf's flags, signs, an `if` as a
+value, tuple and pointer indexing, kernel arrays, script structs the kernel
+also has. plyc once compiled each to C clang refused, refused it where 0.27
+accepts it, or ran it to another answer (found by issue 24's adversarial
+pass); their runs beside 0.27 are tests/runtime/bt-hostile24-*.test."""
 import pytest
 
 from plyc import driver
