@@ -302,7 +302,7 @@ int plyc_report_refusals(const char *name, int stats_fd, const struct plyc_map *
  * address, else "sym+off" with a decimal offset, or "<ffffffff81234567>"
  * when unknown, into buf (PLYC_KSYM_LEN is always enough).
  * /proc/kallsyms is read the first time a symbol is needed. */
-#define PLYC_KSYM_LEN 600
+#define PLYC_KSYM_LEN 2048   /* a demangled C++ name (std:: templates) runs to a kilobyte and more */
 const char *plyc_ksym(uint64_t addr, char *buf, size_t len);
 
 /* The same as bpftrace prints it: "sym", or with offset "sym+off" (also

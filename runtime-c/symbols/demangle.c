@@ -597,7 +597,7 @@ static int nested_name(struct dm *d, int *has_targs, int *cv)
 }
 
 /* Z <encoding> E <entity name> [<discriminator>], or Z <encoding> E s */
-static int local_name(struct dm *d, int *has_targs)
+static int local_name(struct dm *d, int *has_targs, int *cv)
 {
 	int fn, n, saved = d->targs;
 
@@ -610,13 +610,10 @@ static int local_name(struct dm *d, int *has_targs)
 	/* the enclosing function is printed without its return type */
 	if (d->nodes[fn].kind == K_ENC)
 		d->nodes[fn].b = -1;
-	if (eat(d, 's')) {
+	if (eat(d, 's'))
 		n = text_node(d, "string literal", -1);
-	} else {
-		int cv;
-
-		n = name(d, has_targs, &cv);
-	}
+	else
+		n = name(d, has_targs, cv);     /* a local class's method: its qualifiers */
 	if (n < 0)
 		return -1;
 	if (eat(d, '_')) {
@@ -641,7 +638,7 @@ static int name(struct dm *d, int *has_targs, int *cv)
 	if (c == 'N')
 		return nested_name(d, has_targs, cv);
 	if (c == 'Z')
-		return local_name(d, has_targs);
+		return local_name(d, has_targs, cv);
 	if (c == 'S' && peek(d, 1) != 't') {
 		/* a substitution: then its template arguments */
 		n = substitution(d, 0);
@@ -788,13 +785,16 @@ static int type_inner(struct dm *d)
 		int u;
 
 		d->p++;
-		/* a reference to a reference is no type a compiler mangles
-		 * (only through a template parameter, which collapses) */
+		/* a reference to a reference is no type a compiler mangles,
+		 * written or substituted (only through a template parameter,
+		 * which collapses when printed) */
 		if (c != 'P' && (peek(d, 0) == 'R' || peek(d, 0) == 'O'))
 			return fail(d);
 		u = type(d);
 		if (u < 0)
 			return -1;
+		if (c != 'P' && (d->nodes[u].kind == K_LREF || d->nodes[u].kind == K_RREF))
+			return fail(d);
 		t = new_node(d, c == 'P' ? K_PTR : c == 'R' ? K_LREF : K_RREF, u, -1);
 		break;
 	}
@@ -1200,7 +1200,7 @@ static int print_modifiers(struct dm *d, int n, int base, int array)
 
 		if (r == base || r < 0)
 			break;
-		via[k] = r != n;        /* reached through a template parameter */
+		via[k] = 1;             /* a reference inside a reference came by a substitution or T_ */
 		chain[k++] = r;
 		n = d->nodes[r].a;
 	}
@@ -1211,8 +1211,7 @@ static int print_modifiers(struct dm *d, int n, int base, int array)
 			cv |= d->nodes[chain[--k]].n;
 	for (i = k - 1; i >= 0; i--) {
 		const struct node *x = &d->nodes[chain[i]];
-		/* references collapse through a template parameter only, as the
-		 * C++ library's demangler does */
+		/* references collapse, as the C++ library's demangler does */
 		int outer_ref = i > 0 && via[i] &&
 			(d->nodes[chain[i - 1]].kind == K_LREF || d->nodes[chain[i - 1]].kind == K_RREF);
 
@@ -1361,9 +1360,10 @@ static void print(struct dm *d, int n)
 				break;
 			}
 		}
-		if ((x->kind == K_LREF || x->kind == K_RREF) && resolve(d, x->a) != x->a) {
-			/* references collapse (T& &&: T&) through a template
-			 * parameter or a pack's element */
+		if (x->kind == K_LREF || x->kind == K_RREF) {
+			/* references collapse (T& &&: T&): through a
+			 * substitution, a template parameter or a pack's element
+			 * (written directly, R R is refused when parsed) */
 			int c = resolve(d, x->a);
 
 			if (c < 0) {
