@@ -427,7 +427,7 @@ static int template_arg(struct dm *d)
 /* I <template-arg>+ E, applied to the name n */
 static int template_args(struct dm *d, int n)
 {
-	int args[64], na = 0, i, t, name = d->last_name;
+	int args[64], na = 0, name = d->last_name;
 
 	if (!eat(d, 'I'))
 		return fail(d);
@@ -438,19 +438,10 @@ static int template_args(struct dm *d, int n)
 			return fail(d);
 		args[na++] = a;
 	}
-	if (d->nk + na > MAX_KIDS)
-		return fail(d);
 	/* a constructor after the arguments is named after the template, not
 	 * after a name inside them */
 	d->last_name = name;
-	t = new_node(d, K_TMPL, n, -1);
-	if (t < 0)
-		return -1;
-	d->nodes[t].kid0 = d->nk;
-	d->nodes[t].nkids = na;
-	for (i = 0; i < na; i++)
-		d->kids[d->nk++] = args[i];
-	return t;
+	return list_node(d, K_TMPL, n, args, na);
 }
 
 static int qual(struct dm *d, int prefix, int n)
@@ -683,7 +674,7 @@ static const struct { char code; const char *name; } dbuiltins[] = {
 /* F [Y] <return type> <parameter types> [<ref-qualifier>] E */
 static int function_type(struct dm *d)
 {
-	int ret, f, params[64], np = 0, i, quals = 0;
+	int ret, f, params[64], np = 0, quals = 0;
 
 	if (!eat(d, 'F'))
 		return fail(d);
@@ -713,16 +704,9 @@ static int function_type(struct dm *d)
 	}
 	if (!np)
 		return fail(d);     /* no parameter, not even v */
-	if (d->nk + np > MAX_KIDS)
-		return fail(d);
-	f = new_node(d, K_FUNC, ret, -1);
-	if (f < 0)
-		return -1;
-	d->nodes[f].kid0 = d->nk;
-	d->nodes[f].nkids = np;
-	d->nodes[f].n = quals;
-	for (i = 0; i < np; i++)
-		d->kids[d->nk++] = params[i];
+	f = list_node(d, K_FUNC, ret, params, np);
+	if (f >= 0)
+		d->nodes[f].n = quals;
 	return f;
 }
 
@@ -958,7 +942,7 @@ static int special_name(struct dm *d)
 /* <encoding> ::= <name> [<bare-function-type>] | <special-name> */
 static int encoding(struct dm *d, int top)
 {
-	int n, has_targs, cv, e, params[64], np = 0, i, ret = -1, saved_targs = d->targs;
+	int n, has_targs, cv, e, params[64], np = 0, ret = -1, saved_targs = d->targs;
 
 	if (peek(d, 0) == 'T' || (peek(d, 0) == 'G' && peek(d, 1) == 'V'))
 		return special_name(d);
@@ -989,17 +973,12 @@ static int encoding(struct dm *d, int top)
 	}
 	if (!np)
 		return fail(d);     /* a return type, then no parameter (not even v) */
-	if (d->nk + np > MAX_KIDS)
-		return fail(d);
-	e = new_node(d, K_ENC, n, ret);
+	e = list_node(d, K_ENC, n, params, np);
 	if (e < 0)
 		return -1;
-	d->nodes[e].kid0 = d->nk;
-	d->nodes[e].nkids = np;
+	d->nodes[e].b = ret;
 	d->nodes[e].n = cv;
 	d->nodes[e].t = d->targs;
-	for (i = 0; i < np; i++)
-		d->kids[d->nk++] = params[i];
 	/* f(void) is printed f() */
 	if (np == 1 && d->nodes[params[0]].kind == K_TEXT && d->nodes[params[0]].len == 4 &&
 	    !memcmp(d->nodes[params[0]].text, "void", 4))
@@ -1152,6 +1131,12 @@ static void print_list(struct dm *d, int kid0, int nkids)
 	}
 }
 
+/* A function type's parameters: (void) is () */
+static void print_params(struct dm *d, const struct node *f)
+{
+	print_list(d, f->kid0, f->nkids == 1 && is_void(d, d->kids[f->kid0]) ? 0 : f->nkids);
+}
+
 static void print_cv(struct dm *d, int quals)
 {
 	if (quals & CV_CONST)
@@ -1302,8 +1287,7 @@ static void print(struct dm *d, int n)
 				puts_(d, " (");
 				own = print_modifiers(d, n, base, 0);
 				puts_(d, ")(");
-				print_list(d, b->kid0, b->nkids == 1 && d->nodes[d->kids[b->kid0]].kind == K_TEXT &&
-					   !strcmp(d->nodes[d->kids[b->kid0]].text, "void") ? 0 : b->nkids);
+				print_params(d, b);
 				puts_(d, ")");
 				print_cv(d, b->n | own);
 			} else {
@@ -1393,8 +1377,7 @@ static void print(struct dm *d, int n)
 	case K_FUNC:
 		print(d, x->a);
 		puts_(d, " (");
-		print_list(d, x->kid0, x->nkids == 1 && d->nodes[d->kids[x->kid0]].kind == K_TEXT &&
-			   !strcmp(d->nodes[d->kids[x->kid0]].text, "void") ? 0 : x->nkids);
+		print_params(d, x);
 		puts_(d, ")");
 		print_cv(d, x->n);
 		break;
@@ -1436,9 +1419,9 @@ static void print(struct dm *d, int n)
 			puts_(d, suffix);
 		break;
 	}
-	case K_ABI:
+	case K_ABI: case K_CLONE:
 		print(d, x->a);
-		puts_(d, "[abi:");
+		puts_(d, x->kind == K_ABI ? "[abi:" : " [clone ");
 		put(d, x->text, (size_t)x->len);
 		puts_(d, "]");
 		break;
@@ -1489,8 +1472,7 @@ static void print(struct dm *d, int n)
 			puts_(d, " (");
 			print(d, x->a);
 			puts_(d, "::*)(");
-			print_list(d, m->kid0, m->nkids == 1 && d->nodes[d->kids[m->kid0]].kind == K_TEXT &&
-				   !strcmp(d->nodes[d->kids[m->kid0]].text, "void") ? 0 : m->nkids);
+			print_params(d, m);
 			puts_(d, ")");
 			print_cv(d, m->n | cv);
 		} else {
@@ -1545,12 +1527,6 @@ static void print(struct dm *d, int n)
 		puts_(d, num);
 		break;
 	}
-	case K_CLONE:
-		print(d, x->a);
-		puts_(d, " [clone ");
-		put(d, x->text, (size_t)x->len);
-		puts_(d, "]");
-		break;
 	case K_CONV:
 		puts_(d, "operator ");
 		print(d, x->a);
