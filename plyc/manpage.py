@@ -26,7 +26,9 @@ TRACER = (
     "-f text|json, -o FILE, -k (keep going when events are lost), -v, --metrics [ADDR:]PORT, "
     "--metrics-prefix NAME, --btf FILE, --list (what the probes attach to here), --dry-run (load, "
     "verify, attach, detach, exit), --info (what of the kernel the tracer uses), -h, --version, and the "
-    "script's arguments. The tracer's -h lists them with what each does.")
+    "script's arguments; a bpftrace script's tracer also -q (no \"Attaching N probes...\") and the "
+    "script's named options. The tracer's -h lists them with what each does.")
+# (tests/test_manpage.py holds TRACER to a tracer's -h)
 FILES = [("~/.cache/plyc", "the compiled runtimes, sysroots, musl libraries and plyc run's tracers "
           "($XDG_CACHE_HOME/plyc where set)")]
 SEE_ALSO = "bpftrace(8), ply(1), bpftool(8)"

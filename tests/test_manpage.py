@@ -75,3 +75,20 @@ def test_completion_of_probes_asks_plyc_list():
     assert complete("plyc list tracep") == ["tracepoint:"]
     assert complete("plyc list tracepoint:syscalls:sys_enter_opena") == ["sys_enter_openat", "sys_enter_openat2"]
     assert "syscalls:sys_enter_openat" in complete("plyc list tracepoint:sysc")
+
+
+def test_the_page_names_every_option_a_tracer_takes(tmp_path):
+    """The tracer's options (its -h, from runtime-c/load/loader.c) all in
+    the page's "THE TRACER'S OPTIONS"."""
+    import re
+    from test_tracer import build
+    page = (ROOT / manpage.MAN_PAGE).read_text().replace("\\-", "-")
+    section = page.split(".SH THE TRACER'S OPTIONS", 1)[1].split(".SH", 1)[0]
+    for suffix in (".ply", ".bt"):
+        tracer = build(tmp_path, "BEGIN { exit(); }\n" if suffix == ".bt" else "BEGIN { exit(0); }\n",
+                       suffix=suffix, name=f"t{suffix[1:]}")
+        helptext = subprocess.run([tracer, "-h"], capture_output=True, text=True, timeout=60).stdout
+        options = set(re.findall(r"^\s+(-\w|--[\w-]+)", helptext, re.M))
+        assert options, helptext
+        missing = sorted(o for o in options if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", section))
+        assert not missing, f"the tracer's {missing} are not in the man page"
