@@ -76,6 +76,12 @@ class Elf:
 
     def usdt(self) -> set:
         """(provider, name) of each USDT probe in `.note.stapsdt`."""
+        return set(self.usdt_args())
+
+    def usdt_args(self) -> dict:
+        """(provider, name) -> its arguments' specs as the note gives them
+        (`-4@%eax 8@%rdx`), the first site's where a probe has several (the
+        sites differ in registers, not in sizes)."""
         try:
             return self._usdt()
         except (struct.error, IndexError):
@@ -100,8 +106,8 @@ class Elf:
                 break
         return names
 
-    def _usdt(self) -> set:
-        out: set = set()
+    def _usdt(self) -> dict:
+        out: dict = {}
         addr = 8 if self.is64 else 4
         for typ, off, size, _, _ in self.sections:
             if typ != SHT_NOTE:
@@ -114,6 +120,79 @@ class Elf:
                 if owner == b"stapsdt" and ntype == NT_STAPSDT and descsz > 3 * addr:
                     texts = self.data[desc + 3 * addr:desc + descsz].split(b"\0")
                     if len(texts) >= 2:
-                        out.add((texts[0].decode("utf-8", "replace"), texts[1].decode("utf-8", "replace")))
+                        key = (texts[0].decode("utf-8", "replace"), texts[1].decode("utf-8", "replace"))
+                        out.setdefault(key, texts[2].decode("utf-8", "replace") if len(texts) > 2 else "")
                 p = desc + ((descsz + 3) & ~3)
         return out
+
+
+def usdt_arg_types(spec: str) -> list:
+    """The type of each argument of a USDT note's spec (`-4@%eax 8@%rdx`):
+    N@ is N bytes, -N@ signed; an argument with no size (some assemblers
+    write none) is a signed long, as systemtap and bpftrace take it."""
+    out = []
+    for arg in spec.split():
+        size, at, _ = arg.partition("@")
+        try:
+            n = int(size) if at else -8
+        except ValueError:
+            n = -8
+        if abs(n) not in (1, 2, 4, 8):
+            n = -8
+        out.append(f"{'' if n < 0 else 'u'}int{abs(n) * 8}")
+    return out
+
+
+def lib_dirs(triplet: str) -> tuple:
+    """Where a library's short name is looked for, in the tracer's order
+    (runtime-c/probes/uprobes.c, lib_dirs)."""
+    return (f"/lib/{triplet}", f"/usr/lib/{triplet}", "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib")
+
+
+def _is_elf(path: str) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        # a directory of the name (/usr/lib/python3) is no library, nor a FIFO
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 4) == ELF_MAGIC
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _library_in(folder: str, name: str):
+    """lib<name>.so or lib<name>.so.N... (or name itself) in folder, an
+    ELF file, the shortest name winning: the tracer's find_in_dir."""
+    prefix = f"lib{name}.so"
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    found = [n for n in names if n == name or (n.startswith(prefix) and n[len(prefix):len(prefix) + 1] in ("", "."))]
+    found = [n for n in found if _is_elf(os.path.join(folder, n))]
+    if not found:
+        return None
+    # the tracer keeps the first of the shortest in readdir's order; sorted here, so the same for one name
+    return os.path.join(folder, min(found, key=lambda n: (len(n), n)))
+
+
+def resolve(name: str, triplet: str):
+    """A uprobe's or usdt's binary as the tracer finds it on the device
+    (plyc_resolve_binary): a path as given; a short name a library
+    ($LD_LIBRARY_PATH, then the library folders: `c` is libc), else a
+    program on $PATH. None when nothing is found."""
+    if "/" in name:
+        return name
+    folders = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d] + list(lib_dirs(triplet))
+    for folder in folders:
+        found = _library_in(folder, name)
+        if found:
+            return found
+    for folder in os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin").split(":"):
+        path = os.path.join(folder or ".", name)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
+    return None

@@ -129,6 +129,7 @@ struct plyc_program {
 	const int *loop_lines;     /* script line of each while loop (plyc_loopcap's slots) */
 	int nloops;
 	int no_exit_maps;          /* no map dump at exit (bpftrace's print_maps_on_exit=false) */
+	int no_cpp_demangle;       /* user symbols as the symbol table has them (bpftrace's cpp_demangle=false) */
 	const struct plyc_opt *opts;   /* the script's named options, set at off_opt_num/off_opt_str */
 	int nopts;
 	size_t off_opt_num, off_opt_str, opt_str_size;

@@ -302,7 +302,7 @@ int plyc_report_refusals(const char *name, int stats_fd, const struct plyc_map *
  * address, else "sym+off" with a decimal offset, or "<ffffffff81234567>"
  * when unknown, into buf (PLYC_KSYM_LEN is always enough).
  * /proc/kallsyms is read the first time a symbol is needed. */
-#define PLYC_KSYM_LEN 600
+#define PLYC_KSYM_LEN 2048   /* a demangled C++ name (std:: templates) runs to a kilobyte and more */
 const char *plyc_ksym(uint64_t addr, char *buf, size_t len);
 
 /* The same as bpftrace prints it: "sym", or with offset "sym+off" (also
@@ -390,6 +390,13 @@ void plyc_stacks_find(struct bpf_object *obj);
  * " (module)", or " ([unknown])" without a symbol (`module`); without one,
  * the address as 0x..., 0 as "0". Read from pid's mappings now. */
 const char *plyc_usym_bt(uint32_t pid, uint64_t addr, int offset, int module, char *buf, size_t len);
+
+/* A C++ name (Itanium ABI, "_Z...") demangled into out as the C++
+ * library's demangler prints it: 0, or -1 where it is no mangled name,
+ * one the demangler does not know, or longer than len (symbols/demangle.c). */
+int plyc_demangle(const char *mangled, char *out, size_t len);
+/* Whether user symbols are demangled (bpftrace's cpp_demangle, default on). */
+extern int plyc_cpp_demangle;
 /* A usym() value (PLYC_K_USYM: address, pid) as bpftrace prints it. */
 const char *plyc_usym_text(const void *data, char *buf, size_t len);
 /* A user stack's frames of process pid in a mode (enum plyc_stack_mode),

@@ -24,8 +24,9 @@ gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 gcc-mipsel-linux-gnu libc6-dev-mipsel-cross gcc-mips64el-linux-gnuabi64 libc6-dev-mips64el-cross
 gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross
 gcc-mips-linux-gnu libc6-dev-mips-cross qemu-system-mips qemu-system-ppc
-systemtap-sdt-dev qemu-user-static file binutils dwarves zstd prometheus
+systemtap-sdt-dev g++ qemu-user-static file binutils dwarves zstd prometheus
 dpkg-dev debian-archive-keyring bpftrace python3-venv debootstrap"
+# g++: the C++ program and the C++ library's demangler, tests/test_demangle.py's references.
 # debootstrap: the tests' second bpftrace, Debian sid's 0.27, runs from a sid
 # chroot they build once into ~/.cache/plyc (tests/bpftrace_sid.py).
 # ziglang: zig's cc, the compiler of musl tracers (--libc musl) for every target.

@@ -142,6 +142,8 @@ def test_sdist_and_wheel_carry_every_file(dists):
     with zipfile.ZipFile(dists["wheel"]) as whl:
         names = set(whl.namelist())
         assert {n for n in names if n.startswith("plyc/")} == want
+        assert {f"plyc-{VERSION}.data/data/share/man/man1/plyc.1",
+                f"plyc-{VERSION}.data/data/share/bash-completion/completions/plyc"} <= names
         assert f"plyc-{VERSION}.dist-info/licenses/COPYING" in names
         meta = whl.read(f"plyc-{VERSION}.dist-info/METADATA").decode()
     assert "License-Expression: GPL-2.0-only" in meta and f"Version: {VERSION}" in meta
@@ -155,6 +157,21 @@ def test_version(install):
     version, where = proc.stdout.split()
     assert version == VERSION
     assert Path(where).is_relative_to(install.venv), where
+
+
+def test_man_page_and_completion_land_under_the_prefix(install):
+    """`man plyc` and bash completion where the venv's (or pipx's) prefix
+    keeps them: share/man/man1 (MANPATH finds it beside bin/ on PATH) and
+    share/bash-completion/completions."""
+    page = install.venv / "share/man/man1/plyc.1"
+    comp = install.venv / "share/bash-completion/completions/plyc"
+    assert page.is_file() and comp.is_file()
+    assert page.read_text() == (ROOT / "share/man/man1/plyc.1").read_text()
+    assert comp.read_text() == (ROOT / "share/bash-completion/completions/plyc").read_text()
+    if shutil.which("man"):
+        # man finds the page through PATH's bin/ (its ../share/man), as a user's shell does
+        proc = run(["man", "-P", "cat", "plyc"], cwd=install.cwd, env={**install.env, "MANPATH": ""})
+        assert proc.returncode == 0 and "plyc list" in proc.stdout, proc.stderr
 
 
 def test_doctor(install):

@@ -92,6 +92,41 @@ def test_list_uprobes_and_usdt_of_a_binary(usdt_prog):
     assert "uprobe:/bin/bash:readline" in lines(plyc("list", "uprobe:/bin/bash:readl*"))
     assert lines(plyc("list", f"usdt:{usdt_prog}:*")) == [f"usdt:{usdt_prog}:plyctest:tick"]
     assert lines(plyc("list", f"U:{usdt_prog}:plyctest:t*")) == [f"usdt:{usdt_prog}:plyctest:tick"]
+    # -v: the arguments' types from the note's sizes (two ints)
+    assert lines(plyc("list", "-v", f"usdt:{usdt_prog}")) == [
+        f"usdt:{usdt_prog}:plyctest:tick", "    int32 arg0", "    int32 arg1"]
+
+
+def test_list_a_binary_by_name_as_the_tracer_finds_it(tmp_path):
+    """A name without '/' is a library by short name, else a program on
+    $PATH (runtime-c/probes/uprobes.c), printed with the path found, as
+    bpftrace 0.27's `-l -e 'uprobe:bash:readline {}'` prints it."""
+    bash = shutil.which("bash")
+    assert lines(plyc("list", "uprobe:bash:readline")) == [f"uprobe:{bash}:readline"]
+    libc = lines(plyc("list", "uprobe:c:malloc"))
+    assert len(libc) == 1 and libc[0].startswith("uprobe:/") and "/libc.so" in libc[0] and libc[0].endswith(":malloc")
+    # a directory of the name (/usr/lib/python3) is no library; a program on a PATH of ours is found
+    prog = tmp_path / "plyc-list-prog"
+    shutil.copy("/bin/true", prog)
+    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}")
+    proc = subprocess.run([sys.executable, "-m", "plyc", "list", "uprobe:plyc-list-prog:main*"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    want = sorted(f"uprobe:{prog}:{f}" for f in __import__("plyc.elfsyms").elfsyms.Elf(str(prog)).functions()
+                  if f.startswith("main"))
+    assert proc.stdout.splitlines() == want
+    for pattern in ("uprobe:python3:nosuch_function", "usdt:python3"):
+        proc = plyc("list", pattern)
+        assert proc.returncode == 0 and not proc.stdout and "Traceback" not in proc.stderr, proc.stderr
+    proc = plyc("list", "uprobe:no-such-program-anywhere:f")
+    assert proc.returncode == 1 and "no library of that name and no program on $PATH" in proc.stderr
+
+
+def test_list_v_usdt_as_bpftrace_027_lists_them(bpftrace27, usdt_prog):
+    """0.27's `-lv` prints a USDT probe's name only: plyc's names are its,
+    the argument lines under them plyc's own."""
+    plyc_names = [x for x in lines(plyc("list", "-v", f"usdt:{usdt_prog}:*")) if not x.startswith("    ")]
+    assert plyc_names == bt27_lines(bpftrace27, "-lv", f"usdt:{usdt_prog}:*") == [f"usdt:{usdt_prog}:plyctest:tick"]
 
 
 def test_list_errors():

@@ -313,6 +313,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
                 report=report_context(res, report) if report else None, needs=needs,
                 loop_lines=res.loop_caps,
                 loop_lines_c=code(", ".join(str(int(n)) for n in res.loop_caps)), no_exit_maps=int(not res.print_maps_on_exit),
+                no_cpp_demangle=int(not res.cpp_demangle),
                 default_pid=report.default_pid if report else 0)
 
 

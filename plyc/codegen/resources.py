@@ -156,6 +156,7 @@ class Resources:
     loop_caps: list = field(default_factory=list)   # script line of each While, by its index (codegen/loops.py)
     stack_temp_max: int = 32         # the largest temporary on the BPF stack (ir/opt/temps.py)
     print_maps_on_exit: bool = True
+    cpp_demangle: bool = True        # user symbols' C++ names demangled (bpftrace's cpp_demangle)
     # (kind, name, binary, script line) of each value the tracer finds on
     # the device at start-up (ir.DeviceConst): plyc_params.dconst[i]
     device_consts: list = field(default_factory=list)
@@ -265,6 +266,7 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
                      opts.get("stack_entries", DEFAULT_STACK_ENTRIES), program.strsize,
                      stack_temp_max=opts.get("stack_temp_max", 32),
                      print_maps_on_exit=opts.get("print_maps_on_exit", True),
+                     cpp_demangle=opts.get("cpp_demangle", True),
                      device_consts=device_consts(program))
 
 

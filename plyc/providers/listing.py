@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import fnmatch
 
+from .. import arch
 from .. import btf as B
 from .. import tracefs
-from ..elfsyms import Elf, ElfError
+from ..elfsyms import Elf, ElfError, resolve, usdt_arg_types
 from ..listing import Listed, ListError, Source, type_text
 from . import iterators, kfunc, kprobe, perfevent, rawtracepoint, tracepoint, uprobe
 from .rawtracepoint import named_args
@@ -141,12 +142,17 @@ def _perfevents(prov, parts, src: Source, verbose: bool):
             yield Listed(f"{prov.name}:{name}:")
 
 
-def _binary(path: str, what: str) -> set:
-    """The binary's functions or USDT probes (what: the Elf method)."""
+def _binary(path: str, what: str) -> tuple:
+    """(the binary's path, its functions or USDT probes: what, the Elf
+    method). A name without '/' is found as the tracer finds it on the
+    device (a library by short name, else a program on $PATH), here."""
     if any(c in path for c in "*?["):
         raise ListError(f"'{path}': give the binary's path, not a glob (e.g. uprobe:/bin/bash:read*)")
+    found = resolve(path, arch.get(arch.host_target() or "x86_64").triplet)
+    if found is None:
+        raise ListError(f"'{path}': no library of that name and no program on $PATH")
     try:
-        return getattr(Elf(path), what)()
+        return found, getattr(Elf(found), what)()
     except ElfError as err:
         raise ListError(str(err)) from None
 
@@ -154,8 +160,9 @@ def _binary(path: str, what: str) -> set:
 def _uprobes(prov, parts, src: Source, verbose: bool):
     if not parts or not parts[0]:
         raise ListError(f"{prov.name} probes are listed per binary: {prov.name}:PATH[:FUNCTION]")
-    path, func = parts[0], _parts(parts[1:], 1)[0]
-    for name in sorted(_binary(path, "functions")):
+    func = _parts(parts[1:], 1)[0]
+    path, names = _binary(parts[0], "functions")
+    for name in sorted(names):
         if _match(name, func):
             yield Listed(f"{prov.name}:{path}:{name}")
 
@@ -163,11 +170,14 @@ def _uprobes(prov, parts, src: Source, verbose: bool):
 def _usdt(prov, parts, src: Source, verbose: bool):
     if not parts or not parts[0]:
         raise ListError("usdt probes are listed per binary: usdt:PATH[:PROVIDER:NAME]")
-    path, rest = parts[0], parts[1:]
+    rest = parts[1:]
     provider, name = _parts(rest, 2) if len(rest) > 1 else ("*", _parts(rest, 1)[0])
-    for p, n in sorted(_binary(path, "usdt")):
+    path, probes = _binary(parts[0], "usdt_args")
+    for (p, n), spec in sorted(probes.items()):
         if _match(p, provider) and _match(n, name):
-            yield Listed(f"usdt:{path}:{p}:{n}")
+            # -v: each argument's type from its size in the note (bpftrace 0.27 lists none)
+            details = tuple(f"{INDENT}{t} arg{i}" for i, t in enumerate(usdt_arg_types(spec))) if verbose else ()
+            yield Listed(f"usdt:{path}:{p}:{n}", details)
 
 
 # provider name: (its lister, whether a list of everything includes it;

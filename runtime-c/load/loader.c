@@ -818,6 +818,8 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	size_t image_size;
 	struct plyc_metrics_src msrc = { 0 };
 
+	plyc_cpp_demangle = !prog->no_cpp_demangle;
+
 	P = prog;
 	plyc_output_select(prog->style, prog->report != NULL);
 	closed_out = plug_std_fds();

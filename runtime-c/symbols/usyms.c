@@ -411,6 +411,8 @@ static void umaps_free(struct umaps *u)
 	u->n = 0;
 }
 
+int plyc_cpp_demangle = 1;
+
 /* bpftrace's text of a user address (see plyc_rt.h). */
 static const char *usym_format(struct umaps *u, uint64_t addr, int offset, int module, char *buf,
 			       size_t len)
@@ -437,7 +439,11 @@ static const char *usym_format(struct umaps *u, uint64_t addr, int offset, int m
 			s = sym_find(f, foff - g->off + g->vaddr);
 			if (!s)
 				break;
-			snprintf(buf, len, "%s", f->names + s->name);
+			/* C++ names demangled, as bpftrace does by default
+			 * (cpp_demangle); one the demangler does not know, or
+			 * too long for buf, as the symbol table has it */
+			if (!plyc_cpp_demangle || plyc_demangle(f->names + s->name, buf, len > 128 ? len - 64 : len))
+				snprintf(buf, len, "%s", f->names + s->name);
 			if (offset)
 				snprintf(buf + strlen(buf), len - strlen(buf), "+%" PRIu64,
 					 foff - g->off + g->vaddr - s->start);

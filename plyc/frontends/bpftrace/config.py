@@ -11,6 +11,7 @@ Honoured, into Config's fields (the lowering and plyc/driver.py read them):
   perf_rb_pages    the output ring buffer, in 4 KiB pages (`--buffer-size`)
   on_stack_limit   the largest temporary kept on the BPF stack (ir/opt/temps.py)
   print_maps_on_exit  false: no map dump at exit
+  cpp_demangle     false: user symbols' C++ names as the symbol table has them
 A build option given on plyc's command line (other than its default) wins
 over the block, as bpftrace's environment variables win over it.
 missing_probes  error, warn or ignore: a probe whose target the device lacks
@@ -38,7 +39,7 @@ ALIASES = {"strlen": "max_strlen", "map_keys_max": "max_map_keys"}
 # `--strsize`, `--map-entries`, `--buffer-size` in 4 KiB pages.
 NUMBERS = {"max_strlen": bounds.STRSIZE, "max_map_keys": bounds.MAP_ENTRIES,
            "perf_rb_pages": (1, bounds.BUFFER_SIZE[1] // 4096), "on_stack_limit": (0, 256)}
-BOOLS = ("print_maps_on_exit",)
+BOOLS = ("print_maps_on_exit", "cpp_demangle")
 # Variables plyc has one behaviour of: its values are accepted, others refused
 # (macros are always on: bpftrace's unstable_macro=warn only adds a warning;
 # 0.27 ignores unstable_addr, unstable_import and unstable_map_decl).
@@ -49,7 +50,6 @@ FIXED = {"missing_probes": ("error", "warn", "ignore"), "str_trunc_trailer": (""
 # The rest of bpftrace's variables: refused by name, with why.
 REFUSED = {
     "cache_user_symbols": "plyc's tracers always keep a file's symbols, once per file (device and inode)",
-    "cpp_demangle": "plyc's tracers print C++ names as the symbol table has them (no demangler)",
     "lazy_symbolication": "plyc's tracers always name user addresses when they print them",
     "show_debug_info": "plyc's user stacks name symbols only (no DWARF line information)",
     "log_size": "plyc's tracers size the verifier's log themselves",
@@ -92,7 +92,7 @@ ENV_NOT_USED = {
     "btf": "plyc build --btf FILE gives the target kernel's BTF, the tracer's own --btf FILE the running kernel's",
     "vmlinux": "plyc's tracers resolve kernel symbols through /proc/kallsyms",
     "color": "plyc's tracers print no colours",
-    "no_cpp_demangle": REFUSED["cpp_demangle"],
+    "no_cpp_demangle": "bpftrace 0.27 names it BPFTRACE_CPP_DEMANGLE (=false: no demangling)",
     "no_user_symbols": "plyc's tracers always name user addresses",
     "use_blazesym": REFUSED["show_debug_info"],
     "unstable_dw_ustack": "plyc's user stacks follow frame pointers (no DWARF unwinding)",
@@ -171,7 +171,7 @@ def evaluate(block: Optional[A.Config], diag: Collector, env_items: tuple = ()) 
             if word not in ("true", "false", 0, 1):
                 diag.error(f"{item.name} takes true or false", v.span)
                 continue
-            out.limits["print_maps_on_exit"] = word in ("true", 1)
+            out.limits[name] = word in ("true", 1)
         elif name in FIXED:
             got = v.name if isinstance(v, A.Ident) else v.value.decode("utf-8", "replace") \
                 if isinstance(v, A.Str) else str(v.value)
@@ -234,6 +234,7 @@ def read(st, name: str, span, diag_err):
         "missing_probes": lambda: A.Str(cfg.missing_probes.encode(), span=span),
         "str_trunc_trailer": lambda: A.Str(b"", span=span),
         "print_maps_on_exit": lambda: bool(cfg.limits.get("print_maps_on_exit", True)),
+        "cpp_demangle": lambda: bool(cfg.limits.get("cpp_demangle", True)),
     }
     if key in values:
         return values[key]()
