@@ -1,4 +1,4 @@
-/* bpftrace 0.17's rows of hist() and lhist() values, text and JSON
+/* bpftrace's rows of hist() and lhist() values, text and JSON
  * (plyc_btout.h), as its style prints them and as ply's prints a hist(). */
 #include <inttypes.h>
 #include <stdint.h>
@@ -158,7 +158,7 @@ void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v)
 	fputc('[', fp);
 	if (hist_span(v, plyc_agg_nbuckets(m), &first, &last, &top)) {
 		for (i = first; i <= last; i++) {
-			fputs(i > first ? ", {" : "{", fp);
+			fputs(i == first ? "{" : plyc_bt_version->json_compact ? ",{" : ", {", fp);
 			if (i == 0)
 				fputs("\"max\": -1, ", fp);
 			else if (i <= (2u << k))
@@ -186,7 +186,11 @@ static void lhist_bounds(char *label, size_t len, const struct plyc_map *m, uint
 	} else {
 		lhist_label(lo, sizeof(lo), plyc_lq_bound(m, i - 1));
 		lhist_label(hi, sizeof(hi), plyc_lq_bound(m, i));
-		snprintf(label, len, "[%s, %s)", lo, hi);
+		/* 0.27: a bucket of one value is [v] */
+		if (plyc_bt_version->lhist_single && plyc_lq_bound(m, i) - plyc_lq_bound(m, i - 1) == 1)
+			snprintf(label, len, "[%s]", lo);
+		else
+			snprintf(label, len, "[%s, %s)", lo, hi);
 	}
 }
 
@@ -212,7 +216,7 @@ void plyc_bt_lhist_json(FILE *fp, const struct plyc_map *m, const void *v)
 	fputc('[', fp);
 	if (hist_span(v, n, &first, &last, &top)) {
 		for (i = first; i <= last; i++) {
-			fputs(i > first ? ", {" : "{", fp);
+			fputs(i == first ? "{" : plyc_bt_version->json_compact ? ",{" : ", {", fp);
 			if (i == 0)
 				fprintf(fp, "\"max\": %" PRId64 ", ", plyc_lq_below(m->lq_min));
 			else if (i == n - 1)

@@ -17,6 +17,27 @@ static void bt_int(FILE *fp, const struct plyc_type *t, const void *data)
 		fprintf(fp, "%" PRIu64, plyc_load_uint(data, t->size));
 }
 
+/* bpftrace's versions' output (plyc_btout.h): the printers of output/ and
+ * of this layer read the tracer's (plyc_output_select sets it). */
+const struct plyc_bt_version plyc_bt_027 = {
+	.attached_on_stderr = 1,
+	.empty_map_silent = 1,
+	.hist_colon = ":",
+	.stats_braced = 1,
+	.lhist_single = 1,
+	.key_stack_indent = 8,
+	.json_compact = 1,
+	.bool_words = 1,
+	.enum_names = 1,
+};
+
+const struct plyc_bt_version plyc_bt_017 = {
+	.hist_colon = ": ",
+	.key_stack_indent = 4,
+};
+
+const struct plyc_bt_version *plyc_bt_version = &plyc_bt_027;
+
 /* buf(): printable bytes as they are, the others as \xNN */
 static void bt_buf(FILE *fp, const unsigned char *d, size_t n)
 {

@@ -651,6 +651,10 @@ class Typer(Sema):
     def expr_Ident(self, e: A.Ident):
         name = stdlib.builtin_name(e.name)
         const = self.st.preamble.constants.get(name)
+        if const is None and name in ("true", "false"):
+            # bpftrace's bool literals (before the kernel's enum { false, true }
+            # would read them as its int enumerators)
+            return ir.IntConst(int(name == "true"), type=as_bool(T.Int(1, False)), span=e.span)
         if const is not None:
             node = self.expr(const)
             if name in self.st.cdefs.enum_of:       # an enumerator prints as its name, as in 0.27
