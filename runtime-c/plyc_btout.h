@@ -43,6 +43,15 @@ struct plyc_bt_version {
 	/* printf's %s and print() of a kernel or script enum value: its
 	 * enumerator's name (0.17: its number) */
 	int enum_names;
+	/* -f json: buf() as an array of its bytes, macaddr() and strftime()
+	 * values quoted, an integer a double cannot hold exactly as a string
+	 * (0.17: an escaped string; unquoted, not JSON; its number) */
+	int json_typed;
+	/* cat() of a file it cannot open: `ERROR: failed to open file 'F'
+	 * (why)`, no JSON event; system(): the command's output and a newline,
+	 * nothing and an error when it exits non-zero (0.17: `'F': why` and
+	 * an empty "cat" object; the output as it is, whatever the exit) */
+	int events_027;
 };
 
 extern const struct plyc_bt_version plyc_bt_027, plyc_bt_017;
@@ -56,6 +65,9 @@ void plyc_bt_key_text(FILE *fp, const struct plyc_type *t, const void *data);
 /* The same as bpftrace writes it in JSON (strings, symbols, stacks and
  * buffers quoted; pointers as bare 0x... as bpftrace does). */
 void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data);
+/* An integer in JSON: its number, or a string where a double cannot hold
+ * it exactly and the version says so (json_typed). */
+void plyc_bt_json_int(FILE *fp, uint64_t x, int is_signed);
 /* A string's bytes up to a NUL or n, escaped as bpftrace's JSON does. */
 void plyc_bt_json_escape(FILE *fp, const char *s, size_t n);
 /* Text written into b.fp (when open) between these two, then escaped

@@ -132,13 +132,25 @@ static void print_quantize(FILE *fp, const struct plyc_map *m, const void *v)
 	fputc('\n', fp);
 }
 
+/* the same in JSON, where 0.27 quotes what a double cannot hold */
+static void json_scalar(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	struct plyc_type t;
+	uint64_t x = plyc_agg_scalar(m, v, &t);
+
+	if (t.is_signed)
+		plyc_bt_json_int(fp, (uint64_t)((int64_t)x / (int64_t)plyc_bt_div()), 1);
+	else
+		plyc_bt_json_int(fp, x / plyc_bt_div(), 0);
+}
+
 static int cmp_none(const struct plyc_map *m, const void *a, const void *b)
 {
 	(void)m, (void)a, (void)b;
 	return 0;
 }
 
-#define SCALAR { BT_MAP, plyc_agg_cmp_scalar, print_scalar, print_scalar }
+#define SCALAR { BT_MAP, plyc_agg_cmp_scalar, print_scalar, json_scalar }
 #define QUANTIZE { BT_HIST, cmp_hist_total, print_quantize, plyc_rows_quantize_json }
 
 static const struct bt_agg aggs[] = {

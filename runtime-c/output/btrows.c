@@ -163,10 +163,14 @@ void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v)
 				fputs("\"max\": -1, ", fp);
 			else if (i <= (2u << k))
 				fprintf(fp, "\"min\": %u, \"max\": %u, ", i - 1, i - 1);
-			else
-				fprintf(fp, "\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", ",
-					k ? plyc_bt_hist_low(i, k, NULL, NULL) : (uint64_t)1 << (i - 2),
-					k ? hist_k_max(i, k) : i - 1 < 64 ? ((uint64_t)1 << (i - 1)) - 1 : UINT64_MAX);
+			else {
+				fputs("\"min\": ", fp);
+				plyc_bt_json_int(fp, k ? plyc_bt_hist_low(i, k, NULL, NULL) : (uint64_t)1 << (i - 2), 0);
+				fputs(", \"max\": ", fp);
+				plyc_bt_json_int(fp, k ? hist_k_max(i, k)
+						       : i - 1 < 64 ? ((uint64_t)1 << (i - 1)) - 1 : UINT64_MAX, 0);
+				fputs(", ", fp);
+			}
 			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i) / cur_div);
 		}
 	}
