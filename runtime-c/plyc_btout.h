@@ -52,6 +52,9 @@ struct plyc_bt_version {
 	 * nothing and an error when it exits non-zero (0.17: `'F': why` and
 	 * an empty "cat" object; the output as it is, whatever the exit) */
 	int events_027;
+	/* a stack with no frames (kstack in a uprobe) is its newline alone
+	 * (0.17: nothing) */
+	int empty_stack_newline;
 };
 
 extern const struct plyc_bt_version plyc_bt_027, plyc_bt_017;

@@ -31,6 +31,7 @@ const struct plyc_bt_version plyc_bt_027 = {
 	.enum_names = 1,
 	.json_typed = 1,
 	.events_027 = 1,
+	.empty_stack_newline = 1,
 };
 
 const struct plyc_bt_version plyc_bt_017 = {
@@ -79,7 +80,8 @@ void plyc_bt_buf_format(FILE *fp, const void *data, size_t size, char mode)
  * offset even when 0) indented, perf's tab, address and symbol, or the
  * address alone (raw). A user stack holds its pid in the high 32 bits.
  * A stack that can't be read (no user stack in a kernel thread, no kernel
- * stack in a uprobe) prints nothing at all, as in bpftrace. */
+ * stack in a uprobe) prints nothing at all, as in bpftrace 0.17, or the
+ * newline alone, as 0.27. */
 static void bt_stack(FILE *fp, const struct plyc_type *t, const void *data, int indent)
 {
 	uint64_t ips[PLYC_STACK_DEPTH], v = plyc_load_uint(data, 8);
@@ -88,8 +90,11 @@ static void bt_stack(FILE *fp, const struct plyc_type *t, const void *data, int 
 	char sym[PLYC_KSYM_LEN];
 	size_t i;
 
-	if (id < 0 || plyc_stack_read_limit(id, PLYC_STACK_LIMIT(t), ips))
+	if (id < 0 || plyc_stack_read_limit(id, PLYC_STACK_LIMIT(t), ips)) {
+		if (plyc_bt_version->empty_stack_newline)
+			fputc('\n', fp);
 		return;
+	}
 	fputc('\n', fp);
 	if (user) {
 		plyc_print_ustack(fp, (uint32_t)(v >> 32), ips, PLYC_STACK_DEPTH, PLYC_STACK_MODE(t), indent);

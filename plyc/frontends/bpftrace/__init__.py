@@ -34,11 +34,12 @@ def _lower(program, s: Settings):
         print(f"plyc: warning: {warning}", file=sys.stderr)
     # Strings are bpftrace's 64 bytes (or the script's config block's
     # max_strlen), not --strsize: as bpftrace.
+    version = s.options.get("bpftrace-output") or OUTPUT.choices[0]
     prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False),
-                 include_dirs=s.include_dirs, include_files=s.include_files)
+                 include_dirs=s.include_dirs, include_files=s.include_files, version=version)
     # the tracer prints as that bpftrace does (runtime-c/output/bpftrace.c):
     # the style reaches the runtime's output selection (output/select.c)
-    prog.style = STYLES[s.options.get("bpftrace-output") or OUTPUT.choices[0]]
+    prog.style = STYLES[version]
     return prog
 
 

@@ -263,14 +263,17 @@ PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.o
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
           strsize: int = 64, build_env: Optional[dict] = None, unsafe: bool = False,
-          include_dirs: tuple = (), include_files: tuple = ()) -> ir.Program:
+          include_dirs: tuple = (), include_files: tuple = (), version: str = "0.27") -> ir.Program:
     """The IR of a bpftrace program; strings are 64 bytes, as bpftrace's
     BPFTRACE_STRLEN default. build_env: the build machine's environment
-    (where kernel headers are: headers.py)."""
+    (where kernel headers are: headers.py). version: the bpftrace whose
+    output the tracer prints (`--bpftrace-output`), where a value's
+    lowering differs (`func` in a uretprobe)."""
     st = Lowering(program, strsize, btf_path, arch)
     st.build_env = {} if build_env is None else build_env
     st.include_dirs, st.include_files = tuple(include_dirs), tuple(include_files)
     st.unsafe = unsafe
+    st.version = version
     passes.run(PASSES, st)
     return st.ir
 
@@ -724,12 +727,14 @@ class Typer(Sema):
                                                  if u.target.provider.name in fargs.FUNC_IP_PROBES):
             # as in a kprobe glob, an exact name sharing the body too
             return fargs.func_ip(e.span)
-        if pname == "uretprobe":
+        if pname == "uretprobe" and (self.st.version == "0.17" or probe.target.glob or any(
+                u.probe is unit.probe and u.target.glob for u in self.st.units if u.target.provider.name == "uretprobe")):
+            # 0.17's: the function it returns into; 0.27's glob too (plyc's)
             return stacks.uretprobe_func(self, e.span)
         if pname == "uprobe" and any(u.probe is unit.probe and u.target.glob for u in self.st.units
                                      if u.target.provider.name == "uprobe"):
             return stacks.uprobe_func(self, e.span)
-        if pname not in ("kprobe", "kretprobe", "uprobe", "kfunc", "kretfunc") or probe.target.glob:
+        if pname not in ("kprobe", "kretprobe", "uprobe", "uretprobe", "kfunc", "kretfunc") or probe.target.glob:
             what = "a wildcard probe" if probe.target.glob else f"{pname} probes"
             self.err(not_yet(f"'func' in {what}"), e.span)
         written = probe.spec.arg.rsplit(":", 1)[-1].split("+")[0]
