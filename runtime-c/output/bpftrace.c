@@ -346,6 +346,9 @@ static void print_text(FILE *fp, const struct plyc_map *m, const struct plyc_ent
 	fputs(ops->group == BT_STATS && !plyc_bt_version->stats_braced ? "\n\n" : "\n", fp);
 }
 
+/* set while at_exit dumps the maps */
+static int exiting;
+
 void plyc_bt_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n)
 {
 	plyc_bt_map_print_top(fp, m, ents, n, 0, 1);
@@ -359,8 +362,10 @@ void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry
 	uint64_t last;
 	size_t e;
 
-	/* a key-less count() is an array in bpftrace 0.17: there from the start */
-	if (!n && !m->nkeys && m->agg == PLYC_A_COUNT && !plyc_bt_version->empty_map_silent) {
+	/* a key-less count() is an array in bpftrace: there from the start
+	 * (print() shows 0), but 0.27 leaves one never written, or cleared,
+	 * out of the exit dump */
+	if (!n && !m->nkeys && m->agg == PLYC_A_COUNT && !(exiting && plyc_bt_version->empty_map_silent)) {
 		ents = &none;
 		n = 1;
 	}
@@ -527,8 +532,10 @@ static void at_exit(const struct plyc_program *prog, int ended)
 	for (i = 0; i < prog->nmaps; i++)
 		order[i] = &prog->maps[i];
 	qsort(order, (size_t)prog->nmaps, sizeof(*order), cmp_map_name);
+	exiting = 1;
 	for (i = 0; i < prog->nmaps; i++)
 		plyc_map_dump(order[i]);
+	exiting = 0;
 	free(order);
 }
 
