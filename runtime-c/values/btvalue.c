@@ -350,7 +350,7 @@ void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 		return;
 	}
 	if (t->kind == PLYC_K_HEX) {    /* a pointer: its number, as bpftrace 0.27 writes it */
-		fprintf(fp, "%" PRIu64, plyc_load_uint(data, t->size));
+		plyc_bt_json_int(fp, plyc_load_uint(data, t->size), 0);
 		return;
 	}
 	if (t->kind == PLYC_K_ENUM) {   /* bpftrace 0.27 writes an enum value's number */
