@@ -2,7 +2,8 @@
 
 Every other module reads the facts of a target from here: the BPF side's
 __TARGET_ARCH_* define, the kernel's names of the saved registers, the
-syscall wrapper prefix, the C ABI sizes user-space struct layouts need, the Debian
+syscall wrapper prefix, the C ABI facts struct layouts need (plyc/layout.py
+reads them), the kernel's and the C library's header folders, the Debian
 architecture and multiarch triplet, the cross compiler and where it comes
 from.  The BPF runtime's own per-architecture facts (pt_regs layout,
 argument registers) are in runtime-c/bpf/plyc_arch.bpf.h, the loader's in
@@ -22,8 +23,9 @@ class Arch:
     bpf_arch: str             # __TARGET_ARCH_<bpf_arch>; also the kernel's ARCH= name
     regs: tuple               # `regs->NAME`: the kernel's struct pt_regs member names
     syscall_prefix: Optional[str]   # the syscall wrapper functions' prefix (__x64_sys_), if any
-    # C ABI (layouts of user-space structs): pointer/long size, alignment of long
-    # long and double, size of long double, whether plain char is signed.
+    # C ABI (plyc/layout.py): pointer/long size, alignment of long long and
+    # double, size of long double, whether plain char is signed; the rest
+    # below (ldouble_align, biggest_align, anon_bitfield_align).
     ptr: int
     llong_align: int
     ldouble: int
@@ -49,6 +51,27 @@ class Arch:
     # packages (big-endian MIPS): its sysroot builds them from Debian's
     # sources with the cross gcc (plyc/sysroot.py).
     from_source: bool = False
+    # More C ABI: long double's alignment (s390x: 8 for its 16 bytes),
+    # __BIGGEST_ALIGNMENT__ (what a bare `aligned` attribute means), and
+    # whether an unnamed bit-field aligns its struct as its type (AAPCS:
+    # `struct { char a; int :0; char b; }` is 8 bytes on ARM, 5 elsewhere).
+    ldouble_align: int = 16
+    biggest_align: int = 16
+    anon_bitfield_align: bool = False
+
+    @property
+    def kernel_arch(self) -> str:
+        """The kernel tree's arch/ folder (its ARCH= name)."""
+        return self.bpf_arch
+
+    def header_dirs(self) -> tuple:
+        """Where the build machine keeps this target's own C library and UAPI
+        headers (those of every architecture are in /usr/include): a cross
+        compiler's (/usr/<triplet>/include), then Debian's multiarch folder
+        (/usr/include/<triplet>, the build machine's own, or a foreign
+        architecture's libc6-dev)."""
+        own = (f"/usr/include/{self.triplet}",)
+        return own if is_native(self.name) else (f"/usr/{self.triplet}/include",) + own
 
     @property
     def bpf_target(self) -> str:
@@ -87,12 +110,12 @@ ARCHES = {a.name: a for a in (
     Arch("aarch64", ("aarch64",), "arm64",
          ("sp", "pc", "pstate") + tuple(f"x{i}" for i in range(31)),
          "__arm64_sys_", 8, 8, 16, False, "arm64", "aarch64-linux-gnu", "gcc-aarch64-linux-gnu",
-         ("aarch64-",), "AArch64", "qemu-aarch64-static"),
+         ("aarch64-",), "AArch64", "qemu-aarch64-static", anon_bitfield_align=True),
     # 32-bit ARM has no syscall wrappers: sys_openat takes the arguments.
     Arch("armhf", ("armv7l", "armv8l"), "arm",
          tuple(f"r{i}" for i in range(16)) + ("sp", "lr", "pc", "cpsr"),
          None, 4, 8, 8, False, "armhf", "arm-linux-gnueabihf", "gcc-arm-linux-gnueabihf",
-         ("arm",), "ARM", "qemu-arm-static"),
+         ("arm",), "ARM", "qemu-arm-static", ldouble_align=8, biggest_align=8, anon_bitfield_align=True),
     # Syscall wrappers (__riscv_sys_*) since 6.6; older kernels take sys_*.
     Arch("riscv64", ("riscv64",), "riscv", RISCV_REGS,
          "__riscv_sys_", 8, 8, 16, False, "riscv64", "riscv64-linux-gnu", "gcc-riscv64-linux-gnu",
@@ -100,7 +123,8 @@ ARCHES = {a.name: a for a in (
     # MIPS kernels have no syscall wrappers. o32: four argument registers.
     Arch("mipsel", ("mips",), "mips", mips_regs(False),
          None, 4, 8, 8, True, "mipsel", "mipsel-linux-gnu", "gcc-mipsel-linux-gnu",
-         ("mipsel-",), "MIPS R3000", "qemu-mipsel-static", bpf_defines=("PLYC_MIPS32",)),
+         ("mipsel-",), "MIPS R3000", "qemu-mipsel-static", bpf_defines=("PLYC_MIPS32",),
+         ldouble_align=8, biggest_align=8),
     Arch("mips64el", ("mips64",), "mips", mips_regs(True),
          None, 8, 8, 16, True, "mips64el", "mips64el-linux-gnuabi64", "gcc-mips64el-linux-gnuabi64",
          ("mips64el-",), "MIPS R3000", "qemu-mips64el-static"),
@@ -111,13 +135,13 @@ ARCHES = {a.name: a for a in (
          ("powerpc64le-",), "PowerPC64", "qemu-ppc64le-static"),
     Arch("s390x", ("s390x",), "s390", S390_REGS,
          "__s390x_sys_", 8, 8, 16, False, "s390x", "s390x-linux-gnu", "gcc-s390x-linux-gnu",
-         ("s390x-",), "IBM S/390", "qemu-s390x-static", big_endian=True),
+         ("s390x-",), "IBM S/390", "qemu-s390x-static", big_endian=True, ldouble_align=8, biggest_align=8),
     # Big-endian 32-bit MIPS (OpenWrt's ath79, ramips...): no Debian
     # architecture since Debian 10, but bookworm has its cross gcc and C library.
     Arch("mips", ("mips",), "mips", mips_regs(False),
          None, 4, 8, 8, True, "mips", "mips-linux-gnu", "gcc-mips-linux-gnu",
          ("mips-",), "MIPS R3000", "qemu-mips-static", big_endian=True,
-         bpf_defines=("PLYC_MIPS32",), from_source=True),
+         bpf_defines=("PLYC_MIPS32",), from_source=True, ldouble_align=8, biggest_align=8),
 )}
 
 TARGETS = list(ARCHES)

@@ -225,6 +225,10 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     except P.FormatError as err:
         chk.err(str(err), fmt_arg.span)
     convs = [p for p in parts if isinstance(p, P.Conv)]
+    for conv in convs:
+        if conv.conv == "gr" and not chk.PRINTF_C_LENGTHS:
+            chk.err(f"invalid conversion '{conv.text}' in format string", fmt_arg.span,
+                    "%gr (GFP flags by name) is bpftrace's")
     if chk.PRINTF_C_LENGTHS:
         for conv in convs:
             conv.use_c_lengths()

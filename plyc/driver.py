@@ -21,7 +21,7 @@ from .diag import PlycError, Diagnostic
 from .frontends import registry
 from .frontends.base import FrontEnd, Settings
 from .output import LINKED, check_target, install, keep, keep_dir, work_folder
-from .toolchain import Toolchain, ToolchainError, at_once, embed_object, translate_c_error
+from .toolchain import Toolchain, ToolchainError, at_once, embed_object, quick_embed, translate_c_error
 
 if TYPE_CHECKING:
     from .codegen import render, resources
@@ -54,6 +54,9 @@ class Options:
     # For front ends whose probes are not script lines: (a probe's span line,
     # spec) -> (where, text) it came from, for the tracer's messages about it.
     origin: Optional[Callable[[int, str], Optional[tuple]]] = None
+    # plyc run's: the tracer runs on this machine and is never shipped, so
+    # its link may take the quicker ways (Toolchain.quick)
+    quick: bool = False
 
 
 @dataclass
@@ -234,9 +237,14 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
             except BTFError as err:
                 raise ToolchainError(str(err)) from None
             btf = min_core_btf(tc, workdir / "kernel.btf", workdir / f"{name}.bpf.o", workdir / "min.btf")
-        embed_object((workdir / f"{name}.bpf.o").read_bytes(), workdir / f"{name}.obj.c", btf)
         linked = workdir / LINKED
-        tc.link_loader(workdir / f"{name}.o", workdir / f"{name}.obj.c", linked, workdir, opts.strip)
+        if opts.quick and tc.quick():
+            quick_embed(workdir / f"{name}.bpf.o", workdir / f"{name}.obj.s", workdir / "min.btf" if btf else None)
+            tc.link_loader(workdir / f"{name}.o", workdir / f"{name}.obj.s", linked, workdir, opts.strip,
+                           tc.quick_linker())
+        else:
+            embed_object((workdir / f"{name}.bpf.o").read_bytes(), workdir / f"{name}.obj.c", btf)
+            tc.link_loader(workdir / f"{name}.o", workdir / f"{name}.obj.c", linked, workdir, opts.strip)
         if opts.keep_dir:
             kept = True
             keep(opts.keep_dir, workdir, skip=(LINKED,))

@@ -8,7 +8,7 @@ from typing import Optional
 
 INT_MAX = (1 << 31) - 1
 CONV = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d+|\*))?"
-                  r"(?P<len>hh|h|ll|l|z|j|t)?(?P<conv>[diouxXcspv%]|r[xh]?)")
+                  r"(?P<len>hh|h|ll|l|z|j|t)?(?P<conv>[diouxXcspv%]|gr|r[xh]?)")
 
 
 @dataclass
@@ -17,7 +17,8 @@ class Conv:
     flags: str
     width: Optional[str]
     prec: Optional[str]
-    conv: str          # d i o u x X c s p v, r rx rh (a length-carrying buffer, bpftrace's buf())
+    conv: str          # d i o u x X c s p v, r rx rh (a length-carrying buffer, bpftrace's buf()),
+                       # gr (bpftrace 0.27's GFP flags by name)
     length: str = ""   # C's length modifier as written: hh h l ll z j t
     # The bits of an integer d i o u x X prints: 64, or C's for its length
     # (bpftrace's printf is C's: %d prints an int, %lld a long long).
@@ -110,6 +111,8 @@ def accepts(conv: str, typ) -> bool:
     """Whether a value of `typ` may be printed with this conversion."""
     if conv.startswith("r"):
         return typ.kind == "buf" and typ.sized
+    if conv == "gr":
+        return typ.kind == "int"
     if conv == "v":
         return typ.kind in ("int", "str", "buf", "inet", "usym", "stack")
     if conv == "s":

@@ -10,11 +10,10 @@ import os
 import shutil
 import time
 from dataclasses import asdict
-from importlib import resources as ir
 from pathlib import Path
 from typing import Callable
 
-from . import __version__
+from . import __version__, package_dir
 from .toolchain import cache_dir, find_clang, writing
 
 KEEP = 32
@@ -51,7 +50,7 @@ def _package_files(root: str) -> list:
 
 def plyc_files() -> list:
     """plyc's own files (compiler, templates, runtime), relative to the package."""
-    return [Path(rel) for rel in _package_files(str(ir.files("plyc")))]
+    return [Path(rel) for rel in _package_files(package_dir())]
 
 
 def _stamp(root: str, files: list) -> str:
@@ -70,7 +69,7 @@ def _plyc_digest() -> str:
     `plyc run` cost more than the rest of a cached run, so the digest is
     kept in the cache under the files' stamp (names, sizes, inodes, times:
     a stat of each) and read again only when the stamp changes."""
-    root = str(ir.files("plyc"))
+    root = package_dir()
     files = _package_files(root)
     stamp = _stamp(root, files)
     folder = cache_dir() / "digests"

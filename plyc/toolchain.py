@@ -11,13 +11,13 @@ import os
 import re
 import shlex
 import shutil
+import struct
 import subprocess
 from dataclasses import dataclass, field
-from importlib import resources as ir
 from pathlib import Path
 from typing import Optional
 
-from . import children
+from . import children, package_dir
 from . import arch as A
 from . import progress
 from .cachedir import CacheError, ToolchainError, cache_dir, trusted_dir, untrusted_file, writing  # noqa: F401  (importable from here, as before)
@@ -41,7 +41,7 @@ RUNTIME_LAYERS = ("core", "symbols", "values", "maps", "output", "io", "metrics"
 
 
 def runtime_dir() -> Path:
-    return Path(str(ir.files("plyc").joinpath("runtime-c")))
+    return Path(package_dir()) / "runtime-c"
 
 
 # Where a build's work folder and plyc's runtime sources are, as the tracer
@@ -251,10 +251,18 @@ class Toolchain:
         # the headers, the interfaces, at the top.
         sources = sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.c"))
         h = hashlib.sha256()
-        for p in sorted(rt.glob("*.[ch]")) + sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.[ch]")) + self.compat:
-            h.update(str(p.relative_to(rt) if p.is_relative_to(rt) else p.name).encode() + p.read_bytes())
-        h.update(repr((self.cc, self.cflags, self.opt, self.target, BUILD_DIR_NAME, RUNTIME_DIR_NAME)).encode())
-        h.update(self.run([*self.cc, "--version"], "running the C compiler").stdout.encode())
+        top = str(rt) + os.sep
+
+        def sources_read():
+            for p in sorted(rt.glob("*.[ch]")) + sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.[ch]")) + self.compat:
+                path = str(p)
+                with open(path, "rb") as f:
+                    h.update((path[len(top):] if path.startswith(top) else p.name).encode() + f.read())
+            h.update(repr((self.cc, self.cflags, self.opt, self.target, BUILD_DIR_NAME, RUNTIME_DIR_NAME)).encode())
+
+        # the compiler's version asked while the sources are read
+        version = at_once(lambda: self.run([*self.cc, "--version"], "running the C compiler"), sources_read)[0]
+        h.update(version.stdout.encode())
         lib_dir = cache_dir() / f"rt-{self.target}{'-musl' if self.libc == 'musl' else ''}-{h.hexdigest()[:16]}"
         lib = lib_dir / "libplycrt.a"
         if lib.exists():
@@ -321,22 +329,40 @@ class Toolchain:
 
     def compile_loader(self, loader_c: Path, out: Path, include: Path):
         """The script's loader C into an object, with the runtime library
-        ready for the link (built first if this compiler has none cached):
+        ready for the link (built meanwhile if this compiler has none cached):
         what does not wait for the BPF object, so it runs beside clang."""
-        self.runtime_lib()
         loader_c, out, include = (Path(p).absolute() for p in (loader_c, out, include))
-        self.run([*self.cc, *self.loader_flags(include), "-c", loader_c, "-o", out],
-                 "compiling the tracer's loader", cwd=include)
+        # the runtime looked for (or built) while the loader compiles
+        at_once(lambda: self.run([*self.cc, *self.loader_flags(include), "-c", loader_c, "-o", out],
+                                 "compiling the tracer's loader", cwd=include), self.runtime_lib)
 
-    def link_loader(self, loader_o: Path, obj_c: Path, out: Path, include: Path, strip: bool = True):
-        """The loader's object (compile_loader's), the embedded BPF object's
-        C and the runtime, linked statically into the tracer out."""
+    def link_loader(self, loader_o: Path, obj_c: Path, out: Path, include: Path, strip: bool = True,
+                    linker: list = ()):
+        """The loader's object (compile_loader's), the embedded BPF object
+        (its C, or quick_embed's assembly) and the runtime, linked statically
+        into the tracer out; linker: the C compiler's options choosing
+        another linker (quick_linker's)."""
         lib = self.runtime_lib()
         loader_o, obj_c, out, include = (Path(p).absolute() for p in (loader_o, obj_c, out, include))
         compat = [lib.parent / "libplyccompat.a"] if self.compat else []
-        self.run([*self.cc, *self.loader_flags(include), loader_o, obj_c, lib, "-static",
+        self.run([*self.cc, *self.loader_flags(include), *linker, loader_o, obj_c, lib, "-static",
                   *(["-s"] if strip else self.keep_symbols()), *self.ldflags, *self.libs, *compat, "-o", out],
                  "linking the tracer", cwd=include)
+
+    def quick(self) -> bool:
+        """Whether this toolchain builds for this machine with its own gcc and
+        glibc (no $CC, $CFLAGS or sysroot of a build environment): where
+        `plyc run` may take the quicker ways below, whose tracer is never
+        shipped (docs/performance.md, "At the desk")."""
+        return (A.is_native(self.target) and self.libc == "glibc" and not self.compat
+                and not os.environ.get("CC") and not os.environ.get("CROSS_COMPILE")
+                and not self.cflags and not self.ldflags and struct.calcsize("P") == 8)
+
+    def quick_linker(self) -> list:
+        """gold, when installed, for a quick() build: its static link takes
+        half of ld.bfd's time. Not the target's default linker, so never
+        for `plyc build`."""
+        return ["-fuse-ld=gold"] if shutil.which("ld.gold") else []
 
 
 def at_once(*calls) -> list:
@@ -376,10 +402,13 @@ def syscall_table(macros: str) -> str:
     return "".join(f"PLYC_SYSCALL({n})\n" for n in names)
 
 
+_BYTE_C = tuple(f"0x{b:02x}," for b in range(256))     # a byte as _c_array writes it
+
+
 def _c_array(name: str, data: bytes) -> list:
     lines = [f"const unsigned char {name}[] __attribute__((aligned(8))) = {{"]
     for i in range(0, len(data), 16):
-        lines.append("\t" + " ".join(f"0x{b:02x}," for b in data[i:i + 16]))
+        lines.append("\t" + " ".join(map(_BYTE_C.__getitem__, data[i:i + 16])))
     if not data:
         lines.append("\t0,")
     lines += ["};", f"const size_t {name}_size = {len(data)};", ""]
@@ -393,6 +422,20 @@ def embed_object(obj: bytes, out: Path, btf: bytes = b""):
     lines += _c_array("plyc_bpf_object", obj)
     lines += _c_array("plyc_embedded_btf", btf)
     out.write_text("\n".join(lines))
+
+
+def quick_embed(obj: Path, out: Path, btf: Optional[Path] = None):
+    """The BPF object (and BTF) embedded as embed_object's symbols by an
+    assembly file that includes the files (.incbin) for a quick() build:
+    assembled in no time, where the C arrays' compile takes tens of ms.
+    The files are looked for relative to the link's folder (out's)."""
+    lines = []
+    for name, path in (("plyc_bpf_object", obj), ("plyc_embedded_btf", btf)):
+        lines += ["\t.section .rodata", f"\t.globl {name}", f"\t.globl {name}_size", "\t.balign 8", f"{name}:"]
+        lines.append(f'\t.incbin "{path.name}"' if path else "\t.byte 0")
+        lines += ["\t.balign 8", f"{name}_size:", f"\t.quad {path.stat().st_size if path else 0}"]
+    lines.append('\t.section .note.GNU-stack,"",@progbits')
+    out.write_text("\n".join(lines) + "\n")
 
 
 def min_core_btf(tc: "Toolchain", kernel_btf: Path, obj: Path, out: Path) -> bytes:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from . import layout as L
+
 DEFAULT_STRSIZE = 128      # ply's string size
 
 
@@ -184,17 +186,10 @@ def tuple_align(t: Type) -> int:
 
 
 def tuple_layout(items) -> tuple:
-    """Offsets of a tuple's members and its size: each member at the next
-    multiple of its alignment, the size rounded up to the largest one, as a
-    C struct (and bpftrace's tuples) lay them out."""
-    off, offsets = 0, []
-    for t in items:
-        a = tuple_align(t)
-        off = (off + a - 1) // a * a
-        offsets.append(off)
-        off += t.size
-    a = max([tuple_align(t) for t in items] + [1])
-    return offsets, (off + a - 1) // a * a
+    """Offsets of a tuple's members and its size: as a C struct (and
+    bpftrace's tuples) lays them out, each member aligned by tuple_align."""
+    lay = L.place([L.Field(t.size, tuple_align(t)) for t in items])
+    return list(lay.offsets), lay.size
 
 
 def record_type(t: Type) -> Type:
@@ -207,14 +202,9 @@ def record_layout(types, start: int = 0) -> tuple:
     """C's natural offsets of a record's fields (arrays of any kind align
     as bytes) and its size, from `start` (an event's header: then aligned
     to at least 4)."""
-    off, align, offsets = start, 4 if start else 1, []
-    for t in types:
-        a = 1 if t.is_bytes else t.size
-        off = (off + a - 1) // a * a
-        offsets.append(off)
-        off += t.size
-        align = max(align, a)
-    return offsets, (off + align - 1) // align * align
+    lay = L.place([L.Field(t.size, 1 if t.is_bytes else t.size) for t in types],
+                  start=start, min_align=4 if start else 1)
+    return list(lay.offsets), lay.size
 
 
 def Tuple(items, names=()) -> Type:

@@ -133,6 +133,12 @@ void plyc_bt_join(FILE *fp, const char *const *args, int n, const char *sep);
  * and %rh ('h': hex pairs, spaced), as bpftrace 0.17 prints them. */
 void plyc_bt_buf_format(FILE *fp, const void *data, size_t size, char mode);
 
+/* printf's %gr: GFP flags by name, "GFP_KERNEL|__GFP_ZERO", as bpftrace
+ * 0.27 prints them (values/gfp.c); bits no name covers in hex. Returns
+ * buf, cut to len. */
+#define PLYC_GFP_TEXT_LEN 1024
+const char *plyc_bt_gfp_text(uint64_t flags, char *buf, size_t len);
+
 /* text as it is, or {"type": TYPE, "data": "text"} (plyc_rt.json). */
 void plyc_bt_message(FILE *fp, const char *type, const char *text, size_t len);
 

@@ -45,3 +45,12 @@ def test_s390x_console_is_the_sclp_on_a_file(tmp_path):
     assert cmd[cmd.index("-chardev") + 1] == f"file,id=console,path={tmp_path / 'console.log'}"
     assert "sclpconsole,chardev=console" in cmd
     assert "console=ttysclp0" in cmd[cmd.index("-append") + 1]
+
+
+def test_every_target_has_its_header_folders():
+    """arch.header_dirs(): the target's own C library and UAPI headers
+    (scripts/setup.sh installs every cross C library), asm/ among them."""
+    for a in A.ARCHES.values():
+        dirs = [Path(d) for d in a.header_dirs()]
+        assert any((d / "asm" / "unistd.h").is_file() for d in dirs), (a.name, dirs)
+        assert a.triplet in str(dirs[0])

@@ -13,7 +13,9 @@ import pytest
 from plyc.commands.argdist import parse_args
 from plyc.frontends.argdist import lower_args, render_spec_error
 from plyc.ir.dump import dump
-from plyc.frontends.argdist.ctypes import ABIS, CType, Headers, evaluate
+from plyc.frontends.argdist.ctypes import CType, Headers, evaluate
+from plyc.arch import TARGETS
+from plyc.layout import abi
 from plyc.frontends.argdist.cparse import parse_expr
 from plyc.frontends.argdist.spec import SpecError, parse
 
@@ -360,12 +362,26 @@ def test_layouts_match_the_c_compiler(tmp_path):
     assert "\n".join(got) + "\n" == want
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_header_layouts_are_the_compilers(target):
+    """The headers' records, attributes and all, as the target's compiler
+    lays them out: test_layout.py's tricky structs, whose layouts it checks
+    against clang and gcc, read through argdist's own header parsing."""
+    from test_layout import TRICKY, tricky
+    h = Headers(abi(target), TRICKY)
+    for rec in tricky(abi(target)):
+        lay = h.layout(CType("record", key=rec.tag))
+        assert (lay.size, lay.align) == (rec.layout.size, rec.layout.align), rec.definition
+        named = [(m.name, off) for m, off in zip(rec.members, rec.layout.offsets) if m.name]
+        assert [(n, lay.find(n, h)[0]) for n, _ in named] == named, rec.definition
+
+
 @pytest.mark.parametrize("expr,value", [
     ("(1 << 5) | 0x800", 2080), ("~0U", 0xFFFFFFFF), ("-1", -1), ("(unsigned char)300", 44),
     ("1 ? 2 : 3", 2), ("'A' + 1", 66), ("010", 8), ("sizeof(long) * 2", 16), ("7 / -2", -3),
 ])
 def test_constant_expressions(expr, value):
-    h = Headers(ABIS["x86_64"])
+    h = Headers(abi("x86_64"))
     p = parse_expr(expr, set())
     assert evaluate(p.node, h.abi, lambda n: None, lambda t: h.complete(h.resolve(t))) == value
 

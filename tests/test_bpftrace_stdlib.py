@@ -208,3 +208,17 @@ def test_find_reads_a_key_into_a_variable():
         err('BEGIN { @m[1] = 1; $v = 0; while (find(@m, 1, $v)) { delete(@m, 1); } }')
     assert "$v is read before find() that changes it" in \
         err('BEGIN { @m[1] = 1; $v = 0; print(($v, find(@m, 1, $v))); }')
+
+
+def test_is_err_is_a_bool_of_the_64_bit_value():
+    text = dump(lower('BEGIN { print(is_err(-2)); }'))
+    assert ">= 18446744073709547521:u64):bool" in text
+    assert "is_err() needs a pointer or an integer, got char[" in err('BEGIN { print(is_err("x")); }')
+
+
+def test_fail_stops_the_build_with_its_message():
+    # 0.27 stops compiling wherever fail() is, its format filled in
+    assert err('macro small(x) { if (x > 10) { fail("%s: %d (%x) too big", "small", x, x); } x }\n'
+               'BEGIN { print(small(300)); }').startswith("tool.bt:1:32: error: small: 300 (12c) too big\n")
+    assert "error: need $1 above 1" in err('BEGIN { if ($1 < 2) { fail("need %d above 1", $1); } }')
+    assert "fail()'s first argument must be a format string literal" in err('BEGIN { fail(1); }')

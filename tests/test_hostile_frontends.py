@@ -219,7 +219,8 @@ def test_argdist_constant_shifts_out_of_range_are_not_constants(expr):
     # headers' enumerators and array sizes are evaluated so: 1 << -1 was a
     # ValueError, 1 << 10**11 filled memory
     from plyc.frontends.argdist.cparse import parse_expr
-    from plyc.frontends.argdist.ctypes import ABIS, Headers, NotConstant, evaluate
-    h = Headers(ABIS["x86_64"])
+    from plyc.frontends.argdist.ctypes import Headers, NotConstant, evaluate
+    from plyc.layout import abi
+    h = Headers(abi("x86_64"))
     with pytest.raises(NotConstant):
         evaluate(parse_expr(expr, set()).node, h.abi, lambda n: None, lambda t: h.complete(h.resolve(t)))

@@ -3,6 +3,7 @@ from a script: what it rewrites, and what it must leave alone."""
 import re
 
 from plyc import driver
+from plyc.ir import fold
 from plyc.ir import nodes as ir
 from plyc.ir.dump import dump
 from plyc.ir.opt import constfold, early_return, hoist_keys, lookups, optimize
@@ -31,6 +32,29 @@ def nodes(prog: ir.Program, kind) -> list:
 
 
 # --- constant folding ---------------------------------------------------------
+
+def test_one_evaluator_with_each_languages_rules():
+    """plyc/ir/fold.py computes every constant: the generated C's wrap to
+    64 bits in the expression's sign; the front ends' counts are exact and
+    fold only their operators; no rules fold a shift by 64 or more."""
+    from plyc.frontends.bpftrace.trees import const_value as bt
+    from plyc.frontends.ply.lower import const_value as ply
+    assert fold.binary("*", 1 << 62, 4, fold.C_SIGNED) == 0
+    assert fold.binary("-", 0, 1, fold.C_UNSIGNED) == (1 << 64) - 1
+    assert fold.binary("-", 0, 1, fold.C_SIGNED) == -1
+    assert fold.binary("*", 1 << 62, 4, fold.COUNTS) == 1 << 64
+    assert fold.binary("<<", 1, 64, fold.BPFTRACE) is None and fold.binary("<<", 1, 63, fold.BPFTRACE) == 1 << 63
+    assert fold.binary("&", 6, 3, fold.COUNTS) is None and fold.binary("/", 6, 3, fold.C_SIGNED) is None
+    assert fold.unary("~", 0, fold.BPFTRACE) == -1 and fold.unary("~", 0, fold.COUNTS) is None
+    # the front ends' trees, read by it under their rules
+    from plyc.frontends.bpftrace import ast as B
+    from plyc.frontends.ply import ast as P
+    big = B.Binary("*", B.Int(1 << 62, "x"), B.Int(4, "4"))
+    assert bt(B.Binary("|", B.Binary("<<", B.Int(1, "1"), B.Int(3, "3")), B.Unary("~", B.Int(0, "0")))) == -1
+    assert bt(big) == 1 << 64 and bt(B.Binary("<<", B.Int(1, "1"), B.Int(64, "64"))) is None
+    assert ply(P.Binary("-", P.Num(2), P.Unary("-", P.Num(3)))) == 5
+    assert ply(P.Binary("&", P.Num(2), P.Num(3))) is None
+
 
 def test_constfold_makes_constants_of_constant_expressions():
     prog = lowered('BEGIN { @[1 + 2 * 3] = count(); $x = -(4 << 2); printf("%d\\n", $x + pid); }', "t.ply")

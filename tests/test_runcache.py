@@ -24,7 +24,7 @@ def fake_package(tmp_path, monkeypatch) -> Path:
     (pkg / "templates" / "loader.c.j2").write_text("{{ a }}\n")
     (pkg / "__pycache__" / "driver.cpython-311.pyc").write_bytes(b"\0")
     (pkg / "notes.txt").write_text("not plyc's code\n")
-    monkeypatch.setattr(runcache.ir, "files", lambda name: pkg)
+    monkeypatch.setattr(runcache, "package_dir", lambda: str(pkg))
     monkeypatch.setenv("PLYC_CACHE", str(tmp_path / "cache"))
     return pkg
 
@@ -109,3 +109,23 @@ def test_a_changed_header_under_dash_i_is_a_new_key(tmp_path):
     k = runcache.script_key(src, "t.bt", opts)
     (tmp_path / "first.h").write_text("#define A 2\n")
     assert runcache.script_key(src, "t.bt", opts) != k
+
+
+def test_quick_links_are_for_this_machines_own_gcc_only(monkeypatch):
+    """plyc run's quick link (gold, .incbin) only where the tracer is for
+    this machine with its own gcc and glibc; a build environment's $CC,
+    $CFLAGS or $LDFLAGS, a cross target or musl get the ordinary link."""
+    from plyc import arch
+    from plyc.toolchain import Toolchain
+    for name in ("CC", "CFLAGS", "LDFLAGS", "CROSS_COMPILE", "SYSROOT", "SDKTARGETSYSROOT", "PLYC_LIBC"):
+        monkeypatch.delenv(name, raising=False)
+    native = next(t for t in arch.TARGETS if arch.is_native(t))
+    assert Toolchain.detect(native).quick()
+    monkeypatch.setenv("CFLAGS", "-O1")
+    assert not Toolchain.detect(native).quick()
+    monkeypatch.delenv("CFLAGS")
+    monkeypatch.setenv("CC", "gcc")
+    assert not Toolchain.detect(native).quick()
+    assert not Toolchain(target=native, libc="musl").quick()
+    other = next(t for t in arch.TARGETS if not arch.is_native(t))
+    assert not Toolchain(target=other).quick()

@@ -18,8 +18,11 @@ def emit_str(g, call):
     if isinstance(arg, ir.Param) and arg.kind in (ir.ARG_STR, ir.OPT_STR):
         dst = g.local_bytes(typ.size)
         src = f"arg_str[{arg.index - 1}]" if arg.kind == ir.ARG_STR else f"opt_str[{arg.index}]"
-        g.line(f"plyc_copy_param_str({dst}, sizeof({dst}), plyc_params.{src}, "
-               f"sizeof(plyc_params.{src}));")
+        # past the text's end (str($1 + 100) of a short word): its last byte, a NUL
+        skip = f"(sizeof(plyc_params.{src}) > {arg.offset} ? {arg.offset} : sizeof(plyc_params.{src}) - 1)"
+        at, left = (f"plyc_params.{src} + {skip}", f"sizeof(plyc_params.{src}) - {skip}") if arg.offset else \
+            (f"plyc_params.{src}", f"sizeof(plyc_params.{src})")
+        g.line(f"plyc_copy_param_str({dst}, sizeof({dst}), {at}, {left});")
         return dst
     at = arg.type
     if at.kind == "str":

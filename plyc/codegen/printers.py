@@ -89,6 +89,13 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
     if conv.conv.startswith("r"):
         # bpftrace's %r (printable bytes, \xNN), %rx (all \xNN), %rh (hex, spaced)
         return [f"plyc_bt_buf_format(fp, &{ref}, {typ.size}, '{(conv.conv + ' ')[1]}');"]
+    if conv.conv == "gr":
+        # bpftrace 0.27's GFP flags by name; a width pads the text
+        return ["{",
+                "\tchar gfp[PLYC_GFP_TEXT_LEN];",
+                "",
+                f'\tplyc_fprintf(fp, "%{spec}s", {w}plyc_bt_gfp_text((unsigned long long){ref}, gfp, sizeof(gfp)));',
+                "}"]
     if conv.conv == "s" and typ.kind == "tuple" and conv.width:
         # a width pads the whole text, as bpftrace 0.27's
         return ["{",

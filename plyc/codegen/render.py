@@ -3,15 +3,15 @@ NAME.bpf.c, NAME.h and NAME.c. Templates hold file structure only."""
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass, replace
-from importlib import resources as ir
 from pathlib import Path
 from typing import Optional
 
 import jinja2
 
-from .. import __version__
+from .. import __version__, package_dir
 from ..aggregations import lq_top
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
@@ -83,7 +83,7 @@ def _template_cache():
 
 @functools.lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
-    loader = jinja2.FileSystemLoader(str(ir.files("plyc").joinpath("templates")))
+    loader = jinja2.FileSystemLoader(os.path.join(package_dir(), "templates"))
     return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=True,
                               lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
                               finalize=finalize, bytecode_cache=_template_cache())

@@ -106,7 +106,7 @@ def main(argv) -> int:
             print(f"plyc argdist: warning: {w}", file=sys.stderr)
         opts = driver.Options(strsize=args.string_size, verbose=False, btf=args.btf,
                               target=args.target, sysroot=args.sysroot, libc=args.libc,
-                              origin=probe_origin(lowered))
+                              origin=probe_origin(lowered), quick=not args.output)
         source = "\n".join(s.raw for s in lowered.spec_list)
         text = dump(lowered.program)
         if args.verbose:

@@ -98,6 +98,7 @@ def tracer_argv(args) -> list:
 def run(args) -> int:
     source, filename = read_script(args)
     opts = options(args)
+    opts.quick = True
     key = runcache.script_key(source, filename, opts)
     out = runcache.tracer(key, script_name(filename), lambda path: driver.build(source, filename, path, opts))
     execute(str(out), tracer_argv(args))

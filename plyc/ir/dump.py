@@ -109,7 +109,7 @@ def _expr(e: ir.Expr) -> str:
     if isinstance(e, ir.Local):
         return f"${e.name}"
     if isinstance(e, ir.Param):
-        return f"param.{e.kind}" + (f"[{e.index}]" if e.index else "")
+        return f"param.{e.kind}" + (f"[{e.index}]" if e.index else "") + (f"+{e.offset}" if e.offset else "")
     if isinstance(e, ir.MapRead):
         return f"{e.map}[{exprs(e.keys)}]"
     if isinstance(e, ir.Unary):

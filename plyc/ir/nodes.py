@@ -7,6 +7,8 @@ the verifier's messages map back through it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from ..lazyclass import node
 from typing import TYPE_CHECKING, Any, Optional
 
 from .. import types as T
@@ -58,7 +60,7 @@ def script_line(span: Span) -> int:
     return span.origin.line if span.origin is not None else span.line
 
 
-@dataclass(eq=False)
+@node
 class Spec:
     """A probe spec as written: `provider:arg` (arg "" for BEGIN/END)."""
     provider: str        # as written (alias or full name)
@@ -66,36 +68,36 @@ class Spec:
     span: Span = field(default=NOSPAN, kw_only=True)
 
 
-@dataclass(eq=False)
+@node
 class Node:
     span: Span = field(default=NOSPAN, kw_only=True)
 
 
 # --- expressions -----------------------------------------------------------
 
-@dataclass(eq=False)
+@node
 class Expr(Node):
     type: T.Type = field(default=T.S64, kw_only=True)
 
 
-@dataclass(eq=False)
+@node
 class IntConst(Expr):
     value: int
 
 
-@dataclass(eq=False)
+@node
 class BytesConst(Expr):
     """A string known at compile time, NUL-padded to its type's size."""
     value: bytes
 
 
-@dataclass(eq=False)
+@node
 class Variable(Expr):
     """A built-in or provider variable (comm, pid, arg0, data, ...)."""
     var: Var
 
 
-@dataclass(eq=False)
+@node
 class Local(Expr):
     """A scratch variable of the probe, zero until set (Probe.locals)."""
     name: str
@@ -112,10 +114,11 @@ OPT_NUM = "opt_num"        # the Nth (0-based) named option (Program.options) as
 OPT_STR = "opt_str"        # ... as a string (char[strsize])
 
 
-@dataclass(eq=False)
+@node
 class Param(Expr):
     kind: str            # TARGET | ARG_NUM | ARG_STR | PID_FILTER
     index: int = 0       # ARG_*: 1-based
+    offset: int = 0      # ARG_STR: the bytes of the text skipped (bpftrace's str($1 + n))
 
 
 # Values the tracer finds on the device at start-up and sets in plyc_params
@@ -127,7 +130,7 @@ UADDR = "uaddr"            # a symbol's link-time address in a uprobe's binary
 UADDR_FIXED = "uaddr_fixed"  # ... which must be a fixed-address executable (not PIE)
 
 
-@dataclass(eq=False)
+@node
 class DeviceConst(Expr):
     """A u64 the tracer resolves on the device before the load (one per
     distinct kind and name in a program), known to the verifier as a
@@ -137,7 +140,7 @@ class DeviceConst(Expr):
     binary: str = ""     # UADDR*: the binary (a uprobe's path)
 
 
-@dataclass(eq=False)
+@node
 class Deref(Expr):
     """`*addr`: an integer of type .type read from memory at addr (kernel
     memory, or user memory for a user pointer); 0 if the read fails."""
@@ -145,21 +148,21 @@ class Deref(Expr):
     user: bool = False
 
 
-@dataclass(eq=False)
+@node
 class MapRead(Expr):
     """The value stored under keys in a plain map, 0 when there is none."""
     map: str
     keys: list
 
 
-@dataclass(eq=False)
+@node
 class MapHas(Expr):
     """1 if the map holds an entry under keys, else 0."""
     map: str
     keys: list
 
 
-@dataclass(eq=False)
+@node
 class LookupValue(Expr):
     """The value a LookupLet's entry holds, 0 when it found none: read
     where the expression is, through the bound pointer."""
@@ -167,26 +170,26 @@ class LookupValue(Expr):
     map: str
 
 
-@dataclass(eq=False)
+@node
 class LookupFound(Expr):
     """1 if a LookupLet found an entry, else 0."""
     name: str
     map: str
 
 
-@dataclass(eq=False)
+@node
 class KeyRef(Expr):
     """A map key a KeyLet built, as the whole of an access's `keys`."""
     name: str
 
 
-@dataclass(eq=False)
+@node
 class Unary(Expr):
     op: str              # ! ~ -
     operand: Expr
 
 
-@dataclass(eq=False)
+@node
 class Binary(Expr):
     """Integer arithmetic and comparisons; == and != also of two strings."""
     op: str
@@ -194,27 +197,27 @@ class Binary(Expr):
     right: Expr
 
 
-@dataclass(eq=False)
+@node
 class Ternary(Expr):
     cond: Expr
     then: Expr
     other: Expr
 
 
-@dataclass(eq=False)
+@node
 class TpField(Expr):
     """A field of the probe's tracepoint record (offset from the device)."""
     name: str
     field: "Field"
 
 
-@dataclass(eq=False)
+@node
 class Register(Expr):
     """A register of the probed context (pt_regs), by the arch's name."""
     name: str
 
 
-@dataclass(eq=False)
+@node
 class KMember(Expr):
     """obj->field (obj a pointer to a kernel type) or obj.field (obj a
     kernel struct value): read by CO-RE; a bit-field by CO-RE's field
@@ -224,20 +227,20 @@ class KMember(Expr):
     bitfield: bool = False
 
 
-@dataclass(eq=False)
+@node
 class Index(Expr):
     """obj[index]: a byte of a string/buffer, or an element of a kernel array."""
     obj: Expr
     index: int
 
 
-@dataclass(eq=False)
+@node
 class Cast(Expr):
     """operand converted to .type (an integer or a pointer type)."""
     operand: Expr
 
 
-@dataclass(eq=False)
+@node
 class SizeOf(Expr):
     """The size of a C type: `size` when known now, else the kernel type
     `ctype`'s size on the device (CO-RE)."""
@@ -245,7 +248,7 @@ class SizeOf(Expr):
     size: Optional[int] = None
 
 
-@dataclass(eq=False)
+@node
 class UserRead(Expr):
     """An integer of `size` bytes read from user memory at addr."""
     addr: Expr
@@ -253,21 +256,21 @@ class UserRead(Expr):
     signed: bool
 
 
-@dataclass(eq=False)
+@node
 class Call(Expr):
     """An intrinsic (plyc/ir/intrinsics.py) applied to typed arguments."""
     func: Intrinsic
     args: list
 
 
-@dataclass(eq=False)
+@node
 class TupleMake(Expr):
     """A tuple of the items' values (type: types.Tuple, members placed by
     types.tuple_layout)."""
     items: list
 
 
-@dataclass(eq=False)
+@node
 class TupleGet(Expr):
     """Member `index` of a tuple value."""
     obj: Expr
@@ -276,35 +279,35 @@ class TupleGet(Expr):
 
 # --- statements ------------------------------------------------------------
 
-@dataclass(eq=False)
+@node
 class Stmt(Node):
     pass
 
 
-@dataclass(eq=False)
+@node
 class Block(Stmt):
     stmts: list
 
 
-@dataclass(eq=False)
+@node
 class If(Stmt):
     cond: Expr
     then: Stmt
     other: Optional[Stmt] = None
 
 
-@dataclass(eq=False)
+@node
 class Return(Stmt):
     pass
 
 
-@dataclass(eq=False)
+@node
 class SetLocal(Stmt):
     name: str
     value: Expr
 
 
-@dataclass(eq=False)
+@node
 class LookupLet(Stmt):
     """Look the entry under keys up in a plain map once, binding a pointer
     to it (none if absent) that LookupValue/LookupFound read later in the
@@ -315,7 +318,7 @@ class LookupLet(Stmt):
     keys: list
 
 
-@dataclass(eq=False)
+@node
 class KeyLet(Stmt):
     """Build the key of `map` from keys once, for the accesses after it
     that name it by a KeyRef (plyc/ir/opt/hoist_keys.py); it lives as long
@@ -325,14 +328,14 @@ class KeyLet(Stmt):
     keys: list
 
 
-@dataclass(eq=False)
+@node
 class MapStore(Stmt):
     map: str
     keys: list
     value: Expr
 
 
-@dataclass(eq=False)
+@node
 class Aggregate(Stmt):
     """Update the aggregation under keys with args (x first, if it takes one)."""
     map: str
@@ -341,27 +344,27 @@ class Aggregate(Stmt):
     args: list
 
 
-@dataclass(eq=False)
+@node
 class MapDelete(Stmt):
     map: str
     keys: list
 
 
-@dataclass(eq=False)
+@node
 class EmitEvent(Stmt):
     """Send one output record of `event` carrying args' values."""
     event: "Event"
     args: list
 
 
-@dataclass(eq=False)
+@node
 class CallStmt(Stmt):
     """A built-in called for its effect, its value unused (an ir.Call, or
     what a built-in's typing rule made of the call, e.g. a UserRead)."""
     call: Expr
 
 
-@dataclass(eq=False)
+@node
 class While(Stmt):
     """Run body while cond holds, at most LOOP_CAP times (the verifier must
     see the loop end). `step` (a range's increment) runs before each test
@@ -376,7 +379,7 @@ class While(Stmt):
 LOOP_CAP = 1024
 
 
-@dataclass(eq=False)
+@node
 class ForMap(Stmt):
     """Run body for each entry of the plain map `map`, with the locals
     `keys` (one per key part) and `value` set to the entry's (a callback of
@@ -387,12 +390,12 @@ class ForMap(Stmt):
     body: Stmt
 
 
-@dataclass(eq=False)
+@node
 class Break(Stmt):
     """Leave the innermost While or ForMap."""
 
 
-@dataclass(eq=False)
+@node
 class Continue(Stmt):
     """Go on with the innermost loop's next iteration."""
 
@@ -404,7 +407,7 @@ AGGREGATION = "aggregation"   # per-CPU values the tracer merges and prints
 HASH = "hash"                 # plain values, read and written by probes
 
 
-@dataclass(eq=False)
+@node
 class Map:
     name: str                      # as the script names it (and the output prints it)
     index: int                     # order of first appearance
@@ -447,7 +450,7 @@ ERRORF = "errorf"        # print the args by `parts` to stderr, after the script
 WARNF = "warnf"          # ... "WARNING:" (bpftrace's errorf() and warnf())
 
 
-@dataclass(eq=False)
+@node
 class Event:
     id: int                        # 1, 2, ... in order of first appearance
     kind: str
@@ -459,7 +462,7 @@ class Event:
     arg_hex: list = field(default_factory=list)     # and which it prints in hex
 
 
-@dataclass(eq=False)
+@node
 class Probe:
     """One BPF program: a body under one spec."""
     index: int
@@ -484,7 +487,7 @@ class Probe:
         return self.target.provider
 
 
-@dataclass(eq=False)
+@node
 class Program:
     probes: list
     maps: dict                     # name -> Map, in order of first appearance

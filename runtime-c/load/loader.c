@@ -433,6 +433,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return fail("-c and -p can't be used together");
 	o->args = argv + optind;
 	o->nargs = argc - optind;
+	/* bpftrace's getopt permutes its arguments, so a `--` after a
+	 * positional one (`p1 -- 20`) ends its options and is no argument
+	 * itself ($2 is 20); ours stops at the first positional argument and
+	 * leaves that `--` among them: it is taken out here, once, as getopt
+	 * takes out one */
+	if (optind < 2 || strcmp(argv[optind - 1], "--"))
+		for (c = 0; c < o->nargs; c++)
+			if (!strcmp(o->args[c], "--")) {
+				memmove(&o->args[c], &o->args[c + 1], (size_t)(o->nargs - c) * sizeof(*o->args));
+				o->nargs--;
+				break;
+			}
 	if (P->nopts) {
 		o->opt_values = calloc((size_t)P->nopts, sizeof(*o->opt_values));
 		if (!o->opt_values)

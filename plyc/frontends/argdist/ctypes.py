@@ -7,8 +7,8 @@ constants (`flags & GFP_ATOMIC`). Where they come from depends on the probe:
   C compiler sees them (the build machine's /usr/include for x86_64, the
   cross compiler's or the sysroot's for others), plus the -I headers. They
   are preprocessed by that compiler and parsed with pycparser; struct
-  layouts are computed for the target's ABI, so a member read is a read of
-  user memory at a known offset.
+  layouts are plyc/layout.py's for the target's ABI, so a member read is a
+  read of user memory at a known offset.
 - kernel probes and tracepoints: types from the kernel's BTF (the checker
   reads them, with CO-RE); constants from the -I headers (and the headers
   argdist itself includes for some words of the specifier) when kernel
@@ -25,8 +25,10 @@ from typing import Callable, Optional
 from pycparser import c_ast, c_parser
 
 from ... import children
-from ...arch import ARCHES
-from ...arch import get as get_arch
+from ... import kernel_headers
+from ... import layout as L
+from ...ir import fold
+from ...layout import ABI
 from ...safefile import private_folder
 from .cparse import char_constant, int_constant
 
@@ -37,20 +39,6 @@ class CTypeError(Exception):
     def __init__(self, message: str, note: Optional[str] = None):
         super().__init__(message)
         self.note = note
-
-
-# --- the target's ABI ---------------------------------------------------------
-
-@dataclass(frozen=True)
-class ABI:
-    name: str
-    ptr: int            # pointer and long size
-    llong_align: int    # alignment of long long and double
-    ldouble: int        # size (and alignment) of long double
-    char_signed: bool
-
-
-ABIS = {a.name: ABI(a.name, a.ptr, a.llong_align, a.ldouble, a.char_signed) for a in ARCHES.values()}
 
 
 @dataclass(frozen=True)
@@ -116,41 +104,20 @@ KERNEL_TYPEDEFS = {
 
 def basic(names: tuple, abi: ABI) -> Optional[CType]:
     """C's own arithmetic types: ('unsigned', 'long', 'int') -> u64 on LP64."""
-    words = [w for w in names if w not in ("signed", "unsigned", "int")] or ["int"]
-    signed = "unsigned" not in names
-    key = " ".join(sorted(words))
-    if any(w not in ("char", "short", "long", "int", "float", "double", "void", "_Bool") for w in words):
+    sc = L.scalar(abi, names)
+    if sc is None:
         return None
-    text = " ".join(names)
-    if key == "void":
+    if sc.kind == "void":
         return VOID
-    if key == "char":
-        return Int(1, signed if ("signed" in names or "unsigned" in names) else abi.char_signed, text)
-    if key == "_Bool":
-        return Int(1, False, text)
-    if key == "short":
-        return Int(2, signed, text)
-    if key == "int":
-        return Int(4, signed, text)
-    if key == "long":
-        return Int(abi.ptr, signed, text)
-    if key == "long long":
-        return CType("int", 8, abi.llong_align, signed, text)
-    if key == "float":
-        return CType("float", 4, 4, True, text)
-    if key == "double":
-        return CType("float", 8, abi.llong_align, True, text)
-    if key == "double long":
-        return CType("float", abi.ldouble, abi.ldouble, True, text)
-    return None
+    return CType(sc.kind, sc.size, sc.align, sc.signed, " ".join(names))
 
 
 def fixed(name: str, abi: ABI, table: dict = FIXED) -> Optional[CType]:
     if name not in table:
         return None
     size, signed = table[name]
-    size = size or abi.ptr
-    return CType("int", size, size if size < 8 else abi.llong_align, signed, name)
+    sc = L.integer(abi, size or abi.ptr, signed)
+    return CType("int", sc.size, sc.align, signed, name)
 
 
 # --- struct layouts ------------------------------------------------------------
@@ -184,10 +151,6 @@ class Layout:
 
     def names(self) -> list:
         return [m.name for m in self.members if m.name]
-
-
-def _round(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
 
 
 # Attributes pycparser can't read are blanked out of the preprocessed text;
@@ -250,7 +213,8 @@ def _attributes(text: str) -> tuple:
                 modes[name.group(1)] = mode.group(1)
         if not (packed or aligned):
             continue
-        n = int(aligned.group(1)) if aligned and aligned.group(1) else 16
+        n = int(aligned.group(1)) if aligned and aligned.group(1) else 0     # 0: the target's biggest
+        record_marks = (f" int {MARK_PACKED};" if packed else "") + (f" int {MARK_ALIGNED}{n};" if aligned else "")
         if before.endswith("}"):
             # After a record's body: mark the record, right after its '{'.
             d, k = 0, len(before) - 1
@@ -263,12 +227,12 @@ def _attributes(text: str) -> tuple:
                         break
                 k -= 1
             if k >= 0:
-                mark = f" int {MARK_PACKED};" if packed else f" int {MARK_ALIGNED}{n};"
+                mark = record_marks
                 out_marks.append((k + 1, mark))
         elif re.search(r"\b(struct|union)\s*$", before) or re.search(r"\b(struct|union)\s+\w+\s*$", before):
             k = text.find("{", j)
             if k != -1:
-                mark = f" int {MARK_PACKED};" if packed else f" int {MARK_ALIGNED}{n};"
+                mark = record_marks
                 out_marks.append((k + 1, mark))
         elif depth_at.get(start, 0) > 0:
             # A member's: mark the member, before its declaration.
@@ -283,7 +247,7 @@ def _attributes(text: str) -> tuple:
                 elif d == 0 and c in ";{":
                     break
                 k -= 1
-            mark = f" int {MARK_MPACKED};" if packed else f" int {MARK_MALIGNED}{n};"
+            mark = (f" int {MARK_MPACKED};" if packed else "") + (f" int {MARK_MALIGNED}{n};" if aligned else "")
             out_marks.append((k + 1, mark))
     result = "".join(chars)
     for pos, mark in sorted(out_marks, reverse=True):
@@ -345,7 +309,7 @@ class Headers:
         if name in self.modes and ct.kind == "int":
             size = MODES.get(self.modes[name].upper(), self.abi.ptr if self.modes[name] in
                              ("word", "pointer") else ct.size)
-            ct = replace(ct, size=size, align=size if size < 8 else self.abi.llong_align)
+            ct = replace(ct, size=size, align=L.integer(self.abi, size, ct.signed).align)
         ct = replace(ct, name=name) if ct.kind in ("int", "float") else ct
         self._resolved[name] = ct
         return ct
@@ -403,23 +367,21 @@ class Headers:
         if node is None:
             raise CTypeError(f"{key} is not defined in the target's C headers",
                              "user probes' types come from the C library's headers and the -I headers")
-        union = isinstance(node, c_ast.Union)
-        bits, size, align = 0, 0, 1
-        packed = False
+        packed, aligned = False, 0
         next_align, next_packed = 0, False
-        members = []
+        fields, decls = [], []
         for d in node.decls or []:
             if d.name == MARK_PACKED:
                 packed = True
                 continue
             if d.name and d.name.startswith(MARK_ALIGNED):
-                align = max(align, int(d.name[len(MARK_ALIGNED):]))
+                aligned = max(aligned, self._aligned(d.name[len(MARK_ALIGNED):]))
                 continue
             if d.name == MARK_MPACKED:
                 next_packed = True
                 continue
             if d.name and d.name.startswith(MARK_MALIGNED):
-                next_align = int(d.name[len(MARK_MALIGNED):])
+                next_align = self._aligned(d.name[len(MARK_MALIGNED):])
                 continue
             mt = self.resolve(d.type)
             if mt.kind == "record":
@@ -428,39 +390,22 @@ class Headers:
             elif mt.kind == "array" and _elem(mt).kind == "record":
                 sub = self.layout(_elem(mt))
                 mt = _sized_array(mt, sub)
-            a = 1 if (packed or next_packed) else mt.align
-            a = max(a, next_align)
+            width = self.evaluate(d.bitsize) if d.bitsize is not None else None
+            fields.append(L.Field(mt.size, mt.align, width, named=d.name is not None, packed=next_packed,
+                                  aligned=next_align))
+            decls.append((d.name, mt, width))
             next_align, next_packed = 0, False
-            if d.bitsize is not None:
-                width = self.evaluate(d.bitsize)
-                unit = mt.size * 8
-                if union:
-                    off_bits = 0
-                    size = max(size, (width + 7) // 8)
-                else:
-                    if width == 0:
-                        bits = _round(bits, unit)
-                        continue
-                    if not packed and bits // unit != (bits + width - 1) // unit:
-                        bits = _round(bits, unit)
-                    off_bits = bits
-                    bits += width
-                if d.name:
-                    members.append(Member(d.name, off_bits // 8, mt, width))
-                    align = max(align, a)
-                continue
-            if union:
-                off = 0
-                size = max(size, mt.size)
-            else:
-                off = _round((bits + 7) // 8, a)
-                bits = (off + mt.size) * 8
-            members.append(Member(d.name, off, mt))
-            align = max(align, a)
-        total = _round(max(size, (bits + 7) // 8), align)
-        lay = Layout(key, total, align, members)
+        placed = L.place(fields, self.abi, isinstance(node, c_ast.Union), packed, aligned)
+        # unnamed bit-fields are padding; an anonymous struct or union is a member
+        members = [Member(name, off, mt, width or 0) for (name, mt, width), off in zip(decls, placed.offsets)
+                   if name is not None or width is None]
+        lay = Layout(key, placed.size, placed.align, members)
         self._layouts[key] = lay
         return lay
+
+    def _aligned(self, n: str) -> int:
+        """An aligned attribute's number; a bare one's (0) is the target's biggest."""
+        return int(n) or self.abi.biggest_align
 
     def complete(self, ct: CType) -> CType:
         """A record's CType with its size and alignment."""
@@ -513,6 +458,11 @@ class NotConstant(Exception):
         self.name = name
 
 
+# C's arithmetic a macro's value may use besides shifts, comparisons and / %
+# (their operands' types and C's rules are here; the arithmetic plyc/ir/fold.py's).
+C_ARITH = ("+", "-", "*", "&", "|", "^")
+
+
 def evaluate(node, abi: ABI, ident: Callable, sizeof: Callable) -> int:
     """The value of a C integer constant expression. Values carry a size and
     a sign as C's do, so `~0U` is 0xffffffff."""
@@ -521,11 +471,7 @@ def evaluate(node, abi: ABI, ident: Callable, sizeof: Callable) -> int:
 
 
 def _norm(v: int, size: int, signed: bool) -> tuple:
-    bits = size * 8
-    v &= (1 << bits) - 1
-    if signed and v >> (bits - 1):
-        v -= 1 << bits
-    return v, size, signed
+    return fold.wrap(v, size * 8, signed), size, signed
 
 
 def _eval(node, abi, ident, sizeof) -> tuple:
@@ -582,7 +528,7 @@ def _eval(node, abi, ident, sizeof) -> tuple:
             if not 0 <= b < size * 8:
                 # C leaves it undefined (and 1 << 10**12 would fill memory)
                 raise NotConstant(f"shift count {b} out of range")
-            return _norm(a << b if op == "<<" else a >> b, size, signed)
+            return _norm(fold.BINARY[op](a, b), size, signed)
         size = max(asz, bsz, 4)
         signed = (asg or asz < 4) and (bsg or bsz < 4) if asz == bsz or max(asz, bsz) < 4 else \
             (asg if asz > bsz else bsg)
@@ -596,11 +542,9 @@ def _eval(node, abi, ident, sizeof) -> tuple:
                 raise NotConstant("division by zero")
             q = abs(ua) // abs(ub) * (1 if (ua < 0) == (ub < 0) else -1)
             return _norm(q if op == "/" else ua - q * ub, size, signed)
-        fn = {"+": lambda: ua + ub, "-": lambda: ua - ub, "*": lambda: ua * ub, "&": lambda: ua & ub,
-              "|": lambda: ua | ub, "^": lambda: ua ^ ub}.get(op)
-        if fn is None:
+        if op not in C_ARITH:
             raise NotConstant(f"'{op}' in a constant")
-        return _norm(fn(), size, signed)
+        return _norm(fold.BINARY[op](ua, ub), size, signed)
     if isinstance(node, c_ast.TernaryOp):
         c = _eval(node.cond, abi, ident, sizeof)[0]
         return _eval(node.iftrue if c else node.iffalse, abi, ident, sizeof)
@@ -760,20 +704,9 @@ def kernel_tree(explicit: Optional[str], target: str, native: bool, btf: Optiona
 
 
 def kernel_flags(tree: tuple, target: str, cc: list) -> list:
-    src, build = tree
-    arch = get_arch(target).bpf_arch   # the kernel's arch/ folder
+    """The compiler's own headers, then the kernel tree's (kernel_headers.py)."""
     proc = children.run([*cc, "-print-file-name=include"], capture_output=True, text=True)
-    gcc_inc = proc.stdout.strip()
-    flags = ["-nostdinc", "-isystem", gcc_inc]
-    for d in (f"{src}/arch/{arch}/include", f"{build}/arch/{arch}/include/generated", f"{src}/include",
-              f"{build}/include", f"{src}/arch/{arch}/include/uapi",
-              f"{build}/arch/{arch}/include/generated/uapi", f"{src}/include/uapi",
-              f"{build}/include/generated/uapi"):
-        flags.append(f"-I{d}")
-    kconfig = Path(src, "include/linux/kconfig.h")
-    if kconfig.exists():
-        flags += ["-include", str(kconfig)]
-    return flags + ["-D__KERNEL__"]
+    return ["-nostdinc", "-isystem", proc.stdout.strip(), *kernel_headers.flags(*tree, target)]
 
 
 def include_dirs(cc: list, flags: list) -> list:

@@ -28,19 +28,21 @@ from pycparser import c_ast
 
 from ... import aggregations as AGG
 from ... import builtins as B
+from ... import layout as L
 from ... import tracefs
 from ... import providers
 from ... import types as T
 from ...arch import is_native
 from ...btf import BTFError
 from ...diag import Collector
+from ...ir import fold
 from ...ir import nodes as ir
 from ...ir.report import Section
 from ...kernel_types import KernelTypes
 from ...sema import Sema
 from ...toolchain import ToolchainError, find_cc
 from .cparse import CSyntaxError, cast_names, char_constant, int_constant, parse_expr, parse_type, type_words
-from .ctypes import (ABIS, GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
+from .ctypes import (GENERIC_HINT, CType, CTypeError, Int, KernelDomain, UserDomain, include_dirs,
                      kernel_flags, kernel_tree, resolve_header)
 from .spec import Part, SpecError, Specifier
 
@@ -81,7 +83,7 @@ class Context:
                  includes: tuple = (), kernel_headers: Optional[str] = None, verbose: bool = False,
                  spec_text: str = ""):
         self.target = target
-        self.abi = ABIS[target]
+        self.abi = L.abi(target)
         self.sysroot = sysroot
         self.btf = btf
         self.includes = list(includes)
@@ -137,19 +139,14 @@ class Context:
         return kernel_tree(self.kernel_headers, self.target, native, self.btf)
 
 
+def _number(x) -> Optional[int]:
+    return x.value if isinstance(x, ir.IntConst) else None
+
+
 def const_value(x: ir.Expr) -> Optional[int]:
-    """The value of a constant integer expression (numbers, and + - * of them)."""
-    if isinstance(x, ir.IntConst):
-        return x.value
-    if isinstance(x, ir.Unary) and x.op == "-":
-        v = const_value(x.operand)
-        return None if v is None else -v
-    if isinstance(x, ir.Binary) and x.op in ("+", "-", "*"):
-        a, b = const_value(x.left), const_value(x.right)
-        if a is None or b is None:
-            return None
-        return {"+": a + b, "-": a - b, "*": a * b}[x.op]
-    return None
+    """The value of a constant integer expression (numbers, and + - * of
+    them), exact: a specifier's index, not the generated C's arithmetic."""
+    return fold.evaluate(x, fold.COUNTS, _number, ir.Unary, ir.Binary)
 
 
 class Probe:

@@ -49,8 +49,7 @@ def _whose(header: str, arch: str) -> str:
 def abi_value(name: str, arch: str) -> Optional[tuple]:
     """(value, where) of a kernel ABI constant from the target's UAPI and C
     library headers, or None."""
-    triplet = ARCH.get(arch).triplet if arch in ARCH.ARCHES else None
-    if triplet is None or not any(os.path.isdir(d) for d in (f"/usr/{triplet}/include", f"/usr/include/{triplet}")):
+    if arch not in ARCH.ARCHES or not any(os.path.isdir(d) for d in ARCH.get(arch).header_dirs()):
         return None     # not the target's headers: clang would read the build machine's
     for what, pattern, files in ABI:
         if not re.fullmatch(pattern, name):

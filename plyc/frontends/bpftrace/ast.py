@@ -7,67 +7,69 @@ the preamble (preprocessor lines, struct definitions) is kept verbatim with
 its span, for pycparser later."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Optional, Union
+
+from ...lazyclass import node
 
 from ...ir.nodes import NOSPAN, Span  # spans are the IR's
 
 
-@dataclass(eq=False)
+@node
 class Node:
     span: Span = field(default=NOSPAN, kw_only=True)
 
 
 # --- expressions -----------------------------------------------------------
 
-@dataclass(eq=False)
+@node
 class Expr(Node):
     pass
 
 
-@dataclass(eq=False)
+@node
 class Int(Expr):
     value: int
     text: str            # as written: "1_000", "0x1f", "2e3", "10ms"
 
 
-@dataclass(eq=False)
+@node
 class Str(Expr):
     value: bytes
 
 
-@dataclass(eq=False)
+@node
 class Ident(Expr):
     """A bare name: a builtin (pid, comm, args), an enum constant or #define
     from the preamble, a stack mode (perf), or a zero-argument macro."""
     name: str
 
 
-@dataclass(eq=False)
+@node
 class Var(Expr):
     """`$name`: a scratch variable."""
     name: str
 
 
-@dataclass(eq=False)
+@node
 class Positional(Expr):
     """`$1`, `$2`, ...: a positional parameter."""
     index: int
 
 
-@dataclass(eq=False)
+@node
 class ParamCount(Expr):
     """`$#`: how many positional parameters were given."""
 
 
-@dataclass(eq=False)
+@node
 class Map(Expr):
     """`@name` (keys None) or `@name[k1, k2]`; `@` alone is named "@"."""
     name: str
     keys: Optional[list[Expr]] = None
 
 
-@dataclass(eq=False)
+@node
 class Call(Expr):
     name: str
     args: list[Expr]
@@ -78,7 +80,7 @@ class Call(Expr):
         return self.name
 
 
-@dataclass(eq=False)
+@node
 class Field(Expr):
     """`obj.name` or `obj->name` (`arrow`); bpftrace treats them alike on pointers."""
     obj: Expr
@@ -86,41 +88,41 @@ class Field(Expr):
     arrow: bool = False
 
 
-@dataclass(eq=False)
+@node
 class TupleIndex(Expr):
     """`$t.0`"""
     obj: Expr
     index: int
 
 
-@dataclass(eq=False)
+@node
 class Index(Expr):
     """`ptr[i]`, `array[i]`, `tuple[i]`"""
     obj: Expr
     index: Expr
 
 
-@dataclass(eq=False)
+@node
 class Unary(Expr):
     op: str              # '!', '~', '-', '*' (dereference), '&' (address of)
     operand: Expr
 
 
-@dataclass(eq=False)
+@node
 class Binary(Expr):
     op: str
     left: Expr
     right: Expr
 
 
-@dataclass(eq=False)
+@node
 class Ternary(Expr):
     cond: Expr
     then: Expr
     other: Expr
 
 
-@dataclass(eq=False)
+@node
 class IncDec(Expr):
     """`x++`, `++x`, `x--`, `--x` on a variable or map."""
     op: str              # '++' or '--'
@@ -128,7 +130,7 @@ class IncDec(Expr):
     target: Expr
 
 
-@dataclass(eq=False)
+@node
 class TypeName(Node):
     """A type as written in a cast, sizeof or offsetof: `struct task_struct *`,
     `uint8[8]`, `int8[]` (array_len -1: size inferred)."""
@@ -148,30 +150,30 @@ class TypeName(Node):
         return text
 
 
-@dataclass(eq=False)
+@node
 class Cast(Expr):
     type: TypeName
     operand: Expr
 
 
-@dataclass(eq=False)
+@node
 class Sizeof(Expr):
     arg: Union[TypeName, Expr]
 
 
-@dataclass(eq=False)
+@node
 class Offsetof(Expr):
     arg: Union[TypeName, Expr]
     fields: list[str]
 
 
-@dataclass(eq=False)
+@node
 class Tuple(Expr):
     items: list[Expr]
     names: Optional[list] = None    # a record, `(a=1, b="x")`: its members' names
 
 
-@dataclass(eq=False)
+@node
 class BlockExpr(Expr):
     """`{ stmt; ...; value }` (current bpftrace): the statements run, then
     the value is the block's; variables first assigned inside are its own."""
@@ -179,7 +181,7 @@ class BlockExpr(Expr):
     value: Expr
 
 
-@dataclass(eq=False)
+@node
 class Range(Expr):
     """`start..end` in a for loop."""
     start: Expr
@@ -188,22 +190,22 @@ class Range(Expr):
 
 # --- statements ------------------------------------------------------------
 
-@dataclass(eq=False)
+@node
 class Stmt(Node):
     pass
 
 
-@dataclass(eq=False)
+@node
 class Block(Stmt):
     stmts: list[Stmt]
 
 
-@dataclass(eq=False)
+@node
 class ExprStmt(Stmt):
     expr: Expr
 
 
-@dataclass(eq=False)
+@node
 class Assign(Stmt):
     """`target op value`; op is '=' or a compound one ('+=', '<<=', ...)."""
     target: Expr         # Var or Map
@@ -211,7 +213,7 @@ class Assign(Stmt):
     value: Expr
 
 
-@dataclass(eq=False)
+@node
 class Let(Stmt):
     """`let $x;`, `let $x = value;`, `let $x: type [= value];` (current bpftrace)."""
     var: Var
@@ -219,26 +221,26 @@ class Let(Stmt):
     type: Optional["TypeName"] = None
 
 
-@dataclass(eq=False)
+@node
 class If(Stmt):
     cond: Expr
     then: Block
     other: Optional[Union[Block, "If"]] = None
 
 
-@dataclass(eq=False)
+@node
 class Unroll(Stmt):
     count: Expr
     body: Block
 
 
-@dataclass(eq=False)
+@node
 class While(Stmt):
     cond: Expr
     body: Block
 
 
-@dataclass(eq=False)
+@node
 class For(Stmt):
     """`for ($kv : @map)` or `for ($i : start..end)`."""
     var: Var
@@ -246,7 +248,7 @@ class For(Stmt):
     body: Block
 
 
-@dataclass(eq=False)
+@node
 class Jump(Stmt):
     kind: str            # 'break', 'continue', 'return'
     value: Optional[Expr] = None
@@ -254,7 +256,7 @@ class Jump(Stmt):
 
 # --- top level -------------------------------------------------------------
 
-@dataclass(eq=False)
+@node
 class CText(Node):
     """C in the preamble, verbatim: a preprocessor line or a struct, union or
     enum definition. `start`/`end` are offsets into the script."""
@@ -264,18 +266,18 @@ class CText(Node):
     end: int = 0
 
 
-@dataclass(eq=False)
+@node
 class ConfigItem(Node):
     name: str
     value: Expr
 
 
-@dataclass(eq=False)
+@node
 class Config(Node):
     items: list[ConfigItem]
 
 
-@dataclass(eq=False)
+@node
 class MapDecl(Node):
     """`let @name = kind(entries);` (current bpftrace), before the probes."""
     name: str
@@ -283,20 +285,20 @@ class MapDecl(Node):
     entries: Int
 
 
-@dataclass(eq=False)
+@node
 class MacroParam(Node):
     name: str
     kind: str            # 'var' ($x), 'map' (@x) or 'expr' (x)
 
 
-@dataclass(eq=False)
+@node
 class Macro(Node):
     name: str
     params: list[MacroParam]
     body: Block
 
 
-@dataclass(eq=False)
+@node
 class ProbeSpec(Node):
     """One attach point: `provider:part:part`, provider as its full name
     (`t` -> tracepoint); `text` is as written."""
@@ -312,14 +314,14 @@ class ProbeSpec(Node):
         return ":".join([self.provider] + self.parts)
 
 
-@dataclass(eq=False)
+@node
 class Probe(Node):
     specs: list[ProbeSpec]
     predicate: Optional[Expr]
     body: Block
 
 
-@dataclass(eq=False)
+@node
 class Program(Node):
     preamble: list[CText]
     config: Optional[Config]
@@ -330,7 +332,7 @@ class Program(Node):
     imported: list = field(default_factory=list)  # SourceFile of each file imports.py joined in
 
 
-@dataclass(eq=False)
+@node
 class Import(Node):
     """`import "path";`: a .bt file or a folder of them, beside the script."""
     path: bytes

@@ -1,15 +1,19 @@
 """The script's own C definitions: `struct`, `union` and `enum` in the
 preamble that stay active (bpftrace's tools keep theirs under `#ifndef
 BPFTRACE_HAVE_BTF`, which plyc drops: preamble.py). pycparser parses them;
-plyc lays them out as the target's C compiler would (natural alignment,
-its pointer and long sizes: arch.py), and the lowering reads members at
+plyc lays them out as the target's C compiler would (plyc/layout.py, the
+target's C ABI: arch.py), and the lowering reads members at
 those offsets, not by CO-RE: the script says what the memory holds. As in
 bpftrace 0.17, the script's definition of a name wins over the kernel's
 BTF one (`struct file` defined in the script is the script's). Enumerators
 are constants. Comments in a definition are blanked before pycparser
 reads it (they keep their lines and columns); `__attribute__((packed))`
 after a definition's closing brace lays it out with no padding, as C
-compilers do; other attributes are refused by name. A member of a kernel
+compilers do; other attributes are refused by name. A member's struct or
+union type may be unnamed (`struct { int d; } c;`), and a member of such a
+type may be anonymous: its members are the enclosing record's, at their
+offsets (reading `.x`, offsetof(), printing by value, as 0.27 flattens
+them). A member of a kernel
 type held by value is refused as bpftrace refuses it (clang: "field has
 incomplete type"): the script's definitions know kernel types only behind a
 pointer.
@@ -20,11 +24,12 @@ of its own), or at the definition where pycparser gives none."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from ... import arch as ARCH
+from ... import layout as L
 from ...diag import Collector
+from ...ir import fold
 from ...ir.nodes import Span
 from ...nesting import C_MESSAGE, c_too_deep
 from . import ast as A
@@ -187,7 +192,7 @@ def parse(items: list, target: str, diag: Collector) -> Definitions:
     except c_parser.ParseError as err:
         diag.error(*_located(str(err), items))
         return out
-    lay = _Layout(out, ARCH.get(target).ptr, c_ast)
+    lay = _Layout(out, L.abi(target), c_ast)
     lay.packed = packed
     for ext in tree.ext:
         if isinstance(ext, c_ast.Typedef):
@@ -251,21 +256,23 @@ def _origin(name: str, items: list):
 MAX_SIZE = (1 << 31) - 1
 
 
-def _round(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
+# An enumerator's value: exact (then held to 64 bits), plyc/ir/fold.py computing.
+ENUMERATOR = fold.Rules(frozenset("+ - * << >> | & ^".split()), frozenset("-~+"))
 
 
 class _Layout:
-    def __init__(self, defs: Definitions, ptr: int, c_ast):
-        self.defs, self.ptr, self.c = defs, ptr, c_ast
+    def __init__(self, defs: Definitions, abi: L.ABI, c_ast):
+        self.defs, self.abi, self.ptr, self.c = defs, abi, abi.ptr, c_ast
         self.packed: set = set()        # lines of the definitions that are packed
         self.top_words = None
+        self.anonymous = 0              # unnamed member types so far
 
     def top(self, decl):
         t = decl.type
         if isinstance(t, (self.c.Struct, self.c.Union)):
             self.top_words = ("union" if isinstance(t, self.c.Union) else "struct", t.name or "")
-        if isinstance(t, (self.c.Struct, self.c.Union)):
+            if not t.name:
+                raise DefinitionError("a struct or union defined in the preamble needs a name", t.coord)
             self.record(t)
         elif isinstance(t, self.c.Enum):
             self.enum(t)
@@ -283,26 +290,39 @@ class _Layout:
                                       "type)", node.coord)
             return rec
         if not node.name:
-            raise DefinitionError("a struct or union defined in the preamble needs a name", node.coord)
+            # a member's type with no name of its own (`struct { ... } a;`,
+            # an anonymous member): kept under a name no script can write
+            self.anonymous += 1
+            words = (words[0], f"(anonymous {self.anonymous})")
         if words in self.defs.records:
             raise DefinitionError(f"{' '.join(words)} is defined twice", node.coord)
         rec = Record(words, 0, 1, span=None)
         # packed: the definition's own line (the item's #line) and no other
         pack = node.coord is not None and (node.coord.file, node.coord.line) in self.packed and words == self.top_words
-        off = 0
+        fields, placed = [], []
         for d in node.decls:
             if d.bitsize is not None:
                 raise DefinitionError(f"bit-field '{d.name}' is not supported by plyc yet", d.coord)
-            if d.name is None:
-                raise DefinitionError("an anonymous member is not supported by plyc yet", d.coord)
-            m, align = self.member(d.name, d.type)
-            align = 1 if pack else align
-            start = 0 if words[0] == "union" else _round(off, align)
-            m.offset = start
-            rec.members[d.name] = m
-            rec.align = max(rec.align, align)
-            off = max(off, start + m.size) if words[0] == "union" else start + m.size
-        rec.size = _round(off, rec.align)
+            if d.name is None and not isinstance(d.type, (self.c.Struct, self.c.Union)):
+                raise DefinitionError("a member needs a name (only a struct or union member may be "
+                                      "anonymous)", d.coord)
+            if d.name is None and d.type.name:
+                self.record(d.type)     # `struct t { ... };` inside: defines struct t, no member (C's)
+                continue
+            m, align = self.member(d.name or "", d.type)
+            placed.append((d, m))
+            fields.append(L.Field(m.size, align))
+        lay = L.place(fields, self.abi, union=words[0] == "union", packed=pack)
+        for (d, m), off in zip(placed, lay.offsets):
+            m.offset = off
+            # an anonymous struct's or union's members are the record's own,
+            # at their place in it, as C (and 0.27, reading and printing) has them
+            inner = self.defs.records[m.target].members.values() if d.name is None else [m]
+            for x in inner:
+                if x.name in rec.members:
+                    raise DefinitionError(f"duplicate member '{x.name}'", d.coord)
+                rec.members[x.name] = replace(x, offset=off + x.offset) if d.name is None else x
+        rec.size, rec.align = lay.size, lay.align
         if rec.size > MAX_SIZE:
             raise DefinitionError(f"{' '.join(words)} is too large: {rec.size} bytes, at most {MAX_SIZE}",
                                   node.coord)
@@ -335,15 +355,13 @@ class _Layout:
             return int(e.value.rstrip("uUlL"), 0)
         if isinstance(e, c.ID) and e.name in self.defs.constants:
             return self.defs.constants[e.name]
-        if isinstance(e, c.UnaryOp) and e.op in ("-", "~", "+"):
-            v = self.const(e.expr)
-            return {"-": -v, "~": ~v, "+": v}[e.op]
-        if isinstance(e, c.BinaryOp) and e.op in ("+", "-", "*", "<<", ">>", "|", "&", "^"):
+        if isinstance(e, c.UnaryOp) and e.op in ENUMERATOR.unary:
+            return fold.unary(e.op, self.const(e.expr), ENUMERATOR)
+        if isinstance(e, c.BinaryOp) and e.op in ENUMERATOR.binary:
             a, b = self.const(e.left), self.const(e.right)
             if e.op in ("<<", ">>") and not 0 <= b < 64:
                 raise DefinitionError(f"shift count {b} is out of range: it must be 0 to 63", e.coord)
-            v = {"+": a + b, "-": a - b, "*": a * b, "<<": a << b, ">>": a >> b,
-                 "|": a | b, "&": a & b, "^": a ^ b}[e.op]
+            v = fold.binary(e.op, a, b, ENUMERATOR)
             if not -(1 << 63) <= v < 1 << 64:
                 raise DefinitionError(f"the constant {v} does not fit in 64 bits", e.coord)
             return v
@@ -372,7 +390,7 @@ class _Layout:
                 raise DefinitionError(f"array '{name}' is too large: {elem.size * n} bytes, "
                                       f"at most {MAX_SIZE}", t.coord)
             return Member(name, 0, elem.size * n, "array", elem=elem, count=n), align
-        inner = t.type
+        inner = t if isinstance(t, (c.Struct, c.Union)) else t.type     # an anonymous member's is bare
         if isinstance(inner, (c.Struct, c.Union)):
             rec = self.record(inner)
             return Member(name, 0, rec.size, "struct", target=rec.words), rec.align
@@ -380,8 +398,8 @@ class _Layout:
             self.enum(inner)
             words = ("enum", inner.name) if inner.name else None     # a named enum prints by name
             return Member(name, 0, 4, "int", signed=False, target=words), 4
-        size, signed = self.integer(inner.names, t.coord)
-        return Member(name, 0, size, "int", signed=signed), size
+        size, signed, align = self.integer(inner.names, t.coord)
+        return Member(name, 0, size, "int", signed=signed), align
 
     def pointee(self, t) -> tuple:
         c = self.c
@@ -395,22 +413,15 @@ class _Layout:
         return ("void",)
 
     def integer(self, names: list, coord) -> tuple:
+        """(size, signed, alignment) of an integer type; plain char is
+        signed, as bpftrace reads it."""
         words = [w for w in names if w not in ("const", "volatile")]
         if len(words) == 1 and words[0] in TYPEDEFS:
             n, s = TYPEDEFS[words[0]]
-            return (self.ptr if n == "ptr" else n), s
-        signed = "unsigned" not in words
-        base = [w for w in words if w not in ("signed", "unsigned", "int")] or ["int"]
-        if base in (["char"],):
-            return 1, signed
-        if base == ["_Bool"]:
-            return 1, False
-        if base == ["short"]:
-            return 2, signed
-        if base == ["int"]:
-            return 4, signed
-        if base == ["long"]:
-            return self.ptr, signed
-        if base == ["long", "long"]:
-            return 8, signed
-        raise DefinitionError(f"type '{' '.join(names)}' is not supported in a definition by plyc yet", coord)
+            sc = L.pointer(self.abi) if n == "ptr" else L.integer(self.abi, n, s)
+            return sc.size, s, sc.align
+        sc = L.scalar(self.abi, words)
+        if sc is None or sc.kind != "int":
+            raise DefinitionError(f"type '{' '.join(names)}' is not supported in a definition by plyc yet", coord)
+        signed = sc.signed if words != ["char"] else True
+        return sc.size, signed, sc.align

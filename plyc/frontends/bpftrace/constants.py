@@ -13,8 +13,13 @@ from ...btf import BTFError
 def enumerator(name: str, ktypes) -> Optional[int]:
     """A kernel enumerator's value (None when the kernel's BTF has none of
     that name, or there is no BTF to read)."""
+    found = enumerator_of(name, ktypes)
+    return None if found is None else found[0]
+
+
+def enumerator_of(name: str, ktypes) -> Optional[tuple]:
+    """(value, enum type id) of a kernel enumerator, or None."""
     try:
-        found = ktypes.btf.enumerator(name)
+        return ktypes.btf.enumerator(name)
     except (BTFError, OSError):
         return None
-    return None if found is None else found[0]

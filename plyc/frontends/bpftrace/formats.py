@@ -14,8 +14,7 @@ FORMATTED = ("printf", "errorf", "warnf")
 
 
 def literal_percents(chk, call: A.Call) -> A.Call:
-    """call with each `%` of its format that starts no conversion doubled;
-    0.27's `%gr` (GFP flags by name) refused by name."""
+    """call with each `%` of its format that starts no conversion doubled."""
     if call.name not in FORMATTED or not call.args or not isinstance(call.args[0], A.Str):
         return call
     raw = call.args[0].value
@@ -28,9 +27,6 @@ def literal_percents(chk, call: A.Call) -> A.Call:
             lone = str(err).startswith(("invalid conversion", "the format ends with a lone"))
             if not lone or text[err.offset] != "%":
                 break       # the shared check says why
-            if text.startswith("%gr", err.offset):
-                chk.err("printf's %gr (GFP flags by name) is not supported by plyc yet", call.args[0].span,
-                        "print the flags as a number: %x")
             text = text[:err.offset] + "%" + text[err.offset:]
     value = text.encode("utf-8")
     if value == raw.decode("utf-8", "replace").encode("utf-8"):

@@ -23,19 +23,18 @@ the note of the unknown identifier says what was looked at."""
 from __future__ import annotations
 
 import os
-import platform
 import re
 import subprocess
 from pathlib import Path
 from typing import Optional
 
 from ... import children
+from ... import kernel_headers
 from ... import arch as ARCH
 from ...safefile import private_folder
 from ...toolchain import find_clang
 from .preamble import _literal
 
-ARCH_DIRS = {"x86_64": "x86", "aarch64": "arm64", "armhf": "arm", "arm": "arm"}
 INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
 # How long clang may take over the headers (the kernel's take about 1 s).
 TIMEOUT = 60
@@ -47,17 +46,19 @@ def kernel_dirs(env: dict) -> list:
     """The kernel source and build trees bpftrace would use, existing or not."""
     if env.get("BPFTRACE_KERNEL_SOURCE"):
         return [env["BPFTRACE_KERNEL_SOURCE"]] + [env[k] for k in ("BPFTRACE_KERNEL_BUILD",) if env.get(k)]
-    base = f"/lib/modules/{platform.release()}"
+    base = f"/lib/modules/{os.uname().release}"
     return [f"{base}/source", f"{base}/build"]
 
 
 def search_dirs(env: dict, arch: str, extra: tuple = ()) -> list:
-    """Where an #include is looked for: the kernel's trees, -I's dirs, /usr/include."""
+    """Where an #include is looked for: the kernel's trees, -I's dirs, the
+    target's C library headers (arch.py)."""
     dirs = []
+    known = arch in ARCH.ARCHES
     for k in kernel_dirs(env):
-        dirs += [f"{k}/include", f"{k}/arch/{ARCH_DIRS.get(arch, arch)}/include", f"{k}/include/uapi",
-                 f"{k}/include/generated/uapi"]
-    return dirs + list(extra) + ["/usr/include"]
+        dirs += [f"{k}/include", f"{k}/arch/{ARCH.get(arch).kernel_arch if known else arch}/include",
+                 f"{k}/include/uapi", f"{k}/include/generated/uapi"]
+    return dirs + list(extra) + (list(ARCH.get(arch).header_dirs()) if known else []) + ["/usr/include"]
 
 
 def include_lines(files: tuple) -> list:
@@ -75,23 +76,13 @@ def include_lines(files: tuple) -> list:
 
 
 def kernel_flags(env: dict, arch: str) -> list:
-    """clang's flags for a kernel tree's headers, as the kernel's own build
-    reads them (its source and build trees: Debian splits them in two),
-    or [] when there is no tree."""
+    """clang's flags for a kernel tree's headers (kernel_headers.py: Debian
+    splits a tree in two, source and build), or [] when there is no tree."""
     trees = [d for d in kernel_dirs(env) if os.path.isdir(os.path.join(d, "include"))]
     if not trees:
         return []
     src = next((d for d in trees if os.path.isdir(os.path.join(d, "include", "linux"))), trees[0])
-    build = trees[-1]
-    a = ARCH_DIRS.get(arch, arch)
-    dirs = [f"{src}/arch/{a}/include", f"{build}/arch/{a}/include/generated", f"{src}/include",
-            f"{build}/include", f"{src}/arch/{a}/include/uapi", f"{build}/arch/{a}/include/generated/uapi",
-            f"{src}/include/uapi", f"{build}/include/generated/uapi"]
-    flags = [f"-I{d}" for d in dict.fromkeys(dirs) if os.path.isdir(d)]
-    kconfig = os.path.join(src, "include", "linux", "kconfig.h")
-    if os.path.isfile(kconfig):
-        flags += ["-include", kconfig]
-    return flags + ["-D__KERNEL__", "-D__BPF_TRACING__"]
+    return kernel_headers.flags(src, trees[-1], arch) + ["-D__BPF_TRACING__"]
 
 
 def find(header: str, dirs: list) -> Optional[str]:

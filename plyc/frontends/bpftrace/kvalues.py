@@ -100,10 +100,10 @@ def _owner(typer, t: T.Type) -> int:
 def _scalar(typer, owner: int, name: str, typ: T.Type) -> T.Type:
     b = typer.ktypes.btf
     path = b.find_member(owner, name)
-    return _denoted(typer, path[-1].type, typ) if path else typ
+    return denoted(typer, path[-1].type, typ) if path else typ
 
 
-def _denoted(typer, tid: int, typ: T.Type) -> T.Type:
+def denoted(typer, tid: int, typ: T.Type) -> T.Type:
     """typ, the integer of BTF type tid, as an enum or a bool where it is one."""
     b = typer.ktypes.btf
     t = b[b.strip(tid)]
@@ -180,7 +180,7 @@ def _value(typer, node: ir.Expr, tid: int, span, count: list, what: str) -> ir.E
             if et.kind == "str":
                 _refuse(typer, span, what, f"an array of strings ({typ.pointee})")
             if et.kind == "int" and not et.is_pointer:
-                et = _denoted(typer, arr.type, et)
+                et = denoted(typer, arr.type, et)
             elems.append(_value(typer, ir.Index(node, i, type=et, span=span), arr.type, span, count, what))
         return ir.TupleMake(elems, type=T.Array([e.type for e in elems]), span=span)
     if typ.kind not in ("int", "str"):

@@ -368,6 +368,10 @@ class Typer(Sema):
         if isinstance(e, A.IncDec):
             one = A.Int(1, "1", span=e.span)
             return self.stmt_Assign(A.Assign(e.target, e.op[0] + "=", one, span=s.span))
+        if isinstance(e, A.BlockExpr):
+            # a block expression as a statement (a macro's `x;` given
+            # `{ printf("hi") }`): its statements, then its value's effects
+            return self.block([*e.stmts, A.ExprStmt(e.value, span=e.value.span)], s.span)
         if not isinstance(e, A.Call):
             self.err("this expression does nothing; assign it or print it", e.span)
         if e.name in AGGREGATIONS:
@@ -762,9 +766,10 @@ class Typer(Sema):
             if value is not None:
                 return self.expr(value)
         if plyname is None:
-            value = constants.enumerator(name, self.st.ktypes)
-            if value is not None:
-                return ir.IntConst(value, type=T.S64)
+            found = constants.enumerator_of(name, self.st.ktypes)
+            if found is not None:
+                # of its kernel enum's type: %s and a map key print its name, as 0.27's
+                return ir.IntConst(found[0], type=kvalues.denoted(self, found[1], T.S64))
         if plyname is None:
             if self.st.preamble.includes:
                 note = "; ".join(where) or None
@@ -894,12 +899,17 @@ class Typer(Sema):
             return script
         tn = typenames.resolve(self, e.type, type_ref(e.type))
         x = self.array_operand(e.operand)
+        if tn.base in ("string", "buffer") and not tn.pointers and tn.array_len is not None:
+            return typenames.text_cast(self, x, tn, e.span)
         if tn.array_len is not None and not tn.pointers:
             return typenames.int_to_array(self, x, type_ref(replace(tn, array_len=None)), tn.array_len, e.span)
         if x.type.denotes == "array" and not tn.pointers:
             return typenames.list_to_int(self, x, type_ref(tn), e.span)
         if x.type.kind == "buf" and not tn.pointers and tn.array_len is None:
             return typenames.array_to_int(self, x, type_ref(tn), e.span)
+        if tn.pointers:
+            x = pointers.cast_operand(x, literal=isinstance(e.operand, A.Unary) and e.operand.op == "-" and
+                                      isinstance(e.operand.operand, A.Int))
         cast = self.cast(x, type_ref(tn), e.span)
         if e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers and e.type.array_len is None:
             # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
@@ -947,6 +957,15 @@ class Typer(Sema):
                 # sizeof(*p) of the script's struct the kernel also has: the kernel's, as 0.27's
                 return ir.IntConst(structs.twin_size(self, rec.words, e.span), type=T.U64)
         if not isinstance(e.arg, A.TypeName):
+            arg = e.arg
+            while isinstance(arg, A.BlockExpr) and not arg.stmts:
+                arg = arg.value
+            v = const_value(arg)
+            if v is not None:
+                # a literal (folded) is of the smallest signed type holding it,
+                # as 0.27 types it: sizeof(1) is 1, sizeof(300) 2, sizeof({ 1 }) 1
+                return ir.IntConst(next((n for n in (1, 2, 4) if -(1 << (8 * n - 1)) <= v < 1 << (8 * n - 1)), 8),
+                                   type=T.U64)
             return ir.IntConst(self.typed_only(e.arg).type.size, type=T.U64)
         if e.arg.array_len is not None:     # sizeof(T[N]), sizeof(T *[N]): N of them
             elem = self.expr_Sizeof(replace(e, arg=replace(e.arg, array_len=None)))
@@ -1013,6 +1032,12 @@ class Typer(Sema):
             return self.time(e, statement)
         if e.name == "str" and len(e.args) == 2 and const_value(e.args[1]) is None:
             return self.str_cut(e)
+        if e.name == "str" and e.args and positionals.text_offset(e.args[0]) is not None:
+            # str($1 + n): the text given, from its byte n on, as 0.27 reads it
+            pos, skip = positionals.text_offset(e.args[0])
+            node = self.call(replace(e, args=[pos, *e.args[1:]]), statement)
+            node.args[0].offset = skip
+            return node
         if e.name in V.FUNCTIONS:
             return V.call(self, e)
         if e.name in stdlib.FUNCTIONS:

@@ -7,7 +7,9 @@ inserted where the body names it (evaluated at each use). Variables the
 body makes are its own (renamed `$__NAME_N_x`, one N per expansion); a
 map it is not given is an error. A call as a statement inlines the body;
 a call as a value needs a body that ends with an expression: the
-statements before it make it a block expression (blocks.py). A macro with no parameters can be named bare (`one`)."""
+statements before it make it a block expression (blocks.py). A macro with no parameters can be named bare (`one`).
+A bare parameter named where a type goes (`(a *)b`, 0.27's type
+substitution) takes a type: `typeof(uint8)`, `typeof($x)`, or the name."""
 from __future__ import annotations
 
 from dataclasses import fields, replace
@@ -99,6 +101,8 @@ class _Expander:
                 changes[f.name] = stmts[0] if len(stmts) == 1 else A.Block(stmts, span=v.span)
             elif isinstance(v, A.Expr):
                 changes[f.name] = self.expr(v)
+            elif isinstance(v, A.TypeName) and v.of is not None:
+                changes[f.name] = replace(v, of=self.expr(v.of))     # typeof(m()): a macro's value's type
             elif isinstance(v, list) and v and isinstance(v[0], A.Expr):
                 changes[f.name] = [self.expr(x) for x in v]
         return replace(node, **changes) if changes else node
@@ -131,13 +135,18 @@ class _Expander:
         self.count += 1
         renames = _Renames(f"__{m.name}_{self.count}_", m.name, self.diag)
         for p, a in zip(m.params, args):
+            got = "a map" if isinstance(a, A.Map) and a.keys is None else "a variable" if isinstance(a, A.Var) \
+                else "an expression"
+            # 0.27's words
             if p.kind == "var":
                 if not isinstance(a, A.Var):
-                    self.diag.error(f"macro {m.name}'s parameter ${p.name} takes a scratch variable ($x)", a.span)
+                    self.diag.error(f"Mismatched arg. {m.name}() expects a variable for arg ${p.name} but got {got}.",
+                                    a.span)
                 renames.vars[p.name] = getattr(a, "name", p.name)
             elif p.kind == "map":
                 if not isinstance(a, A.Map) or a.keys is not None:
-                    self.diag.error(f"macro {m.name}'s parameter {p.name} takes a map (@x)", a.span)
+                    self.diag.error(f"Mismatched arg. {m.name}() expects a map for arg {p.name} but got {got}.",
+                                    a.span)
                 renames.maps[p.name] = getattr(a, "name", p.name)
             else:
                 renames.exprs[p.name] = self.expr(a)
@@ -181,9 +190,26 @@ class _Renames:
             return replace(n, name=self.vars.get(n.name, self.prefix + n.name))
         if isinstance(n, A.Ident) and n.name in self.exprs:
             return _clone(self.exprs[n.name])
+        if isinstance(n, A.TypeName) and n.of is None and n.base in self.exprs:
+            return self.type_arg(n, self.exprs[n.base])
         if isinstance(n, A.Map) and n.name not in self.maps:
-            self.diag.error(f"macro {self.name} uses {n.name}, which it is not given: macros see only the maps "
-                            f"passed to them (a parameter {n.name})", n.span)
+            self.diag.error(f"Unhygienic access to map: {n.name}. Maps must be passed into the macro as "
+                            f"arguments.", n.span, f"in macro {self.name}: 0.27's words")
         if isinstance(n, A.Map):
             return rebuilt(n, self.node, name=self.maps.get(n.name, n.name))
         return rebuilt(n, self.node)
+
+    def type_arg(self, tn: A.TypeName, arg) -> A.TypeName:
+        """A parameter named where a type goes (`(a *)b`), given a type as
+        0.27 passes one, `typeof(uint8)` or `typeof($x)` (or the bare name,
+        `uint8`): that type, with the body's pointers and array length."""
+        if isinstance(arg, A.Call) and arg.name == "typeof" and len(arg.args) == 1:
+            arg = arg.args[0]
+            if not isinstance(arg, A.Ident):
+                if tn.pointers or tn.array_len is not None:
+                    self.diag.error(f"macro {self.name}: a pointer to or array of typeof() of an expression "
+                                    "is not supported by plyc yet", tn.span, "pass the type itself: typeof(uint8)")
+                return replace(tn, base="typeof", of=_clone(arg))
+        if isinstance(arg, A.Ident):
+            return replace(tn, base=arg.name)
+        return tn

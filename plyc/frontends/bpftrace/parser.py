@@ -703,7 +703,11 @@ class Parser:
             if not words:
                 words, k = [tok.text], k + 1
                 named = tok.text.endswith("_t")
-                if not named and not self._stars_close(k):
+                # `(t)v`: a name in parentheses right before an operand is
+                # a cast, as 0.27 reads it (a macro's type parameter)
+                operand = self.at(")", k) and self.peek(k + 1).kind in ("ident", "int", "str", "var", "param", "map") \
+                    or tok.text in ("string", "buffer") and self.at("[", k)      # (string[64])x
+                if not named and not operand and not self._stars_close(k):
                     return None
         ptrs = 0
         while self.at("*", k):

@@ -13,6 +13,7 @@ from ... import builtins as B
 from ... import types as T
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
+from ...ir.fold import value
 from . import ast as A
 from . import structs
 
@@ -114,3 +115,17 @@ def address_of(ty, e) -> ir.Call:
     else:
         pointee = f"__{'s' if typ.signed else 'u'}{typ.size * 8}"
     return ir.Call(I.ADDR, [x], type=T.Ptr(pointee), span=e.span)
+
+
+def cast_operand(x: ir.Expr, literal: bool) -> ir.Expr:
+    """x as 0.27 widens it to a pointer: a signed integer narrower than 64
+    bits by its bits, not its sign: (uint8 *)-1 is 0xff (-1 an int8, a
+    negative literal of the smallest signed type holding it), (int32 *)$s16
+    of -2 is 0xfffe."""
+    if not x.type.is_int or not x.type.signed or x.type.is_pointer:
+        return x
+    size = x.type.size
+    v = value(x) if literal else None
+    if isinstance(v, int) and v < 0:
+        size = next(n for n in (1, 2, 4, 8) if v >= -(1 << (8 * n - 1)))
+    return ir.Cast(x, type=T.Int(size, False), span=x.span) if size < 8 else x

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ... import printf
 from . import ast as A
-from .trees import walk
+from .trees import const_value, walk
 
 
 def _printed(call: A.Call) -> list:
@@ -50,3 +50,15 @@ def text_uses(program: A.Program) -> set:
         if uses == printed.get(index, set()):
             out |= uses
     return out
+
+
+def text_offset(e):
+    """(the $N, n) of `$N + n` (n a constant, not negative), which str()
+    reads as $N's text from its byte n on, as 0.27 does (its docs:
+    str($1 + 1) of "hello" is "ello"); else None."""
+    if isinstance(e, A.Binary) and e.op == "+":
+        for pos, k in ((e.left, e.right), (e.right, e.left)):
+            n = const_value(k)
+            if isinstance(pos, A.Positional) and pos.index > 0 and n is not None and n >= 0:
+                return pos, n
+    return None

@@ -13,6 +13,7 @@ import ipaddress
 from dataclasses import replace
 
 from ... import builtins as B
+from ... import printf
 from ... import types as T
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
@@ -213,6 +214,48 @@ def check_pton(chk, call: A.Call):
     return ir.BytesConst(data, type=T.Buf(len(data)), span=call.span)
 
 
+def check_is_err(chk, call: A.Call):
+    """is_err(p): whether p is an ERR_PTR (the kernel's IS_ERR(): -4095 to
+    -1 as a 64-bit value), a bool, as 0.27's stdlib defines it."""
+    x = chk.expr(call.args[0])
+    if not x.type.is_int:
+        chk.err(f"is_err() needs a pointer or an integer, got {x.type}", call.args[0].span)
+    word = ir.Cast(ir.Cast(x, type=T.S64, span=call.span), type=T.U64, span=call.span)
+    lowest = ir.IntConst((1 << 64) - 4095, type=T.U64, span=call.span)
+    return ir.Binary(">=", word, lowest, type=T.Int(1, False, "bool"), span=call.span)
+
+
+def check_fail(chk, call: A.Call):
+    """fail(fmt, ...): 0.27 stops compiling the script where fail() is, its
+    message formatted (a check a macro makes of what it is given). plyc
+    stops the build the same way; an argument known only at run time (a
+    $N) is shown as written in the script."""
+    fmt = call.args[0] if call.args else None
+    if not isinstance(fmt, A.Str):
+        chk.err("fail()'s first argument must be a format string literal", call.span)
+        return ir.IntConst(0, type=T.S64, span=call.span)
+    try:
+        parts = printf.parse(fmt.value.decode("utf-8", "replace"))
+    except printf.FormatError as e:
+        chk.err(str(e), fmt.span)
+        return ir.IntConst(0, type=T.S64, span=call.span)
+    args, text = iter(call.args[1:]), ""
+    for part in parts:
+        if isinstance(part, str):
+            text += part
+            continue
+        a = next(args, None)
+        v = const_value(a) if a is not None else None
+        if isinstance(a, A.Str):
+            text += a.value.decode("utf-8", "replace")
+        elif v is not None:
+            text += format(v, part.conv) if part.conv in "xXo" else str(v)
+        else:
+            text += f"${a.index}" if isinstance(a, A.Positional) else part.text
+    chk.err(text, call.span)
+    return ir.IntConst(0, type=T.S64, span=call.span)
+
+
 FUNCTIONS = {
     "strlen": ((1, 1), check_strlen),
     "strstr": ((2, 2), check_strstr),
@@ -234,6 +277,8 @@ FUNCTIONS = {
     "syscall_name": ((1, 1), _text_of(I.SYSCALL_NAME, "syscall")),
     "getopt": ((1, 3), check_getopt),
     "pton": ((1, 1), check_pton),
+    "fail": ((1, B.MANY), check_fail),
+    "is_err": ((1, 1), check_is_err),
 }
 
 

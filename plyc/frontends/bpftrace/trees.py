@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import Optional
 
+from ...ir import fold
 from . import ast as A
 
 
@@ -32,17 +33,11 @@ def rebuilt(node: A.Node, fn, **changes) -> A.Node:
     return replace(node, **kids, **changes)
 
 
+def _number(e) -> Optional[int]:
+    return e.value if isinstance(e, A.Int) else None
+
+
 def const_value(e) -> Optional[int]:
-    """The value of a constant integer expression, or None."""
-    if isinstance(e, A.Int):
-        return e.value
-    if isinstance(e, A.Unary) and e.op in ("-", "~", "!"):
-        v = const_value(e.operand)
-        return None if v is None else {"-": -v, "~": ~v, "!": int(not v)}[e.op]
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "<<", ">>", "&", "|", "^"):
-        a, b = const_value(e.left), const_value(e.right)
-        if a is None or b is None or (e.op in ("<<", ">>") and not 0 <= b < 64):
-            return None
-        return {"+": a + b, "-": a - b, "*": a * b, "<<": a << b, ">>": a >> b,
-                "&": a & b, "|": a | b, "^": a ^ b}[e.op]
-    return None
+    """The value of a constant integer expression, or None (plyc/ir/fold.py
+    computes it, by bpftrace's rules)."""
+    return fold.evaluate(e, fold.BPFTRACE, _number, A.Unary, A.Binary)

@@ -20,6 +20,7 @@ from ... import btf as BTF
 from ... import builtins as B
 from ... import types as T
 from ...btf import BTFError
+from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from ...sema import TypeRef
 from . import ast as A
@@ -111,3 +112,32 @@ def list_to_int(typer, x: ir.Expr, ref: TypeRef, span) -> ir.Expr:
                          type=T.U64, span=span)
         out = part if out is None else ir.Binary("|", out, part, type=T.U64, span=span)
     return ir.Cast(out, type=T.Int(dst.size, dst.signed), span=span)
+
+
+def spelled(t: T.Type) -> str:
+    """t as bpftrace 0.27 names a type in its errors: uint64, int8,
+    string[64]."""
+    if t.kind == "int" and not t.is_pointer:
+        return f"{'' if t.signed else 'u'}int{t.size * 8}"
+    if t.kind == "str":
+        return f"string[{t.size}]"
+    return str(t)
+
+
+def text_cast(typer, x: ir.Expr, tn: A.TypeName, span):
+    """(string[N])x, (buffer[N])x as 0.27 takes them: a string made room
+    for N bytes (a literal needs N at least its length and NUL, as 0.27;
+    a variable's string is cut to N, where 0.27 refuses an N below the
+    size it gave the variable); anything else refused in 0.27's words (a
+    string is read by str(), a buffer by buf())."""
+    frm = spelled(x.type)
+    if tn.base == "string" and x.type.kind == "str":
+        # (plyc sizes a variable's string on its own: one it holds is cut to N)
+        have = len(x.value) + 1 if isinstance(x, ir.BytesConst) else 1
+        if tn.array_len >= have:
+            return ir.Call(I.STR, [x], type=T.Str(tn.array_len), span=span)
+        frm = f"string[{have}]"
+    want = f"buffer[4][{tn.array_len}]" if tn.base == "buffer" else f"string[{tn.array_len}]"
+    typer.err(f'Cannot cast from "{frm}" to "{want}"', span,
+              "read a string with str(p, n), bytes with buf(p, n)" if x.type.kind != "str" else None)
+    return x

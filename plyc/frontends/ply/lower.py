@@ -24,6 +24,7 @@ from ... import builtins as B
 from ... import providers
 from ... import types as T
 from ...diag import Collector
+from ...ir import fold
 from ...ir import nodes as ir
 from ...ir import passes
 from ...kernel_types import KernelTypes
@@ -48,19 +49,13 @@ def key_name(e) -> Optional[str]:
     return None
 
 
+def _number(e) -> Optional[int]:
+    return e.value if isinstance(e, ast.Num) else None
+
+
 def const_value(e: ast.Expr) -> Optional[int]:
     """The value of a constant integer expression: numbers, and + - * of them."""
-    if isinstance(e, ast.Num):
-        return e.value
-    if isinstance(e, ast.Unary) and e.op == "-":
-        v = const_value(e.operand)
-        return None if v is None else -v
-    if isinstance(e, ast.Binary) and e.op in "+-*":
-        a, b = const_value(e.left), const_value(e.right)
-        if a is None or b is None:
-            return None
-        return {"+": a + b, "-": a - b, "*": a * b}[e.op]
-    return None
+    return fold.evaluate(e, fold.COUNTS, _number, ast.Unary, ast.Binary)
 
 
 def env_number(value: str) -> Optional[int]:
