@@ -116,7 +116,8 @@ def settings(fe: FrontEnd, opts: Options) -> Settings:
                                    f"(bpftrace's), not of {fe.name} ones", None))
     env = dict(os.environ) if opts.env is None else opts.env
     return Settings(env, opts.strsize, opts.btf, opts.target,
-                    {name: bool(opts.frontend.get(name)) for name in sorted(accepted)},
+                    {o.name: (opts.frontend.get(o.name) or o.choices[0] if o.choices else bool(opts.frontend.get(o.name)))
+                     for o in sorted(fe.options, key=lambda o: o.name)},
                     tuple(opts.include_dirs), tuple(opts.include_files))
 
 

@@ -1,6 +1,7 @@
-/* bpftrace 0.17's output, for tracers built with its style: values
+/* bpftrace's output (0.27's, or 0.17's: struct plyc_bt_version), for
+ * tracers built with its style: values
  * (values/btvalue.c), hist and lhist rows (output/btrows.c), map dumps,
- * print(), "Attaching N probes..." and -f json's objects
+ * print(), "Attached N probes" and -f json's objects
  * (output/bpftrace.c, its plyc_output_ops), cat() and system()
  * (output/btevents.c). What matches and what doesn't is in
  * docs/bpftrace.md, "Output". */
@@ -12,6 +13,54 @@
 
 #include "plyc_rt.h"
 
+/* What bpftrace 0.27 prints otherwise than 0.17, a member each (each a row
+ * of docs/bpftrace.md's "Against bpftrace 0.27"). A tracer prints as the
+ * version it was built for (`plyc build --bpftrace-output`, its style):
+ * plyc_output_select points plyc_bt_version at that version's table, and
+ * the printers read it, never the style. */
+struct plyc_bt_version {
+	/* "Attached N probes" on stderr, and a "count" member in -f json's
+	 * attached_probes object (0.17: "Attaching N probes..." on stdout) */
+	int attached_on_stderr;
+	/* a map with no entries at exit or in print() prints nothing (0.17: a
+	 * blank line; a key-less count() never written or cleared, `@c: 0`) */
+	int empty_map_silent;
+	/* what follows a hist's or lhist's key: ":" (0.17: ": ") */
+	const char *hist_colon;
+	/* stats() as `{ .count = N, .average = N, .total = N }` and avg() and
+	 * stats() maps ended by one newline (0.17: `count N, average N,
+	 * total N`, and a blank line after the map) */
+	int stats_braced;
+	/* an lhist bucket holding one value labelled `[v]` (0.17: `[v, v+1)`) */
+	int lhist_single;
+	/* the indent of a stack's frames in a map key (0.17: 4; in values 8) */
+	int key_stack_indent;
+	/* -f json: no blank lines before the exit dump, hist buckets joined
+	 * by "," (0.17: two "" lines, ", ") */
+	int json_compact;
+	/* a bool printed true/false (0.17 has none: 1/0, the comparison's value) */
+	int bool_words;
+	/* printf's %s and print() of a kernel or script enum value: its
+	 * enumerator's name (0.17: its number) */
+	int enum_names;
+	/* -f json: buf() as an array of its bytes, macaddr() and strftime()
+	 * values quoted, an integer a double cannot hold exactly as a string
+	 * (0.17: an escaped string; unquoted, not JSON; its number) */
+	int json_typed;
+	/* cat() of a file it cannot open: `ERROR: failed to open file 'F'
+	 * (why)`, no JSON event; system(): the command's output and a newline,
+	 * nothing and an error when it exits non-zero (0.17: `'F': why` and
+	 * an empty "cat" object; the output as it is, whatever the exit) */
+	int events_027;
+	/* a stack with no frames (kstack in a uprobe) is its newline alone
+	 * (0.17: nothing) */
+	int empty_stack_newline;
+};
+
+extern const struct plyc_bt_version plyc_bt_027, plyc_bt_017;
+/* the tracer's (plyc_output_select; 0.27's until it runs) */
+extern const struct plyc_bt_version *plyc_bt_version;
+
 /* One value in bpftrace's text; stacks with frames indented by `indent`
  * (8 in values, 4 in map keys). */
 void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int indent);
@@ -19,6 +68,9 @@ void plyc_bt_key_text(FILE *fp, const struct plyc_type *t, const void *data);
 /* The same as bpftrace writes it in JSON (strings, symbols, stacks and
  * buffers quoted; pointers as bare 0x... as bpftrace does). */
 void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data);
+/* An integer in JSON: its number, or a string where a double cannot hold
+ * it exactly and the version says so (json_typed). */
+void plyc_bt_json_int(FILE *fp, uint64_t x, int is_signed);
 /* A string's bytes up to a NUL or n, escaped as bpftrace's JSON does. */
 void plyc_bt_json_escape(FILE *fp, const char *s, size_t n);
 /* Text written into b.fp (when open) between these two, then escaped
@@ -101,7 +153,8 @@ void plyc_bt_cat(FILE *fp, const char *path);
 /* system(): the command run by /bin/sh, its output printed (btevents.c). */
 void plyc_bt_system(FILE *fp, const char *cmd);
 
-/* "Attaching N probes..." or its JSON object. */
+/* "Attached N probes" (on stderr), or 0.17's "Attaching N probes...", or
+ * its JSON object. */
 void plyc_bt_attached(FILE *fp, int nprobes);
 
 /* What bpftrace prints between the end of tracing and the exit dump. */

@@ -105,12 +105,14 @@ enum plyc_ts_agg {
 };
 
 /* Whose output a tracer prints, chosen when it is built: ply's (the
- * default) or bpftrace 0.17's (output/bpftrace.c, docs/bpftrace.md
+ * default), bpftrace 0.27's (a .bt script's) or bpftrace 0.17's (`plyc
+ * build --bpftrace-output 0.17`; output/bpftrace.c, docs/bpftrace.md
  * "Output"). The runtime prints through the style's operations
  * (plyc_style.h); only their selection reads this. */
 enum plyc_style {
 	PLYC_STYLE_PLY,
 	PLYC_STYLE_BPFTRACE,
+	PLYC_STYLE_BPFTRACE017,
 };
 
 /* BPF-side value layouts of the aggregations that need more than one word.

@@ -1,4 +1,4 @@
-/* The tracer's output style: ply's or bpftrace 0.17's, with or without
+/* The tracer's output style: ply's or bpftrace's (0.27 or 0.17), with or without
  * bcc's periodic report: one set of operations chosen once at start-up
  * from what the program records (its style, its report) by
  * plyc_output_select (output/select.c). The rest of the runtime prints

@@ -137,8 +137,9 @@ def test_keyed_hist_locks_no_more_than_bpftrace(tmp_path, workload):
     script = tmp_path / "kh.bt"
     script.write_text("tracepoint:syscalls:sys_enter_read { @[comm] = hist(args->count); }\n")
     exe = tmp_path / "kh"
-    p = builds.run([sys.executable, "-m", "plyc", "build", script, "-o", exe], cwd=ROOT,
-                   capture_output=True, text=True)
+    # built to print as the bpftrace it is held to (0.17: "Attaching" on stdout)
+    p = builds.run([sys.executable, "-m", "plyc", "build", "--bpftrace-output", "0.17", script, "-o", exe],
+                   cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     locked = {}
     for name, cmd in (("plyc", [exe]), ("bpftrace", ["bpftrace", script])):

@@ -15,11 +15,13 @@ from btlower import err, lower
 def test_ir_of_stacks_and_symbols():
     """A stack's mode and frame limit are its type; a user stack and a usym
     carry the pid (in the C); func in a uretprobe is the usym of where it
-    returns to."""
-    prog = lower('uprobe:/bin/bash:readline { @[ustack] = count();\n'
+    returns to, as bpftrace 0.17 gives it (`--bpftrace-output 0.17`; 0.27's
+    is the probed function's name: below)."""
+    prog = driver.lower('uprobe:/bin/bash:readline { @[ustack] = count();\n'
                  '  @p[ustack(perf, 3), kstack(raw)] = count();\n'
                  '  printf("%s %s\\n", usym(arg0), kstack(2)); }\n'
-                 'uretprobe:/bin/bash:readline { @f[func] = count(); }')
+                 'uretprobe:/bin/bash:readline { @f[func] = count(); }', "tool.bt",
+                        driver.Options(frontend={"bpftrace-output": "0.17"}))
     assert dump(prog) == """\
 map @ aggregation [ustack] -> count(u64)
 map @p aggregation [ustack(perf, 3), stack(raw)] -> count(u64)
@@ -34,6 +36,15 @@ probe 1 uretprobe:/bin/bash:readline -> uretprobe readline line 4
   @f[usym(_ip:u64):usym] <- count()  @4
 """
     assert [sorted(p.stack_limits) for p in prog.probes] == [[2, 3], []]
+
+
+def test_func_in_a_uretprobe_is_the_probed_function():
+    """bpftrace 0.27 (a default build): func in an exact-name uretprobe is the
+    probed function's name; in a wildcard, still where it returns to."""
+    prog = lower('uretprobe:/bin/bash:readline { @f[func] = count(); }')
+    assert '@f["readline":char[16]] <- count()' in dump(prog)
+    prog = lower('uretprobe:/bin/bash:readl* { @f[func] = count(); }')
+    assert "usym(_ip:u64):usym" in dump(prog)
 
 
 def test_limited_stacks_have_maps_of_their_own():

@@ -3,10 +3,13 @@
 Each case is a bpftrace script that `plyc build` compiles (a .bt file:
 bpftrace's front end, whose tracers print as bpftrace does) and bpftrace
 runs; both run here, and their stdout must be the same bytes, in text and
-with -f json. Values come from BEGIN, so nothing depends on the workload.
-Skips (saying so) where bpftrace is not installed; tests/runtime/
-bt-output-*.test hold the same output for machines without it. See
-docs/bpftrace.md, "Output".
+with -f json: a default build beside bpftrace 0.27 (Debian sid's,
+tests/bpftrace_sid.py), whose "Attached N probes" line on stderr must be
+the tracer's too, and a build with `--bpftrace-output 0.17` beside Debian
+12's bpftrace 0.17. Values come from BEGIN, so nothing depends on the
+workload. Skips (saying so) where bpftrace 0.17 is not installed;
+tests/runtime/bt-output-*.test hold the same output for machines without
+it. See docs/bpftrace.md, "Output".
 """
 import shutil
 import subprocess
@@ -94,50 +97,71 @@ def need_bpftrace():
                     "still check the output)")
 
 
-def build(tmp: Path, name: str, script: str) -> Path:
+VERSIONS = ("0.17", "0.27")
+
+
+def build(tmp: Path, name: str, script: str, version: str = "0.17") -> Path:
     src = tmp / f"{name}.bt"
     src.write_text(script)
     out = tmp / name
-    proc = builds.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)],
+    proc = builds.run([sys.executable, "-m", "plyc", "build", "--bpftrace-output", version, str(src), "-o", str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return out
 
 
-def run(cmd) -> str:
+def run(cmd, stderr: bool = False):
+    """The command's stdout (and its stderr's `Attached N probes` lines:
+    bpftrace 0.27's warnings about this machine are left out)."""
     proc = subprocess.run(cmd, capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    return proc.stdout.decode(errors="replace")
+    out = proc.stdout.decode(errors="replace")
+    if not stderr:
+        return out
+    return out, [x for x in proc.stderr.decode(errors="replace").splitlines() if x.startswith("Attached")]
 
 
+def bpftrace(version: str, request):
+    """The argv prefix of bpftrace `version`."""
+    if version == "0.17":
+        need_bpftrace()
+        return ["bpftrace"]
+    return request.getfixturevalue("bpftrace27")([])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("fmt", ["text", "json"])
-def test_same_as_bpftrace(case, fmt, tmp_path):
-    need_bpftrace()
+def test_same_as_bpftrace(case, fmt, version, tmp_path, request):
     bt = CASES[case]
-    tracer = build(tmp_path, case, bt)
-    ours = run([str(tracer), "-f", fmt])
-    theirs = run(["bpftrace", "-f", fmt, "-e", bt])
+    theirs = run([*bpftrace(version, request), "-f", fmt, "-e", bt], stderr=True)
+    tracer = build(tmp_path, case, bt, version)
+    ours = run([str(tracer), "-f", fmt], stderr=True)
     assert ours == theirs
+    if version == "0.27" and fmt == "text":
+        assert ours[1] == [{"aggregations": "Attached 1 probe", "events": "Attached 2 probes"}[case]]
 
 
-def test_quiet_same_as_bpftrace(tmp_path):
-    need_bpftrace()
+@pytest.mark.parametrize("version", VERSIONS)
+def test_quiet_same_as_bpftrace(version, tmp_path, request):
     bt = CASES["events"]
-    tracer = build(tmp_path, "events", bt)
-    assert run([str(tracer), "-q"]) == run(["bpftrace", "-q", "-e", bt])
+    theirs = run([*bpftrace(version, request), "-q", "-e", bt], stderr=True)
+    tracer = build(tmp_path, "events", bt, version)
+    assert run([str(tracer), "-q"], stderr=True) == theirs
 
 
-def test_attaching_counts_each_match(tmp_path):
+def test_attaching_counts_each_match(tmp_path, request):
     """A tracepoint wildcard is as many probes as it matches, BEGIN and END
-    one each, as bpftrace counts them."""
-    need_bpftrace()
+    one each, as bpftrace counts them: 0.17's line first on stdout, 0.27's
+    on stderr."""
     bt = "tracepoint:syscalls:sys_enter_getp* { @c = count(); } BEGIN { exit(); } END { }"
     ours = run([str(build(tmp_path, "wild", bt))]).splitlines()[0]
     theirs = run(["bpftrace", "-e", bt]).splitlines()[0]
     assert ours == theirs
     n = len(list(Path("/sys/kernel/tracing/events/syscalls").glob("sys_enter_getp*")))
     assert ours == f"Attaching {n + 2} probes..."
+    ours27 = run([str(build(tmp_path, "wild27", bt, "0.27"))], stderr=True)[1]
+    assert ours27 == run([*bpftrace("0.27", request), "-e", bt], stderr=True)[1] == [f"Attached {n + 2} probes"]
 
 
 def test_kstack_layouts_as_bpftrace(tmp_path):

@@ -165,7 +165,7 @@ def filtered_counts(argv_for_pid) -> tuple:
     try:
         tracer = subprocess.Popen(argv_for_pid(target.pid), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                   text=True)
-        while True:     # "Attaching 1 probe..." (0.17's, plyc's) or none (0.27 says it on stderr)
+        while True:     # "Attaching 1 probe..." (0.17's) or none (0.27's and plyc's are on stderr)
             line = tracer.stdout.readline()
             if line in ("ready\n", ""):
                 break

@@ -19,7 +19,7 @@ def test_the_file_name_or_lang_picks_the_front_end():
     assert driver.front_end("<command-line>").name == "ply"          # no suffix: the default
     assert driver.front_end("tool.ply", "bpftrace").name == "bpftrace"
     assert driver.LANGUAGES == ("ply", "bpftrace")
-    assert [o.name for o in registry.options()] == ["unsafe"]
+    assert [o.name for o in registry.options()] == ["unsafe", "bpftrace-output"]
 
 
 def test_the_front_end_records_the_output_style():
@@ -54,8 +54,27 @@ def test_a_front_end_option_reaches_only_its_front_end(capsys):
 def test_settings_hold_the_declared_options_only():
     bt = registry.get("t.bt")
     s = driver.settings(bt, driver.Options(env={"A": "1"}, strsize=64, frontend={"unsafe": True}))
-    assert s == base.Settings({"A": "1"}, 64, None, "x86_64", {"unsafe": True})
+    assert s == base.Settings({"A": "1"}, 64, None, "x86_64", {"bpftrace-output": "0.27", "unsafe": True})
     assert driver.settings(registry.get("t.ply"), driver.Options(env={})).options == {}
+
+
+def test_a_choice_option_takes_its_value_and_defaults_to_its_first(capsys):
+    """--bpftrace-output picks whose output a .bt script's tracer prints:
+    its style reaches the generated program description; a ply script
+    refuses it, argparse a version it does not know."""
+    bt = registry.get("t.bt")
+    s = driver.settings(bt, driver.Options(env={}, frontend={"bpftrace-output": "0.17"}))
+    assert s.options["bpftrace-output"] == "0.17"
+    for given, style in ((None, "PLYC_STYLE_BPFTRACE"), ("0.27", "PLYC_STYLE_BPFTRACE"),
+                         ("0.17", "PLYC_STYLE_BPFTRACE017")):
+        opts = driver.Options(frontend={"bpftrace-output": given})
+        loader = driver.compile_source("BEGIN { exit(); }", "t.bt", opts).generated.loader_c
+        assert f".style = {style}," in loader or f".style = {style}\n" in loader
+    assert cli.main(["check", "--bpftrace-output", "0.17", "-e", "BEGIN { exit(); }"]) == 1
+    assert capsys.readouterr().err.strip() == \
+        "<command-line>: error: --bpftrace-output is an option of bpftrace scripts, not of ply ones"
+    with pytest.raises(SystemExit):
+        cli.main(["check", "--lang", "bpftrace", "--bpftrace-output", "0.20", "-e", "BEGIN { exit(); }"])
 
 
 def test_a_new_front_end_needs_no_driver_change(monkeypatch):

@@ -599,6 +599,15 @@ def test_bt_hist(out):
     assert out["bt_hist_zeroed"] == "@h: \n\n"
 
 
+def test_bt_hist_027(out):
+    # bpftrace 0.27 (a tracer's default): no blank after "@h:", JSON's
+    # buckets joined by "," alone; the rows as 0.17's
+    assert out["bt_hist_027"] == out["bt_hist"].replace("@h: \n", "@h:\n", 1)
+    assert out["bt_hist_json_027"] == out["bt_hist_json"].replace("}, {", "},{")
+    assert "}, {" not in out["bt_hist_json_027"] and out["bt_hist_json_027"].count("},{") == 34
+    assert out["bt_hist_keys_027"] == out["bt_hist_keys"].replace("]: \n", "]:\n")
+
+
 def test_bt_hist_keys(out):
     labels = bt_hist_labels()
     # by total count: @g[1] (1), @g[2] (3), @g[3] (3, ties by key)
@@ -627,6 +636,21 @@ def test_bt_lhist(out):
                                  btrow("[2M, ...)", 1, 1) + "\n")
 
 
+def test_bt_lhist_027(out):
+    assert out["bt_lhist_027"] == out["bt_lhist"].replace("@l: \n", "@l:\n")
+    assert out["bt_lhist_k_027"] == out["bt_lhist_k"].replace("@j: \n", "@j:\n")
+
+
+def test_bt_avg_stats_027(out):
+    # 0.27: { .count = N, ... }, no blank line after avg() and stats() maps
+    assert out["bt_avg_027"] == "@a[2]: 4\n@a[1]: 10\n@a[3]: 11\n"
+    assert out["bt_stats_027"] == ("@s[2]: { .count = 3, .average = 4, .total = 12 }\n"
+                                   "@s[1]: { .count = 1, .average = 10, .total = 10 }\n"
+                                   "@s[3]: { .count = 1, .average = 11, .total = 11 }\n")
+    assert out["bt_stats_nokey_027"] == "@s: { .count = 3, .average = 4, .total = 12 }\n"
+    assert out["bt_stats_json_027"] == out["bt_stats_json"]
+
+
 def test_bt_avg_stats(out):
     # by average; a blank line after the dump
     assert out["bt_avg"] == "@a[2]: 4\n@a[1]: 10\n@a[3]: 11\n\n"
@@ -645,6 +669,20 @@ def test_bt_empty(out):
     # PLYC_A_STATS 9); a key-less count() is 0; JSON prints nothing
     assert out["bt_empty"] == "0:\n2:\n5:\n\n9:\n\n10:\n1:\n@c: 0\n"
     assert out["bt_empty_json"] == '{"type": "map", "data": {"@c": 0}}\n'
+
+
+def test_bt_empty_027(out):
+    # 0.27 prints nothing of an empty map; a key-less count() is 0 in a
+    # print() (left out of the exit dump: output/bpftrace.c's at_exit)
+    assert out["bt_empty_027"] == "0:2:5:9:10:1:@c: 0\n"
+    assert out["bt_empty_json_027"] == '{"type": "map", "data": {"@c": 0}}\n'
+
+
+def test_bt_events_027(out):
+    # 0.27's JSON banner has "count" too; no blank lines before the exit
+    # dump in JSON, two in text
+    assert out["bt_events_027"] == (
+        '{"type": "attached_probes", "count": 2, "data": {"probes": 2}}\n||' + "|\n\n|")
 
 
 def test_bt_events(out):

@@ -63,7 +63,11 @@ def add_frontend_args(p):
     """Each front end's options (FrontEnd.options), as flags; bpftrace's -I
     and --include."""
     for o in registry.options():
-        p.add_argument(f"--{o.name}", dest=o.name.replace("-", "_"), action="store_true", help=o.help)
+        if o.choices:
+            p.add_argument(f"--{o.name}", dest=o.name.replace("-", "_"), choices=o.choices, metavar="VERSION",
+                           help=f"{o.help} ({', '.join(o.choices)}; default {o.choices[0]})")
+        else:
+            p.add_argument(f"--{o.name}", dest=o.name.replace("-", "_"), action="store_true", help=o.help)
     p.add_argument("-I", dest="include_dirs", metavar="DIR", action="append", default=[],
                    help="search DIR for a bpftrace script's #include headers (again for more)")
     p.add_argument("--include", dest="include_files", metavar="FILE", action="append", default=[],
@@ -81,7 +85,11 @@ def include_args(args) -> dict:
 
 
 def frontend_options(args) -> dict:
-    return {o.name: bool(getattr(args, o.name.replace("-", "_"), False)) for o in registry.options()}
+    """The front-end options given: a flag's True/False, a choice's value
+    (None when not given)."""
+    return {o.name: (getattr(args, o.name.replace("-", "_"), None) if o.choices
+                     else bool(getattr(args, o.name.replace("-", "_"), False)))
+            for o in registry.options()}
 
 
 def add_build_args(p):

@@ -12,10 +12,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Option:
-    """A front-end option: a yes/no flag on `plyc build/run/check`
-    (`--NAME`), given to the front ends that declare it."""
+    """A front-end option on `plyc build/run/check`, given to the front ends
+    that declare it: a yes/no flag (`--NAME`), or, with choices, one of
+    them (`--NAME VALUE`, default the first)."""
     name: str
     help: str
+    choices: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,7 @@ class Settings:
     strsize: int                   # --strsize
     btf: Optional[str]             # the target kernel's BTF (None: this machine's)
     target: str                    # the target architecture
-    options: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)   # a flag's True/False, a choice's value
     include_dirs: tuple = ()       # -I DIR: where #include lines are searched first
     include_files: tuple = ()      # --include FILE: headers included before the script's
 

@@ -1,6 +1,7 @@
-/* bpftrace 0.17's output style (plyc_style.h, plyc_btout.h), byte for
- * byte as the bpftrace Debian 12 ships prints it, quirks included where a
- * pipeline could depend on them (a ksym-valued map's entries run together
+/* bpftrace's output style (plyc_style.h, plyc_btout.h), byte for byte as
+ * bpftrace 0.27 prints it, or as 0.17 (the one Debian 12 ships) does where
+ * the tracer was built for it (struct plyc_bt_version), quirks included
+ * where a pipeline could depend on them (a ksym-valued map's entries run together
  * on one line, JSON escapes of bytes above 0x7f as \uffffffXX). Written
  * from its observed output; docs/bpftrace.md, "Output", lists the cases.
  * Its values are values/btvalue.c's, its hist rows output/btrows.c's. */
@@ -99,6 +100,19 @@ static void json_plain(FILE *fp, const struct plyc_map *m, const void *v)
 		plyc_bt_json_value(fp, &t, &x);
 }
 
+static void print_stats(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	struct plyc_avg av;
+
+	if (!plyc_bt_version->stats_braced) {
+		plyc_rows_stats(fp, m, v);
+		return;
+	}
+	memcpy(&av, v, sizeof(av));
+	fprintf(fp, "{ .count = %" PRId64 ", .average = %" PRId64 ", .total = %" PRId64 " }",
+		(int64_t)av.count, plyc_agg_average(v), av.sum);
+}
+
 /* count, sum, min, max: the number, whatever the argument's kind */
 static void print_scalar(FILE *fp, const struct plyc_map *m, const void *v)
 {
@@ -118,13 +132,25 @@ static void print_quantize(FILE *fp, const struct plyc_map *m, const void *v)
 	fputc('\n', fp);
 }
 
+/* the same in JSON, where 0.27 quotes what a double cannot hold */
+static void json_scalar(FILE *fp, const struct plyc_map *m, const void *v)
+{
+	struct plyc_type t;
+	uint64_t x = plyc_agg_scalar(m, v, &t);
+
+	if (t.is_signed)
+		plyc_bt_json_int(fp, (uint64_t)((int64_t)x / (int64_t)plyc_bt_div()), 1);
+	else
+		plyc_bt_json_int(fp, x / plyc_bt_div(), 0);
+}
+
 static int cmp_none(const struct plyc_map *m, const void *a, const void *b)
 {
 	(void)m, (void)a, (void)b;
 	return 0;
 }
 
-#define SCALAR { BT_MAP, plyc_agg_cmp_scalar, print_scalar, print_scalar }
+#define SCALAR { BT_MAP, plyc_agg_cmp_scalar, print_scalar, json_scalar }
 #define QUANTIZE { BT_HIST, cmp_hist_total, print_quantize, plyc_rows_quantize_json }
 
 static const struct bt_agg aggs[] = {
@@ -138,7 +164,7 @@ static const struct bt_agg aggs[] = {
 	/* also bpftrace's lhist(): the same buckets */
 	[PLYC_A_LQUANTIZE] = { BT_HIST, cmp_hist_total, plyc_bt_lhist_rows, plyc_bt_lhist_json },
 	[PLYC_A_LOG2] = QUANTIZE,
-	[PLYC_A_STATS] = { BT_STATS, plyc_agg_cmp_average, plyc_rows_stats, plyc_rows_stats_json },
+	[PLYC_A_STATS] = { BT_STATS, plyc_agg_cmp_average, print_stats, plyc_rows_stats_json },
 	[PLYC_A_HIST] = { BT_HIST, cmp_hist_total, plyc_bt_hist_rows, plyc_bt_hist_json },
 	/* in key order (cmp_entry) */
 	[PLYC_A_TSERIES] = { BT_TSERIES, cmp_none, plyc_bt_tseries_chart, plyc_bt_tseries_json },
@@ -211,7 +237,8 @@ static void print_key(FILE *fp, const struct plyc_map *m, const char *key)
 	for (i = 0; i < m->nkeys; i++) {
 		if (i)
 			fputs(", ", fp);
-		plyc_bt_value(fp, &m->keys[i].type, key + m->keys[i].offset, 4);
+		plyc_bt_value(fp, &m->keys[i].type, key + m->keys[i].offset,
+			      plyc_bt_version->key_stack_indent);
 	}
 	fputc(']', fp);
 }
@@ -294,6 +321,9 @@ static void print_text(FILE *fp, const struct plyc_map *m, const struct plyc_ent
 		     m->value.kind == PLYC_K_USYM));
 	size_t e;
 
+	/* 0.27 prints nothing of an empty map, 0.17 its blank line(s) */
+	if (!n && plyc_bt_version->empty_map_silent)
+		return;
 	if (ops->group == BT_TSERIES) {
 		/* "@name[key]:", the chart, a blank line; an empty map nothing */
 		for (e = 0; e < n; e++) {
@@ -307,11 +337,17 @@ static void print_text(FILE *fp, const struct plyc_map *m, const struct plyc_ent
 		if (e && sep)
 			fputc('\n', fp);
 		print_key(fp, m, ents[e].key);
-		fputs(ops->group == BT_HIST ? ": \n" : ": ", fp);
+		if (ops->group == BT_HIST)
+			fprintf(fp, "%s\n", plyc_bt_version->hist_colon);
+		else
+			fputs(": ", fp);
 		ops->print(fp, m, ents[e].value);
 	}
-	fputs(ops->group == BT_STATS ? "\n\n" : "\n", fp);
+	fputs(ops->group == BT_STATS && !plyc_bt_version->stats_braced ? "\n\n" : "\n", fp);
 }
+
+/* set while at_exit dumps the maps */
+static int exiting;
 
 void plyc_bt_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n)
 {
@@ -326,8 +362,10 @@ void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry
 	uint64_t last;
 	size_t e;
 
-	/* a key-less count() is an array in bpftrace: there from the start */
-	if (!n && !m->nkeys && m->agg == PLYC_A_COUNT) {
+	/* a key-less count() is an array in bpftrace: there from the start
+	 * (print() shows 0), but 0.27 leaves one never written, or cleared,
+	 * out of the exit dump */
+	if (!n && !m->nkeys && m->agg == PLYC_A_COUNT && !(exiting && plyc_bt_version->empty_map_silent)) {
 		ents = &none;
 		n = 1;
 	}
@@ -437,16 +475,24 @@ void plyc_bt_join(FILE *fp, const char *const *args, int n, const char *sep)
 
 void plyc_bt_attached(FILE *fp, int nprobes)
 {
-	if (plyc_rt.json)
+	const char *s = nprobes == 1 ? "" : "s";
+
+	if (plyc_rt.json && plyc_bt_version->attached_on_stderr)
+		fprintf(fp, "{\"type\": \"attached_probes\", \"count\": %d, \"data\": {\"probes\": %d}}\n",
+			nprobes, nprobes);
+	else if (plyc_rt.json)
 		fprintf(fp, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n", nprobes);
+	else if (plyc_bt_version->attached_on_stderr)
+		fprintf(stderr, "Attached %d probe%s\n", nprobes, s);
 	else
-		fprintf(fp, "Attaching %d probe%s...\n", nprobes, nprobes == 1 ? "" : "s");
+		fprintf(fp, "Attaching %d probe%s...\n", nprobes, s);
 }
 
 void plyc_bt_exit_banner(FILE *fp)
 {
-	/* in text and in JSON alike */
-	fputs("\n\n", fp);
+	/* in text; in JSON too, as two "" lines, in 0.17 */
+	if (!plyc_rt.json || !plyc_bt_version->json_compact)
+		fputs("\n\n", fp);
 }
 
 /* --- the style ---------------------------------------------------------- */
@@ -486,8 +532,10 @@ static void at_exit(const struct plyc_program *prog, int ended)
 	for (i = 0; i < prog->nmaps; i++)
 		order[i] = &prog->maps[i];
 	qsort(order, (size_t)prog->nmaps, sizeof(*order), cmp_map_name);
+	exiting = 1;
 	for (i = 0; i < prog->nmaps; i++)
 		plyc_map_dump(order[i]);
+	exiting = 0;
 	free(order);
 }
 

@@ -1,10 +1,12 @@
 /* bpftrace's cat() and system(): what the tracer does when their events
- * arrive, printed as bpftrace 0.17 prints it (docs/bpftrace.md). */
+ * arrive, printed as bpftrace 0.27 prints it, or 0.17 (struct
+ * plyc_bt_version's events_027; docs/bpftrace.md). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "plyc_btout.h"
 
@@ -57,10 +59,14 @@ void plyc_bt_cat(FILE *fp, const char *path)
 	FILE *f = fopen(path, "r");
 
 	if (!f) {
-		/* bpftrace's message, and in JSON its empty "cat" object too */
-		fprintf(stderr, "ERROR: failed to open file '%s': %s\n", path, strerror(errno));
-		if (plyc_rt.json)
-			plyc_bt_message(fp, "cat", "", 0);
+		/* bpftrace's message; in 0.17's JSON its empty "cat" object too */
+		if (plyc_bt_version->events_027) {
+			fprintf(stderr, "ERROR: failed to open file '%s' (%s)\n", path, strerror(errno));
+		} else {
+			fprintf(stderr, "ERROR: failed to open file '%s': %s\n", path, strerror(errno));
+			if (plyc_rt.json)
+				plyc_bt_message(fp, "cat", "", 0);
+		}
 		free(buf);
 		return;
 	}
@@ -77,6 +83,7 @@ void plyc_bt_system(FILE *fp, const char *cmd)
 	char *out = NULL;
 	size_t len = 0, n;
 	FILE *pipe, *b;
+	int status;
 
 	/* what was printed before comes before the command's output */
 	fflush(fp);
@@ -89,9 +96,18 @@ void plyc_bt_system(FILE *fp, const char *cmd)
 	while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
 		if (b)
 			fwrite(chunk, 1, n, b);
-	pclose(pipe);
-	if (b) {
-		fclose(b);
+	status = pclose(pipe);
+	if (b && fclose(b))
+		b = NULL;
+	if (b && plyc_bt_version->events_027 && status != -1 && WIFEXITED(status) && WEXITSTATUS(status)) {
+		/* 0.27: no output, an error (which it ends with an errno's
+		 * text that is not the command's: left out) */
+		fprintf(stderr, "ERROR: command exited with code %d\n", WEXITSTATUS(status));
+	} else if (b && plyc_bt_version->events_027 && !plyc_rt.json) {
+		/* 0.27: the output and a newline, an empty line for none */
+		fwrite(out ? out : "", 1, len, fp);
+		fputc('\n', fp);
+	} else if (b) {
 		plyc_bt_message(fp, "syscall", out ? out : "", len);
 	}
 	free(out);

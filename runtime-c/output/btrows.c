@@ -1,4 +1,4 @@
-/* bpftrace 0.17's rows of hist() and lhist() values, text and JSON
+/* bpftrace's rows of hist() and lhist() values, text and JSON
  * (plyc_btout.h), as its style prints them and as ply's prints a hist(). */
 #include <inttypes.h>
 #include <stdint.h>
@@ -158,15 +158,19 @@ void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v)
 	fputc('[', fp);
 	if (hist_span(v, plyc_agg_nbuckets(m), &first, &last, &top)) {
 		for (i = first; i <= last; i++) {
-			fputs(i > first ? ", {" : "{", fp);
+			fputs(i == first ? "{" : plyc_bt_version->json_compact ? ",{" : ", {", fp);
 			if (i == 0)
 				fputs("\"max\": -1, ", fp);
 			else if (i <= (2u << k))
 				fprintf(fp, "\"min\": %u, \"max\": %u, ", i - 1, i - 1);
-			else
-				fprintf(fp, "\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", ",
-					k ? plyc_bt_hist_low(i, k, NULL, NULL) : (uint64_t)1 << (i - 2),
-					k ? hist_k_max(i, k) : i - 1 < 64 ? ((uint64_t)1 << (i - 1)) - 1 : UINT64_MAX);
+			else {
+				fputs("\"min\": ", fp);
+				plyc_bt_json_int(fp, k ? plyc_bt_hist_low(i, k, NULL, NULL) : (uint64_t)1 << (i - 2), 0);
+				fputs(", \"max\": ", fp);
+				plyc_bt_json_int(fp, k ? hist_k_max(i, k)
+						       : i - 1 < 64 ? ((uint64_t)1 << (i - 1)) - 1 : UINT64_MAX, 0);
+				fputs(", ", fp);
+			}
 			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i) / cur_div);
 		}
 	}
@@ -186,7 +190,11 @@ static void lhist_bounds(char *label, size_t len, const struct plyc_map *m, uint
 	} else {
 		lhist_label(lo, sizeof(lo), plyc_lq_bound(m, i - 1));
 		lhist_label(hi, sizeof(hi), plyc_lq_bound(m, i));
-		snprintf(label, len, "[%s, %s)", lo, hi);
+		/* 0.27: a bucket of one value is [v] */
+		if (plyc_bt_version->lhist_single && plyc_lq_bound(m, i) - plyc_lq_bound(m, i - 1) == 1)
+			snprintf(label, len, "[%s]", lo);
+		else
+			snprintf(label, len, "[%s, %s)", lo, hi);
 	}
 }
 
@@ -212,7 +220,7 @@ void plyc_bt_lhist_json(FILE *fp, const struct plyc_map *m, const void *v)
 	fputc('[', fp);
 	if (hist_span(v, n, &first, &last, &top)) {
 		for (i = first; i <= last; i++) {
-			fputs(i > first ? ", {" : "{", fp);
+			fputs(i == first ? "{" : plyc_bt_version->json_compact ? ",{" : ", {", fp);
 			if (i == 0)
 				fprintf(fp, "\"max\": %" PRId64 ", ", plyc_lq_below(m->lq_min));
 			else if (i == n - 1)

@@ -1,12 +1,16 @@
 /* The one place that reads which output style a tracer has: its
  * operations are chosen here, once, before anything is printed. */
+#include "plyc_btout.h"
 #include "plyc_style.h"
 
 void plyc_output_select(enum plyc_style style, int report)
 {
 	static struct plyc_output_ops chosen;
 
-	chosen = style == PLYC_STYLE_BPFTRACE ? plyc_output_bpftrace : plyc_output_ply;
+	chosen = style == PLYC_STYLE_BPFTRACE || style == PLYC_STYLE_BPFTRACE017 ? plyc_output_bpftrace
+									     : plyc_output_ply;
+	/* which bpftrace: 0.27's output unless built for 0.17's */
+	plyc_bt_version = style == PLYC_STYLE_BPFTRACE017 ? &plyc_bt_017 : &plyc_bt_027;
 	/* bcc's report is printed in place of the style's exit dump */
 	if (report) {
 		chosen.report = plyc_output_bccreport.report;

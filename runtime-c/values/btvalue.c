@@ -1,4 +1,4 @@
-/* bpftrace 0.17's text and JSON of one value (plyc_btout.h): the bottom
+/* bpftrace's text and JSON of one value (plyc_btout.h): the bottom
  * layer its output style (output/bpftrace.c) prints with, and ply's for
  * the kinds only bpftrace's scripts make (user stacks, usym(), buf()).
  * Written from bpftrace's observed output; docs/bpftrace.md, "Output". */
@@ -16,6 +16,30 @@ static void bt_int(FILE *fp, const struct plyc_type *t, const void *data)
 	else
 		fprintf(fp, "%" PRIu64, plyc_load_uint(data, t->size));
 }
+
+/* bpftrace's versions' output (plyc_btout.h): the printers of output/ and
+ * of this layer read the tracer's (plyc_output_select sets it). */
+const struct plyc_bt_version plyc_bt_027 = {
+	.attached_on_stderr = 1,
+	.empty_map_silent = 1,
+	.hist_colon = ":",
+	.stats_braced = 1,
+	.lhist_single = 1,
+	.key_stack_indent = 8,
+	.json_compact = 1,
+	.bool_words = 1,
+	.enum_names = 1,
+	.json_typed = 1,
+	.events_027 = 1,
+	.empty_stack_newline = 1,
+};
+
+const struct plyc_bt_version plyc_bt_017 = {
+	.hist_colon = ": ",
+	.key_stack_indent = 4,
+};
+
+const struct plyc_bt_version *plyc_bt_version = &plyc_bt_027;
 
 /* buf(): printable bytes as they are, the others as \xNN */
 static void bt_buf(FILE *fp, const unsigned char *d, size_t n)
@@ -56,7 +80,8 @@ void plyc_bt_buf_format(FILE *fp, const void *data, size_t size, char mode)
  * offset even when 0) indented, perf's tab, address and symbol, or the
  * address alone (raw). A user stack holds its pid in the high 32 bits.
  * A stack that can't be read (no user stack in a kernel thread, no kernel
- * stack in a uprobe) prints nothing at all, as in bpftrace. */
+ * stack in a uprobe) prints nothing at all, as in bpftrace 0.17, or the
+ * newline alone, as 0.27. */
 static void bt_stack(FILE *fp, const struct plyc_type *t, const void *data, int indent)
 {
 	uint64_t ips[PLYC_STACK_DEPTH], v = plyc_load_uint(data, 8);
@@ -65,8 +90,11 @@ static void bt_stack(FILE *fp, const struct plyc_type *t, const void *data, int 
 	char sym[PLYC_KSYM_LEN];
 	size_t i;
 
-	if (id < 0 || plyc_stack_read_limit(id, PLYC_STACK_LIMIT(t), ips))
+	if (id < 0 || plyc_stack_read_limit(id, PLYC_STACK_LIMIT(t), ips)) {
+		if (plyc_bt_version->empty_stack_newline)
+			fputc('\n', fp);
 		return;
+	}
 	fputc('\n', fp);
 	if (user) {
 		plyc_print_ustack(fp, (uint32_t)(v >> 32), ips, PLYC_STACK_DEPTH, PLYC_STACK_MODE(t), indent);
@@ -268,6 +296,8 @@ void plyc_text_close_escaped(struct plyc_textbuf *b, FILE *fp)
  * their text (not JSON: its quirk, kept); a username is a string. */
 static int is_quoted(const struct plyc_type *t)
 {
+	if (plyc_bt_version->json_typed && (t->kind == PLYC_K_MAC || t->kind == PLYC_K_STRFTIME))
+		return 1;
 	return t->kind == PLYC_K_STR || t->kind == PLYC_K_SYM || t->kind == PLYC_K_STACK ||
 	       t->kind == PLYC_K_USTACK || t->kind == PLYC_K_USYM ||
 	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
@@ -276,16 +306,51 @@ static int is_quoted(const struct plyc_type *t)
 	       (t->kind == PLYC_K_INT && !is_int_size(t->size));
 }
 
+/* Whether a double holds x exactly: its set bits span at most 53. */
+static int double_exact(uint64_t x)
+{
+	while (x && !(x & 1))
+		x >>= 1;
+	return x < ((uint64_t)1 << 53);
+}
+
+void plyc_bt_json_int(FILE *fp, uint64_t x, int is_signed)
+{
+	uint64_t mag = is_signed && (int64_t)x < 0 ? -x : x;
+	const char *q = plyc_bt_version->json_typed && !double_exact(mag) ? "\"" : "";
+
+	if (is_signed)
+		fprintf(fp, "%s%" PRId64 "%s", q, (int64_t)x, q);
+	else
+		fprintf(fp, "%s%" PRIu64 "%s", q, x, q);
+}
+
 void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data)
 {
 	struct plyc_textbuf b;
+	uint32_t i, n;
 
+	if (t->kind == PLYC_K_INT && is_int_size(t->size)) {
+		plyc_bt_json_int(fp, t->is_signed ? (uint64_t)plyc_load_int(data, t->size)
+						  : plyc_load_uint(data, t->size), t->is_signed);
+		return;
+	}
+	if (t->kind == PLYC_K_BUF && plyc_bt_version->json_typed) {
+		/* 0.27: an array of the bytes (a u32 length, then them) */
+		n = (uint32_t)plyc_load_uint(data, 4);
+		n = n < t->size - 4 ? n : t->size - 4;
+		fputc('[', fp);
+		for (i = 0; i < n; i++)
+			fprintf(fp, "%s%u", i ? "," : "", ((const unsigned char *)data)[4 + i]);
+		fputc(']', fp);
+		return;
+	}
 	if (t->kind == PLYC_K_TUPLE) {
 		bt_tuple(fp, t, data, 8, 1);
 		return;
 	}
 	if (t->kind == PLYC_K_HEX) {    /* a pointer: its number, as bpftrace 0.27 writes it */
-		fprintf(fp, "%" PRIu64, plyc_load_uint(data, t->size));
+		plyc_bt_json_int(fp, plyc_load_uint(data, t->size), 0);
 		return;
 	}
 	if (t->kind == PLYC_K_ENUM) {   /* bpftrace 0.27 writes an enum value's number */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "plyc_btout.h"
 #include "plyc_rt.h"
 
 /* bpftrace reads /etc/passwd itself (no NSS): the first line whose third
@@ -123,12 +124,20 @@ const char *plyc_value_text(const struct plyc_type *t, const void *data, char *b
 		fmt = plyc_rt.time_formats ? plyc_rt.time_formats[t->width] : NULL;
 		return plyc_cgroup_path(plyc_load_uint(data, t->size), fmt ? fmt : "*", buf, len);
 	case PLYC_K_ENUM:
+		if (!plyc_bt_version->enum_names)
+			break;
 		return enum_text(t, plyc_load_int(data, t->size), buf, len);
 	case PLYC_K_BOOL:
+		if (!plyc_bt_version->bool_words)
+			break;
 		snprintf(buf, len, "%s", plyc_load_uint(data, t->size) ? "true" : "false");
 		return buf;
 	default:
-		snprintf(buf, len, "%" PRIu64, plyc_load_uint(data, t->size));
-		return buf;
+		break;
 	}
+	if (t->kind == PLYC_K_ENUM)
+		snprintf(buf, len, "%" PRId64, plyc_load_int(data, t->size));
+	else
+		snprintf(buf, len, "%" PRIu64, plyc_load_uint(data, t->size));
+	return buf;
 }

@@ -699,7 +699,7 @@ static void case_bpf(void)
 	/* bpftrace's zero(): the keys stay, their values are 0 */
 	ret = plyc_map_zero(&m);
 	fprintf(fp, "zeroed %d\n", ret);
-	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
+	plyc_output_select(PLYC_STYLE_BPFTRACE017, 0);
 	ret = plyc_map_dump(&m);
 	plyc_output_select(PLYC_STYLE_PLY, 0);
 	fprintf(fp, "dumped %d\n", ret);
@@ -761,11 +761,18 @@ static void case_bt_buf(void)
 	fclose(fp);
 }
 
+/* The dump as bpftrace 0.17 prints it (NAME), and as 0.27 does (NAME_027):
+ * a tracer's default, struct plyc_bt_version's differences. */
 static void bt_dump(const char *name, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
 		    int json)
 {
-	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
+	char name27[128];
+
+	plyc_output_select(PLYC_STYLE_BPFTRACE017, 0);
 	dump(name, m, ents, n, json);
+	snprintf(name27, sizeof(name27), "%s_027", name);
+	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
+	dump(name27, m, ents, n, json);
 	plyc_output_select(PLYC_STYLE_PLY, 0);
 }
 
@@ -1037,7 +1044,7 @@ static void case_bt_stats(void)
 
 /* Maps with nothing in them: a blank line (two for stats and avg), and a
  * key-less count() is 0; nothing in JSON. */
-static void case_bt_empty(void)
+static void bt_empty(enum plyc_style style, const char *name, const char *json_name)
 {
 	static const enum plyc_agg aggs[] = { PLYC_A_NONE, PLYC_A_SUM, PLYC_A_AVG, PLYC_A_STATS,
 					      PLYC_A_HIST, PLYC_A_COUNT };
@@ -1045,10 +1052,10 @@ static void case_bt_empty(void)
 		.name = "@e", .nkeys = 1, .keys = f_s32, .key_size = 4, .value = t_s64, .value_size = 8,
 		.nbuckets = PLYC_HIST_BUCKETS,
 	};
-	FILE *fp = open_case("bt_empty"), *js = open_case("bt_empty_json");
+	FILE *fp = open_case(name), *js = open_case(json_name);
 	size_t i;
 
-	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
+	plyc_output_select(style, 0);
 	for (i = 0; i < ARRAY_SIZE(aggs); i++) {
 		m.agg = aggs[i];
 		fprintf(fp, "%d:", (int)aggs[i]);
@@ -1068,6 +1075,32 @@ static void case_bt_empty(void)
 	fclose(js);
 }
 
+/* 0.17 prints them; 0.27 prints nothing of them */
+static void case_bt_empty(void)
+{
+	bt_empty(PLYC_STYLE_BPFTRACE017, "bt_empty", "bt_empty_json");
+	bt_empty(PLYC_STYLE_BPFTRACE, "bt_empty_027", "bt_empty_json_027");
+}
+
+/* 0.27's banner in JSON (its text goes to stderr) and exit banner */
+static void case_bt_events_027(void)
+{
+	FILE *fp = open_case("bt_events_027");
+	int json;
+
+	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
+	for (json = 1; json >= 0; json--) {
+		plyc_rt.json = json;
+		if (json)
+			plyc_bt_attached(fp, 2);
+		fputs("|", fp);
+		plyc_bt_exit_banner(fp);
+		fputs("|", fp);
+	}
+	plyc_output_select(PLYC_STYLE_PLY, 0);
+	fclose(fp);
+}
+
 /* print(): values, tuples, buffers, pointers, in bpftrace's style (and a few in
  * ply's); printf in JSON; the banner */
 static void case_bt_events(void)
@@ -1084,7 +1117,7 @@ static void case_bt_events(void)
 		*vt[] = { &five, ab, &neg };
 	int json;
 
-	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
+	plyc_output_select(PLYC_STYLE_BPFTRACE017, 0);
 	for (json = 0; json < 2; json++) {
 		plyc_rt.json = json;
 		plyc_bt_attached(fp, 1);
@@ -1128,7 +1161,7 @@ static void case_bt_top_div(void)
 	const char *const args[] = { "/bin/echo", "a", "b" };
 	size_t i;
 
-	plyc_output_select(PLYC_STYLE_BPFTRACE, 0);
+	plyc_output_select(PLYC_STYLE_BPFTRACE017, 0);
 	for (i = 0; i < 3; i++)
 		ents[i] = (struct plyc_entry){ &keys[i], &vals[i] };
 	plyc_bt_map_print_top(fp, &m, ents, 3, 2, 1);
@@ -1279,6 +1312,7 @@ int main(int argc, char **argv)
 	case_bt_lhist();
 	case_bt_stats();
 	case_bt_empty();
+	case_bt_events_027();
 	case_bt_events();
 	case_bt_top_div();
 	case_bt_inet();

@@ -14,6 +14,10 @@ from ..base import FrontEnd, Option, Settings
 __all__ = ["FRONTEND", "parse"]
 
 UNSAFE = Option("unsafe", "allow bpftrace's unsafe functions (system, signal, override) in the tracer")
+# Which bpftrace's output the tracer prints (docs/bpftrace.md, "Against
+# bpftrace 0.27"): today's by default, Debian 12's for those comparing with it.
+OUTPUT = Option("bpftrace-output", "print as this bpftrace version does", choices=("0.27", "0.17"))
+STYLES = {"0.27": "bpftrace", "0.17": "bpftrace017"}
 
 
 def parse(source: str, filename: str = "<script>"):
@@ -30,10 +34,13 @@ def _lower(program, s: Settings):
         print(f"plyc: warning: {warning}", file=sys.stderr)
     # Strings are bpftrace's 64 bytes (or the script's config block's
     # max_strlen), not --strsize: as bpftrace.
+    version = s.options.get("bpftrace-output") or OUTPUT.choices[0]
     prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False),
-                 include_dirs=s.include_dirs, include_files=s.include_files)
-    prog.style = "bpftrace"     # the tracer prints as bpftrace does (runtime-c/output/bpftrace.c)
+                 include_dirs=s.include_dirs, include_files=s.include_files, version=version)
+    # the tracer prints as that bpftrace does (runtime-c/output/bpftrace.c):
+    # the style reaches the runtime's output selection (output/select.c)
+    prog.style = STYLES[version]
     return prog
 
 
-FRONTEND = FrontEnd("bpftrace", (".bt",), parse, _lower, options=(UNSAFE,), c_headers=True)
+FRONTEND = FrontEnd("bpftrace", (".bt",), parse, _lower, options=(UNSAFE, OUTPUT), c_headers=True)

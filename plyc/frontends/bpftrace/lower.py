@@ -254,14 +254,17 @@ PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.o
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
           strsize: int = 64, build_env: Optional[dict] = None, unsafe: bool = False,
-          include_dirs: tuple = (), include_files: tuple = ()) -> ir.Program:
+          include_dirs: tuple = (), include_files: tuple = (), version: str = "0.27") -> ir.Program:
     """The IR of a bpftrace program; strings are 64 bytes, as bpftrace's
     BPFTRACE_STRLEN default. build_env: the build machine's environment
-    (where kernel headers are: headers.py)."""
+    (where kernel headers are: headers.py). version: the bpftrace whose
+    output the tracer prints (`--bpftrace-output`), where a value's
+    lowering differs (`func` in a uretprobe)."""
     st = Lowering(program, strsize, btf_path, arch)
     st.build_env = {} if build_env is None else build_env
     st.include_dirs, st.include_files = tuple(include_dirs), tuple(include_files)
     st.unsafe = unsafe
+    st.version = version
     passes.run(PASSES, st)
     return st.ir
 
@@ -660,6 +663,10 @@ class Typer(Sema):
     def expr_Ident(self, e: A.Ident):
         name = stdlib.builtin_name(e.name)
         const = self.st.preamble.constants.get(name)
+        if const is None and name in ("true", "false"):
+            # bpftrace's bool literals (before the kernel's enum { false, true }
+            # would read them as its int enumerators)
+            return ir.IntConst(int(name == "true"), type=as_bool(T.Int(1, False)), span=e.span)
         if const is not None:
             node = self.expr(const)
             if name in self.st.cdefs.enum_of:       # an enumerator prints as its name, as in 0.27
@@ -726,7 +733,8 @@ class Typer(Sema):
         if how == "func_ip" and (symbol or globbed):
             # as in a kprobe glob, an exact name sharing the body too
             return fargs.func_ip(e.span)
-        if how == "user_return":
+        if how == "user_return" and (self.st.version == "0.17" or globbed):
+            # 0.17's: the function it returns into; 0.27's glob too (plyc's)
             return stacks.uretprobe_func(self, e.span)
         if how == "user" and globbed:
             return stacks.uprobe_func(self, e.span)
