@@ -75,40 +75,19 @@ def parse_map(text: str) -> tuple:
 NOT_IN_FILE = (".bss", ".tbss", ".comment", ".shstrtab", ".symtab", ".strtab")
 
 
-def string_sections(path: str, member) -> int:
-    """The bytes of .rodata.str*/.rodata.cst* sections in an object (an
-    archive's member), before the link merges them."""
-    if member:
-        data = subprocess.run(["ar", "p", path, member], capture_output=True).stdout
-    else:
-        data = Path(path).read_bytes()
-    return sum(size for name, size in elf_sections(data) if name.startswith((".rodata.str", ".rodata.cst")))
-
-
-def elf_sections(data: bytes) -> list:
-    import struct
-    if data[:4] != b"\x7fELF":
-        return []
-    is64, end = data[4] == 2, "<" if data[5] == 1 else ">"
-    if is64:
-        shoff, = struct.unpack_from(end + "Q", data, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", data, 0x3A)
-    else:
-        shoff, = struct.unpack_from(end + "I", data, 0x20)
-        shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", data, 0x2E)
-    heads = []
-    for i in range(shnum):
-        o = shoff + i * shentsize
-        if is64:
-            name, typ, _, _, off, size = struct.unpack_from(end + "IIQQQQ", data, o)
-        else:
-            name, typ, _, _, off, size = struct.unpack_from(end + "IIIIII", data, o)
-        heads.append((name, typ, off, size))
-    stroff = heads[shstrndx][2]
-    out = []
-    for name, typ, off, size in heads:
-        n = data[stroff + name:data.index(b"\0", stroff + name)].decode()
-        out.append((n, size if typ != 8 else 0))     # SHT_NOBITS takes no bytes
+def string_sections(path: str) -> dict:
+    """{archive member or None: bytes of its .rodata.str*/.rodata.cst*
+    sections}, before the link merges them (llvm-size reads every target's
+    ELF)."""
+    text = subprocess.run(["llvm-size", "-A", path], capture_output=True, text=True).stdout
+    out, member = {}, None
+    for line in text.splitlines():
+        head = re.match(r"^(\S+)\s+\(ex .*\):$", line)
+        if head:
+            member = os.path.basename(head.group(1))
+        words = line.split()
+        if len(words) == 3 and words[0].startswith((".rodata.str", ".rodata.cst")) and words[1].isdigit():
+            out[member] = out.get(member, 0) + int(words[1])
     return out
 
 
@@ -131,12 +110,14 @@ def pieces(map_text: str) -> dict:
         got[piece_of(path)] += size
         files.add((path, member))
     # the merged strings, shared out by each kept object's string sections
-    share = {}
+    share, read = {}, {}
     for path, member in files:
-        try:
-            n = string_sections(path, member)
-        except OSError:
-            n = 0
+        if path not in read:
+            try:
+                read[path] = string_sections(path)
+            except OSError:
+                read[path] = {}
+        n = read[path].get(member and os.path.basename(member), 0)
         if n:
             p = piece_of(path)
             share[p] = share.get(p, 0) + n
