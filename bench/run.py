@@ -41,6 +41,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import bpftrace_sid  # noqa: E402
 import desk  # noqa: E402  (the desk section: one-liners against bpftrace -e)
+import sizes  # noqa: E402  (where a musl tracer's bytes go, by target)
 # plyc-musl: the same plyc tracer linked with musl (--libc musl) instead of glibc.
 # plyc-bt: plyc's tracer built from the bpftrace script (workloads/NAME.bt).
 # bpftrace: Debian 12's, 0.17. bpftrace-0.27: Debian sid's, from a chroot.
@@ -881,9 +882,18 @@ def main(argv=None) -> int:
     ap.add_argument("--desk-only", action="store_true",
                     help="only the desk section: one-liners against bpftrace -e (bench/desk.py)")
     ap.add_argument("--no-desk", action="store_true", help="leave the desk section out")
+    ap.add_argument("--sizes-only", action="store_true",
+                    help="only the sizes section: where a musl tracer's bytes go, by target (bench/sizes.py)")
     args = ap.parse_args(argv)
     if args.desk_only:
         return desk_only(args)
+    if args.sizes_only:
+        res = {"meta": {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                        "profile": "sizes"}, "sizes": run_sizes()}
+        out = write_results(res, Path(args.out))
+        print_sizes(res["sizes"])
+        print(f"\n(results in {out})")
+        return 0
 
     cfg = dict(PROFILES["smoke" if args.smoke else "quick" if args.quick else "full"])
     if args.reps:
@@ -1039,15 +1049,43 @@ def main(argv=None) -> int:
         res["goals"] += res["desk"]["goals"]
     res["meta"]["elapsed_s"] = time.monotonic() - started
 
+    if not args.smoke and "plyc-musl" in tools:
+        res["sizes"] = run_sizes()
     out = write_results(res, Path(args.out))
     print_tables(res)
     if "desk" in res:
         desk.print_tables(res["desk"])
+    if "sizes" in res:
+        print_sizes(res["sizes"])
     if noted:
         print(f"\nnote: other processes had BPF programs attached during {len(noted)} of the measurements "
               f"(see meta.foreign_attachments): those figures are noisier")
     print(f"\n(results in {out}; {res['meta']['elapsed_s']:.0f} s)")
     return 0
+
+
+def run_sizes() -> dict:
+    """The sizes section: examples/syscall-count.ply's musl tracer for every
+    target, its bytes by piece (bench/sizes.py); a target that fails to
+    build is an "error" entry."""
+    out = {}
+    for t in plyc_targets():
+        log(f"bench: sizes: {t}")
+        try:
+            out[t] = sizes.measure(sizes.EXAMPLE, t)
+        except (RuntimeError, OSError) as err:
+            out[t] = {"error": str(err)[-500:]}
+    return out
+
+
+def print_sizes(res: dict):
+    ok = {t: r for t, r in res.items() if "error" not in r}
+    print("\n## Where a musl tracer's bytes go (examples/syscall-count.ply, stripped; bench/sizes.py)\n")
+    if ok:
+        print(sizes.table(ok))
+    for t, r in res.items():
+        if "error" in r:
+            print(f"note: {t}: {r['error'].splitlines()[-1] if r['error'] else 'failed'}")
 
 
 def write_results(res: dict, out: Path) -> Path:

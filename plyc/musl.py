@@ -65,6 +65,16 @@ SIZE_CFLAGS = ["-Os", "-ffunction-sections", "-fdata-sections", "-fno-asynchrono
                "-fno-unwind-tables"]
 SIZE_LDFLAGS = ["-Wl,--gc-sections"]
 
+# A target's linker scripts (runtime-c/compat/), beside lld's own: MIPS's
+# .pdr records are a tenth of its tracers and nothing reads them. Apart
+# from TARGETS, so that the libraries' recipe (prefix()) is unchanged.
+LINK_SCRIPTS = {t: ("discard-pdr.ld",) for t in ("mipsel", "mips", "mips64el")}
+
+
+def link_flags(target: str, runtime: Path) -> list:
+    """The musl link's flags for target; runtime: runtime-c's folder."""
+    return [*SIZE_LDFLAGS, *(f"-Wl,-T,{runtime / 'compat' / s}" for s in LINK_SCRIPTS.get(target, ()))]
+
 SOURCE_PACKAGES = ("libbpf", "elfutils", "zlib")
 SUITE = "bookworm"
 ARCHIVE = "http://deb.debian.org/debian"

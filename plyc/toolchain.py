@@ -241,7 +241,7 @@ class Toolchain:
         cc = musl.cc(target)
         root = musl.prepare(target, verbose)
         return cls(target, verbose, clang, cc, cflags=[f"-I{root / 'include'}"],
-                   ldflags=list(musl.SIZE_LDFLAGS), libs=[f"-L{root / 'lib'}", *LIBS], ar=[cc[0], "ar"],
+                   ldflags=musl.link_flags(target, runtime_dir()), libs=[f"-L{root / 'lib'}", *LIBS], ar=[cc[0], "ar"],
                    libc="musl", opt=list(musl.SIZE_CFLAGS),
                    compat=[runtime_dir() / "compat" / f for f in musl.TARGETS[target].compat])
 

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Where a tracer's bytes go: the link of a plyc build done again with the
+linker's map (lld's --print-map: zig's cc, so the musl tracers), each
+input section of the file (not .bss) given to the piece whose archive or
+object it came from. Merged strings and constants (lld's `<internal>`
+sections) name no file: they are shared out in proportion to the string
+sections of the objects the link kept, read from those objects.
+
+    python3 bench/sizes.py [--target T ...] [SCRIPT]     a table per target
+
+Standard library only; bench/run.py calls pieces() for `make bench`."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "syscall-count.ply"
+
+# The pieces, in the order of the table: (name, test on an input file's path).
+PIECES = (
+    ("libbpf", lambda f: f.endswith("/libbpf.a")),
+    ("libelf", lambda f: f.endswith("/libelf.a")),
+    ("zlib", lambda f: f.endswith("/libz.a")),
+    ("plyc's runtime", lambda f: f.endswith("/libplycrt.a") or f.endswith("/libplyccompat.a")),
+    # NAME.obj.c, compiled by the link (by zig into its cache)
+    ("BPF object (+ BTF)", lambda f: ".obj." in os.path.basename(f)),
+    ("C library (musl, compiler-rt)", lambda f: "/zig/" in f or f.endswith(("/libc.a", "crt1.o", "crti.o", "crtn.o"))),
+    ("generated loader", lambda f: f.endswith(".o")),
+)
+MERGED = "merged strings and constants"
+# lld's map: VMA LMA Size Align, then the output section (column 5) or an
+# input section (indented further) or a symbol (further still).
+LINE = re.compile(r"^\s*([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+(\d+)( +)(\S.*)$")
+
+
+def piece_of(path: str) -> str:
+    for name, test in PIECES:
+        if test(path):
+            return name
+    return "other"
+
+
+def parse_map(text: str) -> tuple:
+    """{output section: size} of the sections in the file, and
+    [(input file, archive member or None, section, size)] of their input
+    sections."""
+    outs, ins, current = {}, [], None
+    lines = text.splitlines()
+    # the columns: the output section's name starts where "Out" does
+    head = next(i for i, l in enumerate(lines) if "VMA" in l and "Out" in l)
+    out_col, in_col = lines[head].index("Out"), lines[head].index("In ")
+    for line in lines[head + 1:]:
+        m = LINE.match(line)
+        if not m:
+            continue
+        col, size, what = m.start(6), int(m.group(3), 16), m.group(6)
+        if col == out_col:
+            current = what
+            outs[current] = size
+        elif col == in_col and current:
+            fm = re.match(r"^(.*?)(?:\((.*?)\))?:\((.*)\)$", what)
+            if fm:
+                ins.append((current, fm.group(1), fm.group(2), fm.group(3), size))
+    return outs, ins
+
+
+# What the file holds: allocated sections with contents (.bss is not in it).
+NOT_IN_FILE = (".bss", ".tbss", ".comment", ".shstrtab", ".symtab", ".strtab")
+
+
+def string_sections(path: str) -> dict:
+    """{archive member or None: bytes of its .rodata.str*/.rodata.cst*
+    sections}, before the link merges them (llvm-size reads every target's
+    ELF)."""
+    text = subprocess.run(["llvm-size", "-A", path], capture_output=True, text=True).stdout
+    out, member = {}, None
+    for line in text.splitlines():
+        head = re.match(r"^(\S+)\s+\(ex .*\):$", line)
+        if head:
+            member = os.path.basename(head.group(1))
+        words = line.split()
+        if len(words) == 3 and words[0].startswith((".rodata.str", ".rodata.cst")) and words[1].isdigit():
+            out[member] = out.get(member, 0) + int(words[1])
+    return out
+
+
+def pieces(map_text: str) -> dict:
+    """{piece: bytes in the file}, with "sections" {output section: bytes}."""
+    outs, ins = parse_map(map_text)
+    got = {name: 0 for name, _ in PIECES}
+    got["other"] = 0
+    merged = 0
+    files = set()
+    for sect, path, member, _insect, size in ins:
+        if sect.startswith(NOT_IN_FILE):
+            continue
+        if path == "<internal>":
+            if sect.startswith(".rodata"):
+                merged += size
+            else:
+                got["other"] += size     # .eh_frame_hdr, .got ...: the link's own
+            continue
+        got[piece_of(path)] += size
+        files.add((path, member))
+    # the merged strings, shared out by each kept object's string sections
+    share, read = {}, {}
+    for path, member in files:
+        if path not in read:
+            try:
+                read[path] = string_sections(path)
+            except OSError:
+                read[path] = {}
+        n = read[path].get(member and os.path.basename(member), 0)
+        if n:
+            p = piece_of(path)
+            share[p] = share.get(p, 0) + n
+    total = sum(share.values())
+    if total:
+        for p, n in share.items():
+            got[p] += merged * n // total
+        got["other"] += merged - sum(merged * n // total for n in share.values())
+    else:
+        got["other"] += merged
+    got = {k: v for k, v in got.items() if v or k != "other"}
+    got["sections"] = {k: v for k, v in outs.items() if not k.startswith(NOT_IN_FILE)}
+    return got
+
+
+def link_map(script: Path, target: str, libc: str = "musl", env=None) -> tuple:
+    """Build script's tracer for target and link it again with the map:
+    (the tracer's size in bytes, the map's text)."""
+    with tempfile.TemporaryDirectory(prefix="plyc-sizes-") as tmp:
+        keep, out = Path(tmp) / "keep", Path(tmp) / "tracer"
+        proc = subprocess.run([sys.executable, "-m", "plyc", "build", "-q", "-v", "--keep", str(keep),
+                               "--target", target, "--libc", libc, str(script), "-o", str(out)],
+                              capture_output=True, text=True, cwd=ROOT, env=env)
+        if proc.returncode != 0:
+            raise RuntimeError((proc.stderr or proc.stdout).strip()[-2000:])
+        link = [l[2:] for l in proc.stdout.splitlines() if l.startswith("+ ") and " -static " in l][-1]
+        argv = shlex.split(link)
+        workdir = os.path.dirname(argv[argv.index("-o") + 1])
+        argv = [a.replace(workdir, str(keep)) for a in argv]
+        argv[argv.index("-o") + 1] = str(Path(tmp) / "relinked")
+        m = subprocess.run([*argv, "-Wl,--print-map"], capture_output=True, text=True, cwd=keep)
+        if m.returncode != 0:
+            raise RuntimeError(m.stderr.strip()[-2000:])
+        size = out.stat().st_size
+        if (Path(tmp) / "relinked").stat().st_size != size:
+            raise RuntimeError("the link done again is not the tracer plyc wrote")
+        return size, m.stdout
+
+
+def table(results: dict) -> str:
+    """A markdown table: a row per piece, a column per target."""
+    targets = list(results)
+    names = [n for n, _ in PIECES] + ["other"]
+    rows = ["| piece | " + " | ".join(targets) + " |", "|---|" + "---:|" * len(targets)]
+    for n in names + ["total"]:
+        cells = []
+        for t in targets:
+            r = results[t]
+            v = r.get("size") if n == "total" else r["pieces"].get(n)
+            cells.append(f"{v:,}" if isinstance(v, int) else "")
+        rows.append(f"| {n} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def measure(script: Path, target: str, libc: str = "musl") -> dict:
+    """{"size": the tracer's bytes, "pieces": {piece: bytes}, "sections":
+    {output section: bytes}} of script's tracer for target."""
+    size, text = link_map(script, target, libc)
+    p = pieces(text)
+    sections = p.pop("sections")
+    return {"size": size, "pieces": p, "sections": sections}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--target", action="append", help="a target (again for more; default x86_64)")
+    ap.add_argument("script", nargs="?", default=str(EXAMPLE))
+    args = ap.parse_args(argv)
+    results = {}
+    for t in args.target or ["x86_64"]:
+        try:
+            results[t] = measure(Path(args.script).resolve(), t)
+        except (RuntimeError, OSError) as err:
+            print(f"{t}: {err}", file=sys.stderr)
+    if results:
+        print(table(results))
+    return 0 if results else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
