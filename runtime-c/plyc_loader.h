@@ -210,8 +210,9 @@ void plyc_report_loop_caps(const struct plyc_program *prog, struct bpf_object *o
  * (5.10; BEGIN and END's way), and has uprobes (their fallback). */
 int plyc_test_run_works(void);
 int plyc_uprobes_available(void);
-/* --info: what of the kernel the tracer uses here, and its fallbacks. */
-int plyc_info(const struct plyc_program *prog, const char *btf, FILE *fp);
+/* --info: what of the kernel the tracer uses here, and its fallbacks, on
+ * fp (whose errors its caller checks). */
+void plyc_info(const struct plyc_program *prog, const char *btf, FILE *fp);
 int plyc_once_prepare(const struct plyc_program *prog, struct bpf_object *obj);
 int plyc_once_run(const struct plyc_program *prog, struct bpf_object *obj, const struct plyc_provider *which);
 

@@ -80,7 +80,7 @@ static int kprobes_here(void)
 	return !access(path, F_OK);
 }
 
-int plyc_info(const struct plyc_program *P, const char *btf_file, FILE *fp)
+void plyc_info(const struct plyc_program *P, const char *btf_file, FILE *fp)
 {
 	struct utsname u;
 	const char *on = NULL;
@@ -130,5 +130,4 @@ int plyc_info(const struct plyc_program *P, const char *btf_file, FILE *fp)
 		"no kprobes here");
 	fprintf(fp, "  'probe' and fields in wildcards: %s\n", cookies ? "BPF cookies" :
 		"refused (no BPF cookies, Linux 5.15)");
-	return 0;
 }
