@@ -128,32 +128,21 @@ void plyc_request_exit(long long code)
 /* printf output: straight to the output in text mode; in JSON mode
  * collected and written as one line by the style (ply's {"printf": "..."},
  * bpftrace's {"type": "printf", "data": "..."}). */
-static char *text_buf;
-static size_t text_len;
+static struct plyc_textbuf text;
 
 FILE *plyc_text_begin(void)
 {
-	FILE *fp;
-
-	if (!plyc_rt.json)
-		return plyc_rt.out;
-	fp = open_memstream(&text_buf, &text_len);
-	if (!fp)
-		plyc_fmt_failed(errno);
-	return fp;
+	return plyc_rt.json ? plyc_text_open(&text) : plyc_rt.out;
 }
 
 void plyc_text_end(FILE *fp)
 {
 	if (!plyc_rt.json || !fp)
 		return;
-	if (fclose(fp))
-		plyc_fmt_failed(errno);
-	else
-		plyc_rt.output->json_printf(plyc_rt.out, text_buf ? text_buf : "", text_len);
-	free(text_buf);
-	text_buf = NULL;
-	text_len = 0;
+	if (!plyc_text_close(&text))
+		plyc_rt.output->json_printf(plyc_rt.out, text.s, text.len);
+	free(text.s);
+	text.s = NULL;
 }
 
 static void usage(FILE *fp)

@@ -247,20 +247,10 @@ void plyc_bt_json_escape(FILE *fp, const char *s, size_t n)
 	}
 }
 
-FILE *plyc_text_open(struct plyc_textbuf *b)
-{
-	b->s = NULL;
-	b->len = 0;
-	b->fp = open_memstream(&b->s, &b->len);
-	return b->fp;
-}
-
 void plyc_text_close_escaped(struct plyc_textbuf *b, FILE *fp)
 {
-	if (!b->fp)
-		return;
-	fclose(b->fp);
-	plyc_bt_json_escape(fp, b->s ? b->s : "", b->len);
+	if (!plyc_text_close(b))
+		plyc_bt_json_escape(fp, b->s, b->len);
 	free(b->s);
 }
 
