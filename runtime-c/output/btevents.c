@@ -8,27 +8,20 @@
 
 #include "plyc_btout.h"
 
-static char *act_text;
-static size_t act_len;
+static struct plyc_textbuf act_text;
 
 FILE *plyc_bt_act_begin(void)
 {
-	FILE *fp = open_memstream(&act_text, &act_len);
-
-	if (!fp)
-		plyc_fmt_failed(errno);
-	return fp;
+	return plyc_text_open(&act_text);
 }
 
 void plyc_bt_act_end(FILE *fp, void (*act)(FILE *out, const char *text))
 {
-	if (fclose(fp))
-		plyc_fmt_failed(errno);
-	else
-		act(plyc_rt.out, act_text ? act_text : "");
-	free(act_text);
-	act_text = NULL;
-	act_len = 0;
+	(void)fp;   /* act_text.fp, from plyc_bt_act_begin */
+	if (!plyc_text_close(&act_text))
+		act(plyc_rt.out, act_text.s);
+	free(act_text.s);
+	act_text.s = NULL;
 }
 
 /* bpftrace's default for BPFTRACE_MAX_CAT_BYTES (0.17: BPFTRACE_CAT_BYTES_MAX),
@@ -74,9 +67,9 @@ void plyc_bt_cat(FILE *fp, const char *path)
 void plyc_bt_system(FILE *fp, const char *cmd)
 {
 	char chunk[4096];
-	char *out = NULL;
-	size_t len = 0, n;
-	FILE *pipe, *b;
+	struct plyc_textbuf out;
+	size_t n;
+	FILE *pipe;
 
 	/* what was printed before comes before the command's output */
 	fflush(fp);
@@ -85,14 +78,12 @@ void plyc_bt_system(FILE *fp, const char *cmd)
 		fprintf(stderr, "ERROR: cannot run '%s': %s\n", cmd, strerror(errno));
 		return;
 	}
-	b = open_memstream(&out, &len);
+	plyc_text_open(&out);
 	while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
-		if (b)
-			fwrite(chunk, 1, n, b);
+		if (out.fp)
+			fwrite(chunk, 1, n, out.fp);
 	pclose(pipe);
-	if (b) {
-		fclose(b);
-		plyc_bt_message(fp, "syscall", out ? out : "", len);
-	}
-	free(out);
+	if (!plyc_text_close(&out))
+		plyc_bt_message(fp, "syscall", out.s, out.len);
+	free(out.s);
 }
