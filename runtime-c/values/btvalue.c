@@ -254,15 +254,17 @@ void plyc_text_close_escaped(struct plyc_textbuf *b, FILE *fp)
 	free(b->s);
 }
 
-/* bpftrace 0.17 writes macaddr() and strftime() values unquoted, as
- * their text (not JSON: its quirk, kept); a username is a string. */
+/* Text kinds are JSON strings, but bpftrace 0.17 writes macaddr() and
+ * strftime() values unquoted, as their text (not JSON: its quirk, kept),
+ * a bool is JSON's true or false (and an enum its number, below). */
 static int is_quoted(const struct plyc_type *t)
 {
+	if (plyc_kind_is_text(t->kind))
+		return t->kind != PLYC_K_MAC && t->kind != PLYC_K_STRFTIME && t->kind != PLYC_K_BOOL &&
+		       t->kind != PLYC_K_ENUM;
 	return t->kind == PLYC_K_STR || t->kind == PLYC_K_SYM || t->kind == PLYC_K_STACK ||
 	       t->kind == PLYC_K_USTACK || t->kind == PLYC_K_USYM ||
 	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
-	       t->kind == PLYC_K_USERNAME || t->kind == PLYC_K_ERRNO || t->kind == PLYC_K_SIGNAL ||
-	       t->kind == PLYC_K_SYSCALL || t->kind == PLYC_K_CGROUP_PATH ||
 	       (t->kind == PLYC_K_INT && !is_int_size(t->size));
 }
 
