@@ -107,8 +107,8 @@ static void hist_k_label(char *buf, size_t len, uint32_t i, uint32_t k)
 	snprintf(buf, len, "%" PRIu64 "%.1s", mult << (power % 10), &"\0KMGTPE"[power / 10]);
 }
 
-/* hist(x, k)'s largest value in bucket i: one less than the next one's
- * least, the top bucket's 2^64 - 1 */
+/* hist(x, k)'s largest value in bucket i (k = 0: hist(x)'s): one less
+ * than the next one's least, the top bucket's 2^64 - 1 */
 static uint64_t hist_k_max(uint32_t i, uint32_t k)
 {
 	uint64_t next = plyc_bt_hist_low(i + 1, k, NULL, NULL);
@@ -165,8 +165,7 @@ void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v)
 				fprintf(fp, "\"min\": %u, \"max\": %u, ", i - 1, i - 1);
 			else
 				fprintf(fp, "\"min\": %" PRIu64 ", \"max\": %" PRIu64 ", ",
-					k ? plyc_bt_hist_low(i, k, NULL, NULL) : (uint64_t)1 << (i - 2),
-					k ? hist_k_max(i, k) : i - 1 < 64 ? ((uint64_t)1 << (i - 1)) - 1 : UINT64_MAX);
+					plyc_bt_hist_low(i, k, NULL, NULL), hist_k_max(i, k));
 			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i) / cur_div);
 		}
 	}
