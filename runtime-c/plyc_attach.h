@@ -37,6 +37,14 @@ void plyc_detach_in_background(struct plyc_links *links);
 /* A program that returns 0, of this type (its fd, or -errno): enough to ask
  * the kernel whether it loads, runs or attaches a kind of program. */
 int plyc_load_trivial(enum bpf_prog_type type, struct bpf_prog_load_opts *opts);
+/* Whether a trivial fentry (fexit) program reading the context words of
+ * mask (bit n: ctx[n]; with cookie, its BPF cookie too) loads for BTF
+ * function id (of module BTF object btf_fd, else -1: vmlinux) and attaches:
+ * 0, else the errno. BTF alone doesn't say (arm64 got trampolines in 6.0,
+ * 32-bit ARM has none), nor which arguments the verifier lets a program
+ * read (5.10 refuses one that points to other than a struct). The kprobe
+ * and kfunc providers' test, and --info's. */
+int plyc_trampoline_takes(int id, int btf_fd, int fexit, uint64_t mask, int cookie);
 /* "script:LINE: error: SPEC: message" on stderr (while a probe that may be
  * left out is resolved, missing_probes's warning or nothing); returns -1. */
 int plyc_probe_error(const struct plyc_program *prog, const struct plyc_probe *pr, const char *fmt, ...)

@@ -73,14 +73,9 @@ void plyc_bt_json_value(FILE *fp, const struct plyc_type *t, const void *data);
 void plyc_bt_json_int(FILE *fp, uint64_t x, int is_signed);
 /* A string's bytes up to a NUL or n, escaped as bpftrace's JSON does. */
 void plyc_bt_json_escape(FILE *fp, const char *s, size_t n);
-/* Text written into b.fp (when open) between these two, then escaped
- * into fp as one JSON string's contents (a key's members, a quoted value). */
-struct plyc_textbuf {
-	char *s;
-	size_t len;
-	FILE *fp;
-};
-FILE *plyc_text_open(struct plyc_textbuf *b);
+/* Text written into b.fp (when open) between plyc_text_open (plyc_rt.h)
+ * and this, then escaped into fp as one JSON string's contents (a key's
+ * members, a quoted value). */
 void plyc_text_close_escaped(struct plyc_textbuf *b, FILE *fp);
 
 /* Rows of a hist() value (PLYC_HIST_BUCKETS counts) and of an lhist()

@@ -156,6 +156,9 @@ void plyc_text_end(FILE *fp);
 
 /* tracefs.c */
 const char *plyc_tracefs(void);
+/* Whether this kernel has kind's probes ("kprobe", "uprobe"): through the
+ * perf PMU (4.17+) or tracefs's KIND_events, as libbpf tries them. */
+int plyc_probe_pmu_available(const char *kind);
 /* Offset and size of a field in group/event's format; 0, or -errno. */
 int plyc_tp_field(const char *group, const char *event, const char *field,
 		  uint32_t *offset, uint32_t *size);
@@ -208,11 +211,11 @@ void plyc_report_loop_caps(const struct plyc_program *prog, struct bpf_object *o
  * uprobe on the tracer itself), settled before load; then running every
  * probe of one kind, in order. 0, or -1 once told. */
 /* Whether this kernel runs a raw tracepoint program by BPF_PROG_TEST_RUN
- * (5.10; BEGIN and END's way), and has uprobes (their fallback). */
+ * (5.10; BEGIN and END's way; their fallback is a uprobe). */
 int plyc_test_run_works(void);
-int plyc_uprobes_available(void);
-/* --info: what of the kernel the tracer uses here, and its fallbacks. */
-int plyc_info(const struct plyc_program *prog, const char *btf, FILE *fp);
+/* --info: what of the kernel the tracer uses here, and its fallbacks, on
+ * fp (whose errors its caller checks). */
+void plyc_info(const struct plyc_program *prog, const char *btf, FILE *fp);
 int plyc_once_prepare(const struct plyc_program *prog, struct bpf_object *obj);
 int plyc_once_run(const struct plyc_program *prog, struct bpf_object *obj, const struct plyc_provider *which);
 /* Whether BEGIN and END are the program's only probes */

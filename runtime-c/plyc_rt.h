@@ -205,10 +205,24 @@ int plyc_fmt_int(int v);
  * plyc_rt.fmt_errno, and the output then fails as a failed write does:
  * the run stops, the tracer exits 1 saying why (io/outfile.c). */
 void plyc_fmt_failed(int err);
+/* Text formatted into memory (cat()'s, printf's JSON line, a key's
+ * members...): plyc_text_open gives the stream, b->fp, NULL when it could
+ * not be made; plyc_text_close closes it: 0 with the text in b->s (never
+ * NULL) and b->len, or -1. Either failure is kept (plyc_fmt_failed), as a
+ * failed write's. The caller frees b->s, whatever became of it. */
+struct plyc_textbuf {
+	char *s;
+	size_t len;
+	FILE *fp;
+};
+FILE *plyc_text_open(struct plyc_textbuf *b);
+int plyc_text_close(struct plyc_textbuf *b);
 
 /* Default format of one value, no trailing newline: the style's
  * (plyc_style.h; bpftrace's is plyc_bt_value). */
 void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data);
+/* The same padded whole to width (printf's %Ns of a tuple; left: %-Ns). */
+void plyc_print_value_padded(FILE *fp, int left, int width, const struct plyc_type *t, const void *data);
 /* print()'s line of n values (n >= 1), text or -f json: the style's. */
 void plyc_print(FILE *fp, const struct plyc_type *const *types, const void *const *vals, int n);
 /* ply's (values/plyvalue.c). */

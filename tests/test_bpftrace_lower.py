@@ -1044,7 +1044,9 @@ def test_hist_with_buckets_per_power_of_two():
     # (65 - k) * 2^k buckets above the negative one: k is read back from it
     assert res["@h"].nbuckets == 253 and res["@g"].nbuckets == 66
     c = driver.compile_source('BEGIN { @h = hist(1, 2); @g = hist(2); }', "tool.bt", driver.Options()).generated.bpf_c
-    assert "plyc_bt_hist_bucket_k((__u64)(" in c and ", 1, 2);" in c and "plyc_bt_hist_bucket((__u64)(" in c
+    # hist(x) is hist(x, 0): one bucket function
+    assert "plyc_bt_hist_bucket_k((__u64)(" in c and ", 1, 2);" in c and ", 1, 0);" in c
+    assert "plyc_bt_hist_bucket(" not in c
     assert "hist: bits 6 must be 0..5" in err('BEGIN { @h = hist(1, 6); }')
     assert "Different bits in a single hist unsupported" in err('BEGIN { @h = hist(1, 1); @h = hist(1, 2); }')
     assert "hist()'s second argument must be a constant integer" in err('BEGIN { $k = 1; @h = hist(1, $k); }')

@@ -60,6 +60,30 @@ def definitions(code: str) -> tuple:
     return defined, static
 
 
+def function_lengths(code: str) -> dict:
+    """{function defined at the top level: its lines, from the line of its
+    opening brace to that of its closing one}."""
+    lengths, depth, start, opened = {}, 0, 0, None
+    for m in re.finditer(r"[{};]", code):
+        if m.group(0) == "{":
+            if depth == 0:
+                head = code[start:m.start()]
+                fn = re.search(r"\b([A-Za-z_]\w*)\s*\(([^()]|\([^()]*\))*\)\s*(__attribute__\s*\(\(.*?\)\)\s*)?$", head)
+                opened = (fn.group(1), code.count("\n", 0, m.start())) \
+                    if fn and fn.group(1) not in CONTROL and not re.search(r"=\s*$", head) else None
+            depth += 1
+        elif m.group(0) == "}":
+            depth -= 1
+            if depth == 0:
+                start = m.end()
+                if opened:
+                    lengths[opened[0]] = code.count("\n", 0, m.start()) - opened[1] + 1
+                    opened = None
+        elif depth == 0:
+            start = m.end()
+    return lengths
+
+
 def sources() -> dict:
     return {p.relative_to(RUNTIME).as_posix(): strip(p.read_text())
             for layer in RUNTIME_LAYERS for p in sorted((RUNTIME / layer).glob("*.c"))}
@@ -144,3 +168,25 @@ def test_generated_loader_names_no_style(name):
     rest = re.sub(r"\.style\s*=\s*PLYC_STYLE_\w+", "", code)
     assert re.findall(r"\bPLYC_STYLE_\w+|plyc_rt\s*\.\s*style\b", rest) == []
     assert "plyc_print(" in rest
+
+
+MAX_FUNCTION_LINES = 150
+
+
+def test_function_lengths_are_measured():
+    """The measure below sees a function's lines, static, inline or not."""
+    code = strip("static inline int f(int a)\n{\n\tif (a) {\n\t\treturn 1;\n\t}\n\treturn 0;\n}\n"
+                 "struct s { int x; };\nstatic const int t[] = { 1, 2 };\nvoid g(void) { }\n")
+    assert function_lengths(code) == {"f": 6, "g": 1}
+    lengths = function_lengths(strip((RUNTIME / "load/loader.c").read_text()))
+    assert {"plyc_main", "arguments", "open_object", "load", "attach", "teardown"} <= lengths.keys()
+
+
+def test_no_runtime_function_is_longer_than_150_lines():
+    """Every C function of the runtime (its layers, the BPF side's headers,
+    the interfaces' inline ones) reads as one job: plyc_main is its phases
+    (docs/design.md "The runtime")."""
+    long = [f"{p.relative_to(RUNTIME)}: {name}() {n} lines"
+            for p in sorted(RUNTIME.rglob("*.[ch]"))
+            for name, n in function_lengths(strip(p.read_text())).items() if n > MAX_FUNCTION_LINES]
+    assert long == []

@@ -491,7 +491,10 @@ if pid == 0:
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(fd, 1)
     os.execv(tracer, [tracer, "-c", cmd])
-os.setpgid(pid, pid)
+try:
+    os.setpgid(pid, pid)
+except PermissionError:   # the child has exec'd, after its own setpgid
+    pass
 os.tcsetpgrp(0, pid)
 signal.signal(signal.SIGALRM, lambda *a: (os.killpg(pid, signal.SIGKILL), sys.exit(3)))
 signal.alarm(45)

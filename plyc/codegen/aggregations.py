@@ -53,8 +53,7 @@ def _bcc_log2(v, x, m):
 def _bt_log2(v, x, m):
     k = m.info.params[0] if m.info.params else 0
     signed = "1" if m.info.value_type.signed else "0"
-    bucket = f"plyc_bt_hist_bucket_k((__u64)({x}), {signed}, {k})" if k else \
-        f"plyc_bt_hist_bucket((__u64)({x}), {signed})"
+    bucket = f"plyc_bt_hist_bucket_k((__u64)({x}), {signed}, {k})"
     return [f"__u32 {v}_i = {bucket};",
             f"asm volatile(\"\" : \"+r\"({v}_i));",   # as _lquantize's
             f"if ({v}_i < {bt_hist_buckets(k)})",

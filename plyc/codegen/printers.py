@@ -98,21 +98,8 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
                 "}"]
     if conv.conv == "s" and typ.kind == "tuple" and conv.width:
         # a width pads the whole text, as bpftrace 0.27's
-        return ["{",
-                "\tchar *text = NULL;",
-                "\tsize_t len = 0;",
-                "\tFILE *m = open_memstream(&text, &len);",
-                "",
-                "\tif (!m)",
-                "\t\tplyc_fmt_failed(errno);",
-                "\telse {",
-                f"\t\tplyc_print_value(m, {type_literal(typ, look)}, &{ref});",
-                "\t\tif (fclose(m))",
-                "\t\t\tplyc_fmt_failed(errno);",
-                "\t}",
-                f'\tplyc_fprintf(fp, "%{spec}s", {w}text ? text : "");',
-                "\tfree(text);",
-                "}"]
+        return [f"plyc_print_value_padded(fp, {int('-' in flags)}, plyc_fmt_int({conv.width}), "
+                f"{type_literal(typ, look)}, &{ref});"]
     if conv.conv == "v" or (conv.conv == "s" and typ.kind in ("stack", "tuple")):
         return [f"plyc_print_value(fp, {type_literal(typ, look)}, &{ref});"]
     if conv.conv == "s":

@@ -701,21 +701,11 @@ static __always_inline __u32 plyc_log2_hist_bucket(__u64 v)
 	return b < 63 ? b + 1 : 63;
 }
 
-/* bpftrace's hist(): [0] below 0, [1] 0, [2 + log2(v)] above, up to [65]
- * for an unsigned v at or above 2^63 (bpftrace 0.27 counts it below 0). */
-static __always_inline __u32 plyc_bt_hist_bucket(__u64 v, int is_signed)
-{
-	if (is_signed && (__s64)v < 0)
-		return 0;
-	if (!v)
-		return 1;
-	return plyc_log2_bucket(v, 0) + 2;
-}
-
-/* bpftrace's hist(x, k), k > 0: [0] below 0, then values below 2^k one a
- * bucket, then each power of two [2^p, 2^(p+1)) in 2^k buckets: the k bits
- * after the leading one pick it (an unsigned v at or above 2^63 in the top
- * 2^k, as plyc_bt_hist_bucket's). */
+/* bpftrace's hist(x, k): [0] below 0, then values below 2^k one a bucket,
+ * then each power of two [2^p, 2^(p+1)) in 2^k buckets: the k bits after
+ * the leading one pick it. hist(x) is k = 0: [1] 0, [2 + log2(v)] above.
+ * An unsigned v at or above 2^63 goes in the top 2^k (bpftrace 0.27 counts
+ * it below 0). */
 static __always_inline __u32 plyc_bt_hist_bucket_k(__u64 v, int is_signed, __u32 k)
 {
 	__u64 n = v, mask = (1ULL << k) - 1;

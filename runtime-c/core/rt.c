@@ -2,9 +2,10 @@
  * output goes, JSON or text, the style's operations (chosen by
  * output/select.c), Unicode bars or ASCII, the stack map, the clocks'
  * offset. The lowest layer: everything above reads it. */
-#define _GNU_SOURCE		/* strcasestr */
+#define _GNU_SOURCE		/* strcasestr, open_memstream */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -76,6 +77,29 @@ void plyc_fmt_failed(int err)
 {
 	if (!plyc_rt.fmt_errno)
 		plyc_rt.fmt_errno = err ? err : EIO;
+}
+
+FILE *plyc_text_open(struct plyc_textbuf *b)
+{
+	b->s = NULL;
+	b->len = 0;
+	b->fp = open_memstream(&b->s, &b->len);
+	if (!b->fp)
+		plyc_fmt_failed(errno);
+	return b->fp;
+}
+
+int plyc_text_close(struct plyc_textbuf *b)
+{
+	if (!b->fp)
+		return -1;   /* kept by plyc_text_open */
+	if (fclose(b->fp) || !b->s) {
+		plyc_fmt_failed(b->s ? errno : ENOMEM);
+		b->fp = NULL;
+		return -1;
+	}
+	b->fp = NULL;
+	return 0;
 }
 
 int plyc_fmt_int(int v)

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "plyc_loader.h"
+#include "plyc_attach.h"
 #include "plyc_kfuncs.h"
 #include "providers/kprobe.h"
 
@@ -51,7 +52,7 @@ static int fentry_here(const char **on)
 	for (i = 0; btf && !ok && i < sizeof(PROBED) / sizeof(*PROBED); i++) {
 		int id = btf__find_by_name_kind(btf, PROBED[i], BTF_KIND_FUNC);
 
-		if (id > 0 && plyc_fentry_works(id, 0, 0)) {
+		if (id > 0 && !plyc_trampoline_takes(id, -1, 0, 0, 0)) {
 			ok = 1;
 			*on = PROBED[i];
 		}
@@ -70,26 +71,16 @@ static int multi_here(void)
 	return 0;
 }
 
-static int kprobes_here(void)
-{
-	char path[512];
-
-	if (!access("/sys/bus/event_source/devices/kprobe/type", R_OK))
-		return 1;
-	snprintf(path, sizeof(path), "%s/kprobe_events", plyc_tracefs() ? plyc_tracefs() : "/sys/kernel/tracing");
-	return !access(path, F_OK);
-}
-
-int plyc_info(const struct plyc_program *P, const char *btf_file, FILE *fp)
+void plyc_info(const struct plyc_program *P, const char *btf_file, FILE *fp)
 {
 	struct utsname u;
 	const char *on = NULL;
 	int btf = !access("/sys/kernel/btf/vmlinux", R_OK);
 	int ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	int read_kernel = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_probe_read_kernel, NULL) == 1;
-	int test_run = plyc_test_run_works(), uprobes = plyc_uprobes_available();
+	int test_run = plyc_test_run_works(), uprobes = plyc_probe_pmu_available("uprobe");
 	int cookies = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) == 1;
-	int fentry = fentry_here(&on), multi = multi_here(), kprobes = kprobes_here();
+	int fentry = fentry_here(&on), multi = multi_here(), kprobes = plyc_probe_pmu_available("kprobe");
 	int listed = plyc_kfuncs_ftrace_listed();
 
 	if (uname(&u))
@@ -130,5 +121,4 @@ int plyc_info(const struct plyc_program *P, const char *btf_file, FILE *fp)
 		"no kprobes here");
 	fprintf(fp, "  'probe' and fields in wildcards: %s\n", cookies ? "BPF cookies" :
 		"refused (no BPF cookies, Linux 5.15)");
-	return 0;
 }

@@ -1,6 +1,11 @@
-/* plyc_main(): the tracer's life, in libbpf-tools order. Arguments, libbpf
- * log hook, signals, -c child, open, parameters, load, BEGIN, attach,
- * release the child, poll, detach, END, drain, dump maps, clean up. */
+/* plyc_main(): the tracer's life, in libbpf-tools order, as its phases
+ * (each a function at the end of this file): arguments (options, libbpf's
+ * log hook, root, --btf; or --info and --list, which end there), start
+ * (-o's folder, --metrics, signals, -c's command or -p's process), open
+ * (targets resolved, parameters set), load, attach (-o's file, BEGIN, the
+ * probes, the command let go), poll, end (probes stopped, END, the dump,
+ * detach, what was lost) and teardown (everything let go, the exit
+ * status). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -128,32 +133,21 @@ void plyc_request_exit(long long code)
 /* printf output: straight to the output in text mode; in JSON mode
  * collected and written as one line by the style (ply's {"printf": "..."},
  * bpftrace's {"type": "printf", "data": "..."}). */
-static char *text_buf;
-static size_t text_len;
+static struct plyc_textbuf text;
 
 FILE *plyc_text_begin(void)
 {
-	FILE *fp;
-
-	if (!plyc_rt.json)
-		return plyc_rt.out;
-	fp = open_memstream(&text_buf, &text_len);
-	if (!fp)
-		plyc_fmt_failed(errno);
-	return fp;
+	return plyc_rt.json ? plyc_text_open(&text) : plyc_rt.out;
 }
 
 void plyc_text_end(FILE *fp)
 {
 	if (!plyc_rt.json || !fp)
 		return;
-	if (fclose(fp))
-		plyc_fmt_failed(errno);
-	else
-		plyc_rt.output->json_printf(plyc_rt.out, text_buf ? text_buf : "", text_len);
-	free(text_buf);
-	text_buf = NULL;
-	text_len = 0;
+	if (!plyc_text_close(&text))
+		plyc_rt.output->json_printf(plyc_rt.out, text.s, text.len);
+	free(text.s);
+	text.s = NULL;
 }
 
 static void usage(FILE *fp)
@@ -314,30 +308,22 @@ static const char *btf_file_problem(const char *path)
 	static char why[128];
 	unsigned char magic[4];
 	struct stat st;
-	ssize_t n;
+	ssize_t n = 0;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd < 0)
 		return strerror(errno);
-	if (fstat(fd, &st)) {
-		snprintf(why, sizeof(why), "%s", strerror(errno));
-		close(fd);
-		return why;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return S_ISDIR(st.st_mode) ? "is a directory, not a BTF file" :
-		       S_ISFIFO(st.st_mode) ? "is a FIFO, not a BTF file" :
-		       S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "is a device, not a BTF file" :
-		       "is not a regular file";
-	}
-	n = read(fd, magic, sizeof(magic));
-	if (n < 0) {
+	if (fstat(fd, &st) || (S_ISREG(st.st_mode) && (n = read(fd, magic, sizeof(magic))) < 0)) {
 		snprintf(why, sizeof(why), "%s", strerror(errno));
 		close(fd);
 		return why;
 	}
 	close(fd);
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? "is a directory, not a BTF file" :
+		       S_ISFIFO(st.st_mode) ? "is a FIFO, not a BTF file" :
+		       S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "is a device, not a BTF file" :
+		       "is not a regular file";
 	if (n >= 2 && ((magic[0] == 0x9f && magic[1] == 0xeb) || (magic[0] == 0xeb && magic[1] == 0x9f)))
 		return NULL;
 	if (n == 4 && !memcmp(magic, "\177ELF", 4))
@@ -348,15 +334,16 @@ static const char *btf_file_problem(const char *path)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	static const struct option longopts[] = {
+	/* --list, --dry-run and --info set their flag (getopt_long then returns 0) */
+	const struct option longopts[] = {
 		{ "btf", required_argument, NULL, 'B' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "metrics-prefix", required_argument, NULL, 'P' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "list", no_argument, NULL, 'L' },
-		{ "dry-run", no_argument, NULL, 'D' },
-		{ "info", no_argument, NULL, 'I' },
+		{ "list", no_argument, &o->list, 1 },
+		{ "dry-run", no_argument, &o->dry_run, 1 },
+		{ "info", no_argument, &o->info, 1 },
 		{ 0 },
 	};
 	char *end;
@@ -414,14 +401,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 					    optarg);
 			o->metrics_prefix = optarg;
 			break;
-		case 'L':
-			o->list = 1;
-			break;
-		case 'D':
-			o->dry_run = 1;
-			break;
-		case 'I':
-			o->info = 1;
+		case 0:
 			break;
 		case 'V':
 			printf("%s (plyc %s, from %s)\n", P->name, P->version, P->script);
@@ -804,185 +784,218 @@ static int poll_ms(double report_due)
 	return left <= 0 ? 0 : left < 100 ? (int)left + 1 : 100;
 }
 
-int plyc_main(struct plyc_program *prog, int argc, char **argv)
+/* One run's state, handed from phase to phase. */
+struct run {
+	struct options o;
+	struct bpf_object *obj;
+	struct plyc_links links;
+	const unsigned char *image;   /* what libbpf opened: prog->obj or plyc_read_helpers' copy */
+	char btf_path[64];            /* the embedded BTF's file, when it is used */
+	uint64_t target;              /* $target: -c's command or -p's process */
+	int pidfd;                    /* -p's process to watch, or -1 */
+	int stats_fd;                 /* plyc_stats, or -1 */
+	uint64_t reported_lost;       /* events lost that were told */
+	int failed;                   /* the run fails (told), its exit status 1 */
+};
+
+/* Phase 1, arguments: the output style, standard descriptors, -h and the
+ * options (parse_args), the runtime's state and libbpf's log hook, root,
+ * --btf. 0, or 1 once told. */
+static int arguments(struct run *r, struct plyc_program *prog, int argc, char **argv)
 {
-	struct options o = { 0 };
-	struct bpf_object *obj = NULL;
-	struct plyc_links links = { 0 };
-	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
-	uint64_t target = 0, lost = 0, reported_lost = 0;
-	int err, i, stats_fd = -1, status = 0, failed = 0, pidfd = -1, closed_out;
-	double deadline = 0, next_lost_report = 0, next_lost_check = 0, report_due = 0;
-	char btf_path[64];
-	const unsigned char *image = prog->obj;
-	size_t image_size;
-	struct plyc_metrics_src msrc = { 0 };
+	struct options *o = &r->o;
+	int closed_out;
 
 	plyc_cpp_demangle = !prog->no_cpp_demangle;
-
-	P = prog;
 	plyc_output_select(prog->style, prog->report != NULL);
 	closed_out = plug_std_fds();
 	/* a closed pipe is EPIPE, not death by SIGPIPE, from the first write
-	 * (-h, --list, --info); the run catches it (below), -c's command
+	 * (-h, --list, --info); the run catches it (catch_signals()), -c's command
 	 * starts with the default (child.c) */
 	signal(SIGPIPE, SIG_IGN);
-	if (parse_args(argc, argv, &o))
+	if (parse_args(argc, argv, o))
 		return 1;
-	if (closed_out && !o.outfile)
+	if (closed_out && !o->outfile)
 		return fail("writing output: %s (standard output is closed)", strerror(EBADF));
-	if (!o.pid && !o.cmd && prog->default_pid > 0)
-		o.pid = prog->default_pid;
-	verbose = o.verbose;
-	prog->verbose = o.verbose;
-	prog->target_pid = o.pid ? o.pid : -1;
+	if (!o->pid && !o->cmd && prog->default_pid > 0)
+		o->pid = prog->default_pid;
+	verbose = o->verbose;
+	prog->verbose = o->verbose;
+	prog->target_pid = o->pid ? o->pid : -1;
 	plyc_rt_init();
-	plyc_rt.json = o.json;
+	plyc_rt.json = o->json;
 	plyc_rt.time_formats = prog->time_formats;
 	plyc_rt.enums = prog->enums;
 	libbpf_set_print(libbpf_print);
 
 	if (geteuid() != 0)
 		return fail("tracing needs root (CAP_BPF and CAP_PERFMON); run it with sudo");
-	if (o.btf) {
-		const char *why = btf_file_problem(o.btf);
+	if (o->btf) {
+		const char *why = btf_file_problem(o->btf);
 
 		if (why)
-			return fail("--btf %s: %s", o.btf, why);
+			return fail("--btf %s: %s", o->btf, why);
 	}
-	/* --info and --list ask the kernel and end there (load/info.c, each provider's list) */
-	if (o.info)
-		return plyc_info(prog, o.btf, stdout) || stdout_written();
-	if (o.list) {
-		failed = plyc_check_targets(prog) != 0;
-		plyc_list_targets(prog, stdout);
-		plyc_detach_all(&links);
-		return stdout_written() || failed;
+	return 0;
+}
+
+/* --info and --list: they ask the kernel and end there (load/info.c, each
+ * provider's list); their exit status. */
+static int query(struct run *r, const struct plyc_program *prog)
+{
+	int failed;
+
+	if (r->o.info) {
+		plyc_info(prog, r->o.btf, stdout);
+		return stdout_written();
 	}
-	if (o.outfile && (err = outfile_can_be(o.outfile)))
-		return fail("cannot open %s: %s", o.outfile, strerror(err));
-	if (o.metrics) {
+	failed = plyc_check_targets(prog) != 0;
+	plyc_list_targets(prog, stdout);
+	return stdout_written() || failed;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	/* a closed terminal's SIGHUP too: the exit dump, then out */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* SA_RESTART: a write waiting on a slow reader goes on (only a
+	 * stop gives it up, outfile.c); poll() and epoll_wait() are
+	 * interrupted all the same (signal(7)) */
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* Phase 2, start: what can refuse the run before the BPF object is
+ * opened: -o's folder, --metrics' port, then the signals caught and the
+ * target: -c's command started (held until attached) or -p's process
+ * found. 0, or 1 once told (nothing to clean up: the process ends). */
+static int start(struct run *r, const struct plyc_program *prog)
+{
+	const struct options *o = &r->o;
+	int err;
+
+	if (o->outfile && (err = outfile_can_be(o->outfile)))
+		return fail("cannot open %s: %s", o->outfile, strerror(err));
+	if (o->metrics) {
 		char why[256], bound[96];
 
-		if (plyc_metrics_listen(o.metrics, why, sizeof(why), bound, sizeof(bound)))
+		if (plyc_metrics_listen(o->metrics, why, sizeof(why), bound, sizeof(bound)))
 			return fail("%s", why);
 		fprintf(stderr, "%s: serving metrics at http://%s/metrics\n", prog->name, bound);
 	}
-
-	{
-		struct sigaction sa = { .sa_handler = on_signal };
-
-		/* a closed terminal's SIGHUP too: the exit dump, then out */
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		/* SA_RESTART: a write waiting on a slow reader goes on (only a
-		 * stop gives it up, outfile.c); poll() and epoll_wait() are
-		 * interrupted all the same (signal(7)) */
-		sa.sa_handler = on_child;
-		sa.sa_flags = SA_RESTART;
-		sigaction(SIGCHLD, &sa, NULL);
-		sigaction(SIGPIPE, &sa, NULL);
-	}
-
+	catch_signals();
 	/* --dry-run starts no command, but says, as bpftrace 0.27's, that the run could not */
-	if (o.cmd && o.dry_run && plyc_child_check(prog->name, o.cmd))
+	if (o->cmd && o->dry_run && plyc_child_check(prog->name, o->cmd))
 		return 1;
-	if (o.cmd && !o.dry_run) {
-		int pid = plyc_child_start(prog->name, o.cmd);
+	if (o->cmd && !o->dry_run) {
+		int pid = plyc_child_start(prog->name, o->cmd);
 
 		if (pid < 0)
 			return 1;
-		target = (uint64_t)pid;
-	} else if (o.pid) {
-		if (kill((pid_t)o.pid, 0) && errno == ESRCH)
-			return fail("-p %ld: no such process", o.pid);
-		target = (uint64_t)o.pid;
+		r->target = (uint64_t)pid;
+	} else if (o->pid) {
+		if (kill((pid_t)o->pid, 0) && errno == ESRCH)
+			return fail("-p %ld: no such process", o->pid);
+		r->target = (uint64_t)o->pid;
 #ifdef SYS_pidfd_open
-		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o.pid, 0);
+		r->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->pid, 0);
 #endif
 	}
+	return 0;
+}
+
+/* Phase 3, open: the BPF object opened (its image with the memory-read
+ * helpers this kernel has), every attach target resolved, the parameters
+ * set, and what depends on the device settled, before the (slow) load.
+ * 0, or 1 once told. */
+static int open_object(struct run *r, const struct plyc_program *prog)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	size_t image_size;
 
 	open_opts.object_name = prog->name;
-	open_opts.btf_custom_path = o.btf ? o.btf : embedded_btf(prog, btf_path, sizeof(btf_path));
-	/* libbpf reads the image until load: it lives until clean-up. */
-	image = plyc_read_helpers(prog, &image_size);
-	if (!image) {
-		failed = fail("out of memory");
-		goto cleanup;
-	}
-	obj = bpf_object__open_mem(image, image_size, &open_opts);
-	if (!obj) {
-		failed = fail("cannot open the BPF object: %s", strerror(errno));
-		goto cleanup;
-	}
-	/* Resolve every attach target before the (slow) load: kprobe targets
-	 * decide parameters (syscall wrappers) and program types (kprobe.multi). */
-	if (plyc_check_targets(prog) || set_params(obj, &o, target) || plyc_tp_patch(prog, obj) ||
-	    plyc_prepare_programs(prog, obj) || plyc_once_prepare(prog, obj) ||
-	    plyc_output_prepare(obj, prog->name, o.verbose) || plyc_check_needs(prog, obj) ||
-	    plyc_maps_prepare(prog, obj, o.verbose)) {
-		failed = 1;
-		goto cleanup;
-	}
-	err = bpf_object__load(obj);
+	open_opts.btf_custom_path = r->o.btf ? r->o.btf : embedded_btf(prog, r->btf_path, sizeof(r->btf_path));
+	/* libbpf reads the image until load: it lives until teardown. */
+	r->image = plyc_read_helpers(prog, &image_size);
+	if (!r->image)
+		return fail("out of memory");
+	r->obj = bpf_object__open_mem(r->image, image_size, &open_opts);
+	if (!r->obj)
+		return fail("cannot open the BPF object: %s", strerror(errno));
+	/* kprobe targets decide parameters (syscall wrappers) and program
+	 * types (kprobe.multi) */
+	return plyc_check_targets(prog) || set_params(r->obj, &r->o, r->target) || plyc_tp_patch(prog, r->obj) ||
+	       plyc_prepare_programs(prog, r->obj) || plyc_once_prepare(prog, r->obj) ||
+	       plyc_output_prepare(r->obj, prog->name, r->o.verbose) || plyc_check_needs(prog, r->obj) ||
+	       plyc_maps_prepare(prog, r->obj, r->o.verbose);
+}
+
+/* Phase 4, load: the verifier's (a refusal told in the script's terms),
+ * then the maps' descriptors, the stacks, the stats and the output
+ * buffer. 0, or 1 once told. */
+static int load(struct run *r, struct plyc_program *prog)
+{
+	struct bpf_map *m;
+	int err = bpf_object__load(r->obj), i;
+
 	if (err) {
 		explain_load_failure(err);
-		failed = 1;
-		goto cleanup;
+		return 1;
 	}
-
 	for (i = 0; i < prog->nmaps; i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, prog->map_cnames[i]);
-
+		m = bpf_object__find_map_by_name(r->obj, prog->map_cnames[i]);
 		prog->maps[i].fd = m ? bpf_map__fd(m) : -1;
 	}
-	{
-		struct bpf_map *m;
+	plyc_stacks_find(r->obj);
+	m = bpf_object__find_map_by_name(r->obj, "plyc_stats");
+	r->stats_fd = m ? bpf_map__fd(m) : -1;
+	if (plyc_output_open(r->obj, on_event))
+		return fail("cannot set up the output buffer: %s", strerror(errno));
+	return 0;
+}
 
-		plyc_stacks_find(obj);
-		m = bpf_object__find_map_by_name(obj, "plyc_stats");
-		stats_fd = m ? bpf_map__fd(m) : -1;
-		if (plyc_output_open(obj, on_event)) {
-			failed = fail("cannot set up the output buffer: %s", strerror(errno));
-			goto cleanup;
-		}
-	}
-	/* bpftrace 0.27's --dry-run: everything attached, then nothing run
-	 * (no banner, no BEGIN or END, no output): each probe that fails says why */
-	if (o.dry_run) {
-		failed = plyc_attach_every(prog, obj, &links) != 0;
-		if (!failed && o.verbose)
-			fprintf(stderr, "%s: %d probe%s attached and detached (dry run)\n", prog->name, links.n,
-				links.n == 1 ? "" : "s");
-		goto cleanup;
-	}
+/* bpftrace 0.27's --dry-run: everything attached, then nothing run (no
+ * banner, no BEGIN or END, no output): each probe that fails says why. */
+static int dry_run(struct run *r, const struct plyc_program *prog)
+{
+	if (plyc_attach_every(prog, r->obj, &r->links))
+		return 1;
+	if (r->o.verbose)
+		fprintf(stderr, "%s: %d probe%s attached and detached (dry run)\n", prog->name, r->links.n,
+			r->links.n == 1 ? "" : "s");
+	return 0;
+}
+
+/* Phase 5, attach: -o's file, the banner, BEGIN run, the probes attached,
+ * -c's command let go. 0, or 1 once told. */
+static int attach(struct run *r, const struct plyc_program *prog)
+{
+	int err, i;
+
 	/* -o's file is created (or emptied) only now, once everything that
 	 * could refuse the run (arguments, privileges, BTF, -c's command, the
 	 * verifier) has passed. */
-	err = plyc_out_open(o.outfile);
+	err = plyc_out_open(r->o.outfile);
 	plyc_out_stop_flag(&stopping);
-	if (err) {
-		failed = fail("cannot open %s: %s", o.outfile ? o.outfile : "standard output", strerror(-err));
-		goto cleanup;
-	}
-
+	if (err)
+		return fail("cannot open %s: %s", r->o.outfile ? r->o.outfile : "standard output", strerror(-err));
 	/* bpftrace says it before BEGIN runs */
-	if (plyc_rt.output->attached && !o.quiet) {
+	if (plyc_rt.output->attached && !r->o.quiet) {
 		plyc_rt.output->attached(plyc_rt.out, plyc_count_probes(prog));
 		fflush(plyc_rt.out);
 	}
-	if (plyc_once_run(prog, obj, &plyc_provider_begin)) {
-		failed = 1;
-		goto cleanup;
-	}
+	if (plyc_once_run(prog, r->obj, &plyc_provider_begin))
+		return 1;
 	plyc_output_drain();
 	fflush(plyc_rt.out);
-
-	if (plyc_attach_all(prog, obj, &links)) {
-		failed = 1;
-		goto cleanup;
-	}
+	if (plyc_attach_all(prog, r->obj, &r->links))
+		return 1;
 	/* an iterator's run is its iteration, done at attach (providers/iter.c) */
 	for (i = 0; i < prog->nprobes; i++)
 		if (prog->probes[i].provider->ends_run)
@@ -992,143 +1005,178 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 	 * the maps are printed. ply's tracer waits for a signal, -d or -c. */
 	if (plyc_rt.output->once_only_ends && plyc_once_only(prog))
 		plyc_request_exit(0);
-	if (o.verbose) {
-		fprintf(stderr, "%s: %d probe%s attached\n", prog->name, links.n, links.n == 1 ? "" : "s");
-		plyc_maps_report_memory(prog->name, obj, "after load");
+	if (r->o.verbose) {
+		fprintf(stderr, "%s: %d probe%s attached\n", prog->name, r->links.n, r->links.n == 1 ? "" : "s");
+		plyc_maps_report_memory(prog->name, r->obj, "after load");
 	}
-
 	/* exit() in BEGIN, or a signal while attaching: the command never runs.
 	 * One that cannot run (its exec failed) ends the run with no output. */
-	if (o.cmd && !stopping && plyc_child_release()) {
-		failed = 1;
-		goto cleanup;
-	}
-	if (o.duration > 0)
-		deadline = now() + o.duration;
-	if (prog->report)
-		report_due = now() + prog->report->interval;
+	return r->o.cmd && !stopping && plyc_child_release();
+}
+
+/* Events lost since the last told: said (with -k at most once a second,
+ * by next_told), 1 when that ends the run (no -k). */
+static int lost_told(struct run *r, const struct plyc_program *prog, double *next_told)
+{
+	uint64_t lost = plyc_stat_sum(r->stats_fd, 0) + plyc_output_lost();
+
+	if (lost <= r->reported_lost || (r->o.keep_going && now() < *next_told))
+		return 0;
+	*next_told = now() + 1;
+	fprintf(stderr, "%s: warning: %" PRIu64 " event%s lost (output buffer full)%s\n", prog->name,
+		lost - r->reported_lost, lost - r->reported_lost == 1 ? "" : "s",
+		r->o.keep_going ? "" : "; stopping (-k keeps going)");
+	r->reported_lost = lost;
+	return !r->o.keep_going;
+}
+
+/* One wait for events (and --metrics' scrapes, side by side with the
+ * output's epoll set): 0, or a -errno. */
+static int wait_events(double report_due, struct plyc_metrics_src *msrc)
+{
+	struct pollfd pfd[2] = { { .fd = -1 }, { .fd = -1 } };
+	int err;
+
+	if (plyc_metrics_fd() < 0)
+		return plyc_output_poll(poll_ms(report_due));
+	pfd[0] = (struct pollfd){ .fd = plyc_output_epoll_fd(), .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = plyc_metrics_fd(), .events = POLLIN };
+	err = poll(pfd, 2, poll_ms(report_due));
+	err = err < 0 ? -errno : plyc_output_consume();
+	msrc->output_lost = plyc_output_lost();
+	plyc_metrics_serve(msrc);
+	return err;
+}
+
+/* The periodic report, when due, after the events that came before it;
+ * the next one due in *due. 1 when the run ends here. */
+static int report_if_due(const struct plyc_program *prog, double *due)
+{
+	if (!*due || now() < *due)
+		return 0;
+	plyc_output_drain();
+	if (plyc_rt.output->report(prog))
+		plyc_request_exit(0);
+	fflush(plyc_rt.out);
+	if (plyc_out_error())
+		return 1;
+	*due += prog->report->interval;
+	if (*due <= now())   /* late (a busy machine): no catching up */
+		*due = now() + prog->report->interval;
+	return stopping;
+}
+
+/* Phase 6, poll: events printed as they come until a signal, exit(), -d's
+ * deadline, the end of -c's command or -p's process, a failed output,
+ * or events lost without -k. */
+static void poll_run(struct run *r, const struct plyc_program *prog)
+{
+	const struct options *o = &r->o;
+	struct plyc_metrics_src msrc = { 0 };
+	double deadline = o->duration > 0 ? now() + o->duration : 0;
+	double report_due = prog->report ? now() + prog->report->interval : 0;
+	double next_lost_told = 0, next_lost_check = 0;
+	int err, status = 0;
 
 	msrc.tracer = prog->name;
 	msrc.script = prog->script;
 	msrc.version = prog->version;
-	msrc.prefix = o.metrics_prefix ? o.metrics_prefix : "plyc";
+	msrc.prefix = o->metrics_prefix ? o->metrics_prefix : "plyc";
 	msrc.maps = prog->maps;
 	msrc.nmaps = prog->nmaps;
-	msrc.stats_fd = stats_fd;
-	msrc.probes_attached = links.n;
+	msrc.stats_fd = r->stats_fd;
+	msrc.probes_attached = r->links.n;
 
 	while (!stopping) {
-		if (plyc_metrics_fd() >= 0) {
-			/* the output's epoll set and the responder's, side by side */
-			struct pollfd pfd[2] = {
-				{ .fd = plyc_output_epoll_fd(), .events = POLLIN },
-				{ .fd = plyc_metrics_fd(), .events = POLLIN },
-			};
-
-			err = poll(pfd, 2, poll_ms(report_due));
-			err = err < 0 ? -errno : plyc_output_consume();
-			msrc.output_lost = plyc_output_lost();
-			plyc_metrics_serve(&msrc);
-		} else {
-			err = plyc_output_poll(poll_ms(report_due));
-		}
+		err = wait_events(report_due, &msrc);
 		if (err < 0 && err != -EINTR && !plyc_out_error()) {
-			failed = fail("reading events failed: %s", strerror(-err));
+			r->failed = fail("reading events failed: %s", strerror(-err));
 			break;
 		}
 		fflush(plyc_rt.out);
-		if (stopping || plyc_out_error())
+		if (stopping || plyc_out_error() || report_if_due(prog, &report_due))
 			break;
-		if (report_due && now() >= report_due) {
-			/* after the events that came before it */
-			plyc_output_drain();
-			if (plyc_rt.output->report(prog))
-				plyc_request_exit(0);
-			fflush(plyc_rt.out);
-			if (plyc_out_error())
-				break;
-			report_due += prog->report->interval;
-			if (report_due <= now())   /* late (a busy machine): no catching up */
-				report_due = now() + prog->report->interval;
-			if (stopping)
-				break;
-		}
 		if (deadline && now() >= deadline)
 			break;
-		if (o.cmd && plyc_child_reap(&status))
+		if (o->cmd && plyc_child_reap(&status))
 			break;
-		if (o.pid && target_gone(o.pid, pidfd))
+		if (o->pid && target_gone(o->pid, r->pidfd))
 			break;
 		/* A syscall: not after every poll, at most ten times a second. */
 		if (now() < next_lost_check)
 			continue;
 		next_lost_check = now() + 0.1;
-		lost = plyc_stat_sum(stats_fd, 0) + plyc_output_lost();
-		/* With -k, say it at most once a second. */
-		if (lost > reported_lost && (!o.keep_going || now() >= next_lost_report)) {
-			next_lost_report = now() + 1;
-			fprintf(stderr, "%s: warning: %" PRIu64 " event%s lost (output buffer full)%s\n",
-				prog->name, lost - reported_lost, lost - reported_lost == 1 ? "" : "s",
-				o.keep_going ? "" : "; stopping (-k keeps going)");
-			reported_lost = lost;
-			if (!o.keep_going) {
-				failed = 1;
-				break;
-			}
+		if (lost_told(r, prog, &next_lost_told)) {
+			r->failed = 1;
+			break;
 		}
 	}
+}
+
+/* Phase 7, end: the probes stopped, END run, the maps' dump (or a
+ * report's last), the probes detached, and what went wrong unseen told:
+ * events lost, loops capped, map updates refused. */
+static void end(struct run *r, const struct plyc_program *prog)
+{
+	uint64_t lost;
 
 	/* Stop the probes first so END sees the final state. No more scrapes:
 	 * and the background detacher (a fork) must not keep the port. */
-	stop_probes(obj);
+	stop_probes(r->obj);
 	plyc_metrics_close();
 	/* What is left of the command's group goes before END and the dump,
 	 * so that nothing of it writes among them. */
-	if (o.cmd)
+	if (r->o.cmd)
 		plyc_child_kill();
 	plyc_output_drain();
 	after_exit = 0;     /* END's own output */
-	if (plyc_once_run(prog, obj, &plyc_provider_end))
-		failed = 1;
+	if (plyc_once_run(prog, r->obj, &plyc_provider_end))
+		r->failed = 1;
 	plyc_output_drain();
 	fflush(plyc_rt.out);
-	if (o.verbose) {
-		report_costs(obj);
-		plyc_maps_report_memory(prog->name, obj, "at exit");
+	if (r->o.verbose) {
+		report_costs(r->obj);
+		plyc_maps_report_memory(prog->name, r->obj, "at exit");
 	}
 	/* the maps' dump, or a report's last one */
 	plyc_rt.output->at_exit(prog, exit_requested);
 	fflush(plyc_rt.out);
-	plyc_detach_in_background(&links);
+	plyc_detach_in_background(&r->links);
 
-	lost = plyc_stat_sum(stats_fd, 0) + plyc_output_lost();
-	if (lost > reported_lost) {
+	lost = plyc_stat_sum(r->stats_fd, 0) + plyc_output_lost();
+	if (lost > r->reported_lost) {
 		fprintf(stderr, "%s: warning: %" PRIu64 " event%s lost (output buffer full)\n",
-			prog->name, lost - reported_lost, lost - reported_lost == 1 ? "" : "s");
-		if (!o.keep_going)
-			failed = 1;
+			prog->name, lost - r->reported_lost, lost - r->reported_lost == 1 ? "" : "s");
+		if (!r->o.keep_going)
+			r->failed = 1;
 	}
-	plyc_report_loop_caps(prog, obj);
+	plyc_report_loop_caps(prog, r->obj);
 	/* Map updates the kernel refused, by reason (docs/output.md). */
-	if (plyc_report_refusals(prog->name, stats_fd, prog->maps, prog->nmaps, o.keep_going))
-		failed = 1;
+	if (plyc_report_refusals(prog->name, r->stats_fd, prog->maps, prog->nmaps, r->o.keep_going))
+		r->failed = 1;
+}
 
-cleanup:
+/* Phase 8, teardown: everything let go, the output closed and checked;
+ * the exit status. */
+static int teardown(struct run *r, const struct plyc_program *prog)
+{
+	int err;
+
 	plyc_metrics_close();
-	if (pidfd >= 0)
-		close(pidfd);
-	plyc_detach_all(&links);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	plyc_detach_all(&r->links);
 	plyc_child_kill();
 	plyc_output_free();
-	bpf_object__close(obj);
-	if (image != prog->obj)
-		free((void *)image);
+	bpf_object__close(r->obj);
+	if (r->image != prog->obj)
+		free((void *)r->image);
 	free(libbpf_log);
 	/* The reader gone (`| head`): the end, as for other tools; a disk
 	 * full or a closed file: the output is incomplete, a failure. */
 	err = plyc_out_close();
 	if (err == EPIPE)
-		return failed;
+		return r->failed;
 	if (err == EINTR)
 		return fail("writing output: stopped by a signal while the reader was not reading");
 	if (err)
@@ -1136,7 +1184,34 @@ cleanup:
 	if (exit_asked)
 		fprintf(stderr, "%s: warning: exit(%lld): an exit status is 0 to 255; exiting with 255\n",
 			prog->name, exit_asked);
-	if (failed)
+	if (r->failed)
 		return 1;
 	return exit_requested ? exit_code : 0;
+}
+
+/* The tracer's life in its phases (docs/design.md "The runtime"): each
+ * returns 0 to go on; one that fails has said why, and the run goes to
+ * teardown (before open, nothing is held: it ends at once). */
+int plyc_main(struct plyc_program *prog, int argc, char **argv)
+{
+	struct run r = { .image = prog->obj, .pidfd = -1, .stats_fd = -1 };
+
+	P = prog;
+	if (arguments(&r, prog, argc, argv))
+		return 1;
+	if (r.o.info || r.o.list)
+		return query(&r, prog);
+	if (start(&r, prog))
+		return 1;
+	if (open_object(&r, prog) || load(&r, prog))
+		r.failed = 1;
+	else if (r.o.dry_run)
+		r.failed = dry_run(&r, prog);
+	else if (attach(&r, prog))
+		r.failed = 1;
+	else {
+		poll_run(&r, prog);
+		end(&r, prog);
+	}
+	return teardown(&r, prog);
 }

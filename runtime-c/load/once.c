@@ -73,20 +73,6 @@ int plyc_test_run_works(void)
 	return ok;
 }
 
-/* Uprobes through the perf PMU (4.17+) or tracefs's uprobe_events, as
- * libbpf tries them. */
-int plyc_uprobes_available(void)
-{
-	char path[512];
-
-	if (!access("/sys/bus/event_source/devices/uprobe/type", R_OK))
-		return 1;
-	if (!plyc_tracefs())
-		return 0;
-	snprintf(path, sizeof(path), "%s/uprobe_events", plyc_tracefs());
-	return !access(path, F_OK);
-}
-
 static int is_once(const struct plyc_probe *pr)
 {
 	return pr->provider == &plyc_provider_begin || pr->provider == &plyc_provider_end;
@@ -118,7 +104,7 @@ int plyc_once_prepare(const struct plyc_program *P, struct bpf_object *obj)
 			fprintf(stderr, "%s: BEGIN and END run by BPF_PROG_TEST_RUN\n", P->name);
 		return 0;
 	}
-	if (!plyc_uprobes_available())
+	if (!plyc_probe_pmu_available("uprobe"))
 		return plyc_probe_error(P, first, "BEGIN and END need BPF_PROG_TEST_RUN for raw tracepoints "
 					"(Linux 5.10)%s or uprobes (CONFIG_UPROBE_EVENTS), and this kernel has neither",
 					forced ? ", which PLYC_NO_TEST_RUN turns off," : "");

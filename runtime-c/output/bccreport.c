@@ -32,30 +32,44 @@ static void stars(FILE *fp, uint64_t val, uint64_t val_max, int width)
 	fprintf(fp, "%*s", width - n, "");
 }
 
-void plyc_report_print_log2(FILE *fp, const uint64_t *vals, int n, const char *label)
+/* The last non-empty bucket of n (-1: none), and the largest count. */
+static int log2_last(const uint64_t *vals, int n, uint64_t *val_max)
 {
-	int i, idx_max = -1, width;
-	uint64_t val_max = 0;
-	int wide;
+	int i, idx_max = -1;
 
+	*val_max = 0;
 	for (i = 0; i < n; i++) {
 		if (vals[i] > 0)
 			idx_max = i;
-		if (vals[i] > val_max)
-			val_max = vals[i];
+		if (vals[i] > *val_max)
+			*val_max = vals[i];
 	}
-	wide = idx_max > 32;
+	return idx_max;
+}
+
+/* bcc's bounds of log2 bucket i > 0: [2^(i-1), 2^i - 1], bucket 1 [0, 1]. */
+static void log2_bounds(int i, uint64_t *low, uint64_t *high)
+{
+	*low = 1ULL << (i - 1);
+	*high = i == 64 ? UINT64_MAX : (1ULL << i) - 1;
+	if (*low == *high)
+		(*low)--;
+}
+
+void plyc_report_print_log2(FILE *fp, const uint64_t *vals, int n, const char *label)
+{
+	uint64_t val_max;
+	int i, idx_max = log2_last(vals, n, &val_max), width;
+	int wide = idx_max > 32;
+
 	width = wide ? STARS_MAX / 2 : STARS_MAX;
 	if (idx_max > 0)
 		fprintf(fp, wide ? "               %-29s : count     distribution\n"
 				 : "     %-19s : count     distribution\n", label);
 	for (i = 1; i <= idx_max; i++) {
-		uint64_t low = (1ULL << i) >> 1, high = (1ULL << i) - 1;
+		uint64_t low, high;
 
-		if (i == 64)
-			high = UINT64_MAX;
-		if (low == high)
-			low--;
+		log2_bounds(i, &low, &high);
 		fprintf(fp, wide ? "%20" PRIu64 " -> %-20" PRIu64 " : %-8" PRIu64 " |"
 				 : "%10" PRIu64 " -> %-10" PRIu64 " : %-8" PRIu64 " |", low, high, vals[i]);
 		stars(fp, vals[i], val_max, width);
@@ -63,28 +77,14 @@ void plyc_report_print_log2(FILE *fp, const uint64_t *vals, int n, const char *l
 	}
 }
 
-static void print_key_value(FILE *fp, const struct plyc_field *f, const char *key)
-{
-	const char *p = key + f->offset;
-
-	if (f->type.kind == PLYC_K_STR) {
-		/* a file name or a comm: untrusted, escaped for the terminal */
-		plyc_text_string(fp, p, f->type.size);
-		return;
-	}
-	if (f->type.is_signed)
-		fprintf(fp, "%" PRId64, plyc_load_int(p, f->type.size));
-	else
-		fprintf(fp, "%" PRIu64, plyc_load_uint(p, f->type.size));
-}
-
-/* A key member as a JSON value: a string, or a number. */
-static void json_key_value(FILE *fp, const struct plyc_field *f, const char *key)
+/* A key member: a number, or a string (a file name or a comm: untrusted,
+ * escaped for the terminal, or a JSON string). */
+static void print_key_value(FILE *fp, const struct plyc_field *f, const char *key, int json)
 {
 	const char *p = key + f->offset;
 
 	if (f->type.kind == PLYC_K_STR)
-		plyc_json_string(fp, p, f->type.size);
+		(json ? plyc_json_string : plyc_text_string)(fp, p, f->type.size);
 	else if (f->type.is_signed)
 		fprintf(fp, "%" PRId64, plyc_load_int(p, f->type.size));
 	else
@@ -148,7 +148,7 @@ static void report_counts(FILE *fp, const struct plyc_map *m, const struct plyc_
 		} else {
 			for (k = 0; k < (int)m->nkeys; k++) {
 				fprintf(fp, "%s%s = ", k ? ", " : "", s->key_labels[k]);
-				print_key_value(fp, &m->keys[k], ents[i].key);
+				print_key_value(fp, &m->keys[k], ents[i].key, 0);
 			}
 		}
 		fputc('\n', fp);
@@ -187,7 +187,7 @@ static void json_counts(FILE *fp, const struct plyc_map *m, const struct plyc_re
 				fputs(k ? ", " : "", fp);
 				plyc_json_string(fp, s->key_labels[k], strlen(s->key_labels[k]));
 				fputs(": ", fp);
-				json_key_value(fp, &m->keys[k], ents[i].key);
+				print_key_value(fp, &m->keys[k], ents[i].key, 1);
 			}
 			fputc('}', fp);
 		}
@@ -217,7 +217,8 @@ static void json_log2(FILE *fp, const struct plyc_map *m, const struct plyc_repo
 {
 	char *keys = NULL, *vals = NULL;
 	size_t n = 0;
-	int i, nb = (int)(m->nbuckets ? m->nbuckets : m->value_size / 8), idx_max = -1;
+	int i, nb = (int)(m->nbuckets ? m->nbuckets : m->value_size / 8), idx_max;
+	uint64_t low, high, val_max;
 
 	fputs("{\"label\": ", fp);
 	plyc_json_string(fp, s->header, strlen(s->header));
@@ -225,14 +226,9 @@ static void json_log2(FILE *fp, const struct plyc_map *m, const struct plyc_repo
 	if (plyc_map_collect(m, &keys, &vals, &n) == 0 && n) {
 		const uint64_t *v = (const uint64_t *)vals;
 
-		for (i = 0; i < nb; i++)
-			if (v[i])
-				idx_max = i;
+		idx_max = log2_last(v, nb, &val_max);
 		for (i = 1; i <= idx_max; i++) {
-			uint64_t low = (1ULL << i) >> 1, high = i == 64 ? UINT64_MAX : (1ULL << i) - 1;
-
-			if (low == high)
-				low--;
+			log2_bounds(i, &low, &high);
 			fprintf(fp, "%s{\"low\": %" PRIu64 ", \"high\": %" PRIu64 ", \"count\": %" PRIu64 "}",
 				i > 1 ? ", " : "", low, high, v[i]);
 		}

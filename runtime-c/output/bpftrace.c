@@ -275,13 +275,14 @@ static void json_key_tseries(FILE *fp, const struct plyc_map *m, const char *key
 				fputc(',', b.fp);
 			plyc_bt_value(b.fp, &m->keys[i].type, key + m->keys[i].offset, 4);
 		}
-		fclose(b.fp);
-		for (i = 0; b.s && i < b.len; i++)
+	}
+	if (!plyc_text_close(&b)) {
+		for (i = 0; i < b.len; i++)
 			if (b.s[i] != ' ')
 				b.s[j++] = b.s[i];
-		plyc_bt_json_escape(fp, b.s ? b.s : "", j);
-		free(b.s);
+		plyc_bt_json_escape(fp, b.s, j);
 	}
+	free(b.s);
 	fputs("\": ", fp);
 }
 
@@ -459,18 +460,16 @@ void plyc_bt_time(FILE *fp, const char *fmt)
 
 void plyc_bt_join(FILE *fp, const char *const *args, int n, const char *sep)
 {
-	char *s = NULL;
-	size_t len = 0;
-	FILE *b = open_memstream(&s, &len);
+	struct plyc_textbuf b;
 	int i;
 
-	if (!b)
+	if (!plyc_text_open(&b))
 		return;
 	for (i = 0; i < n; i++)
-		fprintf(b, "%s%s", i ? (sep ? sep : " ") : "", args[i]);
-	fclose(b);
-	message(fp, "join", s, len, 1);
-	free(s);
+		fprintf(b.fp, "%s%s", i ? (sep ? sep : " ") : "", args[i]);
+	if (!plyc_text_close(&b))
+		message(fp, "join", b.s, b.len, 1);
+	free(b.s);
 }
 
 void plyc_bt_attached(FILE *fp, int nprobes)

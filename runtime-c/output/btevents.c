@@ -10,27 +10,20 @@
 
 #include "plyc_btout.h"
 
-static char *act_text;
-static size_t act_len;
+static struct plyc_textbuf act_text;
 
 FILE *plyc_bt_act_begin(void)
 {
-	FILE *fp = open_memstream(&act_text, &act_len);
-
-	if (!fp)
-		plyc_fmt_failed(errno);
-	return fp;
+	return plyc_text_open(&act_text);
 }
 
 void plyc_bt_act_end(FILE *fp, void (*act)(FILE *out, const char *text))
 {
-	if (fclose(fp))
-		plyc_fmt_failed(errno);
-	else
-		act(plyc_rt.out, act_text ? act_text : "");
-	free(act_text);
-	act_text = NULL;
-	act_len = 0;
+	(void)fp;   /* act_text.fp, from plyc_bt_act_begin */
+	if (!plyc_text_close(&act_text))
+		act(plyc_rt.out, act_text.s);
+	free(act_text.s);
+	act_text.s = NULL;
 }
 
 /* bpftrace's default for BPFTRACE_MAX_CAT_BYTES (0.17: BPFTRACE_CAT_BYTES_MAX),
@@ -80,9 +73,9 @@ void plyc_bt_cat(FILE *fp, const char *path)
 void plyc_bt_system(FILE *fp, const char *cmd)
 {
 	char chunk[4096];
-	char *out = NULL;
-	size_t len = 0, n;
-	FILE *pipe, *b;
+	struct plyc_textbuf out;
+	size_t n;
+	FILE *pipe;
 	int status;
 
 	/* what was printed before comes before the command's output */
@@ -92,23 +85,25 @@ void plyc_bt_system(FILE *fp, const char *cmd)
 		fprintf(stderr, "ERROR: cannot run '%s': %s\n", cmd, strerror(errno));
 		return;
 	}
-	b = open_memstream(&out, &len);
+	plyc_text_open(&out);
 	while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
-		if (b)
-			fwrite(chunk, 1, n, b);
+		if (out.fp)
+			fwrite(chunk, 1, n, out.fp);
 	status = pclose(pipe);
-	if (b && fclose(b))
-		b = NULL;
-	if (b && plyc_bt_version->events_027 && status != -1 && WIFEXITED(status) && WEXITSTATUS(status)) {
+	if (plyc_text_close(&out)) {
+		free(out.s);
+		return;
+	}
+	if (plyc_bt_version->events_027 && status != -1 && WIFEXITED(status) && WEXITSTATUS(status)) {
 		/* 0.27: no output, an error (which it ends with an errno's
 		 * text that is not the command's: left out) */
 		fprintf(stderr, "ERROR: command exited with code %d\n", WEXITSTATUS(status));
-	} else if (b && plyc_bt_version->events_027 && !plyc_rt.json) {
+	} else if (plyc_bt_version->events_027 && !plyc_rt.json) {
 		/* 0.27: the output and a newline, an empty line for none */
-		fwrite(out ? out : "", 1, len, fp);
+		fwrite(out.s, 1, out.len, fp);
 		fputc('\n', fp);
-	} else if (b) {
-		plyc_bt_message(fp, "syscall", out ? out : "", len);
+	} else {
+		plyc_bt_message(fp, "syscall", out.s, out.len);
 	}
-	free(out);
+	free(out.s);
 }

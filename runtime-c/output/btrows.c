@@ -107,8 +107,8 @@ static void hist_k_label(char *buf, size_t len, uint32_t i, uint32_t k)
 	snprintf(buf, len, "%" PRIu64 "%.1s", mult << (power % 10), &"\0KMGTPE"[power / 10]);
 }
 
-/* hist(x, k)'s largest value in bucket i: one less than the next one's
- * least, the top bucket's 2^64 - 1 */
+/* hist(x, k)'s largest value in bucket i (k = 0: hist(x)'s): one less
+ * than the next one's least, the top bucket's 2^64 - 1 */
 static uint64_t hist_k_max(uint32_t i, uint32_t k)
 {
 	uint64_t next = plyc_bt_hist_low(i + 1, k, NULL, NULL);
@@ -165,10 +165,9 @@ void plyc_bt_hist_json(FILE *fp, const struct plyc_map *m, const void *v)
 				fprintf(fp, "\"min\": %u, \"max\": %u, ", i - 1, i - 1);
 			else {
 				fputs("\"min\": ", fp);
-				plyc_bt_json_int(fp, k ? plyc_bt_hist_low(i, k, NULL, NULL) : (uint64_t)1 << (i - 2), 0);
+				plyc_bt_json_int(fp, plyc_bt_hist_low(i, k, NULL, NULL), 0);
 				fputs(", \"max\": ", fp);
-				plyc_bt_json_int(fp, k ? hist_k_max(i, k)
-						       : i - 1 < 64 ? ((uint64_t)1 << (i - 1)) - 1 : UINT64_MAX, 0);
+				plyc_bt_json_int(fp, hist_k_max(i, k), 0);
 				fputs(", ", fp);
 			}
 			fprintf(fp, "\"count\": %" PRIu64 "}", word(v, i) / cur_div);

@@ -11,6 +11,17 @@ void plyc_print_value(FILE *fp, const struct plyc_type *t, const void *data)
 	plyc_rt.output->value(fp, t, data);
 }
 
+void plyc_print_value_padded(FILE *fp, int left, int width, const struct plyc_type *t, const void *data)
+{
+	struct plyc_textbuf b;
+
+	if (plyc_text_open(&b))
+		plyc_print_value(b.fp, t, data);
+	if (!plyc_text_close(&b))
+		plyc_fprintf(fp, left ? "%-*s" : "%*s", width, b.s);
+	free(b.s);
+}
+
 void plyc_print(FILE *fp, const struct plyc_type *const *types, const void *const *vals, int n)
 {
 	plyc_rt.output->print(fp, types, vals, n);

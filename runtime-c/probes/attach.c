@@ -107,6 +107,38 @@ int plyc_load_trivial(enum bpf_prog_type type, struct bpf_prog_load_opts *opts)
 	return bpf_prog_load(type, NULL, "GPL", insns, 2, opts);
 }
 
+/* An fentry or fexit program that reads the context words of mask (bit n:
+ * ctx[n]; with cookie, calling bpf_get_attach_cookie first), loaded for
+ * BTF function id (of the module BTF object btf_fd, else vmlinux's: -1)
+ * and attached: a trampoline, with cookie by a link carrying one. */
+int plyc_trampoline_takes(int id, int btf_fd, int fexit, uint64_t mask, int cookie)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
+		    .attach_btf_id = (__u32)id, .attach_btf_obj_fd = btf_fd >= 0 ? (__u32)btf_fd : 0);
+	LIBBPF_OPTS(bpf_link_create_opts, lopts, .tracing.cookie = 1);
+	struct bpf_insn insns[67];
+	int n = 0, slot, prog, link;
+
+	if (cookie)     /* r1 is the context */
+		insns[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_attach_cookie };
+	for (slot = 0; slot < 64; slot++)
+		if (mask >> slot & 1)   /* r0 = *(u64 *)(r1 + 8 * slot) */
+			insns[n++] = (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_0,
+							.src_reg = BPF_REG_1, .off = (__s16)(8 * slot) };
+	insns[n++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 };
+	insns[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, (size_t)n, &opts);
+	if (prog < 0)
+		return errno ? errno : EINVAL;
+	link = cookie ? bpf_link_create(prog, 0, opts.expected_attach_type, &lopts)
+		      : bpf_raw_tracepoint_open(NULL, prog);
+	n = link < 0 ? (errno ? errno : EINVAL) : 0;
+	close(prog);
+	if (link >= 0)
+		close(link);
+	return n;
+}
+
 int plyc_prepare_programs(const struct plyc_program *prog, struct bpf_object *obj)
 {
 	int i;

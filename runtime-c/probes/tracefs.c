@@ -46,6 +46,19 @@ const char *plyc_tracefs(void)
 	return NULL;
 }
 
+int plyc_probe_pmu_available(const char *kind)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", kind);
+	if (!access(path, R_OK))
+		return 1;
+	if (!plyc_tracefs())
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s_events", plyc_tracefs(), kind);
+	return !access(path, F_OK);
+}
+
 int plyc_tp_exists(const char *group, const char *event)
 {
 	char path[PATH_MAX];

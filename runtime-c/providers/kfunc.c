@@ -180,38 +180,6 @@ static __u64 words_read(const struct plyc_kfunc_data *d)
 	return mask;
 }
 
-/* Whether a program reading the words of mask (with cookie: calling
- * bpf_get_attach_cookie first) loads for BTF id, of the module's BTF
- * object btf_fd (else vmlinux's: -1), and attaches (a trampoline; with
- * cookie, by a link carrying one): 0, else the errno. */
-static int trampoline_takes(int id, int btf_fd, int fexit, __u64 mask, int cookie)
-{
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
-		    .attach_btf_id = (__u32)id, .attach_btf_obj_fd = btf_fd >= 0 ? (__u32)btf_fd : 0);
-	LIBBPF_OPTS(bpf_link_create_opts, lopts, .tracing.cookie = 1);
-	struct bpf_insn insns[67];
-	int n = 0, slot, prog, link;
-
-	if (cookie)     /* r1 is the context */
-		insns[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_attach_cookie };
-	for (slot = 0; slot < 64; slot++)
-		if (mask >> slot & 1)   /* r0 = *(u64 *)(r1 + 8 * slot) */
-			insns[n++] = (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_0,
-							.src_reg = BPF_REG_1, .off = (__s16)(8 * slot) };
-	insns[n++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 };
-	insns[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
-	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, (size_t)n, &opts);
-	if (prog < 0)
-		return errno ? errno : EINVAL;
-	link = cookie ? bpf_link_create(prog, 0, opts.expected_attach_type, &lopts)
-		      : bpf_raw_tracepoint_open(NULL, prog);
-	n = link < 0 ? (errno ? errno : EINVAL) : 0;
-	close(prog);
-	if (link >= 0)
-		close(link);
-	return n;
-}
-
 static int module_btf_fd(const char *name);
 
 /* The first function is the object's program's target; fentry must work
@@ -225,13 +193,13 @@ static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
 	int err;
 
 	if (!d->module) {
-		if (trampoline_takes(k->ids[0], -1, d->retprobe, 0, 0))
+		if (plyc_trampoline_takes(k->ids[0], -1, d->retprobe, 0, 0))
 			return plyc_probe_error(c->prog, c->pr, "this kernel cannot attach BPF trampolines "
 						"(fentry/fexit) to %s: kfunc probes need them (x86_64 has them "
 						"since Linux 5.5, arm64 since 6.0, 32-bit ARM not at all); "
 						"kprobe:%s does not need them", k->names[0],
 						plyc_has_glob(d->target) ? d->target : k->names[0]);
-		if ((err = trampoline_takes(k->ids[0], -1, d->retprobe, words_read(d), 0)))
+		if ((err = plyc_trampoline_takes(k->ids[0], -1, d->retprobe, words_read(d), 0)))
 			return plyc_probe_error(c->prog, c->pr, "this kernel's verifier refuses reading the "
 						"arguments %s of %s that the script reads (Linux 5.10 takes only "
 						"pointers to structs): %s", d->args && d->args[0] ? d->args : "(retval)",
@@ -242,7 +210,7 @@ static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
 		if (d->module && k->module_fd < 0 && (k->module_fd = module_btf_fd(d->module)) < 0)
 			return plyc_probe_error(c->prog, c->pr, "cannot find module %s's BTF in the kernel",
 						d->module);
-		if ((err = trampoline_takes(k->ids[0], k->module_fd, d->retprobe, 0, 1)))
+		if ((err = plyc_trampoline_takes(k->ids[0], k->module_fd, d->retprobe, 0, 1)))
 			return plyc_probe_fatal(c->prog, c->pr, "'probe' in a %s wildcard needs BPF cookies on "
 						"fentry/fexit programs, which this kernel lacks (Linux 6.0 has "
 						"them; %s:%s%s%s takes them from 5.15): %s",

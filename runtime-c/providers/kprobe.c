@@ -192,32 +192,6 @@ int plyc_kprobe_multi_works(const char *sym)
 	return attached(prog, bpf_link_create(prog, 0, BPF_TRACE_KPROBE_MULTI, &lopts));
 }
 
-/* Whether an fentry (or fexit) program that reads the context slots of
- * mask `ctx` (bit n: ctx[n], an argument or the return value) can attach
- * to BTF function id on this kernel: BTF alone doesn't say (arm64 got
- * trampolines in 6.0, 32-bit ARM has none), nor which arguments the
- * verifier lets a program read (5.10 refuses one that points to other than
- * a struct, such as __netif_receive_skb_core's struct sk_buff **). */
-int plyc_fentry_works(int func_id, int fexit, uint64_t ctx)
-{
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = fexit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
-		    .attach_btf_id = (__u32)func_id);
-	struct bpf_insn insns[66];
-	int n = 0, slot, prog;
-
-	for (slot = 0; slot < 64; slot++)
-		if (ctx >> slot & 1)   /* r0 = *(u64 *)(r1 + 8 * slot) */
-			insns[n++] = (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_0,
-							.src_reg = BPF_REG_1, .off = (__s16)(8 * slot) };
-	insns[n++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 };
-	insns[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
-	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, (size_t)n, &opts);
-
-	if (prog < 0)
-		return 0;
-	return attached(prog, bpf_raw_tracepoint_open(NULL, prog));
-}
-
 /* Run the probe as its fentry/fexit twin? Only where the device resolved the
  * function the twin was built for, with the same number of arguments in
  * its BTF, and fentry works there. PLYC_NO_FENTRY=1 keeps kprobes (to
@@ -238,7 +212,7 @@ static int use_fentry(const struct plyc_kprobe_data *d, const struct plyc_kfuncs
 	proto = btf__type_by_id(vmlinux, fn->type);
 	if (!proto || btf_vlen(proto) != d->fentry_nargs)
 		return 0;
-	return plyc_fentry_works(id, d->retprobe, d->fentry_ctx);
+	return !plyc_trampoline_takes(id, -1, d->retprobe, d->fentry_ctx, 0);
 }
 
 /* The twin or the kprobe (a kprobe needs kprobes in the kernel); several
@@ -249,7 +223,6 @@ static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
 	const struct plyc_kprobe_data *d = D(c);
 	struct kstate *k = c->state;
 	struct bpf_program *kp = bpf_object__find_program_by_name(obj, pr->prog);
-	char path[512];
 	size_t j;
 
 	switch (check_alternative(c)) {
@@ -275,12 +248,9 @@ static int prepare(struct plyc_probe_ctx *c, struct bpf_object *obj)
 		return plyc_probe_error(c->prog, pr, "%s needs this probe to run as %s, which this device "
 					"can't do here (fentry: Linux 5.5 x86_64, 6.0 arm64; BTF)", d->fentry_only,
 					d->retprobe ? "fexit" : "fentry");
-	if (!k->fentry && plyc_tracefs()) {
-		snprintf(path, sizeof(path), "%s/kprobe_events", plyc_tracefs());
-		if (access(path, F_OK))
-			return plyc_probe_error(c->prog, pr, "this kernel has no kprobes (built without "
-						"CONFIG_KPROBES)%s", d->fentry_prog ? ", and fentry can't attach here" : "");
-	}
+	if (!k->fentry && !plyc_probe_pmu_available("kprobe"))
+		return plyc_probe_error(c->prog, pr, "this kernel has no kprobes (built without "
+					"CONFIG_KPROBES)%s", d->fentry_prog ? ", and fentry can't attach here" : "");
 	if (!kp || k->funcs.n < 2)
 		return 0;
 	/* kprobe.multi attaches through ftrace: every function must be

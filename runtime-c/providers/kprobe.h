@@ -21,10 +21,8 @@ struct plyc_kprobe_data {
 				    * one the device lacks is left out if another of the group is there */
 };
 
-/* Whether this kernel attaches one program to many functions (kprobe.multi)
- * and an fentry/fexit program reading ctx slots `ctx` to BTF function id. */
+/* Whether this kernel attaches one program to many functions (kprobe.multi). */
 int plyc_kprobe_multi_works(const char *sym);
-int plyc_fentry_works(int func_id, int fexit, uint64_t ctx);
 
 extern const struct plyc_provider plyc_provider_kprobe;
 extern const struct plyc_provider plyc_provider_kretprobe;

@@ -275,34 +275,26 @@ void plyc_bt_json_escape(FILE *fp, const char *s, size_t n)
 	}
 }
 
-FILE *plyc_text_open(struct plyc_textbuf *b)
-{
-	b->s = NULL;
-	b->len = 0;
-	b->fp = open_memstream(&b->s, &b->len);
-	return b->fp;
-}
-
 void plyc_text_close_escaped(struct plyc_textbuf *b, FILE *fp)
 {
-	if (!b->fp)
-		return;
-	fclose(b->fp);
-	plyc_bt_json_escape(fp, b->s ? b->s : "", b->len);
+	if (!plyc_text_close(b))
+		plyc_bt_json_escape(fp, b->s, b->len);
 	free(b->s);
 }
 
-/* bpftrace 0.17 writes macaddr() and strftime() values unquoted, as
- * their text (not JSON: its quirk, kept); a username is a string. */
+/* Text kinds are JSON strings, but bpftrace 0.17 writes macaddr() and
+ * strftime() values unquoted, as their text (not JSON: its quirk, kept),
+ * a bool is JSON's true or false (and an enum its number, below). */
 static int is_quoted(const struct plyc_type *t)
 {
-	if (plyc_bt_version->json_typed && (t->kind == PLYC_K_MAC || t->kind == PLYC_K_STRFTIME))
-		return 1;
+	if (plyc_kind_is_text(t->kind)) {
+		if (t->kind == PLYC_K_MAC || t->kind == PLYC_K_STRFTIME)
+			return plyc_bt_version->json_typed;	/* 0.27 quotes them, 0.17 not */
+		return t->kind != PLYC_K_BOOL && t->kind != PLYC_K_ENUM;
+	}
 	return t->kind == PLYC_K_STR || t->kind == PLYC_K_SYM || t->kind == PLYC_K_STACK ||
 	       t->kind == PLYC_K_USTACK || t->kind == PLYC_K_USYM ||
 	       t->kind == PLYC_K_MEM || t->kind == PLYC_K_BUF || t->kind == PLYC_K_WALLTIME || t->kind == PLYC_K_INET ||
-	       t->kind == PLYC_K_USERNAME || t->kind == PLYC_K_ERRNO || t->kind == PLYC_K_SIGNAL ||
-	       t->kind == PLYC_K_SYSCALL || t->kind == PLYC_K_CGROUP_PATH ||
 	       (t->kind == PLYC_K_INT && !is_int_size(t->size));
 }
 
