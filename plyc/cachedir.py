@@ -1,19 +1,34 @@
 """plyc's cache folder, trusted before use, and the error a build raises
 when its tools or folders fail (ToolchainError). Below toolchain.py and
-what it calls to prepare a target's libraries (sysroot.py, musl.py)."""
+what it calls to prepare a target's libraries (sysroot.py, musl.py, sdklibs.py)."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import stat
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from .safefile import changeable
 
 
 class ToolchainError(Exception):
     pass
+
+
+def built_once(folder: Path, ready: Callable[[], bool], build: Callable[[], None]) -> None:
+    """build() what folder is to hold unless ready() says it is there.
+    Builds running side by side (make test's parallel run) build it once:
+    the others wait on the folder's lock and find it ready."""
+    if ready():
+        return
+    with writing(folder):
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not ready():
+                build()
 
 
 class CacheError(ToolchainError, OSError):

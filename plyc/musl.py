@@ -9,7 +9,6 @@ Makefile.in), not from its configure scripts: those cannot cross-compile
 with zig alone, and we need only the static archives."""
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.util
 import os
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import children, progress
-from .cachedir import ToolchainError, cache_dir, writing
+from .cachedir import ToolchainError, built_once, cache_dir
 
 
 @dataclass(frozen=True)
@@ -224,19 +223,12 @@ def prepare(target: str, verbose: bool = False) -> Path:
     if target not in TARGETS:
         raise ToolchainError(f"no musl target '{target}' (known: {', '.join(TARGETS)})")
     out = prefix(target)
-    if ready(target):
-        return out
-    # Builds running side by side (make test's parallel run) build them
-    # once, and download the sources all targets share once: the others
-    # wait for the first and find them ready.
-    with writing(base()):
-        base().mkdir(parents=True, exist_ok=True)
-        with open(base() / ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if ready(target):
-                return out
-            with progress.step(f"building libbpf, libelf and zlib for {target} with musl, once"):
-                return _build(target, out, verbose)
+
+    def build():
+        with progress.step(f"building libbpf, libelf and zlib for {target} with musl, once"):
+            _build(target, out, verbose)
+    built_once(base(), lambda: ready(target), build)
+    return out
 
 
 def _build(target: str, out: Path, verbose: bool) -> Path:

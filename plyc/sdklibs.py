@@ -5,14 +5,13 @@ kept in the cache under the compiler's identity and the sysroot's, so a
 new SDK, another -mcpu or a rebuilt C library builds them again."""
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 from pathlib import Path
 from typing import Optional
 
 from . import children, progress
-from .cachedir import ToolchainError, cache_dir, writing
+from .cachedir import ToolchainError, built_once, cache_dir
 
 LIBS = ("libbpf.a", "libelf.a", "libz.a")
 
@@ -73,23 +72,17 @@ def prepare(target: str, cc: list, ar: list, cflags: list, root: Optional[Path],
     built with cc for the SDK, the first time."""
     from . import musl
     out = prefix(target, cc, ar, cflags, root)
-    base = out.parent
-    if ready(out):
-        return out
-    with writing(base):
-        base.mkdir(parents=True, exist_ok=True)
-        with open(base / ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if ready(out):
-                return out
-            libc = c_library([*cc, *cflags])
-            config = musl.ELFUTILS_CONFIG
-            if libc == "glibc":
-                config = config.replace("HAVE_DECL_RAWMEMCHR 0", "HAVE_DECL_RAWMEMCHR 1")
-            with progress.step(f"building libbpf, libelf and zlib with {os.path.basename(cc[0])} "
-                               f"for the SDK's {libc}, once"):
-                musl.build_libraries([*cc, *cflags], ar, opt, config, out, f"libbpf, libelf and zlib "
-                                     f"with {' '.join(cc)}", verbose, link=["-static"])
+
+    def build():
+        libc = c_library([*cc, *cflags])
+        config = musl.ELFUTILS_CONFIG
+        if libc == "glibc":
+            config = config.replace("HAVE_DECL_RAWMEMCHR 0", "HAVE_DECL_RAWMEMCHR 1")
+        with progress.step(f"building libbpf, libelf and zlib with {os.path.basename(cc[0])} "
+                           f"for the SDK's {libc}, once"):
+            musl.build_libraries([*cc, *cflags], ar, opt, config, out, f"libbpf, libelf and zlib "
+                                 f"with {' '.join(cc)}", verbose, link=["-static"])
+    built_once(out.parent, lambda: ready(out), build)
     if not ready(out):
         raise ToolchainError(f"building libbpf, libelf and zlib with {' '.join(cc)} left {out} incomplete")
     return out

@@ -7,7 +7,6 @@ release has packages for (big-endian MIPS) gets the same libraries built
 from Debian's sources with its cross gcc, as the musl ones are."""
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 from . import children
 from . import arch as A
 from . import progress
-from .cachedir import ToolchainError, cache_dir, writing
+from .cachedir import ToolchainError, built_once, cache_dir
 
 PACKAGES = ("libbpf-dev", "libelf-dev", "zlib1g-dev", "libzstd-dev")
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
@@ -37,21 +36,16 @@ def prepare(target: str, verbose: bool = False) -> Path:
         raise ToolchainError(f"unknown target '{target}'")
     base = path(target)
     root = base / "root"
-    if ready(target):
-        return root
-    # Builds running side by side (make test's parallel run) download it
-    # once: the others wait for the first and find it ready.
-    with writing(base):
-        base.mkdir(parents=True, exist_ok=True)
-        with open(base / ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if ready(target):
-                return root
-            if A.get(target).from_source:
-                with progress.step(f"building the {target} sysroot's libraries, once"):
-                    return _build(target, base, root, verbose)
+
+    def build():
+        if A.get(target).from_source:
+            with progress.step(f"building the {target} sysroot's libraries, once"):
+                _build(target, base, root, verbose)
+        else:
             with progress.step(f"downloading the {target} sysroot from Debian, once"):
-                return _download(target, base, root, verbose)
+                _download(target, base, root, verbose)
+    built_once(base, lambda: ready(target), build)
+    return root
 
 
 def _build(target: str, base: Path, root: Path, verbose: bool) -> Path:
