@@ -710,6 +710,97 @@ static int function_type(struct dm *d)
 	return f;
 }
 
+/* <CV-qualifiers> <type> (r V K, each once) */
+static int cv_type(struct dm *d)
+{
+	int quals = 0, u, t, abominable;
+
+	while (1) {
+		int q = peek(d, 0) == 'r' ? CV_RESTRICT : peek(d, 0) == 'V' ? CV_VOLATILE :
+			peek(d, 0) == 'K' ? CV_CONST : 0;
+
+		if (!q)
+			break;
+		if (quals & q)
+			return fail(d);
+		quals |= q;
+		d->p++;
+	}
+	/* cv-qualifiers before a function type are its `this`': the
+	 * unqualified function type is no substitution candidate */
+	abominable = peek(d, 0) == 'F';
+	u = abominable ? function_type(d) : type(d);
+	if (u < 0)
+		return -1;
+	t = new_node(d, K_CV, u, -1);
+	if (t >= 0) {
+		d->nodes[t].n = quals;
+		d->nodes[t].len = abominable;   /* printed after the parameters */
+	}
+	return t;
+}
+
+/* P <type>, R <type>, O <type>: c is the letter, not yet taken */
+static int pointer_type(struct dm *d, int c)
+{
+	int u;
+
+	d->p++;
+	/* a reference to a reference is no type a compiler mangles,
+	 * written or substituted (only through a template parameter,
+	 * which collapses when printed) */
+	if (c != 'P' && (peek(d, 0) == 'R' || peek(d, 0) == 'O'))
+		return fail(d);
+	u = type(d);
+	if (u < 0)
+		return -1;
+	if (c != 'P' && (d->nodes[u].kind == K_LREF || d->nodes[u].kind == K_RREF))
+		return fail(d);
+	return new_node(d, c == 'P' ? K_PTR : c == 'R' ? K_LREF : K_RREF, u, -1);
+}
+
+/* M <class type> <member type> */
+static int member_pointer_type(struct dm *d)
+{
+	int cls, mem;
+
+	d->p++;
+	cls = type(d);
+	if (cls < 0)
+		return -1;
+	mem = type(d);
+	if (mem < 0)
+		return -1;
+	return new_node(d, K_PTRMEM, cls, mem);
+}
+
+/* A <dimension number> _ <element type> */
+static int array_type(struct dm *d)
+{
+	const char *start;
+	int u, t;
+
+	d->p++;
+	start = d->p;
+	while (peek(d, 0) >= '0' && peek(d, 0) <= '9')
+		d->p++;
+	if (!eat(d, '_'))
+		return fail(d);   /* a dimension that is an expression */
+	u = type(d);
+	if (u < 0)
+		return -1;
+	t = new_node(d, K_ARRAY, u, -1);
+	if (t >= 0) {
+		d->nodes[t].text = start;
+		d->nodes[t].len = (int)(d->p - start);
+		/* the length stops at its '_': counted from start */
+		d->nodes[t].len = 0;
+		while (start[d->nodes[t].len] >= '0' && start[d->nodes[t].len] <= '9')
+			d->nodes[t].len++;
+	}
+	return t;
+}
+
 static int type_inner(struct dm *d)
 {
 	int c = peek(d, 0), t;
@@ -738,90 +829,21 @@ static int type_inner(struct dm *d)
 				return text_node(d, dbuiltins[i].name, -1);
 			}
 		return fail(d);   /* decltype, pack expansions, vectors: not known */
-	case 'r': case 'V': case 'K': {
-		int quals = 0, u, abominable;
-
-		while (1) {
-			int q = peek(d, 0) == 'r' ? CV_RESTRICT : peek(d, 0) == 'V' ? CV_VOLATILE :
-				peek(d, 0) == 'K' ? CV_CONST : 0;
-
-			if (!q)
-				break;
-			if (quals & q)
-				return fail(d);
-			quals |= q;
-			d->p++;
-		}
-		/* cv-qualifiers before a function type are its `this`': the
-		 * unqualified function type is no substitution candidate */
-		abominable = peek(d, 0) == 'F';
-		u = abominable ? function_type(d) : type(d);
-		if (u < 0)
-			return -1;
-		t = new_node(d, K_CV, u, -1);
-		if (t >= 0) {
-			d->nodes[t].n = quals;
-			d->nodes[t].len = abominable;   /* printed after the parameters */
-		}
+	case 'r': case 'V': case 'K':
+		t = cv_type(d);
 		break;
-	}
-	case 'P': case 'R': case 'O': {
-		int u;
-
-		d->p++;
-		/* a reference to a reference is no type a compiler mangles,
-		 * written or substituted (only through a template parameter,
-		 * which collapses when printed) */
-		if (c != 'P' && (peek(d, 0) == 'R' || peek(d, 0) == 'O'))
-			return fail(d);
-		u = type(d);
-		if (u < 0)
-			return -1;
-		if (c != 'P' && (d->nodes[u].kind == K_LREF || d->nodes[u].kind == K_RREF))
-			return fail(d);
-		t = new_node(d, c == 'P' ? K_PTR : c == 'R' ? K_LREF : K_RREF, u, -1);
+	case 'P': case 'R': case 'O':
+		t = pointer_type(d, c);
 		break;
-	}
 	case 'F':
 		t = function_type(d);
 		break;
-	case 'M': {
-		int cls, mem;
-
-		d->p++;
-		cls = type(d);
-		if (cls < 0)
-			return -1;
-		mem = type(d);
-		if (mem < 0)
-			return -1;
-		t = new_node(d, K_PTRMEM, cls, mem);
+	case 'M':
+		t = member_pointer_type(d);
 		break;
-	}
-	case 'A': {
-		const char *start;
-		int u;
-
-		d->p++;
-		start = d->p;
-		while (peek(d, 0) >= '0' && peek(d, 0) <= '9')
-			d->p++;
-		if (!eat(d, '_'))
-			return fail(d);   /* a dimension that is an expression */
-		u = type(d);
-		if (u < 0)
-			return -1;
-		t = new_node(d, K_ARRAY, u, -1);
-		if (t >= 0) {
-			d->nodes[t].text = start;
-			d->nodes[t].len = (int)(d->p - start);
-			/* the length stops at its '_': counted from start */
-			d->nodes[t].len = 0;
-			while (start[d->nodes[t].len] >= '0' && start[d->nodes[t].len] <= '9')
-				d->nodes[t].len++;
-		}
+	case 'A':
+		t = array_type(d);
 		break;
-	}
 	case 'T':
 		t = template_param(d);
 		if (t < 0)
@@ -1232,10 +1254,241 @@ static int cv_only(const struct dm *d, int n, int base)
 	return 1;
 }
 
+/* The cv-qualifiers of a chain of them down to base, together */
+static int chain_cv(const struct dm *d, int n, int base)
+{
+	int cv = 0;
+
+	while ((n = resolve(d, n)) != base && n >= 0) {
+		cv |= d->nodes[n].n;
+		n = d->nodes[n].a;
+	}
+	return cv;
+}
+
+/* A chain down to a function type (base): `void (int) const` of an
+ * abominable function type, `int (*)(void*, int)` */
+static void print_around_function(struct dm *d, int n, int base)
+{
+	const struct node *b = &d->nodes[base];
+	int own;
+
+	if (cv_only(d, n, base)) {
+		print(d, base);
+		print_cv(d, chain_cv(d, n, base));
+		return;
+	}
+	print(d, b->a);
+	puts_(d, " (");
+	own = print_modifiers(d, n, base, 0);
+	puts_(d, ")(");
+	print_params(d, b);
+	puts_(d, ")");
+	print_cv(d, b->n | own);
+}
+
+/* A chain down to an array type (base): `char const (&) [4]`; the
+ * cv-qualifiers of an array are its elements' */
+static void print_around_array(struct dm *d, int n, int base)
+{
+	const struct node *b = &d->nodes[base];
+	int pos, cv;
+
+	print(d, b->a);
+	if (cv_only(d, n, base)) {
+		print_cv(d, chain_cv(d, n, base));
+		puts_(d, " [");
+	} else {
+		pos = (int)d->pos;
+		puts_(d, " (");
+		cv = print_modifiers(d, n, base, 1);
+		if (cv) {
+			/* moved before the parenthesis */
+			char mods[256];
+			size_t len = d->pos - (size_t)pos;
+
+			if (len >= sizeof(mods)) {
+				d->failed = 1;
+				return;
+			}
+			memcpy(mods, d->out + pos, len);
+			d->pos = (size_t)pos;
+			print_cv(d, cv);
+			put(d, mods, len);
+		}
+		puts_(d, ") [");
+	}
+	put(d, b->text, (size_t)b->len);
+	puts_(d, "]");
+}
+
+/* A pointer, a reference or cv-qualifiers (node n) */
+static void print_modified(struct dm *d, int n)
+{
+	const struct node *x = &d->nodes[n];
+	int base = declarator_base(d, n);
+
+	if (base >= 0) {
+		if (d->nodes[base].kind == K_FUNC)
+			print_around_function(d, n, base);
+		else
+			print_around_array(d, n, base);
+		return;
+	}
+	if (x->kind == K_CV) {
+		/* const of a const type: once */
+		int c = resolve(d, x->a);
+
+		if (c < 0) {
+			d->failed = 1;
+			return;
+		}
+		if (d->nodes[c].kind == K_CV) {
+			print(d, d->nodes[c].a);
+			print_cv(d, x->n | d->nodes[c].n);
+			return;
+		}
+	}
+	if (x->kind == K_LREF || x->kind == K_RREF) {
+		/* references collapse (T& &&: T&): through a
+		 * substitution, a template parameter or a pack's element
+		 * (written directly, R R is refused when parsed) */
+		int c = resolve(d, x->a);
+
+		if (c < 0) {
+			d->failed = 1;
+			return;
+		}
+		if (d->nodes[c].kind == K_LREF || (d->nodes[c].kind == K_RREF && x->kind == K_RREF)) {
+			print(d, c);
+			return;
+		}
+		if (d->nodes[c].kind == K_RREF) {
+			print(d, d->nodes[c].a);
+			puts_(d, "&");
+			return;
+		}
+	}
+	print(d, x->a);
+	if (x->kind == K_PTR)
+		puts_(d, "*");
+	else if (x->kind == K_LREF)
+		puts_(d, "&");
+	else if (x->kind == K_RREF)
+		puts_(d, "&&");
+	else
+		print_cv(d, x->n);
+}
+
+/* A literal template argument: 5, 5u, -3l, true, (char)65 */
+static void print_literal(struct dm *d, const struct node *x)
+{
+	const struct node *t = &d->nodes[x->a];
+	const char *suffix = NULL;
+
+	if (t->kind == K_TEXT && !t->n) {
+		static const char *const sfx[][2] = {
+			{ "int", "" }, { "unsigned int", "u" }, { "long", "l" }, { "unsigned long", "ul" },
+			{ "long long", "ll" }, { "unsigned long long", "ull" },
+		};
+		size_t i;
+
+		if (t->len == 4 && !memcmp(t->text, "bool", 4) && x->len == 1 && !x->n &&
+		    (x->text[0] == '0' || x->text[0] == '1')) {
+			puts_(d, x->text[0] == '1' ? "true" : "false");
+			return;
+		}
+		for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++)
+			if ((size_t)t->len == strlen(sfx[i][0]) && !memcmp(t->text, sfx[i][0], (size_t)t->len))
+				suffix = sfx[i][1];
+	}
+	if (!suffix) {
+		puts_(d, "(");
+		print(d, x->a);
+		puts_(d, ")");
+	}
+	if (x->n)
+		puts_(d, "-");
+	put(d, x->text, (size_t)x->len);
+	if (suffix)
+		puts_(d, suffix);
+}
+
+/* Dp: its pattern once for each element of the pack inside it */
+static void print_pack_expansion(struct dm *d, const struct node *x)
+{
+	int p = find_pack(d, x->a, 0), i, saved = d->pack, saved_index = d->pack_index;
+
+	if (p < 0) {
+		print(d, x->a);
+		return;
+	}
+	for (i = 0; i < d->nodes[p].nkids; i++) {
+		if (i)
+			puts_(d, ", ");
+		d->pack = p;
+		d->pack_index = i;
+		print(d, x->a);
+	}
+	d->pack = saved;
+	d->pack_index = saved_index;
+}
+
+/* A pointer to a member: `int C::*`, `bool (C::*)() const` */
+static void print_member_pointer(struct dm *d, const struct node *x)
+{
+	int mi = resolve(d, x->b), cv = 0;
+	const struct node *m;
+
+	if (mi < 0) {
+		d->failed = 1;
+		return;
+	}
+	m = &d->nodes[mi];
+	if (m->kind == K_CV && d->nodes[m->a].kind == K_FUNC) {
+		/* a const member function: bool (C::*)() const */
+		cv = m->n;
+		m = &d->nodes[m->a];
+	}
+	if (m->kind == K_FUNC) {
+		print(d, m->a);
+		puts_(d, " (");
+		print(d, x->a);
+		puts_(d, "::*)(");
+		print_params(d, m);
+		puts_(d, ")");
+		print_cv(d, m->n | cv);
+	} else {
+		print(d, x->b);
+		puts_(d, " ");
+		print(d, x->a);
+		puts_(d, "::*");
+	}
+}
+
+/* A function: [return type ]name(parameters)[ const], its template
+ * parameters resolving against its own template arguments */
+static void print_encoding(struct dm *d, const struct node *x)
+{
+	int saved = d->print_targs;
+
+	if (x->t >= 0)
+		d->print_targs = x->t;
+	if (x->b >= 0) {
+		print(d, x->b);
+		puts_(d, " ");
+	}
+	print(d, x->a);
+	puts_(d, "(");
+	print_list(d, x->kid0, x->nkids);
+	puts_(d, ")");
+	print_cv(d, x->n);
+	d->print_targs = saved;
+}
+
 static void print(struct dm *d, int n)
 {
 	const struct node *x;
-	int base;
 
 	if (n < 0 || d->failed || ++d->depth > 256) {
 		d->failed = 1;
@@ -1266,113 +1519,7 @@ static void print(struct dm *d, int n)
 		puts_(d, ">");
 		break;
 	case K_PTR: case K_LREF: case K_RREF: case K_CV:
-		base = declarator_base(d, n);
-		if (base >= 0) {
-			const struct node *b = &d->nodes[base];
-
-			if (b->kind == K_FUNC && cv_only(d, n, base)) {
-				/* an abominable function type: void (int) const */
-				int m = n, cv = 0;
-
-				while ((m = resolve(d, m)) != base && m >= 0) {
-					cv |= d->nodes[m].n;
-					m = d->nodes[m].a;
-				}
-				print(d, base);
-				print_cv(d, cv);
-			} else if (b->kind == K_FUNC) {
-				int own;
-
-				print(d, b->a);
-				puts_(d, " (");
-				own = print_modifiers(d, n, base, 0);
-				puts_(d, ")(");
-				print_params(d, b);
-				puts_(d, ")");
-				print_cv(d, b->n | own);
-			} else {
-				/* the cv-qualifiers of an array are its elements' */
-				int pos, cv;
-
-				print(d, b->a);
-				if (cv_only(d, n, base)) {
-					int m = n;
-
-					cv = 0;
-					while ((m = resolve(d, m)) != base && m >= 0) {
-						cv |= d->nodes[m].n;
-						m = d->nodes[m].a;
-					}
-					print_cv(d, cv);
-					puts_(d, " [");
-				} else {
-					pos = (int)d->pos;
-					puts_(d, " (");
-					cv = print_modifiers(d, n, base, 1);
-					if (cv) {
-						/* moved before the parenthesis */
-						char mods[256];
-						size_t len = d->pos - (size_t)pos;
-
-						if (len >= sizeof(mods)) {
-							d->failed = 1;
-							break;
-						}
-						memcpy(mods, d->out + pos, len);
-						d->pos = (size_t)pos;
-						print_cv(d, cv);
-						put(d, mods, len);
-					}
-					puts_(d, ") [");
-				}
-				put(d, b->text, (size_t)b->len);
-				puts_(d, "]");
-			}
-			break;
-		}
-		if (x->kind == K_CV) {
-			/* const of a const type: once */
-			int c = resolve(d, x->a);
-
-			if (c < 0) {
-				d->failed = 1;
-				break;
-			}
-			if (d->nodes[c].kind == K_CV) {
-				print(d, d->nodes[c].a);
-				print_cv(d, x->n | d->nodes[c].n);
-				break;
-			}
-		}
-		if (x->kind == K_LREF || x->kind == K_RREF) {
-			/* references collapse (T& &&: T&): through a
-			 * substitution, a template parameter or a pack's element
-			 * (written directly, R R is refused when parsed) */
-			int c = resolve(d, x->a);
-
-			if (c < 0) {
-				d->failed = 1;
-				break;
-			}
-			if (d->nodes[c].kind == K_LREF || (d->nodes[c].kind == K_RREF && x->kind == K_RREF)) {
-				print(d, c);
-				break;
-			}
-			if (d->nodes[c].kind == K_RREF) {
-				print(d, d->nodes[c].a);
-				puts_(d, "&");
-				break;
-			}
-		}
-		print(d, x->a);
-		if (x->kind == K_PTR)
-			puts_(d, "*");
-		else if (x->kind == K_LREF)
-			puts_(d, "&");
-		else if (x->kind == K_RREF)
-			puts_(d, "&&");
-		else
-			print_cv(d, x->n);
+		print_modified(d, n);
 		break;
 	case K_FUNC:
 		print(d, x->a);
@@ -1387,38 +1534,9 @@ static void print(struct dm *d, int n)
 		put(d, x->text, (size_t)x->len);
 		puts_(d, "]");
 		break;
-	case K_LIT: {
-		const struct node *t = &d->nodes[x->a];
-		const char *suffix = NULL;
-
-		if (t->kind == K_TEXT && !t->n) {
-			static const char *const sfx[][2] = {
-				{ "int", "" }, { "unsigned int", "u" }, { "long", "l" }, { "unsigned long", "ul" },
-				{ "long long", "ll" }, { "unsigned long long", "ull" },
-			};
-			size_t i;
-
-			if (t->len == 4 && !memcmp(t->text, "bool", 4) && x->len == 1 && !x->n &&
-			    (x->text[0] == '0' || x->text[0] == '1')) {
-				puts_(d, x->text[0] == '1' ? "true" : "false");
-				break;
-			}
-			for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++)
-				if ((size_t)t->len == strlen(sfx[i][0]) && !memcmp(t->text, sfx[i][0], (size_t)t->len))
-					suffix = sfx[i][1];
-		}
-		if (!suffix) {
-			puts_(d, "(");
-			print(d, x->a);
-			puts_(d, ")");
-		}
-		if (x->n)
-			puts_(d, "-");
-		put(d, x->text, (size_t)x->len);
-		if (suffix)
-			puts_(d, suffix);
+	case K_LIT:
+		print_literal(d, x);
 		break;
-	}
 	case K_ABI: case K_CLONE:
 		print(d, x->a);
 		puts_(d, x->kind == K_ABI ? "[abi:" : " [clone ");
@@ -1435,71 +1553,15 @@ static void print(struct dm *d, int n)
 		else
 			print_list(d, x->kid0, x->nkids);
 		break;
-	case K_PACKEXP: {
-		int p = find_pack(d, x->a, 0), i, saved = d->pack, saved_index = d->pack_index;
-
-		if (p < 0) {
-			print(d, x->a);
-			break;
-		}
-		for (i = 0; i < d->nodes[p].nkids; i++) {
-			if (i)
-				puts_(d, ", ");
-			d->pack = p;
-			d->pack_index = i;
-			print(d, x->a);
-		}
-		d->pack = saved;
-		d->pack_index = saved_index;
+	case K_PACKEXP:
+		print_pack_expansion(d, x);
 		break;
-	}
-	case K_PTRMEM: {
-		int mi = resolve(d, x->b), cv = 0;
-		const struct node *m;
-
-		if (mi < 0) {
-			d->failed = 1;
-			break;
-		}
-		m = &d->nodes[mi];
-		if (m->kind == K_CV && d->nodes[m->a].kind == K_FUNC) {
-			/* a const member function: bool (C::*)() const */
-			cv = m->n;
-			m = &d->nodes[m->a];
-		}
-		if (m->kind == K_FUNC) {
-			print(d, m->a);
-			puts_(d, " (");
-			print(d, x->a);
-			puts_(d, "::*)(");
-			print_params(d, m);
-			puts_(d, ")");
-			print_cv(d, m->n | cv);
-		} else {
-			print(d, x->b);
-			puts_(d, " ");
-			print(d, x->a);
-			puts_(d, "::*");
-		}
+	case K_PTRMEM:
+		print_member_pointer(d, x);
 		break;
-	}
-	case K_ENC: {
-		int saved = d->print_targs;
-
-		if (x->t >= 0)
-			d->print_targs = x->t;
-		if (x->b >= 0) {
-			print(d, x->b);
-			puts_(d, " ");
-		}
-		print(d, x->a);
-		puts_(d, "(");
-		print_list(d, x->kid0, x->nkids);
-		puts_(d, ")");
-		print_cv(d, x->n);
-		d->print_targs = saved;
+	case K_ENC:
+		print_encoding(d, x);
 		break;
-	}
 	case K_TPARAM: {
 		int r = resolve(d, n);
 
