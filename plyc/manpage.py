@@ -60,6 +60,12 @@ def _help(action: argparse.Action) -> str:
     return text
 
 
+def _breakable(text: str) -> str:
+    """roff text whose choice lists ({a,b,...}) may break after a comma
+    (troff's \\: break point): as one word, one can be wider than the page."""
+    return text.replace(",", ",\\:")
+
+
 def _options(p: argparse.ArgumentParser) -> list:
     return [a for a in p._actions if a.help != argparse.SUPPRESS and not isinstance(a, argparse._SubParsersAction)]
 
@@ -87,7 +93,7 @@ def man_page(ap: argparse.ArgumentParser, version: str) -> str:
              ".PP", _roff(ap.epilog or ""),
              ".SH OPTIONS"]
     for a in _options(ap):
-        lines += [".TP", f"\\fB{_roff(_opt_text(a))}\\fR", _roff(_help(a))]
+        lines += [".TP", f"\\fB{_breakable(_roff(_opt_text(a)))}\\fR", _roff(_help(a))]
     lines.append(".SH COMMANDS")
     helps = _command_help(ap)
     for name, p in _subparsers(ap).items():
@@ -95,13 +101,13 @@ def man_page(ap: argparse.ArgumentParser, version: str) -> str:
         usage = p.format_usage().strip()
         if usage.startswith("usage: "):
             usage = usage[len("usage: "):]
-        lines += [".PP", _roff(" ".join(usage.split()))]     # filled: a usage line is long
+        lines += [".PP", _breakable(_roff(" ".join(usage.split())))]     # filled: a usage line is long
         if p.description:
             lines += [".PP", _roff(p.description)]
         for a in _options(p):
             if a.dest in ("help",):
                 continue
-            lines += [".TP", f"\\fB{_roff(_opt_text(a))}\\fR", _roff(_help(a))]
+            lines += [".TP", f"\\fB{_breakable(_roff(_opt_text(a)))}\\fR", _roff(_help(a))]
     lines += [".SH THE TRACER'S OPTIONS", _roff(TRACER),
               ".SH FILES"]
     for path, what in FILES:
