@@ -1,0 +1,90 @@
+"""bpftrace's `pid` and `tid` in a PID namespace: 0.27 numbers them as the
+tracer's own namespace does (`pid(init)`, `tid(init)`: the initial one's),
+and so does plyc's tracer (runtime-c/load/pidns.c). Each tracer runs as
+process 1 of a namespace of its own (`unshare --pid --fork --mount-proc`),
+as in a container, beside plyc's run in the initial namespace."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import builds
+
+pytestmark = pytest.mark.bpf
+
+ROOT = Path(__file__).resolve().parent.parent
+IDS = ('BEGIN { printf("%d %d %d %d %d %d\\n", pid, tid, pid(curr_ns), tid(curr_ns), pid(init), tid(init)); '
+       'exit(); }\n')
+# -p's PID is the namespace's: the filter compares it with the writer's id there
+WRITES = 'tracepoint:syscalls:sys_enter_write { printf("%d %d %d\\n", pid, tid, pid(init)); exit(); }\n'
+# cpid (-c's child, as the tracer's fork() numbers it) meets pid in one namespace
+CHILD = 'tracepoint:syscalls:sys_enter_execve /pid == cpid/ { printf("%d %d %d\\n", pid, cpid, pid(init)); exit(); }\n'
+
+
+def build(tmp_path, name: str, text: str) -> Path:
+    src, out = tmp_path / f"{name}.bt", tmp_path / name
+    src.write_text(text)
+    proc = builds.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)], cwd=ROOT,
+                      capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def in_pidns(shell: str, *args) -> list:
+    """argv running `shell` (sh -c, with args) as process 1 of a new PID
+    namespace with its own /proc; its ids, as the lines of numbers it printed."""
+    return ["timeout", "120", "unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", shell, "sh", *map(str, args)]
+
+
+def ids(argv) -> list:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    rows = [[int(w) for w in line.split()] for line in proc.stdout.splitlines() if re.fullmatch(r"[\d ]+", line)]
+    assert len(rows) == 1, (proc.stdout, proc.stderr)
+    return rows[0]
+
+
+def both(tmp_path, bpftrace27, name: str, text: str, shell: str, flags=()) -> tuple:
+    """The ids plyc's tracer and 0.27 print run the same way in a namespace
+    (`shell` execs "$@" as the tracer's argv: the tracer's flags, then the
+    script or its tracer)."""
+    tracer = build(tmp_path, name, text)
+    script = tmp_path / f"{name}.bt"
+    mine = ids(in_pidns(shell, tracer, *flags))
+    theirs = ids(in_pidns(shell, *bpftrace27([*flags, script], cwd=tmp_path)))
+    return mine, theirs
+
+
+def test_pid_and_tid_are_the_namespace_s_and_init_the_host_s(tmp_path, bpftrace27):
+    mine, theirs = both(tmp_path, bpftrace27, "ids", IDS, 'exec "$@"')
+    # process 1 of its namespace, a host id beside it
+    for row in (mine, theirs):
+        assert row[:4] == [1, 1, 1, 1] and row[4] == row[5] > 1, (mine, theirs)
+
+
+def test_p_filters_on_the_pid_the_namespace_gives(tmp_path, bpftrace27):
+    # the writer is process 2 there (@PID@ in the argv: its id): a filter
+    # comparing host ids never matches
+    shell = ('yes > /dev/null & p=$!; for a; do shift; [ "$a" = @PID@ ] && a=$p; set -- "$@" "$a"; done; '
+             'exec "$@"')
+    mine, theirs = both(tmp_path, bpftrace27, "writes", WRITES, shell, flags=("-p", "@PID@"))
+    for row in (mine, theirs):
+        assert row[0] == row[1] == 2 and row[2] > 2, (mine, theirs)
+
+
+def test_cpid_and_pid_compare_in_one_namespace(tmp_path, bpftrace27):
+    mine, theirs = both(tmp_path, bpftrace27, "child", CHILD, 'exec "$@"', flags=("-c", "/bin/true"))
+    # 0.27's chroot wrapper starts processes of its own first: its child's id is larger
+    for row in (mine, theirs):
+        assert row[0] == row[1] > 1 and row[2] > row[0], (mine, theirs)
+
+
+def test_in_the_initial_namespace_pid_is_the_host_s(tmp_path):
+    tracer = build(tmp_path, "ids", IDS)
+    proc = subprocess.Popen([str(tracer)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    row = [[int(w) for w in line.split()] for line in out.splitlines() if re.fullmatch(r"[\d ]+", line)]
+    assert row == [[proc.pid] * 6], (out, err)
