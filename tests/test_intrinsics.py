@@ -78,7 +78,7 @@ def test_run_invariance_is_the_variables_data():
     """The variables whose value stays the same within a run (the key
     hoisting's), as cgen.py listed them by name before it was data."""
     names = {v.name for v in _variables() if v.invariant}
-    assert names == {"comm", "execname", "pid", "kpid", "uid", "gid", "cpu", "stack", "caller", "retval"} | \
+    assert names == {"comm", "execname", "pid", "kpid", "nspid", "nstid", "uid", "gid", "cpu", "stack", "caller", "retval"} | \
         {f"arg{i}" for i in range(12)}
     assert not any(v.invariant for v in _variables() if v.reads in (V.KTIME, V.RAND, V.CTX))
 

@@ -22,10 +22,9 @@ VARIABLES = {v.name: v for v in (
     Var("jiffies", T.U64, V.JIFFIES, doc="the kernel's jiffies (Linux 5.5)"),
     # a number: bpftrace has no durations (ply's `time` is one)
     Var("nsecs", T.S64, V.KTIME, doc="ns since boot (bpf_ktime_get_ns)"),
-    # 0.27's: the ids in the tracer's PID namespace (runtime-c/load/pidns.c)
-    Var("pid", T.U32, V.NS_TGID, doc="process id in the tracer's PID namespace", invariant=True),
-    Var("tid", T.U32, V.NS_TID, doc="thread id in the tracer's PID namespace", invariant=True),
 )}
+# 0.27's pid and tid: the ids in the tracer's PID namespace
+VARIABLES.update(pid=B.NS_PID, tid=B.NS_TID)
 
 # pid(init), tid(init): the initial PID namespace's ids (ply's pid and kpid).
 INIT_NS = {"pid": B.variable("pid"), "tid": B.variable("kpid")}
