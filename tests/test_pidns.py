@@ -1,8 +1,10 @@
-"""bpftrace's `pid` and `tid` in a PID namespace: 0.27 numbers them as the
+"""`pid` and `tid` in a PID namespace. bpftrace 0.27 numbers them as the
 tracer's own namespace does (`pid(init)`, `tid(init)`: the initial one's),
 and so does plyc's tracer (runtime-c/load/pidns.c). Each tracer runs as
 process 1 of a namespace of its own (`unshare --pid --fork --mount-proc`),
-as in a container, beside plyc's run in the initial namespace."""
+as in a container, beside plyc's run in the initial namespace. A -p PID
+is the namespace's (bpftrace's and argdist's filters); argdist's $PID,
+as bcc's, stays the initial namespace's."""
 import re
 import subprocess
 import sys
@@ -88,3 +90,17 @@ def test_in_the_initial_namespace_pid_is_the_host_s(tmp_path):
     assert proc.returncode == 0, err
     row = [[int(w) for w in line.split()] for line in out.splitlines() if re.fullmatch(r"[\d ]+", line)]
     assert row == [[proc.pid] * 6], (out, err)
+
+
+def test_argdist_p_filters_on_the_namespace_s_pid_and_pid_stays_the_host_s(tmp_path):
+    # bcc's $PID (ply's pid) is the initial namespace's; -p's PID the user's
+    out = tmp_path / "writes-argdist"
+    proc = builds.run([sys.executable, "-m", "plyc", "argdist", "-C", "t:syscalls:sys_enter_write():u32:$PID",
+                       "-n", "1", "-i", "1", "-o", str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    argv = in_pidns('yes > /dev/null & exec "$@" -p $!', out)
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    counts = re.findall(r"^\s+(\d+)\s+\$PID = (\d+)$", run.stdout, re.M)
+    # one writer, seen by its host id (a filter comparing host ids counts nothing)
+    assert len(counts) == 1 and int(counts[0][0]) > 0 and int(counts[0][1]) > 2, run.stdout
