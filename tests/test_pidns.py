@@ -66,6 +66,18 @@ def test_pid_and_tid_are_the_namespace_s_and_init_the_host_s(tmp_path, bpftrace2
         assert row[:4] == [1, 1, 1, 1] and row[4] == row[5] > 1, (mine, theirs)
 
 
+def test_without_the_helper_the_host_s_ids_are_said_to_be_so(tmp_path):
+    # a kernel before 5.7 (PLYC_NO_HELPER: taken as lacking): the plain helper's branch, and a warning
+    tracer = build(tmp_path, "ids", IDS)
+    argv = ["env", "PLYC_NO_HELPER=bpf_get_ns_current_pid_tgid", *in_pidns('exec "$@"', tracer)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: pid, tid and -p PID are the initial PID namespace's, not this one's: the kernel lacks " \
+        "bpf_get_ns_current_pid_tgid (Linux 5.7)" in proc.stderr, proc.stderr
+    row = [[int(w) for w in line.split()] for line in proc.stdout.splitlines() if re.fullmatch(r"[\d ]+", line)]
+    assert len(row) == 1 and row[0][0] > 1 and row[0] == [row[0][0]] * 6, (proc.stdout, proc.stderr)
+
+
 def test_p_filters_on_the_pid_the_namespace_gives(tmp_path, bpftrace27):
     # the writer is process 2 there (@PID@ in the argv: its id): a filter
     # comparing host ids never matches
