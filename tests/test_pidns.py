@@ -116,3 +116,19 @@ def test_argdist_p_filters_on_the_namespace_s_pid_and_pid_stays_the_host_s(tmp_p
     counts = re.findall(r"^\s+(\d+)\s+\$PID = (\d+)$", run.stdout, re.M)
     # one writer, seen by its host id (a filter comparing host ids counts nothing)
     assert len(counts) == 1 and int(counts[0][0]) > 0 and int(counts[0][1]) > 2, run.stdout
+
+
+def _libc() -> str:
+    """The C library `yes` runs with (ldd's line for libc.so.6)."""
+    out = subprocess.run(["ldd", "/usr/bin/yes"], capture_output=True, text=True, check=True).stdout
+    return re.search(r"libc\.so\.6 => (\S+)", out).group(1)
+
+
+def test_user_stacks_and_symbols_are_named_from_the_namespace_s_proc(tmp_path):
+    # the tracer reads /proc/PID/maps in its own namespace (0.27's
+    # pid_namespace.ustack_inside): a host id there names no process
+    tracer = build(tmp_path, "ustack", f'uprobe:{_libc()}:write {{ print(ustack(1)); print(usym(reg("ip"))); exit(); }}\n')
+    proc = subprocess.run(in_pidns('yes > /dev/null & exec "$1" -p $!', tracer), capture_output=True, text=True,
+                          timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["write+0", "write"], (proc.stdout, proc.stderr)

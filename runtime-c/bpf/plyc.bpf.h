@@ -430,13 +430,13 @@ static __always_inline __s64 plyc_stackid(void *ctx)
 /* bpftrace's ustack: the user stack's id in `map` (plyc_stacks, or
  * plyc_stacks_N for ustack(N)) in the low 32 bits, the process in the high
  * 32, as bpftrace keys it: the tracer names the frames from that process's
- * mappings. A negative id (no user stack: a kernel thread) stays one in
- * the low half. */
+ * mappings, in its /proc, so by the id its PID namespace gives it. A
+ * negative id (no user stack: a kernel thread) stays one in the low half. */
 static __always_inline __s64 plyc_ustackid(void *ctx, void *map)
 {
 	__u32 id = (__u32)plyc_stackid_in(ctx, map, BPF_F_USER_STACK);
 
-	return (__s64)((bpf_get_current_pid_tgid() >> 32) << 32 | id);
+	return (__s64)((plyc_ns_pid_tgid() >> 32) << 32 | id);
 }
 #endif
 
