@@ -161,7 +161,7 @@ SCRIPTS = [
     (I.MEMBER, 'struct s { int a; } kprobe:do_sys_openat2 { print(((struct s *)arg1)->a); }', "plyc_read_any("),
     (I.USTACK, 'kprobe:do_sys_openat2 { print(ustack); }', "plyc_ustackid(ctx, &plyc_stacks)"),
     (I.KSTACK, 'kprobe:do_sys_openat2 { print(kstack(3)); }', "plyc_stackid_in(ctx, &plyc_stacks_3, 0)"),
-    (I.USYM, 'uprobe:/bin/sh:main { print(usym(reg("ip"))); }', "bpf_get_current_pid_tgid() >> 32"),
+    (I.USYM, 'uprobe:/bin/sh:main { print(usym(reg("ip"))); }', "plyc_ns_pid_tgid() >> 32"),
     (I.SIGNAL, 'kprobe:do_sys_openat2 { signal("KILL"); }', "bpf_send_signal((__u32)("),
     (I.OVERRIDE, 'kprobe:do_sys_openat2 { override(1); }', "bpf_override_return((struct pt_regs *)ctx, "),
     (I.BUF, 'kprobe:do_sys_openat2 { print(buf(arg1, 8)); }', "plyc_read_any("),
