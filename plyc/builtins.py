@@ -39,6 +39,14 @@ VARIABLES = (
 )
 
 
+# The process and thread ids as the tracer's PID namespace numbers them
+# (runtime-c/load/pidns.c; the initial namespace's where it runs there),
+# for the front ends whose `pid` is that, and for what a -p PID or -t TID
+# the user gives is compared with. Not in VARIABLES: ply's pid and kpid
+# stay the initial ones. Named apart from those in the IR's dump.
+NS_PID = Var("nspid", T.U32, V.NS_TGID, doc="process id in the tracer's PID namespace", invariant=True)
+NS_TID = Var("nstid", T.U32, V.NS_TID, doc="thread id in the tracer's PID namespace", invariant=True)
+
 # Other names published ply scripts use for a variable.
 ALIASES = {"kstack": "stack"}
 

@@ -192,6 +192,11 @@ const unsigned char *plyc_read_helpers(const struct plyc_program *prog, size_t *
  * program's type, before load; 0, or -1 once the lacking ones are told. */
 int plyc_check_needs(const struct plyc_program *prog, struct bpf_object *obj);
 
+/* pidns.c: the tracer's PID namespace set in the BPF object's .rodata
+ * (left 0 in the initial one, or where the kernel lacks the helper: said);
+ * 0, or -1 once told. */
+int plyc_pidns_prepare(struct bpf_object *obj, const char *name, int verbose);
+
 /* The script's named options (options.c): listed in -h; taken out of the
  * positional arguments into values (one per option, NULL: the default):
  * 0, 1 when wrong (said), 2 for --help; set in the parameters. */

@@ -27,7 +27,7 @@ def lower(*argv):
     return dump(lower_args(parse_args([*argv, "-o", "x"]))[0].program)
 
 
-PIDFILTER = "((param.pid_filter:u32 == 0:s64):s32 || (pid:u32 == param.pid_filter:u32):s32):s32"
+PIDFILTER = "((param.pid_filter:u32 == 0:s64):s32 || (nspid:u32 == param.pid_filter:u32):s32):s32"
 
 
 def refusal(*argv) -> str:
@@ -215,7 +215,7 @@ def test_lowering_of_struct_params_strings_and_aliases():
                  "file->f_path.dentry->d_name.name,buf:$PID != 1 && STRCMP(\"bash\", $COMM)", "-t", "42")
     assert "@s0[str(cast(arg0:struct file *):struct file *->f_path:struct.dentry:struct dentry *->d_name:struct" \
         ".name:char *):char[80], str(uptr(cast(arg1:char *):char *):char *):char[80]] <- count()" in text
-    assert f"if (({PIDFILTER} && (kpid:u32 == 42:s64):s32):s32 && ((pid:u32 != 1:s64):s32 && " \
+    assert f"if (({PIDFILTER} && (nstid:u32 == 42:s64):s32):s32 && ((pid:u32 != 1:s64):s32 && " \
         "(strcmp(\"bash\":char[8], str(comm:char[16]):char[80]):s32 == 0:s64):s32):s32):s32" in text
 
 

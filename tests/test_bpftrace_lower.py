@@ -37,13 +37,13 @@ probe 0 tracepoint:syscalls:sys_enter_openat -> tracepoint syscalls/sys_enter_op
   local $x: s64
   field flags: s32
   field filename: char *
-  if (pid:u32 == param.target:u32):bool  @1
+  if (nspid:u32 == param.target:u32):bool  @1
     @n[comm:char[16]] <- count()  @2
     @last[] = field.flags:s32  @2
     $x = 2:s64  @2
     $x = ($x:s64 * 3:s64):s64  @2
     @c[] = (@c[]:s64 + 1:s64):s64  @2
-    emit printf 1 (str(field.filename:char *):char[64], $x:s64, kpid:u32)  @3
+    emit printf 1 (str(field.filename:char *):char[64], $x:s64, nstid:u32)  @3
     delete @last[]  @4
     delete @c[]  @4
 probe 1 BEGIN -> BEGIN - line 5
@@ -241,8 +241,8 @@ def test_func_stored_where_a_map_holds_ksym_values_is_the_symbol():
     name written in the probe."""
     prog = dump(lower('BEGIN { @name[0] = ksym(0); } kprobe:vfs_read { @name[tid] = func; }\n'
                       'kretprobe:vfs_read { @us[@name[tid]] = count(); }'))
-    assert "@name[kpid:u32] = caller:u64 (sym)" in prog, prog
-    assert "@us[@name[kpid:u32]:u64 (sym)] <- count()" in prog, prog
+    assert "@name[nstid:u32] = caller:u64 (sym)" in prog, prog
+    assert "@us[@name[nstid:u32]:u64 (sym)] <- count()" in prog, prog
     # elsewhere an exact kprobe's func is its name
     assert '"vfs_read"' in dump(lower('kprobe:vfs_read { @f[func] = count(); }'))
 
@@ -335,7 +335,7 @@ def test_tuples_are_values():
 def test_tuples_in_a_ternary():
     """Both branches of one tuple type (bpftrace 0.17 refuses tuples in ?:)."""
     prog = lower('BEGIN { $t = (1, "a"); $u = pid > 0 ? $t : (2, "b"); }')
-    assert dump(prog).splitlines()[-1].strip().startswith("$u = ((pid:u32 > 0:s64):bool ? $t:(s64, char[8]) : tuple(")
+    assert dump(prog).splitlines()[-1].strip().startswith("$u = ((nspid:u32 > 0:s64):bool ? $t:(s64, char[8]) : tuple(")
     assert err('BEGIN { $u = 1 ? (1, "a") : ("b", 2); }') == (
         "tool.bt:1:14: error: the branches of '?:' have different types: (s64, char[8]) and (char[8], s64)\n"
         'BEGIN { $u = 1 ? (1, "a") : ("b", 2); }\n' + " " * 13 + "^~~~~~~~~~~~~~~~~~~~~~~")

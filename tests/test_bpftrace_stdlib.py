@@ -132,7 +132,7 @@ def test_errors():
 
 def test_comm_of_a_pid():
     text = dump(lower('tracepoint:raw_syscalls:sys_enter { print(comm(pid)); print(comm()); }'))
-    assert "_comm_of(pid:u32):char[16]" in text and "emit print 2 (comm:char[16])" in text
+    assert "_comm_of(nspid:u32):char[16]" in text and "emit print 2 (comm:char[16])" in text
     c = driver_c('tracepoint:raw_syscalls:sys_enter { print(comm(1)); }')
     assert "bpf_task_release(task);" in c and "&task->comm" in c and "__u8 comm[16];" in c
     assert "Only integer supported for comm()'s pid" in err('tracepoint:raw_syscalls:sys_enter { print(comm("a")); }')
@@ -185,8 +185,10 @@ def test_strstr_and_str_concat():
 
 
 def test_namespaced_ids_probetype_and_has_cpid():
-    assert dump(lower('BEGIN { print((pid(init), tid(init), pid(curr_ns), tid(), pid)); }')) == \
-        dump(lower('BEGIN { print((pid, tid, pid, tid, pid)); }'))
+    # as 0.27: pid, tid and curr_ns the tracer's PID namespace's ids, init the initial one's
+    assert dump(lower('BEGIN { print((pid(curr_ns), tid(curr_ns), tid(), pid)); }')) == \
+        dump(lower('BEGIN { print((pid, tid, tid, pid)); }'))
+    assert "(nspid:u32, nstid:u32, pid:u32, kpid:u32)" in dump(lower('BEGIN { print((pid, tid, pid(init), tid(init))); }'))
     assert "pid() takes curr_ns or init" in err('BEGIN { print(pid(1)); }')
     text = dump(lower('BEGIN { print(probetype); }\nkfunc:vfs_read { print(probetype()); }\n'
                       'tracepoint:sched:sched_switch { print(__builtin_probetype); }'))

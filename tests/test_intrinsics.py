@@ -78,7 +78,7 @@ def test_run_invariance_is_the_variables_data():
     """The variables whose value stays the same within a run (the key
     hoisting's), as cgen.py listed them by name before it was data."""
     names = {v.name for v in _variables() if v.invariant}
-    assert names == {"comm", "execname", "pid", "kpid", "uid", "gid", "cpu", "stack", "caller", "retval"} | \
+    assert names == {"comm", "execname", "pid", "kpid", "nspid", "nstid", "uid", "gid", "cpu", "stack", "caller", "retval"} | \
         {f"arg{i}" for i in range(12)}
     assert not any(v.invariant for v in _variables() if v.reads in (V.KTIME, V.RAND, V.CTX))
 
@@ -161,7 +161,7 @@ SCRIPTS = [
     (I.MEMBER, 'struct s { int a; } kprobe:do_sys_openat2 { print(((struct s *)arg1)->a); }', "plyc_read_any("),
     (I.USTACK, 'kprobe:do_sys_openat2 { print(ustack); }', "plyc_ustackid(ctx, &plyc_stacks)"),
     (I.KSTACK, 'kprobe:do_sys_openat2 { print(kstack(3)); }', "plyc_stackid_in(ctx, &plyc_stacks_3, 0)"),
-    (I.USYM, 'uprobe:/bin/sh:main { print(usym(reg("ip"))); }', "bpf_get_current_pid_tgid() >> 32"),
+    (I.USYM, 'uprobe:/bin/sh:main { print(usym(reg("ip"))); }', "plyc_ns_pid_tgid() >> 32"),
     (I.SIGNAL, 'kprobe:do_sys_openat2 { signal("KILL"); }', "bpf_send_signal((__u32)("),
     (I.OVERRIDE, 'kprobe:do_sys_openat2 { override(1); }', "bpf_override_return((struct pt_regs *)ctx, "),
     (I.BUF, 'kprobe:do_sys_openat2 { print(buf(arg1, 8)); }', "plyc_read_any("),

@@ -182,7 +182,8 @@ def emit_stack(g, call):
 def emit_usym(g, call):
     addr, pid = g.tmp("addr"), g.tmp("pid")
     g.line(f"__u64 {addr} = {g.scalar(call.args[0])};")
-    g.line(f"__u64 {pid} = bpf_get_current_pid_tgid() >> 32;")
+    # the process whose /proc/PID/maps the tracer reads: in its PID namespace
+    g.line(f"__u64 {pid} = plyc_ns_pid_tgid() >> 32;")
     dst = g.local_bytes(T.USYM_SIZE)
     g.line(f"__builtin_memcpy({dst}, &{addr}, 8);")
     g.line(f"__builtin_memcpy({dst} + 8, &{pid}, 8);")

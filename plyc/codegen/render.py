@@ -154,9 +154,11 @@ def event_slot_limit(res: Resources) -> int:
 
 
 # The tracer's -p PID (plyc_params.pid_filter, 0 without it) as a predicate
-# on a program's events (Program.pid_filter, Provider.pid_filtered).
+# on a program's events (Program.pid_filter, Provider.pid_filtered). The
+# PID is the user's, from the tracer's PID namespace: compared with the
+# task's id there (the initial namespace's where the tracer runs in it).
 PID_FILTER = (
-    "if (plyc_params.pid_filter && (__u32)(bpf_get_current_pid_tgid() >> 32) != (__u32)plyc_params.pid_filter)",
+    "if (plyc_params.pid_filter && (__u32)(plyc_ns_pid_tgid() >> 32) != (__u32)plyc_params.pid_filter)",
     "\treturn 0;",
 )
 

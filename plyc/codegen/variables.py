@@ -9,6 +9,8 @@ from ..ir import variables as V
 CODE = {
     V.TGID: "(bpf_get_current_pid_tgid() >> 32)",
     V.TID: "(__u32)bpf_get_current_pid_tgid()",
+    V.NS_TGID: "(plyc_ns_pid_tgid() >> 32)",
+    V.NS_TID: "(__u32)plyc_ns_pid_tgid()",
     V.UID: "(__u32)bpf_get_current_uid_gid()",
     V.GID: "(bpf_get_current_uid_gid() >> 32)",
     V.CPU: "bpf_get_smp_processor_id()",

@@ -21,6 +21,8 @@ class Source:
 COMM = Source("comm", "the task's name (a string the generator fills)")
 TGID = Source("tgid", "the process id")
 TID = Source("tid", "the thread id")
+NS_TGID = Source("ns_tgid", "the process id in the tracer's PID namespace")
+NS_TID = Source("ns_tid", "the thread id in the tracer's PID namespace")
 UID = Source("uid", "the task's user id")
 GID = Source("gid", "the task's group id")
 CPU = Source("cpu", "the CPU running the probe")
@@ -41,7 +43,7 @@ USDT_ARG = Source("usdt_arg", "a USDT probe's argument")
 IP = Source("ip", "the instruction pointer")
 RET = Source("ret", "the return value register")
 
-SOURCES = (COMM, TGID, TID, UID, GID, CPU, KTIME, KSTACK, RAND, CGROUP, NUMA, JIFFIES, TASK, FUNC_IP,
+SOURCES = (COMM, TGID, TID, NS_TGID, NS_TID, UID, GID, CPU, KTIME, KSTACK, RAND, CGROUP, NUMA, JIFFIES, TASK, FUNC_IP,
            CTX, CTX_WORD, KPROBE_ARG, UPROBE_ARG, USDT_ARG, IP, RET)
 
 

@@ -131,6 +131,32 @@ struct {
  * other path's helpers never meet a kernel that lacks them. */
 const volatile __u32 plyc_has_ringbuf = 1;
 
+/* The tracer's own PID namespace (the device and inode of its
+ * /proc/self/ns/pid), set at start-up (runtime-c/load/pidns.c); inode 0
+ * where it runs in the initial namespace or the kernel has no
+ * bpf_get_ns_current_pid_tgid (5.7). Frozen, so the verifier checks only
+ * the branch it selects: an older kernel never meets the helper. */
+const volatile __u64 plyc_pidns_dev = 0;
+const volatile __u64 plyc_pidns_ino = 0;
+
+struct bpf_pidns_info {
+	__u32 pid;
+	__u32 tgid;
+};
+
+/* bpf_get_current_pid_tgid()'s tgid << 32 | pid as the tracer's PID
+ * namespace numbers them (bpftrace 0.27's `pid`, `tid`, and -p's filter):
+ * 0 for a task that namespace cannot see, as the helper leaves it. */
+static __always_inline __u64 plyc_ns_pid_tgid(void)
+{
+	struct bpf_pidns_info ns = {};
+
+	if (!plyc_pidns_ino)
+		return bpf_get_current_pid_tgid();
+	bpf_get_ns_current_pid_tgid(plyc_pidns_dev, plyc_pidns_ino, &ns, sizeof(ns));
+	return (__u64)ns.tgid << 32 | ns.pid;
+}
+
 /* The perf-buffer path builds a record in its probe's slot (probes can
  * interrupt one another, so none shares one), then copies it out with its
  * submit time: the tracer puts records from different CPUs back in order
@@ -404,13 +430,13 @@ static __always_inline __s64 plyc_stackid(void *ctx)
 /* bpftrace's ustack: the user stack's id in `map` (plyc_stacks, or
  * plyc_stacks_N for ustack(N)) in the low 32 bits, the process in the high
  * 32, as bpftrace keys it: the tracer names the frames from that process's
- * mappings. A negative id (no user stack: a kernel thread) stays one in
- * the low half. */
+ * mappings, in its /proc, so by the id its PID namespace gives it. A
+ * negative id (no user stack: a kernel thread) stays one in the low half. */
 static __always_inline __s64 plyc_ustackid(void *ctx, void *map)
 {
 	__u32 id = (__u32)plyc_stackid_in(ctx, map, BPF_F_USER_STACK);
 
-	return (__s64)((bpf_get_current_pid_tgid() >> 32) << 32 | id);
+	return (__s64)((plyc_ns_pid_tgid() >> 32) << 32 | id);
 }
 #endif
 

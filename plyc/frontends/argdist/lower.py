@@ -51,6 +51,11 @@ ALIASES = {"$PID": "pid", "$TID": "kpid", "$UID": "uid", "$GID": "gid", "$CPU": 
 STRING_ALIASES = {"$COMM": "comm"}
 
 
+def _ns_id(var, span) -> ir.Variable:
+    """The task's id in the tracer's PID namespace (B.NS_PID, B.NS_TID)."""
+    return ir.Variable(var, type=var.type, span=span)
+
+
 @dataclass
 class Lowered:
     program: ir.Program
@@ -838,12 +843,14 @@ def lower_one(low: Lowering, spec: Specifier, i: int, strsize: int, tid: Optiona
     conds = []
     if not spec.is_user and spec.probe != "u":
         # -p PID at build or run time: kernel probes filter on it (user
-        # probes attach to that process only).
+        # probes attach to that process only). The user's PID (and -t's
+        # TID) is the tracer's PID namespace's: compared with the task's
+        # id there, not $PID's initial one (bcc's).
         pidf = ir.Param(ir.PID_FILTER, type=T.U32, span=whole)
         conds.append(tr.binary("||", tr.binary("==", pidf, tr.num(0, None), None),
-                               tr.binary("==", tr.var("pid", None), pidf, None), None))
+                               tr.binary("==", _ns_id(B.NS_PID, whole), pidf, None), None))
     if tid is not None:
-        conds.append(tr.binary("==", tr.var("kpid", None), tr.num(tid, None), None))
+        conds.append(tr.binary("==", _ns_id(B.NS_TID, whole), tr.num(tid, None), None))
     if filt is not None:
         conds.append(filt)
     cond = None

@@ -23,6 +23,11 @@ VARIABLES = {v.name: v for v in (
     # a number: bpftrace has no durations (ply's `time` is one)
     Var("nsecs", T.S64, V.KTIME, doc="ns since boot (bpf_ktime_get_ns)"),
 )}
+# 0.27's pid and tid: the ids in the tracer's PID namespace
+VARIABLES.update(pid=B.NS_PID, tid=B.NS_TID)
+
+# pid(init), tid(init): the initial PID namespace's ids (ply's pid and kpid).
+INIT_NS = {"pid": B.variable("pid"), "tid": B.variable("kpid")}
 
 # curtask: the task_struct pointer, typed through BTF so `curtask->pid` reads
 # by CO-RE (bpftrace 0.17 types it uint64 and casts it: that works too).

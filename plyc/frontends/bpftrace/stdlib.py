@@ -75,15 +75,17 @@ def _text_size(x) -> int:
 
 
 def check_ns_id(chk, call: A.Call):
-    """pid([curr_ns|init]), tid([curr_ns|init]): the ids plyc's pid and tid
-    are, the initial PID namespace's (bpf_get_current_pid_tgid). 0.27's
-    curr_ns is its own namespace's, the same numbers where it runs in the
-    initial one, as plyc's tracer reads them (docs/bpftrace.md)."""
+    """pid([curr_ns|init]), tid([curr_ns|init]): as 0.27, `pid`, `tid` and
+    curr_ns are the ids in the tracer's PID namespace, init the initial
+    namespace's (bpf_get_current_pid_tgid; docs/bpftrace.md)."""
     if call.args:
         arg = call.args[0]
         if not (isinstance(arg, A.Ident) and arg.name in ("curr_ns", "init")):
             chk.err(f"{call.name}() takes curr_ns or init", arg.span,
                     "the PID namespace its ids are seen from")
+        elif arg.name == "init":
+            var = BT.INIT_NS[call.name]
+            return ir.Variable(var, type=var.type, span=call.span)
     return _as_variable(chk, call)
 
 
