@@ -423,7 +423,7 @@ def test_ntop_is_an_inet_value():
     assert dump(prog) == """\
 map @a aggregation [inet] -> count(u64)
 map @l hash [] -> inet
-event 1 printf "%s %d\\n" (inet, u32 (enum)) line 3
+event 1 printf "%s %d\\n" (inet, u64 (enum)) line 3
 program strsize=64 arch=x86_64
 probe 0 tracepoint:sock:inet_sock_set_state -> tracepoint sock/inet_sock_set_state line 2
   local $s: inet
@@ -431,7 +431,7 @@ probe 0 tracepoint:sock:inet_sock_set_state -> tracepoint sock/inet_sock_set_sta
   field saddr_v6: u8[16]
   @a[ntop(2:u64, field.saddr:u8[4]):inet] <- count()  @2
   $s = ntop(10:s64, field.saddr_v6:u8[16]):inet  @3
-  emit printf 1 ($s:inet, 7:u32 (enum))  @3
+  emit printf 1 ($s:inet, 7:u64 (enum))  @3
   @l[] = ntop(2:u64, 16777343:s64):inet  @3
 """
 
@@ -504,22 +504,22 @@ def test_script_structs_are_read_at_the_scripts_offsets():
     `struct file` wins over the kernel's for its members, while its size
     is the kernel's, as in bpftrace 0.27 (tests/test_bpftrace_semantics.py); a member
     pointing to a kernel struct goes on through BTF; enumerators are
-    constants."""
+    constants, 64-bit as 0.27's (sizeof(A) is 8)."""
     from plyc.kernel_types import KernelTypes
     kt = KernelTypes()
     file_size = kt.btf.size(kt.lookup(("struct", "file")), 8)
     prog = lower(STRUCTS)
     lines = dump(prog).splitlines()
-    assert lines[0] == "map @ aggregation [s32, s32, s64, char[64], u32 (enum)] -> count(u64)"
+    assert lines[0] == "map @ aggregation [s32, s32, s64, char[64], u64 (enum)] -> count(u64)"
     assert lines[-2] == (
         "  @[member(cast($s:struct sx *):void *):s32, member(($s:struct sx * + 48:s64):void *):s32, "
         "member(cast(($s:struct sx * + 32:s64):void *):void *):s64, "
-        "str(member(($s:struct sx * + 24:s64):void *):char *):char[64], cast(18:s64):u32 (enum)] <- count()  @5")
+        "str(member(($s:struct sx * + 24:s64):void *):char *):char[64], cast(18:s64):u64 (enum)] <- count()  @5")
     assert lines[-1] == (
         "  emit print 1 (member((member(($s:struct sx * + 8:s64):void *):struct file * + 4:s64):void *):s8, "
         "member(($s:struct sx * + 16:s64):void *):struct task_struct *->pid:s32, "
         f"{file_size}:u64, 8:u64, 56:u64, "
-        "cast(arg1:u64):u32 (enum))  @6")
+        "cast(arg1:u64):u64 (enum))  @6")
 
 
 def test_script_struct_layout_follows_the_target():

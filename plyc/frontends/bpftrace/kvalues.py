@@ -103,8 +103,9 @@ def _scalar(typer, owner: int, name: str, typ: T.Type) -> T.Type:
     return denoted(typer, path[-1].type, typ) if path else typ
 
 
-def denoted(typer, tid: int, typ: T.Type) -> T.Type:
-    """typ, the integer of BTF type tid, as an enum or a bool where it is one."""
+def denoted(typer, tid: int, typ: T.Type, width: int = 0) -> T.Type:
+    """typ, the integer of BTF type tid, as an enum (of the enum's width, or
+    width's) or a bool where it is one."""
     b = typer.ktypes.btf
     t = b[b.strip(tid)]
     if t.kind in (B.ENUM, B.ENUM64) and t.size in (1, 2, 4, 8):
@@ -112,7 +113,7 @@ def denoted(typer, tid: int, typ: T.Type) -> T.Type:
         key = ("btf", t.id)
         if key not in tables:
             tables[key] = len(tables)
-        return T.Type("int", t.size, t.signed, "enum", enum_index=tables[key])
+        return T.Type("int", width or t.size, t.signed, "enum", enum_index=tables[key])
     if t.kind == B.INT and t.is_bool:
         return T.Int(t.size, False, "bool")
     return typ

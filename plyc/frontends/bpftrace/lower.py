@@ -670,7 +670,8 @@ class Typer(Sema):
         if const is not None:
             node = self.expr(const)
             if name in self.st.cdefs.enum_of:       # an enumerator prints as its name, as in 0.27
-                node = ir.Cast(node, type=structs.enum_type(self, self.st.cdefs.enum_of[name]), span=e.span)
+                node = ir.Cast(node, type=structs.enum_type(self, self.st.cdefs.enum_of[name], structs.VALUE_WIDTH),
+                               span=e.span)
             return node
         if name == "config":
             self.err(not_yet("the config record as a whole"), e.span, "read its variables: config.max_strlen")
@@ -769,7 +770,7 @@ class Typer(Sema):
             found = constants.enumerator_of(name, self.st.ktypes)
             if found is not None:
                 # of its kernel enum's type: %s and a map key print its name, as 0.27's
-                return ir.IntConst(found[0], type=kvalues.denoted(self, found[1], T.S64))
+                return ir.IntConst(found[0], type=kvalues.denoted(self, found[1], T.S64, structs.VALUE_WIDTH))
         if plyname is None:
             if self.st.preamble.includes:
                 note = "; ".join(where) or None

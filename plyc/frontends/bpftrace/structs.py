@@ -43,7 +43,7 @@ def cast(typer, e: A.Cast, operand) -> Optional[ir.Expr]:
     words = tuple(w for w in e.type.words if w not in ("const", "volatile"))
     defs = typer.st.cdefs
     if words in defs.enums and not e.type.pointers:
-        return ir.Cast(operand(), type=enum_type(typer, words))
+        return ir.Cast(operand(), type=enum_type(typer, words, VALUE_WIDTH))
     rec = defs.record(words)
     if rec is None:
         return None
@@ -56,13 +56,19 @@ def cast(typer, e: A.Cast, operand) -> Optional[ir.Expr]:
     return ir.Cast(x, type=T.Ptr(" ".join(words), x.type.user, _ptr(typer)))
 
 
-def enum_type(typer, words: tuple) -> T.Type:
+def enum_type(typer, words: tuple, width: int = 0) -> T.Type:
     """A value of the script's enum, printed by its enumerators' names as
-    bpftrace 0.27 prints it (the tracer's table: the type's width)."""
+    bpftrace 0.27 prints it (the tracer's table), of the enum's width, or
+    width's (VALUE_WIDTH: an enumerator or a cast, as 0.27 sizes them)."""
     tables = typer.st.enum_tables
     if words not in tables:
         tables[words] = len(tables)
-    return T.Type("int", typer.st.cdefs.enums[words], False, "enum", enum_index=tables[words])
+    return T.Type("int", width or typer.st.cdefs.enums[words], False, "enum", enum_index=tables[words])
+
+
+# bpftrace 0.27's enum values (an enumerator, a cast to an enum) are 64-bit:
+# sizeof(A) is 8, where a struct member of the enum's type is read at its own width.
+VALUE_WIDTH = 8
 
 
 def kernel_twin(typer, words: tuple) -> bool:
