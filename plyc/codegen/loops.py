@@ -45,7 +45,9 @@ def stmt_While(g, s: ir.While):
     g.res.loop_caps.append(script_line(s.span))
     g.line(f"__u32 {n} = 0;")
     g.line("#pragma clang loop unroll(disable)")
-    g.line(f"for (; {n} < {ir.LOOP_CAP}; {n}++) {{")
+    # The condition is tested once more after the cap's last body: a loop
+    # that ends right there (exactly LOOP_CAP rounds) was not stopped.
+    g.line(f"for (; {n} <= {ir.LOOP_CAP}; {n}++) {{")
     g.depth += 1
     g.loops.append(None)
     if s.step is not None:
@@ -56,12 +58,14 @@ def stmt_While(g, s: ir.While):
     cond = C.bare(g.uncast(g.scalar(s.cond)))
     g.line(f"if (!({cond}))")
     g.line("\tbreak;")
+    g.line(f"if ({n} == {ir.LOOP_CAP}) {{")
+    g.line(f"\tplyc_count_loopcap({cap});")
+    g.line("\tbreak;")
+    g.line("}")
     g.stmt(s.body)
     g.loops.pop()
     g.depth -= 1
     g.line("}")
-    g.line(f"if ({n} >= {ir.LOOP_CAP})")
-    g.line(f"\tplyc_count_loopcap({cap});")
 
 
 def stmt_Break(g, s: ir.Break):
