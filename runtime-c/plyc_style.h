@@ -40,6 +40,9 @@ struct plyc_output_ops {
 	int once_only_ends;
 	/* bpftrace's event printer: nothing the probes send after exit() */
 	int silent_after_exit;
+	/* 0.27's iterator: its text is all printed, exit() or not (its
+	 * bpf_seq_printf output is read whole; plyc's printf are events) */
+	int iteration_through_exit;
 };
 
 extern const struct plyc_output_ops plyc_output_ply;

@@ -69,6 +69,7 @@ static const struct plyc_program *P;
  * stops there): what other CPUs, or the same probe firing again before
  * the detach, sent behind the exit event is dropped, until END runs. */
 static int after_exit;
+static int iterating;      /* attaching: an iterator's run is its iteration (providers/iter.c) */
 
 /* libbpf's messages: kept for translating a failed load, shown with -v. */
 static char *libbpf_log;
@@ -745,7 +746,7 @@ static int on_event(const void *data, size_t size)
 {
 	if (plyc_out_error())
 		return -ECANCELED;
-	if (after_exit)
+	if (after_exit && !(iterating && plyc_rt.output->iteration_through_exit))
 		return 0;
 	return P->handle_event(data, size);
 }
@@ -995,8 +996,12 @@ static int attach(struct run *r, const struct plyc_program *prog)
 		return 1;
 	plyc_output_drain();
 	fflush(plyc_rt.out);
-	if (plyc_attach_all(prog, r->obj, &r->links))
+	iterating = 1;
+	if (plyc_attach_all(prog, r->obj, &r->links)) {
+		iterating = 0;
 		return 1;
+	}
+	iterating = 0;
 	/* an iterator's run is its iteration, done at attach (providers/iter.c) */
 	for (i = 0; i < prog->nprobes; i++)
 		if (prog->probes[i].provider->ends_run)

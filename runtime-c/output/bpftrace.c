@@ -548,4 +548,5 @@ const struct plyc_output_ops plyc_output_bpftrace = {
 	.at_exit = at_exit,
 	.once_only_ends = 1,
 	.silent_after_exit = 1,
+	.iteration_through_exit = 1,
 };

@@ -11,6 +11,10 @@ void plyc_output_select(enum plyc_style style, int report)
 									     : plyc_output_ply;
 	/* which bpftrace: 0.27's output unless built for 0.17's */
 	plyc_bt_version = style == PLYC_STYLE_BPFTRACE017 ? &plyc_bt_017 : &plyc_bt_027;
+	if (style == PLYC_STYLE_BPFTRACE017) {
+		chosen.once_only_ends = 0;		/* 0.17 waits for a signal after BEGIN */
+		chosen.iteration_through_exit = 0;	/* 0.17 prints up to exit() */
+	}
 	/* bcc's report is printed in place of the style's exit dump */
 	if (report) {
 		chosen.report = plyc_output_bccreport.report;
