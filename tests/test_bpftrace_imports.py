@@ -151,7 +151,7 @@ def test_plyc_run_rebuilds_when_an_imported_file_changes(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "plyc", "run", "main.bt"], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr
-        return proc.stdout.split("\n")[1]
+        return proc.stdout.split("\n")[0]     # 0.27's banner is on stderr
 
     assert run() == "v1"
     write(tmp_path, {"lib.bt": 'macro v() { 2 }\n'})
