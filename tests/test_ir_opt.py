@@ -102,7 +102,7 @@ def test_early_return_twice_changes_nothing_more():
     prog = lowered("kprobe:vfs_read /pid/ { if (tid) { @ = count(); } }")
     early_return.run(prog)
     once = dump(prog)
-    assert probe_text(prog, 0) == ["  if (!pid:u32):s64", "    return", "  if (!kpid:u32):s64", "    return",
+    assert probe_text(prog, 0) == ["  if (!nspid:u32):s64", "    return", "  if (!nstid:u32):s64", "    return",
                                    "  @[] <- count()"]
     early_return.run(prog)
     assert dump(prog) == once
@@ -113,7 +113,7 @@ def test_early_return_twice_changes_nothing_more():
 def test_one_lookup_for_the_predicate_and_the_body():
     prog = optimize(lowered(LATENCY_BT))
     assert probe_text(prog, 1) == [
-        "  let key_1 = key @start[kpid:u32]",
+        "  let key_1 = key @start[nstid:u32]",
         "  let lookup1 = lookup @start[key_1]",
         "  if (!*lookup1:s64):s64",
         "    return",
@@ -225,7 +225,7 @@ def test_a_key_used_once_stays_in_place():
 def test_a_key_used_twice_is_built_once():
     prog = lowered("kprobe:vfs_read { @m[pid, comm] = 1; delete(@m[pid, comm]); }")
     hoist_keys.run(prog)
-    assert probe_text(prog, 0) == ["  let key_1 = key @m[pid:u32, comm:char[16]]", "  @m[key_1] = 1:s64",
+    assert probe_text(prog, 0) == ["  let key_1 = key @m[nspid:u32, comm:char[16]]", "  @m[key_1] = 1:s64",
                                    "  delete @m[key_1]"]
 
 
