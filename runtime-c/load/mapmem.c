@@ -28,10 +28,10 @@
  * grows()) is allocated as its keys come: irq_work refills the cache before
  * the next key (300,000 new keys, three a system call: none lost). Every
  * other map is preallocated, as bpftrace's are (measured with -v, 2 CPUs: a
- * keyed count() 450 KB, bpftrace 0.27 427 KB; a keyed hist() 0.6 MB, 0.27's
- * per-CPU buckets 460 KB here and 64 times 230 KB on 64 CPUs). A genuine
- * -ENOMEM left (the kernel out of memory) is counted as such, not as a
- * full map (plyc.bpf.h). LRU maps are always preallocated. PLYC_PREALLOC=1
+ * keyed count() 427 KB, as 0.27's; a keyed hist() 633 KB whatever the CPUs,
+ * 0.27's, keyed per bucket and per CPU, 460 KB here and some 2.5 MB on 64
+ * CPUs, computed). A genuine -ENOMEM left (the kernel out of memory) is
+ * counted as such, not as a full map (plyc.bpf.h). LRU maps are always preallocated. PLYC_PREALLOC=1
  * preallocates every map on any kernel; PLYC_GROW_MAPS=1 allocates every
  * keyed aggregation as keys come where the kernel can, for less memory at
  * the risk above (each lost update told, the run failed). */
