@@ -203,8 +203,9 @@ int plyc_pidns_prepare(struct bpf_object *obj, const char *name, int verbose);
 void plyc_opts_usage(const struct plyc_program *prog, FILE *fp);
 int plyc_opts_parse(const struct plyc_program *prog, char **args, int *nargs, const char **values);
 void plyc_opts_fill(const struct plyc_program *prog, const char *const *values, char *params);
-/* mapmem.c: keyed aggregations allocated as keys come where the kernel
- * allows (before load); the maps' locked kernel memory, on stderr (-v). */
+/* mapmem.c: the keyed aggregations plyc_map.grow allows allocated as keys
+ * come where the kernel can (before load); the maps' locked kernel memory,
+ * on stderr (-v). */
 int plyc_maps_prepare(const struct plyc_program *prog, struct bpf_object *obj, int verbose);
 void plyc_maps_report_memory(const char *name, struct bpf_object *obj, const char *when);
 

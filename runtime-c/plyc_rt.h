@@ -149,6 +149,7 @@ struct plyc_map {
 	struct plyc_type value;    /* the aggregated argument's / plain value's type */
 	uint32_t value_size;       /* bytes of one BPF value (one CPU's for per-CPU maps) */
 	int percpu;
+	int grow;                  /* may be allocated as keys come (mapmem.c) */
 	/* lquantize: min, the last bucket's lower bound (max, or the last
 	 * multiple of step below it), step (plyc_lq_bound) */
 	int64_t lq_min, lq_max, lq_step;
@@ -290,12 +291,14 @@ void plyc_map_merge(const struct plyc_map *m, void *dst,
 
 /* The BPF side's per-CPU stats array (plyc_stats in plyc.bpf.h): rows of
  * 1 + nmaps counters. Row FULL: [0] events lost to a full ring buffer,
- * [1 + i] updates map i dropped because it was full (-E2BIG, -ENOMEM).
+ * [1 + i] updates map i dropped because it was full (-E2BIG).
  * Row BUSY: [0] stacks that collided with another in the stack map
  * (-EEXIST), [1 + i] updates of map i the kernel refused because the map
  * was in use on that CPU (-EBUSY). Row OTHER: [0] stacks not stored for
- * another reason (a full stack map), [1 + i] updates refused otherwise. */
-enum { PLYC_STAT_ROW_FULL, PLYC_STAT_ROW_BUSY, PLYC_STAT_ROW_OTHER, PLYC_STAT_ROWS };
+ * another reason (a full stack map), [1 + i] updates refused otherwise.
+ * Row NOMEM: [1 + i] new keys of map i the kernel could not allocate
+ * (-ENOMEM). */
+enum { PLYC_STAT_ROW_FULL, PLYC_STAT_ROW_BUSY, PLYC_STAT_ROW_OTHER, PLYC_STAT_ROW_NOMEM, PLYC_STAT_ROWS };
 
 static inline uint32_t plyc_stat_index(int nmaps, int row, int slot)
 {

@@ -283,7 +283,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
         maps.append(dict(
             key_names=code(", ".join(c_string(n) for n in label_names(names))),
             name_c=c_string(m.name), cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
-            percpu=int("PERCPU" in m.bpf_type), nbuckets=m.nbuckets,
+            percpu=int("PERCPU" in m.bpf_type), grow=int(m.grow), nbuckets=m.nbuckets,
             # min, the last bucket's lower bound (the tracer's lq_max), step
             lq=[code(c_int(v)) for v in ((m.info.params[0], lq_top(m.info.params), m.info.params[2])
                                          if m.agg == "PLYC_A_LQUANTIZE" else (0, 0, 0))],

@@ -70,6 +70,7 @@ class MapRes:
     max_entries: int
     agg: str                         # PLYC_A_*
     nbuckets: int = 0
+    grow: bool = False               # may be allocated as keys come (grows(), below)
 
     @property
     def shared(self) -> bool:
@@ -233,6 +234,8 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
     cnames = N.map_names(list(program.maps), ns)
     maps = [_map_res(info, cnames[info.name], opts, program.arch) for info in program.maps.values()]
     by_name = {m.name: m for m in maps}
+    for m in maps:
+        m.grow = grows(m, program.probes)
     events = []
     for ev in program.events:
         fields = [Field(f"a{i}", record_type(t)) for i, t in enumerate(ev.arg_types)]
@@ -270,6 +273,24 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
                      device_consts=device_consts(program))
 
 
+def grows(m: MapRes, probes: list) -> bool:
+    """Whether the tracer may allocate the map's keys as they come (where
+    the kernel can: runtime-c/load/mapmem.c): a keyed aggregation of one
+    value that all CPUs share (a per-CPU value comes from the kernel's
+    per-CPU pool, which a burst of new keys empties in any context), not
+    LRU, that only probes running in a task's context with interrupts on
+    touch. Elsewhere a probe may add two new keys before the kernel's
+    allocator, refilled when interrupts come back on, has one more."""
+    if not (m.shared and m.keys) or "LRU" in m.bpf_type:
+        return False
+    for probe in probes:
+        if any(getattr(n, "map", None) == m.name for n in ir.walk(probe.body)):
+            ok = probe.target.provider.task_context
+            if not (ok and ok(probe.target)):
+                return False
+    return True
+
+
 def device_consts(program: ir.Program) -> list:
     """Each distinct value the tracer finds on the device, in order of first use."""
     out = []
@@ -289,7 +310,8 @@ def describe(res: Resources) -> str:
         keys = ", ".join(f"{f.type}@{f.offset}" for f in m.keys) or "-"
         out.append(f"map {m.name} ({m.cname}): {m.bpf_type} entries={m.max_entries} "
                    f"key=[{keys}] size={m.key_size} value={m.value_ctype} size={m.value_size} "
-                   f"agg={m.agg}" + (f" buckets={m.nbuckets}" if m.nbuckets else ""))
+                   f"agg={m.agg}" + (f" buckets={m.nbuckets}" if m.nbuckets else "")
+                   + (" grows" if m.grow else ""))
     for e in res.events:
         args = ", ".join(f"{f.type}@{f.offset}" for f in e.fields) or "-"
         out.append(f"event {e.event.id} {e.event.kind}: [{args}] size={e.size}"

@@ -119,6 +119,12 @@ class Provider:
     # (target) -> the kernel function whose fentry/fexit trampoline its own
     # program joins (BPF_MAX_TRAMP_LINKS, codegen/limits.py), or None
     trampoline: Optional[Callable] = None
+    # (target) -> its programs run in a task's context with interrupts on
+    # (system calls, user probes, the tracer's own BEGIN/END and
+    # iterators), or None: maybe in an interrupt, or with interrupts off.
+    # Only there may a shared aggregation's keys be allocated as they come
+    # (runtime-c/load/mapmem.c says why)
+    task_context: Optional[Callable[[Target], bool]] = None
     doc: str = ""
 
     # Fields -> the spec's text as this provider spells it (the probe's

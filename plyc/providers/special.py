@@ -20,8 +20,8 @@ def _make(name):
 
 
 BEGIN = Provider(name="BEGIN", aliases=(), fields=fields, make=_make("BEGIN"), spell=lambda f: "", section=lambda t: "raw_tp",
-                 ctx_decl="void *ctx", c_provider="plyc_provider_begin", runs_once=True, has_stack=False, prog_name="begin",
+                 ctx_decl="void *ctx", c_provider="plyc_provider_begin", task_context=lambda t: True, runs_once=True, has_stack=False, prog_name="begin",
                  doc="once, before the probes start")
 END = Provider(name="END", aliases=(), fields=fields, make=_make("END"), spell=lambda f: "", section=lambda t: "raw_tp",
-               ctx_decl="void *ctx", c_provider="plyc_provider_end", runs_once=True, has_stack=False, prog_name="end",
+               ctx_decl="void *ctx", c_provider="plyc_provider_end", task_context=lambda t: True, runs_once=True, has_stack=False, prog_name="end",
                doc="once, after the probes stop")

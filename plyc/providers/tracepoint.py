@@ -124,5 +124,7 @@ PROVIDER = Provider(
     name_last=True,
     names_matches=True,
     shared_events=events,
+    # a system call's entry and exit run in its task, interrupts on
+    task_context=lambda t: t.target.split("/", 1)[0] in ("syscalls", "raw_syscalls"),
     doc="static kernel tracepoints",
 )

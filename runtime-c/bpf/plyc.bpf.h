@@ -180,17 +180,20 @@ struct {
 /* Per-CPU counts of what a probe could not do, PLYC_NSTATS (1 + maps)
  * slots a row (the loader reads them by the same layout, plyc_rt.h):
  * row 0, slot 0: events lost to a full ring buffer; slot 1 + i: updates of
- * map i dropped because it was full (-E2BIG, -ENOMEM). Row 1: the kernel
+ * map i dropped because it was full (-E2BIG). Row 1: the kernel
  * refused an update because the map was busy (-EBUSY: its bucket lock was
  * held on this CPU, by a probe that this one interrupted); slot 0: stacks
  * that collided with another in the stack map (-EEXIST). Row 2: updates
  * refused for any other reason; slot 0: stacks not stored for another
- * reason (a full stack map). */
-#define PLYC_STAT_ROWS 3
+ * reason (a full stack map). Row 3, slot 1 + i: new keys of map i the
+ * kernel had no memory for (-ENOMEM: a map allocated as keys come,
+ * runtime-c/load/mapmem.c). */
+#define PLYC_STAT_ROWS 4
 #define PLYC_STAT_LOST 0
 #define PLYC_STAT_FULL(i) (1 + (i))
 #define PLYC_STAT_BUSY(i) (PLYC_NSTATS + 1 + (i))
 #define PLYC_STAT_OTHER(i) (2 * PLYC_NSTATS + 1 + (i))
+#define PLYC_STAT_NOMEM(i) (3 * PLYC_NSTATS + 1 + (i))
 #define PLYC_STAT_STACK_COLLISION PLYC_NSTATS
 #define PLYC_STAT_STACK_OTHER (2 * PLYC_NSTATS)
 struct {
@@ -362,8 +365,10 @@ static __always_inline void plyc_event_submit(void *ctx, void *rec, __u32 size)
 /* A refused map update, counted by its reason. */
 static __always_inline void plyc_count_refusal(int err, __u32 map_index)
 {
-	if (err == -PLYC_E2BIG || err == -PLYC_ENOMEM)
+	if (err == -PLYC_E2BIG)
 		plyc_count_stat(PLYC_STAT_FULL(map_index));
+	else if (err == -PLYC_ENOMEM)
+		plyc_count_stat(PLYC_STAT_NOMEM(map_index));
 	else if (err == -PLYC_EBUSY)
 		plyc_count_stat(PLYC_STAT_BUSY(map_index));
 	else

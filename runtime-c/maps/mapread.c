@@ -278,6 +278,13 @@ int plyc_report_refusals(const char *name, int stats_fd, const struct plyc_map *
 				n, plural(n, "s"), keep_going ? "" : "; the counts are short (-k ignores this)");
 			failed |= !keep_going;
 		}
+		n = plyc_stat_sum(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_NOMEM, 1 + i));
+		if (n) {
+			fprintf(stderr, "%s: warning: map %s: %" PRIu64 " update%s dropped: the kernel could "
+				"not allocate memory for a new key%s\n", name, map, n, plural(n, "s"),
+				keep_going ? "" : "; the counts are short (-k ignores this)");
+			failed |= !keep_going;
+		}
 		n = plyc_stat_sum(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_OTHER, 1 + i));
 		if (n) {
 			fprintf(stderr, "%s: warning: map %s: %" PRIu64 " update%s refused by the kernel%s\n",
