@@ -55,6 +55,9 @@ struct plyc_bt_version {
 	/* a stack with no frames (kstack in a uprobe) is its newline alone
 	 * (0.17: nothing) */
 	int empty_stack_newline;
+	/* SIGUSR1 prints every map as at exit, without the two blank lines
+	 * (0.27: it runs the script's self:signal:SIGUSR1 probes, nothing else) */
+	int usr1_prints_maps;
 };
 
 extern const struct plyc_bt_version plyc_bt_027, plyc_bt_017;

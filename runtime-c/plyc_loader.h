@@ -226,6 +226,8 @@ int plyc_once_prepare(const struct plyc_program *prog, struct bpf_object *obj);
 int plyc_once_run(const struct plyc_program *prog, struct bpf_object *obj, const struct plyc_provider *which);
 /* Whether BEGIN and END are the program's only probes */
 int plyc_once_only(const struct plyc_program *prog);
+/* Whether the program has a probe of that provider. */
+int plyc_has_probes_of(const struct plyc_program *prog, const struct plyc_provider *which);
 
 /* child.c: the -c CMD process, started held in a process group of its own
  * and released once attached. Failures are told on stderr, as NAME: error. */

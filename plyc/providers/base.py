@@ -77,7 +77,8 @@ class Provider:
     # Runs in a context that may be preempted (sleepable user probes): its
     # scratch slot must be claimed (cgen)
     preemptible: bool = False
-    # Run once by the tracer itself (BEGIN, END), not attached
+    # Run by the tracer itself (BEGIN and END once, self on its signal),
+    # not attached to a kernel event
     runs_once: bool = False
     # Defined in the BPF C when a probe is of this provider (its helpers in
     # runtime-c/bpf/ need it), e.g. PLYC_USDT

@@ -108,6 +108,15 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
+/* SIGUSR1: the self probes and the style's answer, run from the poll loop */
+static volatile sig_atomic_t usr1_pending;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_pending = 1;
+}
+
 /* Nothing to do but interrupt the poll, so a finished -c child is noticed
  * at once rather than at the next poll timeout. Also SIGPIPE's: a write to
  * a closed pipe then fails with EPIPE, which ends the run (outfile.c), and
@@ -855,7 +864,7 @@ static int query(struct run *r, const struct plyc_program *prog)
 	return stdout_written() || failed;
 }
 
-static void catch_signals(void)
+static void catch_signals(const struct plyc_program *prog)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
@@ -870,6 +879,12 @@ static void catch_signals(void)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
+	/* bpftrace's tracers take SIGUSR1 (0.27: its self probes, 0.17: the
+	 * maps printed); ply's keep the default, as ply does */
+	if (plyc_rt.output->catches_usr1 || plyc_has_probes_of(prog, &plyc_provider_self_usr1)) {
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 }
 
 /* Phase 2, start: what can refuse the run before the BPF object is
@@ -890,7 +905,7 @@ static int start(struct run *r, const struct plyc_program *prog)
 			return fail("%s", why);
 		fprintf(stderr, "%s: serving metrics at http://%s/metrics\n", prog->name, bound);
 	}
-	catch_signals();
+	catch_signals(prog);
 	/* --dry-run starts no command, but says, as bpftrace 0.27's, that the run could not */
 	if (o->cmd && o->dry_run && plyc_child_check(prog->name, o->cmd))
 		return 1;
@@ -1072,6 +1087,21 @@ static int report_if_due(const struct plyc_program *prog, double *due)
 	return stopping;
 }
 
+/* SIGUSR1 received: the self probes run, in the script's order, then what
+ * the style prints (bpftrace 0.17: the maps). 1 when the run fails. */
+static int answer_usr1(struct run *r, const struct plyc_program *prog)
+{
+	usr1_pending = 0;
+	if (plyc_once_run(prog, r->obj, &plyc_provider_self_usr1))
+		return 1;
+	if (plyc_rt.output->on_usr1) {
+		plyc_output_drain();
+		plyc_rt.output->on_usr1(prog);
+	}
+	fflush(plyc_rt.out);
+	return 0;
+}
+
 /* Phase 6, poll: events printed as they come until a signal, exit(), -d's
  * deadline, the end of -c's command or -p's process, a failed output,
  * or events lost without -k. */
@@ -1100,6 +1130,10 @@ static void poll_run(struct run *r, const struct plyc_program *prog)
 			break;
 		}
 		fflush(plyc_rt.out);
+		if (usr1_pending && !stopping && answer_usr1(r, prog)) {
+			r->failed = 1;
+			break;
+		}
 		if (stopping || plyc_out_error() || report_if_due(prog, &report_due))
 			break;
 		if (deadline && now() >= deadline)

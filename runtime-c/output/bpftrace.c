@@ -514,15 +514,12 @@ static int cmp_map_name(const void *a, const void *b)
 }
 
 /* bpftrace's exit: two newlines, then every map by name */
-static void at_exit(const struct plyc_program *prog, int ended)
+/* Every map as the exit prints them */
+static void dump_maps(const struct plyc_program *prog)
 {
 	const struct plyc_map **order;
 	int i;
 
-	(void)ended;
-	plyc_bt_exit_banner(plyc_rt.out);
-	if (prog->no_exit_maps)
-		return;
 	order = calloc((size_t)prog->nmaps + 1, sizeof(*order));
 	if (!order) {
 		fprintf(stderr, "%s: error: out of memory\n", prog->name);
@@ -538,6 +535,22 @@ static void at_exit(const struct plyc_program *prog, int ended)
 	free(order);
 }
 
+static void at_exit(const struct plyc_program *prog, int ended)
+{
+	(void)ended;
+	plyc_bt_exit_banner(plyc_rt.out);
+	if (!prog->no_exit_maps)
+		dump_maps(prog);
+}
+
+/* SIGUSR1: 0.17 prints the maps as at exit, without its banner; 0.27
+ * prints nothing (the self probes are its answer) */
+static void on_usr1(const struct plyc_program *prog)
+{
+	if (plyc_bt_version->usr1_prints_maps)
+		dump_maps(prog);
+}
+
 const struct plyc_output_ops plyc_output_bpftrace = {
 	.value = value,
 	.print = plyc_bt_print,
@@ -546,6 +559,8 @@ const struct plyc_output_ops plyc_output_bpftrace = {
 	.map_print = plyc_bt_map_print_top,
 	.attached = plyc_bt_attached,
 	.at_exit = at_exit,
+	.catches_usr1 = 1,
+	.on_usr1 = on_usr1,
 	.once_only_ends = 1,
 	.silent_after_exit = 1,
 	.iteration_through_exit = 1,

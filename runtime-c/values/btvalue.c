@@ -37,6 +37,7 @@ const struct plyc_bt_version plyc_bt_027 = {
 const struct plyc_bt_version plyc_bt_017 = {
 	.hist_colon = ": ",
 	.key_stack_indent = 4,
+	.usr1_prints_maps = 1,
 };
 
 const struct plyc_bt_version *plyc_bt_version = &plyc_bt_027;
