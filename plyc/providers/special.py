@@ -41,7 +41,7 @@ def _make_self(spec, f: Fields) -> Target:
 
 SELF = Provider(name="self", aliases=(), fields=self_fields, make=_make_self,
                 spell=lambda f: f"{f.group}:{f.function}", section=lambda t: "raw_tp",
-                ctx_decl="void *ctx", c_provider="plyc_provider_self_usr1", runs_once=True, has_stack=False,
+                ctx_decl="void *ctx", c_provider="plyc_provider_self_usr1", task_context=lambda t: True, runs_once=True, has_stack=False,
                 prog_name="self_signal_usr1", example="signal:SIGUSR1",
                 doc="each time the tracer receives SIGUSR1")
 END = Provider(name="END", aliases=(), fields=fields, make=_make("END"), spell=lambda f: "", section=lambda t: "raw_tp",
