@@ -31,6 +31,9 @@ class Rules:
     unary: frozenset
     width: Optional[int] = None     # bits the value wraps to; None: exact (Python's integers)
     signed: bool = True             # a wrapped value (and a >>'s left side) read as signed
+    # `~` gives the bits of this many, as a number never negative (bpftrace
+    # 0.27's folder: `~1` is 2^64 - 2, `~-5` is 4); None: C's `~`
+    not_bits: Optional[int] = None
 
 
 # The generated C's, for the IR: 64-bit, read in the expression's type.
@@ -42,7 +45,7 @@ C_UNSIGNED = Rules(C_OPS, frozenset("-"), 64, False)
 COUNTS = Rules(frozenset("+-*"), frozenset("-"))
 # bpftrace's (a tuple's index, a loop's bounds, unroll's count, an array's
 # size): also shifts, bitwise operators, ~ and !, exact.
-BPFTRACE = Rules(frozenset("+ - * << >> & | ^".split()), frozenset("-~!"))
+BPFTRACE = Rules(frozenset("+ - * << >> & | ^".split()), frozenset("-~!"), not_bits=64)
 
 
 def wrap(v: int, bits: int, signed: bool) -> int:
@@ -66,7 +69,10 @@ def binary(op: str, a: int, b: int, rules: Rules) -> Optional[int]:
 def unary(op: str, a: int, rules: Rules) -> Optional[int]:
     if op not in rules.unary:
         return None
-    return read(UNARY[op](read(a, rules)), rules)
+    v = UNARY[op](read(a, rules))
+    if op == "~" and rules.not_bits:
+        v %= 1 << rules.not_bits
+    return read(v, rules)
 
 
 RulesOf = Union[Rules, Callable]
