@@ -920,6 +920,13 @@ class Typer(Sema):
         return cast
 
     def expr_Binary(self, e: A.Binary):
+        if e.op in ("/", "%"):
+            v = const_value(e)
+            if v is not None and -(1 << 63) <= v < 1 << 64:
+                # 0.27 folds literals' `/` and `%` into a literal (C's
+                # truncation): `997 / 207` is 4, of no sign where it meets
+                # a uint64, as the other operators' folds already were
+                return self.int_const(v)
         left, right = self.expr(e.left), self.expr(e.right)
         if "tuple" in (left.type.kind, right.type.kind):
             node = tuples.compare(self, e.op, left, right, e.span)
