@@ -14,6 +14,7 @@ same: the text is dataclass()'s, compiled as exec() compiles it.
 The file is code plyc runs: loaded only from a folder and a file only we
 could have written (cachedir's checks), as the compiled templates are;
 written only into a cache folder that is already there."""
+import __future__
 import builtins
 import dataclasses
 import marshal
@@ -32,9 +33,21 @@ _path: Optional[str] = None
 _changed = False
 
 
+# The __future__ flags that change how Python 3 compiles a text, which
+# exec() takes from its caller's code: a text is cached only when its caller
+# has none, as dataclasses.py has none; it is compiled as before otherwise.
+FUTURE_FLAGS = __future__.annotations.compiler_flag | __future__.barry_as_FLUFL.compiler_flag
+
+
 def _exec(source, globals=None, locals=None, /):
     global _changed
     if isinstance(source, str):
+        flags = sys._getframe(1).f_code.co_flags & FUTURE_FLAGS
+        if flags:
+            # compiled here with the caller's flags (exec() below, called
+            # from this module, would take this module's), not cached
+            return builtins.exec(compile(source, "<string>", "exec", flags=flags, dont_inherit=True),
+                                 globals, locals)
         code = _codes.get(source)
         if type(code) is bytes:          # as loaded: unmarshalled when first used
             try:
@@ -44,8 +57,8 @@ def _exec(source, globals=None, locals=None, /):
             if not isinstance(code, types.CodeType):
                 code = None
         if code is None:
-            # dont_inherit: as exec() compiles it in dataclasses (no
-            # __future__ flags), not with this module's
+            # dont_inherit: as exec() compiles it for its caller (no
+            # __future__ flags, above), not with this module's
             code = compile(source, "<string>", "exec", dont_inherit=True)
             _codes[source] = code
             _changed = True

@@ -114,3 +114,17 @@ def test_a_second_plyc_compiles_no_dataclass_again(tmp_path):
     again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert again.returncode == 0, again.stderr
     assert again.stdout.split() == ["False", first.stdout.split()[1]]
+
+
+def test_a_caller_with_future_flags_is_compiled_as_before(installed):
+    """exec() compiles a text with its caller's __future__ flags: a caller
+    that has one (annotations) gets exec()'s own compile, not the cache's."""
+    caller = compile("def run(text, ns):\n    exec(text, {}, ns)\n", "<caller>", "exec",
+                     flags=__import__("__future__").annotations.compiler_flag, dont_inherit=True)
+    scope = {"exec": dccache._exec}
+    exec(caller, scope)
+    ns = {}
+    text = "def f(x: int) -> int:\n    return x\n"
+    scope["run"](text, ns)
+    assert ns["f"].__annotations__ == {"x": "int", "return": "int"}     # as the caller's flags say
+    assert text not in dccache._codes
