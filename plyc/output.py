@@ -62,13 +62,14 @@ def work_folder() -> Path:
                              "set TMPDIR to a folder you can write") from None
 
 
-def install(built: Path, out: str, option: str = "-o") -> None:
+def install(built: Path, out: str, option: str = "-o", durable_name: bool = True) -> None:
     """The tracer `built` (linked in plyc's private work folder) copied to
     `out`: into a new file beside it, made O_EXCL|O_NOFOLLOW by the
     folder's descriptor and made executable (as the umask allows) by its
     own, then renamed over `out`, checked again (it may have changed during
     the build). Nothing here writes, or chmods, a path another user could
-    have swapped for a link (safefile.py)."""
+    have swapped for a link (safefile.py). durable_name=False: the rename
+    not synced to disk (safefile.replace), for the run cache's tracers."""
     check_target(out, option)
     parent = os.path.dirname(out) or "."
     umask = os.umask(0)
@@ -86,7 +87,7 @@ def install(built: Path, out: str, option: str = "-o") -> None:
             st = None
         if st is not None and not stat.S_ISREG(st.st_mode):
             raise ToolchainError(f"{option} {out}: is {_kind(st.st_mode)}, not a file plyc may replace")
-        safefile.replace(dir_fd, name, safefile.copy_from(str(built)), 0o777 & ~umask)
+        safefile.replace(dir_fd, name, safefile.copy_from(str(built)), 0o777 & ~umask, durable_name)
     except safefile.Swapped as err:
         raise ToolchainError(f"{option} {out}: not written: {err}") from None
     except OSError as err:

@@ -44,11 +44,13 @@ def create(dir_fd: int, prefix: str, suffix: str, mode: int = 0o600) -> tuple:
     raise FileExistsError(f"no free temporary name {prefix}*{suffix}")
 
 
-def replace(dir_fd: int, name: str, write: Callable[[int], None], mode: int) -> None:
+def replace(dir_fd: int, name: str, write: Callable[[int], None], mode: int, durable_name: bool = True) -> None:
     """The file `name` in the folder dir_fd replaced by a new one that
     write(fd) fills, with mode `mode` set on the descriptor: no half-written
     file under `name`, no link followed. Swapped if the new file's
-    temporary name was taken over before the rename."""
+    temporary name was taken over before the rename. durable_name=False:
+    the rename is not synced to disk (the file's bytes always are), for a
+    cache, where a crash that loses the name only costs a rebuild."""
     fd, tmp = create(dir_fd, f".{name}.", ".plyc-tmp")
     try:
         try:
@@ -71,6 +73,8 @@ def replace(dir_fd: int, name: str, write: Callable[[int], None], mode: int) -> 
     finally:
         if tmp is not None:
             unlink(dir_fd, tmp)
+    if not durable_name:
+        return
     try:
         os.fsync(dir_fd)      # the rename itself on disk (not every file system can)
     except OSError:

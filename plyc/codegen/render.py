@@ -2,24 +2,21 @@
 NAME.bpf.c, NAME.h and NAME.c. Templates hold file structure only."""
 from __future__ import annotations
 
-import functools
-import os
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Optional
 
-import jinja2
-
-from .. import __version__, package_dir
+from .. import __version__
 from ..aggregations import lq_top
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
 from ..span import script_line
 from ..ir.report import Report
 from . import aggread, cgen, ctext, loops, printers
-from .cescape import C, c_comment, c_int, c_string, code
+from .cescape import c_comment, c_int, c_string, code
 from .resources import Field, Resources, layout
+from .templates import UnescapedText, finalize  # noqa: F401  (the templates' finalize, as tests name it)
+from .templates import render as render_template
 
 
 # The kernel's limit on one value of a per-CPU array (PCPU_MIN_UNIT_SIZE).
@@ -31,62 +28,6 @@ class Generated:
     bpf_c: str
     header: str
     loader_c: str
-
-
-# What a template may print as it is: a number, or a C identifier or
-# number token; any other text must be C (cescape: c_string, c_comment, code).
-TOKEN = re.compile(r"[A-Za-z0-9_]+")
-
-
-class UnescapedText(Exception):
-    pass
-
-
-def finalize(value):
-    """Every {{ }} of a C template: text from outside plyc reaches the C only
-    through cescape, so a file name or label cannot end a string or comment."""
-    if isinstance(value, (C, int, float)) or (isinstance(value, str) and TOKEN.fullmatch(value)):
-        return value
-    raise UnescapedText(f"a C template printed text that is not escaped: {value!r}")
-
-
-class _TemplateCache(jinja2.FileSystemBytecodeCache):
-    """The templates compiled once into plyc's cache (templates/), not at
-    every build: compiling them was a fifth of a one-liner's build
-    (docs/performance.md). jinja2 keys each by the template's text and
-    Python's version, and writes it atomically; what it loads is code, so
-    only a file of our own, as the grammar's (cachedir.untrusted_file)."""
-
-    def load_bytecode(self, bucket):
-        from ..cachedir import untrusted_file
-        if untrusted_file(Path(self._get_cache_filename(bucket))) is None:
-            super().load_bytecode(bucket)
-
-    def dump_bytecode(self, bucket):
-        try:
-            super().dump_bytecode(bucket)
-        except OSError:
-            pass        # a full or read-only cache: compiled again next time, not an error
-
-
-def _template_cache():
-    """None without a usable cache folder: the templates compile each time."""
-    from ..cachedir import CacheError, cache_dir, trusted_dir
-    try:
-        folder = cache_dir() / "templates"
-        folder.mkdir(mode=0o700, exist_ok=True)
-        trusted_dir(folder, "plyc's compiled templates folder")
-    except (CacheError, OSError):
-        return None
-    return _TemplateCache(str(folder))
-
-
-@functools.lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
-    loader = jinja2.FileSystemLoader(os.path.join(package_dir(), "templates"))
-    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                              lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
-                              finalize=finalize, bytecode_cache=_template_cache())
 
 
 def file_names(version: str, script: str) -> dict:
@@ -322,25 +263,22 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
 def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = "ply",
            source: str = "") -> Generated:
     """source: the script's text, whose lines the BPF C's comments quote."""
-    j = _env()
-    bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(program, res, source.splitlines()))
+    bpf_c = render_template("prog.bpf.c.j2", **bpf_context(program, res, source.splitlines()))
     guard = re.sub(r"\W", "_", res.name).upper()
-    header = j.get_template("shared.h.j2").render(
-        **file_names(__version__, res.script), guard=guard, records=_records(res),
-        nargs_dim=max(1, res.nargs), nopts_dim=max(1, len(program.options)), ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
+    header = render_template(
+        "shared.h.j2", **file_names(__version__, res.script), guard=guard, records=_records(res),
+        nargs_dim=max(1, res.nargs), nopts_dim=max(1, len(program.options)),
+        ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
-    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, program.report, origin),
-                                                     style=f"PLYC_STYLE_{style.upper()}",
-                                                     opts=[dict(name=c_string(name), desc=c_string(desc),
-                                                                kind=f"PLYC_OPT_{kind.upper()}", dflt=c_string(dflt))
-                                                           for name, kind, dflt, desc in program.options],
-                                                     time_formats=[c_string(f)
-                                                                   for f in program.time_formats],
-                                                     enums=[[(code(f"(int64_t){c_int(int(v))}"), c_string(n)) for v, n in names]
-                                                            for names in program.enums],
-                                                     args_optional=int(program.args_optional),
-                                                     arg_bounds=[dict(index=n, lo=lo, hi=hi, line=line, col=col,
-                                                                      what=c_string(what))
-                                                                 for n, lo, hi, line, col, what in program.arg_bounds],
-                                                     missing_probes=code("PLYC_MISSING_" + program.missing_probes.upper()))
+    loader_c = render_template(
+        "loader.c.j2", **loader_context(res, bpf_c, program.report, origin),
+        style=f"PLYC_STYLE_{style.upper()}",
+        opts=[dict(name=c_string(name), desc=c_string(desc), kind=f"PLYC_OPT_{kind.upper()}", dflt=c_string(dflt))
+              for name, kind, dflt, desc in program.options],
+        time_formats=[c_string(f) for f in program.time_formats],
+        enums=[[(code(f"(int64_t){c_int(int(v))}"), c_string(n)) for v, n in names] for names in program.enums],
+        args_optional=int(program.args_optional),
+        arg_bounds=[dict(index=n, lo=lo, hi=hi, line=line, col=col, what=c_string(what))
+                    for n, lo, hi, line, col, what in program.arg_bounds],
+        missing_probes=code("PLYC_MISSING_" + program.missing_probes.upper()))
     return Generated(bpf_c, header, loader_c)
