@@ -6,7 +6,9 @@ bpftrace 0.17's environment names (`BPFTRACE_STRLEN`,
 `BPFTRACE_MAP_KEYS_MAX`) are taken too.
 
 Honoured, into Config's fields (the lowering and plyc/driver.py read them):
-  max_strlen       bytes of a string (str(), comm-sized values stay theirs)
+  max_strlen       bytes of a string (str(), comm-sized values stay theirs);
+                   under 1024, one byte more and the trailer (lower.py's PAD_BELOW)
+  str_trunc_trailer  what follows a string cut at max_strlen (0.27's "..")
   max_map_keys     entries of every map (`plyc build --map-entries`)
   perf_rb_pages    the output ring buffer, in 4 KiB pages (`--buffer-size`)
   on_stack_limit   the largest temporary kept on the BPF stack (ir/opt/temps.py)
@@ -20,7 +22,6 @@ license          the BPF object's license, one of bpftrace's GPL-compatible ones
 stack_mode       bpftrace, perf or raw: the mode of a kstack/ustack that names none
                  (build_id refused: plyc's stack maps keep addresses)
 Accepted at the one behaviour plyc has:
-str_trunc_trailer="" (bpftrace 0.17 adds no trailer, nor does plyc),
 unstable_macro=enable or warn (macros are always expanded), unstable_tseries=enable
 or warn (tseries() is always lowered), unstable_addr, unstable_import and
 unstable_map_decl at any value (0.27: "deprecated and has no effect": '&',
