@@ -84,7 +84,7 @@ def test_a_short_parameter_string_is_read_through_its_volatile():
 
 
 @pytest.mark.parametrize("value, typename", [
-    ("username", "username_t"), ("strerror(1)", "string[64]"), ("signal_name(9)", "string[64]"),
+    ("username", "username_t"), ("strerror(1)", "string[1024]"), ("signal_name(9)", "string[1024]"),
     ("macaddr(arg0)", "mac_address"), ('strftime("%H", nsecs)', "timestamp"), ("cgroup_path(1)", "cgroup_path_t"),
 ])
 def test_a_text_value_has_no_integer_conversion_as_in_0_27(value, typename):

@@ -106,8 +106,9 @@ class FuncGen(TupleGen):
     def zero(self, addr: str, size: int):
         """Zero the object at addr (an array, or &struct) of size bytes.
         After another memset, a compiler barrier first: clang would merge
-        the two (adjacent scratch members) into one it cannot inline."""
-        if self.lines and self.lines[-1][0].lstrip("\t").startswith("__builtin_memset("):
+        the two (adjacent scratch members) into one it cannot inline; so
+        after a parameter's copy, whose zeros past its end clang makes one."""
+        if self.lines and self.lines[-1][0].lstrip("\t").startswith(("__builtin_memset(", "plyc_copy_param_str(")):
             self.line(MEMSET_FENCE)
         if size <= MAX_STORES * 8:
             self.line(f"__builtin_memset({addr}, 0, sizeof({addr.lstrip('&')}));")

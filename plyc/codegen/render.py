@@ -257,6 +257,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
                 loop_lines=res.loop_caps,
                 loop_lines_c=code(", ".join(str(int(n)) for n in res.loop_caps)), no_exit_maps=int(not res.print_maps_on_exit),
                 no_cpp_demangle=int(not res.cpp_demangle),
+                str_trailer=c_string(res.str_trailer.encode()),
                 default_pid=report.default_pid if report else 0)
 
 

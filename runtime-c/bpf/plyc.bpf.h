@@ -605,11 +605,32 @@ static __always_inline __u64 plyc_strnlen(const char *s, __u32 size)
 	return i;
 }
 
+/* Whether needle (up to its NUL or nsize) is at h[i] (h of hsize bytes):
+ * its bytes compared by masks, not a branch a byte, so that the search's
+ * paths stay one a place in the haystack (a branch a byte of a 1024-byte
+ * string's places is more than the verifier follows: "The sequence of
+ * 8193 jumps is too complex"); the barrier keeps clang from making them
+ * branches again. i + j < hsize is known to the verifier at each place. */
+static __always_inline int plyc_str_at(const char *h, __u32 hsize, __u32 i, const char *n, __u32 nsize)
+{
+	__s64 live = -1, miss = 0;
+
+	for (__u32 j = 0; j < nsize; j++) {
+		__s64 cn = (unsigned char)n[j];
+		__s64 ch = i + j < hsize ? (unsigned char)h[i + j] : 256;
+
+		live &= -cn >> 63;      /* the needle's NUL ends it */
+		miss |= (ch ^ cn) & live;
+		barrier_var(miss);
+	}
+	return !miss;
+}
+
 /* bpftrace's strcontains(): 1 when needle (up to its NUL or nsize) is in
  * haystack (up to its NUL or hsize); an empty needle is in every string. */
 static __always_inline int plyc_strcontains(const char *h, __u32 hsize, const char *n, __u32 nsize)
 {
-	__u32 i, j;
+	__u32 i;
 
 	/* clang knows an 8-aligned stack string's address and indexes it by
 	 * `|` rather than `+`, which the verifier refuses on a pointer */
@@ -617,13 +638,9 @@ static __always_inline int plyc_strcontains(const char *h, __u32 hsize, const ch
 	barrier_var(n);
 	if (!nsize || !n[0])
 		return 1;
-	for (i = 0; i < hsize && h[i]; i++) {
-		for (j = 0; j < nsize && i + j < hsize; j++)
-			if (!n[j] || h[i + j] != n[j])
-				break;
-		if (j == nsize || (j < nsize && !n[j]))
+	for (i = 0; i < hsize && h[i]; i++)
+		if (plyc_str_at(h, hsize, i, n, nsize))
 			return 1;
-	}
 	return 0;
 }
 
@@ -637,7 +654,7 @@ extern int bpf_strnstr(const char *s1__ign, const char *s2__ign, unsigned long l
 
 static __always_inline __s64 plyc_strstr(const char *h, __u32 hsize, const char *n, __u32 nsize)
 {
-	__u32 i, j;
+	__u32 i;
 
 	barrier_var(h);     /* as plyc_strcontains's */
 	barrier_var(n);
@@ -648,13 +665,9 @@ static __always_inline __s64 plyc_strstr(const char *h, __u32 hsize, const char 
 		return bpf_strnstr(h, n, hsize);
 	if (nsize > hsize)
 		return -1;
-	for (i = 0; i < hsize && h[i]; i++) {
-		for (j = 0; j < nsize && i + j < hsize; j++)
-			if (!n[j] || h[i + j] != n[j])
-				break;
-		if (j == nsize || (j < nsize && !n[j]))
+	for (i = 0; i < hsize && h[i]; i++)
+		if (plyc_str_at(h, hsize, i, n, nsize))
 			return i;
-	}
 	return -1;
 }
 
@@ -691,16 +704,20 @@ static __always_inline void plyc_str_concat(char *dst, __u32 dsize, const char *
  * 1). n is unsigned, as 0.27 reads it: a negative one is past any size. */
 static __always_inline void plyc_str_cut(char *dst, __u32 size, const char *src, __u64 n)
 {
-	int end = 0;
+	__s64 keep = n > size ? size : n ? n - 1 : 0;
+	__s64 live = -1;
 
+	/* the bytes before keep and the NUL, zeros after: by masks, not a
+	 * branch a byte (over a 1024-byte string more paths than the verifier
+	 * follows: "The sequence of 8193 jumps is too complex"); the barrier
+	 * keeps clang from making the masks branches again */
 	for (__u32 i = 0; i < size; i++) {
-		char c = 0;
+		__s64 c = (unsigned char)src[i];
 
-		if (!end && (__u64)i + 1 < n) {
-			c = src[i];
-			end = !c;
-		}
-		dst[i] = c;
+		live &= ((__s64)i - keep) >> 63;
+		live &= -c >> 63;
+		barrier_var(live);
+		dst[i] = (char)(c & live);
 	}
 }
 

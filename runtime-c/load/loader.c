@@ -817,6 +817,7 @@ static int arguments(struct run *r, struct plyc_program *prog, int argc, char **
 	int closed_out;
 
 	plyc_cpp_demangle = !prog->no_cpp_demangle;
+	plyc_str_trailer = prog->str_trailer;
 	plyc_output_select(prog->style, prog->report != NULL);
 	closed_out = plug_std_fds();
 	/* a closed pipe is EPIPE, not death by SIGPIPE, from the first write

@@ -198,6 +198,8 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 		break;
 	case PLYC_K_STR:
 		fwrite(data, 1, strnlen(data, t->size), fp);
+		if (t->width == PLYC_STR_CUT && strnlen(data, t->size) + 1 >= t->size)
+			fputs(plyc_str_trailer, fp);	/* cut where it was read (0.27's trailer) */
 		break;
 	case PLYC_K_WALLTIME:
 		plyc_print_walltime(fp, plyc_load_int(data, t->size));

@@ -111,6 +111,12 @@ def _prints_tuple(n) -> bool:
             and not any(isinstance(i, A.Map) and i.keys is None for i in n.args[0].items))
 
 
+# bpftrace 0.27 gives a string one byte more than max_strlen below this
+# (its pad_max_strlen): from it on, a string is max_strlen bytes, its NUL
+# among them, and never printed as cut.
+PAD_BELOW = 1024
+
+
 def refuse(st: "Lowering", diag: Collector):
     st.ast = prog = blocks.scope(macros.expand(st.ast, diag, frozenset(FUNCTIONS)), diag)    # macros are gone from here on
     effects.check(prog, diag)
@@ -123,6 +129,11 @@ def refuse(st: "Lowering", diag: Collector):
     decls.check(prog.decls, diag)
     if st.config.strsize is not None:
         st.strsize = st.config.strsize
+    st.max_strlen = st.strsize
+    if st.version != "0.17" and st.strsize < PAD_BELOW:
+        # 0.27 reads a string of max_strlen N (under 1024) into N + 1 bytes:
+        # one that fills N is taken as cut and printed with its trailer
+        st.strsize, st.str_cut = st.strsize + 1, True
     for probe in prog.probes:
         for n in walk([probe.predicate, probe.body]):
             what = None
@@ -177,7 +188,10 @@ class Lowering:
         self.build_env: dict = {}           # the build machine's environment (headers.py)
         self.include_dirs: tuple = ()       # -I DIR, searched before the system's headers (headers.py)
         self.include_files: tuple = ()      # --include FILE, before the script's #includes
-        self.strsize = strsize
+        self.strsize = strsize              # a string's bytes, its NUL among them
+        self.max_strlen = strsize           # the script's max_strlen (config.max_strlen)
+        self.str_cut = False                # strings read at strsize are cut at strsize - 1 (PAD_BELOW)
+        self.version = "0.27"
         self.ktypes = KernelTypes(btf_path)
         self.arch = arch
         self.units: list = []
@@ -323,6 +337,14 @@ class Typer(Sema):
         # are dropped silently. The final pass's only, where every Bail follows an error said.
         self.unassigned: set = set()
         self.text_positionals = positionals.text_uses(st.ast)    # $N only printed: read as given (positionals.py)
+
+    def read_str(self, size: int) -> T.Type:
+        """0.27 reads at most its max_strlen's bytes (str(p, 2000) too), and
+        marks a string read whole at that size cut (PAD_BELOW)."""
+        if self.st.version == "0.17":
+            return T.Str(size)
+        size = min(size, self.st.strsize)
+        return T.Str(size, cut=self.st.str_cut and size == self.st.strsize)
 
     def stmt(self, s):
         """A statement, after what its expressions need run first."""
@@ -637,8 +659,8 @@ class Typer(Sema):
             self.err("$0 is not a parameter; they start at $1", e.span)
         self.nargs = max(self.nargs, e.index)
         if id(e) in self.text_positionals:     # the text given, as 0.27 prints it (positionals.py)
-            param = ir.Param(ir.ARG_STR, e.index, type=T.Str(self.st.strsize), span=e.span)
-            text = ir.Call(I.STR, [param], type=T.Str(self.st.strsize), span=e.span)
+            param = ir.Param(ir.ARG_STR, e.index, type=self.read_str(self.st.strsize), span=e.span)
+            text = ir.Call(I.STR, [param], type=self.read_str(self.st.strsize), span=e.span)
             # one not given is 0.27's 0 (a number), not str()'s ""
             given = ir.Binary(">=", ir.Param(ir.ARG_COUNT, type=T.U64, span=e.span),
                               ir.IntConst(e.index, type=T.U64, span=e.span), type=T.S32, span=e.span)
