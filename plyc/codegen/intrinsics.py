@@ -295,6 +295,15 @@ def emit_str_cut(g, call):
     return dst
 
 
+def emit_byte_at(g, call):
+    # the index compared unsigned: a negative one is past the end too
+    arr, idx, name = g.bytes(call.args[0]), g.scalar(call.args[1]), g.tmp("i")
+    size = call.args[0].type.size
+    ct = "__s8" if call.type.signed else "__u8"
+    g.line(f"__u64 {name} = (__u64)({idx});")
+    return f"((__s64)({name} < {size} ? ({ct}){arr}[{name}] : 0))"
+
+
 def emit_clock(g, call):
     clock = call.args[0].value.decode()
     now = f"{I.CLOCKS[clock][0]}()"
@@ -398,6 +407,7 @@ EMIT = {
     I.COMM_OF: emit_comm_of,
     I.CGROUP_PATH: emit_same,
     I.PERCPU_KADDR: emit_percpu_kaddr,
+    I.BYTE_AT: emit_byte_at,
 }
 
 

@@ -872,6 +872,8 @@ class Typer(Sema):
             if at.type.is_pointer:
                 self._struct_element = at
             return at
+        if const_value(e.index) is None and obj.type.kind == "str" and not obj.type.btf:
+            return V.char_at(self, obj, self.expr(e.index), e.span, e.index.span)
         idx = self.const_int(e.index, "an index must be a constant integer")
         return self.index(obj, idx, e.span, e.index.span)
 

@@ -376,3 +376,13 @@ def element_at(chk, arr: ir.Expr, idx: ir.Expr, span, index_span):
     if elem.kind == "struct":
         return ir.Cast(at, type=chk.kernel(lambda k: k.pointer_to(elem.btf), span), span=span)
     return ir.Deref(at, user=False, type=elem, span=span)
+
+
+def char_at(chk, s: ir.Expr, idx: ir.Expr, span, index_span):
+    """s[idx] of a string value (`$a[$i]`), idx known at run time only: its
+    char as an int8, 0 past the string's end, as bpftrace 0.27 reads it (a
+    negative index too: 0.27 refuses a signed index's type, plyc's `$i = 1`
+    is one)."""
+    if not idx.type.is_int or idx.type.is_pointer:
+        chk.err(f"an index must be an integer, got {idx.type}", index_span)
+    return ir.Call(I.BYTE_AT, [s, idx], type=T.Int(1, True), span=span)
