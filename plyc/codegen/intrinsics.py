@@ -304,6 +304,12 @@ def emit_byte_at(g, call):
     return f"((__s64)({name} < {size} ? ({ct}){arr}[{name}] : 0))"
 
 
+def emit_buf_equal(g, call):
+    a, b = call.args
+    return (f"((__u64)plyc_buf_equal({g.bytes(a)}, {a.type.size}, {g.bytes(b)}, {b.type.size}, "
+            f"{T.BUF_LEN_SIZE}))")
+
+
 def emit_clock(g, call):
     clock = call.args[0].value.decode()
     now = f"{I.CLOCKS[clock][0]}()"
@@ -408,6 +414,7 @@ EMIT = {
     I.CGROUP_PATH: emit_same,
     I.PERCPU_KADDR: emit_percpu_kaddr,
     I.BYTE_AT: emit_byte_at,
+    I.BUF_EQUAL: emit_buf_equal,
 }
 
 

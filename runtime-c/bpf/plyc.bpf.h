@@ -681,6 +681,23 @@ static __always_inline void plyc_str_concat(char *dst, __u32 dsize, const char *
 	}
 }
 
+/* `==` of two buffers (bpftrace's buf()): 1 when they hold as many bytes
+ * and the same ones. A buffer is its length (a __u32, lsize bytes) and
+ * then its bytes; those past the length are not compared. */
+static __always_inline int plyc_buf_equal(const char *a, __u32 asize, const char *b, __u32 bsize, __u32 lsize)
+{
+	__u32 la = 0, lb = 0, i;
+
+	__builtin_memcpy(&la, a, sizeof(la));
+	__builtin_memcpy(&lb, b, sizeof(lb));
+	if (la != lb)
+		return 0;
+	for (i = lsize; i < asize && i < bsize; i++)
+		if (i - lsize < la && a[i] != b[i])
+			return 0;
+	return 1;
+}
+
 /* bpftrace's str(p, n) of an n known at run time: the string read whole,
  * then cut to n bytes, its NUL counted (n - 1 characters; none for 0 or
  * 1). n is unsigned, as 0.27 reads it: a negative one is past any size. */

@@ -927,6 +927,8 @@ class Typer(Sema):
             node = tuples.compare(self, e.op, left, right, e.span)
             node.type = as_bool(node.type)
             return node
+        if left.type.kind == right.type.kind == "buf" and not (left.type.btf or right.type.btf):
+            return V.buffers_compare(self, e.op, left, right, e.span)
         if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
             return pointers.arith(self, e, left, right)     # scaled by the pointee's size
         left, right = signs.operands(e.op, left, right)     # 0.27's signs, not C's

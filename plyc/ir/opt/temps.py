@@ -225,8 +225,8 @@ class Placer:
             self.place(e, VALUE, e.type.size)
         elif isinstance(e, ir.Ternary):
             self.scalar(e.cond)
-            self.bytes_ref(e.then)
-            self.bytes_ref(e.other)
+            self.bytes_as(e.then, e.type)       # a narrower tuple converted (codegen's)
+            self.bytes_as(e.other, e.type)
             self.place(e, VALUE, e.type.size)
         # a Local's array is its own (LOCAL)
 
