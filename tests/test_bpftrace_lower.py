@@ -1081,6 +1081,12 @@ def test_array_casts_both_ways():
     assert "an array cast's elements must be integers" in err('BEGIN { print((struct task_struct[2])1); }')
     assert "an array casts to the integer of its size (4 bytes)" in \
         err('BEGIN { $a = (int8[4])(uint32)1; print((uint64)$a); }')
+    # a string literal: its bytes and NUL, folded; its count as 0.27's (string[6])
+    assert "tuple(104:s8, 105:s8, 0:s8):s8[3]" in dump(lower('BEGIN { print((int8[])"hi"); }'))
+    assert 'Cannot cast from "string[6]" to "int8[8]"' in err('BEGIN { print((int8[8])"hello"); }')
+    assert "Cannot determine array size" in err('BEGIN { print((int16[])"hell"); }')
+    assert "plyc sizes a string held elsewhere otherwise than 0.27" in \
+        err('BEGIN { $s = "hi"; print((int8[])$s); }')
 
 
 def test_a_positional_only_printed_is_its_text():
