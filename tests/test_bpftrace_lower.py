@@ -536,9 +536,13 @@ def test_script_struct_errors():
         "tool.bt:3:2: error: unknown type name 'foo'\n        foo b; };\n        ^~~\n"
         "note: types plyc knows in definitions besides C's: " + ", ".join(sorted(cdefs.TYPEDEFS)))
     # pycparser's own words vary by version; the place is the script's
-    first = err("struct s { int a; int b };\nBEGIN { }").splitlines()
+    first = err("struct s { int a; int b c; };\nBEGIN { }").splitlines()
     assert first[0].startswith("tool.bt:1:25: error: this definition is not C that plyc can read (")
-    assert first[1:] == ["struct s { int a; int b };", " " * 24 + "^"]
+    assert first[1:] == ["struct s { int a; int b c; };", " " * 24 + "^"]
+    # the last member's ';' may be left out, as clang (and bpftrace) take it
+    assert cdefs.last_semicolons("struct s { int a; int b }") == "struct s { int a; int b;}"
+    assert cdefs.last_semicolons("struct s { struct { int b\n} c\n}") == "struct s { struct { int b\n;} c\n;}"
+    assert cdefs.last_semicolons("enum e { A, B }") == "enum e { A, B }"
     assert err("struct t { long x : 3; };\nstruct u { int a; };\nstruct u { int b; };\n"
                "struct w { char n[]; };\nBEGIN { }") == (
         "tool.bt:1:17: error: bit-field 'x' is not supported by plyc yet\n"

@@ -113,6 +113,7 @@ def _prints_tuple(n) -> bool:
 
 def refuse(st: "Lowering", diag: Collector):
     st.ast = prog = blocks.scope(macros.expand(st.ast, diag, frozenset(FUNCTIONS)), diag)    # macros are gone from here on
+    st.ast = prog = blocks.aggregations_last(prog, AGGREGATIONS)
     effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
     st.preamble.includes[:0] = headers.include_lines(st.include_files)
