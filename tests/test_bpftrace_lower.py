@@ -1020,17 +1020,19 @@ EFFECTS_REFUSED = [
     ("BEGIN { $b = { $y = 1; 2 }; print($y); }",
      "tool.bt:1:35: error: $y is read before it is assigned\n"
      "BEGIN { $b = { $y = 1; 2 }; print($y); }\n" + " " * 34 + "^~"),
-    ('BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }',
-     "tool.bt:1:32: error: the address of a map (&@m: bpftrace's BPF map object in the kernel) is not "
-     "supported by plyc yet\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 31 + "^~~\n"
-     "tool.bt:1:42: error: '&' takes a scratch variable ($x) or a map (@m), as bpftrace 0.27's grammar has it\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 41 + "^~~~~~\n"
-     "tool.bt:1:55: error: the address of $s, a char[8], is not supported by plyc yet (only of an integer "
-     "or a pointer)\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 54 + "^~~\n"
-     "tool.bt:1:67: error: probe return values can only be integers (as bpftrace 0.27's), not char[8]\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 66 + "^~~"),
+    ('BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }',
+     "tool.bt:1:35: error: the address of a map (&@m: bpftrace's BPF map object in the kernel) is not supported by plyc yet\n"
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                  ^~~\n'
+     "tool.bt:1:45: error: '&' takes a scratch variable ($x) or a map (@m), as bpftrace 0.27's grammar has it\n"
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                            ^~~~~~\n'
+     'tool.bt:1:58: error: the address of $s, a stack, is not supported by plyc yet (only of an integer, a pointer, a string or a tuple)\n'
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                                         ^~~\n'
+     "tool.bt:1:70: error: probe return values can only be integers (as bpftrace 0.27's), not char[8]\n"
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                                                     ^~~'),
 ]
 
 

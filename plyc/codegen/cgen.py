@@ -568,6 +568,13 @@ class FuncGen(TupleGen):
             return self.call(e)
         if isinstance(e, (ir.TupleMake, ir.TupleGet)):
             return self.tuple_bytes(e)
+        if isinstance(e, ir.Deref):
+            # a string or tuple read through a pointer (bpftrace's *&$s), whole
+            ptr = self.pointer(e.addr)
+            name = self.local_bytes(typ.size, zero=False)
+            read = "plyc_read_user" if e.user else "bpf_probe_read_kernel"
+            self.line(f"{read}({name}, {typ.size}, {ptr});")
+            return name
         if isinstance(e, ir.Ternary):
             c = bare(self.uncast(self.scalar(e.cond)))
             # a branch's tuple of narrower members is converted to the wider value's layout

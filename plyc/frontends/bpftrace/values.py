@@ -109,6 +109,8 @@ def pointee_type(chk, ptr: T.Type, span) -> T.Type:
     bpftrace does with kaddr()'s value)."""
     if ptr.pointee in (None, "void"):
         return T.U64
+    if ptr.items:       # &$s of a string or tuple variable (pointers.address_of)
+        return ptr.items[0]
     words = tuple(w for w in ptr.pointee.split() if w not in ("const", "volatile"))
     if words and words[-1] == "*":
         return T.Ptr(" ".join(words[:-1]), user=ptr.user)
