@@ -238,6 +238,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.options = [opt for opt, _ in st.options.values()]
         st.ir.enums = [kvalues.enumerators(st, words) for words in st.enum_tables]
         st.ir.args_optional = True      # bpftrace reads a $N not given as 0 or ""
+        st.ir.args_wide = positionals.wide_args(st.ast)
         st.ir.arg_bounds = list(st.arg_bounds.values())
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
