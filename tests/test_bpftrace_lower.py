@@ -1170,3 +1170,14 @@ def test_a_ternary_of_calls_as_a_statement_is_an_if():
     assert dump(lower('kprobe:f { pid > 5 ? printf("yes\\n") : printf("no\\n"); nsecs ? exit() : printf("x"); }')) == \
         dump(lower('kprobe:f { if (pid > 5) { printf("yes\\n"); } else { printf("no\\n"); } '
                    'if (nsecs) { exit(); } else { printf("x"); } }'))
+
+
+def test_socket_cookie():
+    assert "socket_cookie(args_sk" in dump(lower('kfunc:tcp_close { print(socket_cookie(args.sk)); }'))
+    assert "socket_cookie() can only be used in kfunc (fentry) and kretfunc (fexit) probes" in \
+        err('rawtracepoint:inet_sock_set_state { print(socket_cookie(args.sk)); }')
+    assert "socket_cookie() only supports 'struct sock *' as the argument (s64 provided)" in \
+        err('kfunc:tcp_close { print(socket_cookie(1)); }')
+    assert "takes the probed function's argument (args.sk)" in \
+        err('kfunc:tcp_close { $s = (struct sock *)args.sk->__sk_common.skc_net.net; '
+            'print(socket_cookie($s)); }')

@@ -172,6 +172,7 @@ SCRIPTS = [
     (I.STR_CONCAT, 'kprobe:do_sys_openat2 { print(str_concat(comm, "sh")); }', "plyc_str_concat("),
     (I.STR_CUT, 'kprobe:do_sys_openat2 { $n = 3; print(str(comm, $n)); }', "plyc_str_cut("),
     (I.BYTE_AT, 'BEGIN { $a = "foo"; $i = (uint64)1; print($a[$i]); }', " ? (__s8)"),
+    (I.SOCKET_COOKIE, 'kfunc:tcp_close { print(socket_cookie(args.sk)); }', "bpf_get_socket_cookie("),
     (I.BUF_EQUAL, 'BEGIN { $a = buf("hi", 2); print($a != buf("bye", 3)); }', "plyc_buf_equal("),
     (I.CLOCK, 'kprobe:do_sys_openat2 { print(nsecs(tai)); }', "bpf_ktime_get_tai_ns()"),
     (I.USERMODE, 'profile:hz:99 { print(usermode); }', "->cs & 3) == 3)"),

@@ -310,6 +310,11 @@ def emit_buf_equal(g, call):
             f"{T.BUF_LEN_SIZE}))")
 
 
+def emit_socket_cookie(g, call):
+    # the argument as the program received it: the verifier's struct sock pointer
+    return f"((__u64)bpf_get_socket_cookie((void *)(unsigned long)({g.scalar(call.args[0])})))"
+
+
 def emit_clock(g, call):
     clock = call.args[0].value.decode()
     now = f"{I.CLOCKS[clock][0]}()"
@@ -415,6 +420,7 @@ EMIT = {
     I.PERCPU_KADDR: emit_percpu_kaddr,
     I.BYTE_AT: emit_byte_at,
     I.BUF_EQUAL: emit_buf_equal,
+    I.SOCKET_COOKIE: emit_socket_cookie,
 }
 
 
