@@ -81,7 +81,7 @@ TYPE_ERRORS = [
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, find, time, zero, bswap, "
-     "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
+     "kptr, strncmp, join, ntop, socket_cookie, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
      "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, fail, is_err, cgroup, cpid, cpu, curtask, elapsed, func, gid, jiffies, ncpus, numaid, probe, rand, retval, uid, username, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
@@ -1181,3 +1181,14 @@ def test_socket_cookie():
     assert "takes the probed function's argument (args.sk)" in \
         err('kfunc:tcp_close { $s = (struct sock *)args.sk->__sk_common.skc_net.net; '
             'print(socket_cookie($s)); }')
+
+
+def test_ctx():
+    # a perf event's: 0.27's struct bpf_perf_event_data *, read from the program's copy
+    text = dump(lower('struct x {unsigned long x}; i:ms:1 { print(((struct x *)ctx).x); print(ctx->sample_period); }'))
+    assert "ctx" in text and "sample_period" in text
+    assert "Use args instead of ctx in tracepoint" in err('tracepoint:syscalls:sys_enter_openat { print(ctx); }')
+    assert "The ctx builtin can not be used with 'begin' probes" in err('BEGIN { print(ctx); }')
+    assert "'ctx' in uprobe probes is not supported by plyc yet" in err('uprobe:/bin/sh:main { print(ctx); }')
+    assert "'ctx' in a perf-event probe for riscv64 is not supported by plyc yet" in \
+        err('i:ms:1 { print(ctx->sample_period); }', target="riscv64")

@@ -12,6 +12,7 @@ from typing import Optional
 import jinja2
 
 from .. import __version__, package_dir
+from .. import arch
 from ..aggregations import lq_top
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
@@ -207,7 +208,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                                       if p.probe.target.glob and p.probe.tp_fields}
                                    | ({"PLYC_AGG_READ"} if aggread.needs(res) else set())),
                 license=c_string(program.license),
-                kernel_types=[code(t) for t in program.ktypes.definitions()]
+                kernel_types=[code(t) for t in program.ktypes.definitions(arch.get(program.arch).header_types)]
                 if program.ktypes and (program.ktypes.uses or program.ktypes.ksyms) else [])
 
 

@@ -64,7 +64,7 @@ FUNCTIONS_NOT_YET = frozenset(
 # bpftrace's builtin variables as plyc's names (pid and tid: builtins.py's).
 VARIABLES = {"uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}
-VARIABLES_NOT_YET = frozenset("ctx".split())
+VARIABLES_NOT_YET = frozenset()
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 # Operators whose value is current bpftrace's bool (printed true/false).
@@ -711,8 +711,8 @@ class Typer(Sema):
             return self.func(e.span)
         if fargs.owns(probe, name):
             return fargs.retval(self, e.span)
-        if name == "ctx" and probe.provider.var("ctx") is not None:
-            return self.variable("ctx", e.span)     # an iterator's context, typed from BTF
+        if name == "ctx":
+            return kvalues.context(self, e.span)
         return self.expr_Ident_rest(e, name)
 
     def func(self, span, symbol: bool = False):
