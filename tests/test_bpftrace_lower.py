@@ -81,7 +81,7 @@ TYPE_ERRORS = [
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, find, time, zero, bswap, "
-     "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
+     "kptr, strncmp, join, ntop, socket_cookie, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
      "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, fail, is_err, cgroup, cpid, cpu, curtask, elapsed, func, gid, jiffies, ncpus, numaid, probe, rand, retval, uid, username, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
@@ -536,9 +536,13 @@ def test_script_struct_errors():
         "tool.bt:3:2: error: unknown type name 'foo'\n        foo b; };\n        ^~~\n"
         "note: types plyc knows in definitions besides C's: " + ", ".join(sorted(cdefs.TYPEDEFS)))
     # pycparser's own words vary by version; the place is the script's
-    first = err("struct s { int a; int b };\nBEGIN { }").splitlines()
+    first = err("struct s { int a; int b c; };\nBEGIN { }").splitlines()
     assert first[0].startswith("tool.bt:1:25: error: this definition is not C that plyc can read (")
-    assert first[1:] == ["struct s { int a; int b };", " " * 24 + "^"]
+    assert first[1:] == ["struct s { int a; int b c; };", " " * 24 + "^"]
+    # the last member's ';' may be left out, as clang (and bpftrace) take it
+    assert cdefs.last_semicolons("struct s { int a; int b }") == "struct s { int a; int b;}"
+    assert cdefs.last_semicolons("struct s { struct { int b\n} c\n}") == "struct s { struct { int b\n;} c\n;}"
+    assert cdefs.last_semicolons("enum e { A, B }") == "enum e { A, B }"
     assert err("struct t { long x : 3; };\nstruct u { int a; };\nstruct u { int b; };\n"
                "struct w { char n[]; };\nBEGIN { }") == (
         "tool.bt:1:17: error: bit-field 'x' is not supported by plyc yet\n"
@@ -1016,17 +1020,19 @@ EFFECTS_REFUSED = [
     ("BEGIN { $b = { $y = 1; 2 }; print($y); }",
      "tool.bt:1:35: error: $y is read before it is assigned\n"
      "BEGIN { $b = { $y = 1; 2 }; print($y); }\n" + " " * 34 + "^~"),
-    ('BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }',
-     "tool.bt:1:32: error: the address of a map (&@m: bpftrace's BPF map object in the kernel) is not "
-     "supported by plyc yet\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 31 + "^~~\n"
-     "tool.bt:1:42: error: '&' takes a scratch variable ($x) or a map (@m), as bpftrace 0.27's grammar has it\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 41 + "^~~~~~\n"
-     "tool.bt:1:55: error: the address of $s, a char[8], is not supported by plyc yet (only of an integer "
-     "or a pointer)\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 54 + "^~~\n"
-     "tool.bt:1:67: error: probe return values can only be integers (as bpftrace 0.27's), not char[8]\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 66 + "^~~"),
+    ('BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }',
+     "tool.bt:1:35: error: the address of a map (&@m: bpftrace's BPF map object in the kernel) is not supported by plyc yet\n"
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                  ^~~\n'
+     "tool.bt:1:45: error: '&' takes a scratch variable ($x) or a map (@m), as bpftrace 0.27's grammar has it\n"
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                            ^~~~~~\n'
+     'tool.bt:1:58: error: the address of $s, a stack, is not supported by plyc yet (only of an integer, a pointer, a string or a tuple)\n'
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                                         ^~~\n'
+     "tool.bt:1:70: error: probe return values can only be integers (as bpftrace 0.27's), not char[8]\n"
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                                                     ^~~'),
 ]
 
 
@@ -1081,6 +1087,12 @@ def test_array_casts_both_ways():
     assert "an array cast's elements must be integers" in err('BEGIN { print((struct task_struct[2])1); }')
     assert "an array casts to the integer of its size (4 bytes)" in \
         err('BEGIN { $a = (int8[4])(uint32)1; print((uint64)$a); }')
+    # a string literal: its bytes and NUL, folded; its count as 0.27's (string[6])
+    assert "tuple(104:s8, 105:s8, 0:s8):s8[3]" in dump(lower('BEGIN { print((int8[])"hi"); }'))
+    assert 'Cannot cast from "string[6]" to "int8[8]"' in err('BEGIN { print((int8[8])"hello"); }')
+    assert "Cannot determine array size" in err('BEGIN { print((int16[])"hell"); }')
+    assert "plyc sizes a string held elsewhere otherwise than 0.27" in \
+        err('BEGIN { $s = "hi"; print((int8[])$s); }')
 
 
 def test_a_positional_only_printed_is_its_text():
@@ -1158,3 +1170,25 @@ def test_a_ternary_of_calls_as_a_statement_is_an_if():
     assert dump(lower('kprobe:f { pid > 5 ? printf("yes\\n") : printf("no\\n"); nsecs ? exit() : printf("x"); }')) == \
         dump(lower('kprobe:f { if (pid > 5) { printf("yes\\n"); } else { printf("no\\n"); } '
                    'if (nsecs) { exit(); } else { printf("x"); } }'))
+
+
+def test_socket_cookie():
+    assert "socket_cookie(args_sk" in dump(lower('kfunc:tcp_close { print(socket_cookie(args.sk)); }'))
+    assert "socket_cookie() can only be used in kfunc (fentry) and kretfunc (fexit) probes" in \
+        err('rawtracepoint:inet_sock_set_state { print(socket_cookie(args.sk)); }')
+    assert "socket_cookie() only supports 'struct sock *' as the argument (s64 provided)" in \
+        err('kfunc:tcp_close { print(socket_cookie(1)); }')
+    assert "takes the probed function's argument (args.sk)" in \
+        err('kfunc:tcp_close { $s = (struct sock *)args.sk->__sk_common.skc_net.net; '
+            'print(socket_cookie($s)); }')
+
+
+def test_ctx():
+    # a perf event's: 0.27's struct bpf_perf_event_data *, read from the program's copy
+    text = dump(lower('struct x {unsigned long x}; i:ms:1 { print(((struct x *)ctx).x); print(ctx->sample_period); }'))
+    assert "ctx" in text and "sample_period" in text
+    assert "Use args instead of ctx in tracepoint" in err('tracepoint:syscalls:sys_enter_openat { print(ctx); }')
+    assert "The ctx builtin can not be used with 'begin' probes" in err('BEGIN { print(ctx); }')
+    assert "'ctx' in uprobe probes is not supported by plyc yet" in err('uprobe:/bin/sh:main { print(ctx); }')
+    assert "'ctx' in a perf-event probe for riscv64 is not supported by plyc yet" in \
+        err('i:ms:1 { print(ctx->sample_period); }', target="riscv64")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from .. import __version__
+from .. import arch
 from ..aggregations import lq_top
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
@@ -148,7 +149,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                                       if p.probe.target.glob and p.probe.tp_fields}
                                    | ({"PLYC_AGG_READ"} if aggread.needs(res) else set())),
                 license=c_string(program.license),
-                kernel_types=[code(t) for t in program.ktypes.definitions()]
+                kernel_types=[code(t) for t in program.ktypes.definitions(arch.get(program.arch).header_types)]
                 if program.ktypes and (program.ktypes.uses or program.ktypes.ksyms) else [])
 
 
@@ -207,14 +208,16 @@ def probe_data(p) -> tuple:
     return prov.c_data(p.probe.target, p) if prov.c_data else (None, [])
 
 
-def numeric_args(bpf_c: str, nargs: int) -> list:
+def numeric_args(bpf_c: str, nargs: int, wide=()) -> list:
     """1 for each $N the programs read as a number (cgen's sc_Param is the
-    one writer of plyc_params.arg_num), which the tracer parses strictly."""
+    one writer of plyc_params.arg_num), which the tracer parses strictly;
+    2 for one that may be beyond INT64_MAX (wide: Program.args_wide)."""
     used = {int(i) for i in re.findall(r"plyc_params\.arg_num\[(\d+)\]", bpf_c)}
-    return [int(i in used) for i in range(nargs)] if used else []
+    return [(2 if i + 1 in wide else 1) if i in used else 0 for i in range(nargs)] if used else []
 
 
-def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, origin=None) -> dict:
+def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, origin=None,
+                   wide=()) -> dict:
     maps = []
     for m in res.maps:
         vt = m.info.value_type
@@ -248,7 +251,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     needs = [dict(n, since_c=c_string(n["since"])) for n in loops.needs(res) + aggread.needs(res)]
     return dict(**file_names(__version__, res.script), name=res.name, maps=maps, probes=probes,
                 slots=slots, events=events, nargs=res.nargs, linemap=rows,
-                numeric_args=code(", ".join(map(str, numeric_args(bpf_c, res.nargs)))),
+                numeric_args=code(", ".join(map(str, numeric_args(bpf_c, res.nargs, wide)))),
                 dconsts=[dict(kind=f"PLYC_DC_{kind.upper()}", name=c_string(name),
                               where=c_string(f"{res.script}:{line}"),
                               binary=c_string(binary) if binary else "NULL")
@@ -272,7 +275,7 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
         ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
     loader_c = render_template(
-        "loader.c.j2", **loader_context(res, bpf_c, program.report, origin),
+        "loader.c.j2", **loader_context(res, bpf_c, program.report, origin, program.args_wide),
         style=f"PLYC_STYLE_{style.upper()}",
         opts=[dict(name=c_string(name), desc=c_string(desc), kind=f"PLYC_OPT_{kind.upper()}", dflt=c_string(dflt))
               for name, kind, dflt, desc in program.options],

@@ -221,6 +221,38 @@ static long plyc_count_entry(void *map, const void *key, void *value, void *ctx)
 }
 #endif
 
+#ifdef PLYC_PERF_CTX
+/* bpftrace's `ctx` in a perf-event probe: a struct bpf_perf_event_data *,
+ * read by loads from the context, which the verifier rewrites into reads
+ * of the sample's registers, period and address (the memory the context
+ * points to holds other things). Copied so here, word by word, into a
+ * per-CPU value, whose address is the ctx scripts read through (members,
+ * casts to their own structs). */
+struct plyc_perf_ctx {
+	struct pt_regs regs;
+	__u64 sample_period;
+	__u64 addr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct plyc_perf_ctx);
+} plyc_perf_ctx_copy SEC(".maps");
+
+static __always_inline __u64 plyc_perf_ctx(void *ctx)
+{
+	__u32 zero = 0;
+	struct plyc_perf_ctx *c = bpf_map_lookup_elem(&plyc_perf_ctx_copy, &zero);
+
+	if (!c)
+		return 0;
+	*c = *(struct plyc_perf_ctx *)ctx;
+	return (__u64)(unsigned long)c;
+}
+#endif
+
 #ifdef PLYC_TP_NAMES
 /* `probe` in a tracepoint wildcard: the BPF cookie the tracer attached each
  * matched event with (1, 2, ...) -> "tracepoint:group:event", filled by
@@ -697,6 +729,23 @@ static __always_inline void plyc_str_concat(char *dst, __u32 dsize, const char *
 			break;
 		at[k] = b[j];
 	}
+}
+
+/* `==` of two buffers (bpftrace's buf()): 1 when they hold as many bytes
+ * and the same ones. A buffer is its length (a __u32, lsize bytes) and
+ * then its bytes; those past the length are not compared. */
+static __always_inline int plyc_buf_equal(const char *a, __u32 asize, const char *b, __u32 bsize, __u32 lsize)
+{
+	__u32 la = 0, lb = 0, i;
+
+	__builtin_memcpy(&la, a, sizeof(la));
+	__builtin_memcpy(&lb, b, sizeof(lb));
+	if (la != lb)
+		return 0;
+	for (i = lsize; i < asize && i < bsize; i++)
+		if (i - lsize < la && a[i] != b[i])
+			return 0;
+	return 1;
 }
 
 /* bpftrace's str(p, n) of an n known at run time: the string read whole,

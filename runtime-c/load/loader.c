@@ -245,6 +245,20 @@ static long parse_pid(const char *s)
 	return errno || pid > max ? -1 : pid;
 }
 
+/* A $N beyond INT64_MAX, up to UINT64_MAX, as its 64 bits (0 where it is
+ * negative or past them): a $N the script only prints as an unsigned
+ * 64-bit number (arg_numeric 2), which reads the same bits either way. */
+static uint64_t arg_wide(const char *s)
+{
+	unsigned long long v;
+
+	if (strchr(s, '-'))
+		return 0;
+	errno = 0;
+	v = strtoull(s, NULL, 0);
+	return errno ? 0 : v;
+}
+
 /* $N the script reads as a number: a whole decimal, hex (0x) or octal
  * (0) integer of 64 bits, as bpftrace takes it; 0 or 1 once told. */
 static int check_numeric_args(const struct options *o)
@@ -262,6 +276,11 @@ static int check_numeric_args(const struct options *o)
 		/* strtoll() would skip leading blanks and read "" as 0 */
 		if (!*s || isspace((unsigned char)*s) || *end)
 			return fail("$%d is used as a number but given '%s'; try str($%d)", i + 1, s, i + 1);
+		if (errno == ERANGE && P->arg_numeric[i] == 2 && arg_wide(s))
+			continue;
+		if (errno == ERANGE && arg_wide(s))
+			return fail("$%d is used as a number but given '%s', out of range of a 64-bit signed "
+				    "integer (one printed by %%lu or %%lx alone may be up to 2^64 - 1)", i + 1, s);
 		if (errno == ERANGE)
 			return fail("$%d is used as a number but given '%s', out of range of a 64-bit integer",
 				    i + 1, s);
@@ -557,7 +576,12 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 		free(values);
 	}
 	for (i = 0; i < P->nargs && i < o->nargs; i++) {   /* the others stay 0 and "" */
-		int64_t num = strtoll(o->args[i], NULL, 0);
+		int64_t num;
+
+		errno = 0;
+		num = strtoll(o->args[i], NULL, 0);
+		if (errno == ERANGE && P->arg_numeric && P->arg_numeric[i] == 2)
+			num = (int64_t)arg_wide(o->args[i]);
 
 		memcpy(params + P->off_arg_num + i * sizeof(int64_t), &num, sizeof(num));
 		strncpy(params + P->off_arg_str + i * P->arg_str_size, o->args[i], P->arg_str_size - 1);

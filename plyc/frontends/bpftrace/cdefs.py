@@ -98,7 +98,35 @@ def strip(text: str) -> tuple:
         elif unknown is None:
             unknown = (m.start(), m.end())
         text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]
-    return text, packed, unknown
+    return last_semicolons(text), packed, unknown
+
+
+ENUM_OPEN = re.compile(r"\benum(?:\s+[A-Za-z_]\w*)?\s*$")
+
+
+def last_semicolons(text: str) -> str:
+    """A struct's or union's last member given its `;` where the script left
+    it out (`struct x { unsigned long x }`), as clang takes it with a
+    warning, and so bpftrace; an enum's list has none. Put in a blank
+    before the brace where there is one, so columns stay."""
+    kinds, out = [], list(text)
+    for i, c in enumerate(text):
+        if c == "{":
+            kinds.append("enum" if ENUM_OPEN.search(text, 0, i) else "record")
+        elif c == "}" and kinds:
+            if kinds.pop() != "record":
+                continue
+            j = i - 1
+            while j >= 0 and text[j] in " \t\n":
+                j -= 1
+            if j < 0 or text[j] in ";{":
+                continue
+            blank = next((k for k in range(i - 1, j, -1) if text[k] in " \t"), None)
+            if blank is not None:
+                out[blank] = ";"
+            else:
+                out[i] = ";}"
+    return "".join(out)
 
 
 @dataclass

@@ -64,7 +64,7 @@ FUNCTIONS_NOT_YET = frozenset(
 # bpftrace's builtin variables as plyc's names (pid and tid: builtins.py's).
 VARIABLES = {"uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}
-VARIABLES_NOT_YET = frozenset("ctx".split())
+VARIABLES_NOT_YET = frozenset()
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 # Operators whose value is current bpftrace's bool (printed true/false).
@@ -119,6 +119,7 @@ PAD_BELOW = 1024
 
 def refuse(st: "Lowering", diag: Collector):
     st.ast = prog = blocks.scope(macros.expand(st.ast, diag, frozenset(FUNCTIONS)), diag)    # macros are gone from here on
+    st.ast = prog = blocks.aggregations_last(prog, AGGREGATIONS)
     effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
     st.preamble.includes[:0] = headers.include_lines(st.include_files)
@@ -251,6 +252,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.options = [opt for opt, _ in st.options.values()]
         st.ir.enums = [kvalues.enumerators(st, words) for words in st.enum_tables]
         st.ir.args_optional = True      # bpftrace reads a $N not given as 0 or ""
+        st.ir.args_wide = positionals.wide_args(st.ast)
         st.ir.arg_bounds = list(st.arg_bounds.values())
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
@@ -731,8 +733,8 @@ class Typer(Sema):
             return self.func(e.span)
         if fargs.owns(probe, name):
             return fargs.retval(self, e.span)
-        if name == "ctx" and probe.provider.var("ctx") is not None:
-            return self.variable("ctx", e.span)     # an iterator's context, typed from BTF
+        if name == "ctx":
+            return kvalues.context(self, e.span)
         return self.expr_Ident_rest(e, name)
 
     def func(self, span, symbol: bool = False):
@@ -894,6 +896,8 @@ class Typer(Sema):
             if at.type.is_pointer:
                 self._struct_element = at
             return at
+        if const_value(e.index) is None and obj.type.kind == "str" and not obj.type.btf:
+            return V.char_at(self, obj, self.expr(e.index), e.span, e.index.span)
         idx = self.const_int(e.index, "an index must be a constant integer")
         return self.index(obj, idx, e.span, e.index.span)
 
@@ -954,6 +958,8 @@ class Typer(Sema):
             node = tuples.compare(self, e.op, left, right, e.span)
             node.type = as_bool(node.type)
             return node
+        if left.type.kind == right.type.kind == "buf" and not (left.type.btf or right.type.btf):
+            return V.buffers_compare(self, e.op, left, right, e.span)
         if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
             return pointers.arith(self, e, left, right)     # scaled by the pointee's size
         left, right = signs.operands(e.op, left, right)     # 0.27's signs, not C's
@@ -1000,7 +1006,11 @@ class Typer(Sema):
                 # as 0.27 types it: sizeof(1) is 1, sizeof(300) 2, sizeof({ 1 }) 1
                 return ir.IntConst(next((n for n in (1, 2, 4) if -(1 << (8 * n - 1)) <= v < 1 << (8 * n - 1)), 8),
                                    type=T.U64)
-            return ir.IntConst(self.typed_only(e.arg).type.size, type=T.U64)
+            x = self.typed_only(e.arg)
+            if isinstance(x, ir.Deref) and x.type.is_bytes:
+                # 0.27's size of *&$s is not its value's (8 for a tuple)
+                self.err(not_yet("sizeof() of a string or tuple read through a pointer"), e.span)
+            return ir.IntConst(x.type.size, type=T.U64)
         if e.arg.array_len is not None:     # sizeof(T[N]), sizeof(T *[N]): N of them
             elem = self.expr_Sizeof(replace(e, arg=replace(e.arg, array_len=None)))
             n = ir.IntConst(e.arg.array_len, type=T.U64, span=e.span)
