@@ -889,7 +889,7 @@ static int query(struct run *r, const struct plyc_program *prog)
 	return stdout_written() || failed;
 }
 
-static void catch_signals(const struct plyc_program *prog)
+static void catch_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
@@ -904,12 +904,18 @@ static void catch_signals(const struct plyc_program *prog)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
-	/* bpftrace's tracers take SIGUSR1 (0.27: its self probes, 0.17: the
-	 * maps printed); ply's keep the default, as ply does */
-	if (plyc_rt.output->catches_usr1 || plyc_has_probes_of(prog, &plyc_provider_self_usr1)) {
-		sa.sa_handler = on_usr1;
+}
+
+/* bpftrace's tracers take SIGUSR1 (0.27: its self probes, 0.17: the maps
+ * printed); ply's keep the default, as ply does. After -c's command is
+ * forked, whose action stays the default one until its exec (what a probe
+ * reads of it there, as under bpftrace). */
+static void catch_usr1(const struct plyc_program *prog)
+{
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
+
+	if (plyc_rt.output->catches_usr1 || plyc_has_probes_of(prog, &plyc_provider_self_usr1))
 		sigaction(SIGUSR1, &sa, NULL);
-	}
 }
 
 /* Phase 2, start: what can refuse the run before the BPF object is
@@ -930,7 +936,7 @@ static int start(struct run *r, const struct plyc_program *prog)
 			return fail("%s", why);
 		fprintf(stderr, "%s: serving metrics at http://%s/metrics\n", prog->name, bound);
 	}
-	catch_signals(prog);
+	catch_signals();
 	/* --dry-run starts no command, but says, as bpftrace 0.27's, that the run could not */
 	if (o->cmd && o->dry_run && plyc_child_check(prog->name, o->cmd))
 		return 1;
@@ -948,6 +954,7 @@ static int start(struct run *r, const struct plyc_program *prog)
 		r->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->pid, 0);
 #endif
 	}
+	catch_usr1(prog);
 	return 0;
 }
 
