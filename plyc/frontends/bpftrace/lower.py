@@ -841,7 +841,9 @@ class Typer(Sema):
             return tuples.field(self, obj, e.name, e.span) if obj.type.names else \
                 self.err(f"Can not access field '{e.name}' on expression of type '{obj.type}'", e.span)
         if obj.type.kind == "ctx" and obj.type.pointee == "fields":
-            return self.tp_field(e.name, e.span)
+            node = self.tp_field(e.name, e.span)
+            node.type = kvalues.tp_enum(self, node.field.ctype, node.type)
+            return node
         if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
             return fargs.field(self, e.name, e.span)
         # bpftrace follows a pointer with '.' or '->' alike.
@@ -934,6 +936,10 @@ class Typer(Sema):
             x = pointers.cast_operand(x, literal=isinstance(e.operand, A.Unary) and e.operand.op == "-" and
                                       isinstance(e.operand.operand, A.Int))
         cast = self.cast(x, type_ref(tn), e.span)
+        if tn.words[:1] == ("enum",) and not tn.pointers and tn.array_len is None:
+            # a kernel enum's value, 64-bit and printed by its enumerator's
+            # name, as 0.27 types the cast (and an enumerator: expr_Identifier)
+            cast.type = kvalues.enum_cast(self, tn.words, cast.type, structs.VALUE_WIDTH)
         if e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers and e.type.array_len is None:
             # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
             zero = ir.IntConst(0, type=T.S64, span=e.span)
