@@ -323,6 +323,8 @@ class Typer(Sema):
         # A map is an aggregation when some assignment gives it one.
         self.agg_funcs = aggreads.functions(st.ast.probes, AGGREGATIONS)     # @name -> "count", ...
         self.agg_maps = set(self.agg_funcs)
+        # maps given keys somewhere: print(@m) of one is its dump, wherever it is written
+        self.keyed_maps = {n.name for n in walk([p.body for p in st.ast.probes]) if isinstance(n, A.Map) and n.keys}
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
@@ -1059,7 +1061,7 @@ class Typer(Sema):
         if e.name == "print" and len(e.args) > 1:
             return self.print_top(e, statement)
         whole = self.whole_map(e.args[0]) if e.name == "print" and len(e.args) == 1 else None
-        if whole and whole[0] in self.maps:
+        if whole and (whole[0] in self.maps or whole[0] in self.keyed_maps):
             # bpftrace dumps any map, a key-less plain one too ("@x: 5")
             return self.event(e, ir.PRINTMAP, map=whole[0])
         if _prints_tuple(e):
