@@ -297,10 +297,12 @@ def unify(a: Type, b: Type) -> Optional[Type]:
         if any(d in (a.denotes, b.denotes) and a.denotes != b.denotes or a.format_index != b.format_index
                for d in ("strftime", "cgroup_path")):
             return None     # nor do two strftime formats, two cgroup_path filters
-        if a.denotes == b.denotes == "enum" and a.enum_index != b.enum_index:
-            return None     # nor two enums
         # a plain number takes the other's meaning; two meanings make a number
         denotes = a.denotes if a.denotes == b.denotes or not b.denotes else b.denotes if not a.denotes else ""
+        if "enum" in (a.denotes, b.denotes) and (a.denotes != b.denotes or a.enum_index != b.enum_index):
+            # an enum's value meeting a number or another enum's is a
+            # number, as bpftrace 0.27 types it (`@m = ONE; @m = 5`)
+            denotes = ""
         p = promoted(a, b)
         return Type("int", p.size, p.signed, denotes,
                     a.pointee if a.pointee == b.pointee else None, a.user and b.user,

@@ -22,6 +22,7 @@ static void bt_int(FILE *fp, const struct plyc_type *t, const void *data)
 const struct plyc_bt_version plyc_bt_027 = {
 	.attached_on_stderr = 1,
 	.empty_map_silent = 1,
+	.print_empty_zero = 1,
 	.hist_colon = ":",
 	.stats_braced = 1,
 	.lhist_single = 1,
@@ -30,6 +31,7 @@ const struct plyc_bt_version plyc_bt_027 = {
 	.bool_words = 1,
 	.enum_names = 1,
 	.json_typed = 1,
+	.json_empty_stats = 1,
 	.events_027 = 1,
 	.empty_stack_newline = 1,
 };

@@ -122,6 +122,30 @@ def denoted(typer, tid: int, typ: T.Type, width: int = 0) -> T.Type:
     return typ
 
 
+def enum_cast(typer, words: tuple, typ: T.Type, width: int) -> T.Type:
+    """The type of (enum e)x of a kernel enum e (typ: the cast's integer
+    of e's size): an enum value of width bytes."""
+    tid = typer.ktypes.lookup(tuple(w for w in words if w not in ("const", "volatile")))
+    # unsigned whatever the enum's BTF says: 0.27 prints (enum e)-1 as 2^64 - 1
+    return replace(denoted(typer, tid, typ, width), signed=False) if tid else typ
+
+
+def tp_enum(typer, ctype: str, typ: T.Type) -> T.Type:
+    """A tracepoint field's type typ, an enum value where its format's C
+    type is a kernel enum (`enum skb_drop_reason reason`): printed by its
+    enumerator's name as 0.27 prints it, of the field's size and sign."""
+    words = tuple(w for w in ctype.split() if w not in ("const", "volatile"))
+    if not typ.is_int or typ.denotes or len(words) != 2 or words[0] != "enum":
+        return typ
+    try:
+        tid = typer.ktypes.lookup(words)
+    except B.BTFError:
+        return typ      # no BTF to name it by (a cross build): its number
+    if not tid:
+        return typ
+    return replace(denoted(typer, tid, typ, typ.size), signed=typ.signed)
+
+
 def enumerators(typer_st, key: tuple) -> list:
     """[(value, name), ...] of an enum table's key (structs.enum_type's
     words, or ("btf", id) of a kernel enum)."""

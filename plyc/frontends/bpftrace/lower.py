@@ -325,6 +325,8 @@ class Typer(Sema):
         # A map is an aggregation when some assignment gives it one.
         self.agg_funcs = aggreads.functions(st.ast.probes, AGGREGATIONS)     # @name -> "count", ...
         self.agg_maps = set(self.agg_funcs)
+        # maps given keys somewhere: print(@m) of one is its dump, wherever it is written
+        self.keyed_maps = {n.name for n in walk([p.body for p in st.ast.probes]) if isinstance(n, A.Map) and n.keys}
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
@@ -843,7 +845,9 @@ class Typer(Sema):
             return tuples.field(self, obj, e.name, e.span) if obj.type.names else \
                 self.err(f"Can not access field '{e.name}' on expression of type '{obj.type}'", e.span)
         if obj.type.kind == "ctx" and obj.type.pointee == "fields":
-            return self.tp_field(e.name, e.span)
+            node = self.tp_field(e.name, e.span)
+            node.type = kvalues.tp_enum(self, node.field.ctype, node.type)
+            return node
         if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
             return fargs.field(self, e.name, e.span)
         # bpftrace follows a pointer with '.' or '->' alike.
@@ -938,6 +942,10 @@ class Typer(Sema):
             x = pointers.cast_operand(x, literal=isinstance(e.operand, A.Unary) and e.operand.op == "-" and
                                       isinstance(e.operand.operand, A.Int))
         cast = self.cast(x, type_ref(tn), e.span)
+        if tn.words[:1] == ("enum",) and not tn.pointers and tn.array_len is None:
+            # a kernel enum's value, 64-bit and printed by its enumerator's
+            # name, as 0.27 types the cast (and an enumerator: expr_Identifier)
+            cast.type = kvalues.enum_cast(self, tn.words, cast.type, structs.VALUE_WIDTH)
         if e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers and e.type.array_len is None:
             # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
             zero = ir.IntConst(0, type=T.S64, span=e.span)
@@ -1063,7 +1071,7 @@ class Typer(Sema):
         if e.name == "print" and len(e.args) > 1:
             return self.print_top(e, statement)
         whole = self.whole_map(e.args[0]) if e.name == "print" and len(e.args) == 1 else None
-        if whole and whole[0] in self.maps:
+        if whole and (whole[0] in self.maps or whole[0] in self.keyed_maps):
             # bpftrace dumps any map, a key-less plain one too ("@x: 5")
             return self.event(e, ir.PRINTMAP, map=whole[0])
         if _prints_tuple(e):
