@@ -81,6 +81,22 @@ def test_relative_paths_in_cflags_are_the_callers_folder(tmp_path):
         os.chdir(here)
 
 
+
+def test_a_relative_compiler_and_archiver_are_the_callers_folder(tmp_path):
+    """$CC=./bin/cc and $AR=./bin/ar name programs in the folder plyc was
+    run from, as a relative path in $CFLAGS does (the compiler ran in the
+    work folder: an internal error, FileNotFoundError)."""
+    (tmp_path / "bin").mkdir()
+    for tool in ("gcc", "ar"):
+        (tmp_path / "bin" / f"my{tool}").write_text(f'#!/bin/sh\nexec {tool} "$@"\n')
+        (tmp_path / "bin" / f"my{tool}").chmod(0o755)
+    (tmp_path / "s.bt").write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CC="./bin/mygcc -O2", AR="bin/../bin/myar")
+    proc = subprocess.run([sys.executable, "-m", "plyc", "build", "-o", "t", "s.bt"], cwd=tmp_path, env=env,
+                          capture_output=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert (tmp_path / "t").exists()
+
 def test_relative_keep_folder_and_cache_work_and_change_nothing(tmp_path):
     """--keep DIR and $PLYC_CACHE given relative (the compiler runs in the
     work folder): the build works, and the tracer is the one a build with a
