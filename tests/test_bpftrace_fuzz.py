@@ -118,3 +118,17 @@ BUILD_SEEDS = SEEDS + [open(p).read() for p in sorted(glob.glob("/usr/sbin/*.bt"
 def test_mutations_that_check_clean_also_compile(src):
     builds_or_is_refused(src, "f.bt", driver.Options())
 
+
+
+# Found by a fuzz of 0.27's new syntax: text pycparser's own parser trips on
+# (pycparser 3 raised AttributeError: 'Union' object has no attribute 'names'
+# on two records as one member's type), an internal error of plyc's
+def test_c_that_trips_pycparser_is_refused_at_its_definition():
+    src = "struct Foo { int a; struct { int b; }union { long d; }; }\nBEGIN { exit(); }\n"
+    try:
+        driver.compile_source(src, "f.bt", driver.Options())
+    except PlycError as err:
+        text = err.render()
+        assert text.startswith("f.bt:1:1: error: this definition is not C that plyc can read"), text
+    else:
+        raise AssertionError("built")

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from ... import cparser
 from ... import layout as L
 from ...diag import Collector
 from ...ir import fold
@@ -188,7 +189,7 @@ def parse(items: list, target: str, diag: Collector) -> Definitions:
     if deep:
         return out
     try:
-        tree = c_parser.CParser().parse(_source(items), "script")
+        tree = cparser.parse(_source(items), "script")
     except c_parser.ParseError as err:
         diag.error(*_located(str(err), items))
         return out
