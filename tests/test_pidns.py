@@ -155,3 +155,16 @@ def test_p_of_a_process_in_a_nested_namespace_is_said_to_match_nothing(tmp_path)
     proc = subprocess.run(in_pidns(shell, tracer), capture_output=True, text=True, timeout=180)
     assert re.search(r"warning: -p \d+: that process is in a PID namespace of its own, nested in the tracer.s",
                      proc.stderr), (proc.stdout, proc.stderr)
+
+
+def test_a_proc_of_another_namespace_is_said_and_names_no_frames(tmp_path):
+    # unshare --pid without --mount-proc: /proc is the initial namespace's,
+    # where the namespace's pid 2 (yes) is another process (kthreadd here;
+    # elsewhere a process whose mappings would name the frames wrongly)
+    tracer = build(tmp_path, "ustack", f'uprobe:{_libc()}:write {{ print(ustack(1)); print(usym(reg("ip"))); exit(); }}\n')
+    argv = ["timeout", "120", "unshare", "--pid", "--fork", "sh", "-c", 'yes > /dev/null & exec "$0" -p $!', tracer]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert "nested" not in proc.stderr, proc.stderr     # -p's process is the tracer's namespace's
+    assert "warning: /proc is another PID namespace's than the tracer's" in proc.stderr, proc.stderr
+    assert re.fullmatch(r"\s*0x[0-9a-f]+\s+0x[0-9a-f]+\s*", proc.stdout), proc.stdout

@@ -32,25 +32,23 @@ static int write_u64(char *bytes, const void *arg)
 	return 0;
 }
 
-/* The PID namespace process pid (0: the tracer) is in, as stat() gives its
- * file: /proc's, else (no /proc in a container) the process's pidfd's
- * (Linux 6.11). 0, or -1 with errno (ENOENT: the kernel has no PID
- * namespaces, /proc being there). */
+/* The PID namespace of process pid (0: the tracer), as stat() gives its
+ * file: the process's pidfd's (Linux 6.11; a pid means the tracer's
+ * namespace's process, whatever namespace's /proc is mounted), else
+ * /proc's (/proc/self is the tracer in any /proc). 0, or -1 with /proc's
+ * errno (ENOENT: the kernel has no PID namespaces, /proc being there). */
 static int pidns_of(long pid, struct stat *st)
 {
 	char path[64];
-	int fd = -1, ns, saved;
+	int fd = -1, ns = -1;
 
-	snprintf(path, sizeof(path), pid ? "/proc/%ld/ns/pid" : "/proc/self/ns/pid", pid);
-	if (!stat(path, st))
-		return 0;
-	saved = errno;
 #ifdef SYS_pidfd_open
 	fd = (int)syscall(SYS_pidfd_open, pid ? (pid_t)pid : getpid(), 0);
 #endif
-	ns = fd < 0 ? -1 : ioctl(fd, PLYC_PIDFD_GET_PID_NAMESPACE, 0);
-	if (fd >= 0)
+	if (fd >= 0) {
+		ns = ioctl(fd, PLYC_PIDFD_GET_PID_NAMESPACE, 0);
 		close(fd);
+	}
 	if (ns >= 0) {
 		int r = fstat(ns, st);
 
@@ -58,8 +56,13 @@ static int pidns_of(long pid, struct stat *st)
 		if (!r)
 			return 0;
 	}
-	errno = saved;
-	return -1;
+	if (pid && !plyc_proc_is_ours())
+		return -1;      /* another namespace's /proc would name another process */
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/pid");
+	return stat(path, st);
 }
 
 /* -p's process in a namespace nested in the tracer's (or one the tracer's
