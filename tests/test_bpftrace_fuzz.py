@@ -132,3 +132,16 @@ def test_c_that_trips_pycparser_is_refused_at_its_definition():
         assert text.startswith("f.bt:1:1: error: this definition is not C that plyc can read"), text
     else:
         raise AssertionError("built")
+
+
+# a function declared among a struct's members was an internal error
+# (AttributeError: 'TypeDecl' object has no attribute 'names')
+def test_a_function_among_a_struct_s_members_is_refused_at_it():
+    src = "struct Foo { int a; struct { int g(); char c[4]; }; }\nBEGIN { exit(); }\n"
+    try:
+        driver.compile_source(src, "f.bt", driver.Options())
+    except PlycError as err:
+        text = err.render()
+        assert text.startswith("f.bt:1:") and "member 'g' is a function" in text, text
+    else:
+        raise AssertionError("built")

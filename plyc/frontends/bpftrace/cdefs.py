@@ -391,6 +391,9 @@ class _Layout:
                 raise DefinitionError(f"array '{name}' is too large: {elem.size * n} bytes, "
                                       f"at most {MAX_SIZE}", t.coord)
             return Member(name, 0, elem.size * n, "array", elem=elem, count=n), align
+        if isinstance(t, c.FuncDecl):
+            raise DefinitionError(f"member '{name}' is a function: a struct holds data (a pointer to one "
+                                  f"is `int (*{name})(void)`)", t.coord)
         inner = t if isinstance(t, (c.Struct, c.Union)) else t.type     # an anonymous member's is bare
         if isinstance(inner, (c.Struct, c.Union)):
             rec = self.record(inner)
@@ -399,6 +402,8 @@ class _Layout:
             self.enum(inner)
             words = ("enum", inner.name) if inner.name else None     # a named enum prints by name
             return Member(name, 0, 4, "int", signed=False, target=words), 4
+        if not isinstance(inner, c.IdentifierType):
+            raise DefinitionError(f"member '{name}' has a type plyc cannot lay out", t.coord)
         size, signed, align = self.integer(inner.names, t.coord)
         return Member(name, 0, size, "int", signed=signed), align
 
