@@ -388,7 +388,10 @@ def test_names_of_elf_sections_are_not_taken():
                 "tracepoint:syscalls:sys_enter_read { @tracepoint = count(); exit(); }",
                 "kprobe:? { printf(\"x\\n\"); exit(); }",
                 "uprobe:/bin/sh:? { @uprobe = count(); @uretprobe = count(); @usdt = count(); }",
-                "profile:hz:99 { @perf_event = count(); @raw_tp = count(); @fentry = count(); @fexit = count(); }"]:
+                "profile:hz:99 { @perf_event = count(); @raw_tp = count(); @fentry = count(); @fexit = count(); }",
+                # and libbpf's headers' enumerators (bpf_helpers.h)
+                "BEGIN { @LIBBPF_PIN_NONE = count(); @LIBBPF_PIN_BY_NAME = count(); @TRI_NO = count(); "
+                "@TRI_YES = count(); @TRI_MODULE = count(); exit(); }"]:
         compiled = driver.compile_source(src + "\n", "f.bt", driver.Options())
         assert bpf_compile_error(compiled) == "", src
 

@@ -21,7 +21,8 @@ C_KEYWORDS = frozenset("""
 # generated programs declare without a reserved prefix (below).
 TAKEN = frozenset("""
     bool true false NULL SEC likely unlikely barrier barrier_var offsetof container_of
-    user_pt_regs pt_regs LICENSE main ctx regs args scratch slot""".split())
+    user_pt_regs pt_regs LICENSE main ctx regs args scratch slot
+    LIBBPF_PIN_NONE LIBBPF_PIN_BY_NAME TRI_NO TRI_YES TRI_MODULE""".split())
 # The ELF sections the object's programs and license are in (the providers'
 # Provider.section): clang names each section's symbol after it, and a
 # global of that name is a symbol defined twice.
