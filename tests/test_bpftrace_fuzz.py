@@ -145,3 +145,13 @@ def test_a_function_among_a_struct_s_members_is_refused_at_it():
         assert text.startswith("f.bt:1:") and "member 'g' is a function" in text, text
     else:
         raise AssertionError("built")
+
+
+def test_an_unnamed_bit_field_is_named_so():
+    # the refusal said "bit-field 'None'"
+    try:
+        driver.compile_source("struct S { int : 3; int b; }\nBEGIN { exit(); }\n", "f.bt", driver.Options())
+    except PlycError as err:
+        assert "an unnamed bit-field is not supported by plyc yet" in err.render(), err.render()
+    else:
+        raise AssertionError("built")

@@ -303,7 +303,8 @@ class _Layout:
         fields, placed = [], []
         for d in node.decls:
             if d.bitsize is not None:
-                raise DefinitionError(f"bit-field '{d.name}' is not supported by plyc yet", d.coord)
+                what = f"bit-field '{d.name}'" if d.name else "an unnamed bit-field"
+                raise DefinitionError(f"{what} is not supported by plyc yet", d.coord)
             if d.name is None and not isinstance(d.type, (self.c.Struct, self.c.Union)):
                 raise DefinitionError("a member needs a name (only a struct or union member may be "
                                       "anonymous)", d.coord)
