@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from . import safefile
@@ -52,14 +51,9 @@ def work_folder() -> Path:
     temporary folder ($TMPDIR, /tmp) no one but us and root can change
     (a sticky /tmp is fine: our folder in it is ours)."""
     try:
-        base = safefile.temp_base()
+        return Path(safefile.new_private_folder("plyc-"))
     except safefile.UnsafeFolder as err:
         raise ToolchainError(str(err)) from None
-    try:
-        return Path(tempfile.mkdtemp(prefix="plyc-", dir=base))
-    except OSError as err:
-        raise ToolchainError(f"cannot make a work folder in {base}: {err.strerror}; "
-                             "set TMPDIR to a folder you can write") from None
 
 
 def install(built: Path, out: str, option: str = "-o", durable_name: bool = True) -> None:
@@ -72,8 +66,7 @@ def install(built: Path, out: str, option: str = "-o", durable_name: bool = True
     not synced to disk (safefile.replace), for the run cache's tracers."""
     check_target(out, option)
     parent = os.path.dirname(out) or "."
-    umask = os.umask(0)
-    os.umask(umask)
+    umask = safefile.umask()
     try:
         dir_fd = safefile.open_dir(parent)
     except OSError as err:
@@ -138,8 +131,7 @@ def keep(path: str, workdir: Path, skip: tuple = ()) -> None:
     """The build's files (made in plyc's private work folder) copied into
     --keep's folder, each one replaced exclusively by descriptor
     (safefile.replace), so a link planted there is replaced, never followed."""
-    umask = os.umask(0)
-    os.umask(umask)
+    umask = safefile.umask()
     dir_fd = _keep_fd(path)
     try:
         for f in sorted(workdir.iterdir()):

@@ -138,6 +138,13 @@ def changeable(path: str) -> Optional[str]:
     return None
 
 
+def umask() -> int:
+    """The process's umask (os.umask can only be read by setting it)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def temp_base() -> str:
     """The temporary folder ($TMPDIR, /tmp) to make plyc's private folders
     in: UnsafeFolder when another user could rename one of them away and
@@ -151,12 +158,23 @@ def temp_base() -> str:
     return base
 
 
+def new_private_folder(prefix: str) -> str:
+    """A new folder of plyc's own (mkdtemp: 0700) in temp_base(): the
+    caller removes it. UnsafeFolder where it cannot be made there either."""
+    import tempfile
+    base = temp_base()
+    try:
+        return tempfile.mkdtemp(prefix=prefix, dir=base)
+    except OSError as err:
+        raise UnsafeFolder(f"cannot make a folder in {base}: {err.strerror}; "
+                           "set TMPDIR to a folder you can write") from None
+
+
 @contextlib.contextmanager
 def private_folder(prefix: str) -> Iterator[str]:
-    """A new folder of plyc's own (mkdtemp: 0700) in temp_base(), removed after."""
+    """A new folder of plyc's own (new_private_folder), removed after."""
     import shutil
-    import tempfile
-    path = tempfile.mkdtemp(prefix=prefix, dir=temp_base())
+    path = new_private_folder(prefix)
     try:
         yield path
     finally:

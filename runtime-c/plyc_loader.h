@@ -195,8 +195,9 @@ int plyc_check_needs(const struct plyc_program *prog, struct bpf_object *obj);
 
 /* pidns.c: the tracer's PID namespace set in the BPF object's .rodata
  * (left 0 in the initial one, or where the kernel lacks the helper: said);
+ * -p's pid (or 0) in a namespace nested in it is said to match nothing;
  * 0, or -1 once told. */
-int plyc_pidns_prepare(struct bpf_object *obj, const char *name, int verbose);
+int plyc_pidns_prepare(struct bpf_object *obj, const char *name, int verbose, long pid);
 
 /* The script's named options (options.c): listed in -h; taken out of the
  * positional arguments into values (one per option, NULL: the default):

@@ -410,6 +410,11 @@ void plyc_stacks_find(struct bpf_object *obj);
  * the address as 0x..., 0 as "0". Read from pid's mappings now. */
 const char *plyc_usym_bt(uint32_t pid, uint64_t addr, int offset, int module, char *buf, size_t len);
 
+/* Whether /proc is the tracer's own PID namespace's (its /proc/self is
+ * getpid()): a /proc mounted outside the namespace (unshare --pid without
+ * --mount-proc) names other processes by the namespace's ids (rt.c). */
+int plyc_proc_is_ours(void);
+
 /* A C++ name (Itanium ABI, "_Z...") demangled into out as the C++
  * library's demangler prints it: 0, or -1 where it is no mangled name,
  * one the demangler does not know, or longer than len (symbols/demangle.c). */

@@ -259,6 +259,17 @@ def test_environment_variables_plyc_does_not_use_are_warned_about(tmp_path):
     assert plyc("check", "-e", "BEGIN { exit(0); }", env=env).stderr == ""
 
 
+
+def test_the_environment_is_read_once_a_build(monkeypatch):
+    # its warnings and its config items were each read by a call of their own
+    from plyc import driver
+    from plyc.frontends.bpftrace import config
+    calls = []
+    real = config.from_environment
+    monkeypatch.setattr(config, "from_environment", lambda env: calls.append(env) or real(env))
+    driver.compile_source("BEGIN { exit(); }\n", "f.bt", driver.Options(env={"BPFTRACE_STRLEN": "100"}))
+    assert len(calls) == 1, calls
+
 def test_a_bad_environment_value_is_an_error():
     env = dict(os.environ, BPFTRACE_MAX_STRLEN="lots")
     proc = plyc("check", "--lang", "bpftrace", "-e", "BEGIN { exit(); }", env=env)

@@ -390,3 +390,17 @@ def test_cache_dir_errors_are_cache_errors(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "gone"))
     with pytest.raises(CacheError, match="does not exist"):
         cache_dir()
+
+
+def test_the_cache_is_checked_once_a_process(tmp_path, monkeypatch):
+    # each call made and checked the folder again (a stat of every folder
+    # above it): a build asks for it many times; another euid checks anew
+    from plyc import cachedir
+    monkeypatch.setenv("PLYC_CACHE", str(tmp_path / "once"))
+    checks = []
+    real = cachedir.trusted_dir
+    monkeypatch.setattr(cachedir, "trusted_dir", lambda *a: checks.append(a) or real(*a))
+    assert cachedir.cache_dir() == cachedir.cache_dir() == tmp_path / "once"
+    assert len(checks) == 1, checks
+    monkeypatch.setenv("PLYC_CACHE", str(tmp_path / "other"))
+    assert cachedir.cache_dir() == tmp_path / "other" and len(checks) == 2

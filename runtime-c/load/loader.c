@@ -981,7 +981,7 @@ static int open_object(struct run *r, const struct plyc_program *prog)
 	return plyc_check_targets(prog) || set_params(r->obj, &r->o, r->target) || plyc_tp_patch(prog, r->obj) ||
 	       plyc_prepare_programs(prog, r->obj) || plyc_once_prepare(prog, r->obj) ||
 	       plyc_output_prepare(r->obj, prog->name, r->o.verbose) ||
-	       plyc_pidns_prepare(r->obj, prog->name, r->o.verbose) || plyc_check_needs(prog, r->obj) ||
+	       plyc_pidns_prepare(r->obj, prog->name, r->o.verbose, r->o.pid) || plyc_check_needs(prog, r->obj) ||
 	       plyc_maps_prepare(prog, r->obj, r->o.verbose);
 }
 

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from ... import cparser
 from ... import layout as L
 from ...diag import Collector
 from ...ir import fold
@@ -216,7 +217,7 @@ def parse(items: list, target: str, diag: Collector) -> Definitions:
     if deep:
         return out
     try:
-        tree = c_parser.CParser().parse(_source(items), "script")
+        tree = cparser.parse(_source(items), "script")
     except c_parser.ParseError as err:
         diag.error(*_located(str(err), items))
         return out
@@ -330,7 +331,8 @@ class _Layout:
         fields, placed = [], []
         for d in node.decls:
             if d.bitsize is not None:
-                raise DefinitionError(f"bit-field '{d.name}' is not supported by plyc yet", d.coord)
+                what = f"bit-field '{d.name}'" if d.name else "an unnamed bit-field"
+                raise DefinitionError(f"{what} is not supported by plyc yet", d.coord)
             if d.name is None and not isinstance(d.type, (self.c.Struct, self.c.Union)):
                 raise DefinitionError("a member needs a name (only a struct or union member may be "
                                       "anonymous)", d.coord)
@@ -418,6 +420,9 @@ class _Layout:
                 raise DefinitionError(f"array '{name}' is too large: {elem.size * n} bytes, "
                                       f"at most {MAX_SIZE}", t.coord)
             return Member(name, 0, elem.size * n, "array", elem=elem, count=n), align
+        if isinstance(t, c.FuncDecl):
+            raise DefinitionError(f"member '{name}' is a function: a struct holds data (a pointer to one "
+                                  f"is `int (*{name})(void)`)", t.coord)
         inner = t if isinstance(t, (c.Struct, c.Union)) else t.type     # an anonymous member's is bare
         if isinstance(inner, (c.Struct, c.Union)):
             rec = self.record(inner)
@@ -426,6 +431,8 @@ class _Layout:
             self.enum(inner)
             words = ("enum", inner.name) if inner.name else None     # a named enum prints by name
             return Member(name, 0, 4, "int", signed=False, target=words), 4
+        if not isinstance(inner, c.IdentifierType):
+            raise DefinitionError(f"member '{name}' has a type plyc cannot lay out", t.coord)
         size, signed, align = self.integer(inner.names, t.coord)
         return Member(name, 0, size, "int", signed=signed), align
 

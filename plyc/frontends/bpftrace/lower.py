@@ -126,7 +126,7 @@ def refuse(st: "Lowering", diag: Collector):
     st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
     for name, value in st.cdefs.constants.items():     # enumerators
         st.preamble.constants.setdefault(name, A.Int(value, str(value)))
-    st.config = config.evaluate(prog.config, diag, config.from_environment(st.build_env)[0])
+    st.config = config.evaluate(prog.config, diag, st.env_items)
     decls.check(prog.decls, diag)
     if st.config.strsize is not None:
         st.strsize = st.config.strsize
@@ -187,6 +187,7 @@ class Lowering:
         self.ast = program
         self.env: dict = {}
         self.build_env: dict = {}           # the build machine's environment (headers.py)
+        self.env_items: list = []           # its BPFTRACE_* variables as config items
         self.include_dirs: tuple = ()       # -I DIR, searched before the system's headers (headers.py)
         self.include_files: tuple = ()      # --include FILE, before the script's #includes
         self.strsize = strsize              # a string's bytes, its NUL among them
@@ -270,14 +271,18 @@ PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.o
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
           strsize: int = 64, build_env: Optional[dict] = None, unsafe: bool = False,
-          include_dirs: tuple = (), include_files: tuple = (), version: str = "0.27") -> ir.Program:
+          include_dirs: tuple = (), include_files: tuple = (), version: str = "0.27",
+          env_items: Optional[list] = None) -> ir.Program:
     """The IR of a bpftrace program; strings are 64 bytes, as bpftrace's
     BPFTRACE_STRLEN default. build_env: the build machine's environment
     (where kernel headers are: headers.py). version: the bpftrace whose
     output the tracer prints (`--bpftrace-output`), where a value's
-    lowering differs (`func` in a uretprobe)."""
+    lowering differs (`func` in a uretprobe). env_items: the config items
+    of build_env's BPFTRACE_* variables, where the caller has read them
+    (config.from_environment)."""
     st = Lowering(program, strsize, btf_path, arch)
     st.build_env = {} if build_env is None else build_env
+    st.env_items = config.from_environment(st.build_env)[0] if env_items is None else env_items
     st.include_dirs, st.include_files = tuple(include_dirs), tuple(include_files)
     st.unsafe = unsafe
     st.version = version

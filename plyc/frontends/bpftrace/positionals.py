@@ -81,13 +81,19 @@ def wide_args(program: A.Program) -> list:
     return sorted(i for i, uses in everywhere.items() if uses == wide.get(i, set()))
 
 
+# Past any text a tracer takes as $N (the C keeps it in .rodata): a larger
+# n skips all of it as well, and is no C literal past 2^63.
+TEXT_SKIP_MAX = 1 << 20
+
+
 def text_offset(e):
     """(the $N, n) of `$N + n` (n a constant, not negative), which str()
     reads as $N's text from its byte n on, as 0.27 does (its docs:
-    str($1 + 1) of "hello" is "ello"); else None."""
+    str($1 + 1) of "hello" is "ello"); else None. n is at most
+    TEXT_SKIP_MAX (the same empty text)."""
     if isinstance(e, A.Binary) and e.op == "+":
         for pos, k in ((e.left, e.right), (e.right, e.left)):
             n = const_value(k)
             if isinstance(pos, A.Positional) and pos.index > 0 and n is not None and n >= 0:
-                return pos, n
+                return pos, min(n, TEXT_SKIP_MAX)
     return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ... import arch as ARCH
+from ... import bounds
 from ... import btf as BTF
 from ... import builtins as B
 from ... import types as T
@@ -163,6 +164,10 @@ def text_cast(typer, x: ir.Expr, tn: A.TypeName, span):
     size it gave the variable); anything else refused in 0.27's words (a
     string is read by str(), a buffer by buf())."""
     frm = spelled(x.type)
+    if tn.array_len > bounds.STRSIZE[1]:
+        typer.err(f"{tn.base}[{tn.array_len}] is larger than a string can be: at most {bounds.STRSIZE[1]} bytes",
+                  span)
+        return x
     if tn.base == "string" and x.type.kind == "str":
         # (plyc sizes a variable's string on its own: one it holds is cut to N)
         have = len(x.value) + 1 if isinstance(x, ir.BytesConst) else 1
