@@ -16,7 +16,7 @@ from . import loops
 def emit_str(g, call):
     arg, typ = call.args[0], call.type
     if isinstance(arg, ir.Param) and arg.kind in (ir.ARG_STR, ir.OPT_STR):
-        dst = g.local_bytes(typ.size)
+        dst = g.local_bytes(typ.size)      # zeroed: the copy writes the text's bytes only
         src = f"arg_str[{arg.index - 1}]" if arg.kind == ir.ARG_STR else f"opt_str[{arg.index}]"
         # past the text's end (str($1 + 100) of a short word): its last byte, a NUL
         skip = f"(sizeof(plyc_params.{src}) > {arg.offset} ? {arg.offset} : sizeof(plyc_params.{src}) - 1)"

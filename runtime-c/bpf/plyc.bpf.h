@@ -596,13 +596,16 @@ static __always_inline void plyc_copy_str(char *dst, __u32 dsize, const char *sr
 
 /* A string of plyc_params (a $N, a getopt() value): read byte by byte
  * through the volatile, which a cast to char * would drop, letting clang
- * fold the reads of a short one into the zeros .rodata holds at build. */
+ * fold the reads of a short one into the zeros .rodata holds at build.
+ * dst is zeroed already (the caller's temporary): only the text's bytes
+ * are copied, so no zeros past them that clang would make one memset too
+ * large to inline (a 1 KiB string read past its text: str($1 + 2^63)). */
 static __always_inline void plyc_copy_param_str(char *dst, __u32 dsize, const volatile char *src, __u32 ssize)
 {
 	__u32 n = dsize < ssize ? dsize : ssize;
 
-	for (__u32 i = 0; i < dsize; i++)
-		dst[i] = i < n ? src[i] : 0;
+	for (__u32 i = 0; i < n; i++)
+		dst[i] = src[i];
 }
 
 static __always_inline int plyc_strcmp(const char *a, __u32 asize, const char *b, __u32 bsize)
