@@ -42,13 +42,40 @@ def _providers(token: str) -> list:
     return [prov]
 
 
+def types(pattern: str, src, verbose: bool):
+    """`struct task*`, `union *`, `enum cpu_usage_stat`: the kernel's (and
+    its loaded modules') named types of the kind whose name matches, as
+    bpftrace 0.27 lists them; -v: each one's C definition, `vmlinux: `
+    (or its module) before it and an empty line after it."""
+    from ..ctext import Printer, type_names
+    from ..listing import Listed
+    glob = " ".join(pattern.split())        # bpftrace's normalize_whitespace
+    btfs = [("vmlinux", src.btf())] + src.module_btfs()
+    found: dict = {}                        # `KIND NAME` -> (its BTF's name, the BTF, id), the first
+    for mod, b in btfs:
+        for full, tid in type_names(b, glob):
+            found.setdefault(full, (mod, b, tid))
+    printers: dict = {}
+    for full in sorted(found, key=str.encode):
+        if not verbose:
+            yield Listed(full)
+            continue
+        mod, b, tid = found[full]
+        p = printers.setdefault(mod, Printer(b))
+        yield Listed(f"{mod}: {p.definition(tid)};", ("",))
+
+
 def listing(pattern: str, src, verbose: bool):
     """The Listed lines a pattern selects, providers in the table's order."""
     # imported here, not above: every plyc command imports this module for add()
     from .. import providers
     from ..frontends.bpftrace.probes import split_spec
+    from ..ctext import is_type_pattern
     from ..listing import ListError
     from ..providers.listing import LISTERS
+    if is_type_pattern(pattern.strip()):
+        yield from types(pattern.strip(), src, verbose)
+        return
     if ":" not in pattern:
         # bpftrace's `-l '*sleep*'`: a word is matched against every probe, past its provider
         glob = "*:" + (pattern or "*")
