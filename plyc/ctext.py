@@ -25,17 +25,24 @@ def is_type_pattern(pattern: str) -> bool:
     return pattern.split(" ", 1)[0] in KINDS and " " in pattern
 
 
-def type_names(b: B.BTF, glob: str) -> list:
+def type_names(b: B.BTF, glob: str, printer: "Printer" = None) -> list:
     """(`KIND NAME`, type id) of the BTF's own named types of the pattern's
-    kind whose `KIND NAME` matches it, in byte order, each name once."""
+    kind whose `KIND NAME` matches it, in byte order, each name once; with
+    a printer (-v), each type of a name its own, named as the printer
+    writes it (NAME___2 the second), as 0.27's -lv lists them."""
     import fnmatch
     kw = glob.split(" ", 1)[0]
     found: dict = {}
     for kind in KINDS[kw]:
         for name in b.names_of(kind):
-            full = f"{kw} {name}"
-            if full not in found and fnmatch.fnmatchcase(full, glob):
-                found[full] = b.find(kind, name)
+            first = b.find(kind, name)
+            ids = [first]
+            if printer is not None:
+                ids = [t for t in printer._dups().get(("tag", name), [first]) if b[t].kind == kind] or ids
+            for tid in ids:
+                full = f"{kw} {printer.name(tid) if printer is not None else name}"
+                if full not in found and fnmatch.fnmatchcase(full, glob):
+                    found[full] = tid
     return sorted(found.items(), key=lambda x: x[0].encode())
 
 

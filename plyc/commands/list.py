@@ -51,18 +51,14 @@ def types(pattern: str, src, verbose: bool):
     from ..listing import Listed
     glob = " ".join(pattern.split())        # bpftrace's normalize_whitespace
     btfs = [("vmlinux", src.btf())] + src.module_btfs()
-    found: dict = {}                        # `KIND NAME` -> (its BTF's name, the BTF, id), the first
+    found: dict = {}                        # `KIND NAME` -> (its BTF's name, its printer, id), the first
     for mod, b in btfs:
-        for full, tid in type_names(b, glob):
-            found.setdefault(full, (mod, b, tid))
-    printers: dict = {}
+        p = Printer(b)
+        for full, tid in type_names(b, glob, p if verbose else None):
+            found.setdefault(full, (mod, p, tid))
     for full in sorted(found, key=str.encode):
-        if not verbose:
-            yield Listed(full)
-            continue
-        mod, b, tid = found[full]
-        p = printers.setdefault(mod, Printer(b))
-        yield Listed(f"{mod}: {p.definition(tid)};", ("",))
+        mod, p, tid = found[full]
+        yield Listed(f"{mod}: {p.definition(tid)};", ("",)) if verbose else Listed(full)
 
 
 def listing(pattern: str, src, verbose: bool):
