@@ -155,7 +155,7 @@ def bt27_lines(bpftrace27, *args):
 
 @pytest.mark.parametrize("pattern", ["tracepoint:syscalls:sys_enter_openat", "tracepoint:sched:sched_switch",
                                      "fentry:vfs_read", "fexit:vfs_read", "fentry:do_sys_openat2",
-                                     "kprobe:vfs_read", "rawtracepoint:sched_switch", "iter:task_file",
+                                     "kprobe:vfs_read", "kretprobe:vfs_read", "rawtracepoint:sched_switch", "iter:task_file",
                                      "tracepoint:syscalls:*openat*",
                                      "kprobe:vfs_read,tracepoint:syscalls:sys_exit_openat,kprobe:vfs_write",
                                      "software:*", "hardware:*"])
@@ -504,3 +504,53 @@ def test_list_v_types_of_another_kernels_btf(bpftrace27, tmp_path):
     n = compare_definitions(proc.stdout, bt27_out(bpftrace27, ["-lv", "struct *"], [f"BPFTRACE_BTF={btf}"]),
                             loose_names=True)
     assert n > 5000
+
+
+# --- a script's probes: `plyc list script.bt`, `plyc list -e PROGRAM` (bpftrace -l script.bt)
+
+SCRIPT = """BEGIN { printf("hi\\n"); }
+i:s:1 { exit(); }
+tracepoint:syscalls:sys_enter_open* { @a = count(); }
+kprobe:vfs_rea* { @b = count(); }
+software:faults:10 { @c = count(); }
+kprobe:vfs_read,kprobe:vfs_write { @d = count(); }
+uprobe:/bin/bash:readline { @e = count(); }
+END { }
+"""
+
+
+def test_list_a_scripts_probes(tmp_path):
+    """Each probe in the script's order, globs expanded as `plyc list`
+    expands them; BEGIN and END not listed; a timer by its unit."""
+    src = tmp_path / "s.bt"
+    src.write_text(SCRIPT)
+    out = lines(plyc("list", str(src)))
+    opens = lines(plyc("list", "tracepoint:syscalls:sys_enter_open*"))
+    reads = lines(plyc("list", "kprobe:vfs_rea*"))
+    assert out == ["interval:s:", *opens, *reads, "software:faults:", "kprobe:vfs_read", "kprobe:vfs_write",
+                   "uprobe:/bin/bash:readline"]
+    assert lines(plyc("list", "-e", SCRIPT, "--lang", "bpftrace")) == out
+    # -v: what `plyc list -v` prints under each
+    v = lines(plyc("list", "-v", "-e", "tracepoint:syscalls:sys_enter_openat { } kretprobe:vfs_read { }",
+                   "--lang", "bpftrace"))
+    assert v == lines(plyc("list", "-v", "tracepoint:syscalls:sys_enter_openat")) + \
+        ["kretprobe:vfs_read", "    ssize_t retval"]
+    # a probe that matches nothing: a note naming it, the others listed
+    proc = plyc("list", "-e", "kprobe:no_such_fn_plyc { } kprobe:vfs_read { }", "--lang", "bpftrace")
+    assert proc.returncode == 0 and proc.stdout == "kprobe:vfs_read\n"
+    assert "<command-line>:1:1: kprobe:no_such_fn_plyc matches nothing on this machine" in proc.stderr
+    # a script's error as check says it; a missing script is no pattern
+    proc = plyc("list", "-e", "kprobe:vfs_read { @x = nosuch(); }", "--lang", "bpftrace")
+    assert proc.returncode == 1 and "<command-line>:1:" in proc.stderr and "Traceback" not in proc.stderr
+    proc = plyc("list", str(tmp_path / "nosuch.bt"))
+    assert proc.returncode == 1 and "no such script" in proc.stderr
+
+
+def test_list_a_script_as_bpftrace_027_lists_it(bpftrace27, tmp_path):
+    src = tmp_path / "s.bt"
+    src.write_text(SCRIPT)
+    assert lines(plyc("list", str(src))) == bt27_out(bpftrace27, ["-l", str(src)]).splitlines()
+    prog = "tracepoint:syscalls:sys_enter_openat { } fentry:vfs_read { } kretprobe:vfs_read { } iter:task { }"
+    for p in (prog.rsplit(" iter", 1)[0], "iter:task { }"):
+        assert lines(plyc("list", "-v", "-e", p, "--lang", "bpftrace")) == \
+            bt27_out(bpftrace27, ["-lv", "-e", p]).splitlines()
