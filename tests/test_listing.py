@@ -158,7 +158,7 @@ def bt27_lines(bpftrace27, *args):
                                      "kprobe:vfs_read", "kretprobe:vfs_read", "rawtracepoint:sched_switch", "iter:task_file",
                                      "tracepoint:syscalls:*openat*",
                                      "kprobe:vfs_read,tracepoint:syscalls:sys_exit_openat,kprobe:vfs_write",
-                                     "software:*", "hardware:*"])
+                                     "software:*", "hardware:*", "interval:*", "profile:*"])
 def test_list_v_as_bpftrace_027_prints_it(bpftrace27, pattern):
     assert lines(plyc("list", "-v", pattern)) == bt27_lines(bpftrace27, "-lv", pattern)
 

@@ -15,7 +15,7 @@ from .. import btf as B
 from .. import tracefs
 from ..elfsyms import Elf, ElfError, resolve, usdt_arg_types
 from ..listing import Listed, ListError, Source, type_text
-from . import iterators, kfunc, kprobe, perfevent, rawtracepoint, tracepoint, uprobe
+from . import interval, iterators, kfunc, kprobe, perfevent, profile, rawtracepoint, tracepoint, uprobe
 from .rawtracepoint import named_args
 
 INDENT = "    "
@@ -146,6 +146,18 @@ def _perfevents(prov, parts, src: Source, verbose: bool):
             yield Listed(f"{prov.name}:{name}:")
 
 
+# the units bpftrace 0.27 lists a timer by (`interval:s:`): they attach to
+# nothing, the line says how one is written
+TIMER_UNITS = ("hz", "ms", "s", "us")
+
+
+def _timers(prov, parts, src: Source, verbose: bool):
+    unit, = _parts(parts[:1], 1)
+    for u in TIMER_UNITS:
+        if _match(u, unit):
+            yield Listed(f"{prov.name}:{u}:")
+
+
 def _binary(path: str, what: str) -> tuple:
     """(the binary's path, its functions or USDT probes: what, the Elf
     method). A name without '/' is found as the tracer finds it on the
@@ -197,6 +209,8 @@ LISTERS = {
     perfevent.SOFTWARE.name: (_perfevents, True),
     perfevent.HARDWARE.name: (_perfevents, True),
     iterators.PROVIDER.name: (_iterators, True),
+    interval.PROVIDER.name: (_timers, False),
+    profile.PROVIDER.name: (_timers, False),
     uprobe.UPROBE.name: (_uprobes, False),
     uprobe.URETPROBE.name: (_uprobes, False),
     uprobe.USDT.name: (_usdt, False),
@@ -246,8 +260,8 @@ PARTS = {
     uprobe.UPROBE.name: _user_parts,
     uprobe.URETPROBE.name: _user_parts,
     uprobe.USDT.name: lambda t: [t.extra["path"], t.extra["usdt_provider"] or "*", t.extra["usdt_name"]],
-    "interval": _timer_line,
-    "profile": _timer_line,
+    interval.PROVIDER.name: _timer_line,
+    profile.PROVIDER.name: _timer_line,
 }
 
 
