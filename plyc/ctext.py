@@ -16,6 +16,7 @@ LONG_NAMES = ("long", "long int", "long unsigned int", "unsigned long", "long si
               "signed long", "long long", "long long int", "long long unsigned int")
 
 
+MAX_DEPTH = 64         # far past any kernel's nesting; a loop in a damaged file stops here
 KINDS = {"struct": (B.STRUCT,), "union": (B.UNION,), "enum": (B.ENUM, B.ENUM64)}
 
 
@@ -178,11 +179,16 @@ class Printer:
     def definition(self, tid: int) -> str:
         """`struct X {\\n\\t...\\n}`: the text before the closing `;`."""
         t = self.b[tid]
-        if t.kind in (B.ENUM, B.ENUM64):
-            return self._enum(tid, 0)
-        return self._struct(tid, 0)
+        try:
+            return self._enum(tid, 0) if t.kind in (B.ENUM, B.ENUM64) else self._struct(tid, 0)
+        except RecursionError:
+            # a struct that holds itself (its alignment asked of itself): a damaged or crafted file
+            raise B.BTFError(f"{self.b.label}: a type contains itself: not a kernel's BTF") from None
 
     def _struct(self, tid: int, depth: int) -> str:
+        if depth > MAX_DEPTH:
+            # anonymous types in a cycle: no kernel's BTF, a damaged or crafted file
+            raise B.BTFError(f"{self.b.label}: anonymous types nested more than {MAX_DEPTH} deep: not a kernel's BTF")
         t = self.b[tid]
         is_struct = t.kind == B.STRUCT
         kw = "struct" if is_struct else "union"
@@ -253,6 +259,8 @@ class Printer:
                                            B.FUNC_PROTO, B.ARRAY):
                 break
             tid = t.type
+            if len(chain) > MAX_DEPTH:
+                raise B.BTFError(f"{self.b.label}: a type's pointers, arrays or qualifiers loop: not a kernel's BTF")
         return self._chain(chain, name, depth)
 
     def _leading_qualifiers(self, chain: list) -> str:

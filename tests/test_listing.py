@@ -554,3 +554,20 @@ def test_list_a_script_as_bpftrace_027_lists_it(bpftrace27, tmp_path):
     for p in (prog.rsplit(" iter", 1)[0], "iter:task { }"):
         assert lines(plyc("list", "-v", "-e", p, "--lang", "bpftrace")) == \
             bt27_out(bpftrace27, ["-lv", "-e", p]).splitlines()
+
+
+def test_list_v_type_of_a_damaged_btf_is_an_error(tmp_path):
+    """A struct that holds itself (a crafted --btf FILE): an error naming
+    the file, never a traceback (before: RecursionError)."""
+    import struct
+    strs = b"\0a\0m\0int\0"
+    types = struct.pack("<IIII", 5, 1 << 24, 4, 32)                              # 1: int
+    types += struct.pack("<III", 1, (4 << 24) | 1, 8) + struct.pack("<III", 3, 3, 0)   # 2: struct a { anon m; }
+    types += struct.pack("<III", 0, (4 << 24) | 1, 8) + struct.pack("<III", 3, 3, 0)   # 3: struct { itself m; }
+    hdr = struct.pack("<HBBIIIII", 0xEB9F, 1, 0, 24, 0, len(types), len(types), len(strs))
+    btf = tmp_path / "bad.btf"
+    btf.write_bytes(hdr + types + strs)
+    assert lines(plyc("list", "--btf", str(btf), "struct *")) == ["struct a"]
+    proc = plyc("list", "--btf", str(btf), "-v", "struct a")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr == f"plyc: error: --btf {btf}: a type contains itself: not a kernel's BTF\n", proc.stderr

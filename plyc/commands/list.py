@@ -66,9 +66,18 @@ def types(pattern: str, src, verbose: bool):
         p = Printer(b)
         for full, tid in type_names(b, glob, p if verbose else None):
             found.setdefault(full, (mod, p, tid))
+    from ..btf import BTFError
+    from ..listing import ListError
     for full in sorted(found, key=str.encode):
         mod, p, tid = found[full]
-        yield Listed(f"{mod}: {p.definition(tid)};", ("",)) if verbose else Listed(full)
+        if not verbose:
+            yield Listed(full)
+            continue
+        try:
+            text = p.definition(tid)
+        except BTFError as err:
+            raise ListError(str(err)) from None
+        yield Listed(f"{mod}: {text};", ("",))
 
 
 def listing(pattern: str, src, verbose: bool):
