@@ -158,6 +158,7 @@ class Resources:
     stack_temp_max: int = 32         # the largest temporary on the BPF stack (ir/opt/temps.py)
     print_maps_on_exit: bool = True
     cpp_demangle: bool = True        # user symbols' C++ names demangled (bpftrace's cpp_demangle)
+    str_trailer: str = ".."          # after a cut string (a str type's cut: bpftrace's str_trunc_trailer)
     # (kind, name, binary, script line) of each value the tracer finds on
     # the device at start-up (ir.DeviceConst): plyc_params.dconst[i]
     device_consts: list = field(default_factory=list)
@@ -270,6 +271,7 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
                      stack_temp_max=opts.get("stack_temp_max", 32),
                      print_maps_on_exit=opts.get("print_maps_on_exit", True),
                      cpp_demangle=opts.get("cpp_demangle", True),
+                     str_trailer=opts.get("str_trailer", ".."),
                      device_consts=device_consts(program))
 
 

@@ -33,6 +33,11 @@ class Fields:
     extra: str = ""                  # what else was written (an argument BEGIN refuses)
 
 
+def is_glob(text: str) -> bool:
+    """Whether a probe's part or a listing's pattern is a glob (* ? [...])."""
+    return any(c in text for c in "*?[")
+
+
 @dataclass
 class Target:
     """A parsed spec: what the loader attaches, and how."""

@@ -10,7 +10,7 @@ import re
 
 from .. import types as T
 from ..ir import variables as V
-from .base import Fields, Provider, Target, Var, c_str, spec_error
+from .base import Fields, Provider, Target, Var, c_str, is_glob, spec_error
 
 # Arguments of user functions point into user memory.
 USER_ARG = T.Type("int", 8, False, user=True)
@@ -58,7 +58,7 @@ def make_kind(kind):
         if not path or not (sym or f.offset is not None):
             raise spec_error(spec, f"'{spec.arg}' is not PATH:symbol",
                              "e.g. uprobe:/bin/bash:readline, uprobe:c:malloc, uprobe:/bin/ls:0x4a20")
-        glob = bool(re.search(r"[*?\[]", sym))
+        glob = is_glob(sym)
         if glob:
             # every function whose name matches, attached on the device (bpftrace's wildcard)
             if off or "@" in sym or not re.fullmatch(r"[\w.$*?\[\]!^-]+", sym):

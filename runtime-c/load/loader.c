@@ -245,6 +245,20 @@ static long parse_pid(const char *s)
 	return errno || pid > max ? -1 : pid;
 }
 
+/* A $N beyond INT64_MAX, up to UINT64_MAX, as its 64 bits (0 where it is
+ * negative or past them): a $N the script only prints as an unsigned
+ * 64-bit number (arg_numeric 2), which reads the same bits either way. */
+static uint64_t arg_wide(const char *s)
+{
+	unsigned long long v;
+
+	if (strchr(s, '-'))
+		return 0;
+	errno = 0;
+	v = strtoull(s, NULL, 0);
+	return errno ? 0 : v;
+}
+
 /* $N the script reads as a number: a whole decimal, hex (0x) or octal
  * (0) integer of 64 bits, as bpftrace takes it; 0 or 1 once told. */
 static int check_numeric_args(const struct options *o)
@@ -262,6 +276,11 @@ static int check_numeric_args(const struct options *o)
 		/* strtoll() would skip leading blanks and read "" as 0 */
 		if (!*s || isspace((unsigned char)*s) || *end)
 			return fail("$%d is used as a number but given '%s'; try str($%d)", i + 1, s, i + 1);
+		if (errno == ERANGE && P->arg_numeric[i] == 2 && arg_wide(s))
+			continue;
+		if (errno == ERANGE && arg_wide(s))
+			return fail("$%d is used as a number but given '%s', out of range of a 64-bit signed "
+				    "integer (one printed by %%lu or %%lx alone may be up to 2^64 - 1)", i + 1, s);
 		if (errno == ERANGE)
 			return fail("$%d is used as a number but given '%s', out of range of a 64-bit integer",
 				    i + 1, s);
@@ -557,7 +576,12 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 		free(values);
 	}
 	for (i = 0; i < P->nargs && i < o->nargs; i++) {   /* the others stay 0 and "" */
-		int64_t num = strtoll(o->args[i], NULL, 0);
+		int64_t num;
+
+		errno = 0;
+		num = strtoll(o->args[i], NULL, 0);
+		if (errno == ERANGE && P->arg_numeric && P->arg_numeric[i] == 2)
+			num = (int64_t)arg_wide(o->args[i]);
 
 		memcpy(params + P->off_arg_num + i * sizeof(int64_t), &num, sizeof(num));
 		strncpy(params + P->off_arg_str + i * P->arg_str_size, o->args[i], P->arg_str_size - 1);
@@ -817,6 +841,7 @@ static int arguments(struct run *r, struct plyc_program *prog, int argc, char **
 	int closed_out;
 
 	plyc_cpp_demangle = !prog->no_cpp_demangle;
+	plyc_str_trailer = prog->str_trailer;
 	plyc_output_select(prog->style, prog->report != NULL);
 	closed_out = plug_std_fds();
 	/* a closed pipe is EPIPE, not death by SIGPIPE, from the first write
@@ -864,7 +889,7 @@ static int query(struct run *r, const struct plyc_program *prog)
 	return stdout_written() || failed;
 }
 
-static void catch_signals(const struct plyc_program *prog)
+static void catch_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
@@ -879,12 +904,18 @@ static void catch_signals(const struct plyc_program *prog)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
-	/* bpftrace's tracers take SIGUSR1 (0.27: its self probes, 0.17: the
-	 * maps printed); ply's keep the default, as ply does */
-	if (plyc_rt.output->catches_usr1 || plyc_has_probes_of(prog, &plyc_provider_self_usr1)) {
-		sa.sa_handler = on_usr1;
+}
+
+/* bpftrace's tracers take SIGUSR1 (0.27: its self probes, 0.17: the maps
+ * printed); ply's keep the default, as ply does. After -c's command is
+ * forked, whose action stays the default one until its exec (what a probe
+ * reads of it there, as under bpftrace). */
+static void catch_usr1(const struct plyc_program *prog)
+{
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
+
+	if (plyc_rt.output->catches_usr1 || plyc_has_probes_of(prog, &plyc_provider_self_usr1))
 		sigaction(SIGUSR1, &sa, NULL);
-	}
 }
 
 /* Phase 2, start: what can refuse the run before the BPF object is
@@ -905,7 +936,7 @@ static int start(struct run *r, const struct plyc_program *prog)
 			return fail("%s", why);
 		fprintf(stderr, "%s: serving metrics at http://%s/metrics\n", prog->name, bound);
 	}
-	catch_signals(prog);
+	catch_signals();
 	/* --dry-run starts no command, but says, as bpftrace 0.27's, that the run could not */
 	if (o->cmd && o->dry_run && plyc_child_check(prog->name, o->cmd))
 		return 1;
@@ -923,6 +954,7 @@ static int start(struct run *r, const struct plyc_program *prog)
 		r->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->pid, 0);
 #endif
 	}
+	catch_usr1(prog);
 	return 0;
 }
 
@@ -949,7 +981,7 @@ static int open_object(struct run *r, const struct plyc_program *prog)
 	return plyc_check_targets(prog) || set_params(r->obj, &r->o, r->target) || plyc_tp_patch(prog, r->obj) ||
 	       plyc_prepare_programs(prog, r->obj) || plyc_once_prepare(prog, r->obj) ||
 	       plyc_output_prepare(r->obj, prog->name, r->o.verbose) ||
-	       plyc_pidns_prepare(r->obj, prog->name, r->o.verbose) || plyc_check_needs(prog, r->obj) ||
+	       plyc_pidns_prepare(r->obj, prog->name, r->o.verbose, r->o.pid) || plyc_check_needs(prog, r->obj) ||
 	       plyc_maps_prepare(prog, r->obj, r->o.verbose);
 }
 

@@ -311,6 +311,14 @@ static void print_json(FILE *fp, const struct plyc_map *m, const struct plyc_ent
 	fputs(m->nkeys ? "}}}\n" : "}}\n", fp);
 }
 
+/* 0.27's -f json line of an avg() or stats() map with no entries */
+static void print_json_empty(FILE *fp, const struct plyc_map *m)
+{
+	fputs("{\"type\": \"stats\", \"data\": {\"", fp);
+	plyc_bt_json_escape(fp, m->name, strlen(m->name));
+	fputs("\": {}}}\n", fp);
+}
+
 static void print_text(FILE *fp, const struct plyc_map *m, const struct plyc_entry *ents, size_t n)
 {
 	const struct bt_agg *ops = agg_of(m);
@@ -358,15 +366,24 @@ void plyc_bt_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *en
 void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
 			   uint32_t top, uint32_t div)
 {
-	static const char zero[8];
-	struct plyc_entry none = { zero, zero };
+	struct plyc_entry none;
+	void *zero = NULL;
 	uint64_t last;
 	size_t e;
 
 	/* a key-less count() is an array in bpftrace: there from the start
 	 * (print() shows 0), but 0.27 leaves one never written, or cleared,
-	 * out of the exit dump */
-	if (!n && !m->nkeys && m->agg == PLYC_A_COUNT && !(exiting && plyc_bt_version->empty_map_silent)) {
+	 * out of the exit dump; 0.27's print() shows any other key-less map
+	 * but a hist's, lhist's or tseries' as its value type's zero too */
+	if (!n && !m->nkeys && !(exiting && plyc_bt_version->empty_map_silent) &&
+	    (m->agg == PLYC_A_COUNT ||
+	     (plyc_bt_version->print_empty_zero && !exiting && agg_of(m)->group != BT_HIST &&
+	      agg_of(m)->group != BT_TSERIES))) {
+		zero = calloc(1, m->value_size > 8 ? m->value_size : 8);
+		if (!zero)
+			return;
+		none.key = zero;
+		none.value = zero;
 		ents = &none;
 		n = 1;
 	}
@@ -389,11 +406,14 @@ void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry
 	if (plyc_rt.json) {
 		if (n)
 			print_json(fp, m, ents, n);
+		else if (agg_of(m)->group == BT_STATS && plyc_bt_version->json_empty_stats)
+			print_json_empty(fp, m);
 	} else {
 		print_text(fp, m, ents, n);
 	}
 	plyc_bt_set_div(1);
 	plyc_bt_tseries_set_last(0);
+	free(zero);
 }
 
 /* --- events --------------------------------------------------------------- */
