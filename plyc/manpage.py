@@ -196,6 +196,8 @@ _plyc()
 		local IFS=$'\\n' pre=${{cur%"${{cur##*:}}"}}
 		COMPREPLY=($(_plyc_probes "$cur"))
 		COMPREPLY=("${{COMPREPLY[@]#"$pre"}}")
+		# a script whose probes are listed (plyc list trace.bt)
+		[[ $cur != *:* ]] && COMPREPLY+=($(compgen -f -X '!*.bt' -- "$cur") $(compgen -f -X '!*.ply' -- "$cur"))
 		[[ ${{#COMPREPLY[@]}} -eq 1 && ${{COMPREPLY[0]}} == *: ]] && compopt -o nospace 2>/dev/null
 	else
 		compopt -o filenames 2>/dev/null

@@ -479,9 +479,11 @@ def as_bpftrace(argv):
     if "--version" in names or "-V" in names:
         os.execvp(sys.executable, plyc + ["-V"])
     if "-l" in names or "--list" in names:
-        if "-e" not in names:
-            cmd = plyc + ["list", *(["-v"] if "-v" in names else []), *words[:1]]
-            os.execvp(cmd[0], cmd)
+        # a pattern, a script file or -e PROGRAM: plyc list (its --lang for the two last)
+        program = [v for n, v in opts if n == "-e"]
+        cmd = plyc + ["list", "--lang", "bpftrace", *(["-v"] if "-v" in names else []),
+                      *(["-e", program[-1]] if program else words[:1])]
+        os.execvp(cmd[0], cmd)
     script, build, tracer, program = None, [], [], None
     for name, value in opts:
         if name == "-e":

@@ -155,10 +155,10 @@ def bt27_lines(bpftrace27, *args):
 
 @pytest.mark.parametrize("pattern", ["tracepoint:syscalls:sys_enter_openat", "tracepoint:sched:sched_switch",
                                      "fentry:vfs_read", "fexit:vfs_read", "fentry:do_sys_openat2",
-                                     "kprobe:vfs_read", "rawtracepoint:sched_switch", "iter:task_file",
+                                     "kprobe:vfs_read", "kretprobe:vfs_read", "rawtracepoint:sched_switch", "iter:task_file",
                                      "tracepoint:syscalls:*openat*",
                                      "kprobe:vfs_read,tracepoint:syscalls:sys_exit_openat,kprobe:vfs_write",
-                                     "software:*", "hardware:*"])
+                                     "software:*", "hardware:*", "interval:*", "profile:*"])
 def test_list_v_as_bpftrace_027_prints_it(bpftrace27, pattern):
     assert lines(plyc("list", "-v", pattern)) == bt27_lines(bpftrace27, "-lv", pattern)
 
@@ -393,3 +393,181 @@ def test_tracer_dry_run_says_a_command_it_could_not_run(tmp_path):
         proc = run(t, "--dry-run", "-c", cmd)
         assert proc.returncode == 0 and proc.stdout == "", proc.stderr
         assert not marker.exists()
+
+
+# --- kernel types: `plyc list 'struct X'` and -v's C definitions (plyc/ctext.py)
+
+TYPE_FILES = ["struct task_struct", "struct sk_buff", "struct path", "struct file", "struct css_task_iter",
+              "enum cpu_usage_stat", "union bpf_attr", "struct tcphdr", "struct filename", "struct page",
+              "enum bpf_cmd"]
+
+
+def test_list_types_by_name():
+    out = lines(plyc("list", "struct task*"))
+    assert "struct task_struct" in out and all(x.startswith("struct task") for x in out)
+    assert out == sorted(out)
+    assert lines(plyc("list", "enum  cpu_usage_*")) == ["enum cpu_usage_stat"]
+    assert "union bpf_attr" in lines(plyc("list", "union *"))
+    # a struct's definition: its members, bit-fields, padding, a flexible array
+    tcp = lines(plyc("list", "-v", "struct tcphdr"))
+    assert tcp[0] == "vmlinux: struct tcphdr {" and "\t__u16 doff: 4;" in tcp and tcp[-2:] == ["};", ""]
+    assert "\tconst char iname[0];" in lines(plyc("list", "-v", "struct filename"))
+    assert "\t\t\tvoid (*destructor)(struct sk_buff *);" in lines(plyc("list", "-v", "struct sk_buff"))
+
+
+def bt27_out(bpftrace27, args, env=None):
+    cmd = bpftrace27(list(args), ftrace=True)
+    proc = subprocess.run((["env", *env] if env else []) + cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("kind", ["struct", "union", "enum"])
+def test_list_type_names_as_bpftrace_027_lists_them(bpftrace27, kind):
+    """Every named type of the kind, as 0.27 (plyc lists the 64-bit enums
+    too: 0.27 leaves ENUM64 types out)."""
+    from plyc import btf as B
+    b = B.load()
+    enum64 = {f"enum {n}" for n in b.names_of(B.ENUM64)}
+    got = [x for x in lines(plyc("list", f"{kind} *")) if x not in enum64]
+    assert got == bt27_out(bpftrace27, ["-l", f"{kind} *"]).splitlines()
+
+
+@pytest.mark.parametrize("name", TYPE_FILES)
+def test_list_v_type_as_bpftrace_027_prints_it(bpftrace27, name):
+    """Byte for byte: the `vmlinux: ` prefix, tabs, bit-fields, padding,
+    function pointers, anonymous members, the empty line after."""
+    proc = plyc("list", "-v", name)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == bt27_out(bpftrace27, ["-lv", name])
+
+
+def definitions(text: str) -> dict:
+    """`KIND NAME` -> its definition, from a -lv listing of many types.
+    0.27's text is its whole-BTF dump cut at lines `};`: a packed struct's
+    `} __attribute__((packed));` runs on into the next types, which are
+    then not listed; each is taken here up to its own closing line."""
+    import re
+    out, cur = {}, None
+    for line in text.split("\n"):
+        m = re.match(r"[A-Za-z0-9_]*: ((struct|union|enum) \S+) \{$", line)
+        if m and cur is None:
+            cur = out.setdefault(m.group(1), [line.split(": ", 1)[1]])
+        elif cur is not None:
+            cur.append(line)
+            if line.startswith("}"):
+                cur = None
+    return {k: "\n".join(v) for k, v in out.items()}
+
+
+def compare_definitions(plyc_text: str, bt_text: str, loose_names=False) -> int:
+    """The definitions 0.27 lists, each plyc's too. loose_names: NAME___N
+    of a name several types or enumerators share is counted in the BTF's
+    order here, in 0.27's dump order (what it printed first) there
+    (docs/usage.md): the same texts, their suffixes aside."""
+    import re
+    mine, theirs = definitions(plyc_text), definitions(bt_text)
+    assert len(theirs) > 100
+    if loose_names:
+        def strip(defs):
+            out: dict = {}
+            for name, text in defs.items():
+                out.setdefault(re.sub(r"___\d+$", "", name), []).append(re.sub(r"___\d+\b", "", text))
+            return {k: sorted(v) for k, v in out.items()}
+        # (0.27 may list fewer of a name: one cut into a packed one's text)
+        mine, theirs = strip(mine), strip(theirs)
+        differ = [name for name, texts in theirs.items() if any(t not in mine.get(name, []) for t in texts)]
+    else:
+        differ = [name for name, text in theirs.items() if mine.get(name) != text]
+    assert not differ, differ[:10]
+    return len(theirs)
+
+
+@pytest.mark.parametrize("kind", ["struct", "union", "enum"])
+def test_list_v_every_type_as_bpftrace_027_prints_it(bpftrace27, kind):
+    """Every definition of this kernel's BTF of the kind (some 9,000
+    structs): each the same as 0.27's."""
+    proc = plyc("list", "-v", f"{kind} *")
+    assert proc.returncode == 0, proc.stderr
+    compare_definitions(proc.stdout, bt27_out(bpftrace27, ["-lv", f"{kind} *"]), loose_names=kind == "enum")
+
+
+def test_list_v_types_of_another_kernels_btf(bpftrace27, tmp_path):
+    """--btf: an arm64 5.10 guest's BTF (the lab's Debian kernel), against
+    0.27 given the same file (BPFTRACE_BTF)."""
+    sys.path.insert(0, str(ROOT / "tests" / "vm"))
+    import lab
+    btf = tmp_path / "guest.btf"
+    shutil.copy(lab.kernel("arm64", "5.10").btf, btf)
+    proc = plyc("list", "--btf", str(btf), "-v", "struct *")
+    assert proc.returncode == 0, proc.stderr
+    n = compare_definitions(proc.stdout, bt27_out(bpftrace27, ["-lv", "struct *"], [f"BPFTRACE_BTF={btf}"]),
+                            loose_names=True)
+    assert n > 5000
+
+
+# --- a script's probes: `plyc list script.bt`, `plyc list -e PROGRAM` (bpftrace -l script.bt)
+
+SCRIPT = """BEGIN { printf("hi\\n"); }
+i:s:1 { exit(); }
+tracepoint:syscalls:sys_enter_open* { @a = count(); }
+kprobe:vfs_rea* { @b = count(); }
+software:faults:10 { @c = count(); }
+kprobe:vfs_read,kprobe:vfs_write { @d = count(); }
+uprobe:/bin/bash:readline { @e = count(); }
+END { }
+"""
+
+
+def test_list_a_scripts_probes(tmp_path):
+    """Each probe in the script's order, globs expanded as `plyc list`
+    expands them; BEGIN and END not listed; a timer by its unit."""
+    src = tmp_path / "s.bt"
+    src.write_text(SCRIPT)
+    out = lines(plyc("list", str(src)))
+    opens = lines(plyc("list", "tracepoint:syscalls:sys_enter_open*"))
+    reads = lines(plyc("list", "kprobe:vfs_rea*"))
+    assert out == ["interval:s:", *opens, *reads, "software:faults:", "kprobe:vfs_read", "kprobe:vfs_write",
+                   "uprobe:/bin/bash:readline"]
+    assert lines(plyc("list", "-e", SCRIPT, "--lang", "bpftrace")) == out
+    # -v: what `plyc list -v` prints under each
+    v = lines(plyc("list", "-v", "-e", "tracepoint:syscalls:sys_enter_openat { } kretprobe:vfs_read { }",
+                   "--lang", "bpftrace"))
+    assert v == lines(plyc("list", "-v", "tracepoint:syscalls:sys_enter_openat")) + \
+        ["kretprobe:vfs_read", "    ssize_t retval"]
+    # a probe that matches nothing: a note naming it, the others listed
+    proc = plyc("list", "-e", "kprobe:no_such_fn_plyc { } kprobe:vfs_read { }", "--lang", "bpftrace")
+    assert proc.returncode == 0 and proc.stdout == "kprobe:vfs_read\n"
+    assert "<command-line>:1:1: kprobe:no_such_fn_plyc matches nothing on this machine" in proc.stderr
+    # a script's error as check says it; a missing script is no pattern
+    proc = plyc("list", "-e", "kprobe:vfs_read { @x = nosuch(); }", "--lang", "bpftrace")
+    assert proc.returncode == 1 and "<command-line>:1:" in proc.stderr and "Traceback" not in proc.stderr
+    proc = plyc("list", str(tmp_path / "nosuch.bt"))
+    assert proc.returncode == 1 and "no such script" in proc.stderr
+
+
+def test_list_a_script_as_bpftrace_027_lists_it(bpftrace27, tmp_path):
+    src = tmp_path / "s.bt"
+    src.write_text(SCRIPT)
+    assert lines(plyc("list", str(src))) == bt27_out(bpftrace27, ["-l", str(src)]).splitlines()
+    prog = "tracepoint:syscalls:sys_enter_openat { } fentry:vfs_read { } kretprobe:vfs_read { } iter:task { }"
+    for p in (prog.rsplit(" iter", 1)[0], "iter:task { }"):
+        assert lines(plyc("list", "-v", "-e", p, "--lang", "bpftrace")) == \
+            bt27_out(bpftrace27, ["-lv", "-e", p]).splitlines()
+
+
+def test_list_v_type_of_a_damaged_btf_is_an_error(tmp_path):
+    """A struct that holds itself (a crafted --btf FILE): an error naming
+    the file, never a traceback (before: RecursionError)."""
+    import struct
+    strs = b"\0a\0m\0int\0"
+    types = struct.pack("<IIII", 5, 1 << 24, 4, 32)                              # 1: int
+    types += struct.pack("<III", 1, (4 << 24) | 1, 8) + struct.pack("<III", 3, 3, 0)   # 2: struct a { anon m; }
+    types += struct.pack("<III", 0, (4 << 24) | 1, 8) + struct.pack("<III", 3, 3, 0)   # 3: struct { itself m; }
+    hdr = struct.pack("<HBBIIIII", 0xEB9F, 1, 0, 24, 0, len(types), len(types), len(strs))
+    btf = tmp_path / "bad.btf"
+    btf.write_bytes(hdr + types + strs)
+    assert lines(plyc("list", "--btf", str(btf), "struct *")) == ["struct a"]
+    proc = plyc("list", "--btf", str(btf), "-v", "struct a")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr == f"plyc: error: --btf {btf}: a type contains itself: not a kernel's BTF\n", proc.stderr

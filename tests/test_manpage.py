@@ -69,6 +69,13 @@ def test_completion_of_commands_options_and_choices():
     assert set(complete("plyc ")) >= {"build", "run", "list", "check"}
 
 
+def test_completion_of_a_script_to_list(tmp_path):
+    """`plyc list trace.bt` lists the script's probes: its file completes."""
+    (tmp_path / "trace.bt").write_text("BEGIN { }\n")
+    (tmp_path / "other.txt").write_text("")
+    assert complete(f"plyc list {tmp_path}/") == [f"{tmp_path}/trace.bt"]
+
+
 def test_completion_of_probes_asks_plyc_list():
     """The pattern past bash's split at ':'; the replies are the part after
     the last ':' (bash keeps the rest of the word)."""

@@ -15,7 +15,7 @@ from .. import btf as B
 from .. import tracefs
 from ..elfsyms import Elf, ElfError, resolve, usdt_arg_types
 from ..listing import Listed, ListError, Source, type_text
-from . import iterators, kfunc, kprobe, perfevent, rawtracepoint, tracepoint, uprobe
+from . import interval, iterators, kfunc, kprobe, perfevent, profile, rawtracepoint, tracepoint, uprobe
 from .base import is_glob
 from .rawtracepoint import named_args
 
@@ -68,7 +68,11 @@ def _kprobes(prov, parts, src: Source, verbose: bool):
             fid = b.find(B.FUNC, name)
             if fid is not None:
                 proto = b[b[fid].type]
-                details = _proto_lines(b, proto, [f"arg{i}" for i in range(len(proto.members))])
+                if prov is kprobe.KRETPROBE:
+                    # 0.27's -lv of a kretprobe: its return value only
+                    details = (f"{INDENT}{type_text(b, proto.type)} retval",) if proto.type else ()
+                else:
+                    details = _proto_lines(b, proto, [f"arg{i}" for i in range(len(proto.members))])
         yield Listed(f"{prov.name}:{mod}:{name}" if mod else f"{prov.name}:{name}", details)
 
 
@@ -143,6 +147,18 @@ def _perfevents(prov, parts, src: Source, verbose: bool):
             yield Listed(f"{prov.name}:{name}:")
 
 
+# the units bpftrace 0.27 lists a timer by (`interval:s:`): they attach to
+# nothing, the line says how one is written
+TIMER_UNITS = ("hz", "ms", "s", "us")
+
+
+def _timers(prov, parts, src: Source, verbose: bool):
+    unit, = _parts(parts[:1], 1)
+    for u in TIMER_UNITS:
+        if _match(u, unit):
+            yield Listed(f"{prov.name}:{u}:")
+
+
 def _binary(path: str, what: str) -> tuple:
     """(the binary's path, its functions or USDT probes: what, the Elf
     method). A name without '/' is found as the tracer finds it on the
@@ -194,9 +210,59 @@ LISTERS = {
     perfevent.SOFTWARE.name: (_perfevents, True),
     perfevent.HARDWARE.name: (_perfevents, True),
     iterators.PROVIDER.name: (_iterators, True),
+    interval.PROVIDER.name: (_timers, False),
+    profile.PROVIDER.name: (_timers, False),
     uprobe.UPROBE.name: (_uprobes, False),
     uprobe.URETPROBE.name: (_uprobes, False),
     uprobe.USDT.name: (_usdt, False),
+}
+
+
+# --- a script's probe as a listing (`plyc list script.bt`, bpftrace's
+# `-l script.bt`): provider name -> its resolved Target -> the lister's
+# parts (globs as the script wrote them), or a line printed as it is (a
+# probe that names no kernel or user object: an address, a timer)
+
+def _module_parts(t):
+    module = t.extra.get("module", "")
+    return [module, t.target] if module else [t.target]
+
+
+def _user_parts(t):
+    if not t.target or t.target.startswith("0x"):
+        return f"{t.provider.name}:{t.extra['path']}:{t.target}"
+    return [t.extra["path"], t.target]
+
+
+def _event_as_written(t, events: dict) -> str:
+    """An event's name as the script wrote it (`faults`: 0.27 lists the
+    alias), where it is one of the table's names or aliases."""
+    word = t.spec.arg.split(":")[0]
+    known = {n for name, (alias, _, _) in events.items() for n in (name, alias) if n}
+    return word if word in known else t.target
+
+
+def _timer_line(t):
+    # bpftrace 0.27 lists a timer by its unit (`interval:s:`), the rate left out
+    unit = t.target.lstrip("0123456789") or ("hz" if t.provider.name == "profile" else "s")
+    return f"{t.provider.name}:{unit}:"
+
+
+PARTS = {
+    tracepoint.PROVIDER.name: lambda t: t.target.split("/", 1),
+    kprobe.KPROBE.name: lambda t: f"kprobe:{t.target}" if t.target.startswith("0x") else _module_parts(t),
+    kprobe.KRETPROBE.name: _module_parts,
+    kfunc.KFUNC.name: _module_parts,
+    kfunc.KRETFUNC.name: _module_parts,
+    rawtracepoint.PROVIDER.name: lambda t: [t.target],
+    iterators.PROVIDER.name: lambda t: [t.target],
+    perfevent.SOFTWARE.name: lambda t: [_event_as_written(t, perfevent.SOFTWARE_EVENTS)],
+    perfevent.HARDWARE.name: lambda t: [_event_as_written(t, perfevent.HARDWARE_EVENTS)],
+    uprobe.UPROBE.name: _user_parts,
+    uprobe.URETPROBE.name: _user_parts,
+    uprobe.USDT.name: lambda t: [t.extra["path"], t.extra["usdt_provider"] or "*", t.extra["usdt_name"]],
+    interval.PROVIDER.name: _timer_line,
+    profile.PROVIDER.name: _timer_line,
 }
 
 
