@@ -80,6 +80,16 @@ ARCHIVE = "http://deb.debian.org/debian"
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 LIBS = ("libbpf.a", "libelf.a", "libz.a")
 
+# zlib as far as a tracer uses it (libbpf reads /proc/config.gz, libelf
+# zlib-compressed sections): no gz writing, whose gzclose() kept deflate
+# and trees (22 KB on MIPS) though a tracer only reads; CRC-32 a byte at a
+# time (Z_TESTW=0: no braided tables, 5 KB; it runs over config.gz once).
+ZLIB_FLAGS = ("-DNO_GZCOMPRESS", "-DZ_TESTW=0")
+# libbpf's sources replaced by plyc's (runtime-c/compat/): what a tracer
+# never calls but libbpf's own code references, so the link kept it.
+LIBBPF_STANDINS = {"gen_loader.c": "libbpf-no-gen-loader.c"}
+STANDIN_DIR = Path(__file__).resolve().parent / "runtime-c" / "compat"
+
 # What elfutils' configure would find in musl (libelf uses no more of it).
 ELFUTILS_CONFIG = """\
 #define _GNU_SOURCE 1
@@ -106,11 +116,19 @@ def base() -> Path:
     return cache_dir() / "musl"
 
 
+def recipe() -> str:
+    """What the libraries' bytes depend on besides the compiler and its
+    flags: part of their cache folders' names (here and plyc/sdklibs.py),
+    so a change builds them again (in CI too: its cache is this folder)."""
+    standins = [(STANDIN_DIR / f).read_text() for f in sorted(LIBBPF_STANDINS.values())]
+    return repr((ELFUTILS_CONFIG, SOURCE_PACKAGES, SUITE, ZLIB_FLAGS, LIBBPF_STANDINS, standins))
+
+
 def prefix(target: str) -> Path:
     """Where the target's libraries (lib/) and their headers (include/) go:
     one directory per target and build recipe, so a new recipe rebuilds."""
-    recipe = repr((TARGETS[target], SIZE_CFLAGS, ELFUTILS_CONFIG, SOURCE_PACKAGES, SUITE))
-    return base() / f"{target}-{hashlib.sha256(recipe.encode()).hexdigest()[:12]}"
+    key = repr((TARGETS[target], SIZE_CFLAGS, recipe()))
+    return base() / f"{target}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
 def ready(target: str) -> bool:
@@ -264,8 +282,8 @@ def build_libraries(compiler: list, ar: list, cflags: list, config: str, out: Pa
     zlib = _one(src, "zlib")
     mk = (zlib / "Makefile.in").read_text()
     zsrc = [zlib / w.replace(".o", ".c") for w in make_variable(mk, "OBJZ") + make_variable(mk, "OBJG")]
-    _compile(run, [*common, "-D_LARGEFILE64_SOURCE=1", "-DHAVE_HIDDEN", "-DHAVE_UNISTD_H", "-DHAVE_STDARG_H"],
-             zsrc, obj / "z")
+    _compile(run, [*common, "-D_LARGEFILE64_SOURCE=1", "-DHAVE_HIDDEN", "-DHAVE_UNISTD_H", "-DHAVE_STDARG_H",
+                   *ZLIB_FLAGS], zsrc, obj / "z")
     for h in ("zlib.h", "zconf.h"):
         shutil.copy(zlib / h, inc / h)
 
@@ -283,6 +301,7 @@ def build_libraries(compiler: list, ar: list, cflags: list, config: str, out: Pa
     libbpf = _one(src, "libbpf") / "src"
     mk = (libbpf / "Makefile").read_text()
     bsrc = [libbpf / w.replace(".o", ".c") for w in make_variable(mk, "OBJS")]
+    bsrc = [STANDIN_DIR / LIBBPF_STANDINS[f.name] if f.name in LIBBPF_STANDINS else f for f in bsrc]
     _compile(run, [*common, "-std=gnu89", "-D_LARGEFILE64_SOURCE", "-D_FILE_OFFSET_BITS=64", "-I", libbpf,
                    "-I", libbpf.parent / "include", "-I", libbpf.parent / "include/uapi", "-I", inc],
              bsrc, obj / "bpf")
