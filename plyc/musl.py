@@ -30,6 +30,9 @@ class Target:
     # runtime-c/compat/ sources for what zig's libraries lack there, linked
     # into the tracer (not the libraries: kept out of their cache key).
     compat: tuple = field(default=(), repr=False)
+    # Link-time optimised (LTO_CFLAGS): where the tracer is over 512 KB
+    # without it.
+    lto: bool = False
 
 
 # One line per target: a new architecture is one more line.
@@ -48,12 +51,12 @@ TARGETS = {
     "riscv64": Target("riscv64-linux-musl"),
     # 32-bit MIPS soft-float (OpenWrt's musl ABI): runs on routers without
     # an FPU, and on those with one.
-    "mipsel": Target("mipsel-linux-musleabi"),
-    "mips": Target("mips-linux-musleabi"),
+    "mipsel": Target("mipsel-linux-musleabi", lto=True),
+    "mips": Target("mips-linux-musleabi", lto=True),
     # n64 is always PIC: zig's -fno-PIC is ignored, with a warning -Werror
     # would make fatal.
-    "mips64el": Target("mips64el-linux-muslabi64", ("-Wno-option-ignored",)),
-    "ppc64le": Target("powerpc64le-linux-musl"),
+    "mips64el": Target("mips64el-linux-muslabi64", ("-Wno-option-ignored",), lto=True),
+    "ppc64le": Target("powerpc64le-linux-musl", lto=True),
     "s390x": Target("s390x-linux-musl"),
 }
 
@@ -63,11 +66,17 @@ TARGETS = {
 SIZE_CFLAGS = ["-Os", "-ffunction-sections", "-fdata-sections", "-fno-asynchronous-unwind-tables",
                "-fno-unwind-tables"]
 SIZE_LDFLAGS = ["-Wl,--gc-sections"]
-# zig's builds only (an SDK's gcc would need its gcc-ar and LTO plugin):
-# the libraries, the runtime and the loader as LLVM bitcode, optimised as
-# one program at the link, which also keeps only what the tracer reaches
-# (mipsel 553,664 -> 521,184 bytes, ppc64le -16%; docs/toolchain.md).
+# For the targets whose Target says lto, with zig (an SDK's gcc would need
+# its gcc-ar and LTO plugin): the libraries, the runtime and the loader as
+# LLVM bitcode, optimised as one program at the link (mipsel 553,664 ->
+# 521,184 bytes). Not everywhere: every tracer's link then compiles the
+# whole program (a build takes 10-50 s more; docs/toolchain.md).
 LTO_CFLAGS = ["-flto"]
+
+
+def opt_flags(target: str) -> list:
+    """The flags of target's libraries, runtime, loader and link."""
+    return [*SIZE_CFLAGS, *(LTO_CFLAGS if TARGETS[target].lto else ())]
 
 # A target's linker scripts (runtime-c/compat/), beside lld's own: MIPS's
 # .pdr records are a tenth of its tracers and nothing reads them. Apart
@@ -132,7 +141,7 @@ def recipe() -> str:
 def prefix(target: str) -> Path:
     """Where the target's libraries (lib/) and their headers (include/) go:
     one directory per target and build recipe, so a new recipe rebuilds."""
-    key = repr((TARGETS[target], SIZE_CFLAGS, LTO_CFLAGS, recipe()))
+    key = repr((TARGETS[target], opt_flags(target), recipe()))
     return base() / f"{target}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
@@ -256,9 +265,9 @@ def prepare(target: str, verbose: bool = False) -> Path:
 
 def _build(target: str, out: Path, verbose: bool) -> Path:
     compiler = cc(target)
-    build_libraries(compiler, [compiler[0], "ar"], [*SIZE_CFLAGS, *LTO_CFLAGS], ELFUTILS_CONFIG, out,
+    build_libraries(compiler, [compiler[0], "ar"], opt_flags(target), ELFUTILS_CONFIG, out,
                     f"the {target} musl libraries", verbose,
-                    link=[*SIZE_CFLAGS, *LTO_CFLAGS, "-static", *SIZE_LDFLAGS])
+                    link=[*opt_flags(target), "-static", *SIZE_LDFLAGS])
     if not ready(target):
         raise ToolchainError(f"the {target} musl libraries at {out} are incomplete")
     return out
