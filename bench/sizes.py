@@ -79,6 +79,36 @@ def parse_map(text: str) -> tuple:
     return outs, ins
 
 
+def merged_globals(text: str) -> dict:
+    """{LTO input section of merged globals (LLVM's GlobalMerge, on POWER:
+    .L_MergedGlobals.N): [(symbol, bytes)]}: the symbols the map lists in
+    it, each to the next one's address (the last to the section's end)."""
+    lines = text.splitlines()
+    head = next(i for i, l in enumerate(lines) if "VMA" in l and "Out" in l)
+    in_col = lines[head].index("In ")
+    found, section = {}, None
+    for line in lines[head + 1:]:
+        m = LINE.match(line)
+        if not m:
+            continue
+        col, vma, size, what = m.start(6), int(m.group(1), 16), int(m.group(3), 16), m.group(6)
+        if col == in_col:
+            section = None
+            if ".lto.o:(" in what and "_MergedGlobals" in what:
+                section = what.split(":(", 1)[1][:-1]
+                found[section] = (vma, size, [])
+        elif col > in_col and section:
+            found[section][2].append((vma, what))
+    out = {}
+    for name, (start, size, syms) in found.items():
+        syms.sort()
+        ends = [v for v, _ in syms[1:]] + [start + size]
+        out[name] = [(sym, end - v) for (v, sym), end in zip(syms, ends)]
+        if syms and syms[0][0] > start:
+            out[name].append(("", syms[0][0] - start))
+    return out
+
+
 # What the file holds: allocated sections with contents (.bss is not in it).
 NOT_IN_FILE = (".bss", ".tbss", ".comment", ".shstrtab", ".symtab", ".strtab")
 
@@ -155,6 +185,7 @@ def pieces(map_text: str, lto: tuple = ({}, {})) -> dict:
     lto: bitcode_names() of the link's inputs, if it was optimised."""
     outs, ins = parse_map(map_text)
     names, lto_strings = lto
+    merged_syms = merged_globals(map_text) if names else {}
     got = {name: 0 for name, _ in PIECES}
     got["other"] = 0
     merged = 0
@@ -172,6 +203,9 @@ def pieces(map_text: str, lto: tuple = ({}, {})) -> dict:
             m = LTO_SECTION.match(insect)
             if insect.startswith(".rodata.str") or insect.startswith(".rodata.cst"):
                 merged += size
+            elif merged_syms.get(insect):
+                for sym, n in merged_syms[insect]:
+                    got[lto_piece(names, sym) if sym else "other"] += n
             else:
                 got[lto_piece(names, m.group(1)) if m else "other"] += size
             continue
