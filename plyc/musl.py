@@ -30,6 +30,9 @@ class Target:
     # runtime-c/compat/ sources for what zig's libraries lack there, linked
     # into the tracer (not the libraries: kept out of their cache key).
     compat: tuple = field(default=(), repr=False)
+    # Link-time optimised (LTO_CFLAGS): where that brings the tracer under
+    # 512 KB (mips64el's stays over with it: docs/toolchain.md).
+    lto: bool = False
 
 
 # One line per target: a new architecture is one more line.
@@ -48,12 +51,12 @@ TARGETS = {
     "riscv64": Target("riscv64-linux-musl"),
     # 32-bit MIPS soft-float (OpenWrt's musl ABI): runs on routers without
     # an FPU, and on those with one.
-    "mipsel": Target("mipsel-linux-musleabi"),
-    "mips": Target("mips-linux-musleabi"),
+    "mipsel": Target("mipsel-linux-musleabi", lto=True),
+    "mips": Target("mips-linux-musleabi", lto=True),
     # n64 is always PIC: zig's -fno-PIC is ignored, with a warning -Werror
     # would make fatal.
     "mips64el": Target("mips64el-linux-muslabi64", ("-Wno-option-ignored",)),
-    "ppc64le": Target("powerpc64le-linux-musl"),
+    "ppc64le": Target("powerpc64le-linux-musl", lto=True),
     "s390x": Target("s390x-linux-musl"),
 }
 
@@ -63,6 +66,17 @@ TARGETS = {
 SIZE_CFLAGS = ["-Os", "-ffunction-sections", "-fdata-sections", "-fno-asynchronous-unwind-tables",
                "-fno-unwind-tables"]
 SIZE_LDFLAGS = ["-Wl,--gc-sections"]
+# For the targets whose Target says lto, with zig (an SDK's gcc would need
+# its gcc-ar and LTO plugin): the libraries, the runtime and the loader as
+# LLVM bitcode, optimised as one program at the link (mipsel 553,664 ->
+# 521,184 bytes). Not everywhere: every tracer's link then compiles the
+# whole program (a build takes 10-50 s more; docs/toolchain.md).
+LTO_CFLAGS = ["-flto"]
+
+
+def opt_flags(target: str) -> list:
+    """The flags of target's libraries, runtime, loader and link."""
+    return [*SIZE_CFLAGS, *(LTO_CFLAGS if TARGETS[target].lto else ())]
 
 # A target's linker scripts (runtime-c/compat/), beside lld's own: MIPS's
 # .pdr records are a tenth of its tracers and nothing reads them. Apart
@@ -79,6 +93,16 @@ SUITE = "bookworm"
 ARCHIVE = "http://deb.debian.org/debian"
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 LIBS = ("libbpf.a", "libelf.a", "libz.a")
+
+# zlib as far as a tracer uses it (libbpf reads /proc/config.gz, libelf
+# zlib-compressed sections): no gz writing, whose gzclose() kept deflate
+# and trees (22 KB on MIPS) though a tracer only reads; CRC-32 a byte at a
+# time (Z_TESTW=0: no braided tables, 5 KB; it runs over config.gz once).
+ZLIB_FLAGS = ("-DNO_GZCOMPRESS", "-DZ_TESTW=0")
+# libbpf's sources replaced by plyc's (runtime-c/compat/): what a tracer
+# never calls but libbpf's own code references, so the link kept it.
+LIBBPF_STANDINS = {"gen_loader.c": "libbpf-no-gen-loader.c"}
+STANDIN_DIR = Path(__file__).resolve().parent / "runtime-c" / "compat"
 
 # What elfutils' configure would find in musl (libelf uses no more of it).
 ELFUTILS_CONFIG = """\
@@ -106,11 +130,19 @@ def base() -> Path:
     return cache_dir() / "musl"
 
 
+def recipe() -> str:
+    """What the libraries' bytes depend on besides the compiler and its
+    flags: part of their cache folders' names (here and plyc/sdklibs.py),
+    so a change builds them again (in CI too: its cache is this folder)."""
+    standins = [(STANDIN_DIR / f).read_text() for f in sorted(LIBBPF_STANDINS.values())]
+    return repr((ELFUTILS_CONFIG, SOURCE_PACKAGES, SUITE, ZLIB_FLAGS, LIBBPF_STANDINS, standins))
+
+
 def prefix(target: str) -> Path:
     """Where the target's libraries (lib/) and their headers (include/) go:
     one directory per target and build recipe, so a new recipe rebuilds."""
-    recipe = repr((TARGETS[target], SIZE_CFLAGS, ELFUTILS_CONFIG, SOURCE_PACKAGES, SUITE))
-    return base() / f"{target}-{hashlib.sha256(recipe.encode()).hexdigest()[:12]}"
+    key = repr((TARGETS[target], opt_flags(target), recipe()))
+    return base() / f"{target}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
 def ready(target: str) -> bool:
@@ -233,9 +265,9 @@ def prepare(target: str, verbose: bool = False) -> Path:
 
 def _build(target: str, out: Path, verbose: bool) -> Path:
     compiler = cc(target)
-    build_libraries(compiler, [compiler[0], "ar"], SIZE_CFLAGS, ELFUTILS_CONFIG, out,
+    build_libraries(compiler, [compiler[0], "ar"], opt_flags(target), ELFUTILS_CONFIG, out,
                     f"the {target} musl libraries", verbose,
-                    link=[*SIZE_CFLAGS, "-static", *SIZE_LDFLAGS])
+                    link=[*opt_flags(target), "-static", *SIZE_LDFLAGS])
     if not ready(target):
         raise ToolchainError(f"the {target} musl libraries at {out} are incomplete")
     return out
@@ -264,8 +296,8 @@ def build_libraries(compiler: list, ar: list, cflags: list, config: str, out: Pa
     zlib = _one(src, "zlib")
     mk = (zlib / "Makefile.in").read_text()
     zsrc = [zlib / w.replace(".o", ".c") for w in make_variable(mk, "OBJZ") + make_variable(mk, "OBJG")]
-    _compile(run, [*common, "-D_LARGEFILE64_SOURCE=1", "-DHAVE_HIDDEN", "-DHAVE_UNISTD_H", "-DHAVE_STDARG_H"],
-             zsrc, obj / "z")
+    _compile(run, [*common, "-D_LARGEFILE64_SOURCE=1", "-DHAVE_HIDDEN", "-DHAVE_UNISTD_H", "-DHAVE_STDARG_H",
+                   *ZLIB_FLAGS], zsrc, obj / "z")
     for h in ("zlib.h", "zconf.h"):
         shutil.copy(zlib / h, inc / h)
 
@@ -283,6 +315,7 @@ def build_libraries(compiler: list, ar: list, cflags: list, config: str, out: Pa
     libbpf = _one(src, "libbpf") / "src"
     mk = (libbpf / "Makefile").read_text()
     bsrc = [libbpf / w.replace(".o", ".c") for w in make_variable(mk, "OBJS")]
+    bsrc = [STANDIN_DIR / LIBBPF_STANDINS[f.name] if f.name in LIBBPF_STANDINS else f for f in bsrc]
     _compile(run, [*common, "-std=gnu89", "-D_LARGEFILE64_SOURCE", "-D_FILE_OFFSET_BITS=64", "-I", libbpf,
                    "-I", libbpf.parent / "include", "-I", libbpf.parent / "include/uapi", "-I", inc],
              bsrc, obj / "bpf")

@@ -53,7 +53,7 @@ def _identity(cc: list, ar: list, cflags: list, root: Optional[Path]) -> str:
         st = os.stat(libc)
         parts.append(f"{libc} {st.st_size} {st.st_mtime_ns}")
     from . import musl
-    parts.append(repr((musl.ELFUTILS_CONFIG, musl.SOURCE_PACKAGES, musl.SUITE)))
+    parts.append(musl.recipe())
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 

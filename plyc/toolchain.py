@@ -253,7 +253,7 @@ class Toolchain:
         root = musl.prepare(target, verbose)
         return cls(target, verbose, clang, cc, cflags=[f"-I{root / 'include'}"],
                    ldflags=musl.link_flags(target, runtime_dir()), libs=[f"-L{root / 'lib'}", *LIBS], ar=[cc[0], "ar"],
-                   libc="musl", opt=list(musl.SIZE_CFLAGS),
+                   libc="musl", opt=musl.opt_flags(target),
                    compat=[runtime_dir() / "compat" / f for f in musl.TARGETS[target].compat])
 
     def use_musl_sdk(self, sdk: str):

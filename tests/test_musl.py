@@ -60,6 +60,26 @@ def test_musl_no_strip_keeps_symbols(musl_libraries, tmp_path):
     assert proc.returncode == 0, proc.stderr
     nm = subprocess.run(["nm", str(out)], capture_output=True, text=True).stdout
     assert " T plyc_main" in nm
+    # What plyc's libraries leave out for size (plyc/musl.py): zlib reads
+    # (libbpf's /proc/config.gz) but does not write; libbpf's loader
+    # generator is plyc's stand-in, without gen_loader.c's helpers.
+    defined = {line.split()[-1] for line in nm.splitlines() if len(line.split()) == 3}
+    assert {"inflate", "gzgets", "gzclose_r", "bpf_gen__init"} <= defined
+    assert not {"deflate", "gzwrite", "gzclose_w", "realloc_insn_buf"} & defined
+
+
+def test_the_libbpf_stand_ins_define_what_libbpf_declares(musl_libraries):
+    # A newer libbpf that declares another generator function would leave
+    # it undefined (or link gen_loader.c's, twice): fail here, not in a link.
+    import re
+    sys.path.insert(0, str(ROOT))
+    from plyc import musl
+    src = musl.sources()
+    for header, standin in (("bpf_gen_internal.h", "libbpf-no-gen-loader.c"),):
+        declared = set(re.findall(r"^\w[\w ]*?\b(bpf_gen__\w+)\(", (musl._one(src, "libbpf") / "src" / header)
+                                  .read_text(), re.M))
+        defined = set(re.findall(r"^\w[\w ]*?\b(bpf_gen__\w+)\(", (musl.STANDIN_DIR / standin).read_text(), re.M))
+        assert declared and declared == defined, (header, declared ^ defined)
 
 
 def test_musl_refuses_a_sysroot(tmp_path):
