@@ -40,7 +40,7 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
+from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, scopes, signs, stacks, structs, typenames
 from . import aggwords, probes
 from . import specs as S
 from . import stdlib
@@ -112,7 +112,9 @@ def _prints_tuple(n) -> bool:
 
 
 def refuse(st: "Lowering", diag: Collector):
-    st.ast = prog = blocks.scope(macros.expand(st.ast, diag, frozenset(FUNCTIONS)), diag)    # macros are gone from here on
+    prog = macros.expand(st.ast, diag, frozenset(FUNCTIONS))    # macros are gone from here on
+    # variables: 0.27's block scopes, or 0.17's probe-wide ones (blocks.py: a block expression's own)
+    st.ast = prog = blocks.scope(prog, diag) if st.version == "0.17" else scopes.scope(prog, diag)
     effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
     st.preamble.includes[:0] = headers.include_lines(st.include_files)
@@ -324,6 +326,9 @@ class Typer(Sema):
         self.unassigned: set = set()
         self.text_positionals = positionals.text_uses(st.ast)    # $N only printed: read as given (positionals.py)
 
+    def err(self, message: str, span, note: str = None):
+        super().err(scopes.shown(message), span, scopes.shown(note))
+
     def stmt(self, s):
         """A statement, after what its expressions need run first."""
         outer, self.before = self.before, []
@@ -496,9 +501,15 @@ class Typer(Sema):
                 return self.stmt_Assign(A.Assign(s.var, "=", zero, span=s.span))
         elif s.value is None and s.var.name in self.assigned_values:
             # `let $x;`: declared, typed by what the probe assigns it (an inet
-            # in tcpconnect.bt), zero of that type until then, as in 0.27
+            # in tcpconnect.bt), zero of that type until then, as in 0.27:
+            # each time it runs (in a loop's body), so zeroed here once its
+            # type is known (the final run)
             self.defined.add(s.var.name)
-            return None
+            typ = self.probe.locals.get(s.var.name)
+            if not self.final or typ is None:
+                return None
+            zero = ir.BytesConst(b"", type=typ) if typ.is_bytes else ir.IntConst(0, type=typ)
+            return ir.SetLocal(s.var.name, zero, span=s.span)
         value = s.value if s.value is not None else A.Int(0, "0", span=s.span)
         return self.stmt_Assign(A.Assign(s.var, "=", value, span=s.span))
 
