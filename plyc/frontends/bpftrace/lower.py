@@ -114,7 +114,7 @@ def _prints_tuple(n) -> bool:
 def refuse(st: "Lowering", diag: Collector):
     prog = macros.expand(st.ast, diag, frozenset(FUNCTIONS))    # macros are gone from here on
     # variables: 0.27's block scopes, or 0.17's probe-wide ones (blocks.py: a block expression's own)
-    st.ast = prog = blocks.scope(prog, diag) if st.version == "0.17" else scopes.scope(prog, diag)
+    st.ast = prog = blocks.scope(prog, diag) if st.version == "0.17" else scopes.scope(prog, st.scope_errors)
     effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
     st.preamble.includes[:0] = headers.include_lines(st.include_files)
@@ -196,6 +196,7 @@ class Lowering:
         self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
         self.warnings: list = []            # Diagnostics printed at build time (abi.py's values)
         self.warned: set = set()            # the names abi.py's warnings were given for
+        self.scope_errors: dict = {}        # scopes.py's errors by place, said by the Typer
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -494,6 +495,7 @@ class Typer(Sema):
         return self.aggregate(info, keys, agg, value.name, value, span, keeps_meaning=False)
 
     def stmt_Let(self, s: A.Let):
+        scopes.error(self, s.span)
         if s.type is not None:
             typ = lets.declare(self, s)
             if s.value is None:         # bpftrace's zero of the type
@@ -635,6 +637,7 @@ class Typer(Sema):
         return ir.BytesConst(e.value, type=T.literal_str(e.value))
 
     def expr_Var(self, e: A.Var):
+        scopes.error(self, e.span)
         if e.name in self.pairs:
             return loops.whole_pair(self, e)
         if e.name not in self.scratch_names or e.name not in self.defined:

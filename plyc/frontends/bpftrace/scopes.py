@@ -18,19 +18,27 @@ blocks inside it too. As 0.27 (tested against 0.27.1):
 Two variables of one name in a probe (sibling blocks, a block's own and a
 later one after it) are two locals: the later one is renamed `x'2`, `x'3`
 (`shown` takes the mark off in messages), so each has a type of its own
-and the lowering keeps its probe-wide view of names."""
+and the lowering keeps its probe-wide view of names. A read of no variable
+is renamed to one never assigned. The errors are said by the lowering where
+it meets the node (`error`), among its own, in the order of the script.""" 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from ...diag import Collector
 from ...span import Span
 from . import ast as A
 from .trees import rebuilt
 
 _MARK = re.compile(r"(\$?[A-Za-z_]\w*)'\d+")
+
+
+def error(typer, span: Span):
+    """The scoping error found at span, said as the lowering's own (typer.err)."""
+    found = typer.st.scope_errors.get(span)
+    if found is not None:
+        typer.err(found[0], span, found[1])
 
 
 def shown(text: Optional[str]) -> Optional[str]:
@@ -51,10 +59,12 @@ class _Binding:
     assigned: bool = False  # given a value somewhere in its scope
 
 
-def scope(program: A.Program, diag: Collector) -> A.Program:
+def scope(program: A.Program, errors: dict) -> A.Program:
+    """The program with its variables renamed by scope; errors: filled with
+    (message, note) by the place of the node they are about."""
     probes = []
     for probe in program.probes:
-        sc = _Scoper(diag)
+        sc = _Scoper(errors)
         sc.push()
         predicate = sc.expr(probe.predicate) if probe.predicate is not None else None
         body = replace(probe.body, stmts=[sc.stmt(s) for s in probe.body.stmts])
@@ -67,12 +77,15 @@ class _Scoper:
     """One probe, walked in the order it runs (a value before the variable
     it is assigned to); scopes: the open blocks' variables, innermost last."""
 
-    def __init__(self, diag: Collector):
-        self.diag = diag
+    def __init__(self, errors: dict):
+        self.errors = errors
         self.scopes: list = []
         self.count: dict = {}       # name -> variables of that name so far
         self.gone: dict = {}        # name -> the last binding of it whose block ended
         self.reads: list = []       # (binding, Var) of bare `let $x;` variables
+
+    def error(self, message: str, span: Span, note: Optional[str] = None):
+        self.errors.setdefault(span, (message, note))
 
     # --- scopes ----------------------------------------------------------------
 
@@ -84,7 +97,7 @@ class _Scoper:
             self.gone[name] = b
             if b.untyped and not b.assigned:
                 for var in (v for bb, v in self.reads if bb is b):
-                    self.diag.error(f"${name} is declared with no type and never assigned: its type is "
+                    self.error(f"${name} is declared with no type and never assigned: its type is "
                                     "unknown", var.span,
                                     f"as bpftrace 0.27: give it a type or a value (let ${name}: int64; or "
                                     f"let ${name} = 0;)")
@@ -137,7 +150,7 @@ class _Scoper:
             iterable = self.expr(s.iterable)
             old = self.seen(s.var.name)
             if old is not None:
-                self.diag.error(f"the loop variable ${s.var.name} is already a variable here (bpftrace "
+                self.error(f"the loop variable ${s.var.name} is already a variable here (bpftrace "
                                 "refuses the shadowing)", s.var.span, self.first(old))
             body, var = self.block(s.body, (s.var, "loop", s.var.span))
             return replace(s, iterable=iterable, var=var, body=body)
@@ -147,7 +160,7 @@ class _Scoper:
             old = self.seen(s.var.name)
             if old is not None:
                 what = "shadowing it in a block" if old not in self.scopes[-1].values() else "declaring it twice"
-                self.diag.error(f"variable ${s.var.name} was already declared: bpftrace 0.27 does not allow {what}",
+                self.error(f"variable ${s.var.name} was already declared: bpftrace 0.27 does not allow {what}",
                                 s.span, self.first(old))
                 return replace(s, type=typ, value=value, var=replace(s.var, name=old.name))
             var = self.bind(s.var, "declaration" if value is None else "assignment", s.span,
@@ -209,17 +222,18 @@ class _Scoper:
             return replace(var, name=b.name)
         gone = self.gone.get(var.name)
         if gone is None:
-            self.diag.error(f"${var.name} is read before it is assigned", var.span)
+            self.error(f"${var.name} is read before it is assigned", var.span)
         elif gone.how == "loop":
-            self.diag.error(f"${var.name} is not defined here: a loop's variable is the loop's own", var.span,
-                            f"${var.name} is the variable of the loop at line {gone.span.line}")
+            self.error(f"${var.name} is not defined here: a loop's variable is the loop's own", var.span,
+                       f"${var.name} is the variable of the loop at line {gone.span.line}")
         else:
-            self.diag.error(f"${var.name} is not defined here: a variable first assigned in a block is that "
-                            "block's own", var.span,
-                            f"${var.name} was {'declared' if gone.how == 'declaration' else 'assigned'} at line {gone.span.line}, in a block ended "
-                            f"since (bpftrace 0.27's scoping); assign it, or 'let ${var.name};', before "
-                            "that block to use it after")
-        return var
+            self.error(f"${var.name} is not defined here: a variable first assigned in a block is that "
+                       "block's own", var.span,
+                       f"${var.name} was {'declared' if gone.how == 'declaration' else 'assigned'} at line "
+                       f"{gone.span.line}, in a block that has ended (bpftrace 0.27 scopes a variable by "
+                       f"block): assign it, or 'let ${var.name};', before that block, or build with "
+                       "--bpftrace-output 0.17 (0.17's variables are the probe's)")
+        return replace(var, name=f"{var.name}'0")      # no variable's: never assigned
 
     def first(self, b: _Binding) -> str:
         what = {"declaration": "declared", "assignment": "first assigned", "loop": "a loop's variable"}[b.how]
