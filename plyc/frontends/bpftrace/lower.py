@@ -233,6 +233,8 @@ def learn(st: Lowering, diag: Collector):
 
 def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
+    for span, (message, note) in st.scope_errors.items():
+        diag.error(message, span, note)     # those no statement reached (one that failed before): said once
     if st.ir is not None:
         decls.apply(st.ast.decls, st.ir.maps, diag)
         st.ir.limits = dict(st.config.limits)
