@@ -40,7 +40,7 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, scopes, signs, stacks, structs, typenames
+from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, scopes, signs, smalltypes, stacks, structs, typenames
 from . import aggwords, probes
 from . import specs as S
 from . import stdlib
@@ -331,6 +331,10 @@ class Typer(Sema):
 
     def err(self, message: str, span, note: str = None):
         super().err(scopes.shown(message), span, scopes.shown(note))
+
+    def type_unit(self, u) -> ir.Probe:
+        self.unit_body = u.body         # the values its variables are given (smalltypes.py)
+        return super().type_unit(u)
 
     def stmt(self, s):
         """A statement, after what its expressions need run first."""
@@ -974,16 +978,10 @@ class Typer(Sema):
                 # sizeof(*p) of the script's struct the kernel also has: the kernel's, as 0.27's
                 return ir.IntConst(structs.twin_size(self, rec.words, e.span), type=T.U64)
         if not isinstance(e.arg, A.TypeName):
-            arg = e.arg
-            while isinstance(arg, A.BlockExpr) and not arg.stmts:
-                arg = arg.value
-            v = const_value(arg)
-            if v is not None:
-                # a literal (folded) is of the smallest signed type holding it,
-                # as 0.27 types it: sizeof(1) is 1, sizeof(300) 2, sizeof({ 1 }) 1
-                return ir.IntConst(next((n for n in (1, 2, 4) if -(1 << (8 * n - 1)) <= v < 1 << (8 * n - 1)), 8),
-                                   type=T.U64)
-            return ir.IntConst(self.typed_only(e.arg).type.size, type=T.U64)
+            # 0.27's type of it (smalltypes.py): a literal (folded) is of the
+            # smallest signed type holding it, sizeof(1) is 1, sizeof(300) 2,
+            # so is a variable given one, a comparison a bool
+            return ir.IntConst(smalltypes.of(self, e.arg).size, type=T.U64)
         if e.arg.array_len is not None:     # sizeof(T[N]), sizeof(T *[N]): N of them
             elem = self.expr_Sizeof(replace(e, arg=replace(e.arg, array_len=None)))
             n = ir.IntConst(e.arg.array_len, type=T.U64, span=e.span)
