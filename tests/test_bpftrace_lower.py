@@ -771,7 +771,7 @@ def test_typeof_in_casts_and_sizeof():
      "tool.bt:1:22: error: typeof() outside a cast, sizeof() or 'let $x: typeof(e)' is not supported by plyc yet\n"
      "BEGIN { $a = 1; $b = typeof($a); }\n" + " " * 21 + "^~~~~~"),
     ('BEGIN { $s = "a"; $b = (typeof($s))1; }',
-     "tool.bt:1:25: error: can't cast to typeof() of a value of type char[8]\n"
+     "tool.bt:1:25: error: can't cast to typeof() of a value of type char[2]\n"
      'BEGIN { $s = "a"; $b = (typeof($s))1; }\n' + " " * 24 + "^~~~~~~~~~\n"
      "note: a cast's type is an integer or a pointer"),
 ])

@@ -233,8 +233,11 @@ def learn(st: Lowering, diag: Collector):
 
 def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
+    # scopes.py's errors no statement reached (one failed before) and no other error is at
+    said = {d.span for d in diag.diags}
     for span, (message, note) in st.scope_errors.items():
-        diag.error(message, span, note)     # those no statement reached (one that failed before): said once
+        if span not in said:
+            diag.error(message, span, note)
     if st.ir is not None:
         decls.apply(st.ast.decls, st.ir.maps, diag)
         st.ir.limits = dict(st.config.limits)
