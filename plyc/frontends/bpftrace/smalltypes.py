@@ -119,6 +119,9 @@ class _Types:
         if isinstance(e, A.TupleIndex):
             t = part(e.obj)
             return t.items[e.index] if t is not None and t.kind == "tuple" and e.index < len(t.items) else None
+        if isinstance(e, A.Field) and not e.arrow and isinstance(e.obj, (A.Var, A.Tuple, A.TupleIndex, A.Field)):
+            t = part(e.obj)         # a record's member by name (else a struct's: plyc's)
+            return t.items[t.names.index(e.name)] if t is not None and e.name in t.names else None
         if isinstance(e, A.BlockExpr) and not in_place:
             return self.static(e.value)
         if isinstance(e, A.BlockExpr):
@@ -151,8 +154,9 @@ class _Types:
             return None
         self.visiting.add(e.name)
         try:
-            # `$x = $x` gives it nothing new
-            values = [v for v in assigned(typer.unit_body, e.name) if not (isinstance(v, A.Var) and v.name == e.name)]
+            # `$x = $x` gives it nothing new, nor `$x = $y` of a `$y` given `$x`
+            values = [v for v in assigned(typer.unit_body, e.name)
+                      if not (isinstance(v, A.Var) and v.name in self.visiting)]
             types = [self.static(v) for v in values] if values else [None]
         finally:
             self.visiting.discard(e.name)
@@ -166,16 +170,15 @@ class _Types:
     def map_value(self, name: str) -> Optional[T.Type]:
         """A map's value type from the script's stores, where every one is
         known from the tree without its probe (a constant, a tuple of them)."""
-        values = [s.value for p in self.typer.st.ast.probes for s in walk([p.predicate, p.body])
-                  if isinstance(s, A.Assign) and isinstance(s.target, A.Map) and s.target.name == name]
-        if not values or any(isinstance(s, A.IncDec) and isinstance(s.target, A.Map) and s.target.name == name
-                             for p in self.typer.st.ast.probes for s in walk([p.predicate, p.body])):
-            return None
-        if any(s.op != "=" for p in self.typer.st.ast.probes for s in walk([p.predicate, p.body])
-               if isinstance(s, A.Assign) and isinstance(s.target, A.Map) and s.target.name == name):
-            return None
+        values = []
+        for p in self.typer.st.ast.probes:
+            for n in walk([p.predicate, p.body]):
+                if isinstance(n, (A.Assign, A.IncDec)) and isinstance(n.target, A.Map) and n.target.name == name:
+                    if isinstance(n, A.IncDec) or n.op != "=":
+                        return None         # arithmetic: plyc's 64 bits, as 0.27's
+                    values.append(n.value)
         types = [_standalone(v) for v in values]
-        return None if None in types else meet(types)
+        return None if not types or None in types else meet(types)
 
 
 def _standalone(e) -> Optional[T.Type]:
