@@ -235,7 +235,7 @@ def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
     # scopes.py's errors no statement reached (one failed before) and no other error is at
     said = {d.span for d in diag.diags}
-    for span, (message, note) in st.scope_errors.items():
+    for (span, _), (message, note) in st.scope_errors.items():
         if span not in said:
             diag.error(message, span, note)
     if st.ir is not None:

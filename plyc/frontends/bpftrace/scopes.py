@@ -36,9 +36,14 @@ _MARK = re.compile(r"(\$?[A-Za-z_]\w*)'\d+")
 
 def error(typer, span: Span):
     """The scoping error found at span, said as the lowering's own (typer.err)."""
-    found = typer.st.scope_errors.get(span)
+    found = typer.st.scope_errors.get(place(span))
     if found is not None:
         typer.err(found[0], span, found[1])
+
+
+def place(span: Span) -> tuple:
+    """A span's key among errors: its file too (Span's equality leaves it out)."""
+    return span, id(span.origin)
 
 
 def shown(text: Optional[str]) -> Optional[str]:
@@ -85,7 +90,7 @@ class _Scoper:
         self.reads: list = []       # (binding, Var) of bare `let $x;` variables
 
     def error(self, message: str, span: Span, note: Optional[str] = None):
-        self.errors.setdefault(span, (message, note))
+        self.errors.setdefault(place(span), (message, note))
 
     # --- scopes ----------------------------------------------------------------
 
@@ -97,10 +102,9 @@ class _Scoper:
             self.gone[name] = b
             if b.untyped and not b.assigned:
                 for var in (v for bb, v in self.reads if bb is b):
-                    self.error(f"${name} is declared with no type and never assigned: its type is "
-                                    "unknown", var.span,
-                                    f"as bpftrace 0.27: give it a type or a value (let ${name}: int64; or "
-                                    f"let ${name} = 0;)")
+                    self.error(f"${name} is declared with no type and never assigned: its type is unknown",
+                               var.span, f"as bpftrace 0.27: give it a type or a value (let ${name}: int64; or "
+                               f"let ${name} = 0;)")
 
     def seen(self, name: str) -> Optional[_Binding]:
         for s in reversed(self.scopes):
