@@ -41,8 +41,26 @@ def literal(value: int) -> T.Type:
 
 
 def of(typer, e: A.Expr) -> T.Type:
-    """e's type as 0.27 gives it (e is typed, never run)."""
+    """e's type as 0.27 gives it (e is typed, never run); built with
+    `--bpftrace-output 0.17`, as 0.17 gives it (of0_17)."""
+    if typer.st.version == "0.17":
+        return of0_17(typer, e)
     return plain(_Types(typer).of(e))
+
+
+def of0_17(typer, e: A.Expr) -> T.Type:
+    """bpftrace 0.17's type of e: an integer literal, a constant expression
+    and a comparison are 64 bits (`sizeof(1)` and `sizeof(1 == 1)` are 8), a
+    tuple its members', anything else plyc's (a variable given a literal is
+    its 64-bit number)."""
+    v = const_value(e)
+    if v is not None:
+        return T.U64 if v >= 1 << 63 else T.S64
+    if isinstance(e, A.Binary) and e.op in COMPARISONS or isinstance(e, A.Unary) and e.op == "!":
+        return T.S64
+    if isinstance(e, A.Tuple):
+        return T.Tuple([of0_17(typer, i) for i in e.items], e.names or ())
+    return typer.typed_only(e).type
 
 
 def plain(t: T.Type) -> T.Type:
