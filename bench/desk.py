@@ -12,6 +12,10 @@ and sid's 0.27 from the tests' chroot). Paired runs, A and B alternately
 - check: `plyc check` of the one-liner, exec to exit, against bpftrace's
   start-up (exec to attached, from "new").
 
+Each run's CPU time is kept too (`cpu_s`: user + system of the tool and
+of the children it waited for, the compilers included, to its end): on a
+machine other work loads, the figure that moves least.
+
 "Attached" is the kernel's view, as the main tables' start-up: the first
 time the tool's program on sys_enter_getppid has run (its run_cnt in
 /proc/PID/fdinfo, with the harness calling getppid() every ~1 ms while it
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -81,7 +86,10 @@ def has_run(pid: int) -> bool:
 def timed(cmd: list, env: dict, cwd: Path, attach: bool) -> dict:
     """One run of cmd: seconds from exec to its "Attaching" line (marker_s),
     to its program's first run (attach_s, when attach) and to its exit
-    (total_s); its exit status and output."""
+    (total_s); the CPU time it and its children took (cpu_s: user + system,
+    the compilers included: the figure a loaded machine changes least);
+    its exit status and output."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, env=env, cwd=cwd)
@@ -111,9 +119,11 @@ def timed(cmd: list, env: dict, cwd: Path, attach: bool) -> dict:
             proc.kill()
             proc.wait()
     total = time.monotonic() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     for r in readers:
         r.join(5)
-    return {"attach_s": attached, "marker_s": marker[0] if marker else None, "total_s": total,
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return {"attach_s": attached, "marker_s": marker[0] if marker else None, "total_s": total, "cpu_s": cpu,
             "exit": proc.returncode, "stdout": b"".join(out).decode(errors="replace")[-2000:],
             "stderr": b"".join(err).decode(errors="replace")[-2000:]}
 
@@ -218,7 +228,7 @@ class Desk:
 def results(raw: dict, notes: list) -> dict:
     def figures(runs: list) -> dict:
         return {k: summary([r[k] * 1e3 if r[k] is not None else None for r in runs if r["exit"] == 0])
-                for k in ("attach_s", "marker_s", "total_s")}
+                for k in ("attach_s", "marker_s", "total_s", "cpu_s")}
     res = {"script": ONE_LINER.format(pid="N"), "notes": notes,
            "new": {t: figures(rs) for t, rs in raw["new"].items()},
            "cached": {t: figures(rs) for t, rs in raw["cached"].items()},
@@ -264,11 +274,11 @@ def cell(s) -> str:
 def print_tables(res: dict):
     print(f"\n== desk: one-liners, as at a desk (ms, median [min-max]) ==\n{res['script']}")
     rows = [("new one-liner", "new"), ("cached one-liner", "cached"), ("check / start-up", "check")]
-    print(f"{'':34s} {'to attached':>18s} {'Attaching line':>18s} {'whole run':>18s}")
+    print(f"{'':34s} {'to attached':>18s} {'Attaching line':>18s} {'whole run':>18s} {'CPU, whole run':>18s}")
     for title, part in rows:
         for tool, figs in res[part].items():
             print(f"{title + ': ' + tool:34s} {cell(figs['attach_s']):>18s} {cell(figs['marker_s']):>18s} "
-                  f"{cell(figs['total_s']):>18s}")
+                  f"{cell(figs['total_s']):>18s} {cell(figs.get('cpu_s')):>18s}")
     if res.get("cached_over_ms"):
         print(f"{'cached: plyc run over its tracer':34s} {cell(res['cached_over_ms']):>18s}")
     for n in dict.fromkeys(res["notes"]):

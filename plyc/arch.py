@@ -47,6 +47,10 @@ class Arch:
     # Defines the BPF side needs beyond __TARGET_ARCH_* (one kernel ARCH=
     # name covers 32- and 64-bit MIPS, whose struct pt_regs differ).
     bpf_defines: tuple = ()
+    # Kernel struct names runtime-c/bpf/plyc_arch.bpf.h defines for the
+    # target (beside pt_regs: arm64's user_pt_regs, a macro for it), which
+    # the generated C must not define again from BTF.
+    header_types: tuple = ()
     # No Debian release has the target's libbpf, libelf and zlib as binary
     # packages (big-endian MIPS): its sysroot builds them from Debian's
     # sources with the cross gcc (plyc/sysroot.py).
@@ -116,7 +120,8 @@ ARCHES = {a.name: a for a in (
     Arch("aarch64", ("aarch64",), "arm64",
          ("sp", "pc", "pstate") + tuple(f"x{i}" for i in range(31)),
          "__arm64_sys_", 8, 8, 16, False, "arm64", "aarch64-linux-gnu", "gcc-aarch64-linux-gnu",
-         ("aarch64-",), "AArch64", "qemu-aarch64-static", anon_bitfield_align=True),
+         ("aarch64-",), "AArch64", "qemu-aarch64-static", anon_bitfield_align=True,
+         header_types=("user_pt_regs",)),
     # 32-bit ARM has no syscall wrappers: sys_openat takes the arguments.
     Arch("armhf", ("armv7l", "armv8l"), "arm",
          tuple(f"r{i}" for i in range(16)) + ("sp", "lr", "pc", "cpsr"),

@@ -116,14 +116,14 @@ def check_str(chk, call):
     if chk.is_positional(arg):
         # The tracer's argument as a string.
         n = chk.expr(arg).index
-        x = ir.Param(ir.ARG_STR, n, type=T.Str(chk.strsize), span=arg.span)
-        return chk.make_call(call, [x], T.Str(_size_arg(chk, call, 1, chk.strsize)))
+        x = ir.Param(ir.ARG_STR, n, type=chk.read_str(chk.strsize), span=arg.span)
+        return chk.make_call(call, [x], chk.read_str(_size_arg(chk, call, 1, chk.strsize)))
     x = chk.expr(arg)
     typ = x.type
     if typ.kind == "str":
-        return chk.make_call(call, [x], T.Str(_size_arg(chk, call, 1, typ.size)))
+        return chk.make_call(call, [x], typ if len(call.args) < 2 else T.Str(_size_arg(chk, call, 1, typ.size)))
     if typ.kind == "dataloc" or typ.is_int:
-        return chk.make_call(call, [x], T.Str(_size_arg(chk, call, 1, chk.strsize)))
+        return chk.make_call(call, [x], chk.read_str(_size_arg(chk, call, 1, chk.strsize)))
     chk.err(f"str() needs a pointer or a string, got {typ}", arg.span)
 
 

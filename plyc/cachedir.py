@@ -53,11 +53,20 @@ def _base() -> str:
     return os.path.join(home, ".cache", "plyc")
 
 
+# The cache folders checked in this process, by (path, effective uid): a
+# build asks for the cache many times, and each check stats every folder
+# above it; a process that changes its euid (sudo's user) checks anew.
+_CHECKED: dict = {}
+
+
 def cache_dir() -> Path:
     """plyc's cache ($PLYC_CACHE, else ~/.cache/plyc): made private if
     missing, refused unless it is ours and only ours (trusted_dir) and we
-    can write in it."""
+    can write in it; checked once a process."""
     path = Path(_base()).absolute()     # compiles run elsewhere (the work folder)
+    key = (str(path), os.geteuid())
+    if key in _CHECKED:
+        return _CHECKED[key]
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as err:
@@ -66,6 +75,7 @@ def cache_dir() -> Path:
                          "(set $PLYC_CACHE or $XDG_CACHE_HOME to a folder you can write)") from None
     trusted_dir(path, "plyc's cache")
     writable(path)
+    _CHECKED[key] = path
     return path
 
 

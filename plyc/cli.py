@@ -3,19 +3,24 @@ the parser they make up and the one way anything ends (main)."""
 from __future__ import annotations
 
 import argparse
+import atexit
 import errno
 import io
 import os
 import signal
 import sys
 
-from . import __version__, progress
-from .commands import argdist, build, check, doctor, emit, run, sysroot
-from .commands import list as list_cmd
-from .children import SIGNALS, Terminated, on_signal
-from .diag import PlycError
-from .safefile import UnsafeFolder
-from .cachedir import ToolchainError
+from . import dccache
+dccache.install()       # before the imports below make their dataclasses
+atexit.register(dccache.save)
+
+from . import __version__, progress  # noqa: E402
+from .commands import argdist, build, check, doctor, emit, run, sysroot  # noqa: E402
+from .commands import list as list_cmd  # noqa: E402
+from .children import SIGNALS, Terminated, on_signal  # noqa: E402
+from .diag import PlycError  # noqa: E402
+from .safefile import UnsafeFolder  # noqa: E402
+from .cachedir import ToolchainError  # noqa: E402
 
 # The subcommands, in `plyc -h`'s order.
 COMMANDS = (build, run, check, emit, list_cmd, argdist, doctor, sysroot)

@@ -243,7 +243,9 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
         if opts.keep_dir:
             kept = True
             keep(opts.keep_dir, workdir, skip=(LINKED,))
-        install(linked, out)
+        # the run cache's tracer (quick): a crash that loses its name costs a
+        # rebuild, not worth a sync of the folder on the way to the probes
+        install(linked, out, durable_name=not opts.quick)
     except Exception:
         if opts.keep_dir and not kept:
             # what was made so far, to look into the failure (not after a signal)

@@ -170,10 +170,13 @@ class KernelTypes:
 
     # --- C definitions ------------------------------------------------------------
 
-    def definitions(self) -> list:
+    def definitions(self, header_types: tuple = ()) -> list:
         """C lines defining every struct/union the script touches, innermost
-        first (a member held by value needs its type complete)."""
+        first (a member held by value needs its type complete); not those
+        the BPF side's arch header defines (pt_regs, and header_types: the
+        target's own, arch.py)."""
         b = self.btf
+        defined = HEADER_DEFINED | set(header_types)
         done: set = set()
         out: list = []
 
@@ -192,7 +195,7 @@ class KernelTypes:
                     acc.append(mt.id)
 
         def emit(tid: int):
-            if tid in done:
+            if tid in done or b[tid].name in defined:     # a member's type too (perf's regs)
                 return
             done.add(tid)
             acc: list = []
@@ -209,7 +212,7 @@ class KernelTypes:
         for tid in sorted(self.uses):
             # anonymous ones are defined inside their holder; pt_regs by the
             # BPF side's arch header (the ABI's layout, the kernel's names)
-            if b[tid].name and b[tid].name not in HEADER_DEFINED:
+            if b[tid].name and b[tid].name not in defined:
                 emit(tid)
         for name, vid in sorted(self.ksyms.items()):
             out.append(f"extern const {self.c_decl(b[vid].type, name)} __ksym;")

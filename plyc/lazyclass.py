@@ -32,6 +32,11 @@ def made(cls: type) -> type:
                 made(base)
             del cls.__init__          # the stub: dataclass() sets no __init__ a class already has
             _pending.discard(cls)
+            if not cls.__doc__:
+                # dataclass() would write one from inspect.signature (a tenth
+                # of a ms a class, most of a node's making now that its methods'
+                # code comes from the cache, plyc/dccache.py): nothing reads it
+                cls.__doc__ = cls.__name__
             dataclass(eq=False)(cls)
     return cls
 

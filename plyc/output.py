@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from . import safefile
@@ -52,27 +51,22 @@ def work_folder() -> Path:
     temporary folder ($TMPDIR, /tmp) no one but us and root can change
     (a sticky /tmp is fine: our folder in it is ours)."""
     try:
-        base = safefile.temp_base()
+        return Path(safefile.new_private_folder("plyc-"))
     except safefile.UnsafeFolder as err:
         raise ToolchainError(str(err)) from None
-    try:
-        return Path(tempfile.mkdtemp(prefix="plyc-", dir=base))
-    except OSError as err:
-        raise ToolchainError(f"cannot make a work folder in {base}: {err.strerror}; "
-                             "set TMPDIR to a folder you can write") from None
 
 
-def install(built: Path, out: str, option: str = "-o") -> None:
+def install(built: Path, out: str, option: str = "-o", durable_name: bool = True) -> None:
     """The tracer `built` (linked in plyc's private work folder) copied to
     `out`: into a new file beside it, made O_EXCL|O_NOFOLLOW by the
     folder's descriptor and made executable (as the umask allows) by its
     own, then renamed over `out`, checked again (it may have changed during
     the build). Nothing here writes, or chmods, a path another user could
-    have swapped for a link (safefile.py)."""
+    have swapped for a link (safefile.py). durable_name=False: the rename
+    not synced to disk (safefile.replace), for the run cache's tracers."""
     check_target(out, option)
     parent = os.path.dirname(out) or "."
-    umask = os.umask(0)
-    os.umask(umask)
+    umask = safefile.umask()
     try:
         dir_fd = safefile.open_dir(parent)
     except OSError as err:
@@ -86,7 +80,7 @@ def install(built: Path, out: str, option: str = "-o") -> None:
             st = None
         if st is not None and not stat.S_ISREG(st.st_mode):
             raise ToolchainError(f"{option} {out}: is {_kind(st.st_mode)}, not a file plyc may replace")
-        safefile.replace(dir_fd, name, safefile.copy_from(str(built)), 0o777 & ~umask)
+        safefile.replace(dir_fd, name, safefile.copy_from(str(built)), 0o777 & ~umask, durable_name)
     except safefile.Swapped as err:
         raise ToolchainError(f"{option} {out}: not written: {err}") from None
     except OSError as err:
@@ -137,8 +131,7 @@ def keep(path: str, workdir: Path, skip: tuple = ()) -> None:
     """The build's files (made in plyc's private work folder) copied into
     --keep's folder, each one replaced exclusively by descriptor
     (safefile.replace), so a link planted there is replaced, never followed."""
-    umask = os.umask(0)
-    os.umask(umask)
+    umask = safefile.umask()
     dir_fd = _keep_fd(path)
     try:
         for f in sorted(workdir.iterdir()):

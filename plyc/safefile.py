@@ -44,11 +44,13 @@ def create(dir_fd: int, prefix: str, suffix: str, mode: int = 0o600) -> tuple:
     raise FileExistsError(f"no free temporary name {prefix}*{suffix}")
 
 
-def replace(dir_fd: int, name: str, write: Callable[[int], None], mode: int) -> None:
+def replace(dir_fd: int, name: str, write: Callable[[int], None], mode: int, durable_name: bool = True) -> None:
     """The file `name` in the folder dir_fd replaced by a new one that
     write(fd) fills, with mode `mode` set on the descriptor: no half-written
     file under `name`, no link followed. Swapped if the new file's
-    temporary name was taken over before the rename."""
+    temporary name was taken over before the rename. durable_name=False:
+    the rename is not synced to disk (the file's bytes always are), for a
+    cache, where a crash that loses the name only costs a rebuild."""
     fd, tmp = create(dir_fd, f".{name}.", ".plyc-tmp")
     try:
         try:
@@ -71,6 +73,8 @@ def replace(dir_fd: int, name: str, write: Callable[[int], None], mode: int) -> 
     finally:
         if tmp is not None:
             unlink(dir_fd, tmp)
+    if not durable_name:
+        return
     try:
         os.fsync(dir_fd)      # the rename itself on disk (not every file system can)
     except OSError:
@@ -134,6 +138,13 @@ def changeable(path: str) -> Optional[str]:
     return None
 
 
+def umask() -> int:
+    """The process's umask (os.umask can only be read by setting it)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def temp_base() -> str:
     """The temporary folder ($TMPDIR, /tmp) to make plyc's private folders
     in: UnsafeFolder when another user could rename one of them away and
@@ -147,12 +158,23 @@ def temp_base() -> str:
     return base
 
 
+def new_private_folder(prefix: str) -> str:
+    """A new folder of plyc's own (mkdtemp: 0700) in temp_base(): the
+    caller removes it. UnsafeFolder where it cannot be made there either."""
+    import tempfile
+    base = temp_base()
+    try:
+        return tempfile.mkdtemp(prefix=prefix, dir=base)
+    except OSError as err:
+        raise UnsafeFolder(f"cannot make a folder in {base}: {err.strerror}; "
+                           "set TMPDIR to a folder you can write") from None
+
+
 @contextlib.contextmanager
 def private_folder(prefix: str) -> Iterator[str]:
-    """A new folder of plyc's own (mkdtemp: 0700) in temp_base(), removed after."""
+    """A new folder of plyc's own (new_private_folder), removed after."""
     import shutil
-    import tempfile
-    path = tempfile.mkdtemp(prefix=prefix, dir=temp_base())
+    path = new_private_folder(prefix)
     try:
         yield path
     finally:

@@ -93,6 +93,7 @@ def find_cc(target: str, sysroot: Optional[str] = None) -> tuple:
             cc = [shutil.which("gcc") or shutil.which("cc") or "cc"]
         else:
             cc = [f"{A.get(target).triplet}-gcc"]
+    cc = program_path(cc)
     if not shutil.which(cc[0]):
         raise ToolchainError(f"no C compiler for {target}: {cc[0]} is not installed "
                              f"(apt-get install {A.get(target).cc_package}; "
@@ -100,6 +101,16 @@ def find_cc(target: str, sysroot: Optional[str] = None) -> tuple:
     sysroot = sysroot or os.environ.get("SYSROOT") or os.environ.get("SDKTARGETSYSROOT") or None
     return cc, absolute_paths(shlex.split(os.environ.get("CFLAGS", ""))), \
         os.path.abspath(sysroot) if sysroot else None
+
+
+def program_path(argv: list) -> list:
+    """argv with its program made absolute where it is a relative path
+    (./bin/cc): the compiler runs in the build's work folder, the path
+    means the folder plyc was run from (as absolute_paths' flags do); a
+    bare name is looked for on $PATH."""
+    if argv and "/" in argv[0] and not os.path.isabs(argv[0]):
+        return [os.path.abspath(argv[0]), *argv[1:]]
+    return argv
 
 
 def user_compiler() -> str:
@@ -111,7 +122,7 @@ def find_ar(cc: list) -> list:
     """$AR, else the archiver beside the compiler (an SDK's prefixed
     `-ar`), else the machine's: a plain error when it is not there."""
     if os.environ.get("AR", "").strip():
-        ar = shlex.split(os.environ["AR"])
+        ar = program_path(shlex.split(os.environ["AR"]))
         what = "$AR"
     elif os.path.basename(cc[0]).endswith("gcc"):
         ar = [cc[0][:-3] + "ar"]

@@ -39,6 +39,10 @@ class Type:
     format_index: int = 0     # a strftime value: which of the program's formats
     enum_index: int = 0       # an enum value: which of the program's enums (Program.enums)
     sized: bool = False       # a buf: bpftrace's buf(), a u32 length then its bytes
+    # a str read at bpftrace 0.27's max_strlen N under 1024: N + 1 bytes, so
+    # that one of N bytes (its NUL the last) is taken as cut and printed
+    # with the trailer (str_trunc_trailer), as 0.27 prints it
+    cut: bool = False
     # An integer constant that is not negative: its sign is whatever the
     # other side's is where two types meet (promoted()). Not part of the
     # type's identity: a flexible s64 equals an s64.
@@ -138,8 +142,8 @@ def Strftime(format_index: int) -> Type:
     return Type("int", 8, False, "strftime", format_index=format_index)
 
 
-def Str(size: int = DEFAULT_STRSIZE) -> Type:
-    return Type("str", size)
+def Str(size: int = DEFAULT_STRSIZE, cut: bool = False) -> Type:
+    return Type("str", size, cut=cut)
 
 
 def literal_str(data: bytes) -> Type:
@@ -293,17 +297,22 @@ def unify(a: Type, b: Type) -> Optional[Type]:
         if any(d in (a.denotes, b.denotes) and a.denotes != b.denotes or a.format_index != b.format_index
                for d in ("strftime", "cgroup_path")):
             return None     # nor do two strftime formats, two cgroup_path filters
-        if a.denotes == b.denotes == "enum" and a.enum_index != b.enum_index:
-            return None     # nor two enums
         # a plain number takes the other's meaning; two meanings make a number
         denotes = a.denotes if a.denotes == b.denotes or not b.denotes else b.denotes if not a.denotes else ""
+        if "enum" in (a.denotes, b.denotes) and (a.denotes != b.denotes or a.enum_index != b.enum_index):
+            # an enum's value meeting a number or another enum's is a
+            # number, as bpftrace 0.27 types it (`@m = ONE; @m = 5`)
+            denotes = ""
         p = promoted(a, b)
         return Type("int", p.size, p.signed, denotes,
                     a.pointee if a.pointee == b.pointee else None, a.user and b.user,
                     format_index=a.format_index,
                     enum_index=a.enum_index if a.denotes == "enum" else b.enum_index, flexible=p.flexible)
     if a.kind == b.kind and a.kind in ("str", "buf") and a.sized == b.sized:
-        return replace(a, size=max(a.size, b.size))
+        # still cut where the cut one is the larger (in a longer one its
+        # last byte is no sign of a cut)
+        return replace(a, size=max(a.size, b.size),
+                       cut=(a.cut and a.size >= b.size) or (b.cut and b.size >= a.size))
     order = matched(a, b)
     if order is not None:
         items = [unify(x, b.items[j]) for x, j in zip(a.items, order)]

@@ -25,6 +25,11 @@ struct plyc_bt_version {
 	/* a map with no entries at exit or in print() prints nothing (0.17: a
 	 * blank line; a key-less count() never written or cleared, `@c: 0`) */
 	int empty_map_silent;
+	/* print() of a key-less map holding nothing (never written, deleted,
+	 * cleared) prints its value type's zero, `@x: 0`, `@s: `, `@t: (0, )`,
+	 * but a hist's, lhist's or tseries' nothing (0.17: a blank line, but
+	 * count()'s `@c: 0`) */
+	int print_empty_zero;
 	/* what follows a hist's or lhist's key: ":" (0.17: ": ") */
 	const char *hist_colon;
 	/* stats() as `{ .count = N, .average = N, .total = N }` and avg() and
@@ -47,6 +52,9 @@ struct plyc_bt_version {
 	 * values quoted, an integer a double cannot hold exactly as a string
 	 * (0.17: an escaped string; unquoted, not JSON; its number) */
 	int json_typed;
+	/* -f json: an avg() or stats() map with no entries, at exit or in
+	 * print(), is `{"type": "stats", "data": {"@m": {}}}` (0.17: nothing) */
+	int json_empty_stats;
 	/* cat() of a file it cannot open: `ERROR: failed to open file 'F'
 	 * (why)`, no JSON event; system(): the command's output and a newline,
 	 * nothing and an error when it exits non-zero (0.17: `'F': why` and
@@ -55,6 +63,9 @@ struct plyc_bt_version {
 	/* a stack with no frames (kstack in a uprobe) is its newline alone
 	 * (0.17: nothing) */
 	int empty_stack_newline;
+	/* SIGUSR1 prints every map as at exit, without the two blank lines
+	 * (0.27: it runs the script's self:signal:SIGUSR1 probes, nothing else) */
+	int usr1_prints_maps;
 };
 
 extern const struct plyc_bt_version plyc_bt_027, plyc_bt_017;

@@ -130,6 +130,7 @@ struct plyc_program {
 	int nloops;
 	int no_exit_maps;          /* no map dump at exit (bpftrace's print_maps_on_exit=false) */
 	int no_cpp_demangle;       /* user symbols as the symbol table has them (bpftrace's cpp_demangle=false) */
+	const char *str_trailer;   /* after a cut string (bpftrace's str_trunc_trailer) */
 	const struct plyc_opt *opts;   /* the script's named options, set at off_opt_num/off_opt_str */
 	int nopts;
 	size_t off_opt_num, off_opt_str, opt_str_size;
@@ -194,8 +195,9 @@ int plyc_check_needs(const struct plyc_program *prog, struct bpf_object *obj);
 
 /* pidns.c: the tracer's PID namespace set in the BPF object's .rodata
  * (left 0 in the initial one, or where the kernel lacks the helper: said);
+ * -p's pid (or 0) in a namespace nested in it is said to match nothing;
  * 0, or -1 once told. */
-int plyc_pidns_prepare(struct bpf_object *obj, const char *name, int verbose);
+int plyc_pidns_prepare(struct bpf_object *obj, const char *name, int verbose, long pid);
 
 /* The script's named options (options.c): listed in -h; taken out of the
  * positional arguments into values (one per option, NULL: the default):
@@ -203,8 +205,9 @@ int plyc_pidns_prepare(struct bpf_object *obj, const char *name, int verbose);
 void plyc_opts_usage(const struct plyc_program *prog, FILE *fp);
 int plyc_opts_parse(const struct plyc_program *prog, char **args, int *nargs, const char **values);
 void plyc_opts_fill(const struct plyc_program *prog, const char *const *values, char *params);
-/* mapmem.c: keyed aggregations allocated as keys come where the kernel
- * allows (before load); the maps' locked kernel memory, on stderr (-v). */
+/* mapmem.c: the keyed aggregations plyc_map.grow allows allocated as keys
+ * come where the kernel can (before load); the maps' locked kernel memory,
+ * on stderr (-v). */
 int plyc_maps_prepare(const struct plyc_program *prog, struct bpf_object *obj, int verbose);
 void plyc_maps_report_memory(const char *name, struct bpf_object *obj, const char *when);
 
@@ -225,6 +228,8 @@ int plyc_once_prepare(const struct plyc_program *prog, struct bpf_object *obj);
 int plyc_once_run(const struct plyc_program *prog, struct bpf_object *obj, const struct plyc_provider *which);
 /* Whether BEGIN and END are the program's only probes */
 int plyc_once_only(const struct plyc_program *prog);
+/* Whether the program has a probe of that provider. */
+int plyc_has_probes_of(const struct plyc_program *prog, const struct plyc_provider *which);
 
 /* child.c: the -c CMD process, started held in a process group of its own
  * and released once attached. Failures are told on stderr, as NAME: error. */

@@ -149,6 +149,7 @@ struct plyc_map {
 	struct plyc_type value;    /* the aggregated argument's / plain value's type */
 	uint32_t value_size;       /* bytes of one BPF value (one CPU's for per-CPU maps) */
 	int percpu;
+	int grow;                  /* may be allocated as keys come (mapmem.c) */
 	/* lquantize: min, the last bucket's lower bound (max, or the last
 	 * multiple of step below it), step (plyc_lq_bound) */
 	int64_t lq_min, lq_max, lq_step;
@@ -290,12 +291,14 @@ void plyc_map_merge(const struct plyc_map *m, void *dst,
 
 /* The BPF side's per-CPU stats array (plyc_stats in plyc.bpf.h): rows of
  * 1 + nmaps counters. Row FULL: [0] events lost to a full ring buffer,
- * [1 + i] updates map i dropped because it was full (-E2BIG, -ENOMEM).
+ * [1 + i] updates map i dropped because it was full (-E2BIG).
  * Row BUSY: [0] stacks that collided with another in the stack map
  * (-EEXIST), [1 + i] updates of map i the kernel refused because the map
  * was in use on that CPU (-EBUSY). Row OTHER: [0] stacks not stored for
- * another reason (a full stack map), [1 + i] updates refused otherwise. */
-enum { PLYC_STAT_ROW_FULL, PLYC_STAT_ROW_BUSY, PLYC_STAT_ROW_OTHER, PLYC_STAT_ROWS };
+ * another reason (a full stack map), [1 + i] updates refused otherwise.
+ * Row NOMEM: [1 + i] new keys of map i the kernel could not allocate
+ * (-ENOMEM). */
+enum { PLYC_STAT_ROW_FULL, PLYC_STAT_ROW_BUSY, PLYC_STAT_ROW_OTHER, PLYC_STAT_ROW_NOMEM, PLYC_STAT_ROWS };
 
 static inline uint32_t plyc_stat_index(int nmaps, int row, int slot)
 {
@@ -407,12 +410,26 @@ void plyc_stacks_find(struct bpf_object *obj);
  * the address as 0x..., 0 as "0". Read from pid's mappings now. */
 const char *plyc_usym_bt(uint32_t pid, uint64_t addr, int offset, int module, char *buf, size_t len);
 
+/* Whether /proc is the tracer's own PID namespace's (its /proc/self is
+ * getpid()): a /proc mounted outside the namespace (unshare --pid without
+ * --mount-proc) names other processes by the namespace's ids (rt.c). */
+int plyc_proc_is_ours(void);
+
 /* A C++ name (Itanium ABI, "_Z...") demangled into out as the C++
  * library's demangler prints it: 0, or -1 where it is no mangled name,
  * one the demangler does not know, or longer than len (symbols/demangle.c). */
 int plyc_demangle(const char *mangled, char *out, size_t len);
 /* Whether user symbols are demangled (bpftrace's cpp_demangle, default on). */
 extern int plyc_cpp_demangle;
+/* What follows a string marked cut (PLYC_STR_CUT) when it fills its size
+ * but its NUL: bpftrace 0.27's str_trunc_trailer, ".." by default. */
+extern const char *plyc_str_trailer;
+/* A PLYC_K_STR's width: one of size - 1 bytes was cut where it was read
+ * (bpftrace 0.27's strings of max_strlen under 1024, plyc/types.py's cut). */
+#define PLYC_STR_CUT 1
+/* The string at s (size bytes, NUL-terminated or full) into buf as it
+ * prints: followed by plyc_str_trailer when cut says it was cut. */
+const char *plyc_str_text(const char *s, size_t size, int cut, char *buf, size_t len);
 /* A usym() value (PLYC_K_USYM: address, pid) as bpftrace prints it. */
 const char *plyc_usym_text(const void *data, char *buf, size_t len);
 /* A user stack's frames of process pid in a mode (enum plyc_stack_mode),

@@ -36,6 +36,10 @@ struct plyc_output_ops {
 	int (*report)(const struct plyc_program *prog);
 	/* after END: the maps' dump; ended: the report ended the run */
 	void (*at_exit)(const struct plyc_program *prog, int ended);
+	/* SIGUSR1 caught (else its default action), and what it prints after
+	 * the self probes ran (NULL: nothing) */
+	int catches_usr1;
+	void (*on_usr1)(const struct plyc_program *prog);
 	/* bpftrace's run: a program of BEGIN and END only ends after BEGIN */
 	int once_only_ends;
 	/* bpftrace's event printer: nothing the probes send after exit() */

@@ -235,7 +235,9 @@ class Gen:
         if self.lang == "bt":
             # 0.27 pads a negative with zeros before its sign (docs/bpftrace.md),
             # and a `0x` prefix too
-            if conv in "di" or "#" in flags:     # `%#05x` of 4: `000x4`
+            # and a left-justified one with zeros after it (`%-08x` of 46:
+            # `2e000000`): plyc keeps C's (and 0.17's) spaces
+            if conv in "di" or "#" in flags or "-" in flags:     # `%#05x` of 4: `000x4`
                 flags = flags.replace("0", "")
             # its reader takes the flags in this order only, and plyc
             # accepts any order (documented); keep bpftrace's order

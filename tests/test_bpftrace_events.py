@@ -35,8 +35,11 @@ def test_cat_and_system_are_formatted_events():
 def test_buf_is_a_sized_buffer():
     prog = lower('BEGIN { $n = 3; @a = buf("abc", 2); @b = buf("abc", $n); @c = buf("abc", 100); }')
     types = {m.name: str(m.value_type) for m in prog.maps.values()}
-    # a constant length is the capacity; a run-time one, the string size (64)
-    assert types == {"@a": "buffer[2]", "@b": "buffer[64]", "@c": "buffer[64]"}
+    # a constant length is the capacity; a run-time one, the string size
+    # (max_strlen: 1024, 0.27's), which bounds a constant too
+    assert types == {"@a": "buffer[2]", "@b": "buffer[1024]", "@c": "buffer[100]"}
+    prog = lower('config = { max_strlen = 64 }\nBEGIN { $n = 3; @b = buf("abc", $n); @c = buf("abc", 100); }')
+    assert {m.name: str(m.value_type) for m in prog.maps.values()} == {"@b": "buffer[64]", "@c": "buffer[64]"}
 
 
 @pytest.mark.parametrize("src,message", [

@@ -118,3 +118,34 @@ BUILD_SEEDS = SEEDS + [open(p).read() for p in sorted(glob.glob("/usr/sbin/*.bt"
 def test_mutations_that_check_clean_also_compile(src):
     builds_or_is_refused(src, "f.bt", driver.Options())
 
+
+
+
+def refused(src: str) -> str:
+    """The rendered refusal of src (it must not build)."""
+    try:
+        driver.compile_source(src, "f.bt", driver.Options())
+    except PlycError as err:
+        return err.render()
+    raise AssertionError(f"built: {src!r}")
+
+
+# Found by a fuzz of 0.27's new syntax: text pycparser's own parser trips on
+# (pycparser 3 raised AttributeError: 'Union' object has no attribute 'names'
+# on two records as one member's type), an internal error of plyc's
+def test_c_that_trips_pycparser_is_refused_at_its_definition():
+    text = refused("struct Foo { int a; struct { int b; }union { long d; }; }\nBEGIN { exit(); }\n")
+    assert text.startswith("f.bt:1:1: error: this definition is not C that plyc can read"), text
+
+
+# a function declared among a struct's members was an internal error
+# (AttributeError: 'TypeDecl' object has no attribute 'names')
+def test_a_function_among_a_struct_s_members_is_refused_at_it():
+    text = refused("struct Foo { int a; struct { int g(); char c[4]; }; }\nBEGIN { exit(); }\n")
+    assert text.startswith("f.bt:1:") and "member 'g' is a function" in text, text
+
+
+def test_an_unnamed_bit_field_is_named_so():
+    # the refusal said "bit-field 'None'"
+    text = refused("struct S { int : 3; int b; }\nBEGIN { exit(); }\n")
+    assert "an unnamed bit-field is not supported by plyc yet" in text, text

@@ -30,9 +30,9 @@ def test_ir_of_a_tracepoint_script():
 map @n aggregation [char[16]] -> count(u64)
 map @last hash [] -> s32
 map @c hash [] -> s64
-event 1 printf "%s %d %d\\n" (char[64], s64, u32) line 3
+event 1 printf "%s %d %d\\n" (char[1024], s64, u32) line 3
 event 2 exit (s64) line 5
-program strsize=64 arch=x86_64 target
+program strsize=1024 arch=x86_64 target
 probe 0 tracepoint:syscalls:sys_enter_openat -> tracepoint syscalls/sys_enter_openat line 1
   local $x: s64
   field flags: s32
@@ -43,7 +43,7 @@ probe 0 tracepoint:syscalls:sys_enter_openat -> tracepoint syscalls/sys_enter_op
     $x = 2:s64  @2
     $x = ($x:s64 * 3:s64):s64  @2
     @c[] = (@c[]:s64 + 1:s64):s64  @2
-    emit printf 1 (str(field.filename:char *):char[64], $x:s64, nstid:u32)  @3
+    emit printf 1 (str(field.filename:char *):char[1024], $x:s64, nstid:u32)  @3
     delete @last[]  @4
     delete @c[]  @4
 probe 1 BEGIN -> BEGIN - line 5
@@ -81,7 +81,7 @@ TYPE_ERRORS = [
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, find, time, zero, bswap, "
-     "kptr, strncmp, join, ntop, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
+     "kptr, strncmp, join, ntop, socket_cookie, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
      "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, fail, is_err, cgroup, cpid, cpu, curtask, elapsed, func, gid, jiffies, ncpus, numaid, probe, rand, retval, uid, username, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
@@ -290,7 +290,8 @@ def test_config_block():
     src = ("config = { max_strlen = 16; BPFTRACE_MAX_MAP_KEYS = 2; perf_rb_pages = 16; "
            "on_stack_limit = 8; print_maps_on_exit = false }\nBEGIN { @[comm] = 1; }")
     prog = lower(src)
-    assert prog.strsize == 16 and prog.limits == dict(map_entries=2, buffer_size=65536, stack_temp_max=8,
+    # 0.27's string of max_strlen 16: 17 bytes, one of 16 printed as cut
+    assert prog.strsize == 17 and prog.limits == dict(map_entries=2, buffer_size=65536, stack_temp_max=8,
                                                      print_maps_on_exit=False)
     res = resources.build(prog, "t", "tool.bt", driver.build_limits(prog, driver.Options()))
     assert (res.maps[0].max_entries, res.buffer_size, res.stack_temp_max, res.print_maps_on_exit) == \
@@ -298,7 +299,7 @@ def test_config_block():
     limits = driver.build_limits(prog, driver.Options(map_entries=100))
     assert limits["map_entries"] == 100 and limits["buffer_size"] == 65536
     src = ('config = { max_strlen = 0; license = "GPL"; stack_mode = fast; foo = 1; perf_rb_pages = 3; '
-           'print_maps_on_exit = maybe; strlen = 9; str_trunc_trailer = ".."; missing_probes = error }\n'
+           'print_maps_on_exit = maybe; strlen = 9; str_trunc_trailer = "' + "." * 64 + '"; missing_probes = error }\n'
            "BEGIN { }")
     line = src.splitlines()[0]
     messages = [m for m in err(src).splitlines() if m.startswith(("tool.bt", "note"))]
@@ -313,8 +314,7 @@ def test_config_block():
         "tool.bt:1:89: error: perf_rb_pages must be a power of two (the ring buffer's size)",
         "tool.bt:1:113: error: print_maps_on_exit takes true or false",
         "tool.bt:1:120: error: config variable max_strlen is set twice",
-        "tool.bt:1:152: error: str_trunc_trailer=.. is not supported by plyc yet",
-        "note: plyc's tracers have str_trunc_trailer=\"\" only"]
+        "tool.bt:1:152: error: str_trunc_trailer is longer than the 63 bytes plyc's tracers keep for it"]
     assert err(src).splitlines()[1] == line
 
 
@@ -399,7 +399,7 @@ def test_fields_of_a_tracepoint_wildcard():
     has it: the tracer fills the table); otherwise an error naming the event."""
     prog = lower('t:syscalls:sys_enter_exec* { printf("%s\\n", str(args->filename)); }')
     assert [line for line in dump(prog).splitlines() if "emit" in line] == [
-        '  emit printf 1 (str(field.filename:char *):char[64])  @1']
+        '  emit printf 1 (str(field.filename:char *):char[1024])  @1']
     assert err('t:syscalls:sys_enter_exec* { @ = args->fd; }') == (
         "tool.bt:1:34: error: tracepoint syscalls:sys_enter_execve, which syscalls:sys_enter_exec* "
         "matches, has no field 'fd'\n"
@@ -424,7 +424,7 @@ def test_ntop_is_an_inet_value():
 map @a aggregation [inet] -> count(u64)
 map @l hash [] -> inet
 event 1 printf "%s %d\\n" (inet, u64 (enum)) line 3
-program strsize=64 arch=x86_64
+program strsize=1024 arch=x86_64
 probe 0 tracepoint:sock:inet_sock_set_state -> tracepoint sock/inet_sock_set_state line 2
   local $s: inet
   field saddr: u8[4]
@@ -510,11 +510,11 @@ def test_script_structs_are_read_at_the_scripts_offsets():
     file_size = kt.btf.size(kt.lookup(("struct", "file")), 8)
     prog = lower(STRUCTS)
     lines = dump(prog).splitlines()
-    assert lines[0] == "map @ aggregation [s32, s32, s64, char[64], u64 (enum)] -> count(u64)"
+    assert lines[0] == "map @ aggregation [s32, s32, s64, char[1024], u64 (enum)] -> count(u64)"
     assert lines[-2] == (
         "  @[member(cast($s:struct sx *):void *):s32, member(($s:struct sx * + 48:s64):void *):s32, "
         "member(cast(($s:struct sx * + 32:s64):void *):void *):s64, "
-        "str(member(($s:struct sx * + 24:s64):void *):char *):char[64], cast(18:s64):u64 (enum)] <- count()  @5")
+        "str(member(($s:struct sx * + 24:s64):void *):char *):char[1024], cast(18:s64):u64 (enum)] <- count()  @5")
     assert lines[-1] == (
         "  emit print 1 (member((member(($s:struct sx * + 8:s64):void *):struct file * + 4:s64):void *):s8, "
         "member(($s:struct sx * + 16:s64):void *):struct task_struct *->pid:s32, "
@@ -536,9 +536,13 @@ def test_script_struct_errors():
         "tool.bt:3:2: error: unknown type name 'foo'\n        foo b; };\n        ^~~\n"
         "note: types plyc knows in definitions besides C's: " + ", ".join(sorted(cdefs.TYPEDEFS)))
     # pycparser's own words vary by version; the place is the script's
-    first = err("struct s { int a; int b };\nBEGIN { }").splitlines()
+    first = err("struct s { int a; int b c; };\nBEGIN { }").splitlines()
     assert first[0].startswith("tool.bt:1:25: error: this definition is not C that plyc can read (")
-    assert first[1:] == ["struct s { int a; int b };", " " * 24 + "^"]
+    assert first[1:] == ["struct s { int a; int b c; };", " " * 24 + "^"]
+    # the last member's ';' may be left out, as clang (and bpftrace) take it
+    assert cdefs.last_semicolons("struct s { int a; int b }") == "struct s { int a; int b;}"
+    assert cdefs.last_semicolons("struct s { struct { int b\n} c\n}") == "struct s { struct { int b\n;} c\n;}"
+    assert cdefs.last_semicolons("enum e { A, B }") == "enum e { A, B }"
     assert err("struct t { long x : 3; };\nstruct u { int a; };\nstruct u { int b; };\n"
                "struct w { char n[]; };\nBEGIN { }") == (
         "tool.bt:1:17: error: bit-field 'x' is not supported by plyc yet\n"
@@ -1020,17 +1024,19 @@ EFFECTS_REFUSED = [
      "note: $y was assigned at line 1, in a block that has ended (bpftrace 0.27 scopes a variable by block): "
      "assign it, or 'let $y;', before that block, or build with --bpftrace-output 0.17 (0.17's variables are "
      "the probe's)"),
-    ('BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }',
-     "tool.bt:1:32: error: the address of a map (&@m: bpftrace's BPF map object in the kernel) is not "
-     "supported by plyc yet\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 31 + "^~~\n"
-     "tool.bt:1:42: error: '&' takes a scratch variable ($x) or a map (@m), as bpftrace 0.27's grammar has it\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 41 + "^~~~~~\n"
-     "tool.bt:1:55: error: the address of $s, a char[8], is not supported by plyc yet (only of an integer "
-     "or a pointer)\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 54 + "^~~\n"
-     "tool.bt:1:67: error: probe return values can only be integers (as bpftrace 0.27's), not char[8]\n"
-     'BEGIN { @m = 1; $s = "a"; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n' + " " * 66 + "^~~"),
+    ('BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }',
+     "tool.bt:1:35: error: the address of a map (&@m: bpftrace's BPF map object in the kernel) is not supported by plyc yet\n"
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                  ^~~\n'
+     "tool.bt:1:45: error: '&' takes a scratch variable ($x) or a map (@m), as bpftrace 0.27's grammar has it\n"
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                            ^~~~~~\n'
+     'tool.bt:1:58: error: the address of $s, a stack, is not supported by plyc yet (only of an integer, a pointer, a string or a tuple)\n'
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                                         ^~~\n'
+     "tool.bt:1:70: error: probe return values can only be integers (as bpftrace 0.27's), not char[8]\n"
+     'BEGIN { @m = 1; $s = kstack; $a = &@m; $b = &@m[1]; $c = &$s; return "x"; }\n'
+     '                                                                     ^~~'),
 ]
 
 
@@ -1085,16 +1091,22 @@ def test_array_casts_both_ways():
     assert "an array cast's elements must be integers" in err('BEGIN { print((struct task_struct[2])1); }')
     assert "an array casts to the integer of its size (4 bytes)" in \
         err('BEGIN { $a = (int8[4])(uint32)1; print((uint64)$a); }')
+    # a string literal: its bytes and NUL, folded; its count as 0.27's (string[6])
+    assert "tuple(104:s8, 105:s8, 0:s8):s8[3]" in dump(lower('BEGIN { print((int8[])"hi"); }'))
+    assert 'Cannot cast from "string[6]" to "int8[8]"' in err('BEGIN { print((int8[8])"hello"); }')
+    assert "Cannot determine array size" in err('BEGIN { print((int16[])"hell"); }')
+    assert "plyc sizes a string held elsewhere otherwise than 0.27" in \
+        err('BEGIN { $s = "hi"; print((int8[])$s); }')
 
 
 def test_a_positional_only_printed_is_its_text():
     text = dump(lower('BEGIN { print(($1, $2)); printf("%s %d\\n", $3, $4); @m = $2; }'))
     # $1 only printed: its text; $2 also stored, $4 printed by %d: numbers
-    assert "str(param.arg_str[1]:char[64]):char[64]" in text
+    assert "str(param.arg_str[1]:char[1024]):char[1024]" in text
     assert "param.arg_num[2]" in text and "param.arg_num[4]" in text
-    assert "str(param.arg_str[3]:char[64])" in text and "str(param.arg_str[2]" not in text
+    assert "str(param.arg_str[3]:char[1024])" in text and "str(param.arg_str[2]" not in text
     # one not given prints 0, as 0.27's number
-    assert '(param.arg_count:u64 >= 1:u64):s32 ? str(param.arg_str[1]:char[64]):char[64] : "0":char[8]' in \
+    assert '(param.arg_count:u64 >= 1:u64):s32 ? str(param.arg_str[1]:char[1024]):char[1024] : "0":char[8]' in \
         dump(lower('BEGIN { print($1); }'))
 
 
@@ -1162,3 +1174,25 @@ def test_a_ternary_of_calls_as_a_statement_is_an_if():
     assert dump(lower('kprobe:f { pid > 5 ? printf("yes\\n") : printf("no\\n"); nsecs ? exit() : printf("x"); }')) == \
         dump(lower('kprobe:f { if (pid > 5) { printf("yes\\n"); } else { printf("no\\n"); } '
                    'if (nsecs) { exit(); } else { printf("x"); } }'))
+
+
+def test_socket_cookie():
+    assert "socket_cookie(args_sk" in dump(lower('kfunc:tcp_close { print(socket_cookie(args.sk)); }'))
+    assert "socket_cookie() can only be used in kfunc (fentry) and kretfunc (fexit) probes" in \
+        err('rawtracepoint:inet_sock_set_state { print(socket_cookie(args.sk)); }')
+    assert "socket_cookie() only supports 'struct sock *' as the argument (s64 provided)" in \
+        err('kfunc:tcp_close { print(socket_cookie(1)); }')
+    assert "takes the probed function's argument (args.sk)" in \
+        err('kfunc:tcp_close { $s = (struct sock *)args.sk->__sk_common.skc_net.net; '
+            'print(socket_cookie($s)); }')
+
+
+def test_ctx():
+    # a perf event's: 0.27's struct bpf_perf_event_data *, read from the program's copy
+    text = dump(lower('struct x {unsigned long x}; i:ms:1 { print(((struct x *)ctx).x); print(ctx->sample_period); }'))
+    assert "ctx" in text and "sample_period" in text
+    assert "Use args instead of ctx in tracepoint" in err('tracepoint:syscalls:sys_enter_openat { print(ctx); }')
+    assert "The ctx builtin can not be used with 'begin' probes" in err('BEGIN { print(ctx); }')
+    assert "'ctx' in uprobe probes is not supported by plyc yet" in err('uprobe:/bin/sh:main { print(ctx); }')
+    assert "'ctx' in a perf-event probe for riscv64 is not supported by plyc yet" in \
+        err('i:ms:1 { print(ctx->sample_period); }', target="riscv64")

@@ -226,7 +226,7 @@ def test_iter_path_is_a_sleepable_iterator():
      "beside iter:task"),
     ("iter:task_file { $f = ctx->file; printf(\"%s\\n\", path($f->f_path)); }", "tool.bt:1:54: error: path() in "
      "an iter probe takes a struct path reached from ctx by members (ctx->file->f_path)"),
-    ("BEGIN { printf(\"%p\\n\", ctx); }", "tool.bt:1:24: error: 'ctx' is not supported by plyc yet"),
+    ("BEGIN { printf(\"%p\\n\", ctx); }", "tool.bt:1:24: error: The ctx builtin can not be used with 'begin' probes"),
 ])
 def test_iter_errors(src, message):
     assert err(src).startswith(message)

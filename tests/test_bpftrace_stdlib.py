@@ -33,7 +33,7 @@ def test_ir_of_string_functions_and_clocks():
 
 def test_a_pointer_is_read_as_a_string():
     text = dump(lower('tracepoint:syscalls:sys_enter_openat { print(strlen(args->filename)); }'))
-    assert "strlen(str(field.filename:char *):char[64]):u64" in text
+    assert "strlen(str(field.filename:char *):char[1024]):u64" in text
     # an integer is no string (bpftrace: "string-like values must be ... pointers")
     assert "read a string from an address with str(p)" in err('kprobe:f { print(strlen(arg0)); }')
 
@@ -81,7 +81,7 @@ def test_getopt_options_and_their_params():
     prog = lower('BEGIN { printf("%d %d %s\\n", getopt("f"), getopt("n", 3, "a number"), getopt("s", "x"));\n'
                  '  print(getopt("n", 3, "a number")); }')
     assert prog.options == [("f", "bool", "false", ""), ("n", "int", "3", "a number"), ("s", "str", "x", "")]
-    assert "emit printf 1 (param.opt_num:u8, param.opt_num[1]:s64, str(param.opt_str[2]:char[64]):char[64])" \
+    assert "emit printf 1 (param.opt_num:u8, param.opt_num[1]:s64, str(param.opt_str[2]:char[1024]):char[1024])" \
         in dump(prog)
     src = driver_c('BEGIN { printf("%s %d\\n", getopt("s", "x"), getopt("n", -2)); }')
     assert "plyc_params.opt_str[0]" in src and "plyc_params.opt_num[1]" in src
@@ -203,7 +203,9 @@ def test_config_variables_read_in_a_probe():
                       'BEGIN { print((config.max_strlen, config().stack_mode, config.license, '
                       'config.missing_probes, config.print_maps_on_exit)); }'))
     assert '(100:s64, "perf":char[8], "GPL":char[8], "error":char[8], 1:bool)' in text
-    assert "64:s64" in dump(lower('BEGIN { print(config.max_strlen); }'))      # plyc's default
+    assert "1024:s64" in dump(lower('BEGIN { print(config.max_strlen); }'))     # 0.27's default
+    assert '"..":char[8]' in dump(lower('BEGIN { print(config.str_trunc_trailer); }'))
+    assert '"~":char[8]' in dump(lower('config = { str_trunc_trailer = "~" }\nBEGIN { print(config.str_trunc_trailer); }'))
     assert "config.max_map_keys is not supported by plyc yet" in err('BEGIN { print(config.max_map_keys); }')
     assert "unknown config variable 'nope'" in err('BEGIN { print(config.nope); }')
     assert "the config record as a whole is not supported by plyc yet" in err('BEGIN { print(config); }')

@@ -27,7 +27,7 @@ map @m hash [s64] -> u8 *
 event 1 printf "%d %d %d\\n" (u64, u64, bool) line 4
 event 2 printf "%d %d %d\\n" (u64, u64, u64) line 5
 event 3 printf "%d %d\\n" (u64, u64) line 6
-program strsize=64 arch=x86_64
+program strsize=1024 arch=x86_64
 probe 0 uprobe:/bin/sh:main -> uprobe main line 1 regs reads=arg0
   local $p: u64
   $p = device.kaddr("avenrun"):u64  @2

@@ -590,3 +590,23 @@ def test_tracer_btf_that_is_not_btf_is_named(tmp_path):
     out = subprocess.run([tmp_path / "t", "--btf", "/sys/kernel/btf/vmlinux", "-d", "0.1"], capture_output=True,
                          text=True, timeout=30)
     assert out.returncode == 0, out.stderr
+
+
+def test_private_folders_and_the_umask_are_made_and_read_in_one_place():
+    # output.py made its work folder (mkdtemp) beside safefile's private
+    # folders, and read the umask (os.umask twice over) in two functions
+    import re
+    plyc_dir = ROOT / "plyc"
+    for what, pattern in (("mkdtemp", r"\bmkdtemp\("), ("umask", r"\bos\.umask\(")):
+        where = sorted(str(p.relative_to(plyc_dir)) for p in plyc_dir.rglob("*.py") if re.search(pattern, p.read_text()))
+        assert where == ["safefile.py"], (what, where)
+    from plyc import safefile
+    path = safefile.new_private_folder("plyc-test-")
+    try:
+        st = os.lstat(path)
+        assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.geteuid()
+    finally:
+        os.rmdir(path)
+    real = os.umask(0)
+    os.umask(real)
+    assert safefile.umask() == real

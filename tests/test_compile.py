@@ -375,6 +375,26 @@ def test_names_follow_the_script():
     assert len(cut) == len(set(cut))
 
 
+
+def test_names_of_elf_sections_are_not_taken():
+    """clang names each ELF section's symbol after it: a map or program of
+    the name of a section the object has (license, kprobe, tracepoint...)
+    was a symbol defined twice, C that did not compile. `kprobe:?` names
+    its program after its provider alone."""
+    from cbuild import bpf_compile_error
+    from plyc import driver
+    for src in ["BEGIN { @license[1] = count(); exit(); }",
+                "kprobe:vfs_read { @kprobe[1] = count(); @kretprobe = count(); exit(); }",
+                "tracepoint:syscalls:sys_enter_read { @tracepoint = count(); exit(); }",
+                "kprobe:? { printf(\"x\\n\"); exit(); }",
+                "uprobe:/bin/sh:? { @uprobe = count(); @uretprobe = count(); @usdt = count(); }",
+                "profile:hz:99 { @perf_event = count(); @raw_tp = count(); @fentry = count(); @fexit = count(); }",
+                # and libbpf's headers' enumerators (bpf_helpers.h)
+                "BEGIN { @LIBBPF_PIN_NONE = count(); @LIBBPF_PIN_BY_NAME = count(); @TRI_NO = count(); "
+                "@TRI_YES = count(); @TRI_MODULE = count(); exit(); }"]:
+        compiled = driver.compile_source(src + "\n", "f.bt", driver.Options())
+        assert bpf_compile_error(compiled) == "", src
+
 def test_readable_c():
     """A latency script's C: its names, the key built once, an integer key as
     the integer, no casts that do nothing, the script's lines quoted."""

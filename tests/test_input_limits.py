@@ -62,6 +62,11 @@ CONSTANTS = [
     ('struct S { long x[1 << 99]; }\nBEGIN { exit(); }', "t.bt", 1, 19, "shift count 99 is out of range: it must be 0 to 63"),
     ('enum E { A = 99999999999999999999 };\nBEGIN { printf("%d\\n", A); exit(); }', "t.bt", 1, 14,
      "the constant 99999999999999999999 does not fit in 64 bits"),
+    # the build zeroed 2^64 bytes in memset calls, for ever
+    ('BEGIN { $s = (string[18446744073709551615])"ab"; print($s); exit(); }', "t.bt", 1, 14,
+     "string[18446744073709551615] is larger than a string can be: at most 32768 bytes"),
+    ('BEGIN { $s = (buffer[99999])"ab"; exit(); }', "t.bt", 1, 14,
+     "buffer[99999] is larger than a string can be: at most 32768 bytes"),
 ]
 
 

@@ -21,7 +21,7 @@ def test_a_comm_key_fits_the_stack():
 
 def test_a_string_past_stack_temp_max_goes_to_scratch():
     # str() reads straight into the key's field: the key is the one temporary
-    assert placed("kprobe:f { @[str(arg0)] = count(); }") == [("Aggregate", temps.KEY, 64, "scratch")]
+    assert placed("kprobe:f { @[str(arg0)] = count(); }") == [("Aggregate", temps.KEY, 1024, "scratch")]
     assert placed("kprobe:f { @[str(arg0, 32)] = count(); }") == [("Aggregate", temps.KEY, 32, "stack")]
 
 

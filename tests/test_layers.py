@@ -91,3 +91,13 @@ def test_a_front_ends_words_reach_the_core_tables_errors():
         with pytest.raises(PlycError) as e:
             driver.lower(source, name, driver.Options(env={}))
         assert want in e.value.render(), e.value.render()
+
+
+def test_whether_a_name_is_a_glob_is_asked_in_one_place():
+    # the test of glob characters (* ? [) was spelt in six modules
+    import re
+    spelt = re.compile(r'''"\*\?\[|\[\*\?\\\[\]''')
+    where = sorted(str(p.relative_to(PLYC)) for p in PLYC.rglob("*.py") if spelt.search(p.read_text()))
+    assert where == ["providers/base.py"], where
+    from plyc.providers.base import is_glob
+    assert [is_glob(x) for x in ("vfs_*", "a?c", "x[ab]", "vfs_read", "")] == [True, True, True, False, False]

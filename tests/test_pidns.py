@@ -132,3 +132,39 @@ def test_user_stacks_and_symbols_are_named_from_the_namespace_s_proc(tmp_path):
                           timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["write+0", "write"], (proc.stdout, proc.stderr)
+
+
+def test_without_proc_the_namespace_is_still_the_tracer_s(tmp_path):
+    # /proc unmounted in the namespace (a container without it): the ids
+    # stayed the initial namespace's, printed as pid without a word; the
+    # namespace is asked of the tracer's own pidfd instead (Linux 6.11)
+    tracer = build(tmp_path, "ids", IDS)
+    argv = ["timeout", "120", "unshare", "--pid", "--fork", "--mount", "--propagation", "private",
+            "sh", "-c", 'umount -l /proc && exec "$0"', str(tracer)]
+    row = ids(argv)
+    assert row[:4] == [1, 1, 1, 1] and row[4] == row[5] > 1, row
+
+
+def test_p_of_a_process_in_a_nested_namespace_is_said_to_match_nothing(tmp_path):
+    # the kernel numbers a task only in its own namespace for the helper
+    # (bpf_get_ns_current_pid_tgid): a -p filter of the tracer's namespace's
+    # id never matches a task of a namespace nested in it, silently before
+    tracer = build(tmp_path, "writes", WRITES)
+    shell = ('unshare --pid --fork --mount-proc sh -c "yes > /dev/null" & '
+             'while ! p=$(pgrep -x yes); do sleep 0.05; done; exec "$@" -d 1 -p $p')
+    proc = subprocess.run(in_pidns(shell, tracer), capture_output=True, text=True, timeout=180)
+    assert re.search(r"warning: -p \d+: that process is in a PID namespace of its own, nested in the tracer.s",
+                     proc.stderr), (proc.stdout, proc.stderr)
+
+
+def test_a_proc_of_another_namespace_is_said_and_names_no_frames(tmp_path):
+    # unshare --pid without --mount-proc: /proc is the initial namespace's,
+    # where the namespace's pid 2 (yes) is another process (kthreadd here;
+    # elsewhere a process whose mappings would name the frames wrongly)
+    tracer = build(tmp_path, "ustack", f'uprobe:{_libc()}:write {{ print(ustack(1)); print(usym(reg("ip"))); exit(); }}\n')
+    argv = ["timeout", "120", "unshare", "--pid", "--fork", "sh", "-c", 'yes > /dev/null & exec "$0" -p $!', tracer]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert "nested" not in proc.stderr, proc.stderr     # -p's process is the tracer's namespace's
+    assert "warning: /proc is another PID namespace's than the tracer's" in proc.stderr, proc.stderr
+    assert re.fullmatch(r"\s*0x[0-9a-f]+\s+0x[0-9a-f]+\s*", proc.stdout), proc.stdout

@@ -59,18 +59,22 @@ def test_the_runtime_library_builds_the_same_from_any_folder(tmp_path):
     assert notes_build_id(tmp_path / "a/out/tracer") == notes_build_id(tmp_path / "b/out/tracer")
 
 
+def build_in(folder: Path, out: Path, **env):
+    """`plyc build -o OUT s.bt` run in folder (SCRIPT as s.bt there) with env added."""
+    (folder / "s.bt").write_text(SCRIPT)
+    proc = subprocess.run([sys.executable, "-m", "plyc", "build", "-o", str(out), "s.bt"], cwd=folder,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), **env), capture_output=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert out.exists()
+
+
 def test_relative_paths_in_cflags_are_the_callers_folder(tmp_path):
     """The compiler runs in the work folder; $CFLAGS' and $LDFLAGS' relative
     paths still mean the folder plyc was run from."""
     from plyc.toolchain import absolute_paths
     (tmp_path / "inc").mkdir()
     (tmp_path / "inc" / "extra.h").write_text("#define PLYC_TEST_EXTRA 1\n")
-    (tmp_path / "s.bt").write_text(SCRIPT)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), CFLAGS="-include inc/extra.h -Iinc", LDFLAGS="-Linc")
-    proc = subprocess.run([sys.executable, "-m", "plyc", "build", "-o", "t", "s.bt"], cwd=tmp_path, env=env,
-                          capture_output=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr.decode()
-    assert (tmp_path / "t").exists()
+    build_in(tmp_path, tmp_path / "t", CFLAGS="-include inc/extra.h -Iinc", LDFLAGS="-Linc")
     here = os.getcwd()
     try:
         os.chdir(tmp_path)
@@ -79,6 +83,21 @@ def test_relative_paths_in_cflags_are_the_callers_folder(tmp_path):
              "-I=/usr/inc"]
     finally:
         os.chdir(here)
+
+
+def test_a_relative_compiler_and_archiver_are_the_callers_folder(tmp_path):
+    """$CC=./bin/cc and $AR=./bin/ar name programs in the folder plyc was
+    run from, as a relative path in $CFLAGS does (the compiler ran in the
+    work folder: an internal error, FileNotFoundError). The folder is a
+    stable one in the cache: the runtime library is built for the compiler's
+    path once, not on every run."""
+    from plyc.cachedir import cache_dir
+    home = cache_dir() / "test-relative-cc"
+    (home / "bin").mkdir(parents=True, exist_ok=True)
+    for tool in ("gcc", "ar"):
+        (home / "bin" / f"my{tool}").write_text(f'#!/bin/sh\nexec {tool} "$@"\n')
+        (home / "bin" / f"my{tool}").chmod(0o755)
+    build_in(home, tmp_path / "t", CC="./bin/mygcc -O2", AR="bin/../bin/myar")
 
 
 def test_relative_keep_folder_and_cache_work_and_change_nothing(tmp_path):

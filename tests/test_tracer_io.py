@@ -364,6 +364,12 @@ def test_numeric_arguments_are_parsed_strictly(tmp_path, style):
     assert out.returncode == 1
     assert out.stderr == (f"{name}: error: $1 is used as a number but given '99999999999999999999', "
                           "out of range of a 64-bit integer\n")
+    # up to 2^64 - 1 only where the script prints it by %lu/%lx alone
+    out = run(tracer, "0xffffffffffffffff", "x")
+    assert out.returncode == 1
+    assert out.stderr == (f"{name}: error: $1 is used as a number but given '0xffffffffffffffff', "
+                          "out of range of a 64-bit signed integer (one printed by %lu or %lx alone may be "
+                          "up to 2^64 - 1)\n")
 
 
 def test_string_arguments_are_any_text(tmp_path):

@@ -118,6 +118,20 @@ exit 201
     assert r.status == 201
 
 
+def test_raspberry_pi_zero_guest():
+    # Debian's armel rpi kernel on qemu's raspi0 with the board's device tree
+    # from its package: an ARMv6 core, the framed transport on its PL011, a
+    # status back through the watchdog's poweroff.
+    k = lab.kernel("armel", "6.1")
+    assert k.release.endswith("-rpi") and k.btf is None and k.dtb.name == "bcm2835-rpi-zero.dtb"
+    r = lab.run(["sh", "-c", "uname -rm; grep -m1 'model name' /proc/cpuinfo; printf 'raw\\n\\r\\001' >&2; exit 7"],
+                arch="armel", kernel=k, timeout=300)
+    assert r.stdout.decode().splitlines() == [f"{k.release} armv6l",
+                                              "model name\t: ARMv6-compatible processor rev 7 (v6l)"]
+    assert r.stderr == b"raw\n\r\x01"
+    assert r.status == 7
+
+
 @pytest.mark.skipif(shutil.which("qemu-system-riscv64") is None,
                     reason="qemu-system-riscv64 not installed (apt-get install qemu-system-misc)")
 def test_riscv64_guest():

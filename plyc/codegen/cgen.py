@@ -106,8 +106,9 @@ class FuncGen(TupleGen):
     def zero(self, addr: str, size: int):
         """Zero the object at addr (an array, or &struct) of size bytes.
         After another memset, a compiler barrier first: clang would merge
-        the two (adjacent scratch members) into one it cannot inline."""
-        if self.lines and self.lines[-1][0].lstrip("\t").startswith("__builtin_memset("):
+        the two (adjacent scratch members) into one it cannot inline; so
+        after a parameter's copy, whose zeros past its end clang makes one."""
+        if self.lines and self.lines[-1][0].lstrip("\t").startswith(("__builtin_memset(", "plyc_copy_param_str(")):
             self.line(MEMSET_FENCE)
         if size <= MAX_STORES * 8:
             self.line(f"__builtin_memset({addr}, 0, sizeof({addr.lstrip('&')}));")
@@ -571,12 +572,20 @@ class FuncGen(TupleGen):
             return self.call(e)
         if isinstance(e, (ir.TupleMake, ir.TupleGet)):
             return self.tuple_bytes(e)
+        if isinstance(e, ir.Deref):
+            # a string or tuple read through a pointer (bpftrace's *&$s), whole
+            ptr = self.pointer(e.addr)
+            name = self.local_bytes(typ.size, zero=False)
+            read = "plyc_read_user" if e.user else "bpf_probe_read_kernel"
+            self.line(f"{read}({name}, {typ.size}, {ptr});")
+            return name
         if isinstance(e, ir.Ternary):
             c = bare(self.uncast(self.scalar(e.cond)))
-            a, b = self.bytes_ref(e.then), self.bytes_ref(e.other)
+            # a branch's tuple of narrower members is converted to the wider value's layout
+            a, b = self.bytes_as(e.then, typ), self.bytes_as(e.other, typ)
             name = self.local_bytes(typ.size, zero=False)
-            self.if_else(c, copy_stmts(name, typ.size, a, e.then.type.size),
-                         copy_stmts(name, typ.size, b, e.other.type.size))
+            self.if_else(c, copy_stmts(name, typ.size, a, self.size_as(e.then, typ)),
+                         copy_stmts(name, typ.size, b, self.size_as(e.other, typ)))
             return name
         raise AssertionError(f"no bytes for {type(e).__name__}")
 

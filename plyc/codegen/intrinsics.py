@@ -295,6 +295,26 @@ def emit_str_cut(g, call):
     return dst
 
 
+def emit_byte_at(g, call):
+    # the index compared unsigned: a negative one is past the end too
+    arr, idx, name = g.bytes(call.args[0]), g.scalar(call.args[1]), g.tmp("i")
+    size = call.args[0].type.size
+    ct = "__s8" if call.type.signed else "__u8"
+    g.line(f"__u64 {name} = (__u64)({idx});")
+    return f"((__s64)({name} < {size} ? ({ct}){arr}[{name}] : 0))"
+
+
+def emit_buf_equal(g, call):
+    a, b = call.args
+    return (f"((__u64)plyc_buf_equal({g.bytes(a)}, {a.type.size}, {g.bytes(b)}, {b.type.size}, "
+            f"{T.BUF_LEN_SIZE}))")
+
+
+def emit_socket_cookie(g, call):
+    # the argument as the program received it: the verifier's struct sock pointer
+    return f"((__u64)bpf_get_socket_cookie((void *)(unsigned long)({g.scalar(call.args[0])})))"
+
+
 def emit_clock(g, call):
     clock = call.args[0].value.decode()
     now = f"{I.CLOCKS[clock][0]}()"
@@ -398,6 +418,9 @@ EMIT = {
     I.COMM_OF: emit_comm_of,
     I.CGROUP_PATH: emit_same,
     I.PERCPU_KADDR: emit_percpu_kaddr,
+    I.BYTE_AT: emit_byte_at,
+    I.BUF_EQUAL: emit_buf_equal,
+    I.SOCKET_COOKIE: emit_socket_cookie,
 }
 
 

@@ -21,7 +21,14 @@ C_KEYWORDS = frozenset("""
 # generated programs declare without a reserved prefix (below).
 TAKEN = frozenset("""
     bool true false NULL SEC likely unlikely barrier barrier_var offsetof container_of
-    user_pt_regs pt_regs LICENSE main ctx regs args scratch slot""".split())
+    user_pt_regs pt_regs LICENSE main ctx regs args scratch slot
+    LIBBPF_PIN_NONE LIBBPF_PIN_BY_NAME TRI_NO TRI_YES TRI_MODULE""".split())
+# The ELF sections the object's programs and license are in (the providers'
+# Provider.section): clang names each section's symbol after it, and a
+# global of that name is a symbol defined twice.
+SECTIONS = frozenset("""
+    license kprobe kretprobe uprobe uretprobe usdt tracepoint raw_tp perf_event fentry fexit
+    iter""".split())
 # C library functions clang knows as builtins: a program or map of their
 # name is an incompatible redeclaration (malloc, memcpy, strlen: kernels and
 # libraries have functions of these names). Math functions with f and l forms.
@@ -70,6 +77,7 @@ class Namespace:
 
     def free(self, name: str, kernel: bool = True) -> bool:
         return bool(name) and name not in C_KEYWORDS and name not in TAKEN and name not in LIBC \
+            and name not in SECTIONS \
             and name not in self.reserved \
             and not name.startswith(RESERVED_PREFIXES) and not LOCAL.fullmatch(name) \
             and name not in self.used and not (kernel and name[:KERNEL_NAME_MAX] in self.cut)

@@ -8,6 +8,11 @@ from .cescape import c_string
 from .resources import EventRes, Resources
 
 
+# Room for the trailer of a cut string in printf's text (plyc_str_text cuts
+# a longer trailer there).
+TRAILER_ROOM = 64
+
+
 def rt_kind(t, in_hex: bool = False) -> str:
     """The runtime's enum plyc_kind name of t (in_hex: the output style shows
     this integer as an address; a pointer is one)."""
@@ -34,6 +39,8 @@ def rt_width(t) -> int:
     a strftime value's format number; an enum's (plyc_rt.enums)."""
     if t.kind == "stack":
         return t.frames | T.STACK_MODES[t.mode] << 8
+    if t.kind == "str":
+        return int(t.cut)     # PLYC_STR_CUT
     return {"strftime": t.format_index, "cgroup_path": t.format_index, "enum": t.enum_index}.get(t.denotes, 0)
 
 
@@ -102,6 +109,14 @@ def conversion(conv: P.Conv, field, typ, look: tuple = (0, False)) -> list:
                 f"{type_literal(typ, look)}, &{ref});"]
     if conv.conv == "v" or (conv.conv == "s" and typ.kind in ("stack", "tuple")):
         return [f"plyc_print_value(fp, {type_literal(typ, look)}, &{ref});"]
+    if conv.conv == "s" and typ.kind == "str" and typ.cut:
+        # a string cut where it was read: its text and the trailer, padded
+        # and escaped as one (bpftrace 0.27 adds the trailer before either)
+        lines = conversion(conv, field, T.Str(typ.size + TRAILER_ROOM), look)
+        lines = [ln.replace(f"e->{field.name}", "cut") for ln in lines]
+        return ["{", f"\tchar cut[{typ.size + TRAILER_ROOM}];", "",
+                f"\tplyc_str_text((const char *)e->{field.name}, {typ.size}, 1, cut, sizeof(cut));"] + \
+            ["\t" + ln for ln in lines] + ["}"]
     if conv.conv == "s":
         if typ.kind in ("str", "buf"):
             n = f"strnlen((const char *){ref}, {typ.size})"

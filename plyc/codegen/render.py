@@ -2,24 +2,22 @@
 NAME.bpf.c, NAME.h and NAME.c. Templates hold file structure only."""
 from __future__ import annotations
 
-import functools
-import os
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Optional
 
-import jinja2
-
-from .. import __version__, package_dir
+from .. import __version__
+from .. import arch
 from ..aggregations import lq_top
 from ..diag import Diagnostic, PlycError
 from ..ir import nodes as ir_nodes
 from ..span import script_line
 from ..ir.report import Report
 from . import aggread, cgen, ctext, loops, printers
-from .cescape import C, c_comment, c_int, c_string, code
+from .cescape import c_comment, c_int, c_string, code
 from .resources import Field, Resources, layout
+from .templates import UnescapedText, finalize  # noqa: F401  (the templates' finalize, as tests name it)
+from .templates import render as render_template
 
 
 # The kernel's limit on one value of a per-CPU array (PCPU_MIN_UNIT_SIZE).
@@ -31,62 +29,6 @@ class Generated:
     bpf_c: str
     header: str
     loader_c: str
-
-
-# What a template may print as it is: a number, or a C identifier or
-# number token; any other text must be C (cescape: c_string, c_comment, code).
-TOKEN = re.compile(r"[A-Za-z0-9_]+")
-
-
-class UnescapedText(Exception):
-    pass
-
-
-def finalize(value):
-    """Every {{ }} of a C template: text from outside plyc reaches the C only
-    through cescape, so a file name or label cannot end a string or comment."""
-    if isinstance(value, (C, int, float)) or (isinstance(value, str) and TOKEN.fullmatch(value)):
-        return value
-    raise UnescapedText(f"a C template printed text that is not escaped: {value!r}")
-
-
-class _TemplateCache(jinja2.FileSystemBytecodeCache):
-    """The templates compiled once into plyc's cache (templates/), not at
-    every build: compiling them was a fifth of a one-liner's build
-    (docs/performance.md). jinja2 keys each by the template's text and
-    Python's version, and writes it atomically; what it loads is code, so
-    only a file of our own, as the grammar's (cachedir.untrusted_file)."""
-
-    def load_bytecode(self, bucket):
-        from ..cachedir import untrusted_file
-        if untrusted_file(Path(self._get_cache_filename(bucket))) is None:
-            super().load_bytecode(bucket)
-
-    def dump_bytecode(self, bucket):
-        try:
-            super().dump_bytecode(bucket)
-        except OSError:
-            pass        # a full or read-only cache: compiled again next time, not an error
-
-
-def _template_cache():
-    """None without a usable cache folder: the templates compile each time."""
-    from ..cachedir import CacheError, cache_dir, trusted_dir
-    try:
-        folder = cache_dir() / "templates"
-        folder.mkdir(mode=0o700, exist_ok=True)
-        trusted_dir(folder, "plyc's compiled templates folder")
-    except (CacheError, OSError):
-        return None
-    return _TemplateCache(str(folder))
-
-
-@functools.lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
-    loader = jinja2.FileSystemLoader(os.path.join(package_dir(), "templates"))
-    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                              lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
-                              finalize=finalize, bytecode_cache=_template_cache())
 
 
 def file_names(version: str, script: str) -> dict:
@@ -207,7 +149,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                                       if p.probe.target.glob and p.probe.tp_fields}
                                    | ({"PLYC_AGG_READ"} if aggread.needs(res) else set())),
                 license=c_string(program.license),
-                kernel_types=[code(t) for t in program.ktypes.definitions()]
+                kernel_types=[code(t) for t in program.ktypes.definitions(arch.get(program.arch).header_types)]
                 if program.ktypes and (program.ktypes.uses or program.ktypes.ksyms) else [])
 
 
@@ -266,14 +208,16 @@ def probe_data(p) -> tuple:
     return prov.c_data(p.probe.target, p) if prov.c_data else (None, [])
 
 
-def numeric_args(bpf_c: str, nargs: int) -> list:
+def numeric_args(bpf_c: str, nargs: int, wide=()) -> list:
     """1 for each $N the programs read as a number (cgen's sc_Param is the
-    one writer of plyc_params.arg_num), which the tracer parses strictly."""
+    one writer of plyc_params.arg_num), which the tracer parses strictly;
+    2 for one that may be beyond INT64_MAX (wide: Program.args_wide)."""
     used = {int(i) for i in re.findall(r"plyc_params\.arg_num\[(\d+)\]", bpf_c)}
-    return [int(i in used) for i in range(nargs)] if used else []
+    return [(2 if i + 1 in wide else 1) if i in used else 0 for i in range(nargs)] if used else []
 
 
-def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, origin=None) -> dict:
+def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, origin=None,
+                   wide=()) -> dict:
     maps = []
     for m in res.maps:
         vt = m.info.value_type
@@ -283,7 +227,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
         maps.append(dict(
             key_names=code(", ".join(c_string(n) for n in label_names(names))),
             name_c=c_string(m.name), cname=m.cname, agg=m.agg, key_size=m.key_size, value_size=m.value_size,
-            percpu=int("PERCPU" in m.bpf_type), nbuckets=m.nbuckets,
+            percpu=int("PERCPU" in m.bpf_type), grow=int(m.grow), nbuckets=m.nbuckets,
             # min, the last bucket's lower bound (the tracer's lq_max), step
             lq=[code(c_int(v)) for v in ((m.info.params[0], lq_top(m.info.params), m.info.params[2])
                                          if m.agg == "PLYC_A_LQUANTIZE" else (0, 0, 0))],
@@ -307,7 +251,7 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
     needs = [dict(n, since_c=c_string(n["since"])) for n in loops.needs(res) + aggread.needs(res)]
     return dict(**file_names(__version__, res.script), name=res.name, maps=maps, probes=probes,
                 slots=slots, events=events, nargs=res.nargs, linemap=rows,
-                numeric_args=code(", ".join(map(str, numeric_args(bpf_c, res.nargs)))),
+                numeric_args=code(", ".join(map(str, numeric_args(bpf_c, res.nargs, wide)))),
                 dconsts=[dict(kind=f"PLYC_DC_{kind.upper()}", name=c_string(name),
                               where=c_string(f"{res.script}:{line}"),
                               binary=c_string(binary) if binary else "NULL")
@@ -316,31 +260,29 @@ def loader_context(res: Resources, bpf_c: str, report: Optional[Report] = None, 
                 loop_lines=res.loop_caps,
                 loop_lines_c=code(", ".join(str(int(n)) for n in res.loop_caps)), no_exit_maps=int(not res.print_maps_on_exit),
                 no_cpp_demangle=int(not res.cpp_demangle),
+                str_trailer=c_string(res.str_trailer.encode()),
                 default_pid=report.default_pid if report else 0)
 
 
 def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = "ply",
            source: str = "") -> Generated:
     """source: the script's text, whose lines the BPF C's comments quote."""
-    j = _env()
-    bpf_c = j.get_template("prog.bpf.c.j2").render(**bpf_context(program, res, source.splitlines()))
+    bpf_c = render_template("prog.bpf.c.j2", **bpf_context(program, res, source.splitlines()))
     guard = re.sub(r"\W", "_", res.name).upper()
-    header = j.get_template("shared.h.j2").render(
-        **file_names(__version__, res.script), guard=guard, records=_records(res),
-        nargs_dim=max(1, res.nargs), nopts_dim=max(1, len(program.options)), ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
+    header = render_template(
+        "shared.h.j2", **file_names(__version__, res.script), guard=guard, records=_records(res),
+        nargs_dim=max(1, res.nargs), nopts_dim=max(1, len(program.options)),
+        ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
-    loader_c = j.get_template("loader.c.j2").render(**loader_context(res, bpf_c, program.report, origin),
-                                                     style=f"PLYC_STYLE_{style.upper()}",
-                                                     opts=[dict(name=c_string(name), desc=c_string(desc),
-                                                                kind=f"PLYC_OPT_{kind.upper()}", dflt=c_string(dflt))
-                                                           for name, kind, dflt, desc in program.options],
-                                                     time_formats=[c_string(f)
-                                                                   for f in program.time_formats],
-                                                     enums=[[(code(f"(int64_t){c_int(int(v))}"), c_string(n)) for v, n in names]
-                                                            for names in program.enums],
-                                                     args_optional=int(program.args_optional),
-                                                     arg_bounds=[dict(index=n, lo=lo, hi=hi, line=line, col=col,
-                                                                      what=c_string(what))
-                                                                 for n, lo, hi, line, col, what in program.arg_bounds],
-                                                     missing_probes=code("PLYC_MISSING_" + program.missing_probes.upper()))
+    loader_c = render_template(
+        "loader.c.j2", **loader_context(res, bpf_c, program.report, origin, program.args_wide),
+        style=f"PLYC_STYLE_{style.upper()}",
+        opts=[dict(name=c_string(name), desc=c_string(desc), kind=f"PLYC_OPT_{kind.upper()}", dflt=c_string(dflt))
+              for name, kind, dflt, desc in program.options],
+        time_formats=[c_string(f) for f in program.time_formats],
+        enums=[[(code(f"(int64_t){c_int(int(v))}"), c_string(n)) for v, n in names] for names in program.enums],
+        args_optional=int(program.args_optional),
+        arg_bounds=[dict(index=n, lo=lo, hi=hi, line=line, col=col, what=c_string(what))
+                    for n, lo, hi, line, col, what in program.arg_bounds],
+        missing_probes=code("PLYC_MISSING_" + program.missing_probes.upper()))
     return Generated(bpf_c, header, loader_c)

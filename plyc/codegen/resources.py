@@ -70,6 +70,7 @@ class MapRes:
     max_entries: int
     agg: str                         # PLYC_A_*
     nbuckets: int = 0
+    grow: bool = False               # may be allocated as keys come (grows(), below)
 
     @property
     def shared(self) -> bool:
@@ -157,6 +158,7 @@ class Resources:
     stack_temp_max: int = 32         # the largest temporary on the BPF stack (ir/opt/temps.py)
     print_maps_on_exit: bool = True
     cpp_demangle: bool = True        # user symbols' C++ names demangled (bpftrace's cpp_demangle)
+    str_trailer: str = ".."          # after a cut string (a str type's cut: bpftrace's str_trunc_trailer)
     # (kind, name, binary, script line) of each value the tracer finds on
     # the device at start-up (ir.DeviceConst): plyc_params.dconst[i]
     device_consts: list = field(default_factory=list)
@@ -233,6 +235,8 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
     cnames = N.map_names(list(program.maps), ns)
     maps = [_map_res(info, cnames[info.name], opts, program.arch) for info in program.maps.values()]
     by_name = {m.name: m for m in maps}
+    for m in maps:
+        m.grow = grows(m, program.probes)
     events = []
     for ev in program.events:
         fields = [Field(f"a{i}", record_type(t)) for i, t in enumerate(ev.arg_types)]
@@ -267,7 +271,26 @@ def build(program: ir.Program, name: str, script: str, opts: Optional[dict] = No
                      stack_temp_max=opts.get("stack_temp_max", 32),
                      print_maps_on_exit=opts.get("print_maps_on_exit", True),
                      cpp_demangle=opts.get("cpp_demangle", True),
+                     str_trailer=opts.get("str_trailer", ".."),
                      device_consts=device_consts(program))
+
+
+def grows(m: MapRes, probes: list) -> bool:
+    """Whether the tracer may allocate the map's keys as they come (where
+    the kernel can: runtime-c/load/mapmem.c): a keyed aggregation of one
+    value that all CPUs share (a per-CPU value comes from the kernel's
+    per-CPU pool, which a burst of new keys empties in any context), not
+    LRU, that only probes running in a task's context with interrupts on
+    touch. Elsewhere a probe may add two new keys before the kernel's
+    allocator, refilled when interrupts come back on, has one more."""
+    if not (m.shared and m.keys) or "LRU" in m.bpf_type:
+        return False
+    for probe in probes:
+        if any(getattr(n, "map", None) == m.name for n in ir.walk(probe.body)):
+            ok = probe.target.provider.task_context
+            if not (ok and ok(probe.target)):
+                return False
+    return True
 
 
 def device_consts(program: ir.Program) -> list:
@@ -289,7 +312,8 @@ def describe(res: Resources) -> str:
         keys = ", ".join(f"{f.type}@{f.offset}" for f in m.keys) or "-"
         out.append(f"map {m.name} ({m.cname}): {m.bpf_type} entries={m.max_entries} "
                    f"key=[{keys}] size={m.key_size} value={m.value_ctype} size={m.value_size} "
-                   f"agg={m.agg}" + (f" buckets={m.nbuckets}" if m.nbuckets else ""))
+                   f"agg={m.agg}" + (f" buckets={m.nbuckets}" if m.nbuckets else "")
+                   + (" grows" if m.grow else ""))
     for e in res.events:
         args = ", ".join(f"{f.type}@{f.offset}" for f in e.fields) or "-"
         out.append(f"event {e.event.id} {e.event.kind}: [{args}] size={e.size}"

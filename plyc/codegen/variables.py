@@ -23,6 +23,7 @@ CODE = {
     V.TASK: "(__u64)bpf_get_current_task()",
     V.FUNC_IP: "bpf_get_func_ip(ctx)",
     V.CTX: "(__u64)(unsigned long)ctx",     # as a value: an iterator's ctx (others are read through it)
+    V.PERF_CTX: "plyc_perf_ctx(ctx)",
     V.CTX_WORD: "ctx[{i}]",
     # the wrapped flag is the tracer's, per probe (a syscall's wrapper on the device)
     V.KPROBE_ARG: "plyc_kprobe_arg(ctx, {i}, plyc_params.kwrap[{unit}])",

@@ -133,6 +133,8 @@ def options(args) -> driver.Options:
 
 def execute(path: str, argv: list, prog: str = "plyc"):
     """Replace plyc with the tracer at path (argv: its arguments)."""
+    from .. import dccache
+    dccache.save()          # what exit would have saved (atexit does not run past exec)
     sys.stdout.flush()
     try:
         os.execv(path, [os.path.basename(path), *argv])

@@ -28,8 +28,9 @@ def _providers(token: str) -> list:
     from .. import providers
     from ..frontends.bpftrace.probes import BY_NAME
     from ..listing import ListError
+    from ..providers.base import is_glob
     from ..providers.listing import LISTERS
-    if any(c in token for c in "*?["):
+    if is_glob(token):
         names = [p for p in providers.REGISTRY if p.name in LISTERS and
                  any(fnmatch.fnmatchcase(n, token) for n in (p.name, *p.aliases))]
         return names
@@ -48,6 +49,7 @@ def listing(pattern: str, src, verbose: bool):
     from .. import providers
     from ..frontends.bpftrace.probes import split_spec
     from ..listing import ListError
+    from ..providers.base import is_glob
     from ..providers.listing import LISTERS
     if ":" not in pattern:
         # bpftrace's `-l '*sleep*'`: a word is matched against every probe, past its provider

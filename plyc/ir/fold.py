@@ -18,7 +18,14 @@ from typing import Callable, Optional, Union
 
 from . import nodes as ir
 
+def _cdiv(a: int, b: int) -> int:
+    """C's `/`: the quotient truncated toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
 BINARY = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+          "/": _cdiv, "%": lambda a, b: a - b * _cdiv(a, b),
           "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
           "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b}
 UNARY = {"-": lambda a: -a, "+": lambda a: a, "~": lambda a: ~a, "!": lambda a: int(not a)}
@@ -31,6 +38,9 @@ class Rules:
     unary: frozenset
     width: Optional[int] = None     # bits the value wraps to; None: exact (Python's integers)
     signed: bool = True             # a wrapped value (and a >>'s left side) read as signed
+    # `~` gives the bits of this many, as a number never negative (bpftrace
+    # 0.27's folder: `~1` is 2^64 - 2, `~-5` is 4); None: C's `~`
+    not_bits: Optional[int] = None
 
 
 # The generated C's, for the IR: 64-bit, read in the expression's type.
@@ -42,7 +52,7 @@ C_UNSIGNED = Rules(C_OPS, frozenset("-"), 64, False)
 COUNTS = Rules(frozenset("+-*"), frozenset("-"))
 # bpftrace's (a tuple's index, a loop's bounds, unroll's count, an array's
 # size): also shifts, bitwise operators, ~ and !, exact.
-BPFTRACE = Rules(frozenset("+ - * << >> & | ^".split()), frozenset("-~!"))
+BPFTRACE = Rules(frozenset("+ - * / % << >> & | ^".split()), frozenset("-~!"), not_bits=64)
 
 
 def wrap(v: int, bits: int, signed: bool) -> int:
@@ -58,7 +68,7 @@ def read(v: int, rules: Rules) -> int:
 
 def binary(op: str, a: int, b: int, rules: Rules) -> Optional[int]:
     """`a op b` under the rules, or None when it is no constant."""
-    if op not in rules.binary or op in ("<<", ">>") and not 0 <= b < 64:
+    if op not in rules.binary or op in ("<<", ">>") and not 0 <= b < 64 or op in "/%" and b == 0:
         return None
     return read(BINARY[op](read(a, rules), read(b, rules)), rules)
 
@@ -66,7 +76,10 @@ def binary(op: str, a: int, b: int, rules: Rules) -> Optional[int]:
 def unary(op: str, a: int, rules: Rules) -> Optional[int]:
     if op not in rules.unary:
         return None
-    return read(UNARY[op](read(a, rules)), rules)
+    v = UNARY[op](read(a, rules))
+    if op == "~" and rules.not_bits:
+        v %= 1 << rules.not_bits
+    return read(v, rules)
 
 
 RulesOf = Union[Rules, Callable]

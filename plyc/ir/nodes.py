@@ -460,6 +460,7 @@ class Program:
     time_formats: list = field(default_factory=list)   # strftime() formats, by their type's width
     enums: list = field(default_factory=list)   # [(value, name), ...] of each enum type, by its width
     args_optional: bool = False    # a $N not given reads 0 / "" (bpftrace's), else the tracer stops
+    args_wide: list = field(default_factory=list)  # the $N (1-based) given up to UINT64_MAX, read as its bits
     missing_probes: str = "error"  # a probe the device lacks: error | warn | ignore (left out)
     license: str = "GPL"           # the BPF object's (bpftrace's config license; GPL-compatible only)
     # Build limits the script sets itself (bpftrace's config block): map_entries,

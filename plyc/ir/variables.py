@@ -36,6 +36,7 @@ TASK = Source("task", "the current task_struct's address")
 FUNC_IP = Source("func_ip", "the traced function's address (bpf_get_func_ip)")
 # The probe's context (Var.index: which word or argument).
 CTX = Source("ctx", "the context pointer itself")
+PERF_CTX = Source("perf_ctx", "a perf event's context (bpf_perf_event_data), copied by direct loads: the copy's address")
 CTX_WORD = Source("ctx_word", "a word of the context (raw tracepoint, fentry arguments)")
 KPROBE_ARG = Source("kprobe_arg", "a kprobe's argument register (through a syscall wrapper's when wrapped)")
 UPROBE_ARG = Source("uprobe_arg", "a uprobe's argument (a register, or the user stack past them)")
@@ -44,7 +45,7 @@ IP = Source("ip", "the instruction pointer")
 RET = Source("ret", "the return value register")
 
 SOURCES = (COMM, TGID, TID, NS_TGID, NS_TID, UID, GID, CPU, KTIME, KSTACK, RAND, CGROUP, NUMA, JIFFIES, TASK, FUNC_IP,
-           CTX, CTX_WORD, KPROBE_ARG, UPROBE_ARG, USDT_ARG, IP, RET)
+           CTX, PERF_CTX, CTX_WORD, KPROBE_ARG, UPROBE_ARG, USDT_ARG, IP, RET)
 
 
 @dataclass(frozen=True)

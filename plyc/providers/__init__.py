@@ -22,6 +22,7 @@ REGISTRY: tuple[Provider, ...] = (
     perfevent.HARDWARE,
     special.BEGIN,
     special.END,
+    special.SELF,
     kfunc.KFUNC,
     kfunc.KRETFUNC,
     rawtracepoint.PROVIDER,

@@ -33,6 +33,11 @@ class Fields:
     extra: str = ""                  # what else was written (an argument BEGIN refuses)
 
 
+def is_glob(text: str) -> bool:
+    """Whether a probe's part or a listing's pattern is a glob (* ? [...])."""
+    return any(c in text for c in "*?[")
+
+
 @dataclass
 class Target:
     """A parsed spec: what the loader attaches, and how."""
@@ -77,7 +82,8 @@ class Provider:
     # Runs in a context that may be preempted (sleepable user probes): its
     # scratch slot must be claimed (cgen)
     preemptible: bool = False
-    # Run once by the tracer itself (BEGIN, END), not attached
+    # Run by the tracer itself (BEGIN and END once, self on its signal),
+    # not attached to a kernel event
     runs_once: bool = False
     # Defined in the BPF C when a probe is of this provider (its helpers in
     # runtime-c/bpf/ need it), e.g. PLYC_USDT
@@ -119,6 +125,12 @@ class Provider:
     # (target) -> the kernel function whose fentry/fexit trampoline its own
     # program joins (BPF_MAX_TRAMP_LINKS, codegen/limits.py), or None
     trampoline: Optional[Callable] = None
+    # (target) -> its programs run in a task's context with interrupts on
+    # (system calls, user probes, the tracer's own BEGIN/END and
+    # iterators), or None: maybe in an interrupt, or with interrupts off.
+    # Only there may a shared aggregation's keys be allocated as they come
+    # (runtime-c/load/mapmem.c says why)
+    task_context: Optional[Callable[[Target], bool]] = None
     doc: str = ""
 
     # Fields -> the spec's text as this provider spells it (the probe's

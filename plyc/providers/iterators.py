@@ -70,5 +70,5 @@ PROVIDER = Provider(
     name="iter", aliases=("it",), fields=fields, make=make, spell=spell,
     section=lambda t: f"iter/{t.target}", ctx_decl="void *ctx",
     variables=(Var("ctx", T.U64, V.CTX, doc="the iterator's context (struct bpf_iter__OBJECT *)"),),
-    typed=typed, c_provider="plyc_provider_iter", c_data=c_data, example="task", prologue=PROLOGUE,
+    typed=typed, c_provider="plyc_provider_iter", task_context=lambda t: True, c_data=c_data, example="task", prologue=PROLOGUE,
     has_stack=False, ends_run=True, doc="once for each kernel task, open file or mapping (a BPF iterator)")

@@ -21,9 +21,8 @@ from .. import btf as B
 from .. import types as T
 from ..diag import error
 from ..ir import variables as V
-from .base import Fields, Provider, Target, Var, c_str, spec_error
+from .base import Fields, Provider, Target, Var, c_str, is_glob, spec_error
 
-GLOB = re.compile(r"[*?\[]")
 ARGS = T.Type("ctx", 8, pointee="fargs")
 
 
@@ -42,7 +41,7 @@ def make_kind(ret: bool):
         module, func = f.module, f.function
         if not re.fullmatch(r"[A-Za-z0-9_.*?\[\]!^-]+", func) or (module and not re.fullmatch(r"[\w-]+", module)):
             raise spec_error(spec, f"'{spec.arg}' is not a kernel function, glob or module:function")
-        t = Target(KRETFUNC if ret else KFUNC, spec, func, glob=bool(GLOB.search(func)))
+        t = Target(KRETFUNC if ret else KFUNC, spec, func, glob=is_glob(func))
         t.extra["module"] = "" if module == "vmlinux" else module
         t.extra["args"] = {}        # argument name -> its context word, as read
         t.extra["retval"] = -1      # the return value's word, if read

@@ -10,7 +10,7 @@ from .. import arch as A
 from .. import btf as B
 from .. import types as T
 from ..ir import variables as V
-from .base import Fields, Provider, Target, Var, c_str, spec_error
+from .base import Fields, Provider, Target, Var, c_str, is_glob, spec_error
 
 # A syscall named in any era's spelling, and the name of the syscall itself.
 SYSCALL = re.compile(r"^(?:SyS_|sys_|__se_sys_|__do_sys_|__(?:x64|ia32|arm64|arm|s390x|riscv)_sys_)(\w+)$")
@@ -50,7 +50,7 @@ def make_kind(ret: bool):
         if ret and ("+" in arg or arg.startswith("0x")):
             raise spec_error(spec, "a kretprobe takes a function name or glob, not an offset or address")
         sym, off = f.function, f.offset
-        t = Target(KRETPROBE if ret else KPROBE, spec, sym, glob=bool(re.search(r"[*?\[]", sym)))
+        t = Target(KRETPROBE if ret else KPROBE, spec, sym, glob=is_glob(sym))
         t.extra["offset"] = int(off, 0) if off else 0
         t.extra["module"] = "" if module == "vmlinux" else module
         return t

@@ -16,6 +16,7 @@ from .. import tracefs
 from ..elfsyms import Elf, ElfError, resolve, usdt_arg_types
 from ..listing import Listed, ListError, Source, type_text
 from . import iterators, kfunc, kprobe, perfevent, rawtracepoint, tracepoint, uprobe
+from .base import is_glob
 from .rawtracepoint import named_args
 
 INDENT = "    "
@@ -146,7 +147,7 @@ def _binary(path: str, what: str) -> tuple:
     """(the binary's path, its functions or USDT probes: what, the Elf
     method). A name without '/' is found as the tracer finds it on the
     device (a library by short name, else a program on $PATH), here."""
-    if any(c in path for c in "*?["):
+    if is_glob(path):
         raise ListError(f"'{path}': give the binary's path, not a glob (e.g. uprobe:/bin/bash:read*)")
     found = resolve(path, arch.get(arch.host_target() or "x86_64").triplet)
     if found is None:

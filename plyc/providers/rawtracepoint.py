@@ -14,7 +14,7 @@ from .. import btf as B
 from .. import types as T
 from ..diag import error
 from ..ir import variables as V
-from .base import Provider, Target, Var, c_str, spec_error
+from .base import Provider, Target, Var, c_str, is_glob, spec_error
 from .kfunc import fields, spell
 from .kfunc import ARGS
 
@@ -24,7 +24,7 @@ WORDS = tuple(Var(f"arg{i}", T.U64, V.CTX_WORD, i, doc="the tracepoint's argumen
 
 def make(spec, f) -> Target:
     module, event = f.module, f.function
-    if re.search(r"[*?\[]", module + event):
+    if is_glob(module + event):
         raise spec_error(spec, "rawtracepoint wildcards are not supported by plyc yet")
     if not re.fullmatch(r"\w+", event) or (module and not re.fullmatch(r"[\w-]+", module)):
         raise spec_error(spec, f"'{spec.arg}' is not a raw tracepoint name (rawtracepoint[:module]:event)")

@@ -8,9 +8,8 @@ from .. import tp_btf, tracefs
 from .. import types as T
 from ..diag import error
 from ..ir import variables as V
-from .base import Fields, Provider, Target, Var, c_str, spec_error
+from .base import Fields, Provider, Target, Var, c_str, is_glob, spec_error
 
-GLOB = re.compile(r"[*?\[]")
 
 
 def fields(spec) -> Fields:
@@ -29,13 +28,13 @@ def make(spec, f: Fields) -> Target:
     if not group or not event:
         raise spec_error(spec, f"tracepoint '{arg}' is not group/event",
                          "e.g. tracepoint:sched/sched_switch")
-    if GLOB.search(group):
+    if is_glob(group):
         raise spec_error(spec, "a tracepoint group can't be a glob; only the event can")
     # Names as tracefs has them (which also keeps `..` out of the format path).
     if not re.fullmatch(r"\w+", group) or not re.fullmatch(r"[\w*?\[\]!^-]+", event):
         raise spec_error(spec, f"tracepoint '{arg}' is not group/event",
                          "e.g. tracepoint:sched/sched_switch")
-    return Target(PROVIDER, spec, f"{group}/{event}", glob=bool(GLOB.search(event)))
+    return Target(PROVIDER, spec, f"{group}/{event}", glob=is_glob(event))
 
 
 def c_data(t: Target, p):
@@ -124,5 +123,7 @@ PROVIDER = Provider(
     name_last=True,
     names_matches=True,
     shared_events=events,
+    # a system call's entry and exit run in its task, interrupts on
+    task_context=lambda t: t.target.split("/", 1)[0] in ("syscalls", "raw_syscalls"),
     doc="static kernel tracepoints",
 )

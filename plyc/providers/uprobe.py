@@ -10,7 +10,7 @@ import re
 
 from .. import types as T
 from ..ir import variables as V
-from .base import Fields, Provider, Target, Var, c_str, spec_error
+from .base import Fields, Provider, Target, Var, c_str, is_glob, spec_error
 
 # Arguments of user functions point into user memory.
 USER_ARG = T.Type("int", 8, False, user=True)
@@ -58,7 +58,7 @@ def make_kind(kind):
         if not path or not (sym or f.offset is not None):
             raise spec_error(spec, f"'{spec.arg}' is not PATH:symbol",
                              "e.g. uprobe:/bin/bash:readline, uprobe:c:malloc, uprobe:/bin/ls:0x4a20")
-        glob = bool(re.search(r"[*?\[]", sym))
+        glob = is_glob(sym)
         if glob:
             # every function whose name matches, attached on the device (bpftrace's wildcard)
             if off or "@" in sym or not re.fullmatch(r"[\w.$*?\[\]!^-]+", sym):
@@ -89,19 +89,19 @@ def c_data(t: Target, p):
 
 
 UPROBE = Provider(name="uprobe", aliases=("u",), fields=fields, make=make_kind("uprobe"), spell=spell,
-                  c_provider="plyc_provider_uprobe", c_data=c_data, example="/bin/bash:readline", preemptible=True,
+                  c_provider="plyc_provider_uprobe", task_context=lambda t: True, c_data=c_data, example="/bin/bash:readline", preemptible=True,
                   section=lambda t: "uprobe", ctx_decl="struct pt_regs *ctx",
                   variables=ARGS + (Var("caller", T.U64, V.IP, invariant=True),
                                     Var("regs", T.Type("ctx", 8, pointee="regs"), V.CTX)),
                   name_last=True, user=True, names_matches=True, doc="user function entry")
 URETPROBE = Provider(name="uretprobe", aliases=("ur",), fields=fields, make=make_kind("uretprobe"), spell=spell,
-                     c_provider="plyc_provider_uretprobe", c_data=c_data, example="/bin/bash:readline", preemptible=True,
+                     c_provider="plyc_provider_uretprobe", task_context=lambda t: True, c_data=c_data, example="/bin/bash:readline", preemptible=True,
                      section=lambda t: "uretprobe", ctx_decl="struct pt_regs *ctx",
                      variables=(Var("retval", T.S64, V.RET, invariant=True),
                                 Var("regs", T.Type("ctx", 8, pointee="regs"), V.CTX)),
                      name_last=True, name_prefixed=True, user=True, names_matches=True, doc="user function return")
 USDT = Provider(name="usdt", aliases=(), fields=usdt_fields, make=make_kind("usdt"), spell=usdt_spell,
-                c_provider="plyc_provider_usdt", c_data=c_data, preemptible=True, bpf_define="PLYC_USDT",
+                c_provider="plyc_provider_usdt", task_context=lambda t: True, c_data=c_data, preemptible=True, bpf_define="PLYC_USDT",
                 example="/path/to/binary:provider:name",
                 section=lambda t: "usdt", ctx_decl="struct pt_regs *ctx",
                 variables=tuple(Var(f"arg{i}", USER_ARG, V.USDT_ARG, i, doc="argument", invariant=True)

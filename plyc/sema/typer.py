@@ -423,6 +423,11 @@ class Sema:
             node.span = span
         return node
 
+    def read_str(self, size: int) -> T.Type:
+        """The type of a string read from memory (str(p), str(p, n)) of
+        size bytes; a front end may cap it or mark it cut (bpftrace 0.27's)."""
+        return T.Str(size)
+
     def make_call(self, call, args: list, typ: T.Type) -> ir.Call:
         return ir.Call(B.FUNCTIONS[call.func].op, args, type=typ, span=call.span)
 

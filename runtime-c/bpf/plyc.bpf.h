@@ -180,17 +180,20 @@ struct {
 /* Per-CPU counts of what a probe could not do, PLYC_NSTATS (1 + maps)
  * slots a row (the loader reads them by the same layout, plyc_rt.h):
  * row 0, slot 0: events lost to a full ring buffer; slot 1 + i: updates of
- * map i dropped because it was full (-E2BIG, -ENOMEM). Row 1: the kernel
+ * map i dropped because it was full (-E2BIG). Row 1: the kernel
  * refused an update because the map was busy (-EBUSY: its bucket lock was
  * held on this CPU, by a probe that this one interrupted); slot 0: stacks
  * that collided with another in the stack map (-EEXIST). Row 2: updates
  * refused for any other reason; slot 0: stacks not stored for another
- * reason (a full stack map). */
-#define PLYC_STAT_ROWS 3
+ * reason (a full stack map). Row 3, slot 1 + i: new keys of map i the
+ * kernel had no memory for (-ENOMEM: a map allocated as keys come,
+ * runtime-c/load/mapmem.c). */
+#define PLYC_STAT_ROWS 4
 #define PLYC_STAT_LOST 0
 #define PLYC_STAT_FULL(i) (1 + (i))
 #define PLYC_STAT_BUSY(i) (PLYC_NSTATS + 1 + (i))
 #define PLYC_STAT_OTHER(i) (2 * PLYC_NSTATS + 1 + (i))
+#define PLYC_STAT_NOMEM(i) (3 * PLYC_NSTATS + 1 + (i))
 #define PLYC_STAT_STACK_COLLISION PLYC_NSTATS
 #define PLYC_STAT_STACK_OTHER (2 * PLYC_NSTATS)
 struct {
@@ -215,6 +218,38 @@ struct {
 static long plyc_count_entry(void *map, const void *key, void *value, void *ctx)
 {
 	return 0;
+}
+#endif
+
+#ifdef PLYC_PERF_CTX
+/* bpftrace's `ctx` in a perf-event probe: a struct bpf_perf_event_data *,
+ * read by loads from the context, which the verifier rewrites into reads
+ * of the sample's registers, period and address (the memory the context
+ * points to holds other things). Copied so here, word by word, into a
+ * per-CPU value, whose address is the ctx scripts read through (members,
+ * casts to their own structs). */
+struct plyc_perf_ctx {
+	struct pt_regs regs;
+	__u64 sample_period;
+	__u64 addr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct plyc_perf_ctx);
+} plyc_perf_ctx_copy SEC(".maps");
+
+static __always_inline __u64 plyc_perf_ctx(void *ctx)
+{
+	__u32 zero = 0;
+	struct plyc_perf_ctx *c = bpf_map_lookup_elem(&plyc_perf_ctx_copy, &zero);
+
+	if (!c)
+		return 0;
+	*c = *(struct plyc_perf_ctx *)ctx;
+	return (__u64)(unsigned long)c;
 }
 #endif
 
@@ -362,8 +397,10 @@ static __always_inline void plyc_event_submit(void *ctx, void *rec, __u32 size)
 /* A refused map update, counted by its reason. */
 static __always_inline void plyc_count_refusal(int err, __u32 map_index)
 {
-	if (err == -PLYC_E2BIG || err == -PLYC_ENOMEM)
+	if (err == -PLYC_E2BIG)
 		plyc_count_stat(PLYC_STAT_FULL(map_index));
+	else if (err == -PLYC_ENOMEM)
+		plyc_count_stat(PLYC_STAT_NOMEM(map_index));
 	else if (err == -PLYC_EBUSY)
 		plyc_count_stat(PLYC_STAT_BUSY(map_index));
 	else
@@ -600,11 +637,32 @@ static __always_inline __u64 plyc_strnlen(const char *s, __u32 size)
 	return i;
 }
 
+/* Whether needle (up to its NUL or nsize) is at h[i] (h of hsize bytes):
+ * its bytes compared by masks, not a branch a byte, so that the search's
+ * paths stay one a place in the haystack (a branch a byte of a 1024-byte
+ * string's places is more than the verifier follows: "The sequence of
+ * 8193 jumps is too complex"); the barrier keeps clang from making them
+ * branches again. i + j < hsize is known to the verifier at each place. */
+static __always_inline int plyc_str_at(const char *h, __u32 hsize, __u32 i, const char *n, __u32 nsize)
+{
+	__s64 live = -1, miss = 0;
+
+	for (__u32 j = 0; j < nsize; j++) {
+		__s64 cn = (unsigned char)n[j];
+		__s64 ch = i + j < hsize ? (unsigned char)h[i + j] : 256;
+
+		live &= -cn >> 63;      /* the needle's NUL ends it */
+		miss |= (ch ^ cn) & live;
+		barrier_var(miss);
+	}
+	return !miss;
+}
+
 /* bpftrace's strcontains(): 1 when needle (up to its NUL or nsize) is in
  * haystack (up to its NUL or hsize); an empty needle is in every string. */
 static __always_inline int plyc_strcontains(const char *h, __u32 hsize, const char *n, __u32 nsize)
 {
-	__u32 i, j;
+	__u32 i;
 
 	/* clang knows an 8-aligned stack string's address and indexes it by
 	 * `|` rather than `+`, which the verifier refuses on a pointer */
@@ -612,13 +670,9 @@ static __always_inline int plyc_strcontains(const char *h, __u32 hsize, const ch
 	barrier_var(n);
 	if (!nsize || !n[0])
 		return 1;
-	for (i = 0; i < hsize && h[i]; i++) {
-		for (j = 0; j < nsize && i + j < hsize; j++)
-			if (!n[j] || h[i + j] != n[j])
-				break;
-		if (j == nsize || (j < nsize && !n[j]))
+	for (i = 0; i < hsize && h[i]; i++)
+		if (plyc_str_at(h, hsize, i, n, nsize))
 			return 1;
-	}
 	return 0;
 }
 
@@ -632,7 +686,7 @@ extern int bpf_strnstr(const char *s1__ign, const char *s2__ign, unsigned long l
 
 static __always_inline __s64 plyc_strstr(const char *h, __u32 hsize, const char *n, __u32 nsize)
 {
-	__u32 i, j;
+	__u32 i;
 
 	barrier_var(h);     /* as plyc_strcontains's */
 	barrier_var(n);
@@ -643,13 +697,9 @@ static __always_inline __s64 plyc_strstr(const char *h, __u32 hsize, const char 
 		return bpf_strnstr(h, n, hsize);
 	if (nsize > hsize)
 		return -1;
-	for (i = 0; i < hsize && h[i]; i++) {
-		for (j = 0; j < nsize && i + j < hsize; j++)
-			if (!n[j] || h[i + j] != n[j])
-				break;
-		if (j == nsize || (j < nsize && !n[j]))
+	for (i = 0; i < hsize && h[i]; i++)
+		if (plyc_str_at(h, hsize, i, n, nsize))
 			return i;
-	}
 	return -1;
 }
 
@@ -681,21 +731,42 @@ static __always_inline void plyc_str_concat(char *dst, __u32 dsize, const char *
 	}
 }
 
+/* `==` of two buffers (bpftrace's buf()): 1 when they hold as many bytes
+ * and the same ones. A buffer is its length (a __u32, lsize bytes) and
+ * then its bytes; those past the length are not compared. */
+static __always_inline int plyc_buf_equal(const char *a, __u32 asize, const char *b, __u32 bsize, __u32 lsize)
+{
+	__u32 la = 0, lb = 0, i;
+
+	__builtin_memcpy(&la, a, sizeof(la));
+	__builtin_memcpy(&lb, b, sizeof(lb));
+	if (la != lb)
+		return 0;
+	for (i = lsize; i < asize && i < bsize; i++)
+		if (i - lsize < la && a[i] != b[i])
+			return 0;
+	return 1;
+}
+
 /* bpftrace's str(p, n) of an n known at run time: the string read whole,
  * then cut to n bytes, its NUL counted (n - 1 characters; none for 0 or
  * 1). n is unsigned, as 0.27 reads it: a negative one is past any size. */
 static __always_inline void plyc_str_cut(char *dst, __u32 size, const char *src, __u64 n)
 {
-	int end = 0;
+	__s64 keep = n > size ? size : n ? n - 1 : 0;
+	__s64 live = -1;
 
+	/* the bytes before keep and the NUL, zeros after: by masks, not a
+	 * branch a byte (over a 1024-byte string more paths than the verifier
+	 * follows: "The sequence of 8193 jumps is too complex"); the barrier
+	 * keeps clang from making the masks branches again */
 	for (__u32 i = 0; i < size; i++) {
-		char c = 0;
+		__s64 c = (unsigned char)src[i];
 
-		if (!end && (__u64)i + 1 < n) {
-			c = src[i];
-			end = !c;
-		}
-		dst[i] = c;
+		live &= ((__s64)i - keep) >> 63;
+		live &= -c >> 63;
+		barrier_var(live);
+		dst[i] = (char)(c & live);
 	}
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "plyc_rt.h"
 
@@ -133,4 +134,23 @@ int plyc_snprintf(char *buf, size_t len, const char *fmt, ...)
 	if (n < 0)
 		plyc_fmt_failed(errno);
 	return n;
+}
+
+int plyc_proc_is_ours(void)
+{
+	static int known, ours;
+	char link[32];
+	ssize_t n;
+
+	if (!known) {
+		/* no /proc: nothing of another namespace's is read either */
+		n = readlink("/proc/self", link, sizeof(link) - 1);
+		ours = 1;
+		if (n > 0) {
+			link[n] = 0;
+			ours = strtol(link, NULL, 10) == (long)getpid();
+		}
+		known = 1;
+	}
+	return ours;
 }

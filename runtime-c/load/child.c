@@ -235,6 +235,7 @@ int plyc_child_start(const char *name, const char *cmd)
 		 * would survive the exec. */
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGCHLD, SIG_DFL);
 		sigemptyset(&none);

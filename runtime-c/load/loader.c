@@ -108,6 +108,15 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
+/* SIGUSR1: the self probes and the style's answer, run from the poll loop */
+static volatile sig_atomic_t usr1_pending;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_pending = 1;
+}
+
 /* Nothing to do but interrupt the poll, so a finished -c child is noticed
  * at once rather than at the next poll timeout. Also SIGPIPE's: a write to
  * a closed pipe then fails with EPIPE, which ends the run (outfile.c), and
@@ -236,6 +245,20 @@ static long parse_pid(const char *s)
 	return errno || pid > max ? -1 : pid;
 }
 
+/* A $N beyond INT64_MAX, up to UINT64_MAX, as its 64 bits (0 where it is
+ * negative or past them): a $N the script only prints as an unsigned
+ * 64-bit number (arg_numeric 2), which reads the same bits either way. */
+static uint64_t arg_wide(const char *s)
+{
+	unsigned long long v;
+
+	if (strchr(s, '-'))
+		return 0;
+	errno = 0;
+	v = strtoull(s, NULL, 0);
+	return errno ? 0 : v;
+}
+
 /* $N the script reads as a number: a whole decimal, hex (0x) or octal
  * (0) integer of 64 bits, as bpftrace takes it; 0 or 1 once told. */
 static int check_numeric_args(const struct options *o)
@@ -253,6 +276,11 @@ static int check_numeric_args(const struct options *o)
 		/* strtoll() would skip leading blanks and read "" as 0 */
 		if (!*s || isspace((unsigned char)*s) || *end)
 			return fail("$%d is used as a number but given '%s'; try str($%d)", i + 1, s, i + 1);
+		if (errno == ERANGE && P->arg_numeric[i] == 2 && arg_wide(s))
+			continue;
+		if (errno == ERANGE && arg_wide(s))
+			return fail("$%d is used as a number but given '%s', out of range of a 64-bit signed "
+				    "integer (one printed by %%lu or %%lx alone may be up to 2^64 - 1)", i + 1, s);
 		if (errno == ERANGE)
 			return fail("$%d is used as a number but given '%s', out of range of a 64-bit integer",
 				    i + 1, s);
@@ -548,7 +576,12 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 		free(values);
 	}
 	for (i = 0; i < P->nargs && i < o->nargs; i++) {   /* the others stay 0 and "" */
-		int64_t num = strtoll(o->args[i], NULL, 0);
+		int64_t num;
+
+		errno = 0;
+		num = strtoll(o->args[i], NULL, 0);
+		if (errno == ERANGE && P->arg_numeric && P->arg_numeric[i] == 2)
+			num = (int64_t)arg_wide(o->args[i]);
 
 		memcpy(params + P->off_arg_num + i * sizeof(int64_t), &num, sizeof(num));
 		strncpy(params + P->off_arg_str + i * P->arg_str_size, o->args[i], P->arg_str_size - 1);
@@ -808,6 +841,7 @@ static int arguments(struct run *r, struct plyc_program *prog, int argc, char **
 	int closed_out;
 
 	plyc_cpp_demangle = !prog->no_cpp_demangle;
+	plyc_str_trailer = prog->str_trailer;
 	plyc_output_select(prog->style, prog->report != NULL);
 	closed_out = plug_std_fds();
 	/* a closed pipe is EPIPE, not death by SIGPIPE, from the first write
@@ -872,6 +906,18 @@ static void catch_signals(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
+/* bpftrace's tracers take SIGUSR1 (0.27: its self probes, 0.17: the maps
+ * printed); ply's keep the default, as ply does. After -c's command is
+ * forked, whose action stays the default one until its exec (what a probe
+ * reads of it there, as under bpftrace). */
+static void catch_usr1(const struct plyc_program *prog)
+{
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
+
+	if (plyc_rt.output->catches_usr1 || plyc_has_probes_of(prog, &plyc_provider_self_usr1))
+		sigaction(SIGUSR1, &sa, NULL);
+}
+
 /* Phase 2, start: what can refuse the run before the BPF object is
  * opened: -o's folder, --metrics' port, then the signals caught and the
  * target: -c's command started (held until attached) or -p's process
@@ -908,6 +954,7 @@ static int start(struct run *r, const struct plyc_program *prog)
 		r->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->pid, 0);
 #endif
 	}
+	catch_usr1(prog);
 	return 0;
 }
 
@@ -934,7 +981,7 @@ static int open_object(struct run *r, const struct plyc_program *prog)
 	return plyc_check_targets(prog) || set_params(r->obj, &r->o, r->target) || plyc_tp_patch(prog, r->obj) ||
 	       plyc_prepare_programs(prog, r->obj) || plyc_once_prepare(prog, r->obj) ||
 	       plyc_output_prepare(r->obj, prog->name, r->o.verbose) ||
-	       plyc_pidns_prepare(r->obj, prog->name, r->o.verbose) || plyc_check_needs(prog, r->obj) ||
+	       plyc_pidns_prepare(r->obj, prog->name, r->o.verbose, r->o.pid) || plyc_check_needs(prog, r->obj) ||
 	       plyc_maps_prepare(prog, r->obj, r->o.verbose);
 }
 
@@ -1072,6 +1119,21 @@ static int report_if_due(const struct plyc_program *prog, double *due)
 	return stopping;
 }
 
+/* SIGUSR1 received: the self probes run, in the script's order, then what
+ * the style prints (bpftrace 0.17: the maps). 1 when the run fails. */
+static int answer_usr1(struct run *r, const struct plyc_program *prog)
+{
+	usr1_pending = 0;
+	if (plyc_once_run(prog, r->obj, &plyc_provider_self_usr1))
+		return 1;
+	if (plyc_rt.output->on_usr1) {
+		plyc_output_drain();
+		plyc_rt.output->on_usr1(prog);
+	}
+	fflush(plyc_rt.out);
+	return 0;
+}
+
 /* Phase 6, poll: events printed as they come until a signal, exit(), -d's
  * deadline, the end of -c's command or -p's process, a failed output,
  * or events lost without -k. */
@@ -1100,6 +1162,10 @@ static void poll_run(struct run *r, const struct plyc_program *prog)
 			break;
 		}
 		fflush(plyc_rt.out);
+		if (usr1_pending && !stopping && answer_usr1(r, prog)) {
+			r->failed = 1;
+			break;
+		}
 		if (stopping || plyc_out_error() || report_if_due(prog, &report_due))
 			break;
 		if (deadline && now() >= deadline)

@@ -1,17 +1,40 @@
-/* The kernel memory of the tracer's maps: what it locks (-v), and keyed
- * aggregations allocated as keys come where the kernel allows it.
+/* The kernel memory of the tracer's maps: what it locks (-v), and which
+ * keyed aggregations are allocated as keys come.
  *
  * Preallocated, a keyed histogram (one value per key that every CPU adds
  * to: plyc/codegen/resources.py, storage()) locks 1024 values, 0.6 MB,
  * whatever the script sees, and a keyed count() 4096 values on each CPU.
- * With BPF_F_NO_PREALLOC the kernel allocates a key's value when the key
- * first comes, from its BPF memory allocator, which any context may call
- * (Linux 6.1); an aggregation's keys are never deleted while tracing, so
- * that is once per key. Before 6.1, the verifier refuses such a map in
- * perf_event programs and calls it unsafe in the other tracing ones: there
- * they stay preallocated. So do the plain maps (@start[tid] = ...), whose
- * keys come and go with every event, and LRU maps. PLYC_PREALLOC=1 keeps every map
- * preallocated on any kernel. */
+ * With BPF_F_NO_PREALLOC the kernel allocates a key's element when the key
+ * first comes, from its BPF memory allocator (Linux 6.1; before, the
+ * verifier refuses such a map in perf_event programs and calls it unsafe in
+ * the other tracing ones). That allocator never allocates in the probe: it
+ * takes from a per-CPU cache and refills it from irq_work, which runs only
+ * once interrupts are on again (kernel/bpf/memalloc.c, unit_alloc). A
+ * cache starts with one element (four for small ones) and a per-CPU value's
+ * cache keeps one to three, refilled one at a time from the per-CPU pool
+ * without waiting (GFP_NOWAIT), which a burst of new keys empties. So a
+ * new key is refused -ENOMEM, an update lost where a preallocated map (and
+ * bpftrace, which preallocates) loses none:
+ * - in a probe that runs with interrupts off (perf_event: interval,
+ *   profile; kprobes; tracepoints inside the kernel's locks) as soon as it
+ *   adds a second new key before interrupts come back on: `i:ms:1 {
+ *   @a["one"] = count(); @a["two"] = count(); }` lost "two"'s first update
+ *   every run here (6.18);
+ * - in any probe, for a per-CPU value, in a burst: 46 of 100,000 new keys
+ *   of a keyed count() on sys_enter_getppid here.
+ * Only a shared value (a keyed histogram on a 64-bit target) updated by
+ * probes that run in a task's context with interrupts on (system calls,
+ * user probes, BEGIN/END, iterators: plyc_map.grow, from resources.py's
+ * grows()) is allocated as its keys come: irq_work refills the cache before
+ * the next key (300,000 new keys, three a system call: none lost). Every
+ * other map is preallocated, as bpftrace's are (measured with -v, 2 CPUs: a
+ * keyed count() 427 KB, as 0.27's; a keyed hist() 633 KB whatever the CPUs,
+ * 0.27's, keyed per bucket and per CPU, 460 KB here and some 2.5 MB on 64
+ * CPUs, computed). A genuine -ENOMEM left (the kernel out of memory) is
+ * counted as such, not as a full map (plyc.bpf.h). LRU maps are always preallocated. PLYC_PREALLOC=1
+ * preallocates every map on any kernel; PLYC_GROW_MAPS=1 allocates every
+ * keyed aggregation as keys come where the kernel can, for less memory at
+ * the risk above (each lost update told, the run failed). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -56,31 +79,38 @@ static int kernel_grows_maps(void)
 
 int plyc_maps_prepare(const struct plyc_program *prog, struct bpf_object *obj, int verbose)
 {
-	int i, grow = -1;
+	int i, keyed = 0, grow = -1;
+	char grown[256];
+	size_t n = 0;
 
+	grown[0] = 0;
 	for (i = 0; i < prog->nmaps; i++) {
 		const struct plyc_map *pm = &prog->maps[i];
 		struct bpf_map *m;
 
 		if (pm->agg == PLYC_A_NONE || !pm->nkeys)
 			continue;
-		if (grow < 0) {
+		keyed = 1;
+		if (!pm->grow && !getenv("PLYC_GROW_MAPS"))
+			continue;
+		if (grow < 0)
 			grow = !getenv("PLYC_PREALLOC") && kernel_grows_maps();
-			if (verbose)
-				fprintf(stderr, "%s: keyed aggregations: %s\n", prog->name,
-					grow ? "allocated as keys come" : "preallocated");
-		}
 		m = bpf_object__find_map_by_name(obj, prog->map_cnames[i]);
 		/* the kernel preallocates LRU maps (the script's `percpulruhash(N)`)
-		 * and refuses them BPF_F_NO_PREALLOC */
-		if (m && (bpf_map__type(m) == BPF_MAP_TYPE_LRU_HASH ||
-			  bpf_map__type(m) == BPF_MAP_TYPE_LRU_PERCPU_HASH))
+		 * and refuses them BPF_F_NO_PREALLOC; resources.py leaves them out */
+		if (!grow || !m || bpf_map__type(m) == BPF_MAP_TYPE_LRU_HASH ||
+		    bpf_map__type(m) == BPF_MAP_TYPE_LRU_PERCPU_HASH)
 			continue;
-		if (grow && m && bpf_map__set_map_flags(m, bpf_map__map_flags(m) | BPF_F_NO_PREALLOC)) {
+		if (bpf_map__set_map_flags(m, bpf_map__map_flags(m) | BPF_F_NO_PREALLOC)) {
 			fprintf(stderr, "%s: cannot set up map %s: %s\n", prog->name, pm->name, strerror(errno));
 			return -1;
 		}
+		if (n < sizeof(grown))
+			n += (size_t)snprintf(grown + n, sizeof(grown) - n, "%s%s", n ? ", " : "", pm->name);
 	}
+	if (verbose && keyed)
+		fprintf(stderr, "%s: keyed aggregations: %s%s\n", prog->name, n ? grown : "preallocated",
+			n ? " allocated as keys come, the others preallocated" : "");
 	return 0;
 }
 

@@ -73,9 +73,25 @@ int plyc_test_run_works(void)
 	return ok;
 }
 
-static int is_once(const struct plyc_probe *pr)
+static int is_begin_end(const struct plyc_probe *pr)
 {
 	return pr->provider == &plyc_provider_begin || pr->provider == &plyc_provider_end;
+}
+
+/* run by the tracer: BEGIN, END, and self probes on their signal */
+static int is_once(const struct plyc_probe *pr)
+{
+	return is_begin_end(pr) || pr->provider == &plyc_provider_self_usr1;
+}
+
+int plyc_has_probes_of(const struct plyc_program *P, const struct plyc_provider *which)
+{
+	int i;
+
+	for (i = 0; i < P->nprobes; i++)
+		if (P->probes[i].provider == which)
+			return 1;
+	return 0;
 }
 
 int plyc_once_only(const struct plyc_program *P)
@@ -83,7 +99,7 @@ int plyc_once_only(const struct plyc_program *P)
 	int i;
 
 	for (i = 0; i < P->nprobes; i++)
-		if (!is_once(&P->probes[i]))
+		if (!is_begin_end(&P->probes[i]))
 			return 0;
 	return P->nprobes > 0;
 }

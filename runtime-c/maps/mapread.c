@@ -39,6 +39,45 @@ static size_t map_max_entries(int fd)
 	return info.max_entries;
 }
 
+/* The key-less aggregations zero() emptied after a write, by fd: their
+ * all-zero slot is a value again (bpftrace's zero() keeps the entry, where
+ * clear() deletes it), until the next clear(). */
+static int *zeroed_fds;
+static size_t nzeroed;
+
+static int was_zeroed(const struct plyc_map *m)
+{
+	size_t i;
+
+	for (i = 0; i < nzeroed; i++)
+		if (zeroed_fds[i] == m->fd)
+			return 1;
+	return 0;
+}
+
+static void set_zeroed(const struct plyc_map *m, int on)
+{
+	size_t i;
+	int *tmp;
+
+	for (i = 0; i < nzeroed; i++)
+		if (zeroed_fds[i] == m->fd)
+			break;
+	if (!on) {
+		if (i < nzeroed)
+			zeroed_fds[i] = zeroed_fds[--nzeroed];
+		return;
+	}
+	if (i < nzeroed)
+		return;
+	/* out of memory: the map stays "never written", as before */
+	tmp = realloc(zeroed_fds, (nzeroed + 1) * sizeof(*zeroed_fds));
+	if (!tmp)
+		return;
+	zeroed_fds = tmp;
+	zeroed_fds[nzeroed++] = m->fd;
+}
+
 int plyc_is_zero(const void *p, size_t n)
 {
 	const unsigned char *b = p;
@@ -117,7 +156,8 @@ int plyc_map_collect(const struct plyc_map *m, char **keysp, char **valsp,
 		 * whose one slot exists from the start: all zero means
 		 * never updated. A plain map's entry (a hash's) is there
 		 * only once written, 0 or not. */
-		if (!m->nkeys && m->agg != PLYC_A_NONE && plyc_is_zero(vals + n * vs, vs))
+		if (!m->nkeys && m->agg != PLYC_A_NONE && plyc_is_zero(vals + n * vs, vs) &&
+		    !was_zeroed(m))
 			continue;
 
 		if (++n == max)
@@ -193,6 +233,7 @@ int plyc_map_clear(const struct plyc_map *m)
 
 	if (m->fd < 0)
 		return -EBADF;
+	set_zeroed(m, 0);
 	err = collect_keys(m, &keys, &n);
 
 	for (i = 0; i < n && !err; i++) {
@@ -225,6 +266,15 @@ int plyc_map_zero(const struct plyc_map *m)
 
 	if (m->fd < 0)
 		return -EBADF;
+	/* a key-less aggregation written before stays a value (above) */
+	if (!m->nkeys && m->agg != PLYC_A_NONE && !was_zeroed(m)) {
+		char *k = NULL, *v = NULL;
+
+		if (!plyc_map_collect(m, &k, &v, &n) && n)
+			set_zeroed(m, 1);
+		free(k);
+		free(v);
+	}
 	if (!(zero = zero_value(m)))
 		return -ENOMEM;
 	err = collect_keys(m, &keys, &n);
@@ -276,6 +326,13 @@ int plyc_report_refusals(const char *name, int stats_fd, const struct plyc_map *
 			fprintf(stderr, "%s: warning: map %s was busy: %" PRIu64 " update%s refused by the "
 				"kernel (a probe ran while another held the map on the same CPU)%s\n", name, map,
 				n, plural(n, "s"), keep_going ? "" : "; the counts are short (-k ignores this)");
+			failed |= !keep_going;
+		}
+		n = plyc_stat_sum(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_NOMEM, 1 + i));
+		if (n) {
+			fprintf(stderr, "%s: warning: map %s: %" PRIu64 " update%s dropped: the kernel could "
+				"not allocate memory for a new key%s\n", name, map, n, plural(n, "s"),
+				keep_going ? "" : "; the counts are short (-k ignores this)");
 			failed |= !keep_going;
 		}
 		n = plyc_stat_sum(stats_fd, plyc_stat_index(nmaps, PLYC_STAT_ROW_OTHER, 1 + i));

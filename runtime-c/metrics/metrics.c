@@ -379,7 +379,8 @@ static int collect(const struct plyc_map *m, char **keys, char **vals, size_t *n
 
 static void tracer_metrics(FILE *fp, const struct plyc_metrics_src *src, int om)
 {
-	static const char *const reasons[] = { "full", "busy", "other" };
+	/* by row of plyc_stats (PLYC_STAT_ROW_*) */
+	static const char *const reasons[PLYC_STAT_ROWS] = { "full", "busy", "other", "nomem" };
 	int i, r;
 	char name[256];
 	const char *p = src->prefix, *us = *src->prefix ? "_" : "";
@@ -406,9 +407,9 @@ static void tracer_metrics(FILE *fp, const struct plyc_metrics_src *src, int om)
 
 	snprintf(name, sizeof(name), "%s%smap_updates_dropped", p, us);
 	family_head(fp, name, "_total", "counter",
-		    "map updates dropped, by map and reason (full, busy, other: docs/output.md)", "", om);
+		    "map updates dropped, by map and reason (full, busy, other, nomem: docs/output.md)", "", om);
 	for (i = 0; i < src->nmaps; i++) {
-		for (r = 0; r < 3; r++) {
+		for (r = 0; r < PLYC_STAT_ROWS; r++) {
 			fprintf(fp, "%s_total{map=\"", name);
 			plyc_metrics_label_value(fp, src->maps[i].name, 256);
 			fprintf(fp, "\",reason=\"%s\"} %" PRIu64 "\n", reasons[r],

@@ -311,6 +311,14 @@ static void print_json(FILE *fp, const struct plyc_map *m, const struct plyc_ent
 	fputs(m->nkeys ? "}}}\n" : "}}\n", fp);
 }
 
+/* 0.27's -f json line of an avg() or stats() map with no entries */
+static void print_json_empty(FILE *fp, const struct plyc_map *m)
+{
+	fputs("{\"type\": \"stats\", \"data\": {\"", fp);
+	plyc_bt_json_escape(fp, m->name, strlen(m->name));
+	fputs("\": {}}}\n", fp);
+}
+
 static void print_text(FILE *fp, const struct plyc_map *m, const struct plyc_entry *ents, size_t n)
 {
 	const struct bt_agg *ops = agg_of(m);
@@ -358,15 +366,24 @@ void plyc_bt_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *en
 void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry *ents, size_t n,
 			   uint32_t top, uint32_t div)
 {
-	static const char zero[8];
-	struct plyc_entry none = { zero, zero };
+	struct plyc_entry none;
+	void *zero = NULL;
 	uint64_t last;
 	size_t e;
 
 	/* a key-less count() is an array in bpftrace: there from the start
 	 * (print() shows 0), but 0.27 leaves one never written, or cleared,
-	 * out of the exit dump */
-	if (!n && !m->nkeys && m->agg == PLYC_A_COUNT && !(exiting && plyc_bt_version->empty_map_silent)) {
+	 * out of the exit dump; 0.27's print() shows any other key-less map
+	 * but a hist's, lhist's or tseries' as its value type's zero too */
+	if (!n && !m->nkeys && !(exiting && plyc_bt_version->empty_map_silent) &&
+	    (m->agg == PLYC_A_COUNT ||
+	     (plyc_bt_version->print_empty_zero && !exiting && agg_of(m)->group != BT_HIST &&
+	      agg_of(m)->group != BT_TSERIES))) {
+		zero = calloc(1, m->value_size > 8 ? m->value_size : 8);
+		if (!zero)
+			return;
+		none.key = zero;
+		none.value = zero;
 		ents = &none;
 		n = 1;
 	}
@@ -389,11 +406,14 @@ void plyc_bt_map_print_top(FILE *fp, const struct plyc_map *m, struct plyc_entry
 	if (plyc_rt.json) {
 		if (n)
 			print_json(fp, m, ents, n);
+		else if (agg_of(m)->group == BT_STATS && plyc_bt_version->json_empty_stats)
+			print_json_empty(fp, m);
 	} else {
 		print_text(fp, m, ents, n);
 	}
 	plyc_bt_set_div(1);
 	plyc_bt_tseries_set_last(0);
+	free(zero);
 }
 
 /* --- events --------------------------------------------------------------- */
@@ -514,15 +534,12 @@ static int cmp_map_name(const void *a, const void *b)
 }
 
 /* bpftrace's exit: two newlines, then every map by name */
-static void at_exit(const struct plyc_program *prog, int ended)
+/* Every map as the exit prints them */
+static void dump_maps(const struct plyc_program *prog)
 {
 	const struct plyc_map **order;
 	int i;
 
-	(void)ended;
-	plyc_bt_exit_banner(plyc_rt.out);
-	if (prog->no_exit_maps)
-		return;
 	order = calloc((size_t)prog->nmaps + 1, sizeof(*order));
 	if (!order) {
 		fprintf(stderr, "%s: error: out of memory\n", prog->name);
@@ -538,6 +555,22 @@ static void at_exit(const struct plyc_program *prog, int ended)
 	free(order);
 }
 
+static void at_exit(const struct plyc_program *prog, int ended)
+{
+	(void)ended;
+	plyc_bt_exit_banner(plyc_rt.out);
+	if (!prog->no_exit_maps)
+		dump_maps(prog);
+}
+
+/* SIGUSR1: 0.17 prints the maps as at exit, without its banner; 0.27
+ * prints nothing (the self probes are its answer) */
+static void on_usr1(const struct plyc_program *prog)
+{
+	if (plyc_bt_version->usr1_prints_maps)
+		dump_maps(prog);
+}
+
 const struct plyc_output_ops plyc_output_bpftrace = {
 	.value = value,
 	.print = plyc_bt_print,
@@ -546,6 +579,8 @@ const struct plyc_output_ops plyc_output_bpftrace = {
 	.map_print = plyc_bt_map_print_top,
 	.attached = plyc_bt_attached,
 	.at_exit = at_exit,
+	.catches_usr1 = 1,
+	.on_usr1 = on_usr1,
 	.once_only_ends = 1,
 	.silent_after_exit = 1,
 	.iteration_through_exit = 1,

@@ -1,4 +1,5 @@
-/* BEGIN and END: no data; the tracer runs them itself (once.c). */
+/* BEGIN, END and self (SIGUSR1 received): no data; the tracer runs them
+ * itself (once.c). */
 #ifndef PLYC_PROVIDER_SPECIAL_H
 #define PLYC_PROVIDER_SPECIAL_H
 
@@ -6,5 +7,6 @@
 
 extern const struct plyc_provider plyc_provider_begin;
 extern const struct plyc_provider plyc_provider_end;
+extern const struct plyc_provider plyc_provider_self_usr1;
 
 #endif

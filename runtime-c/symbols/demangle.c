@@ -28,6 +28,12 @@
 #define MAX_NODES 1024
 #define MAX_KIDS 1024
 #define MAX_SUBS 256
+/* Steps the printer's walks take (print(), items(), find_pack()): a name
+ * whose template arguments name themselves (T_ inside f's own <...>) is a
+ * graph of a few nodes with exponentially many paths through it. The
+ * longest names of libstdc++ and LLVM take under 2,000
+ * (tests/test_demangle.py). */
+#define MAX_WORK (1L << 16)
 
 enum kind {
 	K_TEXT,    /* text, len */
@@ -91,6 +97,7 @@ struct dm {
 	char *out;
 	size_t cap, pos;
 	int depth;
+	long work;
 	/* while a pack expansion prints: the element of its pack printed */
 	int pack, pack_index;
 	/* what the printer takes for the last character printed when a ", "
@@ -104,6 +111,14 @@ static int fail(struct dm *d)
 {
 	d->failed = 1;
 	return -1;
+}
+
+/* One step of a walk over the nodes; nonzero (given up) past MAX_WORK. */
+static int spend(struct dm *d)
+{
+	if (++d->work > MAX_WORK)
+		d->failed = 1;
+	return d->failed;
 }
 
 static int new_node(struct dm *d, enum kind k, int a, int b)
@@ -1066,12 +1081,12 @@ static int resolve(const struct dm *d, int n)
 }
 
 /* The pack a pack expansion expands: the first inside it, or -1. */
-static int find_pack(const struct dm *d, int n, int depth)
+static int find_pack(struct dm *d, int n, int depth)
 {
 	const struct node *x;
 	int i, p;
 
-	if (n < 0 || depth > 64)
+	if (n < 0 || depth > 64 || spend(d))
 		return -1;
 	x = &d->nodes[n];
 	switch (x->kind) {
@@ -1100,19 +1115,19 @@ static int find_pack(const struct dm *d, int n, int depth)
 
 /* How many items n prints as: a pack its elements, a pack expansion its
  * pack's (an empty one prints nothing, and no comma). */
-static int items(const struct dm *d, int n)
+static int items(struct dm *d, int n, int depth)
 {
 	const struct node *x;
 
-	if ((n = resolve(d, n)) < 0)
-		return 1;       /* not resolved: print() fails */
+	if (depth > 64 || spend(d) || (n = resolve(d, n)) < 0)
+		return 1;       /* not resolved, or given up: print() fails */
 	x = &d->nodes[n];
 
 	if (x->kind == K_PACK && d->pack != n) {
 		int i, sum = 0;
 
 		for (i = 0; i < x->nkids; i++)
-			sum += items(d, d->kids[x->kid0 + i]);
+			sum += items(d, d->kids[x->kid0 + i], depth + 1);
 		return sum;
 	}
 	if (x->kind == K_PACKEXP) {
@@ -1135,7 +1150,7 @@ static void print_list(struct dm *d, int kid0, int nkids)
 
 		if (i)
 			puts_(d, ", ");
-		if (!items(d, k)) {
+		if (!items(d, k, 0)) {
 			trailing++;
 			continue;
 		}
@@ -1490,7 +1505,7 @@ static void print(struct dm *d, int n)
 {
 	const struct node *x;
 
-	if (n < 0 || d->failed || ++d->depth > 256) {
+	if (n < 0 || spend(d) || ++d->depth > 256) {
 		d->failed = 1;
 		return;
 	}
@@ -1670,6 +1685,7 @@ int plyc_demangle(const char *mangled, char *out, size_t len)
 	d->cap = len;
 	d->pos = 0;
 	d->depth = 0;
+	d->work = 0;
 	out[0] = 0;
 	print(d, n);
 	if (d->failed) {

@@ -206,8 +206,8 @@ const char *plyc_ksym_bt(uint64_t addr, int offset, char *buf, size_t len)
 		plyc_ksyms_load("/proc/kallsyms");
 
 	sym = ksym_find(addr);
-	if (!sym)
-		snprintf(buf, len, "0x%" PRIx64, addr);
+	if (!sym)	/* bpftrace's %#x: 0 is "0" (0.17 and 0.27) */
+		snprintf(buf, len, "%#" PRIx64, addr);
 	else if (offset)
 		snprintf(buf, len, "%s+%" PRIu64, ksyms.names + sym->name, addr - sym->addr);
 	else

@@ -380,6 +380,17 @@ static void umaps_read(struct umaps *u, uint32_t pid)
 	u->m = NULL;
 	u->n = 0;
 	u->pid = pid;
+	if (!plyc_proc_is_ours()) {
+		/* pid is the tracer's namespace's: another's /proc would name the
+		 * frames from another process's mappings */
+		static int told;
+
+		if (!told++)
+			fprintf(stderr, "warning: /proc is another PID namespace's than the tracer's (mounted outside "
+				"it): user frames are printed as addresses; mount the namespace's own "
+				"(unshare --mount-proc)\n");
+		return;
+	}
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	fp = fopen(path, "re");
 	if (!fp)

@@ -22,6 +22,7 @@ static void bt_int(FILE *fp, const struct plyc_type *t, const void *data)
 const struct plyc_bt_version plyc_bt_027 = {
 	.attached_on_stderr = 1,
 	.empty_map_silent = 1,
+	.print_empty_zero = 1,
 	.hist_colon = ":",
 	.stats_braced = 1,
 	.lhist_single = 1,
@@ -30,6 +31,7 @@ const struct plyc_bt_version plyc_bt_027 = {
 	.bool_words = 1,
 	.enum_names = 1,
 	.json_typed = 1,
+	.json_empty_stats = 1,
 	.events_027 = 1,
 	.empty_stack_newline = 1,
 };
@@ -37,6 +39,7 @@ const struct plyc_bt_version plyc_bt_027 = {
 const struct plyc_bt_version plyc_bt_017 = {
 	.hist_colon = ": ",
 	.key_stack_indent = 4,
+	.usr1_prints_maps = 1,
 };
 
 const struct plyc_bt_version *plyc_bt_version = &plyc_bt_027;
@@ -197,6 +200,8 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 		break;
 	case PLYC_K_STR:
 		fwrite(data, 1, strnlen(data, t->size), fp);
+		if (t->width == PLYC_STR_CUT && strnlen(data, t->size) + 1 >= t->size)
+			fputs(plyc_str_trailer, fp);	/* cut where it was read (0.27's trailer) */
 		break;
 	case PLYC_K_WALLTIME:
 		plyc_print_walltime(fp, plyc_load_int(data, t->size));

@@ -96,7 +96,12 @@ static const char *enum_text(const struct plyc_type *t, int64_t v, char *buf, si
 			snprintf(buf, len, "%s", e->name);
 			return buf;
 		}
-	snprintf(buf, len, "%" PRId64, v);
+	/* a value no enumerator names: its number, unsigned as 0.27's casts
+	 * to an enum are (`(enum e)-1` is 18446744073709551615) */
+	if (t->is_signed)
+		snprintf(buf, len, "%" PRId64, v);
+	else
+		snprintf(buf, len, "%" PRIu64, (uint64_t)v & (t->size < 8 ? (UINT64_C(1) << 8 * t->size) - 1 : UINT64_MAX));
 	return buf;
 }
 

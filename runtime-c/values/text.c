@@ -69,3 +69,16 @@ const char *plyc_printf_text(const char *str, size_t maxlen, char *buf, size_t l
 	buf[n] = 0;
 	return buf;
 }
+
+const char *plyc_str_trailer = "..";
+
+const char *plyc_str_text(const char *s, size_t size, int cut, char *buf, size_t len)
+{
+	size_t n = strnlen(s, size);
+
+	if (!len)
+		return "";
+	/* bpftrace 0.27's test: the string fills its bytes but the NUL */
+	snprintf(buf, len, "%.*s%s", (int)n, s, cut && n + 1 >= size ? plyc_str_trailer : "");
+	return buf;
+}

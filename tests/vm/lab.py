@@ -66,6 +66,7 @@ class Kernel:
     vmlinuz: Path       # the kernel as packaged
     vmlinux: Optional[Path]  # uncompressed ELF with .BTF, where the arch has one
     btf: Optional[Path]  # the kernel's BTF: a file `bpftool btf dump file` reads
+    dtb: Optional[Path] = None  # the device tree qemu gives it, where the board needs one
 
 
 @dataclasses.dataclass
@@ -103,6 +104,10 @@ class Arch:
     # The console as a qemu device on a file chardev (s390x has no serial
     # port: its console is the SCLP's), instead of -serial.
     console_device: str = ""
+    # A board's device tree, from the kernel package (usr/lib/linux-image-*/),
+    # and its fixed RAM size where the machine accepts no other.
+    dtb: str = ""
+    memory: str = ""
 
 
 ARCHES = {
@@ -133,6 +138,20 @@ ARCHES = {
         qemu="qemu-system-arm", qemu_package="qemu-system-arm",
         machine=("-accel", "tcg", "-M", "virt", "-cpu", "cortex-a15", "-smp", "2"),
         console="ttyAMA0", transport="framed", target="armhf",
+    ),
+    # A Raspberry Pi Zero: qemu's raspi0 models its ARM1176 (ARMv6) core, the
+    # oldest ARM a tracer targets (--target armv6; armel's ARMv5TE code runs
+    # on it too), booting Debian's armel rpi kernel (6.1, no BTF). qemu has
+    # no model of the SoC's ASB registers the power-domain driver probes
+    # (an external abort at boot), so that driver is left out; the
+    # watchdog, which powers the board off, stays.
+    "armel": Arch(
+        name="armel", deb_arch="armel", flavour="rpi",
+        qemu="qemu-system-arm", qemu_package="qemu-system-arm",
+        machine=("-accel", "tcg", "-M", "raspi0"),
+        console="ttyAMA0", transport="framed", target="armel",
+        append=("initcall_blacklist=bcm2835_power_driver_init",),
+        dtb="bcm2835-rpi-zero.dtb", memory="512M",
     ),
     # riscv64 is no bookworm architecture: kernel and busybox are trixie's
     # (its 6.12, with BTF; its Image has a PE header and boots as it is).
@@ -491,7 +510,14 @@ def _prepare_kernel(arch: Arch, root: Path) -> None:
     vmlinuz = next(p for p in sorted((root / "boot").glob("vmlinu[xz]-*")))
     info = {"release": vmlinuz.name[len("vmlinuz-"):],
             "vmlinuz": f"boot/{vmlinuz.name}", "image": f"boot/{vmlinuz.name}",
-            "vmlinux": None, "btf": None}
+            "vmlinux": None, "btf": None, "dtb": None}
+    if arch.dtb:
+        dtb = next(root.glob(f"usr/lib/linux-image-*/{arch.dtb}"), None)
+        if dtb is None:
+            raise LabError(f"the kernel package has no {arch.dtb}")
+        os.rename(dtb, root / arch.dtb)
+        shutil.rmtree(root / "usr")
+        info["dtb"] = arch.dtb
     data = vmlinuz.read_bytes()
     if arch.name == "x86_64":
         (root / "vmlinux").write_bytes(_vmlinux_from_bzimage(data))
@@ -514,7 +540,8 @@ def _kernel_from_dir(arch: Arch, version: str, d: Path) -> Kernel:
                   release=info["release"], image=d / info["image"],
                   vmlinuz=d / info["vmlinuz"],
                   vmlinux=d / info["vmlinux"] if info["vmlinux"] else None,
-                  btf=d / info["btf"] if info["btf"] else None)
+                  btf=d / info["btf"] if info["btf"] else None,
+                  dtb=d / info["dtb"] if info.get("dtb") else None)
 
 
 def _kernels_dir(arch: Arch, version: str) -> Path:
@@ -567,7 +594,8 @@ def _find_kernel(a: Arch, version: str) -> Kernel:
                        f"the configured Debian sources do not offer it.")
     d = base / f"{package}_{pversion.replace(':', '%3a')}"
     if not (d / "kernel.json").exists():
-        _fetch_package(a, package, pversion, d, ("./boot/*",),
+        members = ("./boot/*",) + ((f"./usr/lib/linux-image-*/{a.dtb}",) if a.dtb else ())
+        _fetch_package(a, package, pversion, d, members,
                        finish=lambda root: _prepare_kernel(a, root), dist=dist)
     return _kernel_from_dir(a, version, d)
 
@@ -791,9 +819,10 @@ def _qemu_command(arch: Arch, k: Kernel, memory: str, tmp: Path, one_thread: boo
     machine = list(arch.machine)
     if one_thread:
         machine[machine.index("tcg")] = "tcg,thread=single"
-    return [arch.qemu, *machine, *_firmware(arch), "-m", memory, "-nographic",
+    return [arch.qemu, *machine, *_firmware(arch), "-m", arch.memory or memory, "-nographic",
             "-no-reboot", "-nodefaults",
             "-kernel", str(k.image), "-initrd", str(tmp / "initrd.cpio"),
+            *(["-dtb", str(k.dtb)] if k.dtb else []),
             # panic=-1 reboots at once on a panic, which -no-reboot turns into
             # a qemu exit without a status from the guest.
             "-append", " ".join((f"console={arch.console}", *arch.append,

@@ -16,6 +16,7 @@ from typing import Optional
 
 from pycparser import c_ast, c_parser
 
+from ... import cparser
 from ...nesting import C_MESSAGE, MAX_DEPTH, c_too_deep, deepest
 
 # C's own keywords that may appear in a type or an expression.
@@ -179,7 +180,7 @@ def _check_tree(parsed: "Parsed", root):
 def _parse(source: str, text: str, first_line: int):
     _check_depth(text)
     try:
-        return c_parser.CParser().parse(source, "<argdist>")
+        return cparser.parse(source, "<argdist>")
     except c_parser.ParseError as err:
         msg = str(err)
         m = re.match(r"<argdist>:(\d+):(\d+): (.*)", msg)

@@ -24,7 +24,7 @@ from typing import Callable, Optional
 
 from pycparser import c_ast, c_parser
 
-from ... import children
+from ... import children, cparser
 from ... import kernel_headers
 from ... import layout as L
 from ...ir import fold
@@ -275,7 +275,7 @@ class Headers:
         text, modes = _attributes(text)
         self.modes.update(modes)
         try:
-            unit = c_parser.CParser().parse(PARSE_PREAMBLE + text, "<headers>")
+            unit = cparser.parse(PARSE_PREAMBLE + text, "<headers>")
         except c_parser.ParseError as err:
             raise CTypeError(f"the target's C headers can't be parsed: {err}") from None
         for ext in unit.ext:

@@ -18,6 +18,9 @@ UNSAFE = Option("unsafe", "allow bpftrace's unsafe functions (system, signal, ov
 # bpftrace 0.27"): today's by default, Debian 12's for those comparing with it.
 OUTPUT = Option("bpftrace-output", "print as this bpftrace version does", choices=("0.27", "0.17"))
 STYLES = {"0.27": "bpftrace", "0.17": "bpftrace017"}
+# max_strlen's default: 0.27's 1024 (a string holds up to 1023 bytes and its
+# NUL), 0.17's 64 (its BPFTRACE_STRLEN).
+STRSIZES = {"0.27": 1024, "0.17": 64}
 
 
 def parse(source: str, filename: str = "<script>"):
@@ -28,15 +31,17 @@ def parse(source: str, filename: str = "<script>"):
 def _lower(program, s: Settings):
     from .config import from_environment
     from .lower import lower
-    # bpftrace's environment variables a build does not use, said once a
-    # build (those it uses are config.py's: from_environment)
-    for warning in from_environment(s.env)[1]:
+    # bpftrace's environment variables, read once a build: those it uses
+    # are config items (config.py), the others said once
+    env_items, warnings = from_environment(s.env)
+    for warning in warnings:
         print(f"plyc: warning: {warning}", file=sys.stderr)
-    # Strings are bpftrace's 64 bytes (or the script's config block's
-    # max_strlen), not --strsize: as bpftrace.
+    # Strings are the version's max_strlen (0.27: 1024, 0.17: 64) or the
+    # script's config block's, not --strsize: as bpftrace.
     version = s.options.get("bpftrace-output") or OUTPUT.choices[0]
-    prog = lower(program, s.btf, s.target, build_env=s.env, unsafe=s.options.get("unsafe", False),
-                 include_dirs=s.include_dirs, include_files=s.include_files, version=version)
+    prog = lower(program, s.btf, s.target, strsize=STRSIZES[version], build_env=s.env,
+                 unsafe=s.options.get("unsafe", False), include_dirs=s.include_dirs,
+                 include_files=s.include_files, version=version, env_items=env_items)
     # the tracer prints as that bpftrace does (runtime-c/output/bpftrace.c):
     # the style reaches the runtime's output selection (output/select.c)
     prog.style = STYLES[version]

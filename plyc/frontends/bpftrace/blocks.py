@@ -86,6 +86,34 @@ def _rename(n, names: dict):
     return rebuilt(n, lambda x: _rename(x, names))
 
 
+def aggregations_last(program: A.Program, names) -> A.Program:
+    """`@m[k] = { stmts; avg($a) }`, an aggregation as a block's value (0.27
+    runs it), as `{ stmts; @m[k] = avg($a) }`: the aggregation is then the
+    assignment's, which is where it is lowered and where a map is found to
+    hold one (names: the aggregations' names). Run after scope()."""
+    def agg_value(v):
+        stmts = []
+        while isinstance(v, A.BlockExpr):
+            stmts += v.stmts
+            v = v.value
+        return (stmts, v) if isinstance(v, A.Call) and v.name in names else None
+
+    def node(n):
+        if isinstance(n, list):
+            return [node(x) for x in n]
+        if not isinstance(n, A.Node):
+            return n
+        if isinstance(n, A.Assign) and n.op == "=" and isinstance(n.target, A.Map) and \
+                isinstance(n.value, A.BlockExpr) and agg_value(n.value):
+            stmts, call = agg_value(n.value)
+            return A.Block([*node(stmts), replace(n, value=call)], span=n.span)
+        return rebuilt(n, node)
+
+    if not any(isinstance(n, A.BlockExpr) for p in program.probes for n in walk([p.body])):
+        return program
+    return replace(program, probes=[replace(p, body=node(p.body)) for p in program.probes])
+
+
 # --- typing: the statements first, the value in a local ---------------------------
 
 def _temp(ty, e, typ: T.Type, what: str) -> str:

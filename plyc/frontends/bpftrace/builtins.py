@@ -129,6 +129,26 @@ def check_ntop(chk, call):
     return _call(I.NTOP, args, T.INET, call.span)
 
 
+# socket_cookie(sk): the socket's cookie, bpf_get_socket_cookie (Linux 5.12
+# in tracing programs), a uint64. As 0.27: a struct sock *, in a probe that
+# runs as a tracing program (plyc's kfunc and kretfunc: fentry, fexit),
+# where the helper takes the kernel's own pointer: a function's argument.
+def check_socket_cookie(chk, call):
+    probe = chk.probe
+    if probe.provider.trampoline is None:
+        chk.err("socket_cookie() can only be used in kfunc (fentry) and kretfunc (fexit) probes",
+                call.name_span, "bpf_get_socket_cookie takes the struct sock * a traced function receives")
+    x = chk.expr(call.args[0])
+    if not x.type.is_pointer or (x.type.pointee or "").split() != ["struct", "sock"]:
+        chk.err(f"socket_cookie() only supports 'struct sock *' as the argument ({x.type} provided)",
+                call.args[0].span)
+    arg = x.operand if isinstance(x, ir.Cast) else x
+    if not (isinstance(arg, ir.Variable) and arg.var.name.startswith("arg")):
+        chk.err("socket_cookie() takes the probed function's argument (args.sk), as the kernel passed it",
+                call.args[0].span, "the helper needs the kernel's own pointer, which a read from memory is not")
+    return _call(I.SOCKET_COOKIE, [x], T.U64, call.span)
+
+
 # `probe` in a tracepoint wildcard: the event that fired, by the id every
 # tracepoint record starts with; the tracer fills the id -> name table as it
 # attaches each event the glob matches on the device (plyc_tp_names).
@@ -141,4 +161,5 @@ FUNCTIONS = {f.name: f for f in (
     B.Func("strncmp", (3, 3), check_strncmp, I.STRNCMP, "compare the first n bytes of two strings"),
     B.Func("join", (1, 2), check_join, None, "print an array of strings, joined"),
     B.Func("ntop", (1, 2), check_ntop, I.NTOP, "an IPv4 or IPv6 address as text"),
+    B.Func("socket_cookie", (1, 1), check_socket_cookie, I.SOCKET_COOKIE, "a socket's cookie (kfunc, kretfunc)"),
 )}

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from ... import cparser
 from ... import layout as L
 from ...diag import Collector
 from ...ir import fold
@@ -98,7 +99,35 @@ def strip(text: str) -> tuple:
         elif unknown is None:
             unknown = (m.start(), m.end())
         text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]
-    return text, packed, unknown
+    return last_semicolons(text), packed, unknown
+
+
+ENUM_OPEN = re.compile(r"\benum(?:\s+[A-Za-z_]\w*)?\s*$")
+
+
+def last_semicolons(text: str) -> str:
+    """A struct's or union's last member given its `;` where the script left
+    it out (`struct x { unsigned long x }`), as clang takes it with a
+    warning, and so bpftrace; an enum's list has none. Put in a blank
+    before the brace where there is one, so columns stay."""
+    kinds, out = [], list(text)
+    for i, c in enumerate(text):
+        if c == "{":
+            kinds.append("enum" if ENUM_OPEN.search(text, 0, i) else "record")
+        elif c == "}" and kinds:
+            if kinds.pop() != "record":
+                continue
+            j = i - 1
+            while j >= 0 and text[j] in " \t\n":
+                j -= 1
+            if j < 0 or text[j] in ";{":
+                continue
+            blank = next((k for k in range(i - 1, j, -1) if text[k] in " \t"), None)
+            if blank is not None:
+                out[blank] = ";"
+            else:
+                out[i] = ";}"
+    return "".join(out)
 
 
 @dataclass
@@ -188,7 +217,7 @@ def parse(items: list, target: str, diag: Collector) -> Definitions:
     if deep:
         return out
     try:
-        tree = c_parser.CParser().parse(_source(items), "script")
+        tree = cparser.parse(_source(items), "script")
     except c_parser.ParseError as err:
         diag.error(*_located(str(err), items))
         return out
@@ -302,7 +331,8 @@ class _Layout:
         fields, placed = [], []
         for d in node.decls:
             if d.bitsize is not None:
-                raise DefinitionError(f"bit-field '{d.name}' is not supported by plyc yet", d.coord)
+                what = f"bit-field '{d.name}'" if d.name else "an unnamed bit-field"
+                raise DefinitionError(f"{what} is not supported by plyc yet", d.coord)
             if d.name is None and not isinstance(d.type, (self.c.Struct, self.c.Union)):
                 raise DefinitionError("a member needs a name (only a struct or union member may be "
                                       "anonymous)", d.coord)
@@ -390,6 +420,9 @@ class _Layout:
                 raise DefinitionError(f"array '{name}' is too large: {elem.size * n} bytes, "
                                       f"at most {MAX_SIZE}", t.coord)
             return Member(name, 0, elem.size * n, "array", elem=elem, count=n), align
+        if isinstance(t, c.FuncDecl):
+            raise DefinitionError(f"member '{name}' is a function: a struct holds data (a pointer to one "
+                                  f"is `int (*{name})(void)`)", t.coord)
         inner = t if isinstance(t, (c.Struct, c.Union)) else t.type     # an anonymous member's is bare
         if isinstance(inner, (c.Struct, c.Union)):
             rec = self.record(inner)
@@ -398,6 +431,8 @@ class _Layout:
             self.enum(inner)
             words = ("enum", inner.name) if inner.name else None     # a named enum prints by name
             return Member(name, 0, 4, "int", signed=False, target=words), 4
+        if not isinstance(inner, c.IdentifierType):
+            raise DefinitionError(f"member '{name}' has a type plyc cannot lay out", t.coord)
         size, signed, align = self.integer(inner.names, t.coord)
         return Member(name, 0, size, "int", signed=signed), align
 

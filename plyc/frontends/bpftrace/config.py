@@ -6,7 +6,9 @@ bpftrace 0.17's environment names (`BPFTRACE_STRLEN`,
 `BPFTRACE_MAP_KEYS_MAX`) are taken too.
 
 Honoured, into Config's fields (the lowering and plyc/driver.py read them):
-  max_strlen       bytes of a string (str(), comm-sized values stay theirs)
+  max_strlen       bytes of a string (str(), comm-sized values stay theirs);
+                   under 1024, one byte more and the trailer (lower.py's PAD_BELOW)
+  str_trunc_trailer  what follows a string cut at max_strlen (0.27's "..")
   max_map_keys     entries of every map (`plyc build --map-entries`)
   perf_rb_pages    the output ring buffer, in 4 KiB pages (`--buffer-size`)
   on_stack_limit   the largest temporary kept on the BPF stack (ir/opt/temps.py)
@@ -20,7 +22,6 @@ license          the BPF object's license, one of bpftrace's GPL-compatible ones
 stack_mode       bpftrace, perf or raw: the mode of a kstack/ustack that names none
                  (build_id refused: plyc's stack maps keep addresses)
 Accepted at the one behaviour plyc has:
-str_trunc_trailer="" (bpftrace 0.17 adds no trailer, nor does plyc),
 unstable_macro=enable or warn (macros are always expanded), unstable_tseries=enable
 or warn (tseries() is always lowered), unstable_addr, unstable_import and
 unstable_map_decl at any value (0.27: "deprecated and has no effect": '&',
@@ -44,7 +45,7 @@ BOOLS = ("print_maps_on_exit", "cpp_demangle")
 # (macros are always on: bpftrace's unstable_macro=warn only adds a warning;
 # 0.27 ignores unstable_addr, unstable_import and unstable_map_decl).
 ANY = ("enable", "warn", "error")
-FIXED = {"missing_probes": ("error", "warn", "ignore"), "str_trunc_trailer": ("",),
+FIXED = {"missing_probes": ("error", "warn", "ignore"),
          "unstable_macro": ("enable", "warn"), "unstable_tseries": ("enable", "warn"),
          "unstable_addr": ANY, "unstable_import": ANY, "unstable_map_decl": ANY}
 # The rest of bpftrace's variables: refused by name, with why.
@@ -60,6 +61,10 @@ REFUSED = {
     "max_type_res_iterations": "plyc resolves types through BTF",
 }
 PAGE = 4096
+# str_trunc_trailer's default, 0.27's
+TRAILER = ".."
+# the longest trailer (codegen/printers.py's TRAILER_ROOM, its NUL aside)
+TRAILER_MAX = 63
 # 0.27's stack modes, in the order its error lists them; build_id's stack
 # map holds (build id, offset) pairs, which plyc's tracers do not print.
 STACK_MODES = ("bpftrace", "raw", "perf")
@@ -109,7 +114,7 @@ def from_environment(env: dict) -> tuple:
     items, warnings = [], []
     for key in sorted(k for k in env if k.upper() == k and k.startswith("BPFTRACE_")):
         name, value = canonical(key), env[key]
-        if name in NUMBERS or name in BOOLS or name in FIXED or name in ("license", "stack_mode"):
+        if name in NUMBERS or name in BOOLS or name in FIXED or name in ("license", "stack_mode", "str_trunc_trailer"):
             if value.isdigit():
                 v = A.Int(int(value), value)
             elif name in ("license", "str_trunc_trailer") or name in NUMBERS:
@@ -192,6 +197,15 @@ def evaluate(block: Optional[A.Config], diag: Collector, env_items: tuple = ()) 
                            "and build_id", v.span)
             else:
                 out.stack_mode = got
+        elif name == "str_trunc_trailer":
+            # any text, as 0.27 takes it (a number as its digits)
+            got = v.value.decode("utf-8", "replace") if isinstance(v, A.Str) else \
+                str(v.value) if isinstance(v, A.Int) else v.name
+            if len(got.encode()) > TRAILER_MAX:
+                diag.error(f"str_trunc_trailer is longer than the {TRAILER_MAX} bytes plyc's tracers keep for it",
+                           v.span)
+                continue
+            out.limits["str_trailer"] = got
         elif name == "license":
             got = v.value.decode("utf-8", "replace") if isinstance(v, A.Str) else getattr(v, "name", None)
             if got not in LICENSES:
@@ -204,7 +218,7 @@ def evaluate(block: Optional[A.Config], diag: Collector, env_items: tuple = ()) 
         else:
             diag.error(f"unknown config variable '{item.name}'", item.span,
                        "bpftrace's: " + ", ".join(sorted(set(NUMBERS) | set(BOOLS) | set(FIXED) | set(REFUSED)
-                                                       | {"license", "stack_mode"})))
+                                                       | {"license", "stack_mode", "str_trunc_trailer"})))
     return out
 
 
@@ -228,11 +242,13 @@ def read(st, name: str, span, diag_err):
     key = canonical(name)
     cfg = st.config
     values = {
-        "max_strlen": lambda: A.Int(st.strsize, str(st.strsize), span=span),
+        "max_strlen": lambda: A.Int(st.max_strlen, str(st.max_strlen), span=span),
         "stack_mode": lambda: A.Str(cfg.stack_mode.encode(), span=span),
         "license": lambda: A.Str(cfg.license.encode(), span=span),
         "missing_probes": lambda: A.Str(cfg.missing_probes.encode(), span=span),
-        "str_trunc_trailer": lambda: A.Str(b"", span=span),
+        # the trailer a cut string is printed with (0.17 prints none)
+        "str_trunc_trailer": lambda: A.Str(b"" if st.version == "0.17" else
+                                           cfg.limits.get("str_trailer", TRAILER).encode(), span=span),
         "print_maps_on_exit": lambda: bool(cfg.limits.get("print_maps_on_exit", True)),
         "cpp_demangle": lambda: bool(cfg.limits.get("cpp_demangle", True)),
     }

@@ -113,11 +113,11 @@ def check_buf(chk, call):
         n = chk.expr(call.args[1])
         if not n.type.is_int:
             chk.err(f"buf()'s length must be an integer, got {n.type}", call.args[1].span)
-        capacity = chk.strsize
+        capacity = chk.st.max_strlen
         if isinstance(n, ir.IntConst):
             if n.value < 0:
                 chk.err("buf()'s length can't be negative", call.args[1].span)
-            capacity = min(n.value, chk.strsize)
+            capacity = min(n.value, chk.st.max_strlen)
         args.append(n)
     if array and x.type.kind == "buf":
         # a kernel byte array's own length; a string reads as bpftrace's

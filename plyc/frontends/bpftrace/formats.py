@@ -55,6 +55,6 @@ def printf_accepts(chk, conv, x, span) -> bool:
     if x.type.kind != "int":
         return False
     if conv.conv in "diouxXcp" and x.type.denotes in TEXT_TYPES:
-        chk.err(f"unsupported format specifier for type '{TEXT_TYPES[x.type.denotes].format(chk.strsize)}': "
+        chk.err(f"unsupported format specifier for type '{TEXT_TYPES[x.type.denotes].format(chk.st.max_strlen)}': "
                 f"{conv.conv}", span, "bpftrace 0.27 prints it as text, with %s")
     return conv.conv == "s"

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ... import arch as ARCH
 from ... import btf as B
 from ... import types as T
 from ...ir import nodes as ir
+from ...ir import variables as V
+from ...providers import Var
 
 # Members a struct value may hold, nested ones and array elements counted
 # (each a CO-RE read of its own: a task_struct by value is about 700;
@@ -119,6 +122,30 @@ def denoted(typer, tid: int, typ: T.Type, width: int = 0) -> T.Type:
     return typ
 
 
+def enum_cast(typer, words: tuple, typ: T.Type, width: int) -> T.Type:
+    """The type of (enum e)x of a kernel enum e (typ: the cast's integer
+    of e's size): an enum value of width bytes."""
+    tid = typer.ktypes.lookup(tuple(w for w in words if w not in ("const", "volatile")))
+    # unsigned whatever the enum's BTF says: 0.27 prints (enum e)-1 as 2^64 - 1
+    return replace(denoted(typer, tid, typ, width), signed=False) if tid else typ
+
+
+def tp_enum(typer, ctype: str, typ: T.Type) -> T.Type:
+    """A tracepoint field's type typ, an enum value where its format's C
+    type is a kernel enum (`enum skb_drop_reason reason`): printed by its
+    enumerator's name as 0.27 prints it, of the field's size and sign."""
+    words = tuple(w for w in ctype.split() if w not in ("const", "volatile"))
+    if not typ.is_int or typ.denotes or len(words) != 2 or words[0] != "enum":
+        return typ
+    try:
+        tid = typer.ktypes.lookup(words)
+    except B.BTFError:
+        return typ      # no BTF to name it by (a cross build): its number
+    if not tid:
+        return typ
+    return replace(denoted(typer, tid, typ, typ.size), signed=typ.signed)
+
+
 def enumerators(typer_st, key: tuple) -> list:
     """[(value, name), ...] of an enum table's key (structs.enum_type's
     words, or ("btf", id) of a kernel enum)."""
@@ -187,3 +214,43 @@ def _value(typer, node: ir.Expr, tid: int, span, count: list, what: str) -> ir.E
     if typ.kind not in ("int", "str"):
         _refuse(typer, span, what, f"a member of type {typ}")
     return node
+
+
+# `ctx` in a perf-event probe (profile, interval, software, hardware): 0.27's
+# struct bpf_perf_event_data *, whose reads the verifier rewrites into the
+# sample's registers; the program copies them so (runtime-c's plyc_perf_ctx)
+# and ctx is the copy's address, read through as any kernel pointer.
+PERF_CTX = Var("ctx", T.U64, V.PERF_CTX, doc="the perf event's context (struct bpf_perf_event_data *)")
+
+
+def not_yet_ctx(what: str) -> str:
+    return f"{what} is not supported by plyc yet"
+
+
+def context(chk, span) -> ir.Expr:
+    """bpftrace's `ctx`: an iterator's context (its provider's, typed from
+    BTF), a perf event's as 0.27 types it; refused elsewhere in 0.27's words."""
+    probe = chk.probe
+    prov = probe.provider
+    if prov.var("ctx") is not None:
+        return chk.variable("ctx", span)
+    if prov.section(probe.target) == "perf_event":
+        if chk.st.arch not in ("x86_64", "aarch64"):
+            chk.err(not_yet_ctx(f"'ctx' in a perf-event probe for {chk.st.arch}"), span,
+                    "built and run for x86_64 and aarch64")
+        if not ARCH.is_native(chk.st.arch) and not chk.ktypes.path:
+            # its registers' layout is the target's: the build machine's BTF has another
+            chk.err(f"ctx in a perf-event probe built for {chk.st.arch} needs that kernel's BTF", span,
+                    "plyc build --btf FILE (the target kernel's /sys/kernel/btf/vmlinux)")
+        tid = chk.kernel(lambda k: k.lookup(("struct", "bpf_perf_event_data")), span)
+        if not tid:
+            chk.err("the kernel's BTF has no struct bpf_perf_event_data, the type of ctx", span)
+        probe.bpf_defines.add("PLYC_PERF_CTX")
+        return ir.Variable(PERF_CTX, type=chk.kernel(lambda k: k.pointer_to(tid), span), span=span)
+    data = prov.var("data")
+    if data is not None and data.type.pointee == "fields":
+        chk.err("Use args instead of ctx in tracepoint", span)
+    if prov.var("regs") is not None:
+        chk.err(not_yet_ctx(f"'ctx' in {prov.name} probes"), span,
+                "read the registers with reg(\"name\")")
+    chk.err(f"The ctx builtin can not be used with '{prov.name.lower()}' probes", span)

@@ -25,7 +25,7 @@ def declare(typer, s: A.Let) -> T.Type:
     elif tn.words in (("string",),):
         if tn.pointers:
             typer.err("a string can't be a pointer", tn.span)
-        typ = T.Str(tn.array_len if tn.array_len is not None else typer.st.strsize)
+        typ = T.Str(tn.array_len) if tn.array_len is not None else typer.read_str(typer.st.strsize)
         if typ.size < 1:
             typer.err("a string needs a size of at least 1", tn.span)
     else:

@@ -64,7 +64,7 @@ FUNCTIONS_NOT_YET = frozenset(
 # bpftrace's builtin variables as plyc's names (pid and tid: builtins.py's).
 VARIABLES = {"uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}
-VARIABLES_NOT_YET = frozenset("ctx".split())
+VARIABLES_NOT_YET = frozenset()
 INT_TYPES = {"int8": "s8", "uint8": "u8", "int16": "s16", "uint16": "u16", "int32": "s32",
              "uint32": "u32", "int64": "s64", "uint64": "u64", "bool": "bool"}
 # Operators whose value is current bpftrace's bool (printed true/false).
@@ -111,20 +111,32 @@ def _prints_tuple(n) -> bool:
             and not any(isinstance(i, A.Map) and i.keys is None for i in n.args[0].items))
 
 
+# bpftrace 0.27 gives a string one byte more than max_strlen below this
+# (its pad_max_strlen): from it on, a string is max_strlen bytes, its NUL
+# among them, and never printed as cut.
+PAD_BELOW = 1024
+
+
 def refuse(st: "Lowering", diag: Collector):
     prog = macros.expand(st.ast, diag, frozenset(FUNCTIONS))    # macros are gone from here on
     # variables: 0.27's block scopes, or 0.17's probe-wide ones (blocks.py: a block expression's own)
     st.ast = prog = blocks.scope(prog, diag) if st.version == "0.17" else scopes.scope(prog, st.scope_errors)
+    st.ast = prog = blocks.aggregations_last(prog, AGGREGATIONS)
     effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
     st.preamble.includes[:0] = headers.include_lines(st.include_files)
     st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
     for name, value in st.cdefs.constants.items():     # enumerators
         st.preamble.constants.setdefault(name, A.Int(value, str(value)))
-    st.config = config.evaluate(prog.config, diag, config.from_environment(st.build_env)[0])
+    st.config = config.evaluate(prog.config, diag, st.env_items)
     decls.check(prog.decls, diag)
     if st.config.strsize is not None:
         st.strsize = st.config.strsize
+    st.max_strlen = st.strsize
+    if st.version != "0.17" and st.strsize < PAD_BELOW:
+        # 0.27 reads a string of max_strlen N (under 1024) into N + 1 bytes:
+        # one that fills N is taken as cut and printed with its trailer
+        st.strsize, st.str_cut = st.strsize + 1, True
     for probe in prog.probes:
         for n in walk([probe.predicate, probe.body]):
             what = None
@@ -177,9 +189,13 @@ class Lowering:
         self.ast = program
         self.env: dict = {}
         self.build_env: dict = {}           # the build machine's environment (headers.py)
+        self.env_items: list = []           # its BPFTRACE_* variables as config items
         self.include_dirs: tuple = ()       # -I DIR, searched before the system's headers (headers.py)
         self.include_files: tuple = ()      # --include FILE, before the script's #includes
-        self.strsize = strsize
+        self.strsize = strsize              # a string's bytes, its NUL among them
+        self.max_strlen = strsize           # the script's max_strlen (config.max_strlen)
+        self.str_cut = False                # strings read at strsize are cut at strsize - 1 (PAD_BELOW)
+        self.version = "0.27"
         self.ktypes = KernelTypes(btf_path)
         self.arch = arch
         self.units: list = []
@@ -245,6 +261,7 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.options = [opt for opt, _ in st.options.values()]
         st.ir.enums = [kvalues.enumerators(st, words) for words in st.enum_tables]
         st.ir.args_optional = True      # bpftrace reads a $N not given as 0 or ""
+        st.ir.args_wide = positionals.wide_args(st.ast)
         st.ir.arg_bounds = list(st.arg_bounds.values())
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
@@ -262,14 +279,18 @@ PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.o
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
           strsize: int = 64, build_env: Optional[dict] = None, unsafe: bool = False,
-          include_dirs: tuple = (), include_files: tuple = (), version: str = "0.27") -> ir.Program:
+          include_dirs: tuple = (), include_files: tuple = (), version: str = "0.27",
+          env_items: Optional[list] = None) -> ir.Program:
     """The IR of a bpftrace program; strings are 64 bytes, as bpftrace's
     BPFTRACE_STRLEN default. build_env: the build machine's environment
     (where kernel headers are: headers.py). version: the bpftrace whose
     output the tracer prints (`--bpftrace-output`), where a value's
-    lowering differs (`func` in a uretprobe)."""
+    lowering differs (`func` in a uretprobe). env_items: the config items
+    of build_env's BPFTRACE_* variables, where the caller has read them
+    (config.from_environment)."""
     st = Lowering(program, strsize, btf_path, arch)
     st.build_env = {} if build_env is None else build_env
+    st.env_items = config.from_environment(st.build_env)[0] if env_items is None else env_items
     st.include_dirs, st.include_files = tuple(include_dirs), tuple(include_files)
     st.unsafe = unsafe
     st.version = version
@@ -317,6 +338,8 @@ class Typer(Sema):
         # A map is an aggregation when some assignment gives it one.
         self.agg_funcs = aggreads.functions(st.ast.probes, AGGREGATIONS)     # @name -> "count", ...
         self.agg_maps = set(self.agg_funcs)
+        # maps given keys somewhere: print(@m) of one is its dump, wherever it is written
+        self.keyed_maps = {n.name for n in walk([p.body for p in st.ast.probes]) if isinstance(n, A.Map) and n.keys}
         self.loop_kinds: list = []      # the loops around the statement being typed (loops.py)
         self.pairs: dict = {}           # a for loop's $kv -> its parts' locals (loops.py)
         self.declared: dict = {}        # (probe, $name) -> its `let $x: type` (lets.py)
@@ -338,6 +361,14 @@ class Typer(Sema):
     def type_unit(self, u) -> ir.Probe:
         self.unit_body = u.body         # the values its variables are given (smalltypes.py)
         return super().type_unit(u)
+
+    def read_str(self, size: int) -> T.Type:
+        """0.27 reads at most its max_strlen's bytes (str(p, 2000) too), and
+        marks a string read whole at that size cut (PAD_BELOW)."""
+        if self.st.version == "0.17":
+            return T.Str(size)
+        size = min(size, self.st.strsize)
+        return T.Str(size, cut=self.st.str_cut and size == self.st.strsize)
 
     def stmt(self, s):
         """A statement, after what its expressions need run first."""
@@ -660,8 +691,8 @@ class Typer(Sema):
             self.err("$0 is not a parameter; they start at $1", e.span)
         self.nargs = max(self.nargs, e.index)
         if id(e) in self.text_positionals:     # the text given, as 0.27 prints it (positionals.py)
-            param = ir.Param(ir.ARG_STR, e.index, type=T.Str(self.st.strsize), span=e.span)
-            text = ir.Call(I.STR, [param], type=T.Str(self.st.strsize), span=e.span)
+            param = ir.Param(ir.ARG_STR, e.index, type=self.read_str(self.st.strsize), span=e.span)
+            text = ir.Call(I.STR, [param], type=self.read_str(self.st.strsize), span=e.span)
             # one not given is 0.27's 0 (a number), not str()'s ""
             given = ir.Binary(">=", ir.Param(ir.ARG_COUNT, type=T.U64, span=e.span),
                               ir.IntConst(e.index, type=T.U64, span=e.span), type=T.S32, span=e.span)
@@ -732,8 +763,8 @@ class Typer(Sema):
             return self.func(e.span)
         if fargs.owns(probe, name):
             return fargs.retval(self, e.span)
-        if name == "ctx" and probe.provider.var("ctx") is not None:
-            return self.variable("ctx", e.span)     # an iterator's context, typed from BTF
+        if name == "ctx":
+            return kvalues.context(self, e.span)
         return self.expr_Ident_rest(e, name)
 
     def func(self, span, symbol: bool = False):
@@ -842,7 +873,9 @@ class Typer(Sema):
             return tuples.field(self, obj, e.name, e.span) if obj.type.names else \
                 self.err(f"Can not access field '{e.name}' on expression of type '{obj.type}'", e.span)
         if obj.type.kind == "ctx" and obj.type.pointee == "fields":
-            return self.tp_field(e.name, e.span)
+            node = self.tp_field(e.name, e.span)
+            node.type = kvalues.tp_enum(self, node.field.ctype, node.type)
+            return node
         if obj.type.kind == "ctx" and obj.type.pointee == "fargs":
             return fargs.field(self, e.name, e.span)
         # bpftrace follows a pointer with '.' or '->' alike.
@@ -895,6 +928,8 @@ class Typer(Sema):
             if at.type.is_pointer:
                 self._struct_element = at
             return at
+        if const_value(e.index) is None and obj.type.kind == "str" and not obj.type.btf:
+            return V.char_at(self, obj, self.expr(e.index), e.span, e.index.span)
         idx = self.const_int(e.index, "an index must be a constant integer")
         return self.index(obj, idx, e.span, e.index.span)
 
@@ -935,6 +970,10 @@ class Typer(Sema):
             x = pointers.cast_operand(x, literal=isinstance(e.operand, A.Unary) and e.operand.op == "-" and
                                       isinstance(e.operand.operand, A.Int))
         cast = self.cast(x, type_ref(tn), e.span)
+        if tn.words[:1] == ("enum",) and not tn.pointers and tn.array_len is None:
+            # a kernel enum's value, 64-bit and printed by its enumerator's
+            # name, as 0.27 types the cast (and an enumerator: expr_Identifier)
+            cast.type = kvalues.enum_cast(self, tn.words, cast.type, structs.VALUE_WIDTH)
         if e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers and e.type.array_len is None:
             # C's (and bpftrace's) bool is 0 or 1: (bool)256 is 1, not its low byte.
             zero = ir.IntConst(0, type=T.S64, span=e.span)
@@ -943,11 +982,20 @@ class Typer(Sema):
         return cast
 
     def expr_Binary(self, e: A.Binary):
+        if e.op in ("/", "%"):
+            v = const_value(e)
+            if v is not None and -(1 << 63) <= v < 1 << 64:
+                # 0.27 folds literals' `/` and `%` into a literal (C's
+                # truncation): `997 / 207` is 4, of no sign where it meets
+                # a uint64, as the other operators' folds already were
+                return self.int_const(v)
         left, right = self.expr(e.left), self.expr(e.right)
         if "tuple" in (left.type.kind, right.type.kind):
             node = tuples.compare(self, e.op, left, right, e.span)
             node.type = as_bool(node.type)
             return node
+        if left.type.kind == right.type.kind == "buf" and not (left.type.btf or right.type.btf):
+            return V.buffers_compare(self, e.op, left, right, e.span)
         if e.op in ("+", "-") and (left.type.is_pointer or right.type.is_pointer):
             return pointers.arith(self, e, left, right)     # scaled by the pointee's size
         left, right = signs.operands(e.op, left, right)     # 0.27's signs, not C's
@@ -966,6 +1014,10 @@ class Typer(Sema):
         if e.op == "&":
             return pointers.address_of(self, e)
         aggreads.check_operand(self, e.operand, e.span, e.op)
+        if e.op == "~" and const_value(e) is not None:
+            # 0.27 folds `~` of a literal into a literal, never negative:
+            # `~1` is 18446744073709551614 (a uint64), `~1 < 0` false
+            return self.int_const(const_value(e))
         node = signs.unary(self.unary(e.op, self.expr(e.operand), e.span))     # 0.27's width and sign
         if e.op == "!":
             node.type = as_bool(node.type)
@@ -981,6 +1033,10 @@ class Typer(Sema):
                 # sizeof(*p) of the script's struct the kernel also has: the kernel's, as 0.27's
                 return ir.IntConst(structs.twin_size(self, rec.words, e.span), type=T.U64)
         if not isinstance(e.arg, A.TypeName):
+            x = self.typed_only(e.arg)
+            if isinstance(x, ir.Deref) and x.type.is_bytes:
+                # 0.27's size of *&$s is not its value's (8 for a tuple)
+                self.err(not_yet("sizeof() of a string or tuple read through a pointer"), e.span)
             # 0.27's type of it (smalltypes.py): a literal (folded) is of the
             # smallest signed type holding it, sizeof(1) is 1, sizeof(300) 2,
             # so is a variable given one, a comparison a bool
@@ -1037,7 +1093,7 @@ class Typer(Sema):
         if e.name == "print" and len(e.args) > 1:
             return self.print_top(e, statement)
         whole = self.whole_map(e.args[0]) if e.name == "print" and len(e.args) == 1 else None
-        if whole and whole[0] in self.maps:
+        if whole and (whole[0] in self.maps or whole[0] in self.keyed_maps):
             # bpftrace dumps any map, a key-less plain one too ("@x: 5")
             return self.event(e, ir.PRINTMAP, map=whole[0])
         if _prints_tuple(e):

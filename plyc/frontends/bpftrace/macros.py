@@ -174,6 +174,19 @@ class _Expander:
         return A.Int(0, "0", span=call.span)
 
 
+def _typeof_type(e) -> "A.TypeName | None":
+    """The type a `typeof(...)` argument stands for (typeof(typeof(T)) is T,
+    as 0.27 nests them through macros): a TypeName, "typeof" of an
+    expression for typeof($x); None for anything else."""
+    while isinstance(e, A.Call) and e.name == "typeof" and len(e.args) == 1:
+        e = e.args[0]
+        if isinstance(e, A.TypeName):
+            return e
+        if not (isinstance(e, A.Call) and e.name == "typeof"):
+            return A.TypeName("typeof", of=e, span=e.span)
+    return None
+
+
 class _Renames:
     """The body of one expansion: parameters replaced, its own variables renamed."""
 
@@ -202,12 +215,37 @@ class _Renames:
                             f"arguments.", n.span, f"in macro {self.name}: 0.27's words")
         if isinstance(n, A.Map):
             return rebuilt(n, self.node, name=self.maps.get(n.name, n.name))
+        if isinstance(n, A.Sizeof) and not isinstance(n.arg, A.TypeName):
+            return self.sizeof_arg(rebuilt(n, self.node))
         return rebuilt(n, self.node)
+
+    def sizeof_arg(self, n: A.Sizeof) -> A.Sizeof:
+        """sizeof(t) and sizeof(t[2]) of a parameter given a type
+        (`typeof(uint64 *)`): sizeof of that type, or of an array of it."""
+        arg, count = n.arg, None
+        if isinstance(arg, A.Index) and isinstance(arg.index, A.Int) and _typeof_type(arg.obj) is not None:
+            arg, count = arg.obj, arg.index.value
+        tn = _typeof_type(arg)
+        if tn is None:
+            return n
+        if count is not None:
+            if tn.array_len is not None or tn.base == "typeof":
+                self.diag.error(f"macro {self.name}: an array of this type is not supported by plyc yet", n.span)
+                return n
+            tn = replace(tn, array_len=count)
+        return replace(n, arg=replace(tn, span=arg.span))
 
     def type_arg(self, tn: A.TypeName, arg) -> A.TypeName:
         """A parameter named where a type goes (`(a *)b`), given a type as
         0.27 passes one, `typeof(uint8)` or `typeof($x)` (or the bare name,
         `uint8`): that type, with the body's pointers and array length."""
+        given = _typeof_type(arg)
+        if given is not None and given.base != "typeof":
+            if given.array_len is not None and (tn.pointers or tn.array_len is not None):
+                self.diag.error(f"macro {self.name}: a pointer to or array of an array type is not supported by "
+                                "plyc yet", tn.span)
+            return replace(given, pointers=given.pointers + tn.pointers,
+                           array_len=tn.array_len if tn.array_len is not None else given.array_len, span=tn.span)
         if isinstance(arg, A.Call) and arg.name == "typeof" and len(arg.args) == 1:
             arg = arg.args[0]
             if not isinstance(arg, A.Ident):

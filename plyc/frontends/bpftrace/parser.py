@@ -606,6 +606,11 @@ class Parser:
             if tok.text in KEYWORDS and tok.text != "config":      # 0.27's config record is a value
                 self.fail_at(tok, "expected an expression")
             if self.accept("("):
+                if tok.text == "typeof" and self._type_follows():
+                    # typeof(uint64 *) given to a macro (0.27's): the type itself
+                    tn = self.parse_type()
+                    self.expect(")", " to close typeof(")
+                    return A.Call(tok.text, [tn], sp, span=self.span(tok.start))
                 args = self.expr_list(")")
                 return A.Call(tok.text, args, sp, span=self.span(tok.start))
             return A.Ident(tok.text, span=sp)
@@ -792,6 +797,13 @@ class Parser:
             return True
         return tok.text.endswith("_t") and (self.at(")", 1) or self.at("*", 1) or self.at(",", 1))
 
+    def _stars(self) -> int:
+        """How many '*' follow the next token."""
+        k = 1
+        while self.at("*", k):
+            k += 1
+        return k - 1
+
     def sizeof_offsetof(self) -> A.Expr:
         kw = self.next()
         self.expect("(", f" after '{kw.text}'")
@@ -799,7 +811,9 @@ class Parser:
             arg = self.typeof_type()
         else:
             tstart = self.peek().start
-            arg = self.parse_type() if self._type_follows() else self.expr()
+            # `sizeof(b *)` in a macro whose b is a type (0.27's): a type too
+            named = self.peek().kind == "ident" and self._stars() > 0 and self.at(")", self._stars() + 1)
+            arg = self.parse_type() if self._type_follows() or named else self.expr()
         if kw.text == "sizeof" and isinstance(arg, A.TypeName) and self.accept("["):
             size = self.next()      # sizeof(uint32 *[10]): an array of the type, as 0.27's
             if size.kind != "int":

@@ -105,16 +105,24 @@ def address_of(ty, e) -> ir.Call:
     if not isinstance(x, ir.Local):
         ty.err(f"'&' of ${target.name}, a for loop's pair, is not supported by plyc yet", e.span)
     typ = x.type
+    if typ.kind in ("str", "tuple") and not typ.btf and not typ.denotes:
+        # a string's or tuple's place: the pointer carries the value's type,
+        # which `*` reads back whole (a cast, (int8 *)&$s, reads its bytes)
+        return ir.Call(I.ADDR, [x], type=replace(T.Ptr(str(typ)), items=(typ,)), span=e.span)
     if not typ.is_int or typ.btf or typ.size not in (1, 2, 4, 8):
-        ty.err(f"the address of ${target.name}, a {typ}, is not supported by plyc yet (only of an integer "
-               "or a pointer)", e.span)
+        ty.err(f"the address of ${target.name}, a {typ}, is not supported by plyc yet (only of an integer, "
+               "a pointer, a string or a tuple)", e.span)
     if typ.is_pointer:
         pointee = typ.pointee.strip() + " *"
     elif typ.denotes == "bool":
         pointee = "bool"
     else:
         pointee = f"__{'s' if typ.signed else 'u'}{typ.size * 8}"
-    return ir.Call(I.ADDR, [x], type=T.Ptr(pointee), span=e.span)
+    ptr = T.Ptr(pointee)
+    if typ.denotes and not typ.is_pointer:
+        # what the number means (a username's uid, an enum) read back by `*`
+        ptr = replace(ptr, items=(typ,))
+    return ir.Call(I.ADDR, [x], type=ptr, span=e.span)
 
 
 def cast_operand(x: ir.Expr, literal: bool) -> ir.Expr:

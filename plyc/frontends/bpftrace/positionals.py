@@ -52,13 +52,48 @@ def text_uses(program: A.Program) -> set:
     return out
 
 
+# printf's conversions that print a 64-bit value's bits alike whether it is
+# read signed or not: a $N only printed by them may be beyond INT64_MAX
+WIDE_CONVS, WIDE_LENGTHS = "ouxX", ("l", "ll", "j", "z", "t")
+
+
+def wide_args(program: A.Program) -> list:
+    """The $N (N > 0) the tracer may be given beyond INT64_MAX, up to
+    UINT64_MAX (`0xffffffffffffffff`): those only ever printed by a 64-bit
+    unsigned conversion (%lu, %llx), which prints what 0.27's does. 0.27
+    types such a $N uint64 (it compiles knowing the value), where plyc's
+    $N is an int64: anywhere else (print(), a comparison, arithmetic, a
+    map) the tracer refuses the value, as it did."""
+    wide, everywhere = {}, {}
+    for probe in program.probes:
+        for n in walk([probe.predicate, probe.body]):
+            if isinstance(n, A.Call) and n.name == "printf" and n.args and isinstance(n.args[0], A.Str):
+                try:
+                    convs = [p for p in printf.parse(n.args[0].value.decode("utf-8", "replace"))
+                             if isinstance(p, printf.Conv)]
+                except printf.FormatError:
+                    continue
+                for c, a in zip(convs, n.args[1:]):
+                    if isinstance(a, A.Positional) and c.conv in WIDE_CONVS and c.length in WIDE_LENGTHS:
+                        wide.setdefault(a.index, set()).add(id(a))
+            elif isinstance(n, A.Positional) and n.index > 0:
+                everywhere.setdefault(n.index, set()).add(id(n))
+    return sorted(i for i, uses in everywhere.items() if uses == wide.get(i, set()))
+
+
+# Past any text a tracer takes as $N (the C keeps it in .rodata): a larger
+# n skips all of it as well, and is no C literal past 2^63.
+TEXT_SKIP_MAX = 1 << 20
+
+
 def text_offset(e):
     """(the $N, n) of `$N + n` (n a constant, not negative), which str()
     reads as $N's text from its byte n on, as 0.27 does (its docs:
-    str($1 + 1) of "hello" is "ello"); else None."""
+    str($1 + 1) of "hello" is "ello"); else None. n is at most
+    TEXT_SKIP_MAX (the same empty text)."""
     if isinstance(e, A.Binary) and e.op == "+":
         for pos, k in ((e.left, e.right), (e.right, e.left)):
             n = const_value(k)
             if isinstance(pos, A.Positional) and pos.index > 0 and n is not None and n >= 0:
-                return pos, n
+                return pos, min(n, TEXT_SKIP_MAX)
     return None

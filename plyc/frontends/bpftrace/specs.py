@@ -27,7 +27,7 @@ def _count(text: str) -> str:
 
 # bpftrace probe types with no plyc provider yet, and why.
 NOT_YET = {
-    "watchpoint": None, "asyncwatchpoint": None, "self": None,
+    "watchpoint": None, "asyncwatchpoint": None,
     # current bpftrace runs these only in a mode of its own (--test, --bench)
     "test": "bpftrace runs test probes under `bpftrace --test` only; a plyc tracer has no test mode",
     "bench": "bpftrace runs bench probes under `bpftrace --bench` only; a plyc tracer has no bench mode",
@@ -61,6 +61,8 @@ def fields(spec: A.ProbeSpec) -> Fields:
         raise error(f"{p} probes are not supported by plyc yet", span, hint)
     if p in ("BEGIN", "END"):
         return Fields()
+    if p == "self":
+        return Fields(group=parts[0], function=parts[1])
     if p == "iter":
         return Fields(function=parts[0], extra=":".join(parts[1:]))
     if p == "tracepoint":

@@ -28,7 +28,7 @@ def _string(chk, e, what: str):
     stdlib takes an int8 * too."""
     x = chk.expr(e)
     if x.type.is_int and x.type.is_pointer:
-        return ir.Call(I.STR, [x], type=T.Str(chk.st.strsize), span=e.span)
+        return ir.Call(I.STR, [x], type=chk.read_str(chk.st.strsize), span=e.span)
     if x.type.kind != "str":
         chk.err(f"{what} needs a string, got {x.type}", e.span,
                 "read a string from an address with str(p)" if x.type.is_int else None)
@@ -188,8 +188,8 @@ def check_getopt(chk, call: A.Call):
                 "wrap it in a macro")
     index = known[1]
     if kind == "str":
-        param = ir.Param(ir.OPT_STR, index, type=T.Str(chk.st.strsize), span=call.span)
-        return ir.Call(I.STR, [param], type=T.Str(chk.st.strsize), span=call.span)
+        param = ir.Param(ir.OPT_STR, index, type=chk.read_str(chk.st.strsize), span=call.span)
+        return ir.Call(I.STR, [param], type=chk.read_str(chk.st.strsize), span=call.span)
     return ir.Param(ir.OPT_NUM, index, type=T.Int(1, False) if kind == "bool" else T.S64, span=call.span)
 
 

@@ -117,12 +117,16 @@ def flatten_key(typer, keys: list, exprs: list) -> list:
 
 
 def ternary(typer, e: A.Ternary):
-    """`c ? (a, b) : (x, y)` of one tuple type (the shared rule takes
-    integers and strings only), or by that rule when the branches are no tuples."""
+    """`c ? (a, b) : (x, y)` of tuples and `c ? buf(..) : buf(..)` of
+    buffers (the shared rule takes integers and strings only), or by that
+    rule when the branches are neither. Of different sizes, the value is
+    of the type holding both (types.unify), as 0.27 widens it: `nsecs ?
+    ("hellolongstr", "a") : ("b", "hellolongstr")` holds two 13-byte strings."""
     cond = typer.cond(e.cond)
     a, b = typer.expr(e.then), typer.expr(e.other)
-    if a.type.kind != "tuple" and b.type.kind != "tuple":
+    if not {a.type.kind, b.type.kind} & {"tuple", "buf"}:
         return typer.ternary(cond, a, b, e.span)
-    if a.type != b.type:
+    u = T.unify(a.type, b.type)
+    if u is None or u.kind not in ("tuple", "buf") or (u.kind == "buf" and u.btf):
         typer.err(f"the branches of '?:' have different types: {a.type} and {b.type}", e.span)
-    return ir.Ternary(cond, a, b, type=a.type)
+    return ir.Ternary(cond, a, b, type=u)

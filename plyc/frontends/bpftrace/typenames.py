@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ... import arch as ARCH
+from ... import bounds
 from ... import btf as BTF
 from ... import builtins as B
 from ... import types as T
@@ -65,9 +66,37 @@ def array_to_int(typer, x: ir.Expr, ref: TypeRef, span) -> ir.Cast:
 
 def _element(typer, ref: TypeRef, span) -> T.Type:
     elem = B.cast_type(ref)
-    if elem is None or not elem.is_int or elem.denotes == "bool":
+    if elem is None or not elem.is_int or elem.is_pointer:
         typer.err(f"an array cast's elements must be integers, not {ref}", span)
+    if tuple(ref.words) in (("bool",), ("_Bool",)):
+        return replace(elem, denotes="bool")        # printed true and false
     return elem
+
+
+def _bool_elements(items: list, elem: T.Type, span) -> list:
+    """bool[] elements: each byte true when it is not 0, as 0.27 prints them."""
+    if elem.denotes != "bool":
+        return items
+    zero = ir.IntConst(0, type=T.Int(1, False), span=span)
+    return [ir.Cast(ir.Binary("!=", i, zero, type=T.S32, span=span), type=elem, span=span) for i in items]
+
+
+def string_to_array(typer, x: ir.BytesConst, elem: T.Type, n: int, span) -> ir.TupleMake:
+    """(int8[])"hello" of a string literal: its bytes and NUL (0.27's
+    string[6]) as the elements, folded now. A string held elsewhere is
+    refused: plyc sizes strings otherwise than 0.27, whose size sets the count."""
+    data = x.value.split(b"\0")[0] + b"\0"
+    if (len(data) % elem.size) != 0:
+        typer.err("Cannot determine array size: the element size is incompatible with the cast integer size", span)
+    if n < 0:
+        n = len(data) // elem.size
+    if n * elem.size != len(data):
+        shown = "bool" if elem.denotes == "bool" else spelled(elem)
+        typer.err(f'Cannot cast from "string[{len(data)}]" to "{shown}[{n}]"', span)
+    order = "big" if ARCH.get(typer.st.arch).big_endian else "little"
+    items = [ir.IntConst(int.from_bytes(data[i * elem.size:(i + 1) * elem.size], order, signed=elem.signed),
+                         type=T.Int(elem.size, elem.signed), span=span) for i in range(n)]
+    return ir.TupleMake(_bool_elements(items, elem, span), type=T.Array([elem] * n), span=span)
 
 
 def _shifts(typer, n: int, size: int) -> list:
@@ -81,8 +110,12 @@ def int_to_array(typer, x: ir.Expr, ref: TypeRef, n: int, span) -> ir.TupleMake:
     """(intN[M])x: x's bytes as M integers of N bits (M * N / 8 of x's bytes:
     an integer literal takes the size the cast gives it, as in 0.27)."""
     elem = _element(typer, ref, span)
+    if isinstance(x, ir.BytesConst) and x.type.kind == "str":
+        return string_to_array(typer, x, elem, n, span)
     if not x.type.is_int or x.type.is_pointer:
-        typer.err(f"can't cast {x.type} to an array: bpftrace casts an integer to an array of its size", span)
+        typer.err(f"can't cast {x.type} to an array: bpftrace casts an integer or a string literal to an array "
+                  "of its size", span, "plyc sizes a string held elsewhere otherwise than 0.27"
+                  if x.type.kind == "str" else None)
     if n < 0:                       # (int8[])x: as many as x's size holds
         n = x.type.size // elem.size
     if n < 1 or (n * elem.size != x.type.size and not isinstance(x, ir.IntConst)) or n * elem.size > 8:
@@ -90,8 +123,8 @@ def int_to_array(typer, x: ir.Expr, ref: TypeRef, n: int, span) -> ir.TupleMake:
                   f"({x.type.size} bytes)", span)
     whole = ir.Cast(x, type=T.U64, span=span)
     items = [ir.Cast(ir.Binary(">>", whole, ir.IntConst(shift, type=T.U64, span=span), type=T.U64, span=span),
-                     type=elem, span=span) for shift in _shifts(typer, n, elem.size)]
-    return ir.TupleMake(items, type=T.Array([elem] * n), span=span)
+                     type=T.Int(elem.size, elem.signed), span=span) for shift in _shifts(typer, n, elem.size)]
+    return ir.TupleMake(_bool_elements(items, elem, span), type=T.Array([elem] * n), span=span)
 
 
 def list_to_int(typer, x: ir.Expr, ref: TypeRef, span) -> ir.Expr:
@@ -131,6 +164,10 @@ def text_cast(typer, x: ir.Expr, tn: A.TypeName, span):
     size it gave the variable); anything else refused in 0.27's words (a
     string is read by str(), a buffer by buf())."""
     frm = spelled(x.type)
+    if tn.array_len > bounds.STRSIZE[1]:
+        typer.err(f"{tn.base}[{tn.array_len}] is larger than a string can be: at most {bounds.STRSIZE[1]} bytes",
+                  span)
+        return x
     if tn.base == "string" and x.type.kind == "str":
         # (plyc sizes a variable's string on its own: one it holds is cut to N)
         have = len(x.value) + 1 if isinstance(x, ir.BytesConst) else 1

@@ -109,6 +109,8 @@ def pointee_type(chk, ptr: T.Type, span) -> T.Type:
     bpftrace does with kaddr()'s value)."""
     if ptr.pointee in (None, "void"):
         return T.U64
+    if ptr.items:       # &$s of a string or tuple variable (pointers.address_of)
+        return ptr.items[0]
     words = tuple(w for w in ptr.pointee.split() if w not in ("const", "volatile"))
     if words and words[-1] == "*":
         return T.Ptr(" ".join(words[:-1]), user=ptr.user)
@@ -376,3 +378,29 @@ def element_at(chk, arr: ir.Expr, idx: ir.Expr, span, index_span):
     if elem.kind == "struct":
         return ir.Cast(at, type=chk.kernel(lambda k: k.pointer_to(elem.btf), span), span=span)
     return ir.Deref(at, user=False, type=elem, span=span)
+
+
+def char_at(chk, s: ir.Expr, idx: ir.Expr, span, index_span):
+    """s[idx] of a string value (`$a[$i]`), idx known at run time only: its
+    char as an int8, 0 past the string's end, as bpftrace 0.27 reads it (a
+    negative index too: 0.27 refuses a signed index's type, plyc's `$i = 1`
+    is one)."""
+    if not idx.type.is_int or idx.type.is_pointer:
+        chk.err(f"an index must be an integer, got {idx.type}", index_span)
+    return ir.Call(I.BYTE_AT, [s, idx], type=T.Int(1, True), span=span)
+
+
+def buffers_compare(chk, op: str, a: ir.Expr, b: ir.Expr, span):
+    """`a == b` and `a != b` of two buffers (buf()'s values): equal when
+    they hold as many bytes and the same ones, a bool. bpftrace 0.27
+    compares them as C strings from their length's first byte, so it finds
+    buffers of one length equal whatever their bytes (docs/bpftrace.md,
+    "Against bpftrace 0.27"); plyc compares the bytes."""
+    if op not in ("==", "!=") or not (a.type.sized and b.type.sized):
+        chk.err(f"operator '{op}' can't compare {a.type} with {b.type}", span,
+                "buffers compare with == and != to buffers" if op in ("==", "!=") else None)
+    equal = ir.Call(I.BUF_EQUAL, [a, b], type=T.S32, span=span)
+    node = equal if op == "==" else ir.Binary("==", equal, ir.IntConst(0, type=T.S32, span=span),
+                                              type=T.S32, span=span)
+    node.type = replace(node.type, denotes="bool")
+    return node

@@ -223,10 +223,13 @@ class Placer:
         elif isinstance(e, ir.TupleGet):
             self.bytes(e.obj)
             self.place(e, VALUE, e.type.size)
+        elif isinstance(e, ir.Deref):     # a string or tuple read through a pointer
+            self.scalar(e.addr)
+            self.place(e, VALUE, e.type.size)
         elif isinstance(e, ir.Ternary):
             self.scalar(e.cond)
-            self.bytes_ref(e.then)
-            self.bytes_ref(e.other)
+            self.bytes_as(e.then, e.type)       # a narrower tuple converted (codegen's)
+            self.bytes_as(e.other, e.type)
             self.place(e, VALUE, e.type.size)
         # a Local's array is its own (LOCAL)
 
