@@ -48,7 +48,9 @@ def test_lowered_or_refused_by_name(path, headers_env):
     need_tools()
     name = os.path.basename(path)[:-3]
     try:
-        driver.lower(open(path).read(), path, driver.Options(env=headers_env))
+        # Debian 12's tools are 0.17's (its probe-wide variables: tcpconnect's $saddr)
+        driver.lower(open(path).read(), path, driver.Options(env=headers_env,
+                                                             frontend={"bpftrace-output": "0.17"}))
     except PlycError as err:
         assert name not in LOWERED, err.render()
         assert err.render().startswith(f"{path}:"), err.render()

@@ -154,13 +154,13 @@ def test_setting_a_local_in_the_key_ends_the_binding():
 
 
 def test_a_branch_binds_for_itself_only():
-    src = "kprobe:vfs_read { if (pid) { $a = @m[tid]; } $b = @m[tid]; @m[0] = $b + $a; }"
+    src = "kprobe:vfs_read { $a = 0; if (pid) { $a = @m[tid]; } $b = @m[tid]; @m[0] = $b + $a; }"
     prog = lowered(src)
     lookups.run(prog)
     body = prog.probes[0].body.stmts
-    assert isinstance(body[0], ir.If)
-    assert isinstance(body[0].then.stmts[0], ir.LookupLet)
-    assert isinstance(body[1], ir.LookupLet) and body[1].name == "lookup2"
+    assert isinstance(body[1], ir.If)
+    assert isinstance(body[1].then.stmts[0], ir.LookupLet)
+    assert isinstance(body[2], ir.LookupLet) and body[2].name == "lookup2"
 
 
 def test_a_store_in_a_branch_ends_the_binding_after_it():

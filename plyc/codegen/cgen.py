@@ -372,7 +372,10 @@ class FuncGen(TupleGen):
     def stmt_SetLocal(self, s: ir.SetLocal):
         typ = self.probe.locals[s.name]
         if isinstance(s.value, ir.Local) and s.value.name == s.name:
-            return      # `$x = $x` changes nothing (clang's -Wself-assign refuses the C)
+            # `$x = $x` changes nothing (clang's -Wself-assign refuses the C);
+            # a read, where it may be the only one (-Wunused-but-set-variable)
+            self.line(f"(void){self.local_ref[s.name] if typ.is_bytes else loops.local_c(s.name)};")
+            return
         if typ.is_bytes:
             self.copy_bytes(self.local_ref[s.name], typ.size, s.value, typ)
         else:

@@ -33,10 +33,18 @@ SCRATCH_PASS = "\0scratch_pass "       # + the context struct's name: hand the s
 SCRATCH_DECL = "\0scratch_decl"        # the callback's pointer to the slot
 
 
+_ESCAPES = {".": "_d", "@": "_a", ":": "_c", "'": "_p", "_": "__"}
+
+
 def local_c(name: str) -> str:
     """The C variable of a $local: `v_x`; a loop's hidden ones (kv@4:2.0,
-    i.end: no script name has a dot) `lv_kv_4_2_0`, out of the script's way."""
-    return f"v_{name}" if name.isidentifier() else "lv_" + re.sub(r"\W", "_", name)
+    i.end: no script name has a dot) and a scope's second `$x` (x'2,
+    bpftrace's scopes.py) `lv_kv_a4_c2_d0`, out of the script's way, each
+    character other than a letter or digit escaped so that two names never
+    meet (`i'2.end`, `i_2.end`)."""
+    if name.isidentifier():
+        return f"v_{name}"
+    return "lv_" + re.sub(r"[^A-Za-z0-9]", lambda m: _ESCAPES.get(m.group(), f"_x{ord(m.group()):02x}"), name)
 
 
 def stmt_While(g, s: ir.While):

@@ -6,11 +6,12 @@ uses them (the Typer's `before` list), in the order bpftrace evaluates
 them, the value kept in a local of its own; effects.py refuses the places
 where running them first would change what bpftrace does.
 
-Scoping is 0.27's: a variable first assigned inside a block expression is
-the block's own (renamed here, `$__block_N_x`, so two blocks may each have
-an `$x` of their own type, and a read after the block finds none), and
-`let $x` inside a block of a variable the probe already has is refused, as
-0.27 refuses shadowing."""
+Scoping, where a build keeps 0.17's probe-wide variables (`--bpftrace-output
+0.17`; 0.27's block scopes are scopes.py's): a variable first assigned inside
+a block expression is still the block's own, as 0.27 has it (renamed here,
+`$__block_N_x`, so two blocks may each have an `$x` of their own type, and a
+read after the block finds none), and `let $x` inside a block of a variable
+the probe already has is refused, as 0.27 refuses shadowing."""
 from __future__ import annotations
 
 from dataclasses import replace

@@ -11,6 +11,7 @@ from typing import Optional
 from ... import types as T
 from ...ir import nodes as ir
 from . import ast as A
+from . import typeof
 from .trees import const_value
 
 
@@ -18,7 +19,7 @@ def declare(typer, s: A.Let) -> T.Type:
     """The declared type of `let $x: TYPE`, remembered for the probe."""
     tn = s.type
     if tn.base == "typeof":
-        typ = typer.expr(tn.of).type
+        typ = typeof.of(typer, tn)
         if typ.kind in ("void", "ctx", "agg"):
             typer.err(f"typeof() of a value of type {typ} can't type a variable", tn.span)
     elif tn.words in (("string",),):

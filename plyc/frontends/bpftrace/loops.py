@@ -21,7 +21,7 @@ from __future__ import annotations
 from ... import types as T
 from ...ir import nodes as ir
 from . import ast as A
-from . import aggreads, tuples
+from . import aggreads, scopes, tuples
 from .trees import const_value, walk
 
 
@@ -60,6 +60,7 @@ def in_loop(ty, body) -> ir.Stmt:
 
 def lower_for(ty, s: A.For):
     name = s.var.name
+    scopes.error(ty, s.var.span)
     if name in ty.defined or name in ty.pairs:
         ty.err(f"the loop variable ${name} is already a variable here (bpftrace refuses the shadowing)",
                s.var.span)

@@ -40,7 +40,7 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, signs, stacks, structs, typenames
+from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, scopes, signs, smalltypes, stacks, structs, typenames
 from . import aggwords, probes
 from . import specs as S
 from . import stdlib
@@ -118,7 +118,9 @@ PAD_BELOW = 1024
 
 
 def refuse(st: "Lowering", diag: Collector):
-    st.ast = prog = blocks.scope(macros.expand(st.ast, diag, frozenset(FUNCTIONS)), diag)    # macros are gone from here on
+    prog = macros.expand(st.ast, diag, frozenset(FUNCTIONS))    # macros are gone from here on
+    # variables: 0.27's block scopes, or 0.17's probe-wide ones (blocks.py: a block expression's own)
+    st.ast = prog = blocks.scope(prog, diag) if st.version == "0.17" else scopes.scope(prog, st.scope_errors)
     st.ast = prog = blocks.aggregations_last(prog, AGGREGATIONS)
     effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
@@ -210,6 +212,7 @@ class Lowering:
         self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
         self.warnings: list = []            # Diagnostics printed at build time (abi.py's values)
         self.warned: set = set()            # the names abi.py's warnings were given for
+        self.scope_errors: dict = {}        # scopes.py's errors by place, said by the Typer
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -246,6 +249,11 @@ def learn(st: Lowering, diag: Collector):
 
 def type_program(st: Lowering, diag: Collector):
     st.ir = Typer(st, diag, final=True).run()
+    # scopes.py's errors no statement reached (one failed before) and no other error is at
+    said = {d.span for d in diag.diags}
+    for (span, _), (message, note) in st.scope_errors.items():
+        if span not in said:
+            diag.error(message, span, note)
     if st.ir is not None:
         decls.apply(st.ast.decls, st.ir.maps, diag)
         st.ir.limits = dict(st.config.limits)
@@ -346,6 +354,13 @@ class Typer(Sema):
         # are dropped silently. The final pass's only, where every Bail follows an error said.
         self.unassigned: set = set()
         self.text_positionals = positionals.text_uses(st.ast)    # $N only printed: read as given (positionals.py)
+
+    def err(self, message: str, span, note: str = None):
+        super().err(scopes.shown(message), span, scopes.shown(note))
+
+    def type_unit(self, u) -> ir.Probe:
+        self.unit_body = u.body         # the values its variables are given (smalltypes.py)
+        return super().type_unit(u)
 
     def read_str(self, size: int) -> T.Type:
         """0.27 reads at most its max_strlen's bytes (str(p, 2000) too), and
@@ -520,6 +535,7 @@ class Typer(Sema):
         return self.aggregate(info, keys, agg, value.name, value, span, keeps_meaning=False)
 
     def stmt_Let(self, s: A.Let):
+        scopes.error(self, s.span)
         if s.type is not None:
             typ = lets.declare(self, s)
             if s.value is None:         # bpftrace's zero of the type
@@ -527,9 +543,15 @@ class Typer(Sema):
                 return self.stmt_Assign(A.Assign(s.var, "=", zero, span=s.span))
         elif s.value is None and s.var.name in self.assigned_values:
             # `let $x;`: declared, typed by what the probe assigns it (an inet
-            # in tcpconnect.bt), zero of that type until then, as in 0.27
+            # in tcpconnect.bt), zero of that type until then, as in 0.27:
+            # each time it runs (in a loop's body), so zeroed here once its
+            # type is known (the final run)
             self.defined.add(s.var.name)
-            return None
+            typ = self.probe.locals.get(s.var.name)
+            if not self.final or typ is None:
+                return None
+            zero = ir.BytesConst(b"", type=typ) if typ.is_bytes else ir.IntConst(0, type=typ)
+            return ir.SetLocal(s.var.name, zero, span=s.span)
         value = s.value if s.value is not None else A.Int(0, "0", span=s.span)
         return self.stmt_Assign(A.Assign(s.var, "=", value, span=s.span))
 
@@ -655,6 +677,7 @@ class Typer(Sema):
         return ir.BytesConst(e.value, type=T.literal_str(e.value))
 
     def expr_Var(self, e: A.Var):
+        scopes.error(self, e.span)
         if e.name in self.pairs:
             return loops.whole_pair(self, e)
         if e.name not in self.scratch_names or e.name not in self.defined:
@@ -1010,20 +1033,14 @@ class Typer(Sema):
                 # sizeof(*p) of the script's struct the kernel also has: the kernel's, as 0.27's
                 return ir.IntConst(structs.twin_size(self, rec.words, e.span), type=T.U64)
         if not isinstance(e.arg, A.TypeName):
-            arg = e.arg
-            while isinstance(arg, A.BlockExpr) and not arg.stmts:
-                arg = arg.value
-            v = const_value(arg)
-            if v is not None:
-                # a literal (folded) is of the smallest signed type holding it,
-                # as 0.27 types it: sizeof(1) is 1, sizeof(300) 2, sizeof({ 1 }) 1
-                return ir.IntConst(next((n for n in (1, 2, 4) if -(1 << (8 * n - 1)) <= v < 1 << (8 * n - 1)), 8),
-                                   type=T.U64)
             x = self.typed_only(e.arg)
             if isinstance(x, ir.Deref) and x.type.is_bytes:
                 # 0.27's size of *&$s is not its value's (8 for a tuple)
                 self.err(not_yet("sizeof() of a string or tuple read through a pointer"), e.span)
-            return ir.IntConst(x.type.size, type=T.U64)
+            # 0.27's type of it (smalltypes.py): a literal (folded) is of the
+            # smallest signed type holding it, sizeof(1) is 1, sizeof(300) 2,
+            # so is a variable given one, a comparison a bool
+            return ir.IntConst(smalltypes.of(self, e.arg).size, type=T.U64)
         if e.arg.array_len is not None:     # sizeof(T[N]), sizeof(T *[N]): N of them
             elem = self.expr_Sizeof(replace(e, arg=replace(e.arg, array_len=None)))
             n = ir.IntConst(e.arg.array_len, type=T.U64, span=e.span)
