@@ -610,7 +610,7 @@ static int fill_params(char *params, const struct options *o, uint64_t target)
 
 /* A verifier rejection, told in the script's terms: the probe, the script
  * line of the last instruction it looked at, and the verifier's reason. */
-static void explain_load_failure(int err)
+static void explain_load_failure(struct bpf_object *obj, int err)
 {
 	const char *log = libbpf_log ? libbpf_log : "";
 	const char *prog = NULL, *p;
@@ -666,6 +666,27 @@ static void explain_load_failure(int err)
 		fail("this kernel has no BTF, which these probes need (CO-RE): rebuild the tracer with "
 		     "`plyc build --btf FILE` (the target kernel's BTF, vmlinux or image), or run it with --btf FILE");
 		return;
+	}
+	/* Older kernels (5.10) refuse a hash map's key over 512 bytes (their
+	 * MAX_BPF_STACK) with E2BIG: a key holding a string of 0.27's default
+	 * max_strlen (1024) is one. Said so, with the way out, rather than
+	 * libbpf's bare "Argument list too long". */
+	if (err == -E2BIG && (p = strstr(log, "': failed to create"))) {
+		const char *name = p;
+		char mname[128];
+		struct bpf_map *m;
+
+		/* libbpf's "map 'NAME': failed to create: ..." */
+		while (name > log && name[-1] != '\'')
+			name--;
+		snprintf(mname, sizeof(mname), "%.*s", (int)(p - name), name);
+		m = bpf_object__find_map_by_name(obj, mname);
+		if (m && bpf_map__key_size(m) > 512) {
+			fail("this kernel refuses map %s: its key is %u bytes, and this kernel's hash maps take at most 512 "
+			     "(a string in a key is max_strlen bytes, 1024 by default as in bpftrace 0.27: build with a smaller "
+			     "one, config = { max_strlen = 256 })", mname, bpf_map__key_size(m));
+			return;
+		}
 	}
 	/* EPERM is the missing capability; EACCES (like EINVAL) is the
 	 * verifier refusing a program, whose reason is then in the log. */
@@ -994,7 +1015,7 @@ static int load(struct run *r, struct plyc_program *prog)
 	int err = bpf_object__load(r->obj), i;
 
 	if (err) {
-		explain_load_failure(err);
+		explain_load_failure(r->obj, err);
 		return 1;
 	}
 	for (i = 0; i < prog->nmaps; i++) {
