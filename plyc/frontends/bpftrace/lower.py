@@ -1014,10 +1014,11 @@ class Typer(Sema):
         if e.op == "&":
             return pointers.address_of(self, e)
         aggreads.check_operand(self, e.operand, e.span, e.op)
-        if e.op == "~" and const_value(e) is not None:
+        folded = const_value(e) if e.op == "~" else None
+        if folded is not None:
             # 0.27 folds `~` of a literal into a literal, never negative:
             # `~1` is 18446744073709551614 (a uint64), `~1 < 0` false
-            return self.int_const(const_value(e))
+            return self.int_const(folded)
         node = signs.unary(self.unary(e.op, self.expr(e.operand), e.span))     # 0.27's width and sign
         if e.op == "!":
             node.type = as_bool(node.type)
