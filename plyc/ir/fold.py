@@ -8,9 +8,10 @@ it too (evaluate) of their own trees, for the numbers a script writes where
 a constant must be (a tuple's index, an array's size, a loop's bounds),
 with their language's Rules: which operators make a constant, and whether
 the value is exact or wraps to a width. A shift by a count outside 0 to 63
-is no constant under any rules (C leaves it undefined, bpftrace refuses it);
-/ and % are folded by none (their zero divisor and their signs are each
-language's: bpftrace/division.py, bpftrace/signs.py)."""
+is no constant under any rules (C leaves it undefined); / and % are folded
+by none (their zero divisor and their signs are each language's:
+bpftrace/division.py, bpftrace/signs.py). bpftrace 0.27's literal
+expressions are folded by its own rules, not these: bpftrace/literals.py."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,9 +39,6 @@ class Rules:
     unary: frozenset
     width: Optional[int] = None     # bits the value wraps to; None: exact (Python's integers)
     signed: bool = True             # a wrapped value (and a >>'s left side) read as signed
-    # `~` gives the bits of this many, as a number never negative (bpftrace
-    # 0.27's folder: `~1` is 2^64 - 2, `~-5` is 4); None: C's `~`
-    not_bits: Optional[int] = None
 
 
 # The generated C's, for the IR: 64-bit, read in the expression's type.
@@ -50,9 +48,6 @@ C_UNSIGNED = Rules(C_OPS, frozenset("-"), 64, False)
 # Sizes and counts written in a ply script or an argdist specifier: numbers
 # and + - * of them, exact.
 COUNTS = Rules(frozenset("+-*"), frozenset("-"))
-# bpftrace's (a tuple's index, a loop's bounds, unroll's count, an array's
-# size): also shifts, bitwise operators, ~ and !, exact.
-BPFTRACE = Rules(frozenset("+ - * / % << >> & | ^".split()), frozenset("-~!"), not_bits=64)
 
 
 def wrap(v: int, bits: int, signed: bool) -> int:
@@ -76,10 +71,7 @@ def binary(op: str, a: int, b: int, rules: Rules) -> Optional[int]:
 def unary(op: str, a: int, rules: Rules) -> Optional[int]:
     if op not in rules.unary:
         return None
-    v = UNARY[op](read(a, rules))
-    if op == "~" and rules.not_bits:
-        v %= 1 << rules.not_bits
-    return read(v, rules)
+    return read(UNARY[op](read(a, rules)), rules)
 
 
 RulesOf = Union[Rules, Callable]

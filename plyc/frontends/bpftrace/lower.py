@@ -44,7 +44,7 @@ from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants,
 from . import aggwords, probes
 from . import specs as S
 from . import stdlib
-from . import kvalues, positionals, tuples
+from . import kvalues, literals, positionals, tuples
 from . import typeof
 from . import values as V
 from .trees import const_value, walk
@@ -894,6 +894,9 @@ class Typer(Sema):
         return tuples.make(self, e)
 
     def expr_Ternary(self, e: A.Ternary):
+        folded = self.literal(e)
+        if folded is not None:
+            return folded
         aggreads.check_operand(self, e.cond, e.span, "condition")
         return tuples.ternary(self, e)
 
@@ -981,14 +984,34 @@ class Typer(Sema):
             cast.type = as_bool(cast.type)
         return cast
 
+    def literal(self, e: A.Expr) -> Optional[ir.Expr]:
+        """e folded into one literal as 0.27 folds literal expressions
+        (literals.py: `9223372036854775807 + 1` is a uint64 2^63, `1 < 2` a
+        bool), its refusals located; None where e is no literal expression.
+        A 0.17 build folds nothing: 0.17 computes them as any value, in
+        64-bit C (`~1` is -2, `-7 / 2` 9223372036854775804)."""
+        if self.st.version == "0.17":
+            return None
+        try:
+            lit = literals.fold(e, self.literal_word)
+        except literals.Refused as refused:
+            self.err(refused.message, refused.span)
+        if lit is None:
+            return None
+        if lit.is_bool:
+            return ir.IntConst(lit.value, type=as_bool(T.Int(1, False)), span=e.span)
+        return self.int_const(lit.value)
+
+    def literal_word(self, e: A.Ident):
+        """`true` and `false`, unless the script's preamble defines the name."""
+        if self.st.preamble.constants.get(stdlib.builtin_name(e.name)) is not None:
+            return None
+        return literals.bool_word(e)
+
     def expr_Binary(self, e: A.Binary):
-        if e.op in ("/", "%"):
-            v = const_value(e)
-            if v is not None and -(1 << 63) <= v < 1 << 64:
-                # 0.27 folds literals' `/` and `%` into a literal (C's
-                # truncation): `997 / 207` is 4, of no sign where it meets
-                # a uint64, as the other operators' folds already were
-                return self.int_const(v)
+        folded = self.literal(e)
+        if folded is not None:
+            return folded
         left, right = self.expr(e.left), self.expr(e.right)
         if "tuple" in (left.type.kind, right.type.kind):
             node = tuples.compare(self, e.op, left, right, e.span)
@@ -1014,11 +1037,9 @@ class Typer(Sema):
         if e.op == "&":
             return pointers.address_of(self, e)
         aggreads.check_operand(self, e.operand, e.span, e.op)
-        folded = const_value(e) if e.op == "~" else None
+        folded = self.literal(e)
         if folded is not None:
-            # 0.27 folds `~` of a literal into a literal, never negative:
-            # `~1` is 18446744073709551614 (a uint64), `~1 < 0` false
-            return self.int_const(folded)
+            return folded       # `~1` is 18446744073709551614, a uint64
         node = signs.unary(self.unary(e.op, self.expr(e.operand), e.span))     # 0.27's width and sign
         if e.op == "!":
             node.type = as_bool(node.type)

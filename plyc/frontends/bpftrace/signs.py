@@ -6,8 +6,9 @@ subtraction is always signed (`(uint32)1 - (uint32)2 < 0` is true); both
 sides unsigned otherwise keep it unsigned; `-x` and `~x` keep x's type. `/`, `%`
 and `>>` of a signed operand divide and shift its 64 bits as unsigned (0.17
 and 0.27 both: `-10 / 3` of a variable is 6148914691236517202, `-8 >> 1`
-9223372036854775804), the result typed signed; of two literals, folded
-signed (0.27: `-7 / 2` is -3)."""
+9223372036854775804), the result typed signed; two literals too (0.17:
+`-7 / 2` is 9223372036854775804), where 0.27 has folded them before
+(literals.py: -3)."""
 from __future__ import annotations
 
 from ... import types as T
@@ -66,7 +67,7 @@ def logical(op: str, left: ir.Expr, right: ir.Expr) -> bool:
     """Whether 0.27 computes `left op right` on the unsigned 64 bits of
     signed operands (then typed signed)."""
     return op in ("/", "%", ">>") and left.type.is_int and right.type.is_int and \
-        (_signed(left) or _signed(right)) and not (_const(left) is not None and _const(right) is not None)
+        (_signed(left) or _signed(right))
 
 
 def as_uint64(x: ir.Expr) -> ir.Expr:

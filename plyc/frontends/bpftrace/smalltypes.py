@@ -26,7 +26,7 @@ from typing import Optional
 from ... import types as T
 from ...sema.typer import Bail
 from . import ast as A
-from .trees import const_value, walk
+from .trees import const_value, literal as folded, walk
 
 BOOL = T.Int(1, False, "bool")
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=", "&&", "||")
@@ -109,9 +109,9 @@ class _Types:
     def static(self, e, in_place: bool = False) -> Optional[T.Type]:
         """0.27's type of e, known from the tree; None where it is plyc's
         own (in_place: e's parts may be typed by plyc where they stand)."""
-        v = const_value(e)
-        if v is not None:
-            return literal(v)
+        lit = folded(e)
+        if lit is not None:
+            return BOOL if lit.is_bool else literal(lit.value)     # 0.27 folds it first
         part = self.of if in_place else self.static
         if isinstance(e, A.Str):
             return T.Str(len(e.value) + 1)
@@ -126,8 +126,9 @@ class _Types:
             return T.Int(8, t.signed) if t.is_int and not t.is_pointer and not t.denotes else None
         if isinstance(e, A.Cast) and e.type.base != "typeof":
             return self.cast(e)
-        if isinstance(e, A.Ternary) and const_value(e.cond) is not None:
-            return part(e.then if const_value(e.cond) else e.other)     # 0.27 folds it
+        cond = folded(e.cond) if isinstance(e, A.Ternary) else None
+        if cond is not None:
+            return part(e.then if cond.value else e.other)     # 0.27 folds it
         if isinstance(e, A.Ternary):
             arms = [part(e.then), part(e.other)]
             return None if None in arms else meet(arms)
@@ -202,9 +203,9 @@ class _Types:
 def _standalone(e) -> Optional[T.Type]:
     """e's 0.27 type where it needs no probe: constants, string literals,
     comparisons of them, tuples of those."""
-    v = const_value(e)
-    if v is not None:
-        return literal(v)
+    lit = folded(e)
+    if lit is not None:
+        return BOOL if lit.is_bool else literal(lit.value)
     if isinstance(e, A.Str):
         return T.Str(len(e.value) + 1)
     if isinstance(e, A.Tuple):

@@ -1,13 +1,13 @@
 """Questions asked of a bpftrace tree and one way to remake it: every node
-in it (walk), a constant expression's value (const_value), a node's copy
-with its children remade (rebuilt)."""
+in it (walk), a literal expression's folded value (literal, const_value), a
+node's copy with its children remade (rebuilt)."""
 from __future__ import annotations
 
 from dataclasses import fields, replace
 from typing import Optional
 
-from ...ir import fold
 from . import ast as A
+from . import literals
 
 
 def walk(node):
@@ -33,11 +33,17 @@ def rebuilt(node: A.Node, fn, **changes) -> A.Node:
     return replace(node, **kids, **changes)
 
 
-def _number(e) -> Optional[int]:
-    return e.value if isinstance(e, A.Int) else None
+def literal(e) -> Optional[literals.Lit]:
+    """e folded as bpftrace 0.27 folds literal expressions (literals.py), or
+    None: no literal expression, or one 0.27 refuses (the lowering says
+    why, where it is)."""
+    try:
+        return literals.fold(e)
+    except literals.Refused:
+        return None
 
 
 def const_value(e) -> Optional[int]:
-    """The value of a constant integer expression, or None (plyc/ir/fold.py
-    computes it, by bpftrace's rules)."""
-    return fold.evaluate(e, fold.BPFTRACE, _number, A.Unary, A.Binary)
+    """The value of an integer literal expression (not a bool's), or None."""
+    lit = literal(e)
+    return None if lit is None or lit.is_bool else lit.value
