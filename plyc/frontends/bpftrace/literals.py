@@ -19,8 +19,8 @@ arithmetic (`-8 >> 1` is -4); `<<` drops the bits shifted out (`3 << 63` is
 will underflow". A comparison, `!`, `&&` and `||` give a bool (`1 < 2`,
 `!5`); two bools fold under 0.27's own rules for them (`true + true` is
 true, `true - true` false, `true << false` false), a bool with an integer
-only through `&&` and `||`; `(bool)5` is a bool literal; `c ? a : b` of
-three literals is its arm.
+only through `&&` and `||`; `c ? a : b` of three literals is its arm. A
+cast is no literal (`(uint8)300 + 1` is 45, computed).
 
 Where 0.27's folder computes through C++'s undefined behaviour and prints a
 number that is not the result, plyc refuses with the same error rather than
@@ -92,11 +92,7 @@ def fold(e, word: Callable = bool_word) -> Optional[Lit]:
         if c is None or t is None or o is None:
             return None
         return t if c.value else o
-    if isinstance(e, A.Cast) and e.type.words in (("bool",), ("_Bool",)) and not e.type.pointers \
-            and e.type.array_len is None:
-        x = fold(e.operand, word)
-        return None if x is None else Lit(int(x.value != 0), True)
-    return None
+    return None     # a cast is computed as any value (`(bool)5` too, then `(bool)5 / false` is no error)
 
 
 def _unary(e: A.Unary, x: Lit) -> Optional[Lit]:
