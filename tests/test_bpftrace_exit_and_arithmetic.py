@@ -93,7 +93,7 @@ def test_division_by_a_run_time_zero_is_one():
     text = dump(lower(src))
     # a signed operand divides as unsigned, as bpftrace's (0.17 and 0.27: signs.py)
     assert "/(arg1:u64, arg2:u64):u64, %(arg1:u64, arg2:u64):u64, cast(/(7:s64, cast($n:s64):u64):u64):s64, " \
-        "cast(%(cast((-7:s64):s64):u64, cast($n:s64):u64):u64):s64, (arg1:u64 / 4:s64):u64" in text   # constant: plain
+        "cast(%(cast(-7:s64):u64, cast($n:s64):u64):u64):s64, (arg1:u64 / 4:s64):u64" in text   # constant: plain
     c = compiled(src).generated.bpf_c
     assert re.search(r"__u64 (div\d+) = .*; \1 \? \(__u64\).* / \1 : 1; \}", c)
     assert re.search(r"__u64 (div\d+) = \(__u64\)v_n; \1 \? \(__u64\)\(-7LL\) % \1 : 1; \}", c)

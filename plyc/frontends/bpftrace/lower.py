@@ -650,6 +650,7 @@ class Typer(Sema):
                               'compare strings with == or strncmp(a, b, n) == 0' if x.type.kind == "str" else None)
 
     def const_int(self, e, what: str = "expected a constant integer") -> int:
+        self.literal(e)         # 0.27's refusal of it first, where it is
         val = const_value(e)
         if val is None:
             self.err(what, e.span)

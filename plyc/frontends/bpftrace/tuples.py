@@ -66,21 +66,14 @@ def index(typer, obj: ir.Expr, e) -> ir.TupleGet:
         if not 0 <= i < n:
             typer.err(f"index {i} is out of bounds for {obj.type}", e.index.span)
         return ir.TupleGet(obj, i, type=obj.type.items[i])
-    if not _literals(e.index):
+    # an integer literal, or literals 0.27 folds into one (`$t[1 + 1]`,
+    # literals.py; its refusal said first); a cast (`$t[(uint8)0]`), a
+    # variable or a bool is not
+    typer.literal(e.index)
+    i = const_value(e.index)
+    if i is None:
         typer.err("Array-style access for tuples only valid for integer literals", e.span)
-    return member(typer, obj, const_value(e.index), e.span)
-
-
-def _literals(e) -> bool:
-    """An integer literal, or literals in arithmetic (`$t[1 + 1]`), which
-    0.27 folds into one; a cast (`$t[(uint8)0]`) or a variable is not."""
-    if isinstance(e, A.Int):
-        return True
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"):
-        return _literals(e.left) and _literals(e.right) and isinstance(const_value(e), int)
-    if isinstance(e, A.Unary) and e.op in ("-", "~"):
-        return _literals(e.operand)
-    return False
+    return member(typer, obj, i, e.span)
 
 
 def compare(typer, op: str, a: ir.Expr, b: ir.Expr, span) -> ir.Expr:
