@@ -109,6 +109,22 @@ def render(n: Node, lang: str) -> str:
     raise AssertionError(n.op)
 
 
+def bt_refuses(n: Node) -> bool:
+    """Whether bpftrace 0.27's folder of literal expressions refuses n, as
+    plyc's (plyc/frontends/bpftrace/literals.py) says: an overflow, or one
+    0.27 computes through C++'s undefined behaviour, which plyc refuses. A
+    wrong answer here only leaves an expression out (a fold it refuses) or
+    makes 0.27 refuse the batch (one it takes): neither passes unseen."""
+    from plyc.frontends.bpftrace import literals
+    from plyc.frontends.bpftrace.parser import parse
+    e = parse(f"BEGIN {{ $x = {render(n, 'bt')}; }}", "numgen.bt").probes[0].body.stmts[0].value
+    try:
+        literals.fold(e)
+    except literals.Refused:
+        return True
+    return False
+
+
 # --- statements ------------------------------------------------------------------
 
 @dataclass
@@ -202,19 +218,28 @@ class Gen:
                 Node("bin", (self.expr(env, depth - 1), lit(63)), name="&")
         else:
             right = self.expr(env, depth - 1)
-        if self.lang == "bt" and left.constant() and right.constant():
-            # 0.27 folds literals and refuses what overflows ("unable to fold
-            # literals due to overflow or underflow", `-67 == 0x8000000000000001`
-            # too): two small ones
-            left, right = lit(rng.randrange(0, 1000)), lit(rng.randrange(0, 40 if op in ("<<", ">>") else 1000))
-        if op in ("/", "%") and self.lang == "bt" and right.constant():
+        if self.lang == "bt":
+            left, right = self.bt_operands(op, left, right)
+        return Node("bin", (left, right), name=op)
+
+    def bt_operands(self, op: str, left: Node, right: Node) -> tuple:
+        """left and right as bpftrace 0.27 takes them beside op."""
+        rng = self.rng
+        if op in ("/", "%") and right.constant():
             right = Node("bin", (right, lit(1)), name="|")    # a constant zero divisor is refused
-        if self.lang == "bt" and op not in ("&&", "||"):
+        if op not in ("&&", "||"):
             # 0.27 aborts on a bool divided by a bool (an LLVM assertion);
             # and its bool is unsigned where plyc's meets as signed
             # (`(uint64)-1 >= (a > b)` is false in plyc: left to signs)
             left, right = (self.cast_to(rng.choice(INTS), x) if is_bool(x) else x for x in (left, right))
-        return Node("bin", (left, right), name=op)
+        if left.constant() and right.constant() and bt_refuses(Node("bin", (left, right), name=op)):
+            # 0.27 folds literals and refuses what overflows ("unable to fold
+            # literals due to overflow or underflow", `-67 == 0x8000000000000001`
+            # too): two small ones
+            left, right = lit(rng.randrange(0, 1000)), lit(rng.randrange(0, 40 if op in ("<<", ">>") else 1000))
+            if op in ("/", "%"):
+                right = Node("bin", (right, lit(1)), name="|")
+        return left, right
 
     def arms(self):
         """Two types that meet: the same sign unless mixed."""
