@@ -31,7 +31,11 @@ def _signed(x: ir.Expr) -> bool:
 
 
 def _as_int64(x: ir.Expr) -> ir.Expr:
-    if x.type.signed or _const(x) is not None:
+    """x read as an int64; a literal of no sign needs no cast, one past
+    INT64_MAX (a uint64) is read as 0.27 reads it (`9223372036854775808 <<
+    $s` of an int32 `$s` of 0 is INT64_MIN)."""
+    v = _const(x)
+    if x.type.signed or v is not None and v < 1 << 63:
         return x
     keep = x.type.denotes if x.type.denotes in ("time", "walltime") else ""
     return ir.Cast(x, type=T.Int(8, True, keep), span=x.span)
