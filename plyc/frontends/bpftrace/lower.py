@@ -1027,7 +1027,7 @@ class Typer(Sema):
             node = division.guarded(self.binary(e.op, signs.as_uint64(left), signs.as_uint64(right),
                                                 e.left.span, e.right.span))
             return ir.Cast(node, type=T.S64, span=e.span)
-        node = division.guarded(self.binary(e.op, left, right, e.left.span, e.right.span))    # x / 0 is 1, as bpftrace's
+        node = division.guarded(signs.shift(self.binary(e.op, left, right, e.left.span, e.right.span)))    # x / 0 is 1
         if e.op in BOOL_OPS:
             node.type = as_bool(node.type)
         return node

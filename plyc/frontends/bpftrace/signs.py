@@ -79,3 +79,19 @@ def as_uint64(x: ir.Expr) -> ir.Expr:
     if v is not None and v >= 0:
         return x
     return ir.Cast(x, type=T.U64, span=x.span)
+
+
+def shift(node: ir.Expr) -> ir.Expr:
+    """`a << b` and `a >> b` of a literal `a` of no sign and an unsigned
+    `b` are unsigned, as 0.27 computes them, where C's rule would take the
+    literal's int64: `(104 >> $u) >= ~(uint64)1` of a uint32 `$u` is false
+    (numfuzz seed 211)."""
+    if not isinstance(node, ir.Binary) or node.op not in ("<<", ">>"):
+        return node
+    left, right = node.left, node.right
+    v = _const(left)
+    if v is not None and v >= 0 and left.type.flexible and right.type.is_int and not right.type.signed \
+            and not right.type.is_pointer and node.type.is_int and not node.type.is_pointer:
+        node.type = T.Int(8, False)
+    return node
+
