@@ -216,6 +216,11 @@ class Gen:
             # C leaves a shift by 64 or more (or by a negative) undefined
             right = lit(rng.randrange(0, 64)) if rng.random() < 0.5 else \
                 Node("bin", (self.expr(env, depth - 1), lit(63)), name="&")
+            if self.lang == "bt" and right.op == "bin" and is_bool(right.args[0]):
+                # a bool's `& 63` is unsigned in 0.27, signed in plyc (its
+                # bool meets as signed: left to signs), which decides the
+                # sign of a literal shifted by it
+                right = Node("bin", (self.cast_to(rng.choice(INTS), right.args[0]), lit(63)), name="&")
         else:
             right = self.expr(env, depth - 1)
         if self.lang == "bt":
