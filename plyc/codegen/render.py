@@ -149,6 +149,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                                       if p.probe.target.glob and p.probe.tp_fields}
                                    | ({"PLYC_AGG_READ"} if aggread.needs(res) else set())),
                 license=c_string(program.license),
+                c_functions=[code(f"{ret} {name}({', '.join(args) or 'void'})") for name, ret, args in program.c_functions],
                 kernel_types=[code(t) for t in program.ktypes.definitions(arch.get(program.arch).header_types)]
                 if program.ktypes and (program.ktypes.uses or program.ktypes.ksyms) else [])
 

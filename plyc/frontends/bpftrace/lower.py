@@ -40,7 +40,7 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, scopes, signs, smalltypes, stacks, structs, typenames
+from . import abi, aggreads, blocks, formats, byvalue, cdefs, cimports, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, scopes, signs, smalltypes, stacks, structs, typenames
 from . import aggwords, probes
 from . import specs as S
 from . import stdlib
@@ -213,6 +213,8 @@ class Lowering:
         self.warnings: list = []            # Diagnostics printed at build time (abi.py's values)
         self.warned: set = set()            # the names abi.py's warnings were given for
         self.scope_errors: dict = {}        # scopes.py's errors by place, said by the Typer
+        self.cfuncs: dict = {}              # the imported C files' functions by name (cimports.py)
+        self.cfuncs_used: list = []         # the prototypes of those the script calls, for the C
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -267,6 +269,8 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.license = st.config.license
         st.ir.pid_filter = True     # the tracer's -p PID filters kernel probes, as bpftrace 0.27's
         st.ir.warnings = st.warnings
+        st.ir.c_files = list(st.ast.c_files)
+        st.ir.c_functions = st.cfuncs_used
 
 
 def addresses(st: Lowering, diag: Collector):
@@ -274,7 +278,7 @@ def addresses(st: Lowering, diag: Collector):
     looks.attach(st.ir, looks.BPFTRACE)
 
 
-PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE) + (addresses,)
+PASSES = (refuse, events.refuse_unsafe, resolve, cimports.load, learn, type_program) + passes.on_ir(passes.CORE) + (addresses,)
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
@@ -1088,6 +1092,8 @@ class Typer(Sema):
         e = formats.literal_percents(self, e)     # 0.27 prints a '%' that starts no conversion
         if e.name == "printf":
             e = aggreads.printf_call(self, e)
+        if e.name not in FUNCTIONS and e.name in self.st.cfuncs:
+            return cimports.call(self, e, [self.expr(a) for a in e.args])
         if e.name not in FUNCTIONS:
             self.err(f"unknown function '{e.name}'", e.name_span,
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
