@@ -104,7 +104,7 @@ def test_errors_in_an_imported_definition_name_its_file(tmp_path):
 @pytest.mark.parametrize("files,message", [
     ({"main.bt": 'import "nosuch.bt";\nBEGIN { }\n'}, 'main.bt:1:1: error: cannot find the imported file {d}/nosuch.bt'),
     ({"lib.c": "int x;\n", "main.bt": 'import "lib.c";\nBEGIN { }\n'},
-     "main.bt:1:1: error: cannot import {d}/lib.c: an import names a .bt file or a folder of them"),
+     "main.bt:1:1: error: cannot import {d}/lib.c: an import names a .bt file, a .bpf.c file or a folder of them"),
     ({"lib.bt": "config = { max_strlen = 8 }\nBEGIN { }\n", "main.bt": 'import "lib.bt";\nBEGIN { }\n'},
      "lib.bt:1:1: error: a config block in an imported file: the script's own config block sets the run"),
     ({"main.bt": 'BEGIN { }\nimport "lib.bt";\n'}, "main.bt:2:1: error: an import must come before macros and probes"),
