@@ -91,6 +91,8 @@ class Provider:
     # C lines at the start of each of its programs (iter: the last call,
     # which has no object, returns at once)
     prologue: tuple[str, ...] = ()
+    # target -> its prologue, where it differs by target (a pinned iterator's)
+    prologue_for: Optional[Callable] = None
     # Its events are filtered by the tracer's -p PID where the program asks
     # (Program.pid_filter: bpftrace's "-p acts like a predicate" of 0.27):
     # kernel probes and CPU-wide events. Not uprobes and USDT (attached to

@@ -278,7 +278,15 @@ def addresses(st: Lowering, diag: Collector):
     looks.attach(st.ir, looks.BPFTRACE)
 
 
-PASSES = (refuse, events.refuse_unsafe, resolve, cimports.load, learn, type_program) + passes.on_ir(passes.CORE) + (addresses,)
+def pinned_iterators(st: Lowering, diag: Collector):
+    """What a pinned iterator cannot show (providers/iterators.py)."""
+    from ...providers import iterators
+    for p in st.ir.probes:
+        iterators.check_pinned(p, diag)
+
+
+PASSES = (refuse, events.refuse_unsafe, resolve, cimports.load, learn, type_program) + passes.on_ir(passes.CORE) + \
+    (pinned_iterators, addresses)
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
