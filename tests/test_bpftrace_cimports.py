@@ -3,9 +3,6 @@ plyc/usercode.py): the C file is compiled with the program, its global
 functions are called from the script as 0.27 types them, clang's messages
 about it point at its own lines, and a tracer prints what 0.27 prints on
 the same files."""
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +10,6 @@ import pytest
 from plyc import driver
 from plyc.diag import PlycError
 from plyc.frontends.bpftrace import parse
-
-ROOT = Path(__file__).resolve().parent.parent
 
 LIB = """\
 #include <vmlinux.h>
@@ -143,11 +138,7 @@ def test_the_run_cache_key_holds_the_c_file(tmp_path):
 @pytest.mark.bpf
 def test_against_bpftrace_0_27(tmp_path, bpftrace27):
     write(tmp_path, {"lib.bpf.c": LIB, "main.bt": SCRIPT})
-    out = tmp_path / "tracer"
-    subprocess.run([sys.executable, "-m", "plyc", "build", "main.bt", "-o", str(out)], cwd=tmp_path, check=True,
-                   env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
-    ours = subprocess.run([str(out)], capture_output=True, text=True, timeout=60)
-    theirs = subprocess.run(bpftrace27(["main.bt"], tmp_path), capture_output=True, text=True, timeout=120)
-    assert ours.returncode == 0 and theirs.returncode == 0, (ours.stderr, theirs.stderr)
+    from test_bpftrace_imports import run_both
+    ours, theirs = run_both(tmp_path, bpftrace27)
     assert ours.stdout == theirs.stdout
     assert theirs.stdout.startswith("2\n42\n0\ntrue\nfalse\ntrue\n1\n2\n")
