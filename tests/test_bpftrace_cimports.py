@@ -102,6 +102,9 @@ def test_calls_lower_to_the_functions_with_their_prototypes(tmp_path):
     ("struct s;\nint f(struct s *p) { return p != 0; }\n", "print(f(0));",
      "main.bt:2:17: error: Expected struct s * for argument `p` got s64"),
     ("#include <nosuch.h>\n", "print(1);", "{d}/lib.bpf.c:1:10: error: 'nosuch.h' file not found"),
+    # the program's own names
+    ("\nint plyc_mine(void) { return 1; }\n", "print(1);",
+     "{d}/lib.bpf.c:2:5: error: plyc_mine(): a name starting with plyc_ is plyc's own in the program"),
 ])
 def test_errors_name_the_c_file_or_the_call(tmp_path, lib, script, message):
     write(tmp_path, {"lib.bpf.c": lib, "main.bt": f'import "lib.bpf.c";\nBEGIN {{ {script} }}\n'})

@@ -185,7 +185,7 @@ SCRIPTS = [
      "bpf_per_cpu_ptr(&process_counts, (__u32)("),
     (I.COMM_OF, 'tracepoint:raw_syscalls:sys_enter { print(comm(1)); }', "bpf_task_from_pid((__s32)("),
     (I.C_CALL, f'import "{Path(__file__).resolve().parent / "helpers/add_one.bpf.c"}";\n'
-               'BEGIN { print(plyc_test_add_one(1)); }', "plyc_test_add_one(((__s64)(__s32)1LL))"),
+               'BEGIN { print(bt_test_add_one(1)); }', "bt_test_add_one(((__s64)(__s32)1LL))"),
 ]
 
 

@@ -28,9 +28,11 @@ from ...span import Span
 class CFunction:
     name: str
     ret: object                # T.Type (T.VOID for none); None: one a script cannot take
-    params: list               # (name, T.Type or None: a type a script cannot pass, its C name)
+    params: list               # (name, T.Type or None: a type a script cannot pass, C type, C's name of it)
     ret_c: str
     params_c: list
+    source: object = None      # the span.SourceFile defining it
+    ret_name: str = ""         # its return type as C names it (messages)
 
 
 def load(st, diag: Collector) -> None:
@@ -88,15 +90,25 @@ def _functions(st, obj: bytes, source, diag: Collector) -> None:
         for name, ptid in proto.members:
             typ, c = _type(btf, ptid)
             params.append((name, typ, c, btf.type_name(ptid) if ptid else "void"))
-        if t.name in st.cfuncs:
-            diag.error(f"{t.name}() is defined in {st.cfuncs[t.name].source.name} too",
-                       Span(1, 1, 1, 1, source))
+        if t.name.startswith("plyc_"):
+            # linked with the program, whose own names start so
+            diag.error(f"{t.name}(): a name starting with plyc_ is plyc's own in the program", _at(source, t.name))
             continue
-        f = CFunction(t.name, ret, params, ret_c or "void",
-                      [p[2] for p in params])
-        f.source = source
-        f.ret_name = btf.type_name(proto.type) if proto.type else "void"
-        st.cfuncs[t.name] = f
+        if t.name in st.cfuncs:
+            diag.error(f"{t.name}() is defined in {st.cfuncs[t.name].source.name} too", _at(source, t.name))
+            continue
+        st.cfuncs[t.name] = CFunction(t.name, ret, params, ret_c or "void", [p[2] for p in params], source,
+                                      btf.type_name(proto.type) if proto.type else "void")
+
+
+def _at(source, name: str) -> Span:
+    """Where the file first names `name` (its definition, most often)."""
+    import re
+    for i, line in enumerate(source.text.splitlines(), 1):
+        m = re.search(rf"\b{re.escape(name)}\s*\(", line)
+        if m:
+            return Span(i, m.start() + 1, i, m.start() + len(name), source)
+    return Span(1, 1, 1, 1, source)
 
 
 def _type(btf, tid: int):
