@@ -129,6 +129,12 @@ def test_clang_warnings_are_printed_at_the_c_files_line_and_the_build_goes_on(tm
     assert len(said) == 2
 
 
+def test_a_file_of_no_function_builds_without_a_word(tmp_path):
+    write(tmp_path, {"lib.bpf.c": "// nothing yet\n", "main.bt": 'import "lib.bpf.c";\nBEGIN { print(1); }\n'})
+    path = tmp_path / "main.bt"
+    assert driver.lower(path.read_text(), str(path), driver.Options()).warnings == []
+
+
 def test_the_run_cache_key_holds_the_c_file(tmp_path):
     from plyc import runcache
     write(tmp_path, {"lib.bpf.c": "int f(void) { return 1; }\n", "main.bt": 'import "lib.bpf.c";\nBEGIN { }\n'})
