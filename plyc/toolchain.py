@@ -334,7 +334,8 @@ class Toolchain:
         parts = [main]
         for i, source in enumerate(user_c):
             bc = include / f"user{i}.bc"
-            proc = usercode.compile_one(self.clang, target, defines, include, source, bc, bitcode=True)
+            proc = usercode.compile_one(self.clang, target, defines, include, source, bc, bitcode=True,
+                                        triplet=arch.triplet)
             if proc.returncode != 0:
                 raise ToolchainError(f"compiling {source.name} failed:\n{proc.stderr.rstrip()}")
             parts.append(bc)

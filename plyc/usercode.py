@@ -29,7 +29,16 @@ from .span import SourceFile
 # What clang is given, beyond the target: bpftrace's -O2, and -g for the
 # BTF that types the functions (and that CO-RE needs); a file with no
 # function leaves the always_inline pragma unused, which is no news to its author.
-FLAGS = ["-O2", "-g", "-fno-stack-protector", "-Wno-pragma-clang-attribute"]
+# -ffreestanding: <stdint.h>, <stdbool.h>, <stddef.h> are clang's own, as
+# bpftrace gives its own (the C library's want its target's headers).
+FLAGS = ["-O2", "-g", "-fno-stack-protector", "-ffreestanding", "-Wno-pragma-clang-attribute"]
+
+
+def include_flags(triplet: str) -> list:
+    """The target's multiarch headers (<asm/types.h>, which <linux/types.h>
+    includes), searched after the rest, where the machine has them."""
+    d = f"/usr/include/{triplet}"
+    return ["-idirafter", d] if os.path.isdir(d) else []
 # A file clang takes longer than this on (a `#include "/dev/zero"`) is given up
 TIMEOUT = 120
 
@@ -64,12 +73,12 @@ def wants_vmlinux(sources) -> bool:
 
 
 def compile_one(clang: str, bpf_target: str, arch_defines: list, include: Path, source: SourceFile,
-                out: Path, bitcode: bool) -> subprocess.CompletedProcess:
+                out: Path, bitcode: bool, triplet: str = "") -> subprocess.CompletedProcess:
     """source compiled in folder include (its wrapped text there as
     user-N.c, N its place), into out: an object, or LLVM bitcode."""
     src = out.with_suffix(".c")
     src.write_text(wrapped(source))
-    cmd = [clang, "-target", bpf_target, *arch_defines, *FLAGS, "-I", str(include),
+    cmd = [clang, "-target", bpf_target, *arch_defines, *FLAGS, "-I", str(include), *include_flags(triplet),
            "-c", str(src), "-o", str(out)] + (["-emit-llvm"] if bitcode else [])
     try:
         return children.run(cmd, capture_output=True, text=True, cwd=str(include), timeout=TIMEOUT,

@@ -129,6 +129,18 @@ def test_clang_warnings_are_printed_at_the_c_files_line_and_the_build_goes_on(tm
     assert len(said) == 2
 
 
+def test_the_c_librarys_freestanding_headers_and_the_uapi_ones_are_there(tmp_path):
+    # <stdint.h>, <stdbool.h>: clang's own (bpftrace gives its own);
+    # <linux/types.h>: its <asm/types.h> from the target's multiarch folder
+    write(tmp_path, {"lib.bpf.c": "#include <stdint.h>\n#include <stdbool.h>\n#include <linux/types.h>\n"
+                                  "#include <bpf/bpf_helpers.h>\n"
+                                  "uint64_t twice(uint64_t v) { return 2 * v; }\nbool odd(__s32 v) { return v & 1; }\n",
+                     "main.bt": 'import "lib.bpf.c";\nBEGIN { print((twice(21), odd(3))); }\n'})
+    path = tmp_path / "main.bt"
+    gen = driver.compile_source(path.read_text(), str(path), driver.Options()).generated
+    assert "extern __u64 twice(__u64);" in gen.bpf_c and "extern _Bool odd(__s32);" in gen.bpf_c
+
+
 def test_a_file_of_no_function_builds_without_a_word(tmp_path):
     write(tmp_path, {"lib.bpf.c": "// nothing yet\n", "main.bt": 'import "lib.bpf.c";\nBEGIN { print(1); }\n'})
     path = tmp_path / "main.bt"
