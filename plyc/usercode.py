@@ -4,8 +4,9 @@ clang's messages about it point.
 
 Each file is its own translation unit, as bpftrace 0.27 builds it: it may
 include <vmlinux.h> (the build's kernel BTF, dumped by bpftool), libbpf's
-<bpf/bpf_helpers.h>, <bpf/bpf_core_read.h>, <bpf/bpf_tracing.h>, and the C
-library's freestanding and UAPI headers; none of plyc's own definitions is in its way. Every
+<bpf/bpf_helpers.h>, <bpf/bpf_core_read.h>, <bpf/bpf_tracing.h>, clang's
+freestanding headers (<stdint.h>) and the UAPI ones (<linux/types.h>); none
+of plyc's own definitions is in its way. Every
 function in it is made always_inline (a clang pragma around its text), so
 that the script's calls are inlined into the probes' programs when the
 program's and the files' bitcode are linked (driver.link): the verifier
