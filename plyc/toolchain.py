@@ -334,8 +334,7 @@ class Toolchain:
         parts = [main]
         for i, source in enumerate(user_c):
             bc = include / f"user{i}.bc"
-            proc = usercode.compile_one(self.clang, target, defines, include, source, bc, bitcode=True,
-                                        triplet=arch.triplet)
+            proc = usercode.compile_one(self.clang, arch, include, source, bc, bitcode=True, bpf_target=target)
             if proc.returncode != 0:
                 raise ToolchainError(f"compiling {source.name} failed:\n{proc.stderr.rstrip()}")
             parts.append(bc)

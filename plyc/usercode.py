@@ -73,13 +73,20 @@ def wants_vmlinux(sources) -> bool:
     return any(re.search(r'#\s*include\s*[<"]vmlinux\.h[>"]', s.text) for s in sources)
 
 
-def compile_one(clang: str, bpf_target: str, arch_defines: list, include: Path, source: SourceFile,
-                out: Path, bitcode: bool, triplet: str = "") -> subprocess.CompletedProcess:
-    """source compiled in folder include (its wrapped text there as
-    user-N.c, N its place), into out: an object, or LLVM bitcode."""
+def arch_defines(arch) -> list:
+    """The target's defines, as the program's own (bpf_tracing.h's PT_REGS_*)."""
+    return [f"-D__TARGET_ARCH_{arch.bpf_arch}", *(f"-D{d}" for d in arch.bpf_defines)]
+
+
+def compile_one(clang: str, arch, include: Path, source: SourceFile, out: Path, bitcode: bool,
+                bpf_target: str = "") -> subprocess.CompletedProcess:
+    """source compiled for arch (an arch.Arch) in folder include (its
+    wrapped text there as out's name with .c), into out: an object, or LLVM
+    bitcode."""
     src = out.with_suffix(".c")
     src.write_text(wrapped(source))
-    cmd = [clang, "-target", bpf_target, *arch_defines, *FLAGS, "-I", str(include), *include_flags(triplet),
+    cmd = [clang, "-target", bpf_target or arch.bpf_target, *arch_defines(arch), *FLAGS, "-I", str(include),
+           *include_flags(arch.triplet),
            "-c", str(src), "-o", str(out)] + (["-emit-llvm"] if bitcode else [])
     try:
         return children.run(cmd, capture_output=True, text=True, cwd=str(include), timeout=TIMEOUT,

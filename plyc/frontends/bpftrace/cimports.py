@@ -52,11 +52,9 @@ def load(st, diag: Collector) -> None:
     try:
         if usercode.wants_vmlinux(files):
             usercode.vmlinux_header(st.ktypes.path, folder)
-        defines = [f"-D__TARGET_ARCH_{a.bpf_arch}", *(f"-D{d}" for d in a.bpf_defines)]
         for i, source in enumerate(files):
             out = folder / f"user{i}.o"
-            proc = usercode.compile_one(clang, a.bpf_target, defines, folder, source, out, bitcode=False,
-                                        triplet=a.triplet)
+            proc = usercode.compile_one(clang, a, folder, source, out, bitcode=False)
             failed = proc.returncode != 0
             said = False
             for sev, line, col, text in usercode.messages(proc.stderr, source):
