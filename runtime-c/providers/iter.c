@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -100,7 +101,8 @@ static int pin(struct plyc_probe_ctx *c, struct bpf_link *link)
 	if (dfd < 0)
 		return plyc_probe_error(c->prog, c->pr, "cannot pin the iterator at %s: %s: %s", d->pin, dir,
 					plyc_errstr(errno));
-	if (fstatfs(dfd, &fs) || fs.f_type != BPF_FS_MAGIC) {
+	/* f_type is an int on 32-bit targets, and the magic does not fit one */
+	if (fstatfs(dfd, &fs) || (uint32_t)fs.f_type != (uint32_t)BPF_FS_MAGIC) {
 		close(dfd);
 		return plyc_probe_error(c->prog, c->pr, "cannot pin the iterator at %s: %s is not a BPF file "
 					"system (mount one: mount -t bpf bpf %s)", d->pin, dir, dir);
