@@ -228,7 +228,7 @@ def resolve(st: Lowering, diag: Collector):
                 diag.diags.extend(err.diags)
     if diag.diags:
         return
-    targets = providers.resolve_specs([s for _, s in pairs], diag, fields)
+    targets = providers.resolve_specs([s for _, s in pairs], diag, fields, arch=st.arch)
     for (probe, _), (spec, target), bt_spec in zip(pairs, targets, written):
         if target is not None:
             if len(probe.specs) > 1:
