@@ -53,6 +53,9 @@
  *   workload swap MB            MB MiB written page by page, then read back: in a
  *                               memory cgroup smaller than that, with swap, the
  *                               read swaps pages in
+ *   workload watch N            at the fixed address 0x10000000 (a page of its own):
+ *                               N 8-byte writes, then N 8-byte reads; on x86_64
+ *                               also N calls of a `ret` at 0x10001000 (watchpoints)
  *   workload ticks MS C1 C2...  Ci getppid() calls in the middle of the i-th next
  *                               interval of MS ms of CLOCK_TAI (tseries() tests)
  * plyc_ifunc is an IFUNC, as glibc's string functions are (for uprobe tests).
@@ -420,6 +423,36 @@ static int touch(const char *name, long n)
 	return munmap(buf, (size_t)(n * page));
 }
 
+/* Watchpoint targets at an address a script can name before the process
+ * exists (bpftrace's own tests use the same one): n writes and n reads of
+ * the word at WATCH_AT, and on x86_64 n calls of a `ret` a page above. */
+#define WATCH_AT 0x10000000UL
+static int watch(long n)
+{
+	long page = sysconf(_SC_PAGESIZE), i;
+	void *at = mmap((void *)WATCH_AT, (size_t)(2 * page), PROT_READ | PROT_WRITE | PROT_EXEC,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	volatile uint64_t *word = at;
+	uint64_t sum = 0;
+
+	if (at != (void *)WATCH_AT)
+		return 1;
+	for (i = 0; i < n; i++)
+		*word = (uint64_t)i;
+	for (i = 0; i < n; i++)
+		sum += *word;
+#if defined(__x86_64__)
+	{
+		void (*ret)(void) = (void (*)(void))(WATCH_AT + (unsigned long)page);
+
+		*(volatile unsigned char *)ret = 0xc3;
+		for (i = 0; i < n; i++)
+			ret();
+	}
+#endif
+	return munmap(at, (size_t)(2 * page)) || sum != (uint64_t)(n > 0 ? n * (n - 1) : 0);
+}
+
 /* TEXT through a unix stream socket pair, N times: one write, one read. */
 static int unix_stream(const char *text, long n)
 {
@@ -592,6 +625,8 @@ static int run(int argc, char **argv)
 		usleep((useconds_t)atol(argv[3]) * 1000);
 	} else if (!strcmp(argv[1], "probe") && argc > 3) {
 		return plyc_probe(argv[2], atol(argv[3])) != -atol(argv[3]);
+	} else if (!strcmp(argv[1], "watch") && argc > 2) {
+		return watch(atol(argv[2]));
 	} else if (!strcmp(argv[1], "ticks") && argc > 3) {
 		return ticks(atol(argv[2]), argc - 3, argv + 3);
 	} else if (!strcmp(argv[1], "stackargs") && argc > 2) {
