@@ -45,8 +45,9 @@ static int refused(struct plyc_probe_ctx *c, int err)
 		return plyc_probe_fatal(c->prog, c->pr, "no hardware breakpoint on this machine: the kernel "
 					"has no breakpoint events (PERF_TYPE_BREAKPOINT, CONFIG_HAVE_HW_BREAKPOINT), "
 					"so no watchpoint can run here");
+	/* a missing probe to 0.27 (its missing_probes decides) */
 	if (err == ENOSPC)
-		return plyc_probe_fatal(c->prog, c->pr, "no hardware breakpoint register left for a watchpoint "
+		return plyc_probe_error(c->prog, c->pr, "no hardware breakpoint register left for a watchpoint "
 					"on this machine: its CPUs have a few (x86_64: 4), shared by every "
 					"watchpoint and debugger, or none at all (a virtual CPU may have none)");
 	if (err == EINVAL)
