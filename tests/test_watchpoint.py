@@ -69,3 +69,72 @@ def test_ply_spelling(tmp_path):
     p = subprocess.run([sys.executable, "-m", "plyc", "check", str(src)], capture_output=True, text=True,
                        cwd=ROOT, timeout=120)
     assert "watchpoint:ADDRESS:LENGTH:MODE" in p.stderr, p.stderr
+
+
+# The tracer's banner comes before its probes attach; a timer's first tick
+# after them (probes attach in the script's order) says they are.
+READY = 'interval:ms:10 { if (@ready == 0) { printf("ready\\n"); } @ready = 1; }\n'
+
+
+def tracer(tmp_path, script: str) -> str:
+    src, out = tmp_path / "w.bt", tmp_path / "w"
+    src.write_text(script + READY)
+    p = subprocess.run([sys.executable, "-m", "plyc", "build", str(src), "-o", str(out)], capture_output=True,
+                       text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return str(out)
+
+
+def phases(tracer_path, workload, marker: str = ""):
+    """`workload watchwait 5` watched with -p: its first phase (5 writes by
+    its main thread) once the tracer has attached, its second (5 by a new
+    thread) once the tracer printed `marker` (if any). The tracer's stdout
+    (READY's lines left out) and stderr once it ends with the process."""
+    work = subprocess.Popen([workload, "watchwait", "5"], stdin=subprocess.PIPE, text=True)
+    t = subprocess.Popen([tracer_path, "-p", str(work.pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        assert t.stdout.readline() == "ready\n"
+        work.stdin.write("go\n")
+        work.stdin.flush()
+        out = []
+        if marker:
+            for line in t.stdout:
+                out.append(line)
+                if line.strip() == marker:
+                    break
+        work.stdin.write("go\n")
+        work.stdin.close()
+        assert work.wait(timeout=30) == 0
+        rest, err = t.communicate(timeout=30)
+        text = "".join(out) + rest
+        return t.returncode, "".join(line for line in text.splitlines(True) if not line.startswith("@ready")), err
+    finally:
+        for p in (work, t):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+@pytest.mark.bpf
+def test_p_watches_every_thread(tmp_path, workload):
+    # the main thread's writes (its event opened on the thread at attach)
+    # and a thread started later (inherited from it)
+    w = tracer(tmp_path, 'watchpoint:0x10000000:8:w { @[tid == pid ? "main" : "new thread"] = count(); }\n')
+    rc, out, err = phases(w, workload)
+    assert rc == 0, err
+    assert out == "\n\n@[main]: 5\n@[new thread]: 5\n", out
+
+
+@pytest.mark.bpf
+def test_unwatch_stops_the_watchpoints_on_its_address(tmp_path, workload):
+    # The fifth write unwatches; the tracer says so once it has (its events
+    # are read in order), then the new thread's 5 writes go unseen by both
+    # probes on that address; the other address's probe is left alone.
+    w = tracer(tmp_path, 'watchpoint:0x10000000:8:w { @w = count(); if (@w == 5) { unwatch(0x10000000); '
+                         'printf("unwatched\\n"); } }\n'
+                         'watchpoint:0x10000000:8:rw { @rw = count(); }\n'
+                         'watchpoint:0x10000008:8:w { @other = count(); }\n')
+    rc, out, err = phases(w, workload, "unwatched")
+    assert rc == 0, err
+    assert out == "unwatched\n\n\n@rw: 5\n@w: 5\n", out

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -86,17 +87,49 @@ static int resolve(struct plyc_probe_ctx *c)
 	return 0;
 }
 
+/* Every breakpoint event attached, with its address, for unwatch(): the
+ * links own the descriptors (they close them at the end). */
+static struct watched {
+	uint64_t addr;
+	int fd;
+} *watched;
+static int nwatched, watched_cap;
+
 static int add(struct plyc_probe_ctx *c, struct bpf_program *bp, struct plyc_links *links, int fd)
 {
-	struct bpf_link *link = bpf_program__attach_perf_event(bp, fd);
+	const struct plyc_watchpoint_data *d = c->pr->data;
+	struct bpf_link *link;
 
+	if (nwatched == watched_cap) {
+		int cap = watched_cap ? 2 * watched_cap : 16;
+		struct watched *v = realloc(watched, (size_t)cap * sizeof(*v));
+
+		if (!v) {
+			close(fd);
+			return plyc_probe_error(c->prog, c->pr, "out of memory");
+		}
+		watched = v;
+		watched_cap = cap;
+	}
+	link = bpf_program__attach_perf_event(bp, fd);
 	if (!link) {
 		int err = errno;
 
 		close(fd);
 		return plyc_probe_error(c->prog, c->pr, "cannot attach to the breakpoint: %s", plyc_errstr(err));
 	}
+	watched[nwatched++] = (struct watched){ d->address, fd };
 	return plyc_add_link(links, link);
+}
+
+void plyc_watchpoint_unwatch(uint64_t addr)
+{
+	int i;
+
+	/* an event's ioctl reaches the events its threads inherited from it */
+	for (i = 0; i < nwatched; i++)
+		if (watched[i].addr == addr)
+			ioctl(watched[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
 /* Each thread of the target process: one event each (a perf event on a

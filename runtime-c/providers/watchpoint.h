@@ -17,4 +17,8 @@ struct plyc_watchpoint_data {
 
 extern const struct plyc_provider plyc_provider_watchpoint;
 
+/* bpftrace's unwatch(addr), when the tracer reads its event: the
+ * watchpoints on addr stop (disabled, the threads' inherited ones too). */
+void plyc_watchpoint_unwatch(uint64_t addr);
+
 #endif

@@ -56,6 +56,9 @@
  *   workload watch N            at the fixed address 0x10000000 (a page of its own):
  *                               N 8-byte writes, then N 8-byte reads; on x86_64
  *                               also N calls of a `ret` at 0x10001000 (watchpoints)
+ *   workload watchwait N        the same word, in two phases, each started by a line
+ *                               read from stdin: N writes by the main thread, then
+ *                               N by a thread it starts (-p, unwatch())
  *   workload ticks MS C1 C2...  Ci getppid() calls in the middle of the i-th next
  *                               interval of MS ms of CLOCK_TAI (tseries() tests)
  * plyc_ifunc is an IFUNC, as glibc's string functions are (for uprobe tests).
@@ -453,6 +456,34 @@ static int watch(long n)
 	return munmap(at, (size_t)(2 * page)) || sum != (uint64_t)(n > 0 ? n * (n - 1) : 0);
 }
 
+static void *watch_writes(void *n)
+{
+	volatile uint64_t *word = (volatile uint64_t *)WATCH_AT;
+	long i;
+
+	for (i = 0; i < (long)n; i++)
+		*word = (uint64_t)i;
+	return NULL;
+}
+
+/* Each phase waits for a line on stdin: the test's go, once the tracer
+ * has done what it said it did. */
+static int watch_wait(long n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *at = mmap((void *)WATCH_AT, (size_t)page, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	char line[16];
+	pthread_t t;
+
+	if (at != (void *)WATCH_AT || !fgets(line, sizeof(line), stdin))
+		return 1;
+	watch_writes((void *)n);
+	if (!fgets(line, sizeof(line), stdin) || pthread_create(&t, NULL, watch_writes, (void *)n))
+		return 1;
+	return pthread_join(t, NULL) != 0;
+}
+
 /* TEXT through a unix stream socket pair, N times: one write, one read. */
 static int unix_stream(const char *text, long n)
 {
@@ -625,6 +656,8 @@ static int run(int argc, char **argv)
 		usleep((useconds_t)atol(argv[3]) * 1000);
 	} else if (!strcmp(argv[1], "probe") && argc > 3) {
 		return plyc_probe(argv[2], atol(argv[3])) != -atol(argv[3]);
+	} else if (!strcmp(argv[1], "watchwait") && argc > 2) {
+		return watch_wait(atol(argv[2]));
 	} else if (!strcmp(argv[1], "watch") && argc > 2) {
 		return watch(atol(argv[2]));
 	} else if (!strcmp(argv[1], "ticks") && argc > 3) {

@@ -60,7 +60,7 @@ FUNCTIONS = SHARED + ("delete", "find", "time", "zero") + tuple(BT.FUNCTIONS) + 
     tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "skboutput unwatch print_map".split())
+    "skboutput print_map".split())
 # bpftrace's builtin variables as plyc's names (pid and tid: builtins.py's).
 VARIABLES = {"uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}
