@@ -37,7 +37,7 @@ def _number(text: str):
     """An unsigned integer as bpftrace writes one in a probe: decimal or 0x hex."""
     if re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
         return int(text, 16)
-    if re.fullmatch(r"\d+", text):
+    if re.fullmatch(r"[0-9]+", text):
         return int(text)
     return None
 
