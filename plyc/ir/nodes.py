@@ -406,6 +406,7 @@ CAT = "cat"              # print the file named by the args formatted by `parts`
 SYSTEM = "system"        # run the command the args formatted by `parts` make, print its output
 ERRORF = "errorf"        # print the args by `parts` to stderr, after the script's place and "ERROR:"
 WARNF = "warnf"          # ... "WARNING:" (bpftrace's errorf() and warnf())
+UNWATCH = "unwatch"      # stop the watchpoints on the address args[0] (bpftrace's unwatch())
 
 
 @node

@@ -30,6 +30,7 @@ class Fields:
     count: Optional[str] = None      # interval: the count; profile: hz; software/hardware: the period
     unit: str = ""                   # interval: ns us ms s m ("": s)
     cpu: str = ""                    # profile: one CPU
+    mode: str = ""                   # watchpoint: the accesses watched (r, w, x), as written
     extra: str = ""                  # what else was written (an argument BEGIN refuses)
 
 
@@ -66,6 +67,9 @@ class Provider:
     member: Optional[Callable] = None
     # (target, variable name, KernelTypes) -> a better type for a variable, or None
     typed: Optional[Callable] = None
+    # (target, plyc's --target name) -> None, or PlycError where that
+    # architecture cannot run it (watchpoint modes its CPUs lack)
+    for_arch: Optional[Callable] = None
     # (target, KernelTypes, arch) -> how it can run as fentry/fexit, or None
     fentry: Optional[Callable] = None
     # args.NAME of a context of typed arguments (`data`, a ctx of "fargs"):
