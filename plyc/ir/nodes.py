@@ -226,6 +226,9 @@ class TupleMake(Expr):
     """A tuple of the items' values (type: types.Tuple, members placed by
     types.tuple_layout)."""
     items: list
+    # a kernel struct held by value (`*curtask`): its C name, which an error
+    # names it by rather than by its members
+    struct: str = field(default="", kw_only=True)
 
 
 @node
