@@ -236,6 +236,7 @@ def check_fail(chk, call: A.Call):
     except printf.FormatError as e:
         chk.err(str(e), fmt.span)
         return ir.IntConst(0, type=T.S64, span=call.span)
+    B.check_format_count(chk, [p for p in parts if not isinstance(p, str)], call.args[1:], call.span)
     args, text = iter(call.args[1:]), ""
     for part in parts:
         if isinstance(part, str):
