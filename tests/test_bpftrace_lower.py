@@ -622,6 +622,16 @@ def test_macro_errors():
         f"tool.bt:5:75: error: macro wants_var takes 1 argument, got 0\n{lines[4]}\n" + " " * 74 + "^~~~~~~~~~~")
 
 
+def test_a_macro_parameter_named_twice_is_refused_as_0_27_refuses_it():
+    # even where the macro is never used; `a` and `$a` are two names
+    src = "macro m($a, b, $a, @c, @c, b) { $a }\nBEGIN { exit(); }"
+    line = src.splitlines()[0]
+    assert err(src) == (
+        f"tool.bt:1:16: error: Variable for macro argument has already been used: $a\n{line}\n" + " " * 15 + "^~\n"
+        f"tool.bt:1:24: error: Map for macro argument has already been used: @c\n{line}\n" + " " * 23 + "^~\n"
+        f"tool.bt:1:28: error: Ident for macro argument has already been used: b\n{line}\n" + " " * 27 + "^")
+    assert "emit print" in dump(lower("macro m(a, $a) { a + $a }\nBEGIN { $a = 1; print(m(1, $a)); }"))
+
 # --- loops (frontends/bpftrace/loops.py) -----------------------------------------
 
 def test_ir_of_loops():
