@@ -307,3 +307,30 @@ def test_the_tracer_reads_max_cat_bytes_where_it_runs(tmp_path):
                               env=dict(os.environ, **env))
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.startswith(want + "|\n"), (env, proc.stdout)
+
+
+@pytest.mark.bpf
+def test_cpid_without_a_command_is_warned_of(tmp_path):
+    """bpftrace 0.27.1 runs a script reading cpid without -c, reads 0 and
+    warns ("No child command (`-c`); cpid is zero"); 0.17 refuses it. Was:
+    plyc's tracer printed 0 without a word (a `/pid == cpid/` then matches
+    the idle task). Now it warns once at start; a script that asks
+    has_cpid() first, a -c or a -p (plyc's cpid is -p's process too) is
+    not warned of."""
+    built = {}
+    for name, src in (("reads", 'BEGIN { print(cpid); exit(); }\n'),
+                      ("asks", 'BEGIN { if (has_cpid()) { print(cpid); } else { print("none"); } exit(); }\n')):
+        (tmp_path / f"{name}.bt").write_text(src)
+        proc = plyc("build", str(tmp_path / f"{name}.bt"), "-o", str(tmp_path / name), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        built[name] = str(tmp_path / name)
+    said = "no command runs (-c CMD): the script's cpid is 0"
+    out = subprocess.run([built["reads"]], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() == ["0"], out
+    assert f"reads: warning: {said}\n" in out.stderr and out.stderr.count("cpid") == 1, out.stderr
+    out = subprocess.run([built["reads"], "-c", "true"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() != ["0"] and "cpid" not in out.stderr, out
+    out = subprocess.run([built["reads"], "-p", str(os.getpid())], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() == [str(os.getpid())] and "cpid" not in out.stderr, out
+    out = subprocess.run([built["asks"]], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() == ["none"] and "cpid" not in out.stderr, out

@@ -485,6 +485,9 @@ class Program:
     # says so (Provider.pid_filtered), as bpftrace 0.27's -p does; else -p
     # only sets $target and attaches uprobes to that process (ply's)
     pid_filter: bool = False
+    # What the tracer warns of at start when it runs neither a command (-c)
+    # nor for a process (-p): a bpftrace script's cpid, then 0 ("" for none)
+    no_target_warning: str = ""
 
     @property
     def uses_stack(self) -> bool:

@@ -974,6 +974,8 @@ static int start(struct run *r, const struct plyc_program *prog)
 #ifdef SYS_pidfd_open
 		r->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->pid, 0);
 #endif
+	} else if (!o->cmd && prog->no_target_warning) {
+		fprintf(stderr, "%s: warning: %s\n", prog->name, prog->no_target_warning);
 	}
 	catch_usr1(prog);
 	return 0;

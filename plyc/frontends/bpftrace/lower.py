@@ -213,6 +213,8 @@ class Lowering:
         self.warnings: list = []            # Diagnostics printed at build time (abi.py's values)
         self.warned: set = set()            # the names abi.py's warnings were given for
         self.scope_errors: dict = {}        # scopes.py's errors by place, said by the Typer
+        self.reads_cpid = False             # the script reads cpid (0 without -c: warned of at start)
+        self.asks_cpid = False              # ... or asks has_cpid() first (then not)
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -266,6 +268,9 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
         st.ir.pid_filter = True     # the tracer's -p PID filters kernel probes, as bpftrace 0.27's
+        if st.reads_cpid and not st.asks_cpid:
+            # 0.27.1 warns so as it reads cpid (0.17 refuses the script)
+            st.ir.no_target_warning = "no command runs (-c CMD): the script's cpid is 0"
         st.ir.warnings = st.warnings
 
 
@@ -731,6 +736,7 @@ class Typer(Sema):
             self.err(not_yet("the config record as a whole"), e.span, "read its variables: config.max_strlen")
         if name == "cpid":
             self.uses_target = True
+            self.st.reads_cpid = True
             return ir.Param(ir.TARGET, type=T.U32)
         probe = self.probe
         if name == "kstack" and (probe.provider.runs_once or self.st.config.stack_mode != "bpftrace"):

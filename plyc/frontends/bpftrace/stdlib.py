@@ -339,6 +339,7 @@ def has_cpid(chk, span):
     documentation says (0.27.1 computes `cpid == 0`, the opposite:
     docs/bpftrace.md); a bool."""
     chk.uses_target = True
+    chk.st.asks_cpid = True
     cpid = ir.Param(ir.TARGET, type=T.U32, span=span)
     zero = ir.IntConst(0, type=T.U32, span=span)
     return ir.Binary("!=", cpid, zero, type=replace(T.S32, denotes="bool"), span=span)
