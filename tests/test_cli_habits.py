@@ -110,6 +110,38 @@ def test_a_script_file_with_arguments_runs_as_a_program(tmp_path, plyc_on_path):
     assert proc.stdout.startswith("hi 42\n"), proc.stdout
 
 
+@pytest.mark.parametrize("argv, want", [
+    (["--lang", "bpftrace", "F", "a", "-x"], ["run", "--lang", "bpftrace", "F", "--", "a", "-x"]),
+    (["--lang=bpftrace", "F"], ["run", "--lang=bpftrace", "F", "--"]),
+    (["-q", "--lang", "bpftrace", "F", "a"], ["run", "-q", "--lang", "bpftrace", "F", "--", "a"]),
+    (["F", "--lang", "ply"], ["run", "F", "--", "--lang", "ply"]),     # after FILE: the tracer's
+    (["-v", "build", "F"], ["-v", "build", "F"]),                    # a command: as it is
+    (["--lang", "bpftrace", "nofile"], ["--lang", "bpftrace", "nofile"]),
+    (["-e", "F"], ["-e", "F"]),                                      # not run's option alone
+])
+def test_plyc_options_before_a_script_file(tmp_path, monkeypatch, argv, want):
+    """`#!/usr/bin/env -S plyc --lang bpftrace` runs a bpftrace script
+    whose name has no .bt (`plyc --lang bpftrace FILE ARGS`): run's
+    options before FILE are plyc's (was: argparse's invalid choice
+    'bpftrace')."""
+    sys.path.insert(0, str(ROOT))
+    from plyc import cli
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "F").write_text("BEGIN { exit(); }\n")
+    assert cli.script_form(argv, cli.parser()) == want
+
+
+@pytest.mark.bpf
+def test_a_bpftrace_script_without_bt_runs_through_env_s(tmp_path, plyc_on_path):
+    script = tmp_path / "hello"
+    script.write_text('#!/usr/bin/env -S plyc --lang bpftrace\n'
+                      'BEGIN { @n[str($1)] = count(); exit(); }\n')
+    script.chmod(0o755)
+    proc = subprocess.run([str(script), "hi"], capture_output=True, text=True, env=plyc_on_path, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "@n[hi]: 1", proc.stdout      # bpftrace's output, not ply's
+
+
 def test_a_missing_file_is_no_command(tmp_path):
     proc = plyc(str(tmp_path / "nothing.ply"))
     assert proc.returncode == 2 and "invalid choice" in proc.stderr and "Traceback" not in proc.stderr
