@@ -88,6 +88,24 @@ def test_list_kprobes_rawtracepoints_iterators_events():
                                                 "software:minor-faults:", "software:page-faults:"]
 
 
+def test_list_a_glob_of_providers():
+    """`*:*`, `*:vfs_read`, `*probe:*`: a provider glob names no binary, so
+    it lists no user probes (was: uprobe's "give the binary's path" ended
+    the listing, exit 1, half listed), as 0.27 lists `*:*`."""
+    every = lines(plyc("list", "*:*"))
+    kinds = {x.split(":")[0] for x in every}
+    assert {"tracepoint", "kprobe", "fentry", "rawtracepoint", "software", "hardware"} <= kinds, kinds
+    assert not kinds & {"uprobe", "uretprobe", "usdt"}
+    assert set(lines(plyc("list", "*:*:*"))) >= set(lines(plyc("list", "t*:*:*"))) > set()
+    assert {"kprobe:vfs_read", "kretprobe:vfs_read", "fentry:vmlinux:vfs_read"} <= set(lines(plyc("list", "*:vfs_read")))
+    probes = lines(plyc("list", "*probe:vfs_rea*"))
+    assert "kprobe:vfs_read" in probes and "kretprobe:vfs_read" in probes
+    assert lines(plyc("list", "*:syscalls:sys_enter_openat")) == ["tracepoint:syscalls:sys_enter_openat"]
+    # a glob of user probes only: they want a binary, as `uprobe:` does
+    proc = plyc("list", "u*:")
+    assert proc.returncode == 1 and "listed per binary" in proc.stderr and not proc.stdout, proc.stderr
+
+
 def test_list_uprobes_and_usdt_of_a_binary(usdt_prog):
     assert "uprobe:/bin/bash:readline" in lines(plyc("list", "uprobe:/bin/bash:readl*"))
     assert lines(plyc("list", f"usdt:{usdt_prog}:*")) == [f"usdt:{usdt_prog}:plyctest:tick"]

@@ -217,6 +217,11 @@ LISTERS = {
     uprobe.USDT.name: (_usdt, False),
 }
 
+# The providers whose probes are listed per binary (uprobe:PATH:...): a glob
+# of providers (`*:*`) names none, so lists none of them.
+PER_BINARY = (uprobe.UPROBE.name, uprobe.URETPROBE.name, uprobe.USDT.name)
+
+
 
 # --- a script's probe as a listing (`plyc list script.bt`, bpftrace's
 # `-l script.bt`): provider name -> its resolved Target -> the lister's
