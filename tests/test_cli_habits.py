@@ -366,3 +366,23 @@ def test_cpid_without_a_command_is_warned_of(tmp_path):
     assert out.returncode == 0 and out.stdout.split() == [str(os.getpid())] and "cpid" not in out.stderr, out
     out = subprocess.run([built["asks"]], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.split() == ["none"] and "cpid" not in out.stderr, out
+
+
+def test_run_as_a_user_says_tracing_needs_root_before_building(monkeypatch, capsys):
+    """Not root: the tracer would refuse to trace, so `plyc run` says so
+    first, as bpftrace does at once (was: the first build's wait, then
+    the tracer's refusal); its -h and --version still run."""
+    sys.path.insert(0, str(ROOT))
+    from plyc import cli, driver
+    from plyc.commands import run
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    built, ran = [], []
+    monkeypatch.setattr(driver, "build", lambda *a, **k: built.append(a))
+    monkeypatch.setattr(run, "execute", lambda path, argv: ran.append(argv))
+    assert cli.main(["run", "--lang", "bpftrace", "-e", "BEGIN { exit(); }", "--", "-c", "ls -h"]) == 1
+    err = capsys.readouterr().err
+    assert err == "plyc: error: tracing needs root (CAP_BPF and CAP_PERFMON); run it with sudo\n" and not built
+    monkeypatch.setattr(run.runcache, "tracer", lambda key, name, build: "/nonexistent/t")
+    for help_ in (["-h"], ["--version"], ["-q", "--help"]):
+        assert cli.main(["run", "--lang", "bpftrace", "-e", "BEGIN { exit(); }", "--", *help_]) in (0, None)
+    assert ran == [["-h"], ["--version"], ["-q", "--help"]]

@@ -216,6 +216,21 @@ def test_check_and_build_warn_about_missing_targets(tmp_path):
     assert os.access(tmp_path / "m", os.X_OK)
 
 
+def test_no_warning_where_tracefs_cannot_be_read(monkeypatch):
+    """Not root, tracefs (0700) cannot be read: nothing here can say
+    whether a tracepoint is there, so no warning (was: "this machine has
+    no tracepoint syscalls:sys_enter_getppid" of one it has); the other
+    kinds are still checked."""
+    from plyc import driver, presence, tracefs
+
+    def unreadable():
+        raise tracefs.TracefsError("tracefs is not available on the build machine (... or run as root)")
+    monkeypatch.setattr(tracefs, "root", unreadable)
+    said = [d.message for d in presence.missing(driver.lower(MISSING, "m.bt", driver.Options()))]
+    assert not [m for m in said if "tracepoint" in m], said
+    assert any("no_such_fn" in m for m in said), said
+
+
 def test_a_tracepoint_in_another_group_is_named(tmp_path):
     """The event exists, in another group: the warning says which (before:
     only "no tracepoint syscalls:sched_switch")."""

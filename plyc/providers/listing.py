@@ -278,6 +278,9 @@ PARTS = {
 
 def _tracepoint_missing(t, src: Source):
     group, event = t.target.split("/", 1)
+    # tracefs not to be read here (not root: it is 0700): its TracefsError
+    # says nothing here can tell, rather than that every event is missing
+    tracefs.root()
     try:
         if tracefs.matching_events(group, event) if t.glob else tracefs.event_fields(group, event) is not None:
             return None
