@@ -386,3 +386,27 @@ def test_run_as_a_user_says_tracing_needs_root_before_building(monkeypatch, caps
     for help_ in (["-h"], ["--version"], ["-q", "--help"]):
         assert cli.main(["run", "--lang", "bpftrace", "-e", "BEGIN { exit(); }", "--", *help_]) in (0, None)
     assert ran == [["-h"], ["--version"], ["-q", "--help"]]
+
+
+def test_a_script_on_standard_input(tmp_path):
+    """`-` for the script: its text from stdin, as `bpftrace -` reads it
+    (`plyc run --lang bpftrace - <<'EOF'`); was: cannot read -."""
+    def plyc_stdin(*args, text):
+        return subprocess.run([sys.executable, "-m", "plyc", *args], input=text, capture_output=True, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path, timeout=180)
+    bad = plyc_stdin("check", "--lang", "bpftrace", "-", text='BEGIN { printf("%d\\n"); }\n')
+    assert bad.returncode == 1 and bad.stderr.startswith(
+        "<stdin>:1:9: error: the format has 1 conversion but 0 arguments follow\n"), bad.stderr
+    built = plyc_stdin("build", "--lang", "bpftrace", "-", text='BEGIN { printf("hi\\n"); exit(); }\n')
+    assert built.returncode == 0 and os.access(tmp_path / "tracer", os.X_OK), built.stderr
+    empty = plyc_stdin("check", "-", text="")
+    assert empty.returncode == 1 and "no probes" in empty.stderr, empty.stderr
+
+
+@pytest.mark.bpf
+def test_run_a_script_on_standard_input(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "plyc", "run", "--lang", "bpftrace", "-", "--", "-q", "yo"],
+                          input='BEGIN { printf("hi %s\\n", str($1)); exit(); }\n', capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PLYC_CACHE=str(tmp_path / "cache")),
+                          timeout=180)
+    assert proc.returncode == 0 and proc.stdout.startswith("hi yo\n"), proc.stderr
