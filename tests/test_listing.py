@@ -207,9 +207,9 @@ def test_check_and_build_warn_about_missing_targets(tmp_path):
         proc = plyc(*args)
         assert proc.returncode == 0, proc.stderr
         err = proc.stderr
-        assert (f"{src}:1:1: warning: this machine has no tracepoint syscalls:sys_enter_getppidd: "
-                "a tracer run here would fail to attach it\n"
-                "tracepoint:syscalls:sys_enter_getppidd { @a = count(); }\n^~~~") in err
+        assert (f"{src}:1:1: warning: this machine has no tracepoint syscalls:sys_enter_getppidd "
+                "(did you mean sys_enter_getppid, sys_enter_getpid or sys_enter_getpgid?): a tracer run here "
+                "would fail to attach it\ntracepoint:syscalls:sys_enter_getppidd { @a = count(); }\n^~~~") in err
         assert f"{src}:2:1: warning: this machine's kernel has no function no_such_fn" in err
         assert f"{src}:3:1: warning: /no/such/bin: No such file or directory" in err
         assert err.count("warning:") == 3, err
@@ -229,6 +229,24 @@ def test_no_warning_where_tracefs_cannot_be_read(monkeypatch):
     said = [d.message for d in presence.missing(driver.lower(MISSING, "m.bt", driver.Options()))]
     assert not [m for m in said if "tracepoint" in m], said
     assert any("no_such_fn" in m for m in said), said
+
+
+def test_a_misspelt_probe_is_given_the_names_near_it(tmp_path):
+    """A typo's warning names what is near it on this machine, as the
+    tracepoint in another group is named (was: only "has no function")."""
+    src = tmp_path / "t.bt"
+    src.write_text("kprobe:vfs_reed { }\nkfunc:vfs_reed { }\nrawtracepoint:sched_swich { }\n"
+                   "uprobe:/bin/bash:readlin { }\ntracepoint:syscalls:sys_enter_opennat { }\n"
+                   "kprobe:zzqqxx_nothing_near { }\n")
+    proc = plyc("check", str(src))
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr
+    assert "warning: this machine's kernel has no function vfs_reed (did you mean vfs_read" in err, err
+    assert "warning: this machine's kernel BTF has no function vfs_reed (did you mean vfs_read" in err, err
+    assert "has no tracepoint sched_swich (no btf_trace_sched_swich in its BTF; did you mean sched_switch" in err
+    assert "/bin/bash has no function readlin (did you mean readline" in err, err
+    assert "has no tracepoint syscalls:sys_enter_opennat (did you mean sys_enter_openat" in err, err
+    assert "has no function zzqqxx_nothing_near: a tracer" in err, err
 
 
 def test_a_tracepoint_in_another_group_is_named(tmp_path):

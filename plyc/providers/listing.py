@@ -8,6 +8,7 @@ and -v, and gives Listed lines; -v adds a tracepoint's fields and a
 function's arguments as `-lv` prints them (TYPE NAME, four spaces in)."""
 from __future__ import annotations
 
+import difflib
 import fnmatch
 
 from .. import arch
@@ -276,6 +277,21 @@ PARTS = {
 # provider name -> (Target, Source) -> why not, or None (it has it, or
 # nothing here can say)
 
+def _near(name: str, names) -> str:
+    """The names close to a misspelt one (a typo's likely meaning), as
+    "did you mean a or b?", or ""."""
+    close = difflib.get_close_matches(name, list(names), 3, 0.8)
+    if not close:
+        return ""
+    return f"did you mean {', '.join(close[:-1])} or {close[-1]}?" if len(close) > 1 else f"did you mean {close[0]}?"
+
+
+def _with(why: str, *notes: str) -> str:
+    """why, and the notes that say something, in parentheses."""
+    said = "; ".join(n for n in notes if n)
+    return f"{why} ({said})" if said else why
+
+
 def _tracepoint_missing(t, src: Source):
     group, event = t.target.split("/", 1)
     # tracefs not to be read here (not root: it is 0700): its TracefsError
@@ -293,7 +309,12 @@ def _tracepoint_missing(t, src: Source):
         others = [f"{g}:{e}" for g, e in src.tracepoints() if e == event and g != group]
     except (ListError, tracefs.TracefsError, OSError):
         others = []
-    return f"this machine has no tracepoint {group}:{event}" + (f" (it has {', '.join(others[:3])})" if others else "")
+    try:
+        near = "" if others else _near(event, tracefs.matching_events(group, "*"))
+    except tracefs.TracefsError:
+        near = ""
+    return _with(f"this machine has no tracepoint {group}:{event}",
+                 f"it has {', '.join(others[:3])}" if others else "", near)
 
 
 def _kprobe_missing(t, src: Source):
@@ -307,7 +328,10 @@ def _kprobe_missing(t, src: Source):
     if found:
         return None
     where = f"module {module}" if module else "this machine's kernel"
-    return f"no function in {where} matches {t.target}" if t.glob else f"{where} has no function {t.target}"
+    if t.glob:
+        return f"no function in {where} matches {t.target}"
+    names = (n for n, m in src.kernel_functions().items() if (m or "") == module)
+    return _with(f"{where} has no function {t.target}", _near(t.target, names))
 
 
 def _kfunc_missing(t, src: Source):
@@ -316,14 +340,17 @@ def _kfunc_missing(t, src: Source):
     names = src.btf().names_of(B.FUNC)
     if any(_match(n, t.target) for n in names) if t.glob else src.btf().find(B.FUNC, t.target) is not None:
         return None
-    return f"no function in this machine's kernel BTF matches {t.target}" if t.glob else \
-        f"this machine's kernel BTF has no function {t.target}"
+    if t.glob:
+        return f"no function in this machine's kernel BTF matches {t.target}"
+    return _with(f"this machine's kernel BTF has no function {t.target}", _near(t.target, names))
 
 
 def _rawtracepoint_missing(t, src: Source):
     if src.btf().find(B.TYPEDEF, f"btf_trace_{t.target}") is not None:
         return None
-    return f"this machine's kernel has no tracepoint {t.target} (no btf_trace_{t.target} in its BTF)"
+    events = (n[len("btf_trace_"):] for n in src.btf().names_of(B.TYPEDEF) if n.startswith("btf_trace_"))
+    return _with(f"this machine's kernel has no tracepoint {t.target}", f"no btf_trace_{t.target} in its BTF",
+                 _near(t.target, events))
 
 
 def _binary_missing(t, src: Source):
@@ -346,7 +373,9 @@ def _binary_missing(t, src: Source):
     name = t.target.split("@")[0]
     if any(_match(f, name) for f in funcs) if t.glob else name in funcs:
         return None
-    return f"no function in {path} matches {t.target}" if t.glob else f"{path} has no function {name}"
+    if t.glob:
+        return f"no function in {path} matches {t.target}"
+    return _with(f"{path} has no function {name}", _near(name, funcs))
 
 
 MISSING = {
