@@ -1164,6 +1164,13 @@ def test_string_and_buffer_casts_refused_as_0_27_refuses_them():
     assert 'Cannot cast from "string[7]" to "string[3]"' in err('BEGIN { $t = (string[3])"abcdef"; }')
 
 
+def test_a_misspelt_function_is_given_the_names_near_it():
+    assert err('BEGIN { prnitf("x"); }') == (
+        'tool.bt:1:9: error: unknown function \'prnitf\'\nBEGIN { prnitf("x"); }\n        ^~~~~~\n'
+        "note: did you mean printf?")
+    assert "note: did you mean count?" in err("BEGIN { @x = cout(); }")
+
+
 def test_string_and_buffer_cast_errors_name_what_is_wrong():
     # `[]` has no size: 0.27 names the target "string" and "buffer[4][0]",
     # not a size of -1; the value cast is named by its own size

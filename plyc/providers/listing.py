@@ -8,12 +8,12 @@ and -v, and gives Listed lines; -v adds a tracepoint's fields and a
 function's arguments as `-lv` prints them (TYPE NAME, four spaces in)."""
 from __future__ import annotations
 
-import difflib
 import fnmatch
 
 from .. import arch
 from .. import btf as B
 from .. import tracefs
+from ..diag import did_you_mean
 from ..elfsyms import Elf, ElfError, resolve, usdt_arg_types
 from ..listing import Listed, ListError, Source, type_text
 from . import interval, iterators, kfunc, kprobe, perfevent, profile, rawtracepoint, tracepoint, uprobe
@@ -277,15 +277,6 @@ PARTS = {
 # provider name -> (Target, Source) -> why not, or None (it has it, or
 # nothing here can say)
 
-def _near(name: str, names) -> str:
-    """The names close to a misspelt one (a typo's likely meaning), as
-    "did you mean a or b?", or ""."""
-    close = difflib.get_close_matches(name, list(names), 3, 0.8)
-    if not close:
-        return ""
-    return f"did you mean {', '.join(close[:-1])} or {close[-1]}?" if len(close) > 1 else f"did you mean {close[0]}?"
-
-
 def _with(why: str, *notes: str) -> str:
     """why, and the notes that say something, in parentheses."""
     said = "; ".join(n for n in notes if n)
@@ -310,7 +301,7 @@ def _tracepoint_missing(t, src: Source):
     except (ListError, tracefs.TracefsError, OSError):
         others = []
     try:
-        near = "" if others else _near(event, tracefs.matching_events(group, "*"))
+        near = "" if others else did_you_mean(event, tracefs.matching_events(group, "*"))
     except tracefs.TracefsError:
         near = ""
     return _with(f"this machine has no tracepoint {group}:{event}",
@@ -331,7 +322,7 @@ def _kprobe_missing(t, src: Source):
     if t.glob:
         return f"no function in {where} matches {t.target}"
     names = (n for n, m in src.kernel_functions().items() if (m or "") == module)
-    return _with(f"{where} has no function {t.target}", _near(t.target, names))
+    return _with(f"{where} has no function {t.target}", did_you_mean(t.target, names))
 
 
 def _kfunc_missing(t, src: Source):
@@ -342,7 +333,7 @@ def _kfunc_missing(t, src: Source):
         return None
     if t.glob:
         return f"no function in this machine's kernel BTF matches {t.target}"
-    return _with(f"this machine's kernel BTF has no function {t.target}", _near(t.target, names))
+    return _with(f"this machine's kernel BTF has no function {t.target}", did_you_mean(t.target, names))
 
 
 def _rawtracepoint_missing(t, src: Source):
@@ -350,7 +341,7 @@ def _rawtracepoint_missing(t, src: Source):
         return None
     events = (n[len("btf_trace_"):] for n in src.btf().names_of(B.TYPEDEF) if n.startswith("btf_trace_"))
     return _with(f"this machine's kernel has no tracepoint {t.target}", f"no btf_trace_{t.target} in its BTF",
-                 _near(t.target, events))
+                 did_you_mean(t.target, events))
 
 
 def _binary_missing(t, src: Source):
@@ -375,7 +366,7 @@ def _binary_missing(t, src: Source):
         return None
     if t.glob:
         return f"no function in {path} matches {t.target}"
-    return _with(f"{path} has no function {name}", _near(name, funcs))
+    return _with(f"{path} has no function {name}", did_you_mean(name, funcs))
 
 
 MISSING = {

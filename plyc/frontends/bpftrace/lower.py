@@ -31,7 +31,7 @@ from ... import arch
 from ... import builtins as B
 from ... import providers
 from ... import types as T
-from ...diag import Collector, Diagnostic, PlycError
+from ...diag import Collector, Diagnostic, PlycError, did_you_mean
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from ...ir import passes
@@ -1096,6 +1096,7 @@ class Typer(Sema):
             e = aggreads.printf_call(self, e)
         if e.name not in FUNCTIONS:
             self.err(f"unknown function '{e.name}'", e.name_span,
+                     did_you_mean(e.name, FUNCTIONS + AGGREGATIONS) or
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
             return self.print_top(e, statement)
