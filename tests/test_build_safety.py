@@ -382,9 +382,11 @@ def test_sigint_during_start_up_is_quiet(tmp_path):
         proc.send_signal(signal.SIGINT)
         err = proc.communicate(timeout=120)[1].decode()
         if ("init_import_site" in err or "Could not import runpy module" in err
+                or err.startswith("Fatal Python error: init_")
                 or (err.startswith("Traceback") and 'File "/' not in err)):
-            # Python's own start (site.py, runpy itself or runpy finding the
-            # module: only <frozen ...> frames), before any of plyc's code runs
+            # Python's own start (its standard streams, site.py, runpy itself
+            # or runpy finding the module: only <frozen ...> frames), before
+            # any of plyc's code runs
             continue
         # -2: the signal came before Python's own handler was installed
         assert proc.returncode in (130, -signal.SIGINT, 0), (delay, proc.returncode, err)
