@@ -238,3 +238,17 @@ def test_fail_stops_the_build_with_its_message():
                'BEGIN { print(small(300)); }').startswith("tool.bt:1:32: error: small: 300 (12c) too big\n")
     assert "error: need $1 above 1" in err('BEGIN { if ($1 < 2) { fail("need %d above 1", $1); } }')
     assert "fail()'s first argument must be a format string literal" in err('BEGIN { fail(1); }')
+
+
+def test_fail_counts_its_arguments_as_printf_does():
+    # 0.27 prints a fail() with an argument short half filled and crashes on
+    # one too many: plyc refuses both as printf's count, located at the call
+    assert err('BEGIN { fail("a %d", 1, 2); }') == (
+        "tool.bt:1:9: error: the format has 1 conversion but 2 arguments follow\n"
+        'BEGIN { fail("a %d", 1, 2); }\n        ^~~~~~~~~~~~~~~~~~')
+    assert err('BEGIN { fail("a %d %d", 1); }').startswith(
+        "tool.bt:1:9: error: the format has 2 conversions but 1 argument follows\n")
+    assert "the format has 1 conversion but 0 arguments follow" in err('BEGIN { fail("a %d"); }')
+    assert "the format has 0 conversions but 1 argument follows" in err('BEGIN { fail("a", 1); }')
+    # a literal % as printf takes it, `%%`
+    assert err('BEGIN { fail("100%% sure"); }').startswith("tool.bt:1:9: error: 100% sure\n")

@@ -76,6 +76,22 @@ def test_completion_of_a_script_to_list(tmp_path):
     assert complete(f"plyc list {tmp_path}/") == [f"{tmp_path}/trace.bt"]
 
 
+def test_completion_of_file_names_with_spaces_and_globs(tmp_path):
+    """COMPREPLY from compgen's lines, one reply each: a name with a
+    space is one reply, a name with `*` is not expanded as a glob (was:
+    COMPREPLY=($(compgen -f ...)), split at spaces and globbed)."""
+    for name in ("my trace.bt", "a*.bt", "ab.bt", "abc.ply"):
+        (tmp_path / name).write_text("BEGIN { }\n")
+    for cmd in ("plyc build", "plyc", "plyc build -o", "plyc list"):
+        assert complete(f"{cmd} {tmp_path}/my") == [f"{tmp_path}/my trace.bt"], cmd
+        assert sorted(complete(f"{cmd} {tmp_path}/a")) == sorted(f"{tmp_path}/{n}" for n in ("a*.bt", "ab.bt", "abc.ply")), cmd
+    # `plyc list`: a folder on the way to a script completes too
+    (tmp_path / "sub dir").mkdir()
+    assert complete(f"plyc list {tmp_path}/su") == [f"{tmp_path}/sub dir"]
+    # a glob character in the word typed is a character: no other file matches
+    assert complete(f"plyc build {tmp_path}/a*") == [f"{tmp_path}/a*.bt"]
+
+
 def test_completion_of_probes_asks_plyc_list():
     """The pattern past bash's split at ':'; the replies are the part after
     the last ':' (bash keeps the rest of the word)."""

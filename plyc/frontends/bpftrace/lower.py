@@ -31,7 +31,7 @@ from ... import arch
 from ... import builtins as B
 from ... import providers
 from ... import types as T
-from ...diag import Collector, Diagnostic, PlycError
+from ...diag import Collector, Diagnostic, PlycError, did_you_mean
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from ...ir import passes
@@ -215,6 +215,8 @@ class Lowering:
         self.scope_errors: dict = {}        # scopes.py's errors by place, said by the Typer
         self.cfuncs: dict = {}              # the imported C files' functions by name (cimports.py)
         self.cfuncs_used: list = []         # the prototypes of those the script calls, for the C
+        self.reads_cpid = False             # the script reads cpid (0 without -c: warned of at start)
+        self.asks_cpid = False              # ... or asks has_cpid() first (then not)
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -268,6 +270,9 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
         st.ir.pid_filter = True     # the tracer's -p PID filters kernel probes, as bpftrace 0.27's
+        if st.reads_cpid and not st.asks_cpid:
+            # 0.27.1 warns so as it reads cpid (0.17 refuses the script)
+            st.ir.no_target_warning = "no command runs (-c CMD): the script's cpid is 0"
         st.ir.warnings = st.warnings
         st.ir.c_files = list(st.ast.c_files)
         st.ir.c_functions = st.cfuncs_used
@@ -743,6 +748,7 @@ class Typer(Sema):
             self.err(not_yet("the config record as a whole"), e.span, "read its variables: config.max_strlen")
         if name == "cpid":
             self.uses_target = True
+            self.st.reads_cpid = True
             return ir.Param(ir.TARGET, type=T.U32)
         probe = self.probe
         if name == "kstack" and (probe.provider.runs_once or self.st.config.stack_mode != "bpftrace"):
@@ -1104,6 +1110,7 @@ class Typer(Sema):
             return cimports.call(self, e, [self.expr(a) for a in e.args])
         if e.name not in FUNCTIONS:
             self.err(f"unknown function '{e.name}'", e.name_span,
+                     did_you_mean(e.name, FUNCTIONS + AGGREGATIONS) or
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
             return self.print_top(e, statement)
