@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,11 @@ COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1))
 _plyc
 printf '%s\\n' "${{COMPREPLY[@]}}"
 """
-    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    # from an empty folder: the checkout's own files (a `build/` of `pip install .`) are
+    # replies too where a script name may go
+    with tempfile.TemporaryDirectory() as cwd:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return [x for x in proc.stdout.splitlines() if x]
 
