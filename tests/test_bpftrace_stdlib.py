@@ -238,3 +238,23 @@ def test_fail_stops_the_build_with_its_message():
                'BEGIN { print(small(300)); }').startswith("tool.bt:1:32: error: small: 300 (12c) too big\n")
     assert "error: need $1 above 1" in err('BEGIN { if ($1 < 2) { fail("need %d above 1", $1); } }')
     assert "fail()'s first argument must be a format string literal" in err('BEGIN { fail(1); }')
+
+
+def test_type_questions_are_constants_and_static_assert_stops_the_build():
+    # is_str() and the others are answered when the script is compiled
+    # (their values beside 0.27's: tests/runtime/bt-meta.test)
+    text = dump(lower('BEGIN { $s = "a"; print((is_str($s), is_integer($s), is_literal(1 + 2))); }'))
+    assert "emit print 1 (1:bool, 0:bool, 1:bool)" in text
+    assert err('BEGIN { static_assert(is_ptr(1), "want a pointer"); }').startswith(
+        "tool.bt:1:9: error: want a pointer\n")
+    assert "static_assert()'s condition must be known when the script is compiled" in \
+        err('BEGIN { static_assert(pid == 1, "x"); }')
+    assert "static_assert()'s message must be a string literal" in err('BEGIN { static_assert(1, 2); }')
+    assert "is_str() takes 1 argument, got 2" in err('BEGIN { print(is_str(1, 2)); }')
+
+
+def test_assert_is_a_statement_that_exits_1():
+    text = dump(lower('BEGIN { assert(pid == 1, "not one"); }'))
+    assert "if (!(nspid:u32 == 1:s64):bool):bool  @1\n    emit errorf 1 (\"not one\":char[8])  @1\n" \
+        "    emit exit 2 (1:s64)  @1\n" in text
+    assert "assert(condition, message) is a statement of its own" in err('BEGIN { $x = assert(1, "a"); }')
