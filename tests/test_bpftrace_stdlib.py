@@ -258,3 +258,9 @@ def test_assert_is_a_statement_that_exits_1():
     assert "if (!(nspid:u32 == 1:s64):bool):bool  @1\n    emit errorf 1 (\"not one\":char[8])  @1\n" \
         "    emit exit 2 (1:s64)  @1\n" in text
     assert "assert(condition, message) is a statement of its own" in err('BEGIN { $x = assert(1, "a"); }')
+
+
+def test_memcmp_takes_strings_and_arrays():
+    assert "memcmp(comm:char[16], \"sh\":char[8], 2:s64):s32" in dump(lower('BEGIN { print(memcmp(comm, "sh", 2)); }'))
+    assert "memcmp() compares strings or arrays, got " in err('BEGIN { print(memcmp(1, "sh", 2)); }')
+    assert "memcmp()'s count must be an integer, got " in err('BEGIN { print(memcmp(comm, "sh", "x")); }')
