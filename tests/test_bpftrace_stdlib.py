@@ -264,3 +264,10 @@ def test_memcmp_takes_strings_and_arrays():
     assert "memcmp(comm:char[16], \"sh\":char[8], 2:s64):s32" in dump(lower('BEGIN { print(memcmp(comm, "sh", 2)); }'))
     assert "memcmp() compares strings or arrays, got " in err('BEGIN { print(memcmp(1, "sh", 2)); }')
     assert "memcmp()'s count must be an integer, got " in err('BEGIN { print(memcmp(comm, "sh", "x")); }')
+
+
+def test_container_of_is_a_cast_of_the_address_less_the_offset():
+    text = dump(lower('BEGIN { $c = container_of(0, typeof(struct task_struct), se.load); print($c->pid); }'))
+    assert "_offsetof(\"struct task_struct\":char[64], \"se.load\":char[64])" in text
+    assert "container_of() takes a pointer, the container's type as typeof(TYPE) and a member's name" in \
+        err('BEGIN { $c = container_of(0, struct_x, tasks); }')

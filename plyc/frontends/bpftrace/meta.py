@@ -1,8 +1,10 @@
 """bpftrace 0.27's questions a script asks of its own expressions, answered
 when it is compiled: is_str(), is_ptr(), is_array(), is_integer(),
 is_unsigned_integer() of an expression's type, is_literal() of how it is
-written, static_assert() of such answers; and assert(cond, msg), 0.27's
-macro that stops the tracer (an error line, exit(1)) when cond is false.
+written, static_assert() of such answers; assert(cond, msg), 0.27's
+macro that stops the tracer (an error line, exit(1)) when cond is false;
+container_of(ptr, typeof(TYPE), member), a cast of the address less the
+member's offset.
 
 The type questions answer as 0.27.1 does (each tried beside it,
 tests/runtime/bt-meta.test): a bool, a pointer or a value the tracer
@@ -125,11 +127,53 @@ def call(chk, e: A.Call):
     return check(chk, e)
 
 
+def _member_path(e):
+    """`a` or `a.b.c` as the member names, else None."""
+    if isinstance(e, A.Ident):
+        return [e.name]
+    if isinstance(e, A.Field) and not e.arrow:
+        path = _member_path(e.obj)
+        return None if path is None else path + [e.name]
+    return None
+
+
+def container_of(c: A.Call):
+    """container_of(ptr, typeof(TYPE), member) as 0.27's stdlib macro reads
+    it: `(TYPE *)((uint64)ptr - offsetof(TYPE, member))`, or None where the
+    arguments are not so written (check_container_of says why)."""
+    if len(c.args) != 3:
+        return None
+    ptr, of, member = c.args
+    tn = of.args[0] if isinstance(of, A.Call) and of.name == "typeof" and len(of.args) == 1 else None
+    path = _member_path(member)
+    if not isinstance(tn, A.TypeName) or tn.pointers or tn.array_len is not None or path is None:
+        return None
+    sp = c.span
+    addr = A.Cast(A.TypeName("uint64", span=sp), ptr, span=sp)
+    at = A.Binary("-", addr, A.Offsetof(tn, path, span=sp), span=sp)
+    return A.Cast(A.TypeName(tn.base, 1, span=sp), at, span=sp)
+
+
+def check_container_of(chk, call: A.Call):
+    """container_of() whose arguments expand() could not read."""
+    chk.err("container_of() takes a pointer, the container's type as typeof(TYPE) and a member's name",
+            call.span, "container_of($p, typeof(struct task_struct), tasks)")
+
+
+FUNCTIONS["container_of"] = ((3, 3), check_container_of)
+
+
 def expand(node):
-    """The tree with each `assert(cond, msg);` statement as 0.27's stdlib
-    writes it: `if (!cond) { errorf("assert failed: %s", msg); exit(1); }`."""
+    """The tree with 0.27's stdlib macros that are statements or types
+    written out: each `assert(cond, msg);` statement as
+    `if (!cond) { errorf("assert failed: %s", msg); exit(1); }`, each
+    container_of() as its cast."""
     if isinstance(node, list):
         return [expand(x) for x in node]
+    if isinstance(node, A.Call) and node.name == "container_of":
+        made = container_of(node)
+        if made is not None:
+            return expand(made)
     if isinstance(node, A.ExprStmt) and isinstance(node.expr, A.Call) and node.expr.name == "assert" \
             and len(node.expr.args) == 2:
         c, sp = node.expr, node.expr.span
