@@ -120,7 +120,7 @@ PAD_BELOW = 1024
 
 def refuse(st: "Lowering", diag: Collector):
     prog = macros.expand(st.ast, diag, frozenset(FUNCTIONS))    # macros are gone from here on
-    prog = meta.expand(prog)       # assert(): 0.27's stdlib macro
+    prog = meta.expand(prog, st.version)       # assert(), container_of(), str(123): 0.27's
     # variables: 0.27's block scopes, or 0.17's probe-wide ones (blocks.py: a block expression's own)
     st.ast = prog = blocks.scope(prog, diag) if st.version == "0.17" else scopes.scope(prog, st.scope_errors)
     st.ast = prog = blocks.aggregations_last(prog, AGGREGATIONS)
@@ -1055,7 +1055,7 @@ class Typer(Sema):
             # 0.27's type of it (smalltypes.py): a literal (folded) is of the
             # smallest signed type holding it, sizeof(1) is 1, sizeof(300) 2,
             # so is a variable given one, a comparison a bool
-            return ir.IntConst(smalltypes.of(self, e.arg).size, type=T.U64)
+            return ir.IntConst(smalltypes.visible(self, smalltypes.of(self, e.arg)).size, type=T.U64)
         if e.arg.array_len is not None:     # sizeof(T[N]), sizeof(T *[N]): N of them
             elem = self.expr_Sizeof(replace(e, arg=replace(e.arg, array_len=None)))
             n = ir.IntConst(e.arg.array_len, type=T.U64, span=e.span)

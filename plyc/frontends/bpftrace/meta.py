@@ -4,7 +4,8 @@ is_unsigned_integer() of an expression's type, is_literal() of how it is
 written, static_assert() of such answers; assert(cond, msg), 0.27's
 macro that stops the tracer (an error line, exit(1)) when cond is false;
 container_of(ptr, typeof(TYPE), member), a cast of the address less the
-member's offset.
+member's offset; str() of a number written as a literal, its decimal text
+(0.27's: str(123) is "123", where a variable's value is an address).
 
 The type questions answer as 0.27.1 does (each tried beside it,
 tests/runtime/bt-meta.test): a bool, a pointer or a value the tracer
@@ -17,7 +18,7 @@ from ... import printf
 from ... import types as T
 from ...ir import nodes as ir
 from . import ast as A
-from .trees import const_value, rebuilt
+from .trees import const_value, rebuilt, walk
 
 BOOL = T.Int(1, False, "bool")
 
@@ -163,24 +164,44 @@ def check_container_of(chk, call: A.Call):
 FUNCTIONS["container_of"] = ((3, 3), check_container_of)
 
 
-def expand(node):
+def number_text(c: A.Call):
+    """str(N[, n]) of an integer written as a literal (`str(123)`, `str(-5)`,
+    `str(1 + 2)`: not a cast, not a variable): its decimal text, its first
+    n bytes, as 0.27 gives it; None for any other str()."""
+    if not 1 <= len(c.args) <= 2 or not is_literal(c.args[0]) or \
+            any(isinstance(n, A.Str) or isinstance(n, A.Ident) for n in walk(c.args[0])):
+        return None
+    v = const_value(c.args[0])
+    n = const_value(c.args[1]) if len(c.args) == 2 else None
+    if v is None or len(c.args) == 2 and (n is None or n < 0):
+        return None
+    text = str(v).encode()
+    return A.Str(text if n is None else text[:n], span=c.span)
+
+
+def expand(node, version: str = "0.27"):
     """The tree with 0.27's stdlib macros that are statements or types
     written out: each `assert(cond, msg);` statement as
     `if (!cond) { errorf("assert failed: %s", msg); exit(1); }`, each
-    container_of() as its cast."""
+    container_of() as its cast, str() of a literal number as its text
+    (0.27's; bpftrace 0.17 reads memory there)."""
     if isinstance(node, list):
-        return [expand(x) for x in node]
+        return [expand(x, version) for x in node]
+    if isinstance(node, A.Call) and node.name == "str" and version != "0.17":    # 0.17 reads address 123
+        made = number_text(node)
+        if made is not None:
+            return made
     if isinstance(node, A.Call) and node.name == "container_of":
         made = container_of(node)
         if made is not None:
-            return expand(made)
+            return expand(made, version)
     if isinstance(node, A.ExprStmt) and isinstance(node.expr, A.Call) and node.expr.name == "assert" \
             and len(node.expr.args) == 2:
         c, sp = node.expr, node.expr.span
         fail = [A.ExprStmt(A.Call("errorf", [A.Str(b"assert failed: %s", span=sp), c.args[1]], span=sp,
                                   name_span=c.name_span), span=sp),
                 A.ExprStmt(A.Call("exit", [A.Int(1, "1", span=sp)], span=sp, name_span=c.name_span), span=sp)]
-        return A.If(A.Unary("!", c.args[0], span=sp), A.Block(fail, span=sp), span=sp)
+        return expand(A.If(A.Unary("!", c.args[0], span=sp), A.Block(fail, span=sp), span=sp), version)
     if isinstance(node, A.Node):
-        return rebuilt(node, expand)
+        return rebuilt(node, lambda x: expand(x, version))
     return node
