@@ -22,14 +22,14 @@ provider as written, a config block's item or a `config.NAME` read, a
 printf (errorf, warnf) format's conversions, a type as written.
 
 What cannot run here is on UNRUNNABLE below, each with why; what plyc
-refuses by name (lower.py's FUNCTIONS_NOT_YET, config.py's REFUSED) is not
-a feature of its and is left out, its refusal tested in
-test_bpftrace_lower.py."""
+refuses by name (lower.py's FUNCTIONS_NOT_YET, config.py's REFUSED, the
+probe types it has no provider for) is not a feature of its and is left
+out, its refusal tested in test_bpftrace_lower.py."""
 import re
 
 import pytest
 
-from plyc import printf
+from plyc import printf, providers
 from plyc.frontends.bpftrace import builtins as BT
 from plyc.frontends.bpftrace import config, formats, lower, parser, probes, stacks, stdlib
 from plyc.frontends.bpftrace import ast as A
@@ -52,14 +52,9 @@ UNRUNNABLE = {
         "kretfunc": "no fexit on this kernel; the vm guests' cases",
         "fr": "kretfunc's short name (the same)",
         "fexit": "kretfunc's other name (the same)",
-        "hardware": "a hardware PMU event: this machine (a virtual one) has no PMU",
+        "hardware": "a hardware PMU event: this machine (a virtual one) has no PMU "
+                    "(/sys/bus/event_source/devices/ has no cpu; 0.27 cannot attach one either)",
         "h": "hardware's short name (the same)",
-        "watchpoint": "a hardware breakpoint register: none in this virtual machine",
-        "w": "watchpoint's short name (the same)",
-        "asyncwatchpoint": "a hardware breakpoint register: none in this virtual machine",
-        "aw": "asyncwatchpoint's short name (the same)",
-        "test": "0.27's internal probe for its own tests (BPF_PROG_TEST_RUN), no user feature",
-        "bench": "0.27's benchmark probe (bpftrace --test-mode bench), its output timings",
     },
     "function": {
         "fail": "stops the build, as 0.27 stops compiling: no tracer runs (its messages are held in "
@@ -95,7 +90,10 @@ def features() -> dict:
         set(lower.VARIABLES) | set(CONTEXT_FORMS) | {"kstack", "ustack"}
     # the names of functions that are also variables are variables (comm(): stdlib's macro)
     funcs -= {n for n in variables if n not in stacks.FUNCTIONS and n not in ("comm", "pid", "tid", "nsecs")}
-    probe_names = {t.name for t in probes.PROBE_TYPES} | {s for t in probes.PROBE_TYPES for s in t.short}
+    # the probe types plyc has a provider for (the parser knows the others,
+    # watchpoint, asyncwatchpoint, test and bench, to refuse them by name)
+    lowered = [t for t in probes.PROBE_TYPES if providers.lookup(t.name) is not None]
+    probe_names = {t.name for t in lowered} | {s for t in lowered for s in t.short}
     return {
         "function": funcs,
         "variable": variables,
@@ -233,3 +231,19 @@ def test_the_collector_sees_each_kind():
     assert got["variable"] & FEATURES["variable"] == {"comm", "pid", "args", "arg0"}
     assert got["type"] == {"uint8", "typed let", "sizeof", "struct", "int64", "C name", "array", "int8",
                            "typeof", "offsetof", "string", "string[N]"}
+
+
+def test_what_is_left_out_is_refused_by_name():
+    # the probe types, functions and config variables plyc's tables refuse
+    # are no features of its: a build says so where they are written
+    from btlower import err
+    for t in probes.PROBE_TYPES:
+        if providers.lookup(t.name) is None:
+            spec = ":".join([t.name] + ["1"] * t.parts[0])      # as many parts as it takes
+            assert err(f"{spec} {{ print(1); }}").startswith(
+                f"tool.bt:1:1: error: {t.name} probes are not supported by plyc yet\n")
+    for name in lower.FUNCTIONS_NOT_YET:
+        assert f"{name}() is not supported by plyc yet" in err(f"BEGIN {{ {name}(1); }}")
+    for name in config.REFUSED:
+        assert f"config variable {name} is not supported by plyc yet" in \
+            err(f"config = {{ {name} = 1 }} BEGIN {{ print(1); }}")
