@@ -271,3 +271,14 @@ def test_container_of_is_a_cast_of_the_address_less_the_offset():
     assert "_offsetof(\"struct task_struct\":char[64], \"se.load\":char[64])" in text
     assert "container_of() takes a pointer, the container's type as typeof(TYPE) and a member's name" in \
         err('BEGIN { $c = container_of(0, struct_x, tasks); }')
+
+
+def test_string_questions():
+    # assert_str() as 0.27's stdlib checks, strcap() a constant of a string
+    # or an array, a pointer's strlen (bt-strcap runs them beside 0.27)
+    assert "string-like arrays must contain a char-like type" in err('BEGIN { assert_str(pton("1.2.3.4")); }')
+    assert "string-like pointers must point to a char-like type" in err('BEGIN { $c = (char *)0; assert_str($c); }')
+    assert "string-like values must be either strings, arrays or pointers" in err('BEGIN { print(strcap(1)); }')
+    text = dump(lower('config = { max_strlen = 64 } BEGIN { $p = (int8 *)0; '
+                      'print((strcap(str($p)), strcap($p), default_str_length())); }'))
+    assert "emit print 1 (64:s64, strlen(str($p:s8 *):char[65]):u64, 64:u64)" in text

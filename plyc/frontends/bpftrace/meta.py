@@ -4,7 +4,8 @@ is_unsigned_integer() of an expression's type, is_literal() of how it is
 written, static_assert() of such answers; assert(cond, msg), 0.27's
 macro that stops the tracer (an error line, exit(1)) when cond is false;
 container_of(ptr, typeof(TYPE), member), a cast of the address less the
-member's offset; str() of a number written as a literal, its decimal text
+member's offset; assert_str(), strcap() and default_str_length(), 0.27's
+questions of strings; str() of a number written as a literal, its decimal text
 (0.27's: str(123) is "123", where a variable's value is an address).
 
 The type questions answer as 0.27.1 does (each tried beside it,
@@ -18,6 +19,7 @@ from ... import printf
 from ... import types as T
 from ...ir import nodes as ir
 from . import ast as A
+from . import smalltypes
 from .trees import const_value, rebuilt, walk
 
 BOOL = T.Int(1, False, "bool")
@@ -110,6 +112,44 @@ def check_static_assert(chk, call: A.Call):
     return ir.IntConst(0, type=T.S64, span=call.span)
 
 
+def string_like(chk, e, span) -> T.Type:
+    """e's type (as 0.27 sizes it), where 0.27's assert_str() takes it: a
+    string, an array of int8 or a pointer to int8 (not C's char: a
+    tracepoint's `const char *` is refused, as by 0.27)."""
+    t = smalltypes.visible(chk, smalltypes.of(chk, e))
+    if TYPE_TESTS["is_array"](t):
+        if t.kind == "buf" or t.items[0] != T.Int(1, True):
+            chk.err("string-like arrays must contain a char-like type", span, f"it holds {t}")
+    elif TYPE_TESTS["is_ptr"](t):
+        if t.pointee != "s8":
+            chk.err("string-like pointers must point to a char-like type", span, "cast it to (int8 *)")
+    elif t.kind != "str":
+        chk.err("string-like values must be either strings, arrays or pointers", span)
+    return t
+
+
+def check_assert_str(chk, call: A.Call):
+    """assert_str(e): the build stops where e is not string-like."""
+    string_like(chk, call.args[0], call.span)
+    return ir.IntConst(0, type=T.S64, span=call.span)
+
+
+def check_strcap(chk, call: A.Call):
+    """strcap(e): a string's size (0.27's: str(p) max_strlen), an array's
+    elements, a pointer's string's length (strlen)."""
+    t = string_like(chk, call.args[0], call.span)
+    if t.kind == "str":
+        return ir.IntConst(t.size, type=T.S64, span=call.span)
+    if t.kind == "tuple":
+        return ir.IntConst(len(t.items), type=T.S64, span=call.span)
+    return chk.expr(A.Call("strlen", [call.args[0]], span=call.span, name_span=call.name_span))
+
+
+def check_default_str_length(chk, call: A.Call):
+    """default_str_length(): the size of a string str() reads, max_strlen."""
+    return ir.IntConst(chk.st.max_strlen, type=T.U64, span=call.span)
+
+
 def check_assert(chk, call: A.Call):
     """assert() anywhere but as a statement of its own (expand() took those)."""
     chk.err("assert(condition, message) is a statement of its own", call.span)
@@ -162,6 +202,8 @@ def check_container_of(chk, call: A.Call):
 
 
 FUNCTIONS["container_of"] = ((3, 3), check_container_of)
+FUNCTIONS.update({"assert_str": ((1, 1), check_assert_str), "strcap": ((1, 1), check_strcap),
+                  "default_str_length": ((0, 0), check_default_str_length)})
 
 
 def number_text(c: A.Call):
