@@ -44,7 +44,7 @@ from . import abi, aggreads, blocks, formats, byvalue, cdefs, cimports, config, 
 from . import aggwords, probes
 from . import specs as S
 from . import stdlib
-from . import kvalues, positionals, tuples
+from . import kvalues, meta, positionals, tuples
 from . import typeof
 from . import values as V
 from .trees import const_value, walk
@@ -57,7 +57,8 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
 FUNCTIONS = SHARED + ("delete", "find", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
-    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
+    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS) + \
+    tuple(meta.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
     "skboutput print_map".split())
@@ -119,6 +120,7 @@ PAD_BELOW = 1024
 
 def refuse(st: "Lowering", diag: Collector):
     prog = macros.expand(st.ast, diag, frozenset(FUNCTIONS))    # macros are gone from here on
+    prog = meta.expand(prog, st.version)       # assert(), container_of(), str(123): 0.27's
     # variables: 0.27's block scopes, or 0.17's probe-wide ones (blocks.py: a block expression's own)
     st.ast = prog = blocks.scope(prog, diag) if st.version == "0.17" else scopes.scope(prog, st.scope_errors)
     st.ast = prog = blocks.aggregations_last(prog, AGGREGATIONS)
@@ -1059,7 +1061,7 @@ class Typer(Sema):
             # 0.27's type of it (smalltypes.py): a literal (folded) is of the
             # smallest signed type holding it, sizeof(1) is 1, sizeof(300) 2,
             # so is a variable given one, a comparison a bool
-            return ir.IntConst(smalltypes.of(self, e.arg).size, type=T.U64)
+            return ir.IntConst(smalltypes.visible(self, smalltypes.of(self, e.arg)).size, type=T.U64)
         if e.arg.array_len is not None:     # sizeof(T[N]), sizeof(T *[N]): N of them
             elem = self.expr_Sizeof(replace(e, arg=replace(e.arg, array_len=None)))
             n = ir.IntConst(e.arg.array_len, type=T.U64, span=e.span)
@@ -1138,6 +1140,8 @@ class Typer(Sema):
             return V.call(self, e)
         if e.name in stdlib.FUNCTIONS:
             return stdlib.call(self, e)
+        if e.name in meta.FUNCTIONS:
+            return meta.call(self, e)
         func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name) or events.FUNCTIONS.get(e.name) or \
             stdlib.EVENTS.get(e.name)
         if func is None:
