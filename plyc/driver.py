@@ -22,7 +22,7 @@ from .frontends import registry
 from .frontends.base import FrontEnd, Settings
 from .output import LINKED, check_target, install, keep, keep_dir, work_folder
 from .cachedir import ToolchainError
-from .toolchain import Toolchain, at_once, embed_object, quick_embed, translate_c_error
+from .toolchain import Toolchain, at_once, embed_object, loader_prelude, quick_embed, translate_c_error
 
 if TYPE_CHECKING:
     from .codegen import render, resources
@@ -223,9 +223,12 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
                                             compiled.resources.script)
                 raise ToolchainError((located + "\n" if located else "") + str(err)) from None
 
+        quick = opts.quick and tc.quick()
+        # a quick build's loader: its fixed includes precompiled, once
+        prelude = loader_prelude(gen.loader_c, name) if quick else None
         # clang's BPF object and the C compiler's loader object at once (the
         # loader does not include the BPF object: obj.c, compiled at the link)
-        at_once(bpf, lambda: tc.compile_loader(workdir / f"{name}.c", workdir / f"{name}.o", workdir))
+        at_once(bpf, lambda: tc.compile_loader(workdir / f"{name}.c", workdir / f"{name}.o", workdir, prelude))
         btf = b""
         if opts.btf:
             # For devices whose kernel has no BTF: the part of the target
@@ -238,10 +241,10 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
                 raise ToolchainError(str(err)) from None
             btf = min_core_btf(tc, workdir / "kernel.btf", workdir / f"{name}.bpf.o", workdir / "min.btf")
         linked = workdir / LINKED
-        if opts.quick and tc.quick():
+        if quick:
             quick_embed(workdir / f"{name}.bpf.o", workdir / f"{name}.obj.s", workdir / "min.btf" if btf else None)
             tc.link_loader(workdir / f"{name}.o", workdir / f"{name}.obj.s", linked, workdir, opts.strip,
-                           tc.quick_linker())
+                           tc.quick_link(), static=False)
         else:
             embed_object((workdir / f"{name}.bpf.o").read_bytes(), workdir / f"{name}.obj.c", btf)
             tc.link_loader(workdir / f"{name}.o", workdir / f"{name}.obj.c", linked, workdir, opts.strip)
