@@ -304,28 +304,35 @@ class Toolchain:
 
     def run(self, cmd: list, what: str, cwd: Optional[Path] = None, input: Optional[str] = None) \
             -> subprocess.CompletedProcess:
+        self.show(cmd)
+        return checked(children.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, input=input),
+                       what)
+
+    def show(self, cmd: list):
+        """The command about to run, with -v."""
         if self.verbose:
             print("+ " + shlex.join(str(c) for c in cmd), flush=True)
-        proc = children.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, input=input)
-        if proc.returncode != 0:
-            raise ToolchainError(f"{what} failed:\n+ {shlex.join(str(c) for c in cmd)}\n"
-                                 f"{once_each((proc.stderr or proc.stdout).rstrip())}")
-        return proc
+
+    def bpf_command(self, src: Path, out: Path, include: Path, bpf_target: str = "", bitcode: bool = False) -> list:
+        """clang's command compiling the BPF C src into out (LLVM bitcode
+        when bitcode), in the work folder include."""
+        rt = runtime_dir()
+        src, out, include = (Path(p).absolute() for p in (src, out, include))
+        arch = A.get(self.target)
+        return [self.clang, "-target", bpf_target or arch.bpf_target, f"-D__TARGET_ARCH_{arch.bpf_arch}",
+                *(f"-D{d}" for d in arch.bpf_defines), "-O2", "-g", *BPF_WARNINGS, *BPF_FLAGS, *reproducible(include),
+                "-I", rt / "bpf", "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", out,
+                *(["-emit-llvm"] if bitcode else [])]
 
     def compile_bpf(self, src: Path, out: Path, include: Path, bpf_target: str = "", user_c: list = ()):
         """src into the BPF object out; user_c: the C files the script
         imports (span.SourceFile), each compiled apart (usercode.py) and
         linked with it as LLVM bitcode, their functions inlined."""
-        rt = runtime_dir()
         src, out, include = (Path(p).absolute() for p in (src, out, include))
         arch = A.get(self.target)
         target = bpf_target or arch.bpf_target
-        defines = [f"-D__TARGET_ARCH_{arch.bpf_arch}", *(f"-D{d}" for d in arch.bpf_defines)]
         main = out.with_suffix(".main.bc") if user_c else out
-        self.run([self.clang, "-target", target, *defines, "-O2", "-g", *BPF_WARNINGS, *BPF_FLAGS, *reproducible(include), "-I", rt / "bpf",
-                  "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", main,
-                  *(["-emit-llvm"] if user_c else [])],
-                 "compiling the BPF program", cwd=include)
+        self.run(self.bpf_command(src, main, include, target, bitcode=bool(user_c)), BPF_COMPILE, cwd=include)
         if not user_c:
             return
         from . import usercode
@@ -342,7 +349,7 @@ class Toolchain:
         self.run([link, *parts, "-o", out.with_suffix(".all.bc")], "linking the imported C files", cwd=include)
         # the functions inlined into the probes (their always_inline), then the object
         self.run([self.clang, "-target", target, "-O2", "-g", "-Wno-override-module", "-c",
-                  out.with_suffix(".all.bc"), "-o", out], "compiling the BPF program", cwd=include)
+                  out.with_suffix(".all.bc"), "-o", out], BPF_COMPILE, cwd=include)
 
     def runtime_lib(self) -> Path:
         """libplycrt.a for this compiler and flags, built once and cached
@@ -542,6 +549,17 @@ def loader_prelude(loader_c: str, name: str) -> Optional[str]:
     if not all(PRELUDE_LINE.fullmatch(line) for line in prelude) or not any(line.startswith("#include") for line in prelude):
         return None
     return "\n".join(prelude) + "\n"
+
+
+BPF_COMPILE = "compiling the BPF program"
+
+
+def checked(proc: subprocess.CompletedProcess, what: str) -> subprocess.CompletedProcess:
+    """A compiler's run: ToolchainError, with its command and output, when it failed."""
+    if proc.returncode != 0:
+        raise ToolchainError(f"{what} failed:\n+ {shlex.join(str(c) for c in proc.args)}\n"
+                             f"{once_each((proc.stderr or proc.stdout).rstrip())}")
+    return proc
 
 
 def at_once(*calls) -> list:

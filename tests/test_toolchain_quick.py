@@ -132,3 +132,65 @@ def test_plyc_run_links_against_this_machines_libraries_and_build_does_not(tmp_p
     assert not interpreter(tmp_path / "shipped")
     shipped = subprocess.run([str(tmp_path / "shipped")], capture_output=True, text=True, timeout=60)
     assert shipped.returncode == 0 and shipped.stdout == run.stdout
+
+
+def early_folder(tmp_path, gen, name: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "t.h").write_text(gen.header)
+    return folder
+
+
+def test_clang_started_early_makes_the_same_object(tmp_path, monkeypatch):
+    """The BPF C through early.py's FIFO, written after clang started: the
+    object is the bytes clang makes of the file itself."""
+    from plyc.early import EarlyBPF
+    tc = native_toolchain(monkeypatch, tmp_path / "cache")
+    gen = generated()
+    plain = early_folder(tmp_path, gen, "plain")
+    (plain / "t.bpf.c").write_text(gen.bpf_c)
+    tc.compile_bpf(plain / "t.bpf.c", plain / "t.bpf.o", plain)
+    fed = early_folder(tmp_path, gen, "fed")
+    early = EarlyBPF(tc, fed / "t.bpf.c", fed / "t.bpf.o", fed)
+    try:
+        early.feed(gen.bpf_c)
+    finally:
+        early.stop()
+    # the same folder name, so the same -ffile-prefix-map: compare in one place
+    fed_obj = (fed / "t.bpf.o").read_bytes()
+    (plain / "t.bpf.o").unlink()
+    plain.rename(tmp_path / "p2")
+    fed.rename(plain)
+    tc.compile_bpf(plain / "t.bpf.c", plain / "t.bpf.o", plain)
+    assert (plain / "t.bpf.o").read_bytes() == fed_obj
+    assert (plain / "t.bpf.c").read_text() == gen.bpf_c and (plain / "t.bpf.c").is_file()
+
+
+def test_clang_started_early_reports_its_errors_as_before(tmp_path, monkeypatch):
+    from plyc.early import EarlyBPF
+    tc = native_toolchain(monkeypatch, tmp_path / "cache")
+    folder = early_folder(tmp_path, generated(), "f")
+    early = EarlyBPF(tc, folder / "t.bpf.c", folder / "t.bpf.o", folder)
+    try:
+        with pytest.raises(toolchain.ToolchainError, match=r"(?s)compiling the BPF program failed:\n\+ .*clang.*"
+                                                           r"t\.bpf\.c:1:\d+: error: unknown type name 'nonsense'"):
+            early.feed("nonsense x;\n")
+    finally:
+        early.stop()
+
+
+def test_clang_started_early_and_not_fed_is_killed(tmp_path, monkeypatch):
+    """A script the front end refuses: clang, blocked on the FIFO, is
+    killed and reaped; plyc run leaves no work folder behind."""
+    from plyc.early import EarlyBPF
+    tc = native_toolchain(monkeypatch, tmp_path / "cache")
+    folder = early_folder(tmp_path, generated(), "f")
+    early = EarlyBPF(tc, folder / "t.bpf.c", folder / "t.bpf.o", folder)
+    early.stop()
+    assert early.proc.returncode is not None and early.proc.returncode < 0
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(mode=0o700)
+    env = dict(os.environ, PLYC_CACHE=str(tmp_path / "cache"), TMPDIR=str(tmp))
+    proc = plyc("run", "--lang", "bpftrace", "-e", "BEGIN { @x = nosuch(); }", env=env)
+    assert proc.returncode == 1 and "error: unknown function 'nosuch'" in proc.stderr, proc.stderr
+    assert list(tmp.iterdir()) == []
