@@ -1,7 +1,8 @@
 """clang started on a `plyc run` build's BPF C before the front end has
 written it (docs/performance.md, "At the desk", fourth round): clang takes
 ~25 ms to load its libraries and set up before it reads a byte, time the
-front end's own work now hides. The source is a FIFO in the build's
+front end's own work now hides (and so is the runtime's key, which the
+loader's compile waits on). The source is a FIFO in the build's
 private work folder: clang blocks opening it, and reads the C the moment
 feed() writes it. The object is the same bytes as from a regular file
 (tests/test_toolchain_quick.py)."""
@@ -11,6 +12,7 @@ import errno
 import fcntl
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -30,6 +32,16 @@ class EarlyBPF:
         cmd = [str(c) for c in tc.bpf_command(src, out, workdir)]
         tc.show(cmd)
         self.proc = children.start(cmd, stdin=subprocess.DEVNULL, text=True, cwd=workdir)
+        # the runtime's key (the loader's precompiled header's) meanwhile too:
+        # it is on the loader's way once the front end is done
+        threading.Thread(target=self._key, args=(tc,), daemon=True).start()
+
+    @staticmethod
+    def _key(tc: Toolchain):
+        try:
+            tc.runtime_key()
+        except Exception:       # noqa: BLE001  (asked again on the loader's way, where it is reported)
+            pass
 
     def feed(self, text: str) -> subprocess.CompletedProcess:
         """The BPF C given to clang; its run once it ended (ToolchainError

@@ -13,6 +13,7 @@ import shlex
 import shutil
 import struct
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -202,6 +203,7 @@ class Toolchain:
     opt: list = field(default_factory=lambda: ["-O2"])   # the loader's and runtime's optimisation
     _runtime_lib: Optional[Path] = field(default=None, init=False, repr=False, compare=False)
     _runtime_key: Optional[str] = field(default=None, init=False, repr=False, compare=False)
+    _key_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @classmethod
     def detect(cls, target: str = "x86_64", verbose: bool = False, sysroot: Optional[str] = None,
@@ -362,7 +364,12 @@ class Toolchain:
     def runtime_key(self) -> str:
         """What decides the runtime library (and the loader's precompiled
         header): the runtime's sources and headers, this compiler (its
-        version), its flags and the target; computed once per build."""
+        version), its flags and the target; computed once per build (a
+        second caller waits for the first: early.py asks in a thread)."""
+        with self._key_lock:
+            return self._compute_runtime_key()
+
+    def _compute_runtime_key(self) -> str:
         if self._runtime_key is None:
             rt = runtime_dir()
             h = hashlib.sha256()
@@ -567,7 +574,6 @@ def at_once(*calls) -> list:
     all at once: they wait on compilers, which run on the machine's other
     cores meanwhile. Their results in order; when any failed, the first
     one's exception (in the calls' order), once all have ended."""
-    import threading
     results, errors = [None] * len(calls), [None] * len(calls)
 
     def one(i):
