@@ -178,7 +178,7 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
 
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
     """A script, in any front end's language, into the tracer `out`."""
-    early = start_early(out, opts)
+    early = start_early(out, opts, source)
     try:
         return link(compile_source(source, filename, opts, tracer_name(out)), out, opts, early)
     finally:
@@ -200,12 +200,14 @@ class Early:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def start_early(out: str, opts: Options) -> Optional[Early]:
+def start_early(out: str, opts: Options, source: str) -> Optional[Early]:
     """For a quick build (plyc run's, for this machine: Toolchain.quick),
     clang started before the front end runs; None for any other build,
-    with --keep (its folder is copied, a FIFO in it too), or when the
-    toolchain has a problem (link() reports it, after the script's own)."""
-    if not opts.quick or opts.keep_dir:
+    with --keep (its folder is copied, a FIFO in it too), for a script
+    that may import C files (the word `import`: its BPF C is compiled to
+    bitcode, linked with theirs), or when the toolchain has a problem
+    (link() reports it, after the script's own)."""
+    if not opts.quick or opts.keep_dir or "import" in source:
         return None
     try:
         tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot, opts.libc)
