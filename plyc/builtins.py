@@ -216,7 +216,7 @@ def check_printf(chk, call):
 
 def check_format_count(chk, convs: list, rest: list, span) -> None:
     """A format's conversions and the values that follow it, one each
-    (printf's, and a front end's formatted calls: bpftrace's fail())."""
+    (printf's, and a front end's other formatted calls, such as fail())."""
     if len(convs) != len(rest):
         chk.err(f"the format has {len(convs)} conversion{'s' if len(convs) != 1 else ''} "
                 f"but {len(rest)} argument{'s follow' if len(rest) != 1 else ' follows'}", span)
