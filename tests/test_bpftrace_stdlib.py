@@ -80,8 +80,10 @@ def test_builtin_spellings():
 def test_getopt_options_and_their_params():
     prog = lower('BEGIN { printf("%d %d %s\\n", getopt("f"), getopt("n", 3, "a number"), getopt("s", "x"));\n'
                  '  print(getopt("n", 3, "a number")); }')
-    assert prog.options == [("f", "bool", "false", ""), ("n", "int", "3", "a number"), ("s", "str", "x", "")]
-    assert "emit printf 1 (param.opt_num:u8, param.opt_num[1]:s64, str(param.opt_str[2]:char[1024]):char[1024])" \
+    # an integer option is unsigned unless its default is negative, a flag a bool (0.27's types)
+    assert prog.options == [("f", "bool", "false", ""), ("n", "uint", "3", "a number"), ("s", "str", "x", "")]
+    assert lower('BEGIN { print(getopt("m", -3)); }').options == [("m", "int", "-3", "")]
+    assert "emit printf 1 (param.opt_num:bool, param.opt_num[1]:u64, str(param.opt_str[2]:char[1024]):char[1024])" \
         in dump(prog)
     src = driver_c('BEGIN { printf("%s %d\\n", getopt("s", "x"), getopt("n", -2)); }')
     assert "plyc_params.opt_str[0]" in src and "plyc_params.opt_num[1]" in src
