@@ -374,7 +374,7 @@ EVENTS = {f.name: f for f in (
 # The builtins bpftrace 0.27 keeps in its core (its stdlib's macros read them
 # so): `__builtin_comm` is `comm`. Its other names (`__builtin_pid`) it does
 # not know, and neither does plyc.
-BUILTIN_SPELLINGS = frozenset("comm cpid cpu elapsed func ncpus probe probetype retval usermode".split())
+BUILTIN_SPELLINGS = frozenset("comm config cpid cpu elapsed func ncpus probe probetype retval usermode".split())
 
 
 def builtin_name(name: str) -> str:
