@@ -579,9 +579,17 @@ def test_script_struct_comments_packed_and_kernel_members():
     src = ("struct p { char c; // one\n long l; /* eight */ } __attribute__((packed));\n"
            "struct q { char c; struct p in; };\nBEGIN { print((sizeof(struct p), sizeof(struct q))); }")
     assert dump(lower(src)).splitlines()[-1] == "  emit print 1 (9:u64, 10:u64)  @4"
-    assert err("struct a { int x; } __attribute__((aligned(8)));\nBEGIN { }") == (
-        "tool.bt:1:21: error: an __attribute__ other than packed after the closing brace is not supported "
-        "by plyc yet\nstruct a { int x; } __attribute__((aligned(8)));\n" + " " * 20 + "^" + "~" * 26)
+    assert err("struct a { int x; } __attribute__((aligned(3)));\nBEGIN { }") == (
+        "tool.bt:1:21: error: an __attribute__ other than packed or aligned(N) (N a power of two) after the "
+        "closing brace is not supported by plyc yet\nstruct a { int x; } __attribute__((aligned(3)));\n"
+        + " " * 20 + "^" + "~" * 26)
+    assert "error: an __attribute__ other than packed" in err("struct a { int x; } __attribute__((cold));\nBEGIN { }")
+    # each definition's attributes are its own, also on one line (before:
+    # foo, on packed bar's line, was laid out packed too, 9 bytes)
+    src = ("struct foo { int x; char y; int z; } struct bar { int x; char y; int z; } __attribute__((packed)) "
+           "struct al { char c; } /**/ __attribute__ /**/ ((aligned(8))) __attribute__((packed))\n"
+           "BEGIN { print((sizeof(struct foo), sizeof(struct bar), sizeof(struct al))); }")
+    assert dump(lower(src)).splitlines()[-1] == "  emit print 1 (12:u64, 9:u64, 8:u64)  @2"
     assert err("struct a { int x; struct list_head l; };\nBEGIN { }") == (
         "tool.bt:1:26: error: struct list_head is held by value before the script defines it: a member's "
         "type must be defined above it, and a kernel type can only be reached through a pointer, as in "
