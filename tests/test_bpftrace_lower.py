@@ -2,6 +2,8 @@
 IR it makes (as `plyc emit --stage ir` prints it), and what it refuses, by
 name and with its span. Behaviour on a kernel: tests/runtime/bt-*.test and
 tests/test_bpftrace_compat.py."""
+import re
+
 import pytest
 
 from plyc import driver
@@ -543,10 +545,10 @@ def test_script_struct_errors():
     assert cdefs.last_semicolons("struct s { int a; int b }") == "struct s { int a; int b;}"
     assert cdefs.last_semicolons("struct s { struct { int b\n} c\n}") == "struct s { struct { int b\n;} c\n;}"
     assert cdefs.last_semicolons("enum e { A, B }") == "enum e { A, B }"
-    assert err("struct t { long x : 3; };\nstruct u { int a; };\nstruct u { int b; };\n"
+    assert err("struct t { long x : 65; };\nstruct u { int a; };\nstruct u { int b; };\n"
                "struct w { char n[]; };\nBEGIN { }") == (
-        "tool.bt:1:17: error: bit-field 'x' is not supported by plyc yet\n"
-        "struct t { long x : 3; };\n                ^\n"
+        "tool.bt:1:17: error: bit-field 'x' has width 65: from 1 to 64 bits for its type\n"
+        "struct t { long x : 65; };\n                ^\n"
         "tool.bt:3:8: error: struct u is defined twice\nstruct u { int b; };\n       ^\n"
         "tool.bt:4:17: error: array 'n' needs a size\nstruct w { char n[]; };\n                ^")
     src = ("struct s { char n[2]; struct i { int z; } in; };\nstruct q { int a; };\n"
@@ -1204,3 +1206,27 @@ def test_ctx():
     assert "'ctx' in uprobe probes is not supported by plyc yet" in err('uprobe:/bin/sh:main { print(ctx); }')
     assert "'ctx' in a perf-event probe for riscv64 is not supported by plyc yet" in \
         err('i:ms:1 { print(ctx->sample_period); }', target="riscv64")
+
+
+def test_script_struct_bit_fields_read_in_allocation_order():
+    """A bit-field is read as the fewest bytes holding it, moved up to the
+    top bit and down again (an arithmetic shift for a signed one); its
+    bits counted from the first byte's least significant bit on a
+    little-endian target, its most significant on a big-endian one (the
+    runtime case bt-struct-bitfields runs the little-endian reads)."""
+    src = ("struct s { unsigned char a:3; unsigned short b:9; int c:4; }\n"
+           "BEGIN { $v = (uint64)1; $p = (struct s *)&$v; print(($p->a, $p->b, $p->c)); }")
+    reads = {}
+    for target in ("x86_64", "s390x"):
+        line = [x for x in dump(lower(src, target=target)).splitlines() if "emit print" in x][0]
+        reads[target] = re.findall(r"member\((.+?)\):(u8|u16)\):u64 << (\d+):u64\):u64\):([su]64) >> (\d+)", line)
+    assert reads["x86_64"] == [("cast($p:struct s *):void *", "u8", "61", "u64", "61"),
+                               ("cast($p:struct s *):void *", "u16", "52", "u64", "55"),
+                               ("($p:struct s * + 1:s64):void *", "u8", "56", "s64", "60")]
+    assert reads["s390x"] == [("cast($p:struct s *):void *", "u8", "56", "u64", "61"),
+                              ("cast($p:struct s *):void *", "u16", "51", "u64", "55"),
+                              ("($p:struct s * + 1:s64):void *", "u8", "60", "s64", "60")]
+    assert "bit-field 'a' has width 33: from 1 to 32 bits for its type" in err("struct s { int a:33; } BEGIN { }")
+    assert "bit-field 'a' must have an integer type" in err("struct s { char *a:3; } BEGIN { }")
+    assert "offsetof() of bit-field 'a': it has no byte offset of its own" in \
+        err("struct s { int a:3; int b; } BEGIN { print(offsetof(struct s, a)); }")

@@ -11,7 +11,9 @@ reads it (they keep their lines and columns); `__attribute__((packed))`
 after a definition's closing brace lays it out with no padding, as C
 compilers do, and `aligned(N)` (bare `aligned`: the target's biggest
 alignment) raises its alignment and rounds its size up to it, in one
-attribute or several; other attributes are refused by name. A member's struct or
+attribute or several; other attributes are refused by name. Bit-fields
+(integer and enum types) are laid out by layout.py too, each Member
+holding its width and first bit (structs.py reads them). A member's struct or
 union type may be unnamed (`struct { int d; } c;`), and a member of such a
 type may be anonymous: its members are the enclosing record's, at their
 offsets (reading `.x`, offsetof(), printing by value, as 0.27 flattens
@@ -63,6 +65,8 @@ class Member:
                                      # a named enum's int: the same
     elem: Optional["Member"] = None  # array: the element (offset 0)
     count: int = 0                   # array: how many
+    bits: int = 0                    # a bit-field's width (0: not one); offset is the byte of its first bit
+    bit: int = 0                     # a bit-field: its first bit in that byte, in allocation order
 
 
 @dataclass
@@ -349,8 +353,10 @@ class _Layout:
         fields, placed = [], []
         for d in node.decls:
             if d.bitsize is not None:
-                what = f"bit-field '{d.name}'" if d.name else "an unnamed bit-field"
-                raise DefinitionError(f"{what} is not supported by plyc yet", d.coord)
+                m, f = self.bitfield(d)
+                placed.append((d, m))
+                fields.append(f)
+                continue
             if d.name is None and not isinstance(d.type, (self.c.Struct, self.c.Union)):
                 raise DefinitionError("a member needs a name (only a struct or union member may be "
                                       "anonymous)", d.coord)
@@ -361,8 +367,10 @@ class _Layout:
             placed.append((d, m))
             fields.append(L.Field(m.size, align))
         lay = L.place(fields, self.abi, union=words[0] == "union", packed=pack, aligned=aligned)
-        for (d, m), off in zip(placed, lay.offsets):
-            m.offset = off
+        for (d, m), off, bit in zip(placed, lay.offsets, lay.bits):
+            if m is None:
+                continue                # an unnamed bit-field: padding
+            m.offset, m.bit = off, bit % 8 if m.bits else 0
             # an anonymous struct's or union's members are the record's own,
             # at their place in it, as C (and 0.27, reading and printing) has them
             inner = self.defs.records[m.target].members.values() if d.name is None else [m]
@@ -421,6 +429,22 @@ class _Layout:
         if not -(1 << 63) <= v < 1 << 64:
             raise DefinitionError(f"the constant {v} does not fit in 64 bits", e.coord)
         return v
+
+    def bitfield(self, d) -> tuple:
+        """(Member, or None where unnamed, and its layout Field) of a
+        bit-field: an integer or enum type, a width up to the type's."""
+        what = f"bit-field '{d.name}'" if d.name else "an unnamed bit-field"
+        if not isinstance(d.type, self.c.TypeDecl):
+            raise DefinitionError(f"{what} must have an integer type", d.coord)
+        m, align = self.member(d.name or "", d.type)
+        if m.kind != "int":
+            raise DefinitionError(f"{what} must have an integer type", d.coord)
+        width = self.constant(d.bitsize)
+        if not 0 <= width <= m.size * 8 or (width == 0 and d.name):
+            raise DefinitionError(f"{what} has width {width}: from {0 if not d.name else 1} to "
+                                  f"{m.size * 8} bits for its type", d.coord)
+        placed = L.Field(m.size, align, bits=width, named=d.name is not None)
+        return (replace(m, bits=width) if d.name else None), placed
 
     def member(self, name: str, t) -> tuple:
         """(Member at offset 0, its alignment) of declarator type t."""
