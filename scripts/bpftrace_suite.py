@@ -324,19 +324,34 @@ def _killpg(pgid, sig):
         pass
 
 
+def _group_alive(pgid):
+    """Whether a process of group pgid runs (zombies aside: under `unshare
+    --pid` the runner is the namespace's first process and reaps none)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
 def _stop(proc, grace=3):
-    """SIGTERM to the process group (the tracer prints its exit dump), then
-    SIGKILL to whatever is left of it. Its output is read by the caller."""
+    """SIGTERM to the process group, then, once the group has ended or
+    after grace seconds, SIGKILL to whatever is left of it. The tracer
+    prints its exit dump on SIGTERM, maybe after the shell that started it
+    has gone (the tracer is exec'd by the shim, a child of the shell), so
+    the wait is for the group. Its output is read by the caller."""
     if proc is None:
         return
     if proc.poll() is None:
         _killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        _killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and (proc.poll() is None or _group_alive(proc.pid)):
+            time.sleep(0.05)
     _killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
     ACTIVE.discard(proc)
 
 
