@@ -208,7 +208,12 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
 
         def bpf():
             try:
-                tc.compile_bpf(workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir)
+                user_c = compiled.ir.c_files
+                if user_c:
+                    from . import usercode
+                    if usercode.wants_vmlinux(user_c):
+                        usercode.vmlinux_header(opts.btf, workdir)
+                tc.compile_bpf(workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir, user_c=user_c)
             except ToolchainError as err:
                 stack = limits.stack_error(str(err), gen.bpf_c, compiled.resources)
                 if stack:

@@ -311,14 +311,37 @@ class Toolchain:
                                  f"{once_each((proc.stderr or proc.stdout).rstrip())}")
         return proc
 
-    def compile_bpf(self, src: Path, out: Path, include: Path, bpf_target: str = ""):
+    def compile_bpf(self, src: Path, out: Path, include: Path, bpf_target: str = "", user_c: list = ()):
+        """src into the BPF object out; user_c: the C files the script
+        imports (span.SourceFile), each compiled apart (usercode.py) and
+        linked with it as LLVM bitcode, their functions inlined."""
         rt = runtime_dir()
         src, out, include = (Path(p).absolute() for p in (src, out, include))
         arch = A.get(self.target)
-        self.run([self.clang, "-target", bpf_target or arch.bpf_target, f"-D__TARGET_ARCH_{arch.bpf_arch}",
-                  *(f"-D{d}" for d in arch.bpf_defines), "-O2", "-g", *BPF_WARNINGS, *BPF_FLAGS, *reproducible(include), "-I", rt / "bpf",
-                  "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", out],
+        target = bpf_target or arch.bpf_target
+        defines = [f"-D__TARGET_ARCH_{arch.bpf_arch}", *(f"-D{d}" for d in arch.bpf_defines)]
+        main = out.with_suffix(".main.bc") if user_c else out
+        self.run([self.clang, "-target", target, *defines, "-O2", "-g", *BPF_WARNINGS, *BPF_FLAGS, *reproducible(include), "-I", rt / "bpf",
+                  "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", main,
+                  *(["-emit-llvm"] if user_c else [])],
                  "compiling the BPF program", cwd=include)
+        if not user_c:
+            return
+        from . import usercode
+        link = usercode.llvm_tool(self.clang, "llvm-link")
+        if link is None:
+            raise ToolchainError(f"importing a C file needs llvm-link, of {self.clang}'s LLVM (apt-get install llvm)")
+        parts = [main]
+        for i, source in enumerate(user_c):
+            bc = include / f"user{i}.bc"
+            proc = usercode.compile_one(self.clang, arch, include, source, bc, bitcode=True, bpf_target=target)
+            if proc.returncode != 0:
+                raise ToolchainError(f"compiling {source.name} failed:\n{proc.stderr.rstrip()}")
+            parts.append(bc)
+        self.run([link, *parts, "-o", out.with_suffix(".all.bc")], "linking the imported C files", cwd=include)
+        # the functions inlined into the probes (their always_inline), then the object
+        self.run([self.clang, "-target", target, "-O2", "-g", "-Wno-override-module", "-c",
+                  out.with_suffix(".all.bc"), "-o", out], "compiling the BPF program", cwd=include)
 
     def runtime_lib(self) -> Path:
         """libplycrt.a for this compiler and flags, built once and cached

@@ -121,6 +121,8 @@ struct plyc_program {
 	size_t off_dconst;
 	int verbose;               /* set by plyc_main from -v */
 	long target_pid;           /* -p PID, for uprobes; -1 for every process */
+	long target_task;          /* -p PID or -c's command (forked, held), for events on one
+				    * process's threads (watchpoints); -1: none */
 	int (*handle_event)(const void *data, size_t size);
 	const struct plyc_report *report;   /* a periodic report instead of the dump at exit */
 	long default_pid;          /* -p when none is given (a front end's built-in one) */

@@ -245,6 +245,9 @@ const char *plyc_text_escape(const char *s, size_t maxlen, char *buf, size_t len
  * with -f json the bytes as they are (the JSON line escapes them). */
 const char *plyc_printf_text(const char *s, size_t maxlen, char *buf, size_t len);
 int plyc_is_zero(const void *p, size_t n);   /* every byte 0 */
+/* Whether name matches a probe's wildcard: fnmatch(pat, name, 0) == 0 in
+ * the C locale (*, ?, [...] with classes, \ escapes), byte by byte (core/glob.c). */
+int plyc_glob_match(const char *pat, const char *name);
 
 /* ply's duration format of `time` values: "   0ns", "1.02us", "12.3ms",
  * " 512us", "1.05 s", "  17 M", ... Returns snprintf's result. */

@@ -56,9 +56,9 @@ def test_every_function_applies_an_intrinsic_or_is_an_event():
     for f in _functions():
         assert f.op is None or f.op in I.ALL, f.name
         assert not hasattr(f, "emit")
-    # the output functions are ir.EmitEvents: no intrinsic
+    # the output functions (and unwatch, an event the tracer acts on) are ir.EmitEvents: no intrinsic
     assert {f.name for f in _functions() if f.op is None} == \
-        {"exit", "clear", "print", "printf", "cat", "system", "join"}
+        {"exit", "clear", "print", "printf", "cat", "system", "join", "unwatch"}
 
 
 def _variables():
@@ -184,6 +184,8 @@ SCRIPTS = [
     (I.PERCPU_KADDR, 'tracepoint:raw_syscalls:sys_enter { print(*percpu_kaddr("process_counts", 0)); }',
      "bpf_per_cpu_ptr(&process_counts, (__u32)("),
     (I.COMM_OF, 'tracepoint:raw_syscalls:sys_enter { print(comm(1)); }', "bpf_task_from_pid((__s32)("),
+    (I.C_CALL, f'import "{Path(__file__).resolve().parent / "helpers/add_one.bpf.c"}";\n'
+               'BEGIN { print(bt_test_add_one(1)); }', "bt_test_add_one(((__s64)(__s32)1LL))"),
 ]
 
 

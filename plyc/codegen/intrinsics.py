@@ -376,6 +376,27 @@ def emit_percpu_kaddr(g, call):
     return addr
 
 
+def emit_c_call(g, call):
+    """A call of a function of an imported C file (usercode.py), declared
+    in the program with its own types (render.py): integers converted to
+    its parameters' types as C converts them (the front end cast them
+    first), pointers passed as the addresses they are. Its value is kept
+    in a local at once, so that a call made for its effect is made where
+    the statement is."""
+    name = call.args[0].value.decode()
+    args = [f"(void *)(unsigned long)({g.scalar(a)})" if a.type.is_pointer else g.scalar(a)
+            for a in call.args[1:]]
+    text = f"{name}({', '.join(args)})"
+    if call.type.kind == "void":
+        g.line(f"{text};")
+        return g.const(0)
+    ctype = call.type.scalar_ctype()
+    v = g.tmp("cf")
+    g.line(f"{ctype} {v} = ({ctype})({'(unsigned long)' if call.type.is_pointer else ''}{text});")
+    g.typed[v] = ctype
+    return v
+
+
 EMIT = {
     I.STR: emit_str,
     I.MEM: emit_mem,
@@ -421,6 +442,7 @@ EMIT = {
     I.BYTE_AT: emit_byte_at,
     I.BUF_EQUAL: emit_buf_equal,
     I.SOCKET_COOKIE: emit_socket_cookie,
+    I.C_CALL: emit_c_call,
 }
 
 

@@ -255,6 +255,8 @@ def _event_body(er: EventRes, res: Resources) -> list:
         return diag_body(er, res)
     if kind == "exit":
         return ["plyc_request_exit((long long)e->a0);"]
+    if kind == "unwatch":
+        return ["plyc_watchpoint_unwatch((uint64_t)e->a0);"]
     if kind == "join":
         sep, size = er.event.parts
         field = er.fields[0].name

@@ -127,8 +127,10 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                     func=p.fentry["func"]) if p.fentry else None
         probes.append(dict(prog=p.prog, section_c=c_string(p.section), line=p.line, spec=c_comment(p.spec),
                            ctx_decl=code(p.probe.provider.ctx_decl), body=[code(text) for text, _ in body],
-                           stoppable=not p.probe.provider.runs_once, twin=twin,
-                           prologue=[code(x) for x in p.probe.provider.prologue]
+                           # a pinned iterator runs after the tracer ended, when it is read
+                           stoppable=not p.probe.provider.runs_once and not p.probe.target.extra.get("pin"), twin=twin,
+                           prologue=[code(x) for x in (p.probe.provider.prologue_for(p.probe.target)
+                                                       if p.probe.provider.prologue_for else p.probe.provider.prologue)]
                            + ([code(x) for x in PID_FILTER] if program.pid_filter and p.probe.provider.pid_filtered else []),
                            body_name=p.body, callbacks=callbacks))
     maps = [dict(name=c_comment(m.name), cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
@@ -149,6 +151,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                                       if p.probe.target.glob and p.probe.tp_fields}
                                    | ({"PLYC_AGG_READ"} if aggread.needs(res) else set())),
                 license=c_string(program.license),
+                c_functions=[code(f"{ret} {name}({', '.join(args) or 'void'})") for name, ret, args in program.c_functions],
                 kernel_types=[code(t) for t in program.ktypes.definitions(arch.get(program.arch).header_types)]
                 if program.ktypes and (program.ktypes.uses or program.ktypes.ksyms) else [])
 

@@ -81,6 +81,7 @@ PERCPU_KADDR = _i("percpu_kaddr", "a kernel per-CPU variable's address (its name
 BYTE_AT = _i("_byte_at", "a string's byte at an index known at run time, 0 past its end", args=VALUES)
 BUF_EQUAL = _i("_buf_equal", "1 when two buffers hold the same length and bytes", args=VALUES)
 SOCKET_COOKIE = _i("socket_cookie", "a socket's cookie (bpf_get_socket_cookie of a function's struct sock *)")
+C_CALL = _i("_c_call", "a function of a C file the script imports (its name, then its arguments)")
 COMM_OF = _i("_comm_of", "the comm of the task of a pid (the bpf_task_from_pid kfunc), N/A for none", AFTER)
 
 # Sizes both sides need: join()'s strings (bpftrace 0.17's limits: 16
@@ -98,5 +99,5 @@ CLOCKS = {"monotonic": ("bpf_ktime_get_ns", "4.1"), "boot": ("bpf_ktime_get_boot
 ALL = (STR, MEM, DYN, UPTR, KSYM, STRCMP, BSWAP, KPTR, STRNCMP, JOIN_READ, NTOP, TP_NAME, DIV, MOD, SARG,
        OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, OVERRIDE, BUF, PATH,
        STRLEN, STRCONTAINS, STRSTR, STR_CONCAT, STR_CUT, CLOCK, USERMODE, STRERROR, SIGNAL_NAME, SYSCALL_NAME, ADDR,
-       COMM_OF, CGROUP_PATH, PERCPU_KADDR, BYTE_AT, BUF_EQUAL, SOCKET_COOKIE)
+       COMM_OF, CGROUP_PATH, PERCPU_KADDR, BYTE_AT, BUF_EQUAL, SOCKET_COOKIE, C_CALL)
 BY_NAME = {i.name: i for i in ALL}

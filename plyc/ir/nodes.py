@@ -406,6 +406,7 @@ CAT = "cat"              # print the file named by the args formatted by `parts`
 SYSTEM = "system"        # run the command the args formatted by `parts` make, print its output
 ERRORF = "errorf"        # print the args by `parts` to stderr, after the script's place and "ERROR:"
 WARNF = "warnf"          # ... "WARNING:" (bpftrace's errorf() and warnf())
+UNWATCH = "unwatch"      # stop the watchpoints on the address args[0] (bpftrace's unwatch())
 
 
 @node
@@ -482,6 +483,11 @@ class Program:
     # says so (Provider.pid_filtered), as bpftrace 0.27's -p does; else -p
     # only sets $target and attaches uprobes to that process (ply's)
     pid_filter: bool = False
+    # The C files the script imports (span.SourceFile each), compiled and
+    # linked with the program (usercode.py), and the prototypes of their
+    # functions it calls: (name, C return type, [C parameter types])
+    c_files: list = field(default_factory=list)
+    c_functions: list = field(default_factory=list)
 
     @property
     def uses_stack(self) -> bool:

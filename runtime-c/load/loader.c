@@ -1307,6 +1307,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		return query(&r, prog);
 	if (start(&r, prog))
 		return 1;
+	prog->target_task = r.target ? (long)r.target : -1;
 	if (open_object(&r, prog) || load(&r, prog))
 		r.failed = 1;
 	else if (r.o.dry_run)

@@ -49,6 +49,17 @@ def check_system(chk, call):
     return _formatted(chk, call, ir.SYSTEM)
 
 
+# --- unwatch(addr) ----------------------------------------------------------------
+
+def check_unwatch(chk, call):
+    """The tracer stops the watchpoints on that address when it reads the
+    event (bpftrace's "async": accesses until then still run the probe)."""
+    x = chk.expr(call.args[0])
+    if not (x.type.is_int or x.type.is_pointer):
+        chk.err(f"unwatch() takes an address, got {x.type}", call.args[0].span)
+    return chk.event(call, ir.UNWATCH, [x], arg_types=[T.U64])
+
+
 # --- signal(sig) ----------------------------------------------------------------
 
 def signal_number(name: str):
@@ -198,6 +209,7 @@ def check_iter_path(chk, call, x, size):
 FUNCTIONS = {f.name: f for f in (
     B.Func("cat", (1, B.MANY), check_cat, None, "print a file's contents"),
     B.Func("system", (1, B.MANY), check_system, None, "run a command through /bin/sh (--unsafe)"),
+    B.Func("unwatch", (1, 1), check_unwatch, None, "stop the watchpoints on an address"),
     B.Func("signal", (1, 1), check_signal, I.SIGNAL, "send a signal to the current task (--unsafe)"),
     B.Func("override", (1, 1), check_override, I.OVERRIDE,
            "return early from the probed function with a value (--unsafe)"),

@@ -40,7 +40,7 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, scopes, signs, smalltypes, stacks, structs, typenames
+from . import abi, aggreads, blocks, formats, byvalue, cdefs, cimports, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, scopes, signs, smalltypes, stacks, structs, typenames
 from . import aggwords, probes
 from . import specs as S
 from . import stdlib
@@ -60,7 +60,7 @@ FUNCTIONS = SHARED + ("delete", "find", "time", "zero") + tuple(BT.FUNCTIONS) + 
     tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "skboutput unwatch print_map".split())
+    "skboutput print_map".split())
 # bpftrace's builtin variables as plyc's names (pid and tid: builtins.py's).
 VARIABLES = {"uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}
@@ -214,6 +214,8 @@ class Lowering:
         self.warnings: list = []            # Diagnostics printed at build time (abi.py's values)
         self.warned: set = set()            # the names abi.py's warnings were given for
         self.scope_errors: dict = {}        # scopes.py's errors by place, said by the Typer
+        self.cfuncs: dict = {}              # the imported C files' functions by name (cimports.py)
+        self.cfuncs_used: list = []         # the prototypes of those the script calls, for the C
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -229,7 +231,7 @@ def resolve(st: Lowering, diag: Collector):
                 diag.diags.extend(err.diags)
     if diag.diags:
         return
-    targets = providers.resolve_specs([s for _, s in pairs], diag, fields)
+    targets = providers.resolve_specs([s for _, s in pairs], diag, fields, arch=st.arch)
     for (probe, _), (spec, target), bt_spec in zip(pairs, targets, written):
         if target is not None:
             if len(probe.specs) > 1:
@@ -268,6 +270,8 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.license = st.config.license
         st.ir.pid_filter = True     # the tracer's -p PID filters kernel probes, as bpftrace 0.27's
         st.ir.warnings = st.warnings
+        st.ir.c_files = list(st.ast.c_files)
+        st.ir.c_functions = st.cfuncs_used
 
 
 def addresses(st: Lowering, diag: Collector):
@@ -275,7 +279,15 @@ def addresses(st: Lowering, diag: Collector):
     looks.attach(st.ir, looks.BPFTRACE)
 
 
-PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE) + (addresses,)
+def pinned_iterators(st: Lowering, diag: Collector):
+    """What a pinned iterator cannot show (providers/iterators.py)."""
+    from ...providers import iterators
+    for p in st.ir.probes:
+        iterators.check_pinned(p, diag)
+
+
+PASSES = (refuse, events.refuse_unsafe, resolve, cimports.load, learn, type_program) + passes.on_ir(passes.CORE) + \
+    (pinned_iterators, addresses)
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
@@ -1092,6 +1104,8 @@ class Typer(Sema):
         e = formats.literal_percents(self, e)     # 0.27 prints a '%' that starts no conversion
         if e.name == "printf":
             e = aggreads.printf_call(self, e)
+        if e.name not in FUNCTIONS and e.name in self.st.cfuncs:
+            return cimports.call(self, e, [self.expr(a) for a in e.args])
         if e.name not in FUNCTIONS:
             self.err(f"unknown function '{e.name}'", e.name_span,
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
