@@ -134,6 +134,7 @@ struct plyc_program {
 	int no_exit_maps;          /* no map dump at exit (bpftrace's print_maps_on_exit=false) */
 	int no_cpp_demangle;       /* user symbols as the symbol table has them (bpftrace's cpp_demangle=false) */
 	const char *str_trailer;   /* after a cut string (bpftrace's str_trunc_trailer) */
+	const char *no_target_warning;   /* said at start without -c or -p (bpftrace's cpid: 0), or NULL */
 	const struct plyc_opt *opts;   /* the script's named options, set at off_opt_num/off_opt_str */
 	int nopts;
 	size_t off_opt_num, off_opt_str, opt_str_size;

@@ -83,8 +83,11 @@ TYPE_ERRORS = [
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, find, time, zero, bswap, "
-     "kptr, strncmp, join, ntop, socket_cookie, ustack, kstack, usym, cat, system, unwatch, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
-     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, fail, is_err, cgroup, cpid, cpu, curtask, elapsed, func, gid, jiffies, ncpus, numaid, probe, rand, retval, uid, username, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
+     "kptr, strncmp, memcmp, join, ntop, socket_cookie, ustack, kstack, usym, cat, system, unwatch, signal, signal_thread, override, buf, path, "
+     "kaddr, cgroupid, percpu_kaddr, "
+     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, fail, is_err, cgroup, cpid, cpu, curtask, elapsed, func, gid, jiffies, ncpus, numaid, probe, rand, retval, uid, username, errorf, warnf, is_str, is_ptr, is_array, is_integer, "
+     "is_unsigned_integer, is_literal, static_assert, assert, container_of, assert_str, strcap, "
+     "default_str_length, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: not #define'd by the script, which #includes no header\n"
@@ -632,6 +635,16 @@ def test_macro_errors():
         f"tool.bt:5:75: error: macro wants_var takes 1 argument, got 0\n{lines[4]}\n" + " " * 74 + "^~~~~~~~~~~")
 
 
+def test_a_macro_parameter_named_twice_is_refused_as_0_27_refuses_it():
+    # even where the macro is never used; `a` and `$a` are two names
+    src = "macro m($a, b, $a, @c, @c, b) { $a }\nBEGIN { exit(); }"
+    line = src.splitlines()[0]
+    assert err(src) == (
+        f"tool.bt:1:16: error: Variable for macro argument has already been used: $a\n{line}\n" + " " * 15 + "^~\n"
+        f"tool.bt:1:24: error: Map for macro argument has already been used: @c\n{line}\n" + " " * 23 + "^~\n"
+        f"tool.bt:1:28: error: Ident for macro argument has already been used: b\n{line}\n" + " " * 27 + "^")
+    assert "emit print" in dump(lower("macro m(a, $a) { a + $a }\nBEGIN { $a = 1; print(m(1, $a)); }"))
+
 # --- loops (frontends/bpftrace/loops.py) -----------------------------------------
 
 def test_ir_of_loops():
@@ -1163,6 +1176,38 @@ def test_string_and_buffer_casts_refused_as_0_27_refuses_them():
     assert 'Cannot cast from "uint64" to "string[64]"' in err('kprobe:f { $s = (string[64])arg0; }')
     assert 'Cannot cast from "uint64" to "buffer[4][256]"' in err('kprobe:f { $b = (buffer[256])arg0; }')
     assert 'Cannot cast from "string[7]" to "string[3]"' in err('BEGIN { $t = (string[3])"abcdef"; }')
+
+
+def test_a_misspelt_function_is_given_the_names_near_it():
+    assert err('BEGIN { prnitf("x"); }') == (
+        'tool.bt:1:9: error: unknown function \'prnitf\'\nBEGIN { prnitf("x"); }\n        ^~~~~~\n'
+        "note: did you mean printf?")
+    assert "note: did you mean count?" in err("BEGIN { @x = cout(); }")
+
+
+def test_string_and_buffer_cast_errors_name_what_is_wrong():
+    # `[]` has no size: 0.27 names the target "string" and "buffer[4][0]",
+    # not a size of -1; the value cast is named by its own size
+    e = err('BEGIN { $x = (string[])comm; }')
+    assert 'Cannot cast from "string[16]" to "string"' in e and "(string[N])" in e and "-1" not in e
+    assert e.startswith("tool.bt:1:14: error:") and "\n             ^" in e
+    e = err('BEGIN { $x = (buffer[])1; }')
+    assert 'to "buffer[4][0]"' in e and "(buffer[N])" in e and "-1" not in e
+    assert 'Cannot cast from "string[2]" to "string"' in err('BEGIN { $x = (string[])"a"; }')
+    # the value's type in bpftrace's names, not plyc's IR's (a struct
+    # held by value by its C name, not its members)
+    e = err('BEGIN { $x = (string[8])*curtask; }')
+    assert 'Cannot cast from C type "struct task_struct"' in e and ".pid" not in e
+    assert 'Cannot cast from "(int8,uint16 *)" to "string[8]"' in \
+        err('BEGIN { $x = (string[8])((int8)1, (uint16 *)0); }')
+    assert 'Cannot cast from "int32[2]" to "string[8]"' in err('BEGIN { $x = (string[8])(int32[2])1; }')
+    assert 'Cannot cast from "kstack" to "buffer[4][8]"' in err('BEGIN { $x = (buffer[8])kstack; }')
+    # the hint to read memory with str()/buf() only where there is an
+    # address to read: not for a buffer, a stack or a tuple
+    e = err('tracepoint:syscalls:sys_enter_read { $x = (buffer[8])buf(args.buf, 8); }')
+    assert 'Cannot cast from "buffer[12]" to "buffer[4][8]"' in e and "str(p, n)" not in e
+    assert "str(p, n)" not in err('BEGIN { $x = (buffer[8])kstack; }')
+    assert "str(p, n)" in err('kprobe:f { $b = (buffer[8])arg0; }')
 
 
 def test_an_expression_statement_is_typed_then_discarded():

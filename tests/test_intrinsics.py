@@ -163,6 +163,8 @@ SCRIPTS = [
     (I.KSTACK, 'kprobe:do_sys_openat2 { print(kstack(3)); }', "plyc_stackid_in(ctx, &plyc_stacks_3, 0)"),
     (I.USYM, 'uprobe:/bin/sh:main { print(usym(reg("ip"))); }', "plyc_ns_pid_tgid() >> 32"),
     (I.SIGNAL, 'kprobe:do_sys_openat2 { signal("KILL"); }', "bpf_send_signal((__u32)("),
+    (I.SIGNAL_THREAD, 'kprobe:do_sys_openat2 { signal_thread(9); }', "bpf_send_signal_thread((__u32)("),
+    (I.MEMCMP, 'kprobe:do_sys_openat2 { print(memcmp(comm, "sh", arg2)); }', "plyc_memcmp("),
     (I.OVERRIDE, 'kprobe:do_sys_openat2 { override(1); }', "bpf_override_return((struct pt_regs *)ctx, "),
     (I.BUF, 'kprobe:do_sys_openat2 { print(buf(arg1, 8)); }', "plyc_read_any("),
     (I.PATH, 'kprobe:vfs_open { print(path(arg0)); }', "bpf_d_path((struct path *)"),

@@ -195,6 +195,17 @@ def emit_signal(g, call):
     return "0"
 
 
+def emit_signal_thread(g, call):
+    g.line(f"bpf_send_signal_thread((__u32)({g.scalar(call.args[0])}));")
+    return "0"
+
+
+def emit_memcmp(g, call):
+    a, b = (g.bytes(x) for x in call.args[:2])
+    size = min(call.args[0].type.size, call.args[1].type.size)
+    return f"plyc_memcmp({a}, {b}, {size}, (__u64)({g.scalar(call.args[2])}))"
+
+
 def emit_override(g, call):
     g.line(f"bpf_override_return((struct pt_regs *)ctx, (__u64)({g.scalar(call.args[0])}));")
     return "0"
@@ -422,6 +433,8 @@ EMIT = {
     I.KSTACK: emit_stack,
     I.USYM: emit_usym,
     I.SIGNAL: emit_signal,
+    I.SIGNAL_THREAD: emit_signal_thread,
+    I.MEMCMP: emit_memcmp,
     I.OVERRIDE: emit_override,
     I.BUF: emit_buf,
     I.PATH: emit_path,

@@ -285,6 +285,7 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
         time_formats=[c_string(f) for f in program.time_formats],
         enums=[[(code(f"(int64_t){c_int(int(v))}"), c_string(n)) for v, n in names] for names in program.enums],
         args_optional=int(program.args_optional),
+        no_target_warning=c_string(program.no_target_warning.encode()) if program.no_target_warning else "NULL",
         arg_bounds=[dict(index=n, lo=lo, hi=hi, line=line, col=col, what=c_string(what))
                     for n, lo, hi, line, col, what in program.arg_bounds],
         missing_probes=code("PLYC_MISSING_" + program.missing_probes.upper()))

@@ -61,6 +61,9 @@ USTACK = _i("ustack", "the user stack's id (frame limit: the argument)", args=NO
 KSTACK = _i("kstack", "the kernel stack's id (frame limit: the argument)", args=NONE)
 USYM = _i("usym", "a user address with the current pid (the tracer names it)", AFTER)
 SIGNAL = _i("signal", "send a signal to the current task")
+SIGNAL_THREAD = _i("signal_thread", "send a signal to the current thread")
+MEMCMP = _i("memcmp", "two values' first n bytes compared: the first differing bytes' difference, as "
+                      "signed chars, else 0 (n: the third argument)", args=VALUES)
 OVERRIDE = _i("override", "return early from the probed kernel function with a value")
 BUF = _i("buf", "bytes from a pointer or array, with their length", BEFORE, VALUES)
 PATH = _i("path", "a struct path's full path (bpf_d_path, fentry only)", BEFORE)
@@ -97,7 +100,7 @@ CLOCKS = {"monotonic": ("bpf_ktime_get_ns", "4.1"), "boot": ("bpf_ktime_get_boot
           "tai": ("bpf_ktime_get_tai_ns", "6.1"), "sw_tai": ("bpf_ktime_get_boot_ns", "5.8")}
 
 ALL = (STR, MEM, DYN, UPTR, KSYM, STRCMP, BSWAP, KPTR, STRNCMP, JOIN_READ, NTOP, TP_NAME, DIV, MOD, SARG,
-       OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, OVERRIDE, BUF, PATH,
+       OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, SIGNAL_THREAD, MEMCMP, OVERRIDE, BUF, PATH,
        STRLEN, STRCONTAINS, STRSTR, STR_CONCAT, STR_CUT, CLOCK, USERMODE, STRERROR, SIGNAL_NAME, SYSCALL_NAME, ADDR,
        COMM_OF, CGROUP_PATH, PERCPU_KADDR, BYTE_AT, BUF_EQUAL, SOCKET_COOKIE, C_CALL)
 BY_NAME = {i.name: i for i in ALL}

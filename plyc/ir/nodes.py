@@ -226,6 +226,9 @@ class TupleMake(Expr):
     """A tuple of the items' values (type: types.Tuple, members placed by
     types.tuple_layout)."""
     items: list
+    # a kernel struct held by value (`*curtask`): its C name, which an error
+    # names it by rather than by its members
+    struct: str = field(default="", kw_only=True)
 
 
 @node
@@ -488,6 +491,9 @@ class Program:
     # functions it calls: (name, C return type, [C parameter types])
     c_files: list = field(default_factory=list)
     c_functions: list = field(default_factory=list)
+    # What the tracer warns of at start when it runs neither a command (-c)
+    # nor for a process (-p): a bpftrace script's cpid, then 0 ("" for none)
+    no_target_warning: str = ""
 
     @property
     def uses_stack(self) -> bool:

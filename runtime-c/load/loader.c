@@ -790,6 +790,8 @@ static int outfile_can_be(const char *path)
 	char *dir;
 	int err = 0;
 
+	if ((err = plyc_out_refused(path)))
+		return err;
 	if (!stat(path, &st))
 		return S_ISDIR(st.st_mode) ? EISDIR : 0;
 	if (errno != ENOENT)
@@ -960,7 +962,7 @@ static int start(struct run *r, const struct plyc_program *prog)
 	int err;
 
 	if (o->outfile && (err = outfile_can_be(o->outfile)))
-		return fail("cannot open %s: %s", o->outfile, strerror(err));
+		return fail("cannot open %s: %s", o->outfile, plyc_out_strerror(err));
 	if (o->metrics) {
 		char why[256], bound[96];
 
@@ -985,6 +987,8 @@ static int start(struct run *r, const struct plyc_program *prog)
 #ifdef SYS_pidfd_open
 		r->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->pid, 0);
 #endif
+	} else if (!o->cmd && prog->no_target_warning) {
+		fprintf(stderr, "%s: warning: %s\n", prog->name, prog->no_target_warning);
 	}
 	catch_usr1(prog);
 	return 0;
@@ -1065,7 +1069,7 @@ static int attach(struct run *r, const struct plyc_program *prog)
 	err = plyc_out_open(r->o.outfile);
 	plyc_out_stop_flag(&stopping);
 	if (err)
-		return fail("cannot open %s: %s", r->o.outfile ? r->o.outfile : "standard output", strerror(-err));
+		return fail("cannot open %s: %s", r->o.outfile ? r->o.outfile : "standard output", plyc_out_strerror(-err));
 	/* bpftrace says it before BEGIN runs */
 	if (plyc_rt.output->attached && !r->o.quiet) {
 		plyc_rt.output->attached(plyc_rt.out, plyc_count_probes(prog));

@@ -61,6 +61,9 @@
  *                               N by a thread it starts (-p, unwatch())
  *   workload ticks MS C1 C2...  Ci getppid() calls in the middle of the i-th next
  *                               interval of MS ms of CLOCK_TAI (tseries() tests)
+ *   workload sigparent SIG      send signal SIG to its parent (the tracer running it
+ *                               with -c: a self:signal probe), then wait to be
+ *                               ended (the tracer's exit ends its child), 30 s at most
  * plyc_ifunc is an IFUNC, as glibc's string functions are (for uprobe tests).
  */
 #define _GNU_SOURCE
@@ -69,6 +72,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -651,6 +655,11 @@ static int run(int argc, char **argv)
 		return swap_through(atol(argv[2]) << 20);
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
+	} else if (!strcmp(argv[1], "sigparent") && argc > 2) {
+		if (kill(getppid(), atoi(argv[2])))
+			return 1;
+		sleep(30);
+		return 2;
 	} else if (!strcmp(argv[1], "stack") && argc > 3) {
 		plyc_stack_run(atol(argv[2]));
 		usleep((useconds_t)atol(argv[3]) * 1000);

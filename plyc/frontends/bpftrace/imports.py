@@ -119,7 +119,7 @@ def _read(path: str, imp: A.Import) -> str:
 
 def _folder(filename: str) -> str:
     """Where the script's imports are looked for: beside it (-e: here)."""
-    return os.path.dirname(filename) if filename not in ("<command-line>", "<script>", "-") else "."
+    return os.path.dirname(filename) if filename not in ("<command-line>", "<stdin>", "<script>", "-") else "."
 
 
 def _key(path: str) -> tuple:

@@ -31,7 +31,7 @@ from ... import arch
 from ... import builtins as B
 from ... import providers
 from ... import types as T
-from ...diag import Collector, Diagnostic, PlycError
+from ...diag import Collector, Diagnostic, PlycError, did_you_mean
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from ...ir import passes
@@ -44,7 +44,7 @@ from . import abi, aggreads, blocks, formats, byvalue, cdefs, cimports, config, 
 from . import aggwords, probes
 from . import specs as S
 from . import stdlib
-from . import kvalues, positionals, tuples
+from . import kvalues, meta, positionals, tuples
 from . import typeof
 from . import values as V
 from .trees import const_value, walk
@@ -57,7 +57,8 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
 FUNCTIONS = SHARED + ("delete", "find", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
-    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
+    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS) + \
+    tuple(meta.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
     "skboutput print_map".split())
@@ -119,6 +120,7 @@ PAD_BELOW = 1024
 
 def refuse(st: "Lowering", diag: Collector):
     prog = macros.expand(st.ast, diag, frozenset(FUNCTIONS))    # macros are gone from here on
+    prog = meta.expand(prog, st.version)       # assert(), container_of(), str(123): 0.27's
     # variables: 0.27's block scopes, or 0.17's probe-wide ones (blocks.py: a block expression's own)
     st.ast = prog = blocks.scope(prog, diag) if st.version == "0.17" else scopes.scope(prog, st.scope_errors)
     st.ast = prog = blocks.aggregations_last(prog, AGGREGATIONS)
@@ -216,6 +218,8 @@ class Lowering:
         self.scope_errors: dict = {}        # scopes.py's errors by place, said by the Typer
         self.cfuncs: dict = {}              # the imported C files' functions by name (cimports.py)
         self.cfuncs_used: list = []         # the prototypes of those the script calls, for the C
+        self.reads_cpid = False             # the script reads cpid (0 without -c: warned of at start)
+        self.asks_cpid = False              # ... or asks has_cpid() first (then not)
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -269,6 +273,9 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
         st.ir.pid_filter = True     # the tracer's -p PID filters kernel probes, as bpftrace 0.27's
+        if st.reads_cpid and not st.asks_cpid:
+            # 0.27.1 warns so as it reads cpid (0.17 refuses the script)
+            st.ir.no_target_warning = "no command runs (-c CMD): the script's cpid is 0"
         st.ir.warnings = st.warnings
         st.ir.c_files = list(st.ast.c_files)
         st.ir.c_functions = st.cfuncs_used
@@ -747,6 +754,7 @@ class Typer(Sema):
             self.err(not_yet("the config record as a whole"), e.span, "read its variables: config.max_strlen")
         if name == "cpid":
             self.uses_target = True
+            self.st.reads_cpid = True
             return ir.Param(ir.TARGET, type=T.U32)
         probe = self.probe
         if name == "kstack" and (probe.provider.runs_once or self.st.config.stack_mode != "bpftrace"):
@@ -1057,7 +1065,7 @@ class Typer(Sema):
             # 0.27's type of it (smalltypes.py): a literal (folded) is of the
             # smallest signed type holding it, sizeof(1) is 1, sizeof(300) 2,
             # so is a variable given one, a comparison a bool
-            return ir.IntConst(smalltypes.of(self, e.arg).size, type=T.U64)
+            return ir.IntConst(smalltypes.visible(self, smalltypes.of(self, e.arg)).size, type=T.U64)
         if e.arg.array_len is not None:     # sizeof(T[N]), sizeof(T *[N]): N of them
             elem = self.expr_Sizeof(replace(e, arg=replace(e.arg, array_len=None)))
             n = ir.IntConst(e.arg.array_len, type=T.U64, span=e.span)
@@ -1108,6 +1116,7 @@ class Typer(Sema):
             return cimports.call(self, e, [self.expr(a) for a in e.args])
         if e.name not in FUNCTIONS:
             self.err(f"unknown function '{e.name}'", e.name_span,
+                     did_you_mean(e.name, FUNCTIONS + AGGREGATIONS) or
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
             return self.print_top(e, statement)
@@ -1135,6 +1144,8 @@ class Typer(Sema):
             return V.call(self, e)
         if e.name in stdlib.FUNCTIONS:
             return stdlib.call(self, e)
+        if e.name in meta.FUNCTIONS:
+            return meta.call(self, e)
         func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name) or events.FUNCTIONS.get(e.name) or \
             stdlib.EVENTS.get(e.name)
         if func is None:

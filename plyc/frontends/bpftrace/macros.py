@@ -9,11 +9,7 @@ map it is not given is an error. A call as a statement inlines the body;
 a call as a value needs a body that ends with an expression: the
 statements before it make it a block expression (blocks.py). A macro with no parameters can be named bare (`one`).
 A bare parameter named where a type goes (`(a *)b`, 0.27's type
-substitution) takes a type: `typeof(uint8)`, `typeof($x)`, or the name.
-0.27's stdlib macro assert(cond, msg) (a statement) is expanded here too,
-unless the script defines its own: `if (!cond) { errorf("assert failed:
-%s", msg); exit(1); }`, all at the call's place (0.27's names its stdlib
-file's line)."""
+substitution) takes a type: `typeof(uint8)`, `typeof($x)`, or the name."""
 from __future__ import annotations
 
 from dataclasses import fields, replace
@@ -22,7 +18,7 @@ from ...diag import Collector
 from ...nesting import MAX_DEPTH, MESSAGE, NOTE, deepest
 from . import ast as A
 from .parser import children
-from .trees import rebuilt, walk
+from .trees import rebuilt
 
 
 # How many macro calls may be expanded one inside another: far more than
@@ -34,18 +30,9 @@ def expand(program: A.Program, diag: Collector, builtins: frozenset = frozenset(
     """builtins: the functions a call of another arity than a macro's of
     the same name is left to (bpftrace overloads its macros by arity:
     `macro cpu(x)` beside the stdlib's `cpu()`)."""
-    if not program.macros and not any(isinstance(n, A.Call) and n.name == "assert" for n in walk(program.probes)):
+    if not program.macros:
         return program
     return _Expander(program.macros, diag, builtins).program(program)
-
-
-def _assert(call: A.Call) -> A.If:
-    """0.27's stdlib assert(cond, msg), at the call's place."""
-    cond, msg = call.args
-    sp = call.span
-    fail = [A.ExprStmt(A.Call("errorf", [A.Str(b"assert failed: %s", span=sp), msg], name_span=sp, span=sp), span=sp),
-            A.ExprStmt(A.Call("exit", [A.Int(1, "1", span=sp)], name_span=sp, span=sp), span=sp)]
-    return A.If(A.Unary("!", cond, span=sp), A.Block(fail, span=sp), span=sp)
 
 
 def _clone(n):
@@ -61,6 +48,21 @@ def _too_deep(node) -> bool:
     return deepest(node, children) is not None
 
 
+# How 0.27 names a parameter of each kind where one is named twice.
+_KIND_WORDS = {"var": "Variable", "map": "Map", "expr": "Ident"}
+
+
+def _params_once(m: A.Macro, diag: Collector):
+    """Each parameter of m named once (0.27 refuses `macro m($a, $a)` where
+    it is defined, used or not; `a` and `$a` are two names)."""
+    seen = set()
+    for p in m.params:
+        if (p.kind, p.name) in seen:
+            shown = ("$" if p.kind == "var" else "") + p.name     # a map's name has its @
+            diag.error(f"{_KIND_WORDS[p.kind]} for macro argument has already been used: {shown}", p.span)
+        seen.add((p.kind, p.name))
+
+
 class _Expander:
     def __init__(self, macros: list, diag: Collector, builtins: frozenset = frozenset()):
         self.diag = diag
@@ -70,6 +72,7 @@ class _Expander:
             if m.name in self.macros:
                 diag.error(f"macro {m.name} is defined twice", m.span)
             self.macros[m.name] = m
+            _params_once(m, diag)
         self.count = 0
         self.active: list = []           # the macros being expanded (recursion)
         self.level = 0
@@ -87,24 +90,12 @@ class _Expander:
     def stmt(self, s) -> list:
         if isinstance(s, A.ExprStmt) and self.call_of(s.expr):
             return self.inline(s.expr, value=False)
-        if isinstance(s, A.ExprStmt) and self.stdlib_assert(s.expr):
-            if len(s.expr.args) != 2:
-                self.diag.error(f"assert() takes 2 arguments (a condition and a message), got {len(s.expr.args)}",
-                                s.expr.span)
-                return []
-            return [self.rebuild(_assert(s.expr))]
         return [self.rebuild(s)]
 
     def expr(self, e):
         if self.call_of(e):
             return self.inline(e, value=True)
-        if self.stdlib_assert(e):
-            self.diag.error("assert() is a statement: it has no value", e.span)
-            return A.Int(0, "0", span=e.span)
         return self.rebuild(e)
-
-    def stdlib_assert(self, e) -> bool:
-        return isinstance(e, A.Call) and e.name == "assert" and "assert" not in self.macros
 
     def rebuild(self, node):
         # self.level: how deep the node being rebuilt sits in the expanded

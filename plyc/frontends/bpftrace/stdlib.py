@@ -239,6 +239,7 @@ def check_fail(chk, call: A.Call):
     except printf.FormatError as e:
         chk.err(str(e), fmt.span)
         return ir.IntConst(0, type=T.S64, span=call.span)
+    B.check_format_count(chk, [p for p in parts if not isinstance(p, str)], call.args[1:], call.span)
     args, text = iter(call.args[1:]), ""
     for part in parts:
         if isinstance(part, str):
@@ -341,6 +342,7 @@ def has_cpid(chk, span):
     documentation says (0.27.1 computes `cpid == 0`, the opposite:
     docs/bpftrace.md); a bool."""
     chk.uses_target = True
+    chk.st.asks_cpid = True
     cpid = ir.Param(ir.TARGET, type=T.U32, span=span)
     zero = ir.IntConst(0, type=T.U32, span=span)
     return ir.Binary("!=", cpid, zero, type=replace(T.S32, denotes="bool"), span=span)
