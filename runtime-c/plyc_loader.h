@@ -78,7 +78,8 @@ struct plyc_need {
 };
 
 /* A named option of the script (bpftrace's getopt()): runtime-c/load/options.c. */
-enum plyc_opt_kind { PLYC_OPT_BOOL, PLYC_OPT_INT, PLYC_OPT_STR };
+/* UINT: a default of zero or more, INT: a negative one (0.27 types them so) */
+enum plyc_opt_kind { PLYC_OPT_BOOL, PLYC_OPT_INT, PLYC_OPT_UINT, PLYC_OPT_STR };
 
 struct plyc_opt {
 	const char *name;

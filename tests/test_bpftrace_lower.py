@@ -2,6 +2,8 @@
 IR it makes (as `plyc emit --stage ir` prints it), and what it refuses, by
 name and with its span. Behaviour on a kernel: tests/runtime/bt-*.test and
 tests/test_bpftrace_compat.py."""
+import re
+
 import pytest
 
 from plyc import driver
@@ -546,10 +548,10 @@ def test_script_struct_errors():
     assert cdefs.last_semicolons("struct s { int a; int b }") == "struct s { int a; int b;}"
     assert cdefs.last_semicolons("struct s { struct { int b\n} c\n}") == "struct s { struct { int b\n;} c\n;}"
     assert cdefs.last_semicolons("enum e { A, B }") == "enum e { A, B }"
-    assert err("struct t { long x : 3; };\nstruct u { int a; };\nstruct u { int b; };\n"
+    assert err("struct t { long x : 65; };\nstruct u { int a; };\nstruct u { int b; };\n"
                "struct w { char n[]; };\nBEGIN { }") == (
-        "tool.bt:1:17: error: bit-field 'x' is not supported by plyc yet\n"
-        "struct t { long x : 3; };\n                ^\n"
+        "tool.bt:1:17: error: bit-field 'x' has width 65: from 1 to 64 bits for its type\n"
+        "struct t { long x : 65; };\n                ^\n"
         "tool.bt:3:8: error: struct u is defined twice\nstruct u { int b; };\n       ^\n"
         "tool.bt:4:17: error: array 'n' needs a size\nstruct w { char n[]; };\n                ^")
     src = ("struct s { char n[2]; struct i { int z; } in; };\nstruct q { int a; };\n"
@@ -582,9 +584,17 @@ def test_script_struct_comments_packed_and_kernel_members():
     src = ("struct p { char c; // one\n long l; /* eight */ } __attribute__((packed));\n"
            "struct q { char c; struct p in; };\nBEGIN { print((sizeof(struct p), sizeof(struct q))); }")
     assert dump(lower(src)).splitlines()[-1] == "  emit print 1 (9:u64, 10:u64)  @4"
-    assert err("struct a { int x; } __attribute__((aligned(8)));\nBEGIN { }") == (
-        "tool.bt:1:21: error: an __attribute__ other than packed after the closing brace is not supported "
-        "by plyc yet\nstruct a { int x; } __attribute__((aligned(8)));\n" + " " * 20 + "^" + "~" * 26)
+    assert err("struct a { int x; } __attribute__((aligned(3)));\nBEGIN { }") == (
+        "tool.bt:1:21: error: an __attribute__ other than packed or aligned(N) (N a power of two) after the "
+        "closing brace is not supported by plyc yet\nstruct a { int x; } __attribute__((aligned(3)));\n"
+        + " " * 20 + "^" + "~" * 26)
+    assert "error: an __attribute__ other than packed" in err("struct a { int x; } __attribute__((cold));\nBEGIN { }")
+    # each definition's attributes are its own, also on one line (before:
+    # foo, on packed bar's line, was laid out packed too, 9 bytes)
+    src = ("struct foo { int x; char y; int z; } struct bar { int x; char y; int z; } __attribute__((packed)) "
+           "struct al { char c; } /**/ __attribute__ /**/ ((aligned(8))) __attribute__((packed))\n"
+           "BEGIN { print((sizeof(struct foo), sizeof(struct bar), sizeof(struct al))); }")
+    assert dump(lower(src)).splitlines()[-1] == "  emit print 1 (12:u64, 9:u64, 8:u64)  @2"
     assert err("struct a { int x; struct list_head l; };\nBEGIN { }") == (
         "tool.bt:1:26: error: struct list_head is held by value before the script defines it: a member's "
         "type must be defined above it, and a kernel type can only be reached through a pointer, as in "
@@ -1010,10 +1020,11 @@ EFFECTS_REFUSED = [
      "tool.bt:1:20: error: '++' used as a value in the key of '++' (the key is read, then written): "
      "not supported by plyc\nBEGIN { $x = 1; @m[$x++]++; }\n" + " " * 19 + "^~~~\n"
      "note: assign it to a $variable in a statement of its own first"),
-    ("BEGIN { $x = 1; $z = $x + $x++; }",
-     "tool.bt:1:22: error: $x is read before '++' that changes it in the same statement: not supported by "
+    # (a $variable read before its `++` is taken first: effects.py's snapshots)
+    ("BEGIN { @x = 1; $z = @x + @x++; }",
+     "tool.bt:1:22: error: @x is read before '++' that changes it in the same statement: not supported by "
      "plyc (bpftrace reads the value before the change, plyc after it)\n"
-     "BEGIN { $x = 1; $z = $x + $x++; }\n" + " " * 21 + "^~\n"
+     "BEGIN { @x = 1; $z = @x + @x++; }\n" + " " * 21 + "^~\n"
      "note: do the change in a statement of its own first"),
     # delete()'s value runs before its statement: where 0.27 would not run
     # it, or would read the map before it, plyc refuses (it printed
@@ -1241,3 +1252,38 @@ def test_ctx():
     assert "'ctx' in uprobe probes is not supported by plyc yet" in err('uprobe:/bin/sh:main { print(ctx); }')
     assert "'ctx' in a perf-event probe for riscv64 is not supported by plyc yet" in \
         err('i:ms:1 { print(ctx->sample_period); }', target="riscv64")
+
+
+def test_script_struct_bit_fields_read_in_allocation_order():
+    """A bit-field is read as the fewest bytes holding it, moved up to the
+    top bit and down again (an arithmetic shift for a signed one); its
+    bits counted from the first byte's least significant bit on a
+    little-endian target, its most significant on a big-endian one (the
+    runtime case bt-struct-bitfields runs the little-endian reads)."""
+    src = ("struct s { unsigned char a:3; unsigned short b:9; int c:4; }\n"
+           "BEGIN { $v = (uint64)1; $p = (struct s *)&$v; print(($p->a, $p->b, $p->c)); }")
+    reads = {}
+    for target in ("x86_64", "s390x"):
+        line = [x for x in dump(lower(src, target=target)).splitlines() if "emit print" in x][0]
+        reads[target] = re.findall(r"member\((.+?)\):(u8|u16)\):u64 << (\d+):u64\):u64\):([su]64) >> (\d+)", line)
+    assert reads["x86_64"] == [("cast($p:struct s *):void *", "u8", "61", "u64", "61"),
+                               ("cast($p:struct s *):void *", "u16", "52", "u64", "55"),
+                               ("($p:struct s * + 1:s64):void *", "u8", "56", "s64", "60")]
+    assert reads["s390x"] == [("cast($p:struct s *):void *", "u8", "56", "u64", "61"),
+                              ("cast($p:struct s *):void *", "u16", "51", "u64", "55"),
+                              ("($p:struct s * + 1:s64):void *", "u8", "60", "s64", "60")]
+    assert "bit-field 'a' has width 33: from 1 to 32 bits for its type" in err("struct s { int a:33; } BEGIN { }")
+    assert "bit-field 'a' must have an integer type" in err("struct s { char *a:3; } BEGIN { }")
+    assert "offsetof() of bit-field 'a': it has no byte offset of its own" in \
+        err("struct s { int a:3; int b; } BEGIN { print(offsetof(struct s, a)); }")
+
+
+def test_a_variable_read_before_its_change_is_taken_first():
+    """`$v` read before a `++`, find() or block that changes it in the same
+    statement is read into a local there, before the change runs, as
+    bpftrace reads left to right (`bt-effects-snapshot` runs them beside
+    0.27); the read of its address stays refused."""
+    text = dump(lower('BEGIN { $x = 1; $z = $x + $x++; }'))
+    assert "$snap0@1:22 = $x:s64  @1" in text
+    assert text.index("$snap0@1:22 = $x") < text.index("$x = ($x:s64 + 1")
+    assert "$x is read before '++'" in err('BEGIN { $x = 1; $p = (uint64)&$x + $x++; }')

@@ -477,7 +477,7 @@ class Program:
     # What the front end warns of at build time (diag.Diagnostic, severity
     # "warning"): printed to stderr by the driver, the build goes on.
     warnings: list = field(default_factory=list)
-    # named options (bpftrace's getopt()): (name, "bool"|"int"|"str", default text, description)
+    # named options (bpftrace's getopt()): (name, "bool"|"int"|"uint"|"str", default text, description)
     options: list = field(default_factory=list)
     # bounds the tracer checks a numeric $N against when it starts (bpftrace's
     # unroll($N), which bpftrace checks when it compiles): (N, lo, hi, line, col, what)

@@ -497,6 +497,17 @@ static void stop_probes(struct bpf_object *obj)
 		bpf_map_update_elem(bpf_map__fd(bss), &key, value, 0);
 	}
 	free(value);
+	/* A probe that passed the check before the flag was set may still be
+	 * running (its CPU descheduled by a hypervisor, a loop of map
+	 * updates): END and the dump would read its half-done work, a map
+	 * cleared at its end printed full. BPF programs run inside RCU
+	 * read-side sections, and a global membarrier is synchronize_rcu(),
+	 * so after it every program that started before the flag has
+	 * returned. Where the kernel refuses it (nohz_full, before 4.3) the
+	 * window stays as it was. */
+#ifdef SYS_membarrier
+	syscall(SYS_membarrier, 1 /* MEMBARRIER_CMD_GLOBAL */, 0, 0);
+#endif
 }
 
 static int fill_params(char *params, const struct options *o, uint64_t target);

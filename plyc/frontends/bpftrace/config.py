@@ -233,8 +233,9 @@ COMMAND_LINE = {"max_map_keys": "--map-entries", "perf_rb_pages": "--buffer-size
 
 
 def is_record(e) -> bool:
-    """`config` or `config()`, the record config.NAME reads."""
-    return (isinstance(e, A.Ident) and e.name == "config") or \
+    """`config`, `config()` or `__builtin_config` (what 0.27's stdlib macro
+    config() expands to), the record config.NAME reads."""
+    return (isinstance(e, A.Ident) and e.name in ("config", "__builtin_config")) or \
         (isinstance(e, A.Call) and e.name == "config" and not e.args)
 
 

@@ -124,7 +124,7 @@ def refuse(st: "Lowering", diag: Collector):
     # variables: 0.27's block scopes, or 0.17's probe-wide ones (blocks.py: a block expression's own)
     st.ast = prog = blocks.scope(prog, diag) if st.version == "0.17" else scopes.scope(prog, st.scope_errors)
     st.ast = prog = blocks.aggregations_last(prog, AGGREGATIONS)
-    effects.check(prog, diag)
+    st.snapshots = effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
     st.preamble.includes[:0] = headers.include_lines(st.include_files)
     st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
@@ -211,6 +211,7 @@ class Lowering:
         self.enum_tables: dict = {}         # an enum's words, ("btf", id) of a kernel's -> its table's number (structs.enum_type, kvalues)
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
+        self.snapshots: set = set()         # $variable reads taken before a hoisted change (effects.py)
         self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
         self.warnings: list = []            # Diagnostics printed at build time (abi.py's values)
         self.warned: set = set()            # the names abi.py's warnings were given for
@@ -703,7 +704,10 @@ class Typer(Sema):
             if (id(self.probe), e.name) in self.unassigned:
                 raise Bail()
             self.err(f"${e.name} is read before it is assigned", e.span)
-        return ir.Local(e.name, type=self.probe.locals.get(e.name, T.S64))
+        value = ir.Local(e.name, type=self.probe.locals.get(e.name, T.S64))
+        if id(e) in self.st.snapshots:
+            return blocks.snapshot(self, e, value)
+        return value
 
     def expr_Positional(self, e: A.Positional):
         if e.index == 0:
