@@ -12,6 +12,8 @@
 #include "plyc_rt.h"
 #include "plyc_report.h"
 
+struct plyc_output_ops;
+
 struct plyc_provider;
 
 /* One probe of the script: what every provider's has; the rest is the
@@ -126,6 +128,9 @@ struct plyc_program {
 	const struct plyc_report *report;   /* a periodic report instead of the dump at exit */
 	long default_pid;          /* -p when none is given (a front end's built-in one) */
 	enum plyc_style style;     /* whose output: ply's or bpftrace's (plyc build --output-style) */
+	/* that style's operations and the report's (NULL: none), named by the
+	 * generated loader so that a tracer links only the output it prints */
+	const struct plyc_output_ops *output, *report_output;
 	const struct plyc_need *needs;
 	int nneeds;
 	const int *loop_lines;     /* script line of each while loop (plyc_loopcap's slots) */

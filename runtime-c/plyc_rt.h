@@ -173,7 +173,7 @@ struct plyc_enumerator {
 struct plyc_rt {
 	FILE *out;
 	int json;                  /* -f json */
-	const struct plyc_output_ops *output;   /* the style's (plyc_output_select) */
+	const struct plyc_output_ops *output;   /* the style's (plyc_output_use) */
 	int utf8;                  /* draw histogram bars with Unicode blocks */
 	int stack_fd;              /* stack map, or -1 */
 	int64_t mono_to_real_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */

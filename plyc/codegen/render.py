@@ -280,6 +280,7 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
     loader_c = render_template(
         "loader.c.j2", **loader_context(res, bpf_c, program.report, origin, program.args_wide),
         style=f"PLYC_STYLE_{style.upper()}",
+        output_ops="plyc_output_bpftrace" if style.startswith("bpftrace") else "plyc_output_ply",
         opts=[dict(name=c_string(name), desc=c_string(desc), kind=f"PLYC_OPT_{kind.upper()}", dflt=c_string(dflt))
               for name, kind, dflt, desc in program.options],
         time_formats=[c_string(f) for f in program.time_formats],

@@ -18,7 +18,7 @@ static void bt_int(FILE *fp, const struct plyc_type *t, const void *data)
 }
 
 /* bpftrace's versions' output (plyc_btout.h): the printers of output/ and
- * of this layer read the tracer's (plyc_output_select sets it). */
+ * of this layer read the tracer's (plyc_output_use sets it). */
 const struct plyc_bt_version plyc_bt_027 = {
 	.attached_on_stderr = 1,
 	.empty_map_silent = 1,
