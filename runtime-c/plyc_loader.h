@@ -137,6 +137,7 @@ struct plyc_program {
 	int nloops;
 	int no_exit_maps;          /* no map dump at exit (bpftrace's print_maps_on_exit=false) */
 	int no_cpp_demangle;       /* user symbols as the symbol table has them (bpftrace's cpp_demangle=false) */
+	const struct plyc_usyms *usyms;   /* &plyc_usyms_elf when the program has a ustack or usym value */
 	const char *str_trailer;   /* after a cut string (bpftrace's str_trunc_trailer) */
 	const struct plyc_opt *opts;   /* the script's named options, set at off_opt_num/off_opt_str */
 	int nopts;

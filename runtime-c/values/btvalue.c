@@ -100,7 +100,7 @@ static void bt_stack(FILE *fp, const struct plyc_type *t, const void *data, int 
 	}
 	fputc('\n', fp);
 	if (user) {
-		plyc_print_ustack(fp, (uint32_t)(v >> 32), ips, PLYC_STACK_DEPTH, PLYC_STACK_MODE(t), indent);
+		plyc_usyms->print_stack(fp, (uint32_t)(v >> 32), ips, PLYC_STACK_DEPTH, PLYC_STACK_MODE(t), indent);
 		return;
 	}
 	for (i = 0; i < PLYC_STACK_DEPTH && ips[i]; i++) {
@@ -214,7 +214,7 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 		bt_stack(fp, t, data, indent);
 		break;
 	case PLYC_K_USYM:
-		fputs(plyc_usym_text(data, sym, sizeof(sym)), fp);
+		fputs(plyc_usyms->text(data, sym, sizeof(sym)), fp);
 		break;
 	case PLYC_K_MEM:
 		bt_buf(fp, data, t->size);
