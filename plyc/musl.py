@@ -55,7 +55,7 @@ TARGETS = {
     "mips": Target("mips-linux-musleabi", lto=True),
     # n64 is always PIC: zig's -fno-PIC is ignored, with a warning -Werror
     # would make fatal.
-    "mips64el": Target("mips64el-linux-muslabi64", ("-Wno-option-ignored",)),
+    "mips64el": Target("mips64el-linux-muslabi64", ("-Wno-option-ignored",), lto=True),
     "ppc64le": Target("powerpc64le-linux-musl", lto=True),
     "s390x": Target("s390x-linux-musl"),
 }
