@@ -70,10 +70,6 @@ void plyc_ply_json_printf(FILE *fp, const char *text, size_t len);
 void plyc_output_use(const struct plyc_output_ops *ops, enum plyc_style style,
 		     const struct plyc_output_ops *report);
 
-/* The same from the style alone (the unit tests': it names every style's
- * operations, so a tracer does not call it). */
-void plyc_output_select(enum plyc_style style, int report);
-
 /* plyc_rt.h's plyc_print_value, plyc_print, plyc_ksym_text, plyc_map_print,
  * plyc_map_dump and plyc_map_dump_top print through the chosen
  * operations (output/dump.c). */

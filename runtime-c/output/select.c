@@ -22,10 +22,3 @@ void plyc_output_use(const struct plyc_output_ops *ops, enum plyc_style style,
 	}
 	plyc_rt.output = &chosen;
 }
-
-void plyc_output_select(enum plyc_style style, int report)
-{
-	plyc_output_use(style == PLYC_STYLE_BPFTRACE || style == PLYC_STYLE_BPFTRACE017 ? &plyc_output_bpftrace
-											: &plyc_output_ply,
-			style, report ? &plyc_output_bccreport : NULL);
-}
