@@ -25,6 +25,9 @@ SCRATCH_SLOT_MAX = 32768
 # The runtime's kinds of a user symbol (printers.rt_kind): a loader that
 # names one links the user symbolizer (runtime-c/symbols/usyms.c)
 USER_SYMBOLS = re.compile(r"\bPLYC_K_U(SYM|STACK)\b")
+# Each output style's operations (runtime-c/plyc_style.h), which the loader
+# names: a tracer links only its own style's
+OUTPUT_OPS = {"ply": "plyc_output_ply", "bpftrace": "plyc_output_bpftrace", "bpftrace017": "plyc_output_bpftrace"}
 
 
 @dataclass
@@ -282,7 +285,7 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
         nprobes=max(1, len(res.probes)))
     loader = dict(loader_context(res, bpf_c, program.report, origin, program.args_wide),
         style=f"PLYC_STYLE_{style.upper()}",
-        output_ops="plyc_output_bpftrace" if style.startswith("bpftrace") else "plyc_output_ply",
+        output_ops=OUTPUT_OPS[style],
         opts=[dict(name=c_string(name), desc=c_string(desc), kind=f"PLYC_OPT_{kind.upper()}", dflt=c_string(dflt))
               for name, kind, dflt, desc in program.options],
         time_formats=[c_string(f) for f in program.time_formats],
