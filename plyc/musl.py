@@ -31,7 +31,7 @@ class Target:
     # into the tracer (not the libraries: kept out of their cache key).
     compat: tuple = field(default=(), repr=False)
     # Link-time optimised (LTO_CFLAGS): where that brings the tracer under
-    # 512 KB (mips64el's stays over with it: docs/toolchain.md).
+    # 512 KB (docs/toolchain.md, "Where the bytes go").
     lto: bool = False
 
 
