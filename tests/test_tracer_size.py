@@ -18,10 +18,6 @@ RECORDED = json.loads((ROOT / "tests" / "tracer_sizes.json").read_text())
 EXAMPLE = ROOT / "examples" / "syscall-count.ply"
 GROWTH = 1.05
 MUSL_LIMIT = 512 * 1024
-# Targets whose musl tracer is still above MUSL_LIMIT (docs/toolchain.md,
-# "Where the bytes go", says what mips64el lacks and what was tried): held
-# to their recorded size only.
-OVER_LIMIT = {"mips64el"}
 
 CASES = [(t, libc) for t in RECORDED for libc in RECORDED[t]]
 
@@ -45,5 +41,5 @@ def test_tracer_size(target, libc, tmp_path):
         (f"{target} {libc}: the tracer is {size:,} bytes, {size / recorded - 1:.1%} past the {recorded:,} "
          "recorded in tests/tracer_sizes.json: find what grew (python3 bench/sizes.py --target "
          f"{target}), or record the new size if it is worth it")
-    if libc == "musl" and target not in OVER_LIMIT:
+    if libc == "musl":
         assert size <= MUSL_LIMIT, f"{target}: the musl tracer is {size:,} bytes, over {MUSL_LIMIT:,}"

@@ -22,6 +22,12 @@ from .templates import render as render_template
 
 # The kernel's limit on one value of a per-CPU array (PCPU_MIN_UNIT_SIZE).
 SCRATCH_SLOT_MAX = 32768
+# The runtime's kinds of a user symbol (printers.rt_kind): a loader that
+# names one links the user symbolizer (runtime-c/symbols/usyms.c)
+USER_SYMBOLS = re.compile(r"\bPLYC_K_U(SYM|STACK)\b")
+# Each output style's operations (runtime-c/plyc_style.h), which the loader
+# names: a tracer links only its own style's
+OUTPUT_OPS = {"ply": "plyc_output_ply", "bpftrace": "plyc_output_bpftrace", "bpftrace017": "plyc_output_bpftrace"}
 
 
 @dataclass
@@ -277,9 +283,9 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
         nargs_dim=max(1, res.nargs), nopts_dim=max(1, len(program.options)),
         ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
-    loader_c = render_template(
-        "loader.c.j2", **loader_context(res, bpf_c, program.report, origin, program.args_wide),
+    loader = dict(loader_context(res, bpf_c, program.report, origin, program.args_wide),
         style=f"PLYC_STYLE_{style.upper()}",
+        output_ops=OUTPUT_OPS[style],
         opts=[dict(name=c_string(name), desc=c_string(desc), kind=f"PLYC_OPT_{kind.upper()}", dflt=c_string(dflt))
               for name, kind, dflt, desc in program.options],
         time_formats=[c_string(f) for f in program.time_formats],
@@ -289,4 +295,9 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
         arg_bounds=[dict(index=n, lo=lo, hi=hi, line=line, col=col, what=c_string(what))
                     for n, lo, hi, line, col, what in program.arg_bounds],
         missing_probes=code("PLYC_MISSING_" + program.missing_probes.upper()))
+    loader_c = render_template("loader.c.j2", **loader, user_symbols=False)
+    if USER_SYMBOLS.search(loader_c):
+        # every value the runtime prints has its type in the loader: one
+        # of a user symbol's links usyms.c (and the demangler), else left out
+        loader_c = render_template("loader.c.j2", **dict(loader, user_symbols=True))
     return Generated(bpf_c, header, loader_c)

@@ -875,8 +875,10 @@ static int arguments(struct run *r, struct plyc_program *prog, int argc, char **
 	int closed_out;
 
 	plyc_cpp_demangle = !prog->no_cpp_demangle;
+	if (prog->usyms)
+		plyc_usyms = prog->usyms;
 	plyc_str_trailer = prog->str_trailer;
-	plyc_output_select(prog->style, prog->report != NULL);
+	plyc_output_use(prog->output, prog->style, prog->report_output);
 	closed_out = plug_std_fds();
 	/* a closed pipe is EPIPE, not death by SIGPIPE, from the first write
 	 * (-h, --list, --info); the run catches it (catch_signals()), -c's command
