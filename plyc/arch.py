@@ -84,6 +84,13 @@ class Arch:
     qemu_cpu: str = ""
 
     @property
+    def watch_modes(self) -> tuple:
+        """The accesses a watchpoint may watch there (bpftrace's r, w, x and
+        their sums), as the kernel's arch/*/kernel/hw_breakpoint.c builds
+        them from what its CPUs' debug registers take; () where it has none."""
+        return WATCH_MODES.get(self.bpf_arch, ())
+
+    @property
     def bpf_target(self) -> str:
         """clang's -target for the BPF object."""
         return "bpfeb" if self.big_endian else "bpfel"
@@ -91,6 +98,14 @@ class Arch:
     def libc_package(self) -> str:
         """The Debian package with the static C library a build for it links."""
         return "libc6-dev" if is_native(self.name) else f"libc6-dev-{self.debian_arch}-cross"
+
+
+# Watchpoint modes by kernel architecture: x86's debug registers break on
+# writes, reads-or-writes or execution, never on reads alone (Intel SDM
+# vol. 3, 17.2.4); ARM's on each and on both; POWER's DAWR on data only.
+# bpftrace 0.27 takes the same sets.
+WATCH_MODES = {"x86": ("rw", "w", "x"), "arm64": ("r", "rw", "w", "x"), "arm": ("r", "rw", "w", "x"),
+               "powerpc": ("r", "rw", "w")}
 
 
 RISCV_REGS = ("epc", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1",

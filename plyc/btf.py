@@ -68,6 +68,7 @@ class BType:
     signed: bool = False     # INT, ENUM
     is_bool: bool = False    # INT: C's _Bool (BTF_INT_BOOL)
     members: tuple = ()      # STRUCT/UNION: Member; FUNC_PROTO: (name, type)
+    linkage: int = 0         # FUNC: 0 static, 1 global, 2 extern
 
 
 class BTF:
@@ -164,6 +165,8 @@ class BTF:
             t.size, t.signed, t.is_bool = size_type, bool((enc >> 24) & 1), bool((enc >> 24) & 4)
         elif kind in (PTR, TYPEDEF, VOLATILE, CONST, RESTRICT, FUNC, TYPE_TAG, VAR, DECL_TAG):
             t.type = size_type
+            if kind == FUNC:
+                t.linkage = vlen
         elif kind == ARRAY:
             t.type, _, t.nelems = struct.unpack_from(e + "III", buf, pos)
         elif kind in (STRUCT, UNION):

@@ -214,6 +214,14 @@ def check_printf(chk, call):
     return check_formatted(chk, call, ir.PRINTF, "printf")
 
 
+def check_format_count(chk, convs: list, rest: list, span) -> None:
+    """A format's conversions and the values that follow it, one each
+    (printf's, and a front end's other formatted calls, such as fail())."""
+    if len(convs) != len(rest):
+        chk.err(f"the format has {len(convs)} conversion{'s' if len(convs) != 1 else ''} "
+                f"but {len(rest)} argument{'s follow' if len(rest) != 1 else ' follows'}", span)
+
+
 def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     """An event of kind carrying a printf-style format and its arguments
     (printf(), and a front end's own formatted output, as cat() and system())."""
@@ -228,9 +236,7 @@ def check_formatted(chk, call, kind: str, name: str) -> ir.EmitEvent:
     convs = [p for p in parts if isinstance(p, P.Conv)]
     chk.printf_conversions(convs, fmt_arg.span)
     rest = call.args[1:]
-    if len(convs) != len(rest):
-        chk.err(f"the format has {len(convs)} conversion{'s' if len(convs) != 1 else ''} "
-                f"but {len(rest)} argument{'s follow' if len(rest) != 1 else ' follows'}", call.span)
+    check_format_count(chk, convs, rest, call.span)
     args = []
     for conv, a in zip(convs, rest):
         x = chk.expr(a)

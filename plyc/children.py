@@ -90,8 +90,51 @@ def run(cmd: list, *, input=None, capture_output: bool = False, timeout: Optiona
         if main:
             _holding = False
         raise
+    return finish(proc, input=input, timeout=timeout, check=check, released=not main)
+
+
+def start(cmd: list, **popen) -> subprocess.Popen:
+    """A child started now and ended later by finish() (or stop()), its
+    output captured: a signal while it starts is held until it is ours."""
+    global _holding
+    popen.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        _holding = True
     try:
+        proc = subprocess.Popen(cmd, **popen)
+    except BaseException:
         if main:
+            _holding = False
+        raise
+    if main:
+        try:
+            _release()
+        except BaseException:
+            stop(proc)
+            raise
+    return proc
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """A child start() started, not wanted any more: killed and reaped."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for f in (proc.stdout, proc.stderr, proc.stdin):
+        if f is not None:
+            f.close()
+
+
+def finish(proc: subprocess.Popen, *, input=None, timeout: Optional[float] = None, check: bool = False,
+           released: bool = True) -> subprocess.CompletedProcess:
+    """run()'s end for a child started (start()'s, or run()'s own with the
+    signal still held: released False): its output and status once it
+    ends, the child killed and reaped whenever plyc stops meanwhile."""
+    main = threading.current_thread() is threading.main_thread()
+    cmd = proc.args
+    try:
+        if not released:
             _release()
         out, err = _communicate(proc, input, timeout, main)
     except BaseException:

@@ -109,9 +109,19 @@ def parser() -> argparse.ArgumentParser:
 def script_form(argv: list, ap: argparse.ArgumentParser) -> list:
     """`plyc FILE ARGS` (a `#!/usr/bin/env plyc` script run as a program)
     is `plyc run FILE -- ARGS`: a first word that is no command nor option
-    but a file."""
-    if argv and argv[0] not in ap.commands and not argv[0].startswith("-") and os.path.isfile(argv[0]):
-        return ["run", argv[0], "--", *argv[1:]]
+    but a file. `plyc run`'s options may come before FILE (`#!/usr/bin/env
+    -S plyc --lang bpftrace` for a bpftrace script named without .bt);
+    -e, whose text is the script, may not."""
+    actions = ap.commands["run"]._option_string_actions
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+        name, eq, _ = argv[i].partition("=")
+        action = actions.get(name)
+        if action is None or name in ("-e", "-h", "--help"):
+            return argv
+        i += 2 if action.nargs != 0 and not eq else 1
+    if i < len(argv) and argv[i] not in ap.commands and not argv[i].startswith("-") and os.path.isfile(argv[i]):
+        return ["run", *argv[:i], argv[i], "--", *argv[i + 1:]]
     return argv
 
 

@@ -3,6 +3,7 @@ the source line and a caret underline. Every user-facing failure of the
 compiler is a PlycError; the CLI prints it and exits 1."""
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Optional
 
@@ -73,6 +74,15 @@ class PlycError(Exception):
         if hidden > 0:
             text += f"\n{self.filename}: {hidden} more error{'s' if hidden != 1 else ''} not shown"
         return text
+
+
+def did_you_mean(name: str, names) -> str:
+    """Up to three of names close to a misspelt one (a typo's likely
+    meaning), as "did you mean a, b or c?", or ""."""
+    close = difflib.get_close_matches(name, list(names), 3, 0.8)
+    if len(close) > 1:
+        return f"did you mean {', '.join(close[:-1])} or {close[-1]}?"
+    return f"did you mean {close[0]}?" if close else ""
 
 
 def error(message: str, span: Optional[Span] = None, note: Optional[str] = None) -> PlycError:

@@ -106,6 +106,12 @@ def _bpf_side(r: Report):
                "clang (apt-get install clang llvm) or set $PLYC_CLANG to one that can")
     else:
         r.ok("clang (BPF target)", f"{clang} ({_version([clang])})")
+    if clang:
+        # bpftrace's `import "lib.bpf.c";` only (usercode.py): a note, not a miss
+        from .usercode import llvm_tool
+        link = llvm_tool(clang, "llvm-link")
+        r.note("llvm-link (C imports)", link or "not found: bpftrace scripts importing a .bpf.c file "
+               "need it (apt-get install llvm)")
     for header, package in (("bpf/bpf_helpers.h", "libbpf-dev"), ("linux/types.h", "linux-libc-dev")):
         path = Path("/usr/include") / header
         if path.exists():

@@ -22,7 +22,7 @@ from .frontends import registry
 from .frontends.base import FrontEnd, Settings
 from .output import LINKED, check_target, install, keep, keep_dir, work_folder
 from .cachedir import ToolchainError
-from .toolchain import Toolchain, at_once, embed_object, quick_embed, translate_c_error
+from .toolchain import Toolchain, at_once, embed_object, loader_prelude, quick_embed, translate_c_error
 
 if TYPE_CHECKING:
     from .codegen import render, resources
@@ -178,7 +178,50 @@ def compile_ir(prog: ir.Program, source: str, filename: str, opts: Options,
 
 def build(source: str, filename: str, out: str, opts: Options) -> Compiled:
     """A script, in any front end's language, into the tracer `out`."""
-    return link(compile_source(source, filename, opts, tracer_name(out)), out, opts)
+    early = start_early(out, opts, source)
+    try:
+        return link(compile_source(source, filename, opts, tracer_name(out)), out, opts, early)
+    finally:
+        if early is not None:
+            early.close()
+
+
+@dataclass
+class Early:
+    """A quick build's toolchain and work folder, made before the front end
+    runs, and clang started in it on the BPF C to come (early.py)."""
+    tc: Toolchain
+    workdir: Path
+    name: str
+    bpf: object
+
+    def close(self):
+        self.bpf.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def start_early(out: str, opts: Options, source: str) -> Optional[Early]:
+    """For a quick build (plyc run's, for this machine: Toolchain.quick),
+    clang started before the front end runs; None for any other build,
+    with --keep (its folder is copied, a FIFO in it too), for a script
+    that may import C files (the word `import`: its BPF C is compiled to
+    bitcode, linked with theirs), or when the toolchain has a problem
+    (link() reports it, after the script's own)."""
+    if not opts.quick or opts.keep_dir or "import" in source:
+        return None
+    try:
+        tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot, opts.libc)
+    except ToolchainError:
+        return None
+    if not tc.quick():
+        return None
+    from .early import EarlyBPF
+    name, workdir = tracer_name(out), work_folder()
+    try:
+        return Early(tc, workdir, name, EarlyBPF(tc, workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir))
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
 
 
 def build_ir(prog: ir.Program, source: str, filename: str, out: str, opts: Options) -> Compiled:
@@ -186,29 +229,44 @@ def build_ir(prog: ir.Program, source: str, filename: str, out: str, opts: Optio
     return link(compile_ir(prog, source, filename, opts, tracer_name(out)), out, opts)
 
 
-def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
+def link(compiled: Compiled, out: str, opts: Options, early: Optional[Early] = None) -> Compiled:
     """The generated files compiled and linked into the tracer `out`; on
-    any failure or signal, nothing is left behind but what --keep asks for."""
+    any failure or signal, nothing is left behind but what --keep asks for.
+    early: start_early's, whose clang is given the BPF C (the caller closes it)."""
     from .codegen import limits, render
     name = compiled.resources.name
+    if early is not None and (early.name != name or compiled.ir.c_files):
+        # another name, or C files the script imports (clang's object is
+        # then LLVM bitcode linked with theirs): not what clang was started on
+        early.close()
+        early = None
     check_target(out)
     if opts.keep_dir:
         keep_dir(opts.keep_dir)
-    tc = Toolchain.detect(opts.target, opts.verbose, opts.sysroot, opts.libc)
+    tc = early.tc if early else Toolchain.detect(opts.target, opts.verbose, opts.sysroot, opts.libc)
     gen = compiled.generated
     # Everything is made in a private folder of plyc's own (mkdtemp: 0700,
     # below a temporary folder no one else can change): the compilers and
     # the linker write paths there that no one can swap. Only copies,
     # written by descriptor, leave it (output.install, output.keep).
-    workdir, kept = work_folder(), False
+    workdir, kept = early.workdir if early else work_folder(), False
     try:
-        (workdir / f"{name}.bpf.c").write_text(gen.bpf_c)
+        if not early:
+            (workdir / f"{name}.bpf.c").write_text(gen.bpf_c)
         (workdir / f"{name}.h").write_text(gen.header)
         (workdir / f"{name}.c").write_text(gen.loader_c)
 
         def bpf():
             try:
-                tc.compile_bpf(workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir)
+                user_c = compiled.ir.c_files
+                if user_c:
+                    from . import usercode
+                    if usercode.wants_vmlinux(user_c):
+                        usercode.vmlinux_header(opts.btf, workdir)
+                if early:
+                    early.bpf.feed(gen.bpf_c)       # the header it includes is written
+                else:
+                    tc.compile_bpf(workdir / f"{name}.bpf.c", workdir / f"{name}.bpf.o", workdir, user_c=user_c)
             except ToolchainError as err:
                 stack = limits.stack_error(str(err), gen.bpf_c, compiled.resources)
                 if stack:
@@ -218,9 +276,12 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
                                             compiled.resources.script)
                 raise ToolchainError((located + "\n" if located else "") + str(err)) from None
 
+        quick = opts.quick and tc.quick()
+        # a quick build's loader: its fixed includes precompiled, once
+        prelude = loader_prelude(gen.loader_c, name) if quick else None
         # clang's BPF object and the C compiler's loader object at once (the
         # loader does not include the BPF object: obj.c, compiled at the link)
-        at_once(bpf, lambda: tc.compile_loader(workdir / f"{name}.c", workdir / f"{name}.o", workdir))
+        at_once(bpf, lambda: tc.compile_loader(workdir / f"{name}.c", workdir / f"{name}.o", workdir, prelude))
         btf = b""
         if opts.btf:
             # For devices whose kernel has no BTF: the part of the target
@@ -233,10 +294,10 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
                 raise ToolchainError(str(err)) from None
             btf = min_core_btf(tc, workdir / "kernel.btf", workdir / f"{name}.bpf.o", workdir / "min.btf")
         linked = workdir / LINKED
-        if opts.quick and tc.quick():
+        if quick:
             quick_embed(workdir / f"{name}.bpf.o", workdir / f"{name}.obj.s", workdir / "min.btf" if btf else None)
             tc.link_loader(workdir / f"{name}.o", workdir / f"{name}.obj.s", linked, workdir, opts.strip,
-                           tc.quick_linker())
+                           tc.quick_link(), static=False)
         else:
             embed_object((workdir / f"{name}.bpf.o").read_bytes(), workdir / f"{name}.obj.c", btf)
             tc.link_loader(workdir / f"{name}.o", workdir / f"{name}.obj.c", linked, workdir, opts.strip)
@@ -255,5 +316,6 @@ def link(compiled: Compiled, out: str, opts: Options) -> Compiled:
                 pass
         raise
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if not early:
+            shutil.rmtree(workdir, ignore_errors=True)      # early's, by its caller
     return compiled

@@ -140,7 +140,7 @@ def completion(ap: argparse.ArgumentParser, providers: list) -> str:
     `plyc list` (through `plyc list` itself, so the machine's own)."""
     cmds = _subparsers(ap)
     per_cmd = "\n".join(f"\t\t{name}) opts=\"{' '.join(_words(_options(p)))}\" ;;" for name, p in cmds.items())
-    choices = "\n".join(f"\t\t{o}) COMPREPLY=($(compgen -W \"{' '.join(c)}\" -- \"$cur\")); return ;;"
+    choices = "\n".join(f"\t\t{o}) _plyc_reply compgen -W \"{' '.join(c)}\" -- \"$cur\"; return ;;"
                         for o, c in sorted(_choices(ap).items()))
     files_after = " ".join(sorted({o for p in [ap, *cmds.values()] for a in _options(p) if a.nargs != 0
                                    and a.choices is None and a.option_strings and (a.metavar or "").upper() in
@@ -158,6 +158,13 @@ _plyc_probes()
 	plyc list "$word*" 2>/dev/null
 }}
 
+_plyc_reply()
+{{
+	# COMPREPLY += the lines "$@" prints, one reply each: a file name
+	# with a space or a '*' kept whole, never split or globbed
+	mapfile -t -O "${{#COMPREPLY[@]}}" COMPREPLY < <("$@")
+}}
+
 _plyc()
 {{
 	local cur prev cmd= opts i line
@@ -171,14 +178,15 @@ _plyc()
 	done
 	case $prev in
 {choices}
-		{'|'.join(files_after.split()) or '--no-such-option'}) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		{'|'.join(files_after.split()) or '--no-such-option'}) compopt -o filenames 2>/dev/null; _plyc_reply compgen -f -- "$cur"; return ;;
 	esac
 	if [[ -z $cmd ]]; then
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "{' '.join(_words(_options(ap)))}" -- "$cur"))
+			_plyc_reply compgen -W "{' '.join(_words(_options(ap)))}" -- "$cur"
 		else
 			compopt -o filenames 2>/dev/null
-			COMPREPLY=($(compgen -W "{' '.join(cmds)}" -- "$cur") $(compgen -f -- "$cur"))
+			_plyc_reply compgen -W "{' '.join(cmds)}" -- "$cur"
+			_plyc_reply compgen -f -- "$cur"
 		fi
 		return
 	fi
@@ -186,22 +194,29 @@ _plyc()
 {per_cmd}
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		_plyc_reply compgen -W "$opts" -- "$cur"
 	elif [[ $cmd == list ]]; then
 		# the pattern as typed, past bash's split at ':'; the replies
 		# without the part before the last ':', which bash keeps
 		line=${{COMP_LINE:0:COMP_POINT}}
 		cur=${{line##*[[:space:]]}}
 		cur=${{cur#[\\'\\"]}}
-		local IFS=$'\\n' pre=${{cur%"${{cur##*:}}"}}
-		COMPREPLY=($(_plyc_probes "$cur"))
+		local pre=${{cur%"${{cur##*:}}"}}
+		_plyc_reply _plyc_probes "$cur"
 		COMPREPLY=("${{COMPREPLY[@]#"$pre"}}")
-		# a script whose probes are listed (plyc list trace.bt)
-		[[ $cur != *:* ]] && COMPREPLY+=($(compgen -f -X '!*.bt' -- "$cur") $(compgen -f -X '!*.ply' -- "$cur"))
+		# a script whose probes are listed (plyc list trace.bt), in its folder;
+		# quoted as a file name where no probe's reply (tracepoint:) is
+		# among them, whose ':' readline would quote too
+		if [[ $cur != *:* ]]; then
+			[[ ${{#COMPREPLY[@]}} -eq 0 ]] && compopt -o filenames 2>/dev/null
+			_plyc_reply compgen -f -X '!*.bt' -- "$cur"
+			_plyc_reply compgen -f -X '!*.ply' -- "$cur"
+			_plyc_reply compgen -d -- "$cur"
+		fi
 		[[ ${{#COMPREPLY[@]}} -eq 1 && ${{COMPREPLY[0]}} == *: ]] && compopt -o nospace 2>/dev/null
 	else
 		compopt -o filenames 2>/dev/null
-		COMPREPLY=($(compgen -f -- "$cur"))
+		_plyc_reply compgen -f -- "$cur"
 	fi
 }}
 complete -F _plyc plyc

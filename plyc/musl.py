@@ -31,7 +31,7 @@ class Target:
     # into the tracer (not the libraries: kept out of their cache key).
     compat: tuple = field(default=(), repr=False)
     # Link-time optimised (LTO_CFLAGS): where that brings the tracer under
-    # 512 KB (mips64el's stays over with it: docs/toolchain.md).
+    # 512 KB (docs/toolchain.md, "Where the bytes go").
     lto: bool = False
 
 
@@ -55,7 +55,7 @@ TARGETS = {
     "mips": Target("mips-linux-musleabi", lto=True),
     # n64 is always PIC: zig's -fno-PIC is ignored, with a warning -Werror
     # would make fatal.
-    "mips64el": Target("mips64el-linux-muslabi64", ("-Wno-option-ignored",)),
+    "mips64el": Target("mips64el-linux-muslabi64", ("-Wno-option-ignored",), lto=True),
     "ppc64le": Target("powerpc64le-linux-musl", lto=True),
     "s390x": Target("s390x-linux-musl"),
 }

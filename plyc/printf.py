@@ -7,8 +7,14 @@ from dataclasses import dataclass
 from typing import Optional
 
 INT_MAX = (1 << 31) - 1
+# The conversions and C's length modifiers a format may hold (the longer
+# spellings first, as the pattern tries them in order): d i o u x X c s p v;
+# r rx rh (a length-carrying buffer, bpftrace's buf()); gr (bpftrace 0.27's
+# GFP flags by name).
+CONVERSIONS = ("d", "i", "o", "u", "x", "X", "c", "s", "p", "v", "gr", "rx", "rh", "r")
+LENGTHS = ("hh", "h", "ll", "l", "z", "j", "t")
 CONV = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d+|\*))?"
-                  r"(?P<len>hh|h|ll|l|z|j|t)?(?P<conv>[diouxXcspv%]|gr|r[xh]?)")
+                  rf"(?P<len>{'|'.join(LENGTHS)})?(?P<conv>%|{'|'.join(CONVERSIONS)})")
 
 
 @dataclass

@@ -151,7 +151,9 @@ def script_key(source: str, filename: str, opts) -> str:
     imported = []
     if "import" in source:
         from . import driver
-        imported = [(f.name, f.text) for f in getattr(driver.parse(source, filename, opts.lang), "imported", ())]
+        program = driver.parse(source, filename, opts.lang)
+        # the C files too; the headers one includes are the build machine's, as -I's are
+        imported = [(f.name, f.text) for f in [*getattr(program, "imported", ()), *getattr(program, "c_files", ())]]
     included = _included(opts)
     if included is None:
         included = os.urandom(16).hex()     # a key no later run has

@@ -13,9 +13,10 @@ import shlex
 import shutil
 import struct
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from . import children, package_dir
 from . import arch as A
@@ -201,6 +202,8 @@ class Toolchain:
     libc: str = "glibc"
     opt: list = field(default_factory=lambda: ["-O2"])   # the loader's and runtime's optimisation
     _runtime_lib: Optional[Path] = field(default=None, init=False, repr=False, compare=False)
+    _runtime_key: Optional[str] = field(default=None, init=False, repr=False, compare=False)
+    _key_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @classmethod
     def detect(cls, target: str = "x86_64", verbose: bool = False, sysroot: Optional[str] = None,
@@ -303,22 +306,52 @@ class Toolchain:
 
     def run(self, cmd: list, what: str, cwd: Optional[Path] = None, input: Optional[str] = None) \
             -> subprocess.CompletedProcess:
+        self.show(cmd)
+        return checked(children.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, input=input),
+                       what)
+
+    def show(self, cmd: list):
+        """The command about to run, with -v."""
         if self.verbose:
             print("+ " + shlex.join(str(c) for c in cmd), flush=True)
-        proc = children.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, input=input)
-        if proc.returncode != 0:
-            raise ToolchainError(f"{what} failed:\n+ {shlex.join(str(c) for c in cmd)}\n"
-                                 f"{once_each((proc.stderr or proc.stdout).rstrip())}")
-        return proc
 
-    def compile_bpf(self, src: Path, out: Path, include: Path, bpf_target: str = ""):
+    def bpf_command(self, src: Path, out: Path, include: Path, bpf_target: str = "", bitcode: bool = False) -> list:
+        """clang's command compiling the BPF C src into out (LLVM bitcode
+        when bitcode), in the work folder include."""
         rt = runtime_dir()
         src, out, include = (Path(p).absolute() for p in (src, out, include))
         arch = A.get(self.target)
-        self.run([self.clang, "-target", bpf_target or arch.bpf_target, f"-D__TARGET_ARCH_{arch.bpf_arch}",
-                  *(f"-D{d}" for d in arch.bpf_defines), "-O2", "-g", *BPF_WARNINGS, *BPF_FLAGS, *reproducible(include), "-I", rt / "bpf",
-                  "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", out],
-                 "compiling the BPF program", cwd=include)
+        return [self.clang, "-target", bpf_target or arch.bpf_target, f"-D__TARGET_ARCH_{arch.bpf_arch}",
+                *(f"-D{d}" for d in arch.bpf_defines), "-O2", "-g", *BPF_WARNINGS, *BPF_FLAGS, *reproducible(include),
+                "-I", rt / "bpf", "-I", rt / "bpf" / "include", "-I", include, "-c", src, "-o", out,
+                *(["-emit-llvm"] if bitcode else [])]
+
+    def compile_bpf(self, src: Path, out: Path, include: Path, bpf_target: str = "", user_c: list = ()):
+        """src into the BPF object out; user_c: the C files the script
+        imports (span.SourceFile), each compiled apart (usercode.py) and
+        linked with it as LLVM bitcode, their functions inlined."""
+        src, out, include = (Path(p).absolute() for p in (src, out, include))
+        arch = A.get(self.target)
+        target = bpf_target or arch.bpf_target
+        main = out.with_suffix(".main.bc") if user_c else out
+        self.run(self.bpf_command(src, main, include, target, bitcode=bool(user_c)), BPF_COMPILE, cwd=include)
+        if not user_c:
+            return
+        from . import usercode
+        link = usercode.llvm_tool(self.clang, "llvm-link")
+        if link is None:
+            raise ToolchainError(f"importing a C file needs llvm-link, of {self.clang}'s LLVM (apt-get install llvm)")
+        parts = [main]
+        for i, source in enumerate(user_c):
+            bc = include / f"user{i}.bc"
+            proc = usercode.compile_one(self.clang, arch, include, source, bc, bitcode=True, bpf_target=target)
+            if proc.returncode != 0:
+                raise ToolchainError(f"compiling {source.name} failed:\n{proc.stderr.rstrip()}")
+            parts.append(bc)
+        self.run([link, *parts, "-o", out.with_suffix(".all.bc")], "linking the imported C files", cwd=include)
+        # the functions inlined into the probes (their always_inline), then the object
+        self.run([self.clang, "-target", target, "-O2", "-g", "-Wno-override-module", "-c",
+                  out.with_suffix(".all.bc"), "-o", out], BPF_COMPILE, cwd=include)
 
     def runtime_lib(self) -> Path:
         """libplycrt.a for this compiler and flags, built once and cached
@@ -328,52 +361,76 @@ class Toolchain:
             self._runtime_lib = self._find_runtime_lib()
         return self._runtime_lib
 
-    def _find_runtime_lib(self) -> Path:
-        rt = runtime_dir()
-        # The sources are in a folder per layer (docs/design.md, "The runtime");
-        # the headers, the interfaces, at the top.
-        sources = sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.c"))
-        h = hashlib.sha256()
-        top = str(rt) + os.sep
+    def runtime_key(self) -> str:
+        """What decides the runtime library (and the loader's precompiled
+        header): the runtime's sources and headers, this compiler (its
+        version), its flags and the target; computed once per build (a
+        second caller waits for the first: early.py asks in a thread)."""
+        with self._key_lock:
+            return self._compute_runtime_key()
 
-        def sources_read():
-            for p in sorted(rt.glob("*.[ch]")) + sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.[ch]")) + self.compat:
-                path = str(p)
-                with open(path, "rb") as f:
-                    h.update((path[len(top):] if path.startswith(top) else p.name).encode() + f.read())
-            h.update(repr((self.cc, self.cflags, self.opt, self.target, BUILD_DIR_NAME, RUNTIME_DIR_NAME)).encode())
+    def _compute_runtime_key(self) -> str:
+        if self._runtime_key is None:
+            rt = runtime_dir()
+            h = hashlib.sha256()
+            top = str(rt) + os.sep
 
-        # the compiler's version asked while the sources are read
-        version = at_once(lambda: self.run([*self.cc, "--version"], "running the C compiler"), sources_read)[0]
-        h.update(version.stdout.encode())
-        lib_dir = cache_dir() / f"rt-{self.target}{'-musl' if self.libc == 'musl' else ''}-{h.hexdigest()[:16]}"
-        lib = lib_dir / "libplycrt.a"
-        if lib.exists():
-            # linked into every tracer: only a library only we could have written
-            trusted_dir(lib_dir, "plyc's runtime library folder")
-            for f in [lib] + ([lib_dir / "libplyccompat.a"] if self.compat else []):
-                problem = untrusted_file(f)
+            def sources_read():
+                # The sources are in a folder per layer (docs/design.md, "The
+                # runtime"); the headers, the interfaces, at the top.
+                for p in sorted(rt.glob("*.[ch]")) + sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.[ch]")) + self.compat:
+                    path = str(p)
+                    with open(path, "rb") as f:
+                        h.update((path[len(top):] if path.startswith(top) else p.name).encode() + f.read())
+                h.update(repr((self.cc, self.cflags, self.opt, self.target, BUILD_DIR_NAME, RUNTIME_DIR_NAME)).encode())
+
+            # the compiler's version asked while the sources are read
+            version = at_once(lambda: self.run([*self.cc, "--version"], "running the C compiler"), sources_read)[0]
+            h.update(version.stdout.encode())
+            self._runtime_key = h.hexdigest()
+        return self._runtime_key
+
+    def _cached(self, kind: str, key: str, files: tuple, what: str, build: Callable[[Path], None]) -> Path:
+        """The cache's folder KIND-TARGET[-musl]-KEY holding files, made by
+        build(folder) once (in a folder of its own, renamed into place: no
+        half entry is ever seen); refused unless only we could have written
+        it (the compilers read it into every tracer)."""
+        folder = cache_dir() / f"{kind}-{self.target}{'-musl' if self.libc == 'musl' else ''}-{key[:16]}"
+        if (folder / files[0]).exists():
+            trusted_dir(folder, f"plyc's {what} folder")
+            for name in files:
+                problem = untrusted_file(folder / name)
                 if problem:
-                    raise CacheError(f"plyc's runtime library {f} {problem}: not used; remove {lib_dir}")
-            return lib
-        tmp = Path(str(lib_dir) + f".tmp{os.getpid()}")
+                    raise CacheError(f"plyc's {what} {folder / name} {problem}: not used; remove {folder}")
+            return folder
+        tmp = Path(str(folder) + f".tmp{os.getpid()}")
         try:
             with writing(tmp.parent):
                 tmp.mkdir(parents=True, exist_ok=True)
-                with progress.step(f"building the tracer runtime for {self.target} ({self.libc or 'glibc'}), once"):
-                    self._build_runtime(rt, sources, tmp)
+                build(tmp)
                 # whatever the umask: writable by us only, as the check above wants
                 for f in tmp.iterdir():
                     os.chmod(f, 0o644)
                 os.chmod(tmp, 0o755)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)     # a failure or a signal leaves no half library
+            shutil.rmtree(tmp, ignore_errors=True)     # a failure or a signal leaves no half entry
             raise
         try:
-            os.rename(tmp, lib_dir)
+            os.rename(tmp, folder)
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)   # another build won the race
-        return lib
+        return folder
+
+    def _find_runtime_lib(self) -> Path:
+        rt = runtime_dir()
+        sources = sorted(p for layer in RUNTIME_LAYERS for p in (rt / layer).glob("*.c"))
+
+        def build(tmp: Path):
+            with progress.step(f"building the tracer runtime for {self.target} ({self.libc or 'glibc'}), once"):
+                self._build_runtime(rt, sources, tmp)
+
+        files = ("libplycrt.a",) + (("libplyccompat.a",) if self.compat else ())
+        return self._cached("rt", self.runtime_key(), files, "runtime library", build) / "libplycrt.a"
 
     def _build_runtime(self, rt: Path, sources: list, tmp: Path):
         """The runtime's objects and archives, built in tmp."""
@@ -410,25 +467,52 @@ class Toolchain:
         return [*self.opt, "-std=gnu11", *WARNINGS, *self.cflags, *reproducible(include), "-I", runtime_dir(),
                 "-I", include]
 
-    def compile_loader(self, loader_c: Path, out: Path, include: Path):
+    def compile_loader(self, loader_c: Path, out: Path, include: Path, prelude: Optional[str] = None):
         """The script's loader C into an object, with the runtime library
         ready for the link (built meanwhile if this compiler has none cached):
-        what does not wait for the BPF object, so it runs beside clang."""
+        what does not wait for the BPF object, so it runs beside clang.
+        prelude: the loader's fixed includes (loader_prelude's), compiled
+        once into a precompiled header the loader is compiled with."""
         loader_c, out, include = (Path(p).absolute() for p in (loader_c, out, include))
+        if prelude is not None:
+            # the header's key is the runtime's: looked for first, then the
+            # loader compiled with it and the runtime library found
+            pch = self.loader_pch(prelude)
+            self.run([*self.cc, *self.loader_flags(include), "-include", pch, "-c", loader_c, "-o", out],
+                     "compiling the tracer's loader", cwd=include)
+            self.runtime_lib()
+            return
         # the runtime looked for (or built) while the loader compiles
         at_once(lambda: self.run([*self.cc, *self.loader_flags(include), "-c", loader_c, "-o", out],
                                  "compiling the tracer's loader", cwd=include), self.runtime_lib)
 
+    def loader_pch(self, prelude: str) -> Path:
+        """The loader's fixed includes as a header beside its precompiled
+        form (gcc's .gch), for `-include`: built once per runtime, compiler
+        and flags (half of the loader's compile is reading those headers).
+        gcc uses the .gch only where it was made by this very compiler with
+        these options, and reads the header's text otherwise: the object is
+        the same bytes either way (tests/test_toolchain_quick.py)."""
+        key = hashlib.sha256(repr((self.runtime_key(), prelude, self.opt, self.cflags)).encode()).hexdigest()
+
+        def build(tmp: Path):
+            (tmp / PCH_HEADER).write_text(prelude)
+            self.run([*self.cc, *self.loader_flags(tmp), "-x", "c-header", tmp / PCH_HEADER,
+                      "-o", tmp / (PCH_HEADER + ".gch")], "precompiling the loader's headers", cwd=tmp)
+
+        return self._cached("pch", key, (PCH_HEADER + ".gch", PCH_HEADER), "loader header", build) / PCH_HEADER
+
     def link_loader(self, loader_o: Path, obj_c: Path, out: Path, include: Path, strip: bool = True,
-                    linker: list = ()):
+                    linker: list = (), static: bool = True):
         """The loader's object (compile_loader's), the embedded BPF object
         (its C, or quick_embed's assembly) and the runtime, linked statically
         into the tracer out; linker: the C compiler's options choosing
-        another linker (quick_linker's)."""
+        another linker (quick_link's); not static: against this machine's
+        shared C library, libbpf, libelf and zlib (quick_link's)."""
         lib = self.runtime_lib()
         loader_o, obj_c, out, include = (Path(p).absolute() for p in (loader_o, obj_c, out, include))
         compat = [lib.parent / "libplyccompat.a"] if self.compat else []
-        self.run([*self.cc, *self.loader_flags(include), *linker, loader_o, obj_c, lib, "-static",
+        self.run([*self.cc, *self.loader_flags(include), *linker, loader_o, obj_c, lib, *(["-static"] if static else []),
                   *(["-s"] if strip else self.keep_symbols()), *self.ldflags, *self.libs, *compat, "-o", out],
                  "linking the tracer", cwd=include)
 
@@ -441,11 +525,48 @@ class Toolchain:
                 and not os.environ.get("CC") and not os.environ.get("CROSS_COMPILE")
                 and not self.cflags and not self.ldflags and struct.calcsize("P") == 8)
 
-    def quick_linker(self) -> list:
-        """gold, when installed, for a quick() build: its static link takes
-        half of ld.bfd's time. Not the target's default linker, so never
-        for `plyc build`."""
-        return ["-fuse-ld=gold"] if shutil.which("ld.gold") else []
+    def quick_link(self) -> list:
+        """The link options of a quick() build, whose tracer runs here only:
+        gold when installed (half of ld.bfd's time), a position-dependent
+        executable (as the static ones are), and (link_loader's static=False)
+        this machine's shared libraries, not their archives: a static link
+        copies and relocates the C library, libbpf, libelf and zlib, two
+        thirds of its time. Not the target's default linker nor a program
+        to ship, so never for `plyc build`."""
+        return (["-fuse-ld=gold"] if shutil.which("ld.gold") else []) + ["-no-pie"]
+
+
+# The loader's fixed includes, precompiled (Toolchain.loader_pch).
+PCH_HEADER = "plyc_loader_prelude.h"
+# What the loader C's prelude may hold: its includes of the C library's
+# and the runtime's headers, _GNU_SOURCE, blank lines; nothing else.
+PRELUDE_LINE = re.compile(r'(?:#define _GNU_SOURCE|#include <[A-Za-z0-9_./]+>|#include "plyc_[A-Za-z0-9_]+\.h")?')
+
+
+def loader_prelude(loader_c: str, name: str) -> Optional[str]:
+    """The loader C's fixed includes, from its `#define _GNU_SOURCE` to the
+    include of its own header NAME.h (exclusive), for a precompiled header;
+    None when the text is not of that shape."""
+    lines = loader_c.split("\n")
+    try:
+        start, end = lines.index("#define _GNU_SOURCE"), lines.index(f'#include "{name}.h"')
+    except ValueError:
+        return None
+    prelude = lines[start:end]
+    if not all(PRELUDE_LINE.fullmatch(line) for line in prelude) or not any(line.startswith("#include") for line in prelude):
+        return None
+    return "\n".join(prelude) + "\n"
+
+
+BPF_COMPILE = "compiling the BPF program"
+
+
+def checked(proc: subprocess.CompletedProcess, what: str) -> subprocess.CompletedProcess:
+    """A compiler's run: ToolchainError, with its command and output, when it failed."""
+    if proc.returncode != 0:
+        raise ToolchainError(f"{what} failed:\n+ {shlex.join(str(c) for c in proc.args)}\n"
+                             f"{once_each((proc.stderr or proc.stdout).rstrip())}")
+    return proc
 
 
 def at_once(*calls) -> list:
@@ -453,7 +574,6 @@ def at_once(*calls) -> list:
     all at once: they wait on compilers, which run on the machine's other
     cores meanwhile. Their results in order; when any failed, the first
     one's exception (in the calls' order), once all have ended."""
-    import threading
     results, errors = [None] * len(calls), [None] * len(calls)
 
     def one(i):

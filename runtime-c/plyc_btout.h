@@ -16,7 +16,7 @@
 /* What bpftrace 0.27 prints otherwise than 0.17, a member each (each a row
  * of docs/bpftrace.md's "Against bpftrace 0.27"). A tracer prints as the
  * version it was built for (`plyc build --bpftrace-output`, its style):
- * plyc_output_select points plyc_bt_version at that version's table, and
+ * plyc_output_use points plyc_bt_version at that version's table, and
  * the printers read it, never the style. */
 struct plyc_bt_version {
 	/* "Attached N probes" on stderr, and a "count" member in -f json's
@@ -69,7 +69,7 @@ struct plyc_bt_version {
 };
 
 extern const struct plyc_bt_version plyc_bt_027, plyc_bt_017;
-/* the tracer's (plyc_output_select; 0.27's until it runs) */
+/* the tracer's (plyc_output_use; 0.27's until it runs) */
 extern const struct plyc_bt_version *plyc_bt_version;
 
 /* One value in bpftrace's text; stacks with frames indented by `indent`

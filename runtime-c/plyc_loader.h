@@ -12,6 +12,8 @@
 #include "plyc_rt.h"
 #include "plyc_report.h"
 
+struct plyc_output_ops;
+
 struct plyc_provider;
 
 /* One probe of the script: what every provider's has; the rest is the
@@ -78,7 +80,8 @@ struct plyc_need {
 };
 
 /* A named option of the script (bpftrace's getopt()): runtime-c/load/options.c. */
-enum plyc_opt_kind { PLYC_OPT_BOOL, PLYC_OPT_INT, PLYC_OPT_STR };
+/* UINT: a default of zero or more, INT: a negative one (0.27 types them so) */
+enum plyc_opt_kind { PLYC_OPT_BOOL, PLYC_OPT_INT, PLYC_OPT_UINT, PLYC_OPT_STR };
 
 struct plyc_opt {
 	const char *name;
@@ -120,17 +123,24 @@ struct plyc_program {
 	size_t off_dconst;
 	int verbose;               /* set by plyc_main from -v */
 	long target_pid;           /* -p PID, for uprobes; -1 for every process */
+	long target_task;          /* -p PID or -c's command (forked, held), for events on one
+				    * process's threads (watchpoints); -1: none */
 	int (*handle_event)(const void *data, size_t size);
 	const struct plyc_report *report;   /* a periodic report instead of the dump at exit */
 	long default_pid;          /* -p when none is given (a front end's built-in one) */
 	enum plyc_style style;     /* whose output: ply's or bpftrace's (plyc build --output-style) */
+	/* that style's operations and the report's (NULL: none), named by the
+	 * generated loader so that a tracer links only the output it prints */
+	const struct plyc_output_ops *output, *report_output;
 	const struct plyc_need *needs;
 	int nneeds;
 	const int *loop_lines;     /* script line of each while loop (plyc_loopcap's slots) */
 	int nloops;
 	int no_exit_maps;          /* no map dump at exit (bpftrace's print_maps_on_exit=false) */
 	int no_cpp_demangle;       /* user symbols as the symbol table has them (bpftrace's cpp_demangle=false) */
+	const struct plyc_usyms *usyms;   /* &plyc_usyms_elf when the program has a ustack or usym value */
 	const char *str_trailer;   /* after a cut string (bpftrace's str_trunc_trailer) */
+	const char *no_target_warning;   /* said at start without -c or -p (bpftrace's cpid: 0), or NULL */
 	const struct plyc_opt *opts;   /* the script's named options, set at off_opt_num/off_opt_str */
 	int nopts;
 	size_t off_opt_num, off_opt_str, opt_str_size;

@@ -8,8 +8,25 @@
 #include <signal.h>
 
 /* Standard output (path NULL) or FILE, created or truncated, close-on-exec;
- * plyc_rt.out is then the stream. 0, or -errno. */
+ * plyc_rt.out is then the stream. 0, or -errno (or -PLYC_OUT_LINK,
+ * -PLYC_OUT_THEIRS: plyc_out_strerror() says them). */
 int plyc_out_open(const char *path);
+
+/* -o's refusals in a folder another user can write (where they could
+ * have planted the name: /tmp): a link there is not followed, and a file
+ * another user owns there is not written, as the kernel's
+ * protected_symlinks and protected_regular refuse them where they are on.
+ * The tracer runs as root: `ln -s /etc/shadow /tmp/out.txt` must not get
+ * /etc/shadow emptied. */
+#define PLYC_OUT_LINK 4096
+#define PLYC_OUT_THEIRS 4097
+
+/* Whether path may be -o's, before it is touched: 0, or what open()
+ * would refuse it with (an errno, PLYC_OUT_LINK, PLYC_OUT_THEIRS). */
+int plyc_out_refused(const char *path);
+
+/* strerror(), and the refusals' own words. */
+const char *plyc_out_strerror(int err);
 
 /* While *flag is set (the tracer is stopping), a write that a signal
  * interrupts fails with EINTR instead of waiting on for a reader that does

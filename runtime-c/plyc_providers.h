@@ -14,5 +14,6 @@
 #include "providers/kfunc.h"
 #include "providers/rawtracepoint.h"
 #include "providers/iter.h"
+#include "providers/watchpoint.h"
 
 #endif

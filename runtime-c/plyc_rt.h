@@ -173,7 +173,7 @@ struct plyc_enumerator {
 struct plyc_rt {
 	FILE *out;
 	int json;                  /* -f json */
-	const struct plyc_output_ops *output;   /* the style's (plyc_output_select) */
+	const struct plyc_output_ops *output;   /* the style's (plyc_output_use) */
 	int utf8;                  /* draw histogram bars with Unicode blocks */
 	int stack_fd;              /* stack map, or -1 */
 	int64_t mono_to_real_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
@@ -245,6 +245,9 @@ const char *plyc_text_escape(const char *s, size_t maxlen, char *buf, size_t len
  * with -f json the bytes as they are (the JSON line escapes them). */
 const char *plyc_printf_text(const char *s, size_t maxlen, char *buf, size_t len);
 int plyc_is_zero(const void *p, size_t n);   /* every byte 0 */
+/* Whether name matches a probe's wildcard: fnmatch(pat, name, 0) == 0 in
+ * the C locale (*, ?, [...] with classes, \ escapes), byte by byte (core/glob.c). */
+int plyc_glob_match(const char *pat, const char *name);
 
 /* ply's duration format of `time` values: "   0ns", "1.02us", "12.3ms",
  * " 512us", "1.05 s", "  17 M", ... Returns snprintf's result. */
@@ -435,6 +438,21 @@ const char *plyc_usym_text(const void *data, char *buf, size_t len);
 /* A user stack's frames of process pid in a mode (enum plyc_stack_mode),
  * a line each, up to the first 0 or n; bpftrace's are indented. */
 void plyc_print_ustack(FILE *fp, uint32_t pid, const uint64_t *ips, size_t n, int mode, int indent);
+
+/* User symbols as the printers reach them: usyms.c's three above, in
+ * plyc_usyms_elf. A tracer links them (and the C++ demangler, and the ELF
+ * reading they do) only when its program has a ustack or usym value: its
+ * generated description names plyc_usyms_elf then, and the loader points
+ * plyc_usyms at it. Until then plyc_usyms is symbols/usymsref.c's, whose
+ * functions stop the tracer with an internal error rather than print a
+ * value they cannot name. */
+struct plyc_usyms {
+	const char *(*bt)(uint32_t pid, uint64_t addr, int offset, int module, char *buf, size_t len);
+	const char *(*text)(const void *data, char *buf, size_t len);
+	void (*print_stack)(FILE *fp, uint32_t pid, const uint64_t *ips, size_t n, int mode, int indent);
+};
+extern const struct plyc_usyms plyc_usyms_elf;
+extern const struct plyc_usyms *plyc_usyms;
 
 /* Unaligned-safe loads of a `size`-byte integer (1, 2, 4 or 8) as found in
  * packed records; plyc_load_int sign-extends. */

@@ -1,7 +1,7 @@
 /* The tracer's output style: ply's or bpftrace's (0.27 or 0.17), with or without
  * bcc's periodic report: one set of operations chosen once at start-up
  * from what the program records (its style, its report) by
- * plyc_output_select (output/select.c). The rest of the runtime prints
+ * plyc_output_use (output/select.c). The rest of the runtime prints
  * through them and never asks which style it is. Each style is in
  * output/: ply.c, bpftrace.c, bccreport.c; the value formats they print
  * with are values/'s. */
@@ -62,10 +62,13 @@ void plyc_ply_map_print(FILE *fp, const struct plyc_map *m, struct plyc_entry *e
 			uint32_t top, uint32_t div);
 void plyc_ply_json_printf(FILE *fp, const char *text, size_t len);
 
-/* Choose the output of a program of this style, with or without a
- * periodic report: plyc_rt.output. Called once, first thing in main()
- * (and by the unit tests). */
-void plyc_output_select(enum plyc_style style, int report);
+/* Use ops, the operations of a program of this style, and report's
+ * (NULL: none) in place of its exit dump: plyc_rt.output. Called once,
+ * first thing in main(), with the operations the generated loader names:
+ * a tracer links only the style it prints (a table named nowhere is
+ * left out of the link). */
+void plyc_output_use(const struct plyc_output_ops *ops, enum plyc_style style,
+		     const struct plyc_output_ops *report);
 
 /* plyc_rt.h's plyc_print_value, plyc_print, plyc_ksym_text, plyc_map_print,
  * plyc_map_dump and plyc_map_dump_top print through the chosen

@@ -11,7 +11,8 @@ int plyc_resolve_binary(const char *name, char *out, size_t len);
 /* The file offset of an executable virtual address, or -errno. */
 long plyc_vaddr_to_offset(const char *path, uint64_t vaddr);
 
-/* The file offset of function `sym` in path: `name` means its default
+/* The file offset of function `sym` in path, and its size (0 where the
+ * symbol table does not say): `name` means its default
  * version (name@@V, or the unversioned one), `name@V` or `name@@V` that
  * version. 0; -ENOENT (no such function); -ENOMSG (the function is there,
  * but not in that version, or only in old versions: msg lists them);
@@ -20,7 +21,8 @@ long plyc_vaddr_to_offset(const char *path, uint64_t vaddr);
  * resolver's: msg lists the implementations the symbol table names, if
  * any); -EILSEQ (Thumb code, which 32-bit ARM uprobes can't probe); or
  * another -errno. */
-int plyc_uprobe_offset(const char *path, const char *sym, uint64_t *offset, char *msg, size_t msglen);
+int plyc_uprobe_offset(const char *path, const char *sym, uint64_t *offset, uint64_t *size, char *msg,
+		       size_t msglen);
 
 /* The functions of path whose names match a glob, one per address. */
 struct plyc_ufuncs {

@@ -324,19 +324,34 @@ def _killpg(pgid, sig):
         pass
 
 
+def _group_alive(pgid):
+    """Whether a process of group pgid runs (zombies aside: under `unshare
+    --pid` the runner is the namespace's first process and reaps none)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
 def _stop(proc, grace=3):
-    """SIGTERM to the process group (the tracer prints its exit dump), then
-    SIGKILL to whatever is left of it. Its output is read by the caller."""
+    """SIGTERM to the process group, then, once the group has ended or
+    after grace seconds, SIGKILL to whatever is left of it. The tracer
+    prints its exit dump on SIGTERM, maybe after the shell that started it
+    has gone (the tracer is exec'd by the shim, a child of the shell), so
+    the wait is for the group. Its output is read by the caller."""
     if proc is None:
         return
     if proc.poll() is None:
         _killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        _killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and (proc.poll() is None or _group_alive(proc.pid)):
+            time.sleep(0.05)
     _killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
     ACTIVE.discard(proc)
 
 
@@ -506,35 +521,41 @@ def as_bpftrace(argv):
             program = sys.stdin.read()
             script = None
     work = tempfile.mkdtemp(prefix="btsuite-")
-    try:
-        out = os.path.join(work, "bpftrace")
-        source = ["-e", program] if script is None else [script]
-        build_cmd = plyc + ["-q", "build", "--lang", "bpftrace", *source, "-o", out, *build]
-        if subprocess.run(build_cmd, cwd=os.getcwd(), env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode:
-            return 1
-        print(MARK_STARTED, flush=True)
-        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(s, signal.SIG_IGN)    # the group's signal reaches the tracer itself
-        proc = subprocess.Popen([out, *tracer, "--", *words],
-                                preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in
-                                                    (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)])
-        if os.environ.get(MARK_ATTACHED):
-            _tell_attached(proc)
-        rc = proc.wait()
-        return rc if rc >= 0 else 128 - rc
-    finally:
+    out = os.path.join(work, "bpftrace")
+    source = ["-e", program] if script is None else [script]
+    build_cmd = plyc + ["-q", "build", "--lang", "bpftrace", *source, "-o", out, *build]
+    if subprocess.run(build_cmd, cwd=os.getcwd(), env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode:
         subprocess.run(["rm", "-rf", work])
-
-
-def _tell_attached(proc):
-    waits = WAIT_SYSCALLS.get(os.uname().machine, set())
-    while proc.poll() is None:
+        return 1
+    print(MARK_STARTED, flush=True)
+    # The tracer replaces this process, as bpftrace is the process the
+    # test started (its pid, its signals, process 1 of `unshare --pid`); a
+    # child tells its attach and removes its folder.
+    pid = os.getpid()
+    if os.fork() == 0:
         try:
-            first = Path(f"/proc/{proc.pid}/syscall").read_text().split()[0]
+            for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(s, signal.SIG_IGN)    # meant for the tracer, the group's
+            _watch(pid, out, bool(os.environ.get(MARK_ATTACHED)))
+        finally:
+            subprocess.run(["rm", "-rf", work])
+            os._exit(0)
+    os.execv(out, [out, *tracer, "--", *words])
+
+
+def _watch(pid, exe, tell):
+    """Until the tracer (pid, once it runs exe) first waits in its event
+    loop (then says so, if tell) or is gone."""
+    waits = WAIT_SYSCALLS.get(os.uname().machine, set())
+    while os.getppid() == pid:
+        try:
+            running = os.readlink(f"/proc/{pid}/exe") == os.path.realpath(exe)
+            first = Path(f"/proc/{pid}/syscall").read_text().split()[0]
         except (OSError, IndexError):
-            first = ""
-        if first.isdigit() and int(first) in waits:
-            print(MARK_ATTACHED, flush=True)
+            running, first = False, ""
+        if running and first.isdigit() and int(first) in waits:
+            if tell:
+                print(MARK_ATTACHED, flush=True)
             return
         time.sleep(0.01)
 

@@ -23,6 +23,8 @@ def test_unsafe_functions_need_the_build_flag():
         f"{src}\n" + " " * 51 + "^" + "~" * 8 + "\n"
         "note: build the tracer with `plyc build --unsafe` to allow it")
     assert "event 1 system" in dump(lower(src, unsafe=True))
+    assert "signal_thread() is an unsafe function being used in safe mode" in \
+        err('tracepoint:syscalls:sys_enter_kill { signal_thread(9); }')
 
 
 def test_cat_and_system_are_formatted_events():
@@ -51,6 +53,8 @@ def test_buf_is_a_sized_buffer():
     ('tracepoint:syscalls:sys_enter_kill { signal("FOO"); }', "FOO is not a valid signal"),
     ('tracepoint:syscalls:sys_enter_kill { signal(99); }', "99 is not a valid signal, allowed range: [1,64]"),
     ('BEGIN { signal(9); }', 'signal can not be used with "BEGIN" probes'),
+    ('END { signal_thread(9); }', 'signal_thread can not be used with "END" probes'),
+    ('tracepoint:syscalls:sys_enter_kill { signal_thread("FOO"); }', "FOO is not a valid signal"),
     ('tracepoint:syscalls:sys_enter_kill { override(1); }', "override can only be used with kprobes."),
     ('kprobe:vfs_* { override(1); }', "override() can't be used in a kprobe wildcard"),
     ('tracepoint:syscalls:sys_enter_openat { print(path(args->filename)); }',

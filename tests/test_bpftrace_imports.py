@@ -104,7 +104,7 @@ def test_errors_in_an_imported_definition_name_its_file(tmp_path):
 @pytest.mark.parametrize("files,message", [
     ({"main.bt": 'import "nosuch.bt";\nBEGIN { }\n'}, 'main.bt:1:1: error: cannot find the imported file {d}/nosuch.bt'),
     ({"lib.c": "int x;\n", "main.bt": 'import "lib.c";\nBEGIN { }\n'},
-     "main.bt:1:1: error: cannot import {d}/lib.c: an import names a .bt file or a folder of them"),
+     "main.bt:1:1: error: cannot import {d}/lib.c: an import names a .bt file, a .bpf.c file or a folder of them"),
     ({"lib.bt": "config = { max_strlen = 8 }\nBEGIN { }\n", "main.bt": 'import "lib.bt";\nBEGIN { }\n'},
      "lib.bt:1:1: error: a config block in an imported file: the script's own config block sets the run"),
     ({"main.bt": 'BEGIN { }\nimport "lib.bt";\n'}, "main.bt:2:1: error: an import must come before macros and probes"),
@@ -158,6 +158,18 @@ def test_plyc_run_rebuilds_when_an_imported_file_changes(tmp_path):
     assert run() == "v2"
 
 
+def run_both(folder: Path, bpftrace27, main: str = "main.bt") -> tuple:
+    """folder's main script run by a tracer plyc built and by bpftrace 0.27,
+    both having run to their end: (ours, theirs)."""
+    out = folder / "tracer"
+    subprocess.run([sys.executable, "-m", "plyc", "build", main, "-o", str(out)], cwd=folder, check=True,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    ours = subprocess.run([str(out)], capture_output=True, text=True, timeout=60)
+    theirs = subprocess.run(bpftrace27([main], folder), capture_output=True, text=True, timeout=120)
+    assert ours.returncode == 0 and theirs.returncode == 0, (ours.stderr, theirs.stderr)
+    return ours, theirs
+
+
 @pytest.mark.bpf
 def test_against_bpftrace_0_27(tmp_path, bpftrace27):
     write(tmp_path, {
@@ -166,12 +178,7 @@ def test_against_bpftrace_0_27(tmp_path, bpftrace27):
         "main.bt": ('import "hello.bt";\nimport "lib/defs.bt";\n'
                     'BEGIN { @p = twice(21); printf("%d %d\\n", twice(@p), sizeof(struct pair)); exit(); }\n'),
     })
-    out = tmp_path / "tracer"
-    subprocess.run([sys.executable, "-m", "plyc", "build", "main.bt", "-o", str(out)], cwd=tmp_path, check=True,
-                   env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
-    ours = subprocess.run([str(out)], capture_output=True, text=True, timeout=60)
-    theirs = subprocess.run(bpftrace27(["main.bt"], tmp_path), capture_output=True, text=True, timeout=120)
-    assert ours.returncode == 0 and theirs.returncode == 0, (ours.stderr, theirs.stderr)
+    ours, theirs = run_both(tmp_path, bpftrace27)
     assert "Attached 2 probes" in ours.stderr.splitlines() and "Attached 2 probes" in theirs.stderr.splitlines()
     assert ours.stdout == theirs.stdout
     assert theirs.stdout.startswith("hello from hello.bt\n84 8\n\n\n@p: 42\n")

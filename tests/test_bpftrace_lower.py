@@ -2,6 +2,8 @@
 IR it makes (as `plyc emit --stage ir` prints it), and what it refuses, by
 name and with its span. Behaviour on a kernel: tests/runtime/bt-*.test and
 tests/test_bpftrace_compat.py."""
+import re
+
 import pytest
 
 from plyc import driver
@@ -81,8 +83,11 @@ TYPE_ERRORS = [
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, find, time, zero, bswap, "
-     "kptr, strncmp, join, ntop, socket_cookie, ustack, kstack, usym, cat, system, signal, override, buf, path, kaddr, cgroupid, percpu_kaddr, "
-     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, fail, is_err, cgroup, cpid, cpu, curtask, elapsed, func, gid, jiffies, ncpus, numaid, probe, rand, retval, uid, username, errorf, warnf, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
+     "kptr, strncmp, memcmp, join, ntop, socket_cookie, ustack, kstack, usym, cat, system, unwatch, signal, signal_thread, override, buf, path, "
+     "kaddr, cgroupid, percpu_kaddr, "
+     "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, fail, is_err, cgroup, cpid, cpu, curtask, elapsed, func, gid, jiffies, ncpus, numaid, probe, rand, retval, uid, username, errorf, warnf, is_str, is_ptr, is_array, is_integer, "
+     "is_unsigned_integer, is_literal, static_assert, assert, container_of, assert_str, strcap, "
+     "default_str_length, count, sum, min, max, avg, hist, lhist, stats, tseries\n"
      "tool.bt:1:31: error: unknown identifier 'FOO'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                              ^~~\n"
      "note: not #define'd by the script, which #includes no header\n"
@@ -543,10 +548,10 @@ def test_script_struct_errors():
     assert cdefs.last_semicolons("struct s { int a; int b }") == "struct s { int a; int b;}"
     assert cdefs.last_semicolons("struct s { struct { int b\n} c\n}") == "struct s { struct { int b\n;} c\n;}"
     assert cdefs.last_semicolons("enum e { A, B }") == "enum e { A, B }"
-    assert err("struct t { long x : 3; };\nstruct u { int a; };\nstruct u { int b; };\n"
+    assert err("struct t { long x : 65; };\nstruct u { int a; };\nstruct u { int b; };\n"
                "struct w { char n[]; };\nBEGIN { }") == (
-        "tool.bt:1:17: error: bit-field 'x' is not supported by plyc yet\n"
-        "struct t { long x : 3; };\n                ^\n"
+        "tool.bt:1:17: error: bit-field 'x' has width 65: from 1 to 64 bits for its type\n"
+        "struct t { long x : 65; };\n                ^\n"
         "tool.bt:3:8: error: struct u is defined twice\nstruct u { int b; };\n       ^\n"
         "tool.bt:4:17: error: array 'n' needs a size\nstruct w { char n[]; };\n                ^")
     src = ("struct s { char n[2]; struct i { int z; } in; };\nstruct q { int a; };\n"
@@ -579,9 +584,17 @@ def test_script_struct_comments_packed_and_kernel_members():
     src = ("struct p { char c; // one\n long l; /* eight */ } __attribute__((packed));\n"
            "struct q { char c; struct p in; };\nBEGIN { print((sizeof(struct p), sizeof(struct q))); }")
     assert dump(lower(src)).splitlines()[-1] == "  emit print 1 (9:u64, 10:u64)  @4"
-    assert err("struct a { int x; } __attribute__((aligned(8)));\nBEGIN { }") == (
-        "tool.bt:1:21: error: an __attribute__ other than packed after the closing brace is not supported "
-        "by plyc yet\nstruct a { int x; } __attribute__((aligned(8)));\n" + " " * 20 + "^" + "~" * 26)
+    assert err("struct a { int x; } __attribute__((aligned(3)));\nBEGIN { }") == (
+        "tool.bt:1:21: error: an __attribute__ other than packed or aligned(N) (N a power of two) after the "
+        "closing brace is not supported by plyc yet\nstruct a { int x; } __attribute__((aligned(3)));\n"
+        + " " * 20 + "^" + "~" * 26)
+    assert "error: an __attribute__ other than packed" in err("struct a { int x; } __attribute__((cold));\nBEGIN { }")
+    # each definition's attributes are its own, also on one line (before:
+    # foo, on packed bar's line, was laid out packed too, 9 bytes)
+    src = ("struct foo { int x; char y; int z; } struct bar { int x; char y; int z; } __attribute__((packed)) "
+           "struct al { char c; } /**/ __attribute__ /**/ ((aligned(8))) __attribute__((packed))\n"
+           "BEGIN { print((sizeof(struct foo), sizeof(struct bar), sizeof(struct al))); }")
+    assert dump(lower(src)).splitlines()[-1] == "  emit print 1 (12:u64, 9:u64, 8:u64)  @2"
     assert err("struct a { int x; struct list_head l; };\nBEGIN { }") == (
         "tool.bt:1:26: error: struct list_head is held by value before the script defines it: a member's "
         "type must be defined above it, and a kernel type can only be reached through a pointer, as in "
@@ -621,6 +634,16 @@ def test_macro_errors():
         f"tool.bt:4:16: error: macro rec expands into itself\n{lines[3]}\n" + " " * 15 + "^~~~~~\n"
         f"tool.bt:5:75: error: macro wants_var takes 1 argument, got 0\n{lines[4]}\n" + " " * 74 + "^~~~~~~~~~~")
 
+
+def test_a_macro_parameter_named_twice_is_refused_as_0_27_refuses_it():
+    # even where the macro is never used; `a` and `$a` are two names
+    src = "macro m($a, b, $a, @c, @c, b) { $a }\nBEGIN { exit(); }"
+    line = src.splitlines()[0]
+    assert err(src) == (
+        f"tool.bt:1:16: error: Variable for macro argument has already been used: $a\n{line}\n" + " " * 15 + "^~\n"
+        f"tool.bt:1:24: error: Map for macro argument has already been used: @c\n{line}\n" + " " * 23 + "^~\n"
+        f"tool.bt:1:28: error: Ident for macro argument has already been used: b\n{line}\n" + " " * 27 + "^")
+    assert "emit print" in dump(lower("macro m(a, $a) { a + $a }\nBEGIN { $a = 1; print(m(1, $a)); }"))
 
 # --- loops (frontends/bpftrace/loops.py) -----------------------------------------
 
@@ -997,10 +1020,11 @@ EFFECTS_REFUSED = [
      "tool.bt:1:20: error: '++' used as a value in the key of '++' (the key is read, then written): "
      "not supported by plyc\nBEGIN { $x = 1; @m[$x++]++; }\n" + " " * 19 + "^~~~\n"
      "note: assign it to a $variable in a statement of its own first"),
-    ("BEGIN { $x = 1; $z = $x + $x++; }",
-     "tool.bt:1:22: error: $x is read before '++' that changes it in the same statement: not supported by "
+    # (a $variable read before its `++` is taken first: effects.py's snapshots)
+    ("BEGIN { @x = 1; $z = @x + @x++; }",
+     "tool.bt:1:22: error: @x is read before '++' that changes it in the same statement: not supported by "
      "plyc (bpftrace reads the value before the change, plyc after it)\n"
-     "BEGIN { $x = 1; $z = $x + $x++; }\n" + " " * 21 + "^~\n"
+     "BEGIN { @x = 1; $z = @x + @x++; }\n" + " " * 21 + "^~\n"
      "note: do the change in a statement of its own first"),
     # delete()'s value runs before its statement: where 0.27 would not run
     # it, or would read the map before it, plyc refuses (it printed
@@ -1154,6 +1178,38 @@ def test_string_and_buffer_casts_refused_as_0_27_refuses_them():
     assert 'Cannot cast from "string[7]" to "string[3]"' in err('BEGIN { $t = (string[3])"abcdef"; }')
 
 
+def test_a_misspelt_function_is_given_the_names_near_it():
+    assert err('BEGIN { prnitf("x"); }') == (
+        'tool.bt:1:9: error: unknown function \'prnitf\'\nBEGIN { prnitf("x"); }\n        ^~~~~~\n'
+        "note: did you mean printf?")
+    assert "note: did you mean count?" in err("BEGIN { @x = cout(); }")
+
+
+def test_string_and_buffer_cast_errors_name_what_is_wrong():
+    # `[]` has no size: 0.27 names the target "string" and "buffer[4][0]",
+    # not a size of -1; the value cast is named by its own size
+    e = err('BEGIN { $x = (string[])comm; }')
+    assert 'Cannot cast from "string[16]" to "string"' in e and "(string[N])" in e and "-1" not in e
+    assert e.startswith("tool.bt:1:14: error:") and "\n             ^" in e
+    e = err('BEGIN { $x = (buffer[])1; }')
+    assert 'to "buffer[4][0]"' in e and "(buffer[N])" in e and "-1" not in e
+    assert 'Cannot cast from "string[2]" to "string"' in err('BEGIN { $x = (string[])"a"; }')
+    # the value's type in bpftrace's names, not plyc's IR's (a struct
+    # held by value by its C name, not its members)
+    e = err('BEGIN { $x = (string[8])*curtask; }')
+    assert 'Cannot cast from C type "struct task_struct"' in e and ".pid" not in e
+    assert 'Cannot cast from "(int8,uint16 *)" to "string[8]"' in \
+        err('BEGIN { $x = (string[8])((int8)1, (uint16 *)0); }')
+    assert 'Cannot cast from "int32[2]" to "string[8]"' in err('BEGIN { $x = (string[8])(int32[2])1; }')
+    assert 'Cannot cast from "kstack" to "buffer[4][8]"' in err('BEGIN { $x = (buffer[8])kstack; }')
+    # the hint to read memory with str()/buf() only where there is an
+    # address to read: not for a buffer, a stack or a tuple
+    e = err('tracepoint:syscalls:sys_enter_read { $x = (buffer[8])buf(args.buf, 8); }')
+    assert 'Cannot cast from "buffer[12]" to "buffer[4][8]"' in e and "str(p, n)" not in e
+    assert "str(p, n)" not in err('BEGIN { $x = (buffer[8])kstack; }')
+    assert "str(p, n)" in err('kprobe:f { $b = (buffer[8])arg0; }')
+
+
 def test_an_expression_statement_is_typed_then_discarded():
     # bpftrace 0.27 runs `args.x;` with a warning (its runtime suite's btf
     # tests do); plyc too: the value dropped, what it runs first kept, its
@@ -1196,3 +1252,38 @@ def test_ctx():
     assert "'ctx' in uprobe probes is not supported by plyc yet" in err('uprobe:/bin/sh:main { print(ctx); }')
     assert "'ctx' in a perf-event probe for riscv64 is not supported by plyc yet" in \
         err('i:ms:1 { print(ctx->sample_period); }', target="riscv64")
+
+
+def test_script_struct_bit_fields_read_in_allocation_order():
+    """A bit-field is read as the fewest bytes holding it, moved up to the
+    top bit and down again (an arithmetic shift for a signed one); its
+    bits counted from the first byte's least significant bit on a
+    little-endian target, its most significant on a big-endian one (the
+    runtime case bt-struct-bitfields runs the little-endian reads)."""
+    src = ("struct s { unsigned char a:3; unsigned short b:9; int c:4; }\n"
+           "BEGIN { $v = (uint64)1; $p = (struct s *)&$v; print(($p->a, $p->b, $p->c)); }")
+    reads = {}
+    for target in ("x86_64", "s390x"):
+        line = [x for x in dump(lower(src, target=target)).splitlines() if "emit print" in x][0]
+        reads[target] = re.findall(r"member\((.+?)\):(u8|u16)\):u64 << (\d+):u64\):u64\):([su]64) >> (\d+)", line)
+    assert reads["x86_64"] == [("cast($p:struct s *):void *", "u8", "61", "u64", "61"),
+                               ("cast($p:struct s *):void *", "u16", "52", "u64", "55"),
+                               ("($p:struct s * + 1:s64):void *", "u8", "56", "s64", "60")]
+    assert reads["s390x"] == [("cast($p:struct s *):void *", "u8", "56", "u64", "61"),
+                              ("cast($p:struct s *):void *", "u16", "51", "u64", "55"),
+                              ("($p:struct s * + 1:s64):void *", "u8", "60", "s64", "60")]
+    assert "bit-field 'a' has width 33: from 1 to 32 bits for its type" in err("struct s { int a:33; } BEGIN { }")
+    assert "bit-field 'a' must have an integer type" in err("struct s { char *a:3; } BEGIN { }")
+    assert "offsetof() of bit-field 'a': it has no byte offset of its own" in \
+        err("struct s { int a:3; int b; } BEGIN { print(offsetof(struct s, a)); }")
+
+
+def test_a_variable_read_before_its_change_is_taken_first():
+    """`$v` read before a `++`, find() or block that changes it in the same
+    statement is read into a local there, before the change runs, as
+    bpftrace reads left to right (`bt-effects-snapshot` runs them beside
+    0.27); the read of its address stays refused."""
+    text = dump(lower('BEGIN { $x = 1; $z = $x + $x++; }'))
+    assert "$snap0@1:22 = $x:s64  @1" in text
+    assert text.index("$snap0@1:22 = $x") < text.index("$x = ($x:s64 + 1")
+    assert "$x is read before '++'" in err('BEGIN { $x = 1; $p = (uint64)&$x + $x++; }')

@@ -218,8 +218,7 @@ def test_iter_path_is_a_sleepable_iterator():
 @pytest.mark.parametrize("src,message", [
     ("iter:tcp { }", "tool.bt:1:1: error: unknown iterator 'tcp'\niter:tcp { }\n^~~~~~~~\n"
      "note: plyc's iterators are: task, task_file, task_vma"),
-    ("iter:task:/sys/fs/bpf/t { }", "tool.bt:1:1: error: a pinned iterator (iter:task:/sys/fs/bpf/t) is not "
-     "supported by plyc yet"),
+    ("iter:task:/sys/fs/bpf/ { }", "tool.bt:1:1: error: '/sys/fs/bpf/' names no file to pin the iterator at"),
     ("iter:task { }\niter:task_file { }", "tool.bt:2:1: error: iter:task_file beside iter:task: a script with "
      "an iter probe has no other probe than BEGIN and END"),
     ("iter:task { }\ntracepoint:sched:sched_switch { }", "tool.bt:2:1: error: tracepoint:sched:sched_switch "

@@ -58,3 +58,17 @@ def test_typeof_wraps_and_refuses_as_0_27():
     with pytest.raises(PlycError) as info:
         lower('BEGIN { $s = "ab"; let $y: typeof($s) = "abcdef"; }')
     assert "a string of 7 bytes does not fit in its char[3]" in info.value.render()
+
+
+def test_string_sizes_are_027s():
+    # str(p) is string[max_strlen], not plyc's padded read of max_strlen + 1
+    # bytes; str(p, n) string[n + 1] up to it; str() of a literal number its
+    # text (tests/runtime/bt-sizeof-strings.test runs them beside 0.27)
+    cfg = "config = { max_strlen = 64 } "
+    prog = lower(cfg + "BEGIN { $p = (int8 *)0; $x = str($p); @m = str($p); let $t: typeof(str($p)) = str($p); "
+                 "print(sizeof(str($p))); print(sizeof($x)); print(sizeof(@m)); print(sizeof($t)); "
+                 "print(sizeof(str($p, 10))); print(sizeof(str($p, 100))); print(sizeof(str(-5))); }")
+    got = [n.args[0].value for n in ir.walk(prog.probes[0].body)
+           if isinstance(n, ir.EmitEvent) and n.args and isinstance(n.args[0], ir.IntConst)]
+    assert got == [64, 64, 64, 64, 11, 64, 3]
+    assert sizes("$p = (int8 *)0; print(sizeof(str($p))); print(sizeof(str($p, 1023)));") == [1024, 1024]

@@ -258,6 +258,29 @@ def test_a_signal_during_a_build_leaves_nothing(tmp_path, private_tmp, sig, code
     assert gone(int(marker.read_text())), "the blocked compiler outlived the build"
 
 
+@pytest.mark.bpf
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_during_plyc_runs_build_leaves_the_cache_usable(tmp_path, private_tmp, sig, code):
+    """`plyc run` stopped while its tracer's BPF compiles (Ctrl-C, a
+    timeout's SIGTERM): quiet, the compiler gone, no tracer (nor a
+    temporary one) in the run cache, and the next run builds and runs."""
+    clang, marker = blocking_clang(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(private_tmp), PLYC_CACHE=str(tmp_path / "cache"))
+    argv = [sys.executable, "-m", "plyc", "run", "--lang", "bpftrace", "-e", BT_SCRIPT]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env, PLYC_CLANG=str(clang)))
+    wait_for(marker, proc)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err.decode() and "internal error" not in err.decode() and not out, err
+    assert gone(int(marker.read_text())), "the blocked compiler outlived plyc run"
+    runs = tmp_path / "cache" / "run"
+    entries = [p for p in runs.rglob("*") if p.is_file()] if runs.exists() else []
+    assert entries == [] and leftovers(private_tmp) == [], entries
+    again = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert again.returncode == 0 and again.stdout.startswith("hello\n"), again.stderr
+
+
 @pytest.mark.parametrize("sig, raised", [(signal.SIGTERM, "Terminated"), (signal.SIGINT, "KeyboardInterrupt")])
 def test_a_signal_while_a_compiler_starts_kills_it(monkeypatch, sig, raised):
     """Deterministic: the signal lands after the fork, before Popen returns
@@ -359,9 +382,11 @@ def test_sigint_during_start_up_is_quiet(tmp_path):
         proc.send_signal(signal.SIGINT)
         err = proc.communicate(timeout=120)[1].decode()
         if ("init_import_site" in err or "Could not import runpy module" in err
+                or err.startswith("Fatal Python error: init_")
                 or (err.startswith("Traceback") and 'File "/' not in err)):
-            # Python's own start (site.py, runpy itself or runpy finding the
-            # module: only <frozen ...> frames), before any of plyc's code runs
+            # Python's own start (its standard streams, site.py, runpy itself
+            # or runpy finding the module: only <frozen ...> frames), before
+            # any of plyc's code runs
             continue
         # -2: the signal came before Python's own handler was installed
         assert proc.returncode in (130, -signal.SIGINT, 0), (delay, proc.returncode, err)

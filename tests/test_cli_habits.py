@@ -110,6 +110,38 @@ def test_a_script_file_with_arguments_runs_as_a_program(tmp_path, plyc_on_path):
     assert proc.stdout.startswith("hi 42\n"), proc.stdout
 
 
+@pytest.mark.parametrize("argv, want", [
+    (["--lang", "bpftrace", "F", "a", "-x"], ["run", "--lang", "bpftrace", "F", "--", "a", "-x"]),
+    (["--lang=bpftrace", "F"], ["run", "--lang=bpftrace", "F", "--"]),
+    (["-q", "--lang", "bpftrace", "F", "a"], ["run", "-q", "--lang", "bpftrace", "F", "--", "a"]),
+    (["F", "--lang", "ply"], ["run", "F", "--", "--lang", "ply"]),     # after FILE: the tracer's
+    (["-v", "build", "F"], ["-v", "build", "F"]),                    # a command: as it is
+    (["--lang", "bpftrace", "nofile"], ["--lang", "bpftrace", "nofile"]),
+    (["-e", "F"], ["-e", "F"]),                                      # not run's option alone
+])
+def test_plyc_options_before_a_script_file(tmp_path, monkeypatch, argv, want):
+    """`#!/usr/bin/env -S plyc --lang bpftrace` runs a bpftrace script
+    whose name has no .bt (`plyc --lang bpftrace FILE ARGS`): run's
+    options before FILE are plyc's (was: argparse's invalid choice
+    'bpftrace')."""
+    sys.path.insert(0, str(ROOT))
+    from plyc import cli
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "F").write_text("BEGIN { exit(); }\n")
+    assert cli.script_form(argv, cli.parser()) == want
+
+
+@pytest.mark.bpf
+def test_a_bpftrace_script_without_bt_runs_through_env_s(tmp_path, plyc_on_path):
+    script = tmp_path / "hello"
+    script.write_text('#!/usr/bin/env -S plyc --lang bpftrace\n'
+                      'BEGIN { @n[str($1)] = count(); exit(); }\n')
+    script.chmod(0o755)
+    proc = subprocess.run([str(script), "hi"], capture_output=True, text=True, env=plyc_on_path, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "@n[hi]: 1", proc.stdout      # bpftrace's output, not ply's
+
+
 def test_a_missing_file_is_no_command(tmp_path):
     proc = plyc(str(tmp_path / "nothing.ply"))
     assert proc.returncode == 2 and "invalid choice" in proc.stderr and "Traceback" not in proc.stderr
@@ -307,3 +339,74 @@ def test_the_tracer_reads_max_cat_bytes_where_it_runs(tmp_path):
                               env=dict(os.environ, **env))
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.startswith(want + "|\n"), (env, proc.stdout)
+
+
+@pytest.mark.bpf
+def test_cpid_without_a_command_is_warned_of(tmp_path):
+    """bpftrace 0.27.1 runs a script reading cpid without -c, reads 0 and
+    warns ("No child command (`-c`); cpid is zero"); 0.17 refuses it. Was:
+    plyc's tracer printed 0 without a word (a `/pid == cpid/` then matches
+    the idle task). Now it warns once at start; a script that asks
+    has_cpid() first, a -c or a -p (plyc's cpid is -p's process too) is
+    not warned of."""
+    built = {}
+    for name, src in (("reads", 'BEGIN { print(cpid); exit(); }\n'),
+                      ("asks", 'BEGIN { if (has_cpid()) { print(cpid); } else { print("none"); } exit(); }\n')):
+        (tmp_path / f"{name}.bt").write_text(src)
+        proc = plyc("build", str(tmp_path / f"{name}.bt"), "-o", str(tmp_path / name), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        built[name] = str(tmp_path / name)
+    said = "no command runs (-c CMD): the script's cpid is 0"
+    out = subprocess.run([built["reads"]], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() == ["0"], out
+    assert f"reads: warning: {said}\n" in out.stderr and out.stderr.count("cpid") == 1, out.stderr
+    out = subprocess.run([built["reads"], "-c", "true"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() != ["0"] and "cpid" not in out.stderr, out
+    out = subprocess.run([built["reads"], "-p", str(os.getpid())], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() == [str(os.getpid())] and "cpid" not in out.stderr, out
+    out = subprocess.run([built["asks"]], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() == ["none"] and "cpid" not in out.stderr, out
+
+
+def test_run_as_a_user_says_tracing_needs_root_before_building(monkeypatch, capsys):
+    """Not root: the tracer would refuse to trace, so `plyc run` says so
+    first, as bpftrace does at once (was: the first build's wait, then
+    the tracer's refusal); its -h and --version still run."""
+    sys.path.insert(0, str(ROOT))
+    from plyc import cli, driver
+    from plyc.commands import run
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    built, ran = [], []
+    monkeypatch.setattr(driver, "build", lambda *a, **k: built.append(a))
+    monkeypatch.setattr(run, "execute", lambda path, argv: ran.append(argv))
+    assert cli.main(["run", "--lang", "bpftrace", "-e", "BEGIN { exit(); }", "--", "-c", "ls -h"]) == 1
+    err = capsys.readouterr().err
+    assert err == "plyc: error: tracing needs root (CAP_BPF and CAP_PERFMON); run it with sudo\n" and not built
+    monkeypatch.setattr(run.runcache, "tracer", lambda key, name, build: "/nonexistent/t")
+    for help_ in (["-h"], ["--version"], ["-q", "--help"]):
+        assert cli.main(["run", "--lang", "bpftrace", "-e", "BEGIN { exit(); }", "--", *help_]) in (0, None)
+    assert ran == [["-h"], ["--version"], ["-q", "--help"]]
+
+
+def test_a_script_on_standard_input(tmp_path):
+    """`-` for the script: its text from stdin, as `bpftrace -` reads it
+    (`plyc run --lang bpftrace - <<'EOF'`); was: cannot read -."""
+    def plyc_stdin(*args, text):
+        return subprocess.run([sys.executable, "-m", "plyc", *args], input=text, capture_output=True, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path, timeout=180)
+    bad = plyc_stdin("check", "--lang", "bpftrace", "-", text='BEGIN { printf("%d\\n"); }\n')
+    assert bad.returncode == 1 and bad.stderr.startswith(
+        "<stdin>:1:9: error: the format has 1 conversion but 0 arguments follow\n"), bad.stderr
+    built = plyc_stdin("build", "--lang", "bpftrace", "-", text='BEGIN { printf("hi\\n"); exit(); }\n')
+    assert built.returncode == 0 and os.access(tmp_path / "tracer", os.X_OK), built.stderr
+    empty = plyc_stdin("check", "-", text="")
+    assert empty.returncode == 1 and "no probes" in empty.stderr, empty.stderr
+
+
+@pytest.mark.bpf
+def test_run_a_script_on_standard_input(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "plyc", "run", "--lang", "bpftrace", "-", "--", "-q", "yo"],
+                          input='BEGIN { printf("hi %s\\n", str($1)); exit(); }\n', capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PLYC_CACHE=str(tmp_path / "cache")),
+                          timeout=180)
+    assert proc.returncode == 0 and proc.stdout.startswith("hi yo\n"), proc.stderr

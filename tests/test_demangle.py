@@ -285,8 +285,11 @@ def run_traced(argv: list) -> str:
 
 
 @pytest.mark.bpf
-def test_a_tracer_demangles_user_stacks_and_usym(tmp_path, cxx_prog):
-    tracer = build(tmp_path, SCRIPT.format(p=cxx_prog), suffix=".bt")
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_a_tracer_demangles_user_stacks_and_usym(tmp_path, cxx_prog, libc):
+    """musl's too: its link keeps the user symbols and the demangler only
+    where the program prints a user symbol (docs/toolchain.md)."""
+    tracer = build(tmp_path, SCRIPT.format(p=cxx_prog), "--libc", libc, suffix=".bt")
     usyms, frames, count = shape(run_traced([tracer, "-c", f"{cxx_prog} 2"]))
     assert usyms == [USYM, USYM] and count == "]: 2"
     assert len(frames) == len(FRAMES) and all(re.fullmatch(w, f) for w, f in zip(FRAMES, frames)), frames

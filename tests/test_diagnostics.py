@@ -29,7 +29,7 @@ CASES = [
 t.ply:1:1: error: unknown provider 'foo'
 foo:bar { exit(); }
 ^~~~~~~
-note: providers are: BEGIN, END, fentry, fexit, h, hardware, i, interval, it, iter, k, kfunc, kprobe, kr, kretfunc, kretprobe, profile, rawtracepoint, s, self, software, t, tracepoint, u, uprobe, ur, uretprobe, usdt
+note: providers are: BEGIN, END, fentry, fexit, h, hardware, i, interval, it, iter, k, kfunc, kprobe, kr, kretfunc, kretprobe, profile, rawtracepoint, s, self, software, t, tracepoint, u, uprobe, ur, uretprobe, usdt, w, watchpoint
 '''),
     ('software-unknown-event', 'software:pagefaults { exit(); }', r'''
 t.ply:1:1: error: unknown software event 'pagefaults'

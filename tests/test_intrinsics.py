@@ -56,9 +56,9 @@ def test_every_function_applies_an_intrinsic_or_is_an_event():
     for f in _functions():
         assert f.op is None or f.op in I.ALL, f.name
         assert not hasattr(f, "emit")
-    # the output functions are ir.EmitEvents: no intrinsic
+    # the output functions (and unwatch, an event the tracer acts on) are ir.EmitEvents: no intrinsic
     assert {f.name for f in _functions() if f.op is None} == \
-        {"exit", "clear", "print", "printf", "cat", "system", "join"}
+        {"exit", "clear", "print", "printf", "cat", "system", "join", "unwatch"}
 
 
 def _variables():
@@ -163,6 +163,8 @@ SCRIPTS = [
     (I.KSTACK, 'kprobe:do_sys_openat2 { print(kstack(3)); }', "plyc_stackid_in(ctx, &plyc_stacks_3, 0)"),
     (I.USYM, 'uprobe:/bin/sh:main { print(usym(reg("ip"))); }', "plyc_ns_pid_tgid() >> 32"),
     (I.SIGNAL, 'kprobe:do_sys_openat2 { signal("KILL"); }', "bpf_send_signal((__u32)("),
+    (I.SIGNAL_THREAD, 'kprobe:do_sys_openat2 { signal_thread(9); }', "bpf_send_signal_thread((__u32)("),
+    (I.MEMCMP, 'kprobe:do_sys_openat2 { print(memcmp(comm, "sh", arg2)); }', "plyc_memcmp("),
     (I.OVERRIDE, 'kprobe:do_sys_openat2 { override(1); }', "bpf_override_return((struct pt_regs *)ctx, "),
     (I.BUF, 'kprobe:do_sys_openat2 { print(buf(arg1, 8)); }', "plyc_read_any("),
     (I.PATH, 'kprobe:vfs_open { print(path(arg0)); }', "bpf_d_path((struct path *)"),
@@ -184,6 +186,8 @@ SCRIPTS = [
     (I.PERCPU_KADDR, 'tracepoint:raw_syscalls:sys_enter { print(*percpu_kaddr("process_counts", 0)); }',
      "bpf_per_cpu_ptr(&process_counts, (__u32)("),
     (I.COMM_OF, 'tracepoint:raw_syscalls:sys_enter { print(comm(1)); }', "bpf_task_from_pid((__s32)("),
+    (I.C_CALL, f'import "{Path(__file__).resolve().parent / "helpers/add_one.bpf.c"}";\n'
+               'BEGIN { print(bt_test_add_one(1)); }', "bt_test_add_one(((__s64)(__s32)1LL))"),
 ]
 
 

@@ -88,6 +88,24 @@ def test_list_kprobes_rawtracepoints_iterators_events():
                                                 "software:minor-faults:", "software:page-faults:"]
 
 
+def test_list_a_glob_of_providers():
+    """`*:*`, `*:vfs_read`, `*probe:*`: a provider glob names no binary, so
+    it lists no user probes (was: uprobe's "give the binary's path" ended
+    the listing, exit 1, half listed), as 0.27 lists `*:*`."""
+    every = lines(plyc("list", "*:*"))
+    kinds = {x.split(":")[0] for x in every}
+    assert {"tracepoint", "kprobe", "fentry", "rawtracepoint", "software", "hardware"} <= kinds, kinds
+    assert not kinds & {"uprobe", "uretprobe", "usdt"}
+    assert set(lines(plyc("list", "*:*:*"))) >= set(lines(plyc("list", "t*:*:*"))) > set()
+    assert {"kprobe:vfs_read", "kretprobe:vfs_read", "fentry:vmlinux:vfs_read"} <= set(lines(plyc("list", "*:vfs_read")))
+    probes = lines(plyc("list", "*probe:vfs_rea*"))
+    assert "kprobe:vfs_read" in probes and "kretprobe:vfs_read" in probes
+    assert lines(plyc("list", "*:syscalls:sys_enter_openat")) == ["tracepoint:syscalls:sys_enter_openat"]
+    # a glob of user probes only: they want a binary, as `uprobe:` does
+    proc = plyc("list", "u*:")
+    assert proc.returncode == 1 and "listed per binary" in proc.stderr and not proc.stdout, proc.stderr
+
+
 def test_list_uprobes_and_usdt_of_a_binary(usdt_prog):
     assert "uprobe:/bin/bash:readline" in lines(plyc("list", "uprobe:/bin/bash:readl*"))
     assert lines(plyc("list", f"usdt:{usdt_prog}:*")) == [f"usdt:{usdt_prog}:plyctest:tick"]
@@ -189,13 +207,46 @@ def test_check_and_build_warn_about_missing_targets(tmp_path):
         proc = plyc(*args)
         assert proc.returncode == 0, proc.stderr
         err = proc.stderr
-        assert (f"{src}:1:1: warning: this machine has no tracepoint syscalls:sys_enter_getppidd: "
-                "a tracer run here would fail to attach it\n"
-                "tracepoint:syscalls:sys_enter_getppidd { @a = count(); }\n^~~~") in err
+        assert (f"{src}:1:1: warning: this machine has no tracepoint syscalls:sys_enter_getppidd "
+                "(did you mean sys_enter_getppid, sys_enter_getpid or sys_enter_getpgid?): a tracer run here "
+                "would fail to attach it\ntracepoint:syscalls:sys_enter_getppidd { @a = count(); }\n^~~~") in err
         assert f"{src}:2:1: warning: this machine's kernel has no function no_such_fn" in err
         assert f"{src}:3:1: warning: /no/such/bin: No such file or directory" in err
         assert err.count("warning:") == 3, err
     assert os.access(tmp_path / "m", os.X_OK)
+
+
+def test_no_warning_where_tracefs_cannot_be_read(monkeypatch):
+    """Not root, tracefs (0700) cannot be read: nothing here can say
+    whether a tracepoint is there, so no warning (was: "this machine has
+    no tracepoint syscalls:sys_enter_getppid" of one it has); the other
+    kinds are still checked."""
+    from plyc import driver, presence, tracefs
+
+    def unreadable():
+        raise tracefs.TracefsError("tracefs is not available on the build machine (... or run as root)")
+    monkeypatch.setattr(tracefs, "root", unreadable)
+    said = [d.message for d in presence.missing(driver.lower(MISSING, "m.bt", driver.Options()))]
+    assert not [m for m in said if "tracepoint" in m], said
+    assert any("no_such_fn" in m for m in said), said
+
+
+def test_a_misspelt_probe_is_given_the_names_near_it(tmp_path):
+    """A typo's warning names what is near it on this machine, as the
+    tracepoint in another group is named (was: only "has no function")."""
+    src = tmp_path / "t.bt"
+    src.write_text("kprobe:vfs_reed { }\nkfunc:vfs_reed { }\nrawtracepoint:sched_swich { }\n"
+                   "uprobe:/bin/bash:readlin { }\ntracepoint:syscalls:sys_enter_opennat { }\n"
+                   "kprobe:zzqqxx_nothing_near { }\n")
+    proc = plyc("check", str(src))
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr
+    assert "warning: this machine's kernel has no function vfs_reed (did you mean vfs_read" in err, err
+    assert "warning: this machine's kernel BTF has no function vfs_reed (did you mean vfs_read" in err, err
+    assert "has no tracepoint sched_swich (no btf_trace_sched_swich in its BTF; did you mean sched_switch" in err
+    assert "/bin/bash has no function readlin (did you mean readline" in err, err
+    assert "has no tracepoint syscalls:sys_enter_opennat (did you mean sys_enter_openat" in err, err
+    assert "has no function zzqqxx_nothing_near: a tracer" in err, err
 
 
 def test_a_tracepoint_in_another_group_is_named(tmp_path):

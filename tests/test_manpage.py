@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,11 @@ COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1))
 _plyc
 printf '%s\\n' "${{COMPREPLY[@]}}"
 """
-    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    # from an empty folder: the checkout's own files (a `build/` of `pip install .`) are
+    # replies too where a script name may go
+    with tempfile.TemporaryDirectory() as cwd:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return [x for x in proc.stdout.splitlines() if x]
 
@@ -74,6 +79,22 @@ def test_completion_of_a_script_to_list(tmp_path):
     (tmp_path / "trace.bt").write_text("BEGIN { }\n")
     (tmp_path / "other.txt").write_text("")
     assert complete(f"plyc list {tmp_path}/") == [f"{tmp_path}/trace.bt"]
+
+
+def test_completion_of_file_names_with_spaces_and_globs(tmp_path):
+    """COMPREPLY from compgen's lines, one reply each: a name with a
+    space is one reply, a name with `*` is not expanded as a glob (was:
+    COMPREPLY=($(compgen -f ...)), split at spaces and globbed)."""
+    for name in ("my trace.bt", "a*.bt", "ab.bt", "abc.ply"):
+        (tmp_path / name).write_text("BEGIN { }\n")
+    for cmd in ("plyc build", "plyc", "plyc build -o", "plyc list"):
+        assert complete(f"{cmd} {tmp_path}/my") == [f"{tmp_path}/my trace.bt"], cmd
+        assert sorted(complete(f"{cmd} {tmp_path}/a")) == sorted(f"{tmp_path}/{n}" for n in ("a*.bt", "ab.bt", "abc.ply")), cmd
+    # `plyc list`: a folder on the way to a script completes too
+    (tmp_path / "sub dir").mkdir()
+    assert complete(f"plyc list {tmp_path}/su") == [f"{tmp_path}/sub dir"]
+    # a glob character in the word typed is a character: no other file matches
+    assert complete(f"plyc build {tmp_path}/a*") == [f"{tmp_path}/a*.bt"]
 
 
 def test_completion_of_probes_asks_plyc_list():

@@ -119,7 +119,7 @@ def c_out(tmp_path_factory):
                     *[str(rt / f) for f in ("metrics/metrics.c", "maps/mapread.c", "maps/aggregations.c",
                                             "core/rt.c", "values/format.c", "values/json.c", "values/btvalue.c",
                                             "values/btvalues.c", "values/text.c", "values/syscalls.c", "values/errnos.c", "values/signals.c", "values/cgroups.c", "symbols/ksyms.c",
-                                            "symbols/usyms.c", "symbols/demangle.c")],
+                                            "symbols/usyms.c", "symbols/usymsref.c", "symbols/demangle.c")],
                     "-lbpf", "-lelf", "-lz", "-o", str(tmp / "tm")], check=True, capture_output=True, text=True)
     subprocess.run([str(tmp / "tm"), str(tmp)], check=True, timeout=30)
     return {p.stem: p.read_bytes().decode("utf-8") for p in tmp.glob("*.txt")}

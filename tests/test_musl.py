@@ -16,7 +16,7 @@ MAX_SIZE = 500 * 1024
 CASES = ["printf-conversions", "printf-widths", "json-values", "tracepoint-char-array", "child-signals",
          "end-on-sigint", "map-sort-order", "print-histogram", "mem-hexdump", "argdist-hist",
          "manual-wildcard", "bt-strerror-table",
-         "bt-signal-name-table"]
+         "bt-signal-name-table", "bt-ustack", "bt-kstack-modes", "bt-syscall-name", "bt-output-events-json"]
 
 
 def plyc(*args, timeout=120):
@@ -66,6 +66,26 @@ def test_musl_no_strip_keeps_symbols(musl_libraries, tmp_path):
     defined = {line.split()[-1] for line in nm.splitlines() if len(line.split()) == 3}
     assert {"inflate", "gzgets", "gzclose_r", "bpf_gen__init"} <= defined
     assert not {"deflate", "gzwrite", "gzclose_w", "realloc_insn_buf"} & defined
+    # and the runtime as far as the program prints (docs/toolchain.md, "Where
+    # the bytes go"): ply's output, no user symbols nor C++ demangler, no
+    # bpftrace output nor bcc report
+    assert {"plyc_output_ply", "plyc_ply_print"} <= defined
+    assert not {"plyc_usym_bt", "plyc_demangle", "plyc_output_bpftrace", "plyc_bt_map_print",
+                "plyc_output_bccreport"} & defined
+
+
+def test_musl_links_user_symbols_where_printed(musl_libraries, tmp_path):
+    """A program with a user stack or usym() value links the symbolizer and
+    the demangler, and bpftrace's output without ply's."""
+    script = tmp_path / "u.bt"
+    script.write_text('kprobe:vfs_read { @[ustack(3)] = count(); printf("%s\\n", usym(reg("ip"))); }\n')
+    out = tmp_path / "u"
+    proc = plyc("build", "--libc", "musl", "--no-strip", script, "-o", out, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    nm = subprocess.run(["nm", str(out)], capture_output=True, text=True).stdout
+    defined = {line.split()[-1] for line in nm.splitlines() if len(line.split()) == 3}
+    assert {"plyc_usym_bt", "plyc_demangle", "plyc_usyms_elf", "plyc_output_bpftrace", "plyc_bt_print"} <= defined
+    assert not {"plyc_output_ply", "plyc_ply_print", "plyc_output_bccreport"} & defined
 
 
 def test_the_libbpf_stand_ins_define_what_libbpf_declares(musl_libraries):

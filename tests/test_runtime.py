@@ -21,6 +21,8 @@ Sections of a .test file (each starts with a line `=== NAME`):
              which are addresses that move with the workload's build)
   stderr-re  a regular expression that must be found in stderr
   exit       the expected exit status (default 0)
+  compare-exit  bpftrace's exit status where it differs from plyc's (else
+             the compared bpftrace must exit as `exit` says)
   compare    the bpftrace versions that must print stdout too, a line each
              (`bpftrace 0.17`: Debian 12's; `bpftrace 0.27`: Debian sid's,
              tests/bpftrace_sid.py), run by test_bpftrace_compat.py

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "runtime-c"
 SOURCES = ["core/rt.c", "values/format.c", "values/plyvalue.c", "values/json.c", "values/text.c", "values/btvalue.c", "values/btvalues.c",
            "values/syscalls.c", "values/errnos.c", "values/signals.c", "values/cgroups.c",
-           "symbols/ksyms.c", "symbols/usyms.c", "symbols/demangle.c", "maps/aggregations.c", "maps/mapread.c",
+           "symbols/ksyms.c", "symbols/usyms.c", "symbols/usymsref.c", "symbols/demangle.c", "maps/aggregations.c", "maps/mapread.c",
            "output/rows.c", "output/btrows.c", "output/bttseries.c", "output/ply.c", "output/bpftrace.c", "output/bccreport.c",
            "output/dump.c", "output/select.c", "load/verifier.c"]
 CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"]

@@ -272,6 +272,41 @@ def test_o_that_cannot_be_opened(tmp_path):
     assert (out.returncode, out.stderr) == (1, "t: error: -o takes a file name, not ''\n")
 
 
+def test_o_in_a_folder_others_can_write(tmp_path):
+    """The tracer runs as root: in a folder another user can write (/tmp),
+    -o neither follows a link nor writes a file another user owns there
+    (they could have planted it: `ln -s /etc/shadow /tmp/out.txt`), as the
+    kernel's protected_symlinks and protected_regular would refuse them
+    where they are on; told before the load. Was: followed and truncated.
+    A link or file of the tracer's user there, a link in a folder only
+    root writes (/dev/stdout), and a new file are written as before."""
+    tracer = build(tmp_path, TICK_PLY)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    theirs_link, theirs_file = shared / "link", shared / "file"
+    theirs_link.symlink_to(victim)
+    os.lchown(theirs_link, 65534, 65534)
+    theirs_file.write_text("theirs\n")
+    os.chown(theirs_file, 65534, 65534)
+    for dest, why in ((theirs_link, "a link in a folder other users can write: not followed"),
+                      (theirs_file, "another user's file in a folder other users can write")):
+        out = run(tracer, "-o", str(dest), "-d", "0.2")
+        assert (out.returncode, out.stdout) == (1, ""), out
+        assert out.stderr == f"t: error: cannot open {dest}: {why}\n", out.stderr
+    assert victim.read_text() == "keep\n" and theirs_file.read_text() == "theirs\n"
+    mine = shared / "mine"
+    mine.symlink_to(tmp_path / "mine-target")
+    for dest in (mine, shared / "new.txt"):
+        out = run(tracer, "-o", str(dest), "-d", "0.3")
+        assert out.returncode == 0, out.stderr
+    assert "tick 1" in (tmp_path / "mine-target").read_text() and "tick 1" in (shared / "new.txt").read_text()
+    out = run(tracer, "-o", "/dev/stdout", "-d", "0.3")
+    assert out.returncode == 0 and "tick 1" in out.stdout, out.stderr
+
+
 def test_o_file_untouched_when_not_root(tmp_path):
     tracer = build(tmp_path, TICK_PLY)
     os.chmod(tmp_path, 0o755)

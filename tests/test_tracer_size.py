@@ -18,11 +18,6 @@ RECORDED = json.loads((ROOT / "tests" / "tracer_sizes.json").read_text())
 EXAMPLE = ROOT / "examples" / "syscall-count.ply"
 GROWTH = 1.05
 MUSL_LIMIT = 512 * 1024
-# Targets whose musl tracer is still above MUSL_LIMIT (docs/toolchain.md
-# says what is left to cut): held to their recorded size only. mipsel and
-# mips came under it (521 KB) and went ~700 bytes over with the runtime
-# added beside (self probes, 0.27's empty-map printing, pid namespaces).
-OVER_LIMIT = {"mips64el", "mipsel", "mips"}
 
 CASES = [(t, libc) for t in RECORDED for libc in RECORDED[t]]
 
@@ -46,5 +41,5 @@ def test_tracer_size(target, libc, tmp_path):
         (f"{target} {libc}: the tracer is {size:,} bytes, {size / recorded - 1:.1%} past the {recorded:,} "
          "recorded in tests/tracer_sizes.json: find what grew (python3 bench/sizes.py --target "
          f"{target}), or record the new size if it is worth it")
-    if libc == "musl" and target not in OVER_LIMIT:
+    if libc == "musl":
         assert size <= MUSL_LIMIT, f"{target}: the musl tracer is {size:,} bytes, over {MUSL_LIMIT:,}"

@@ -35,7 +35,7 @@ def built(tmp_path_factory):
         pytest.skip("gcc not installed")
     tmp = tmp_path_factory.mktemp("usyms")
     subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2", f"-I{RUNTIME}",
-                    str(ROOT / "tests/c/usym_resolve.c"), str(RUNTIME / "symbols" / "usyms.c"),
+                    str(ROOT / "tests/c/usym_resolve.c"), str(RUNTIME / "symbols" / "usyms.c"), str(RUNTIME / "symbols" / "usymsref.c"),
                     str(RUNTIME / "symbols" / "demangle.c"), str(RUNTIME / "core" / "rt.c"), "-lelf", "-lz",
                     "-o", str(tmp / "resolve")], check=True, capture_output=True, text=True)
     (tmp / "child.c").write_text(CHILD)

@@ -20,6 +20,12 @@ tests/runtime/*.test (see tests/test_runtime.py), plus:
   modules    kernel modules copied into /lab as NAME.ko for the case to
              insmod (lab.module(): loop, brd, ... of the kernel's package)
 
+{ksym:NAME} in the script, args or command is the guest kernel's symbol NAME's
+address (0x...), an exported one (EXPORT_SYMBOL), read from the x86_64 ELF
+vmlinux the guest boots (the PVH entry runs it where it was linked: no
+KASLR); a case checks it against the guest's /proc/kallsyms before relying
+on it.
+
 {workload} is a static build of tests/helpers/workload.c, {usdt} one of
 usdt_prog.c (built only for a batch that uses it), both for the guest's
 arch. All the cases of one (arch, kernel) run in one boot: the tracers and
@@ -28,6 +34,7 @@ output."""
 import re
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -108,6 +115,44 @@ def subst(text: str) -> str:
     return text.replace("{workload}", "./workload").replace("{usdt}", "./usdt_prog")
 
 
+def exported_symbols(vmlinux: Path, names: set) -> dict:
+    """The addresses of the kernel's exported symbols `names`, from the
+    __ksymtab of its ELF vmlinux (Debian's is stripped, and its System.map a
+    placeholder): x86_64's entries are three 32-bit offsets (PREL32:
+    value, name, namespace), each from its own field's address."""
+    out = subprocess.run(["readelf", "-S", "-W", str(vmlinux)], capture_output=True, text=True, check=True).stdout
+    secs = {m.group(1): (int(m.group(2), 16), int(m.group(3), 16), int(m.group(4), 16))
+            for m in re.finditer(r"\]\s+(\S+)\s+\S+\s+([0-9a-f]{16})\s+([0-9a-f]+)\s+([0-9a-f]+)", out)}
+    data = vmlinux.read_bytes()
+    addr, off, size = secs["__ksymtab"]
+    str_addr, str_off, _ = secs["__ksymtab_strings"]
+    found = {}
+    for i in range(0, size, 12):
+        value, name, _ = struct.unpack_from("<iii", data, off + i)
+        at = str_off + (addr + i + 4 + name - str_addr)
+        symbol = data[at:data.index(b"\0", at)].decode()
+        if symbol in names:
+            found[symbol] = addr + i + value
+    return found
+
+
+def ksyms(text: str, arch: str, kernel: str) -> str:
+    """{ksym:NAME}: the address of the booted kernel's exported symbol NAME."""
+    names = set(re.findall(r"\{ksym:(\w+)\}", text))
+    if not names:
+        return text
+    found = exported_symbols(lab.kernel(arch, kernel).vmlinux, names)
+    for name in names:
+        text = text.replace(f"{{ksym:{name}}}", f"0x{found[name]:x}")
+    return text
+    system_map = next(lab.kernel(arch, kernel).vmlinux.parent.glob("boot/System.map-*"))
+    found = {f[2]: f"0x{int(f[0], 16):x}" for f in map(str.split, system_map.read_text().splitlines())
+             if len(f) == 3 and f[2] in names}
+    for name in names:
+        text = text.replace(f"{{ksym:{name}}}", found[name])
+    return text
+
+
 def build_batch(arch: str, kernel: str, tmp: Path):
     """Build every tracer of this (arch, kernel) and the script running them."""
     files, script = [build_helper(arch, "workload", tmp)], ["#!/bin/sh", "cd /lab"]
@@ -136,7 +181,7 @@ def build_batch(arch: str, kernel: str, tmp: Path):
         else:
             text = (ROOT / "examples" / case["example"].strip()).read_text() if "example" in case \
                 else case["bpftrace"] if "bpftrace" in case else case["script"]
-            src.write_text(subst(text))
+            src.write_text(ksyms(subst(text), arch, kernel))
             cmd = [sys.executable, "-m", "plyc", "build", "--target", TARGET[arch], str(src),
                    "-o", str(out), *shlex.split(build_opts)]
         proc = builds.run(cmd,
@@ -149,7 +194,7 @@ def build_batch(arch: str, kernel: str, tmp: Path):
         args = subst(case.get("args", "").strip())
         command = f"{env} ./{name} {args}"
         if "command" in case:
-            command = subst(case["command"].strip()).replace("{tracer}", f"{env} ./{name}")
+            command = ksyms(subst(case["command"].strip()), arch, kernel).replace("{tracer}", f"{env} ./{name}")
         script += [f"{command} > out.{name} 2> err.{name}; rc=$?",
                    f"echo '{MARK} {path.stem} '$rc; cat out.{name}; echo '{MARK}-err'; cat err.{name}",
                    f"echo '{MARK}-end'"]

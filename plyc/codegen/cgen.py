@@ -13,7 +13,7 @@ from .. import types as T
 from ..ir import nodes as ir
 from ..ir.nodes import script_line
 from ..ir.opt import temps
-from . import aggread, aggregations, intrinsics, loops, variables
+from . import aggread, aggregations, intrinsics, loops, seqprintf, variables
 from .cescape import c_comment, c_string
 from .ctext import MAX_STORES, MEMSET_FENCE, bare, c_int, copy_stmts, mem_calls, words
 from .resources import TP_DIRECT_SLOTS, Field, Resources, record_type
@@ -474,6 +474,9 @@ class FuncGen(TupleGen):
     # --- events ---------------------------------------------------------------
 
     def stmt_EmitEvent(self, s: ir.EmitEvent):
+        if self.probe.target.extra.get("pin"):
+            seqprintf.emit(self, s)      # a pinned iterator: no tracer reads events
+            return
         er = self.res.event(s.event)
         exprs = s.args
         values = self.field_values(er.fields, exprs)

@@ -195,6 +195,17 @@ def emit_signal(g, call):
     return "0"
 
 
+def emit_signal_thread(g, call):
+    g.line(f"bpf_send_signal_thread((__u32)({g.scalar(call.args[0])}));")
+    return "0"
+
+
+def emit_memcmp(g, call):
+    a, b = (g.bytes(x) for x in call.args[:2])
+    size = min(call.args[0].type.size, call.args[1].type.size)
+    return f"plyc_memcmp({a}, {b}, {size}, (__u64)({g.scalar(call.args[2])}))"
+
+
 def emit_override(g, call):
     g.line(f"bpf_override_return((struct pt_regs *)ctx, (__u64)({g.scalar(call.args[0])}));")
     return "0"
@@ -376,6 +387,27 @@ def emit_percpu_kaddr(g, call):
     return addr
 
 
+def emit_c_call(g, call):
+    """A call of a function of an imported C file (usercode.py), declared
+    in the program with its own types (render.py): integers converted to
+    its parameters' types as C converts them (the front end cast them
+    first), pointers passed as the addresses they are. Its value is kept
+    in a local at once, so that a call made for its effect is made where
+    the statement is."""
+    name = call.args[0].value.decode()
+    args = [f"(void *)(unsigned long)({g.scalar(a)})" if a.type.is_pointer else g.scalar(a)
+            for a in call.args[1:]]
+    text = f"{name}({', '.join(args)})"
+    if call.type.kind == "void":
+        g.line(f"{text};")
+        return g.const(0)
+    ctype = call.type.scalar_ctype()
+    v = g.tmp("cf")
+    g.line(f"{ctype} {v} = ({ctype})({'(unsigned long)' if call.type.is_pointer else ''}{text});")
+    g.typed[v] = ctype
+    return v
+
+
 EMIT = {
     I.STR: emit_str,
     I.MEM: emit_mem,
@@ -401,6 +433,8 @@ EMIT = {
     I.KSTACK: emit_stack,
     I.USYM: emit_usym,
     I.SIGNAL: emit_signal,
+    I.SIGNAL_THREAD: emit_signal_thread,
+    I.MEMCMP: emit_memcmp,
     I.OVERRIDE: emit_override,
     I.BUF: emit_buf,
     I.PATH: emit_path,
@@ -421,6 +455,7 @@ EMIT = {
     I.BYTE_AT: emit_byte_at,
     I.BUF_EQUAL: emit_buf_equal,
     I.SOCKET_COOKIE: emit_socket_cookie,
+    I.C_CALL: emit_c_call,
 }
 
 

@@ -224,8 +224,8 @@ def diag_body(er: EventRes, res: Resources) -> list:
         parts[-1] = parts[-1][:-1]      # one newline ends the line, the format's or ours
         parts = parts if parts[-1] else parts[:-1]
     body = formatted(er, parts)
-    # a one-liner (-e) is "stdin" to bpftrace, in its messages as here
-    script = "stdin" if res.script == "<command-line>" else res.script
+    # a one-liner (-e) and `-`'s script are "stdin" to bpftrace, in its messages as here
+    script = "stdin" if res.script in ("<command-line>", "<stdin>") else res.script
     return ["FILE *fp = stderr;", "", "fflush(plyc_rt.out);",
             f"fputs({c_string(f'{script}:{where}: {level}: ')}, fp);"] + body + ['fputc(\'\\n\', fp);']
 
@@ -255,6 +255,8 @@ def _event_body(er: EventRes, res: Resources) -> list:
         return diag_body(er, res)
     if kind == "exit":
         return ["plyc_request_exit((long long)e->a0);"]
+    if kind == "unwatch":
+        return ["plyc_watchpoint_unwatch((uint64_t)e->a0);"]
     if kind == "join":
         sep, size = er.event.parts
         field = er.fields[0].name

@@ -22,6 +22,12 @@ from .templates import render as render_template
 
 # The kernel's limit on one value of a per-CPU array (PCPU_MIN_UNIT_SIZE).
 SCRATCH_SLOT_MAX = 32768
+# The runtime's kinds of a user symbol (printers.rt_kind): a loader that
+# names one links the user symbolizer (runtime-c/symbols/usyms.c)
+USER_SYMBOLS = re.compile(r"\bPLYC_K_U(SYM|STACK)\b")
+# Each output style's operations (runtime-c/plyc_style.h), which the loader
+# names: a tracer links only its own style's
+OUTPUT_OPS = {"ply": "plyc_output_ply", "bpftrace": "plyc_output_bpftrace", "bpftrace017": "plyc_output_bpftrace"}
 
 
 @dataclass
@@ -127,8 +133,10 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                     func=p.fentry["func"]) if p.fentry else None
         probes.append(dict(prog=p.prog, section_c=c_string(p.section), line=p.line, spec=c_comment(p.spec),
                            ctx_decl=code(p.probe.provider.ctx_decl), body=[code(text) for text, _ in body],
-                           stoppable=not p.probe.provider.runs_once, twin=twin,
-                           prologue=[code(x) for x in p.probe.provider.prologue]
+                           # a pinned iterator runs after the tracer ended, when it is read
+                           stoppable=not p.probe.provider.runs_once and not p.probe.target.extra.get("pin"), twin=twin,
+                           prologue=[code(x) for x in (p.probe.provider.prologue_for(p.probe.target)
+                                                       if p.probe.provider.prologue_for else p.probe.provider.prologue)]
                            + ([code(x) for x in PID_FILTER] if program.pid_filter and p.probe.provider.pid_filtered else []),
                            body_name=p.body, callbacks=callbacks))
     maps = [dict(name=c_comment(m.name), cname=m.cname, bpf_type=m.bpf_type, max_entries=m.max_entries,
@@ -149,6 +157,7 @@ def bpf_context(program: ir_nodes.Program, res: Resources, lines: list) -> dict:
                                       if p.probe.target.glob and p.probe.tp_fields}
                                    | ({"PLYC_AGG_READ"} if aggread.needs(res) else set())),
                 license=c_string(program.license),
+                c_functions=[code(f"{ret} {name}({', '.join(args) or 'void'})") for name, ret, args in program.c_functions],
                 kernel_types=[code(t) for t in program.ktypes.definitions(arch.get(program.arch).header_types)]
                 if program.ktypes and (program.ktypes.uses or program.ktypes.ksyms) else [])
 
@@ -274,15 +283,21 @@ def render(program: ir_nodes.Program, res: Resources, origin=None, style: str = 
         nargs_dim=max(1, res.nargs), nopts_dim=max(1, len(program.options)),
         ndconst_dim=max(1, len(res.device_consts)), nslots_dim=max(1, len(res.tp_slots)), strsize=res.strsize,
         nprobes=max(1, len(res.probes)))
-    loader_c = render_template(
-        "loader.c.j2", **loader_context(res, bpf_c, program.report, origin, program.args_wide),
+    loader = dict(loader_context(res, bpf_c, program.report, origin, program.args_wide),
         style=f"PLYC_STYLE_{style.upper()}",
+        output_ops=OUTPUT_OPS[style],
         opts=[dict(name=c_string(name), desc=c_string(desc), kind=f"PLYC_OPT_{kind.upper()}", dflt=c_string(dflt))
               for name, kind, dflt, desc in program.options],
         time_formats=[c_string(f) for f in program.time_formats],
         enums=[[(code(f"(int64_t){c_int(int(v))}"), c_string(n)) for v, n in names] for names in program.enums],
         args_optional=int(program.args_optional),
+        no_target_warning=c_string(program.no_target_warning.encode()) if program.no_target_warning else "NULL",
         arg_bounds=[dict(index=n, lo=lo, hi=hi, line=line, col=col, what=c_string(what))
                     for n, lo, hi, line, col, what in program.arg_bounds],
         missing_probes=code("PLYC_MISSING_" + program.missing_probes.upper()))
+    loader_c = render_template("loader.c.j2", **loader, user_symbols=False)
+    if USER_SYMBOLS.search(loader_c):
+        # every value the runtime prints has its type in the loader: one
+        # of a user symbol's links usyms.c (and the demangler), else left out
+        loader_c = render_template("loader.c.j2", **dict(loader, user_symbols=True))
     return Generated(bpf_c, header, loader_c)

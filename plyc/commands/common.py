@@ -28,15 +28,24 @@ def add_libc_arg(p):
                    "musl makes tracers about a third of glibc's size")
 
 
+# The names of a script that is no file (its messages', its tracer's):
+# -e TEXT's, and `-`'s, read from stdin
+COMMAND_LINE = "<command-line>"
+STDIN = "<stdin>"
+
+
 def read_script(args) -> tuple[str, str]:
     if getattr(args, "e", None) is not None:
-        return args.e, "<command-line>"
+        return args.e, COMMAND_LINE
     if not args.script:
         raise SystemExit("plyc: error: give a script file or -e 'TEXT'")
     path = args.script
     try:
-        with open(path, "rb") as f:
-            data = f.read(SCRIPT_MAX + 1)
+        if path == "-":         # the script's text from stdin, as `bpftrace -` reads it
+            path, data = STDIN, sys.stdin.buffer.read(SCRIPT_MAX + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(SCRIPT_MAX + 1)
     except OSError as err:
         raise SystemExit(f"plyc: error: cannot read {path}: {err.strerror}")
     if len(data) > SCRIPT_MAX:
@@ -48,8 +57,8 @@ def read_script(args) -> tuple[str, str]:
 
 
 def script_name(filename: str) -> str:
-    """The tracer's default name: the script's, or `tracer` for -e."""
-    return driver.tracer_name(filename if filename != "<command-line>" else "tracer")
+    """The tracer's default name: the script's, or `tracer` for -e and stdin's."""
+    return driver.tracer_name(filename if filename not in (COMMAND_LINE, STDIN) else "tracer")
 
 
 def add_script_args(p):

@@ -39,11 +39,16 @@ def _providers(token: str) -> list:
     from ..frontends.bpftrace.probes import BY_NAME
     from ..listing import ListError
     from ..providers.base import is_glob
-    from ..providers.listing import LISTERS
+    from ..providers.listing import LISTERS, PER_BINARY
     if is_glob(token):
         names = [p for p in providers.REGISTRY if p.name in LISTERS and
                  any(fnmatch.fnmatchcase(n, token) for n in (p.name, *p.aliases))]
-        return names
+        # a glob names no binary: user probes are listed by one that does (uprobe:PATH)
+        kept = [p for p in names if p.name not in PER_BINARY]
+        if names and not kept:
+            raise ListError(f"{', '.join(p.name for p in names)} probes are listed per binary: "
+                            f"{names[0].name}:PATH[:...]")
+        return kept
     probe_type = BY_NAME.get(token)
     prov = providers.lookup(probe_type.name if probe_type else token)
     if prov is None:

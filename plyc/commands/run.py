@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from .. import driver, runcache
 from .common import add_build_args, add_script_args, execute, options, read_script, script_name
@@ -95,10 +97,25 @@ def tracer_argv(args) -> list:
     return list(args.tracer_args[1:] if args.tracer_args[:1] == ["--"] else args.tracer_args)
 
 
+# The tracer's options that print and exit without tracing: it takes them
+# from any user (runtime-c/load/loader.c refuses the rest without root).
+TRACER_NO_TRACE = ("-h", "--help", "--version")
+
+
+def traces(argv: list) -> bool:
+    """Whether the tracer run with argv traces (then needs root)."""
+    return not any(a in TRACER_NO_TRACE for a in argv[:_tracer_options(argv)])
+
+
 def run(args) -> int:
+    argv = tracer_argv(args)
+    if os.geteuid() != 0 and traces(argv):
+        # the tracer would refuse it, after the build: said now, as bpftrace says it at once
+        print("plyc: error: tracing needs root (CAP_BPF and CAP_PERFMON); run it with sudo", file=sys.stderr)
+        return 1
     source, filename = read_script(args)
     opts = options(args)
     opts.quick = True
     key = runcache.script_key(source, filename, opts)
     out = runcache.tracer(key, script_name(filename), lambda path: driver.build(source, filename, path, opts))
-    execute(str(out), tracer_argv(args))
+    execute(str(out), argv)

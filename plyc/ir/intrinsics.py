@@ -61,6 +61,9 @@ USTACK = _i("ustack", "the user stack's id (frame limit: the argument)", args=NO
 KSTACK = _i("kstack", "the kernel stack's id (frame limit: the argument)", args=NONE)
 USYM = _i("usym", "a user address with the current pid (the tracer names it)", AFTER)
 SIGNAL = _i("signal", "send a signal to the current task")
+SIGNAL_THREAD = _i("signal_thread", "send a signal to the current thread")
+MEMCMP = _i("memcmp", "two values' first n bytes compared: the first differing bytes' difference, as "
+                      "signed chars, else 0 (n: the third argument)", args=VALUES)
 OVERRIDE = _i("override", "return early from the probed kernel function with a value")
 BUF = _i("buf", "bytes from a pointer or array, with their length", BEFORE, VALUES)
 PATH = _i("path", "a struct path's full path (bpf_d_path, fentry only)", BEFORE)
@@ -81,6 +84,7 @@ PERCPU_KADDR = _i("percpu_kaddr", "a kernel per-CPU variable's address (its name
 BYTE_AT = _i("_byte_at", "a string's byte at an index known at run time, 0 past its end", args=VALUES)
 BUF_EQUAL = _i("_buf_equal", "1 when two buffers hold the same length and bytes", args=VALUES)
 SOCKET_COOKIE = _i("socket_cookie", "a socket's cookie (bpf_get_socket_cookie of a function's struct sock *)")
+C_CALL = _i("_c_call", "a function of a C file the script imports (its name, then its arguments)")
 COMM_OF = _i("_comm_of", "the comm of the task of a pid (the bpf_task_from_pid kfunc), N/A for none", AFTER)
 
 # Sizes both sides need: join()'s strings (bpftrace 0.17's limits: 16
@@ -96,7 +100,7 @@ CLOCKS = {"monotonic": ("bpf_ktime_get_ns", "4.1"), "boot": ("bpf_ktime_get_boot
           "tai": ("bpf_ktime_get_tai_ns", "6.1"), "sw_tai": ("bpf_ktime_get_boot_ns", "5.8")}
 
 ALL = (STR, MEM, DYN, UPTR, KSYM, STRCMP, BSWAP, KPTR, STRNCMP, JOIN_READ, NTOP, TP_NAME, DIV, MOD, SARG,
-       OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, OVERRIDE, BUF, PATH,
+       OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, SIGNAL_THREAD, MEMCMP, OVERRIDE, BUF, PATH,
        STRLEN, STRCONTAINS, STRSTR, STR_CONCAT, STR_CUT, CLOCK, USERMODE, STRERROR, SIGNAL_NAME, SYSCALL_NAME, ADDR,
-       COMM_OF, CGROUP_PATH, PERCPU_KADDR, BYTE_AT, BUF_EQUAL, SOCKET_COOKIE)
+       COMM_OF, CGROUP_PATH, PERCPU_KADDR, BYTE_AT, BUF_EQUAL, SOCKET_COOKIE, C_CALL)
 BY_NAME = {i.name: i for i in ALL}

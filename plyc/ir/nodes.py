@@ -226,6 +226,9 @@ class TupleMake(Expr):
     """A tuple of the items' values (type: types.Tuple, members placed by
     types.tuple_layout)."""
     items: list
+    # a kernel struct held by value (`*curtask`): its C name, which an error
+    # names it by rather than by its members
+    struct: str = field(default="", kw_only=True)
 
 
 @node
@@ -406,6 +409,7 @@ CAT = "cat"              # print the file named by the args formatted by `parts`
 SYSTEM = "system"        # run the command the args formatted by `parts` make, print its output
 ERRORF = "errorf"        # print the args by `parts` to stderr, after the script's place and "ERROR:"
 WARNF = "warnf"          # ... "WARNING:" (bpftrace's errorf() and warnf())
+UNWATCH = "unwatch"      # stop the watchpoints on the address args[0] (bpftrace's unwatch())
 
 
 @node
@@ -473,7 +477,7 @@ class Program:
     # What the front end warns of at build time (diag.Diagnostic, severity
     # "warning"): printed to stderr by the driver, the build goes on.
     warnings: list = field(default_factory=list)
-    # named options (bpftrace's getopt()): (name, "bool"|"int"|"str", default text, description)
+    # named options (bpftrace's getopt()): (name, "bool"|"int"|"uint"|"str", default text, description)
     options: list = field(default_factory=list)
     # bounds the tracer checks a numeric $N against when it starts (bpftrace's
     # unroll($N), which bpftrace checks when it compiles): (N, lo, hi, line, col, what)
@@ -482,6 +486,14 @@ class Program:
     # says so (Provider.pid_filtered), as bpftrace 0.27's -p does; else -p
     # only sets $target and attaches uprobes to that process (ply's)
     pid_filter: bool = False
+    # The C files the script imports (span.SourceFile each), compiled and
+    # linked with the program (usercode.py), and the prototypes of their
+    # functions it calls: (name, C return type, [C parameter types])
+    c_files: list = field(default_factory=list)
+    c_functions: list = field(default_factory=list)
+    # What the tracer warns of at start when it runs neither a command (-c)
+    # nor for a process (-p): a bpftrace script's cpid, then 0 ("" for none)
+    no_target_warning: str = ""
 
     @property
     def uses_stack(self) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..diag import Collector, PlycError
-from . import interval, iterators, kfunc, kprobe, perfevent, profile, rawtracepoint, special, tracepoint, uprobe
+from . import interval, iterators, kfunc, kprobe, perfevent, profile, rawtracepoint, special, tracepoint, uprobe, watchpoint
 from .base import Fields, Provider, Target, Var, c_str, spec_error  # noqa: F401  (plyc.providers.Target etc.)
 
 REGISTRY: tuple[Provider, ...] = (
@@ -27,6 +27,7 @@ REGISTRY: tuple[Provider, ...] = (
     kfunc.KRETFUNC,
     rawtracepoint.PROVIDER,
     iterators.PROVIDER,
+    watchpoint.PROVIDER,
 )
 
 
@@ -37,10 +38,11 @@ def lookup(name: str) -> Optional[Provider]:
     return None
 
 
-def resolve_specs(specs: list, diag: Collector, fields: Optional[list] = None) -> list:
+def resolve_specs(specs: list, diag: Collector, fields: Optional[list] = None, arch: str = "") -> list:
     """Each spec with its provider's target (None where it has errors).
     fields: each spec's Fields, for a front end that parsed them itself
-    (else each provider parses its spec's text)."""
+    (else each provider parses its spec's text); arch: the --target the
+    tracer is built for, checked by providers whose probes depend on it."""
     out = []
     for i, spec in enumerate(specs):
         prov = lookup(spec.provider)
@@ -51,7 +53,10 @@ def resolve_specs(specs: list, diag: Collector, fields: Optional[list] = None) -
             out.append((spec, None))
             continue
         try:
-            out.append((spec, prov.parse(spec) if fields is None else prov.make(spec, fields[i])))
+            target = prov.parse(spec) if fields is None else prov.make(spec, fields[i])
+            if arch and prov.for_arch is not None:
+                prov.for_arch(target, arch)
+            out.append((spec, target))
         except PlycError as e:
             diag.diags.extend(e.diags)
             out.append((spec, None))

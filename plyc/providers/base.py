@@ -30,6 +30,7 @@ class Fields:
     count: Optional[str] = None      # interval: the count; profile: hz; software/hardware: the period
     unit: str = ""                   # interval: ns us ms s m ("": s)
     cpu: str = ""                    # profile: one CPU
+    mode: str = ""                   # watchpoint: the accesses watched (r, w, x), as written
     extra: str = ""                  # what else was written (an argument BEGIN refuses)
 
 
@@ -66,6 +67,9 @@ class Provider:
     member: Optional[Callable] = None
     # (target, variable name, KernelTypes) -> a better type for a variable, or None
     typed: Optional[Callable] = None
+    # (target, plyc's --target name) -> None, or PlycError where that
+    # architecture cannot run it (watchpoint modes its CPUs lack)
+    for_arch: Optional[Callable] = None
     # (target, KernelTypes, arch) -> how it can run as fentry/fexit, or None
     fentry: Optional[Callable] = None
     # args.NAME of a context of typed arguments (`data`, a ctx of "fargs"):
@@ -91,6 +95,8 @@ class Provider:
     # C lines at the start of each of its programs (iter: the last call,
     # which has no object, returns at once)
     prologue: tuple[str, ...] = ()
+    # target -> its prologue, where it differs by target (a pinned iterator's)
+    prologue_for: Optional[Callable] = None
     # Its events are filtered by the tracer's -p PID where the program asks
     # (Program.pid_filter: bpftrace's "-p acts like a predicate" of 0.27):
     # kernel probes and CPU-wide events. Not uprobes and USDT (attached to

@@ -13,6 +13,7 @@ import fnmatch
 from .. import arch
 from .. import btf as B
 from .. import tracefs
+from ..diag import did_you_mean
 from ..elfsyms import Elf, ElfError, resolve, usdt_arg_types
 from ..listing import Listed, ListError, Source, type_text
 from . import interval, iterators, kfunc, kprobe, perfevent, profile, rawtracepoint, tracepoint, uprobe
@@ -217,6 +218,11 @@ LISTERS = {
     uprobe.USDT.name: (_usdt, False),
 }
 
+# The providers whose probes are listed per binary (uprobe:PATH:...): a glob
+# of providers (`*:*`) names none, so lists none of them.
+PER_BINARY = (uprobe.UPROBE.name, uprobe.URETPROBE.name, uprobe.USDT.name)
+
+
 
 # --- a script's probe as a listing (`plyc list script.bt`, bpftrace's
 # `-l script.bt`): provider name -> its resolved Target -> the lister's
@@ -271,8 +277,17 @@ PARTS = {
 # provider name -> (Target, Source) -> why not, or None (it has it, or
 # nothing here can say)
 
+def _with(why: str, *notes: str) -> str:
+    """why, and the notes that say something, in parentheses."""
+    said = "; ".join(n for n in notes if n)
+    return f"{why} ({said})" if said else why
+
+
 def _tracepoint_missing(t, src: Source):
     group, event = t.target.split("/", 1)
+    # tracefs not to be read here (not root: it is 0700): its TracefsError
+    # says nothing here can tell, rather than that every event is missing
+    tracefs.root()
     try:
         if tracefs.matching_events(group, event) if t.glob else tracefs.event_fields(group, event) is not None:
             return None
@@ -285,7 +300,12 @@ def _tracepoint_missing(t, src: Source):
         others = [f"{g}:{e}" for g, e in src.tracepoints() if e == event and g != group]
     except (ListError, tracefs.TracefsError, OSError):
         others = []
-    return f"this machine has no tracepoint {group}:{event}" + (f" (it has {', '.join(others[:3])})" if others else "")
+    try:
+        near = "" if others else did_you_mean(event, tracefs.matching_events(group, "*"))
+    except tracefs.TracefsError:
+        near = ""
+    return _with(f"this machine has no tracepoint {group}:{event}",
+                 f"it has {', '.join(others[:3])}" if others else "", near)
 
 
 def _kprobe_missing(t, src: Source):
@@ -299,7 +319,10 @@ def _kprobe_missing(t, src: Source):
     if found:
         return None
     where = f"module {module}" if module else "this machine's kernel"
-    return f"no function in {where} matches {t.target}" if t.glob else f"{where} has no function {t.target}"
+    if t.glob:
+        return f"no function in {where} matches {t.target}"
+    names = (n for n, m in src.kernel_functions().items() if (m or "") == module)
+    return _with(f"{where} has no function {t.target}", did_you_mean(t.target, names))
 
 
 def _kfunc_missing(t, src: Source):
@@ -308,14 +331,17 @@ def _kfunc_missing(t, src: Source):
     names = src.btf().names_of(B.FUNC)
     if any(_match(n, t.target) for n in names) if t.glob else src.btf().find(B.FUNC, t.target) is not None:
         return None
-    return f"no function in this machine's kernel BTF matches {t.target}" if t.glob else \
-        f"this machine's kernel BTF has no function {t.target}"
+    if t.glob:
+        return f"no function in this machine's kernel BTF matches {t.target}"
+    return _with(f"this machine's kernel BTF has no function {t.target}", did_you_mean(t.target, names))
 
 
 def _rawtracepoint_missing(t, src: Source):
     if src.btf().find(B.TYPEDEF, f"btf_trace_{t.target}") is not None:
         return None
-    return f"this machine's kernel has no tracepoint {t.target} (no btf_trace_{t.target} in its BTF)"
+    events = (n[len("btf_trace_"):] for n in src.btf().names_of(B.TYPEDEF) if n.startswith("btf_trace_"))
+    return _with(f"this machine's kernel has no tracepoint {t.target}", f"no btf_trace_{t.target} in its BTF",
+                 did_you_mean(t.target, events))
 
 
 def _binary_missing(t, src: Source):
@@ -338,7 +364,9 @@ def _binary_missing(t, src: Source):
     name = t.target.split("@")[0]
     if any(_match(f, name) for f in funcs) if t.glob else name in funcs:
         return None
-    return f"no function in {path} matches {t.target}" if t.glob else f"{path} has no function {name}"
+    if t.glob:
+        return f"no function in {path} matches {t.target}"
+    return _with(f"{path} has no function {name}", did_you_mean(name, funcs))
 
 
 MISSING = {

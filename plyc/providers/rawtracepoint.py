@@ -28,7 +28,11 @@ def make(spec, f) -> Target:
         raise spec_error(spec, "rawtracepoint wildcards are not supported by plyc yet")
     if not re.fullmatch(r"\w+", event) or (module and not re.fullmatch(r"[\w-]+", module)):
         raise spec_error(spec, f"'{spec.arg}' is not a raw tracepoint name (rawtracepoint[:module]:event)")
-    return Target(PROVIDER, spec, event)
+    t = Target(PROVIDER, spec, event)
+    # the module's own tracepoint, checked on the device (the kernel's
+    # attach by name would take vmlinux's of that name)
+    t.extra["module"] = "" if module == "vmlinux" else module
+    return t
 
 
 def _types(b, proto) -> tuple:
@@ -93,7 +97,8 @@ def arg(target: Target, name: str, ktypes, span) -> Var:
 
 
 def c_data(t: Target, p):
-    return "plyc_rawtracepoint_data", [("target", c_str(t.target))]
+    return "plyc_rawtracepoint_data", [("target", c_str(t.target)),
+                                       ("module", c_str(t.extra["module"]) if t.extra.get("module") else "NULL")]
 
 
 PROVIDER = Provider(

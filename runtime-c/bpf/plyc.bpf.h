@@ -629,6 +629,20 @@ static __always_inline int plyc_strcmp(const char *a, __u32 asize, const char *b
 	return 0;
 }
 
+/* bpftrace 0.27's memcmp(): the first n bytes of two values of size bytes
+ * or more, the difference of the first bytes that differ as signed chars
+ * (0.27's), else 0; none past size (0.27 would read on past the values). */
+static __always_inline int plyc_memcmp(const char *a, const char *b, __u32 size, __u64 n)
+{
+	for (__u32 i = 0; i < size; i++) {
+		if (i >= n)
+			break;
+		if (a[i] != b[i])
+			return (int)(signed char)a[i] - (int)(signed char)b[i];
+	}
+	return 0;
+}
+
 /* bpftrace's strlen(): the bytes before the first NUL, at most size. */
 static __always_inline __u64 plyc_strnlen(const char *s, __u32 size)
 {

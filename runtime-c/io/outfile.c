@@ -7,6 +7,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "plyc_rt.h"
@@ -51,16 +54,78 @@ static int out_close(void *cookie)
 	return out_errno ? -1 : 0;
 }
 
+const char *plyc_out_strerror(int err)
+{
+	if (err == PLYC_OUT_LINK)
+		return "a link in a folder other users can write: not followed";
+	if (err == PLYC_OUT_THEIRS)
+		return "another user's file in a folder other users can write";
+	return strerror(err);
+}
+
+/* Whether path's folder is one another user can write (group or others
+ * may write it, or another user owns it), *dir its stat. */
+static int shared_folder(const char *path, struct stat *dir)
+{
+	const char *slash = strrchr(path, '/');
+	char *name = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	int shared;
+
+	if (!name)
+		return 1;
+	shared = stat(name, dir) || (dir->st_mode & (S_IWGRP | S_IWOTH)) ||
+		 (dir->st_uid != geteuid() && dir->st_uid != 0);
+	free(name);
+	return shared;
+}
+
+/* Whether st, found at -o's name in a shared folder, is one the tracer's
+ * user made (not the folder's owner's: root writing in alice's folder
+ * must not follow alice's link). */
+static int ours(const struct stat *st)
+{
+	return st->st_uid == geteuid();
+}
+
+int plyc_out_refused(const char *path)
+{
+	struct stat dir, st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : errno;
+	if (!shared_folder(path, &dir) || ours(&st))
+		return 0;
+	return S_ISLNK(st.st_mode) ? PLYC_OUT_LINK : PLYC_OUT_THEIRS;
+}
+
 int plyc_out_open(const char *path)
 {
 	cookie_io_functions_t io = { .write = out_write, .close = out_close };
+	struct stat dir, st;
 	FILE *fp;
 
 	out_fd = 1;
 	if (path) {
-		out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		int shared = shared_folder(path, &dir);
+		int link = shared && !lstat(path, &st) && S_ISLNK(st.st_mode);
+
+		/* in a shared folder: a link followed only where the user's
+		 * own, else none (O_NOFOLLOW holds against a swap since the
+		 * lstat); a file there of another user's not emptied (fstat
+		 * before the truncation) */
+		if (link && !ours(&st))
+			return -PLYC_OUT_LINK;
+		out_fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (shared && !link ? O_NOFOLLOW : 0), 0666);
 		if (out_fd < 0)
-			return -errno;
+			return errno == ELOOP && shared && !link ? -PLYC_OUT_LINK : -errno;
+		if (fstat(out_fd, &st) || (shared && !link && !ours(&st)) ||
+		    (S_ISREG(st.st_mode) && ftruncate(out_fd, 0))) {
+			int err = shared && !link && !ours(&st) ? PLYC_OUT_THEIRS : errno;
+
+			close(out_fd);
+			out_fd = -1;
+			return -err;
+		}
 		out_owned = 1;
 	}
 	fp = fopencookie(NULL, "w", io);

@@ -497,6 +497,17 @@ static void stop_probes(struct bpf_object *obj)
 		bpf_map_update_elem(bpf_map__fd(bss), &key, value, 0);
 	}
 	free(value);
+	/* A probe that passed the check before the flag was set may still be
+	 * running (its CPU descheduled by a hypervisor, a loop of map
+	 * updates): END and the dump would read its half-done work, a map
+	 * cleared at its end printed full. BPF programs run inside RCU
+	 * read-side sections, and a global membarrier is synchronize_rcu(),
+	 * so after it every program that started before the flag has
+	 * returned. Where the kernel refuses it (nohz_full, before 4.3) the
+	 * window stays as it was. */
+#ifdef SYS_membarrier
+	syscall(SYS_membarrier, 1 /* MEMBARRIER_CMD_GLOBAL */, 0, 0);
+#endif
 }
 
 static int fill_params(char *params, const struct options *o, uint64_t target);
@@ -779,6 +790,8 @@ static int outfile_can_be(const char *path)
 	char *dir;
 	int err = 0;
 
+	if ((err = plyc_out_refused(path)))
+		return err;
 	if (!stat(path, &st))
 		return S_ISDIR(st.st_mode) ? EISDIR : 0;
 	if (errno != ENOENT)
@@ -862,8 +875,10 @@ static int arguments(struct run *r, struct plyc_program *prog, int argc, char **
 	int closed_out;
 
 	plyc_cpp_demangle = !prog->no_cpp_demangle;
+	if (prog->usyms)
+		plyc_usyms = prog->usyms;
 	plyc_str_trailer = prog->str_trailer;
-	plyc_output_select(prog->style, prog->report != NULL);
+	plyc_output_use(prog->output, prog->style, prog->report_output);
 	closed_out = plug_std_fds();
 	/* a closed pipe is EPIPE, not death by SIGPIPE, from the first write
 	 * (-h, --list, --info); the run catches it (catch_signals()), -c's command
@@ -949,7 +964,7 @@ static int start(struct run *r, const struct plyc_program *prog)
 	int err;
 
 	if (o->outfile && (err = outfile_can_be(o->outfile)))
-		return fail("cannot open %s: %s", o->outfile, strerror(err));
+		return fail("cannot open %s: %s", o->outfile, plyc_out_strerror(err));
 	if (o->metrics) {
 		char why[256], bound[96];
 
@@ -974,6 +989,8 @@ static int start(struct run *r, const struct plyc_program *prog)
 #ifdef SYS_pidfd_open
 		r->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->pid, 0);
 #endif
+	} else if (!o->cmd && prog->no_target_warning) {
+		fprintf(stderr, "%s: warning: %s\n", prog->name, prog->no_target_warning);
 	}
 	catch_usr1(prog);
 	return 0;
@@ -1054,7 +1071,7 @@ static int attach(struct run *r, const struct plyc_program *prog)
 	err = plyc_out_open(r->o.outfile);
 	plyc_out_stop_flag(&stopping);
 	if (err)
-		return fail("cannot open %s: %s", r->o.outfile ? r->o.outfile : "standard output", strerror(-err));
+		return fail("cannot open %s: %s", r->o.outfile ? r->o.outfile : "standard output", plyc_out_strerror(-err));
 	/* bpftrace says it before BEGIN runs */
 	if (plyc_rt.output->attached && !r->o.quiet) {
 		plyc_rt.output->attached(plyc_rt.out, plyc_count_probes(prog));
@@ -1296,6 +1313,7 @@ int plyc_main(struct plyc_program *prog, int argc, char **argv)
 		return query(&r, prog);
 	if (start(&r, prog))
 		return 1;
+	prog->target_task = r.target ? (long)r.target : -1;
 	if (open_object(&r, prog) || load(&r, prog))
 		r.failed = 1;
 	else if (r.o.dry_run)

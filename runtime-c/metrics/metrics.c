@@ -152,7 +152,7 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 		plyc_metrics_label_value(fp, plyc_inet_text(p, buf, sizeof(buf)), sizeof(buf));
 		break;
 	case PLYC_K_USYM:
-		plyc_metrics_label_value(fp, plyc_usym_text(p, buf, sizeof(buf)), sizeof(buf));
+		plyc_metrics_label_value(fp, plyc_usyms->text(p, buf, sizeof(buf)), sizeof(buf));
 		break;
 	case PLYC_K_USTACK:
 		/* folded as kernel stacks are; the pid is in the high 32 bits */
@@ -164,8 +164,8 @@ static void key_value(FILE *fp, const struct plyc_type *t, const char *p)
 		for (n = 0; n < PLYC_STACK_DEPTH && ips[n]; n++)
 			;
 		while (n-- > 0) {
-			plyc_metrics_label_value(fp, plyc_usym_bt((uint32_t)(plyc_load_uint(p, 8) >> 32), ips[n], 1, 0,
-								 buf, sizeof(buf)), sizeof(buf));
+			plyc_metrics_label_value(fp, plyc_usyms->bt((uint32_t)(plyc_load_uint(p, 8) >> 32), ips[n], 1, 0,
+								    buf, sizeof(buf)), sizeof(buf));
 			if (n)
 				fputc(';', fp);
 		}

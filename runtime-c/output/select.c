@@ -3,12 +3,12 @@
 #include "plyc_btout.h"
 #include "plyc_style.h"
 
-void plyc_output_select(enum plyc_style style, int report)
+void plyc_output_use(const struct plyc_output_ops *ops, enum plyc_style style,
+		     const struct plyc_output_ops *report)
 {
 	static struct plyc_output_ops chosen;
 
-	chosen = style == PLYC_STYLE_BPFTRACE || style == PLYC_STYLE_BPFTRACE017 ? plyc_output_bpftrace
-									     : plyc_output_ply;
+	chosen = *ops;
 	/* which bpftrace: 0.27's output unless built for 0.17's */
 	plyc_bt_version = style == PLYC_STYLE_BPFTRACE017 ? &plyc_bt_017 : &plyc_bt_027;
 	if (style == PLYC_STYLE_BPFTRACE017) {
@@ -17,8 +17,8 @@ void plyc_output_select(enum plyc_style style, int report)
 	}
 	/* bcc's report is printed in place of the style's exit dump */
 	if (report) {
-		chosen.report = plyc_output_bccreport.report;
-		chosen.at_exit = plyc_output_bccreport.at_exit;
+		chosen.report = report->report;
+		chosen.at_exit = report->at_exit;
 	}
 	plyc_rt.output = &chosen;
 }

@@ -7,7 +7,6 @@
  * sys_read, SyS_read. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,7 +185,7 @@ static int match_list(const struct list *l, const char *glob, struct plyc_kfuncs
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
-		if (!strchr(l->names[i], '.') && fnmatch(glob, l->names[i], 0) == 0 &&
+		if (!strchr(l->names[i], '.') && plyc_glob_match(glob, l->names[i]) &&
 		    add_match(out, l->names[i]))
 			return -ENOMEM;
 	return 0;
@@ -279,7 +278,7 @@ int plyc_kfuncs_in_module(const char *target, int glob, const char *module, stru
 		char type, mod[128] = "", sym[256];
 
 		if (sscanf(line, "%*s %c %255s %127s", &type, sym, mod) != 3 || (type != 't' && type != 'T') ||
-		    strcmp(mod, want) || (glob ? fnmatch(target, sym, 0) != 0 : strcmp(target, sym) != 0))
+		    strcmp(mod, want) || (glob ? !plyc_glob_match(target, sym) : strcmp(target, sym) != 0))
 			continue;
 		snprintf(name, sizeof(name), "%s:%s", module, sym);
 		if (out->n && !strcmp(out->names[out->n - 1], name))

@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,7 +150,7 @@ int plyc_tp_glob(const char *group, const char *glob,
 		const char *ev = names[i]->d_name;
 
 		if (!err && ev[0] != '.' && strcmp(ev, "enable") && strcmp(ev, "filter") &&
-		    fnmatch(glob, ev, 0) == 0) {
+		    plyc_glob_match(glob, ev)) {
 			err = fn(group, ev, arg);
 			matched++;
 		}

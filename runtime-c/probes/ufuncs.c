@@ -3,13 +3,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "plyc_rt.h"
 #include "plyc_uprobes.h"
 
 struct ufunc {
@@ -102,7 +102,7 @@ static int matches(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *glob
 		if (!sname || !(name = strndup(sname, strcspn(sname, "@"))))
 			continue;
 		off = file_offset(elf, sym.st_shndx, sym.st_value);
-		if (off < 0 || fnmatch(glob, name, 0)) {
+		if (off < 0 || !plyc_glob_match(glob, name)) {
 			free(name);
 			continue;
 		}

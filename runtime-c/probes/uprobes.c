@@ -161,6 +161,7 @@ struct fsym {
 	int rank;           /* binding: 2 global, 1 weak, 0 local */
 	int kind;           /* SYM_PLAIN, SYM_IFUNC or SYM_THUMB */
 	uint64_t offset;    /* in the file */
+	uint64_t size;      /* st_size: 0 where the symbol does not say */
 };
 
 /* What a function symbol's address is. */
@@ -188,7 +189,7 @@ static void fsyms_free(struct fsyms *s)
 }
 
 static int fsyms_add(struct fsyms *s, const char *name, size_t len, const char *version, int hidden,
-		     int rank, int kind, uint64_t offset)
+		     int rank, int kind, uint64_t offset, uint64_t size)
 {
 	struct fsym *f;
 
@@ -213,6 +214,7 @@ static int fsyms_add(struct fsyms *s, const char *name, size_t len, const char *
 	f->rank = rank;
 	f->kind = kind;
 	f->offset = offset;
+	f->size = size;
 	s->n++;
 	return 0;
 }
@@ -308,7 +310,7 @@ static int read_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, Elf_Scn *versy
 		bind = GELF_ST_BIND(sym.st_info);
 		err = fsyms_add(out, sname, len, ver, hidden, bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0,
 				type == STT_GNU_IFUNC ? SYM_IFUNC : arm && (sym.st_value & 1) ? SYM_THUMB : SYM_PLAIN,
-				(uint64_t)off);
+				(uint64_t)off, sym.st_size);
 		if (err)
 			return err;
 	}
@@ -366,7 +368,8 @@ static void list_impls(Elf *elf, const char *name, char *msg, size_t len)
 	}
 }
 
-int plyc_uprobe_offset(const char *path, const char *spec, uint64_t *offset, char *msg, size_t msglen)
+int plyc_uprobe_offset(const char *path, const char *spec, uint64_t *offset, uint64_t *size, char *msg,
+		       size_t msglen)
 {
 	char name[512];
 	const char *version = NULL, *at = strchr(spec, '@');
@@ -418,7 +421,7 @@ int plyc_uprobe_offset(const char *path, const char *spec, uint64_t *offset, cha
 
 		if (version ? !strcmp(f->version, version) && !(f->hidden && at[1] == '@') : !f->hidden)
 			err = fsyms_add(&match, f->name, strlen(f->name), f->version, f->hidden, f->rank,
-					f->kind, f->offset);
+					f->kind, f->offset, f->size);
 	}
 	if (err)
 		goto out;
@@ -457,6 +460,7 @@ int plyc_uprobe_offset(const char *path, const char *spec, uint64_t *offset, cha
 		goto out;
 	}
 	*offset = match.v[best].offset;
+	*size = match.v[best].size;
 out:
 	fsyms_free(&match);
 	fsyms_free(&all);

@@ -8,8 +8,12 @@
  * fill over a machine's open files). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -74,9 +78,55 @@ static int resolve(struct plyc_probe_ctx *c)
 	return 0;
 }
 
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+/* iter:OBJECT:PIN: the link pinned at d->pin (a BPF file system's file),
+ * where it stays after the tracer ends, as the user asked (bpftrace 0.27
+ * pins it and ends the run too). The folder is opened and checked to be a
+ * BPF file system first, with clear words where it is not, and the pin
+ * must not exist (the kernel would refuse it: EEXIST). */
+static int pin(struct plyc_probe_ctx *c, struct bpf_link *link)
+{
+	const struct plyc_iter_data *d = c->pr->data;
+	const char *slash = strrchr(d->pin, '/');
+	char dir[4096];
+	struct statfs fs;
+	struct stat st;
+	int dfd;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash == d->pin ? 1 : (int)(slash - d->pin), d->pin);
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return plyc_probe_error(c->prog, c->pr, "cannot pin the iterator at %s: %s: %s", d->pin, dir,
+					plyc_errstr(errno));
+	/* f_type is an int on 32-bit targets, and the magic does not fit one */
+	if (fstatfs(dfd, &fs) || (uint32_t)fs.f_type != (uint32_t)BPF_FS_MAGIC) {
+		close(dfd);
+		return plyc_probe_error(c->prog, c->pr, "cannot pin the iterator at %s: %s is not a BPF file "
+					"system (mount one: mount -t bpf bpf %s)", d->pin, dir, dir);
+	}
+	if (fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		close(dfd);
+		return plyc_probe_error(c->prog, c->pr, "cannot pin the iterator at %s: it exists (remove it, "
+					"or name another pin)", d->pin);
+	}
+	close(dfd);
+	if (bpf_obj_pin(bpf_link__fd(link), d->pin))
+		return plyc_probe_error(c->prog, c->pr, "cannot pin the iterator at %s: %s", d->pin,
+					plyc_errstr(errno));
+	/* 0.27's words, on stdout */
+	printf("Program pinned to %s\n", d->pin);
+	if (fflush(stdout))
+		return plyc_probe_error(c->prog, c->pr, "cannot write: %s", plyc_errstr(errno));
+	return 0;
+}
+
 static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_program *bp,
 		  struct plyc_links *links)
 {
+	const struct plyc_iter_data *d = c->pr->data;
 	struct bpf_link *link = bpf_program__attach_iter(bp, NULL);
 	char buf[PER_READ];
 	ssize_t n;
@@ -87,6 +137,8 @@ static int attach(struct plyc_probe_ctx *c, struct bpf_object *obj, struct bpf_p
 		return plyc_probe_error(c->prog, c->pr, "cannot link the iterator: %s", plyc_errstr(errno));
 	if (plyc_add_link(links, link))
 		return -1;
+	if (d->pin)
+		return pin(c, link);
 	fd = bpf_iter_create(bpf_link__fd(link));
 	if (fd < 0)
 		return plyc_probe_error(c->prog, c->pr, "cannot start the iteration: %s", plyc_errstr(errno));

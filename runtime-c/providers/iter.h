@@ -9,6 +9,7 @@ struct plyc_iter_data {
 	const char *target;        /* task, task_file, task_vma */
 	const char *since;         /* the Linux version that has it, for the message */
 	int sleepable;             /* its program is (path(): bpf_d_path, Linux 5.12) */
+	const char *pin;           /* iter:OBJECT:PIN: where its link is pinned, not run; else NULL */
 };
 
 extern const struct plyc_provider plyc_provider_iter;

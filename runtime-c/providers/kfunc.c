@@ -11,7 +11,6 @@
  * links take cookies, and the verifier lets tracing programs read them). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 
 #include "plyc_attach.h"
 #include "plyc_kfuncs.h"
+#include "plyc_rt.h"
 #include "plyc_tp.h"
 #include "providers/kfunc.h"
 
@@ -107,7 +107,7 @@ static int match_glob(struct plyc_probe_ctx *c, struct kfstate *k)
 		const struct btf_type *t = btf__type_by_id(k->btf, i);
 		const char *name = t ? btf__name_by_offset(k->btf, t->name_off) : NULL;
 
-		if (!t || !btf_is_func(t) || !name || fnmatch(D(c)->target, name, 0) ||
+		if (!t || !btf_is_func(t) || !name || !plyc_glob_match(D(c)->target, name) ||
 		    (listed && !plyc_kfunc_ftraceable(name)) || has(k, name))
 			continue;
 		if (misfit(c, k->btf, (int)i, why, sizeof(why))) {

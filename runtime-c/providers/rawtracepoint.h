@@ -6,6 +6,7 @@
 
 struct plyc_rawtracepoint_data {
 	const char *target;        /* the tracepoint's name (sched_switch) */
+	const char *module;        /* rawtracepoint:MODULE:event's module, else NULL */
 };
 
 extern const struct plyc_provider plyc_provider_rawtracepoint;

@@ -20,6 +20,7 @@
 struct ustate {
 	char binary[PATH_MAX];
 	uint64_t offset;           /* the function's, in the file */
+	uint64_t size;             /* the function's (0: not known) */
 	struct plyc_ufuncs funcs;  /* a glob's */
 };
 
@@ -42,10 +43,16 @@ static int resolve_func(struct plyc_probe_ctx *c, struct ustate *u)
 	const char *target = D(c)->target, *bin = u->binary, *at = strchr(target, '@');
 	int len = at ? (int)(at - target) : (int)strlen(target);
 	char versions[1024];
-	int err = plyc_uprobe_offset(bin, target, &u->offset, versions, sizeof(versions));
+	int err = plyc_uprobe_offset(bin, target, &u->offset, &u->size, versions, sizeof(versions));
 
 	switch (err) {
 	case 0:
+		/* FUNC+N past the function's end lands in another one, maybe
+		 * mid-instruction, where the breakpoint corrupts the code the
+		 * traced program runs (bpftrace 0.27's check and words) */
+		if (u->size && D(c)->offset >= u->size)
+			return plyc_probe_error(P, pr, "Offset outside the function bounds ('%.*s' size is %llu)",
+						len, target, (unsigned long long)u->size);
 		return 0;
 	case -ENOENT:
 		return plyc_probe_error(P, pr, "no function %.*s in %s", len, target, bin);

@@ -422,8 +422,6 @@ static void umaps_free(struct umaps *u)
 	u->n = 0;
 }
 
-int plyc_cpp_demangle = 1;
-
 /* bpftrace's text of a user address (see plyc_rt.h). */
 static const char *usym_format(struct umaps *u, uint64_t addr, int offset, int module, char *buf,
 			       size_t len)
@@ -506,3 +504,9 @@ void plyc_print_ustack(FILE *fp, uint32_t pid, const uint64_t *ips, size_t n, in
 	}
 	umaps_free(&u);
 }
+
+const struct plyc_usyms plyc_usyms_elf = {
+	.bt = plyc_usym_bt,
+	.text = plyc_usym_text,
+	.print_stack = plyc_print_ustack,
+};

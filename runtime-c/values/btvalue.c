@@ -18,7 +18,7 @@ static void bt_int(FILE *fp, const struct plyc_type *t, const void *data)
 }
 
 /* bpftrace's versions' output (plyc_btout.h): the printers of output/ and
- * of this layer read the tracer's (plyc_output_select sets it). */
+ * of this layer read the tracer's (plyc_output_use sets it). */
 const struct plyc_bt_version plyc_bt_027 = {
 	.attached_on_stderr = 1,
 	.empty_map_silent = 1,
@@ -100,7 +100,7 @@ static void bt_stack(FILE *fp, const struct plyc_type *t, const void *data, int 
 	}
 	fputc('\n', fp);
 	if (user) {
-		plyc_print_ustack(fp, (uint32_t)(v >> 32), ips, PLYC_STACK_DEPTH, PLYC_STACK_MODE(t), indent);
+		plyc_usyms->print_stack(fp, (uint32_t)(v >> 32), ips, PLYC_STACK_DEPTH, PLYC_STACK_MODE(t), indent);
 		return;
 	}
 	for (i = 0; i < PLYC_STACK_DEPTH && ips[i]; i++) {
@@ -214,7 +214,7 @@ void plyc_bt_value(FILE *fp, const struct plyc_type *t, const void *data, int in
 		bt_stack(fp, t, data, indent);
 		break;
 	case PLYC_K_USYM:
-		fputs(plyc_usym_text(data, sym, sizeof(sym)), fp);
+		fputs(plyc_usyms->text(data, sym, sizeof(sym)), fp);
 		break;
 	case PLYC_K_MEM:
 		bt_buf(fp, data, t->size);

@@ -25,6 +25,14 @@
 
 static const char *outdir;
 
+/* The operations a tracer of this style (with or without bcc's report)
+ * uses: what its generated loader names (plyc/codegen/render.py). */
+static void plyc_output_select(enum plyc_style style, int report)
+{
+	plyc_output_use(style == PLYC_STYLE_PLY ? &plyc_output_ply : &plyc_output_bpftrace, style,
+			report ? &plyc_output_bccreport : NULL);
+}
+
 static FILE *open_case(const char *name)
 {
 	char path[4096];

@@ -53,8 +53,17 @@
  *   workload swap MB            MB MiB written page by page, then read back: in a
  *                               memory cgroup smaller than that, with swap, the
  *                               read swaps pages in
+ *   workload watch N            at the fixed address 0x10000000 (a page of its own):
+ *                               N 8-byte writes, then N 8-byte reads; on x86_64
+ *                               also N calls of a `ret` at 0x10001000 (watchpoints)
+ *   workload watchwait N        the same word, in two phases, each started by a line
+ *                               read from stdin: N writes by the main thread, then
+ *                               N by a thread it starts (-p, unwatch())
  *   workload ticks MS C1 C2...  Ci getppid() calls in the middle of the i-th next
  *                               interval of MS ms of CLOCK_TAI (tseries() tests)
+ *   workload sigparent SIG      send signal SIG to its parent (the tracer running it
+ *                               with -c: a self:signal probe), then wait to be
+ *                               ended (the tracer's exit ends its child), 30 s at most
  * plyc_ifunc is an IFUNC, as glibc's string functions are (for uprobe tests).
  */
 #define _GNU_SOURCE
@@ -63,6 +72,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,6 +430,64 @@ static int touch(const char *name, long n)
 	return munmap(buf, (size_t)(n * page));
 }
 
+/* Watchpoint targets at an address a script can name before the process
+ * exists (bpftrace's own tests use the same one): n writes and n reads of
+ * the word at WATCH_AT, and on x86_64 n calls of a `ret` a page above. */
+#define WATCH_AT 0x10000000UL
+static int watch(long n)
+{
+	long page = sysconf(_SC_PAGESIZE), i;
+	void *at = mmap((void *)WATCH_AT, (size_t)(2 * page), PROT_READ | PROT_WRITE | PROT_EXEC,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	volatile uint64_t *word = at;
+	uint64_t sum = 0;
+
+	if (at != (void *)WATCH_AT)
+		return 1;
+	for (i = 0; i < n; i++)
+		*word = (uint64_t)i;
+	for (i = 0; i < n; i++)
+		sum += *word;
+#if defined(__x86_64__)
+	{
+		void (*ret)(void) = (void (*)(void))(WATCH_AT + (unsigned long)page);
+
+		*(volatile unsigned char *)ret = 0xc3;
+		for (i = 0; i < n; i++)
+			ret();
+	}
+#endif
+	return munmap(at, (size_t)(2 * page)) || sum != (uint64_t)(n > 0 ? n * (n - 1) : 0);
+}
+
+static void *watch_writes(void *n)
+{
+	volatile uint64_t *word = (volatile uint64_t *)WATCH_AT;
+	long i;
+
+	for (i = 0; i < (long)n; i++)
+		*word = (uint64_t)i;
+	return NULL;
+}
+
+/* Each phase waits for a line on stdin: the test's go, once the tracer
+ * has done what it said it did. */
+static int watch_wait(long n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *at = mmap((void *)WATCH_AT, (size_t)page, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	char line[16];
+	pthread_t t;
+
+	if (at != (void *)WATCH_AT || !fgets(line, sizeof(line), stdin))
+		return 1;
+	watch_writes((void *)n);
+	if (!fgets(line, sizeof(line), stdin) || pthread_create(&t, NULL, watch_writes, (void *)n))
+		return 1;
+	return pthread_join(t, NULL) != 0;
+}
+
 /* TEXT through a unix stream socket pair, N times: one write, one read. */
 static int unix_stream(const char *text, long n)
 {
@@ -587,11 +655,20 @@ static int run(int argc, char **argv)
 		return swap_through(atol(argv[2]) << 20);
 	} else if (!strcmp(argv[1], "exit")) {
 		return atoi(argv[2]);
+	} else if (!strcmp(argv[1], "sigparent") && argc > 2) {
+		if (kill(getppid(), atoi(argv[2])))
+			return 1;
+		sleep(30);
+		return 2;
 	} else if (!strcmp(argv[1], "stack") && argc > 3) {
 		plyc_stack_run(atol(argv[2]));
 		usleep((useconds_t)atol(argv[3]) * 1000);
 	} else if (!strcmp(argv[1], "probe") && argc > 3) {
 		return plyc_probe(argv[2], atol(argv[3])) != -atol(argv[3]);
+	} else if (!strcmp(argv[1], "watchwait") && argc > 2) {
+		return watch_wait(atol(argv[2]));
+	} else if (!strcmp(argv[1], "watch") && argc > 2) {
+		return watch(atol(argv[2]));
 	} else if (!strcmp(argv[1], "ticks") && argc > 3) {
 		return ticks(atol(argv[2]), argc - 3, argv + 3);
 	} else if (!strcmp(argv[1], "stackargs") && argc > 2) {

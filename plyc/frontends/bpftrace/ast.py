@@ -329,11 +329,13 @@ class Program(Node):
     decls: list = field(default_factory=list)   # MapDecl, in order
     imports: list = field(default_factory=list)  # Import, in order (imports.py reads them)
     imported: list = field(default_factory=list)  # SourceFile of each file imports.py joined in
+    # SourceFile of each C file imported (`import "lib.bpf.c";`), in order: compiled with the program
+    c_files: list = field(default_factory=list)
 
 
 @node
 class Import(Node):
-    """`import "path";`: a .bt file or a folder of them, beside the script."""
+    """`import "path";`: a .bt or .bpf.c file, or a folder of them, beside the script."""
     path: bytes
 
 

@@ -156,3 +156,12 @@ def incdec_value(ty, e: A.IncDec) -> ir.Expr:
     if not e.prefix:
         ty.before.append(ty.stmt_Assign(update))
     return ir.Local(name, type=value.type)
+
+
+def snapshot(ty, e: A.Var, value: ir.Expr) -> ir.Expr:
+    """A $variable read before a `++` (or another part run before the
+    statement) that changes it: its value taken into a local of its own
+    where bpftrace reads it, before the change runs (effects.py)."""
+    name = _temp(ty, e, value.type, "snap")
+    ty.before.append(ir.SetLocal(name, value, span=e.span))
+    return ir.Local(name, type=value.type)

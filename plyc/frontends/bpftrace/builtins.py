@@ -79,6 +79,23 @@ def check_strncmp(chk, call):
     return _call(I.STRNCMP, args + [ir.IntConst(n, type=T.U64)], T.U64, call.span)
 
 
+# memcmp(a, b, n): 0.27's stdlib function: the first n bytes of two
+# strings or arrays, the difference of the first bytes that differ (signed
+# chars), else 0; an int32 as 0.27's. n may be known at run time only; no
+# byte past the smaller value is compared (0.27 reads on).
+def check_memcmp(chk, call):
+    args = []
+    for a in call.args[:2]:
+        x = chk.expr(a)
+        if x.type.kind not in ("str", "buf") or x.type.sized:
+            chk.err(f"memcmp() compares strings or arrays, got {x.type}", a.span)
+        args.append(x)
+    n = chk.expr(call.args[2])
+    if not n.type.is_int or n.type.is_pointer:
+        chk.err(f"memcmp()'s count must be an integer, got {n.type}", call.args[2].span)
+    return _call(I.MEMCMP, args + [n], T.S32, call.span)
+
+
 # join(argv[, sep]): up to JOIN_ARGS strings of a NULL-terminated array,
 # JOIN_SIZE bytes each (bpftrace 0.17's limits: 16 arguments of up to 1024
 # bytes, not its 64-byte strings: execsnoop side by side with it prints a
@@ -159,6 +176,7 @@ FUNCTIONS = {f.name: f for f in (
     B.Func("bswap", (1, 1), check_bswap, I.BSWAP, "reverse an integer's bytes"),
     B.Func("kptr", (1, 1), check_kptr, I.KPTR, "mark a pointer as a kernel pointer"),
     B.Func("strncmp", (3, 3), check_strncmp, I.STRNCMP, "compare the first n bytes of two strings"),
+    B.Func("memcmp", (3, 3), check_memcmp, I.MEMCMP, "compare the first n bytes of two strings or arrays"),
     B.Func("join", (1, 2), check_join, None, "print an array of strings, joined"),
     B.Func("ntop", (1, 2), check_ntop, I.NTOP, "an IPv4 or IPv6 address as text"),
     B.Func("socket_cookie", (1, 1), check_socket_cookie, I.SOCKET_COOKIE, "a socket's cookie (kfunc, kretfunc)"),

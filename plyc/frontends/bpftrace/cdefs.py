@@ -9,7 +9,11 @@ BTF one (`struct file` defined in the script is the script's). Enumerators
 are constants. Comments in a definition are blanked before pycparser
 reads it (they keep their lines and columns); `__attribute__((packed))`
 after a definition's closing brace lays it out with no padding, as C
-compilers do; other attributes are refused by name. A member's struct or
+compilers do, and `aligned(N)` (bare `aligned`: the target's biggest
+alignment) raises its alignment and rounds its size up to it, in one
+attribute or several; other attributes are refused by name. Bit-fields
+(integer and enum types) are laid out by layout.py too, each Member
+holding its width and first bit (structs.py reads them). A member's struct or
 union type may be unnamed (`struct { int d; } c;`), and a member of such a
 type may be anonymous: its members are the enclosing record's, at their
 offsets (reading `.x`, offsetof(), printing by value, as 0.27 flattens
@@ -61,6 +65,8 @@ class Member:
                                      # a named enum's int: the same
     elem: Optional["Member"] = None  # array: the element (offset 0)
     count: int = 0                   # array: how many
+    bits: int = 0                    # a bit-field's width (0: not one); offset is the byte of its first bit
+    bit: int = 0                     # a bit-field: its first bit in that byte, in allocation order
 
 
 @dataclass
@@ -85,21 +91,33 @@ def _blank(m) -> str:
     return re.sub(r"[^\n]", " ", text)
 
 
+ALIGNED = re.compile(r"aligned\s*(?:\(\s*(0[xX][0-9a-fA-F]+|\d+)\s*\))?$")
+
+
 def strip(text: str) -> tuple:
-    """(the definition with comments and a closing __attribute__ blanked,
-    whether it was packed, the span (start, end) of an attribute plyc does
-    not know, or None)."""
+    """(the definition with comments and its closing __attribute__s
+    blanked, (whether it is packed, its aligned(N) or 0, None for a bare
+    `aligned`), the span (start, end) of an attribute plyc does not know,
+    or None)."""
     text = COMMENT.sub(_blank, text)
-    packed, unknown = False, None
+    packed, aligned, unknown = False, 0, None
     for m in ATTRIBUTE.finditer(text):
-        words = [w.strip().strip("_") for w in m.group(1).split(",")]
-        closing = text.rfind("}", 0, m.start()) == text.rfind("}") and not text[m.end():].strip(" \t\n;")
-        if closing and words == ["packed"]:
-            packed = True
-        elif unknown is None:
-            unknown = (m.start(), m.end())
+        words = [w.strip() for w in m.group(1).split(",")]
+        closing = m.start() > text.rfind("}")     # the parser takes only attributes and ';' there
+        for w in words:
+            w = re.sub(r"^__(\w+)__", r"\1", w)
+            a = ALIGNED.match(w) if closing else None
+            if closing and w == "packed":
+                packed = True
+            elif a:
+                n = int(a.group(1), 0) if a.group(1) else None
+                if n is not None and (n < 1 or n & (n - 1)):
+                    unknown = unknown or (m.start(), m.end())
+                aligned = None if n is None or aligned is None else max(aligned, n)
+            elif unknown is None:
+                unknown = (m.start(), m.end())
         text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]
-    return last_semicolons(text), packed, unknown
+    return last_semicolons(text), (packed, aligned), unknown
 
 
 ENUM_OPEN = re.compile(r"\benum(?:\s+[A-Za-z_]\w*)?\s*$")
@@ -190,16 +208,17 @@ def unknown_types(items: list, diag: Collector) -> bool:
 
 def parse(items: list, target: str, diag: Collector) -> Definitions:
     out = Definitions()
-    packed, clean = set(), []
+    packed, clean = {}, []
     for item in items:
-        text, is_packed, unknown = strip(item.text)
+        text, attrs, unknown = strip(item.text)
         if unknown is not None:
-            diag.error("an __attribute__ other than packed after the closing brace is not supported by plyc yet",
-                       _text_span(item, *unknown))
+            diag.error("an __attribute__ other than packed or aligned(N) (N a power of two) after the closing "
+                       "brace is not supported by plyc yet", _text_span(item, *unknown))
             return out
         clean.append(A.CText(item.kind, text, item.start, item.end, span=item.span))
-        if is_packed:
-            packed.add((_file(item.span.origin), item.span.line))
+        head = re.match(r"\s*(struct|union)\s+([A-Za-z_]\w*)", text)
+        if attrs != (False, 0) and head:
+            packed[(_file(item.span.origin), head.group(1), head.group(2))] = attrs
     items = clean
     if not items or unknown_types(items, diag):
         return out
@@ -292,7 +311,7 @@ ENUMERATOR = fold.Rules(frozenset("+ - * << >> | & ^".split()), frozenset("-~+")
 class _Layout:
     def __init__(self, defs: Definitions, abi: L.ABI, c_ast):
         self.defs, self.abi, self.ptr, self.c = defs, abi, abi.ptr, c_ast
-        self.packed: set = set()        # lines of the definitions that are packed
+        self.packed: dict = {}          # (file, kind, name) of the definitions with attributes: (packed, aligned)
         self.top_words = None
         self.anonymous = 0              # unnamed member types so far
 
@@ -326,13 +345,18 @@ class _Layout:
         if words in self.defs.records:
             raise DefinitionError(f"{' '.join(words)} is defined twice", node.coord)
         rec = Record(words, 0, 1, span=None)
-        # packed: the definition's own line (the item's #line) and no other
-        pack = node.coord is not None and (node.coord.file, node.coord.line) in self.packed and words == self.top_words
+        # attributes: the top-level definition's own (not its members' types')
+        attrs = (False, 0)
+        if node.coord is not None and words == self.top_words:
+            attrs = self.packed.get((node.coord.file, *words), attrs)
+        pack, aligned = attrs[0], self.abi.biggest_align if attrs[1] is None else attrs[1]
         fields, placed = [], []
         for d in node.decls:
             if d.bitsize is not None:
-                what = f"bit-field '{d.name}'" if d.name else "an unnamed bit-field"
-                raise DefinitionError(f"{what} is not supported by plyc yet", d.coord)
+                m, f = self.bitfield(d)
+                placed.append((d, m))
+                fields.append(f)
+                continue
             if d.name is None and not isinstance(d.type, (self.c.Struct, self.c.Union)):
                 raise DefinitionError("a member needs a name (only a struct or union member may be "
                                       "anonymous)", d.coord)
@@ -342,9 +366,11 @@ class _Layout:
             m, align = self.member(d.name or "", d.type)
             placed.append((d, m))
             fields.append(L.Field(m.size, align))
-        lay = L.place(fields, self.abi, union=words[0] == "union", packed=pack)
-        for (d, m), off in zip(placed, lay.offsets):
-            m.offset = off
+        lay = L.place(fields, self.abi, union=words[0] == "union", packed=pack, aligned=aligned)
+        for (d, m), off, bit in zip(placed, lay.offsets, lay.bits):
+            if m is None:
+                continue                # an unnamed bit-field: padding
+            m.offset, m.bit = off, bit % 8 if m.bits else 0
             # an anonymous struct's or union's members are the record's own,
             # at their place in it, as C (and 0.27, reading and printing) has them
             inner = self.defs.records[m.target].members.values() if d.name is None else [m]
@@ -403,6 +429,22 @@ class _Layout:
         if not -(1 << 63) <= v < 1 << 64:
             raise DefinitionError(f"the constant {v} does not fit in 64 bits", e.coord)
         return v
+
+    def bitfield(self, d) -> tuple:
+        """(Member, or None where unnamed, and its layout Field) of a
+        bit-field: an integer or enum type, a width up to the type's."""
+        what = f"bit-field '{d.name}'" if d.name else "an unnamed bit-field"
+        if not isinstance(d.type, self.c.TypeDecl):
+            raise DefinitionError(f"{what} must have an integer type", d.coord)
+        m, align = self.member(d.name or "", d.type)
+        if m.kind != "int":
+            raise DefinitionError(f"{what} must have an integer type", d.coord)
+        width = self.constant(d.bitsize)
+        if not 0 <= width <= m.size * 8 or (width == 0 and d.name):
+            raise DefinitionError(f"{what} has width {width}: from {0 if not d.name else 1} to "
+                                  f"{m.size * 8} bits for its type", d.coord)
+        placed = L.Field(m.size, align, bits=width, named=d.name is not None)
+        return (replace(m, bits=width) if d.name else None), placed
 
     def member(self, name: str, t) -> tuple:
         """(Member at offset 0, its alignment) of declarator type t."""

@@ -48,6 +48,10 @@ ANY = ("enable", "warn", "error")
 FIXED = {"missing_probes": ("error", "warn", "ignore"),
          "unstable_macro": ("enable", "warn"), "unstable_tseries": ("enable", "warn"),
          "unstable_addr": ANY, "unstable_import": ANY, "unstable_map_decl": ANY}
+# Variables of a value of their own kind (evaluate reads each).
+OTHERS = ("license", "stack_mode", "str_trunc_trailer")
+# Every variable a build takes.
+ACCEPTED = (*NUMBERS, *BOOLS, *FIXED, *OTHERS)
 # The rest of bpftrace's variables: refused by name, with why.
 REFUSED = {
     "cache_user_symbols": "plyc's tracers always keep a file's symbols, once per file (device and inode)",
@@ -114,7 +118,7 @@ def from_environment(env: dict) -> tuple:
     items, warnings = [], []
     for key in sorted(k for k in env if k.upper() == k and k.startswith("BPFTRACE_")):
         name, value = canonical(key), env[key]
-        if name in NUMBERS or name in BOOLS or name in FIXED or name in ("license", "stack_mode", "str_trunc_trailer"):
+        if name in ACCEPTED:
             if value.isdigit():
                 v = A.Int(int(value), value)
             elif name in ("license", "str_trunc_trailer") or name in NUMBERS:
@@ -217,8 +221,7 @@ def evaluate(block: Optional[A.Config], diag: Collector, env_items: tuple = ()) 
             diag.error(f"config variable {item.name} is not supported by plyc yet", item.span, REFUSED[name])
         else:
             diag.error(f"unknown config variable '{item.name}'", item.span,
-                       "bpftrace's: " + ", ".join(sorted(set(NUMBERS) | set(BOOLS) | set(FIXED) | set(REFUSED)
-                                                       | {"license", "stack_mode", "str_trunc_trailer"})))
+                       "bpftrace's: " + ", ".join(sorted({*ACCEPTED, *REFUSED})))
     return out
 
 
@@ -230,8 +233,9 @@ COMMAND_LINE = {"max_map_keys": "--map-entries", "perf_rb_pages": "--buffer-size
 
 
 def is_record(e) -> bool:
-    """`config` or `config()`, the record config.NAME reads."""
-    return (isinstance(e, A.Ident) and e.name == "config") or \
+    """`config`, `config()` or `__builtin_config` (what 0.27's stdlib macro
+    config() expands to), the record config.NAME reads."""
+    return (isinstance(e, A.Ident) and e.name in ("config", "__builtin_config")) or \
         (isinstance(e, A.Call) and e.name == "config" and not e.args)
 
 

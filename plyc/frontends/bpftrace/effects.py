@@ -7,8 +7,11 @@ they are refused by name, each with the way to write it:
     a while condition's run each time round: loops.py);
   - in the keys of a `++`, `--` or `x op= v` target (read once, written once);
   - in sizeof()/typeof()/offsetof() (typed, never run);
-  - beside a read of what they change, outside them (bpftrace reads left to
-    right as it goes; plyc would read the changed value)."""
+  - beside a read of a map or of a variable's address, outside them, of
+    what they change (bpftrace reads left to right as it goes; plyc would
+    read the changed value). A $variable read before them is read into a
+    local of its own there (check()'s snapshots: lower.py's expr_Var), so
+    `printf("%c %c", *$b, *++$b)` reads $b before the `++`, as bpftrace."""
 from __future__ import annotations
 
 from ...diag import Collector
@@ -46,7 +49,10 @@ def _what(e) -> str:
     return "find()" if finds(e) else "a block expression"
 
 
-def check(program: A.Program, diag: Collector):
+def check(program: A.Program, diag: Collector) -> set:
+    """The places refused (told to diag); the ids of the $variable reads
+    to take before the statement's hoisted parts run."""
+    snaps: set = set()
     for probe in program.probes:
         for root in (probe.predicate, probe.body):
             if root is None:
@@ -54,10 +60,11 @@ def check(program: A.Program, diag: Collector):
             for n in walk(root):
                 _placement(n, diag)
                 for exprs in _statement(n):
-                    _order(exprs, diag)
+                    _order(exprs, diag, snaps)
         if probe.predicate is not None:
-            _order([probe.predicate], diag)
+            _order([probe.predicate], diag, snaps)
         _typed_blocks(probe, diag)
+    return snaps
 
 
 def _first(node):
@@ -158,13 +165,14 @@ def _writes(e) -> set:
     return out
 
 
-def _read_later(node, reads: list, hoisted: list):
-    """The names the statement itself reads (after the hoisted parts run)
-    and the hoisted parts, each with its place in bpftrace's order of
-    evaluation (left to right: the tree's fields are in that order)."""
+def _read_later(node, reads: list, hoisted: list, addr: bool = False):
+    """The names the statement itself reads (after the hoisted parts run),
+    each with whether it is under '&' (its address, not its value), and the
+    hoisted parts, each with its place in bpftrace's order of evaluation
+    (left to right: the tree's fields are in that order)."""
     if isinstance(node, list):
         for x in node:
-            _read_later(x, reads, hoisted)
+            _read_later(x, reads, hoisted, addr)
         return
     if not isinstance(node, A.Node):
         return
@@ -173,18 +181,20 @@ def _read_later(node, reads: list, hoisted: list):
         return
     if isinstance(node, A.BlockExpr):
         hoisted.append((len(reads), node))
-        _read_later(node.value, reads, hoisted)
+        _read_later(node.value, reads, hoisted, addr)
         return
     if isinstance(node, (A.Var, A.Map)):
-        reads.append(node)
+        reads.append((node, addr))
+    addr = addr or (isinstance(node, A.Unary) and node.op == "&")
     for name in node.__dataclass_fields__:
         value = getattr(node, name)
         if isinstance(value, (A.Node, list)):
-            _read_later(value, reads, hoisted)
+            _read_later(value, reads, hoisted, addr)
 
 
-def _order(exprs: list, diag: Collector):
-    """A read before a hoisted part of what it changes would see the change."""
+def _order(exprs: list, diag: Collector, snaps: set):
+    """A read before a hoisted part of what it changes would see the change:
+    a $variable's value is taken first (snaps), others are refused."""
     if len(exprs) == 1 and isinstance(exprs[0], A.IncDec):
         target = exprs[0].target         # `x++;` itself: only its keys are values
         exprs = target.keys or [] if isinstance(target, A.Map) else []
@@ -194,8 +204,10 @@ def _order(exprs: list, diag: Collector):
     _read_later(exprs, reads, hoisted)
     for at, e in hoisted:
         changed = _writes(e)
-        for r in reads[:at]:
-            if _name(r) in changed:
+        for r, addr in reads[:at]:
+            if _name(r) in changed and isinstance(r, A.Var) and not addr:
+                snaps.add(id(r))
+            elif _name(r) in changed:
                 what = f"'{e.op}'" if isinstance(e, A.IncDec) else _what(e)
                 diag.error(f"{_name(r)} is read before {what} that changes it in the same statement: not "
                            "supported by plyc (bpftrace reads the value before the change, plyc after it)", r.span,

@@ -20,7 +20,7 @@ from . import ast as A
 from . import probes
 from .trees import walk
 
-UNSAFE = ("system", "signal", "override")
+UNSAFE = ("system", "signal", "signal_thread", "override")
 
 
 def refuse_unsafe(st, diag: Collector):
@@ -49,6 +49,17 @@ def check_system(chk, call):
     return _formatted(chk, call, ir.SYSTEM)
 
 
+# --- unwatch(addr) ----------------------------------------------------------------
+
+def check_unwatch(chk, call):
+    """The tracer stops the watchpoints on that address when it reads the
+    event (bpftrace's "async": accesses until then still run the probe)."""
+    x = chk.expr(call.args[0])
+    if not (x.type.is_int or x.type.is_pointer):
+        chk.err(f"unwatch() takes an address, got {x.type}", call.args[0].span)
+    return chk.event(call, ir.UNWATCH, [x], arg_types=[T.U64])
+
+
 # --- signal(sig) ----------------------------------------------------------------
 
 def signal_number(name: str):
@@ -61,8 +72,10 @@ def signal_number(name: str):
 
 
 def check_signal(chk, call):
+    """signal(sig), signal_thread(sig): the task's process, or its thread
+    alone (bpf_send_signal_thread)."""
     if chk.probe.provider.runs_once:
-        chk.err(f'signal can not be used with "{chk.probe.provider.name}" probes', call.span,
+        chk.err(f'{call.name} can not be used with "{chk.probe.provider.name}" probes', call.span,
                 "BEGIN and END run in the tracer itself")
     arg = call.args[0]
     lit = chk.literal_string(arg)
@@ -74,10 +87,10 @@ def check_signal(chk, call):
     else:
         x = chk.expr(arg)
         if not x.type.is_int:
-            chk.err(f"signal() takes a signal name or number, got {x.type}", arg.span)
+            chk.err(f"{call.name}() takes a signal name or number, got {x.type}", arg.span)
         if isinstance(x, ir.IntConst) and not 1 <= x.value <= 64:
             chk.err(f"{x.value} is not a valid signal, allowed range: [1,64]", call.span)
-    return ir.Call(I.SIGNAL, [x], type=T.VOID, span=call.span)
+    return ir.Call(I.SIGNAL_THREAD if call.name == "signal_thread" else I.SIGNAL, [x], type=T.VOID, span=call.span)
 
 
 # --- override(rc) ----------------------------------------------------------------
@@ -198,7 +211,10 @@ def check_iter_path(chk, call, x, size):
 FUNCTIONS = {f.name: f for f in (
     B.Func("cat", (1, B.MANY), check_cat, None, "print a file's contents"),
     B.Func("system", (1, B.MANY), check_system, None, "run a command through /bin/sh (--unsafe)"),
+    B.Func("unwatch", (1, 1), check_unwatch, None, "stop the watchpoints on an address"),
     B.Func("signal", (1, 1), check_signal, I.SIGNAL, "send a signal to the current task (--unsafe)"),
+    B.Func("signal_thread", (1, 1), check_signal, I.SIGNAL_THREAD,
+           "send a signal to the current thread alone (--unsafe)"),
     B.Func("override", (1, 1), check_override, I.OVERRIDE,
            "return early from the probed function with a value (--unsafe)"),
     B.Func("buf", (1, 2), check_buf, I.BUF, "bytes from a pointer or array, printed with %r"),

@@ -2,7 +2,8 @@
 conversion (`50%` at the end, `%\\n`, `x%q`) is printed as it is, where
 C's printf (and plyc's shared check) would want `%%`. Published tools write
 `printf("... 100%\\n")`. A `%` that does start one (`% d`: the ' ' flag)
-is a conversion, as in 0.27."""
+is a conversion, as in 0.27; one of ply's that bpftrace has not (`%v`)
+is text, as 0.27 prints it."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -18,7 +19,7 @@ def literal_percents(chk, call: A.Call) -> A.Call:
     if call.name not in FORMATTED or not call.args or not isinstance(call.args[0], A.Str):
         return call
     raw = call.args[0].value
-    text = raw.decode("utf-8", "replace")
+    text = _foreign_literal(raw.decode("utf-8", "replace"))
     for _ in range(text.count("%")):
         try:
             P.parse(text)
@@ -32,6 +33,27 @@ def literal_percents(chk, call: A.Call) -> A.Call:
     if value == raw.decode("utf-8", "replace").encode("utf-8"):
         return call
     return replace(call, args=[replace(call.args[0], value=value), *call.args[1:]])
+
+
+# ply's conversions that bpftrace has not: 0.27 prints them as written
+# (`%v` is text there, not a value)
+NOT_BPFTRACE = ("v",)
+
+
+def _foreign_literal(text: str) -> str:
+    """text with the `%` of each conversion bpftrace has not doubled."""
+    out, i = [], 0
+    while i < len(text):
+        if text.startswith("%%", i):
+            out.append("%%")
+            i += 2
+            continue
+        m = P.CONV.match(text, i) if text[i] == "%" else None
+        if m and m["conv"] in NOT_BPFTRACE:
+            out.append("%")
+        out.append(text[i])
+        i += 1
+    return "".join(out)
 
 
 # --- the shared builtins' rules where bpftrace's differ (Sema's hooks) ------------

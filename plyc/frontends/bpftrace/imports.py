@@ -1,6 +1,8 @@
-"""Current bpftrace's `import "lib.bt";` and `import "dir";`: other .bt
-files, beside the importing one, whose definitions, macros, map
-declarations and probes join the script's.
+"""Current bpftrace's `import "lib.bt";`, `import "lib.bpf.c";` and
+`import "dir";`: other .bt files, beside the importing one, whose
+definitions, macros, map declarations and probes join the script's, and
+C files compiled with the program (cimports.py: their functions are
+called from the script).
 
 An imported file's spans say which file they are in (Span.origin), so its
 errors print its name and lines. Its probes come before the importer's (as
@@ -30,13 +32,14 @@ def resolve(program: A.Program, filename: str, parse_file) -> A.Program:
     parts = _Parts()
     _take(program, _folder(filename), (filename, os.path.basename(filename)), parse_file, seen, parts)
     return A.Program(parts.preamble, program.config, parts.macros, parts.probes, parts.decls,
-                     imported=parts.files, span=program.span)
+                     imported=parts.files, c_files=parts.c_files, span=program.span)
 
 
 class _Parts:
     def __init__(self):
         self.preamble, self.macros, self.probes, self.decls = [], [], [], []
         self.files = []      # SourceFile of each file imported, in order
+        self.c_files = []    # SourceFile of each C file imported, in order
 
     def add(self, program: A.Program):
         self.preamble += program.preamble
@@ -57,6 +60,9 @@ def _take(program: A.Program, folder: str, shown: tuple, parse_file, seen: set, 
             if len(seen) > MAX_FILES:
                 raise error(f"more than {MAX_FILES} files imported", imp.span)
             text = _read(path, imp)
+            if is_c(path):
+                parts.c_files.append(SourceFile(name, text, script_line(imp.span), tracer_name))
+                continue
             parts.files.append(SourceFile(name, text, script_line(imp.span), tracer_name))
             sub = parse_file(text, parts.files[-1])
             if sub.config is not None:
@@ -76,7 +82,7 @@ def _files(imp: A.Import, folder: str, shown: tuple) -> list:
     name, tracer_name = (os.path.join(os.path.dirname(n), written) for n in shown)
     if os.path.isdir(path):
         try:
-            entries = sorted(e for e in os.listdir(path) if e.endswith(".bt"))
+            entries = sorted(e for e in os.listdir(path) if e.endswith(".bt") or is_c(e))
         except OSError as err:
             raise error(f"cannot read the folder {name}: {err.strerror}", imp.span)
         return [(os.path.join(path, e), os.path.join(name, e), os.path.join(tracer_name, e)) for e in entries
@@ -85,9 +91,16 @@ def _files(imp: A.Import, folder: str, shown: tuple) -> list:
         raise error(f"cannot find the imported file {name}", imp.span, f"looked for {path}")
     if not os.path.isfile(path):     # a FIFO or a device would hang or never end
         raise error(f"cannot import {name}: not a regular file", imp.span)
-    if not written.endswith(".bt"):
-        raise error(f"cannot import {name}: an import names a .bt file or a folder of them", imp.span)
+    if not written.endswith(".bt") and not is_c(written):
+        raise error(f"cannot import {name}: an import names a .bt file, a .bpf.c file or a folder of them",
+                    imp.span)
     return [(path, name, tracer_name)]
+
+
+def is_c(path: str) -> bool:
+    """A C file compiled into the program: `.bpf.c`, as 0.27 names them
+    (a plain `.c` is no import of 0.27's either)."""
+    return path.endswith(".bpf.c")
 
 
 def _read(path: str, imp: A.Import) -> str:
@@ -106,7 +119,7 @@ def _read(path: str, imp: A.Import) -> str:
 
 def _folder(filename: str) -> str:
     """Where the script's imports are looked for: beside it (-e: here)."""
-    return os.path.dirname(filename) if filename not in ("<command-line>", "<script>", "-") else "."
+    return os.path.dirname(filename) if filename not in ("<command-line>", "<stdin>", "<script>", "-") else "."
 
 
 def _key(path: str) -> tuple:

@@ -172,7 +172,7 @@ def _record(typer, x: ir.Expr, span, count: list, what: str) -> ir.TupleMake:
     items, names = [], []
     _members(typer, x, b.strip(x.type.btf), span, count, what, items, names)
     typ = T.Tuple([i.type for i in items], names) if items else T.EmptyRecord()
-    return ir.TupleMake(items, type=typ, span=span)
+    return ir.TupleMake(items, type=typ, span=span, struct=x.type.pointee or "")
 
 
 def _members(typer, x: ir.Expr, tid: int, span, count: list, what: str, items: list, names: list):

@@ -31,7 +31,7 @@ from ... import arch
 from ... import builtins as B
 from ... import providers
 from ... import types as T
-from ...diag import Collector, Diagnostic, PlycError
+from ...diag import Collector, Diagnostic, PlycError, did_you_mean
 from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from ...ir import passes
@@ -40,11 +40,11 @@ from ...sema import Sema, TypeRef, looks
 from ...sema.typer import Bail
 from . import ast as A
 from . import builtins as BT
-from . import abi, aggreads, blocks, formats, byvalue, cdefs, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, scopes, signs, smalltypes, stacks, structs, typenames
+from . import abi, aggreads, blocks, formats, byvalue, cdefs, cimports, config, constants, decls, division, effects, events, fargs, headers, lets, loops, macros, pointers, preamble, scopes, signs, smalltypes, stacks, structs, typenames
 from . import aggwords, probes
 from . import specs as S
 from . import stdlib
-from . import kvalues, literals, positionals, tuples
+from . import kvalues, literals, meta, positionals, tuples
 from . import typeof
 from . import values as V
 from .trees import const_value, walk
@@ -57,10 +57,11 @@ AGGREGATIONS = tuple(AGG_NAMES)
 # this front end's own (builtins.py).
 SHARED = ("printf", "exit", "str", "print", "clear", "ksym", "uptr")
 FUNCTIONS = SHARED + ("delete", "find", "time", "zero") + tuple(BT.FUNCTIONS) + tuple(stacks.FUNCTIONS) + \
-    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS)
+    tuple(events.FUNCTIONS) + tuple(V.FUNCTIONS) + tuple(stdlib.FUNCTIONS) + tuple(stdlib.EVENTS) + \
+    tuple(meta.FUNCTIONS)
 # bpftrace's other functions, refused by name until they are lowered.
 FUNCTIONS_NOT_YET = frozenset(
-    "skboutput unwatch print_map".split())
+    "skboutput print_map".split())
 # bpftrace's builtin variables as plyc's names (pid and tid: builtins.py's).
 VARIABLES = {"uid": "uid", "gid": "gid", "cpu": "cpu",
              "comm": "comm", "kstack": "stack"}
@@ -119,10 +120,11 @@ PAD_BELOW = 1024
 
 def refuse(st: "Lowering", diag: Collector):
     prog = macros.expand(st.ast, diag, frozenset(FUNCTIONS))    # macros are gone from here on
+    prog = meta.expand(prog, st.version)       # assert(), container_of(), str(123): 0.27's
     # variables: 0.27's block scopes, or 0.17's probe-wide ones (blocks.py: a block expression's own)
     st.ast = prog = blocks.scope(prog, diag) if st.version == "0.17" else scopes.scope(prog, st.scope_errors)
     st.ast = prog = blocks.aggregations_last(prog, AGGREGATIONS)
-    effects.check(prog, diag)
+    st.snapshots = effects.check(prog, diag)
     st.preamble = preamble.evaluate(prog.preamble, diag)
     st.preamble.includes[:0] = headers.include_lines(st.include_files)
     st.cdefs = cdefs.parse(st.preamble.cdefs, st.arch, diag)
@@ -209,10 +211,15 @@ class Lowering:
         self.enum_tables: dict = {}         # an enum's words, ("btf", id) of a kernel's -> its table's number (structs.enum_type, kvalues)
         self.unsafe = False                 # built with --unsafe: system(), signal(), override()
         self.options: dict = {}             # getopt()'s named options by name (stdlib.py)
+        self.snapshots: set = set()         # $variable reads taken before a hoisted change (effects.py)
         self.arg_bounds: dict = {}          # unroll($N)'s checks at start-up (loops.py), by place
         self.warnings: list = []            # Diagnostics printed at build time (abi.py's values)
         self.warned: set = set()            # the names abi.py's warnings were given for
         self.scope_errors: dict = {}        # scopes.py's errors by place, said by the Typer
+        self.cfuncs: dict = {}              # the imported C files' functions by name (cimports.py)
+        self.cfuncs_used: list = []         # the prototypes of those the script calls, for the C
+        self.reads_cpid = False             # the script reads cpid (0 without -c: warned of at start)
+        self.asks_cpid = False              # ... or asks has_cpid() first (then not)
 
 
 def resolve(st: Lowering, diag: Collector):
@@ -228,7 +235,7 @@ def resolve(st: Lowering, diag: Collector):
                 diag.diags.extend(err.diags)
     if diag.diags:
         return
-    targets = providers.resolve_specs([s for _, s in pairs], diag, fields)
+    targets = providers.resolve_specs([s for _, s in pairs], diag, fields, arch=st.arch)
     for (probe, _), (spec, target), bt_spec in zip(pairs, targets, written):
         if target is not None:
             if len(probe.specs) > 1:
@@ -266,7 +273,12 @@ def type_program(st: Lowering, diag: Collector):
         st.ir.missing_probes = st.config.missing_probes
         st.ir.license = st.config.license
         st.ir.pid_filter = True     # the tracer's -p PID filters kernel probes, as bpftrace 0.27's
+        if st.reads_cpid and not st.asks_cpid:
+            # 0.27.1 warns so as it reads cpid (0.17 refuses the script)
+            st.ir.no_target_warning = "no command runs (-c CMD): the script's cpid is 0"
         st.ir.warnings = st.warnings
+        st.ir.c_files = list(st.ast.c_files)
+        st.ir.c_functions = st.cfuncs_used
 
 
 def addresses(st: Lowering, diag: Collector):
@@ -274,7 +286,15 @@ def addresses(st: Lowering, diag: Collector):
     looks.attach(st.ir, looks.BPFTRACE)
 
 
-PASSES = (refuse, events.refuse_unsafe, resolve, learn, type_program) + passes.on_ir(passes.CORE) + (addresses,)
+def pinned_iterators(st: Lowering, diag: Collector):
+    """What a pinned iterator cannot show (providers/iterators.py)."""
+    from ...providers import iterators
+    for p in st.ir.probes:
+        iterators.check_pinned(p, diag)
+
+
+PASSES = (refuse, events.refuse_unsafe, resolve, cimports.load, learn, type_program) + passes.on_ir(passes.CORE) + \
+    (pinned_iterators, addresses)
 
 
 def lower(program: A.Program, btf_path: Optional[str] = None, arch: str = "x86_64",
@@ -685,7 +705,10 @@ class Typer(Sema):
             if (id(self.probe), e.name) in self.unassigned:
                 raise Bail()
             self.err(f"${e.name} is read before it is assigned", e.span)
-        return ir.Local(e.name, type=self.probe.locals.get(e.name, T.S64))
+        value = ir.Local(e.name, type=self.probe.locals.get(e.name, T.S64))
+        if id(e) in self.st.snapshots:
+            return blocks.snapshot(self, e, value)
+        return value
 
     def expr_Positional(self, e: A.Positional):
         if e.index == 0:
@@ -732,6 +755,7 @@ class Typer(Sema):
             self.err(not_yet("the config record as a whole"), e.span, "read its variables: config.max_strlen")
         if name == "cpid":
             self.uses_target = True
+            self.st.reads_cpid = True
             return ir.Param(ir.TARGET, type=T.U32)
         probe = self.probe
         if name == "kstack" and (probe.provider.runs_once or self.st.config.stack_mode != "bpftrace"):
@@ -1063,7 +1087,7 @@ class Typer(Sema):
             # 0.27's type of it (smalltypes.py): a literal (folded) is of the
             # smallest signed type holding it, sizeof(1) is 1, sizeof(300) 2,
             # so is a variable given one, a comparison a bool
-            return ir.IntConst(smalltypes.of(self, e.arg).size, type=T.U64)
+            return ir.IntConst(smalltypes.visible(self, smalltypes.of(self, e.arg)).size, type=T.U64)
         if e.arg.array_len is not None:     # sizeof(T[N]), sizeof(T *[N]): N of them
             elem = self.expr_Sizeof(replace(e, arg=replace(e.arg, array_len=None)))
             n = ir.IntConst(e.arg.array_len, type=T.U64, span=e.span)
@@ -1110,8 +1134,11 @@ class Typer(Sema):
         e = formats.literal_percents(self, e)     # 0.27 prints a '%' that starts no conversion
         if e.name == "printf":
             e = aggreads.printf_call(self, e)
+        if e.name not in FUNCTIONS and e.name in self.st.cfuncs:
+            return cimports.call(self, e, [self.expr(a) for a in e.args])
         if e.name not in FUNCTIONS:
             self.err(f"unknown function '{e.name}'", e.name_span,
+                     did_you_mean(e.name, FUNCTIONS + AGGREGATIONS) or
                      f"functions plyc lowers: {', '.join(FUNCTIONS + AGGREGATIONS)}")
         if e.name == "print" and len(e.args) > 1:
             return self.print_top(e, statement)
@@ -1139,6 +1166,8 @@ class Typer(Sema):
             return V.call(self, e)
         if e.name in stdlib.FUNCTIONS:
             return stdlib.call(self, e)
+        if e.name in meta.FUNCTIONS:
+            return meta.call(self, e)
         func = BT.FUNCTIONS.get(e.name) or stacks.FUNCTIONS.get(e.name) or events.FUNCTIONS.get(e.name) or \
             stdlib.EVENTS.get(e.name)
         if func is None:

@@ -48,6 +48,21 @@ def _too_deep(node) -> bool:
     return deepest(node, children) is not None
 
 
+# How 0.27 names a parameter of each kind where one is named twice.
+_KIND_WORDS = {"var": "Variable", "map": "Map", "expr": "Ident"}
+
+
+def _params_once(m: A.Macro, diag: Collector):
+    """Each parameter of m named once (0.27 refuses `macro m($a, $a)` where
+    it is defined, used or not; `a` and `$a` are two names)."""
+    seen = set()
+    for p in m.params:
+        if (p.kind, p.name) in seen:
+            shown = ("$" if p.kind == "var" else "") + p.name     # a map's name has its @
+            diag.error(f"{_KIND_WORDS[p.kind]} for macro argument has already been used: {shown}", p.span)
+        seen.add((p.kind, p.name))
+
+
 class _Expander:
     def __init__(self, macros: list, diag: Collector, builtins: frozenset = frozenset()):
         self.diag = diag
@@ -57,6 +72,7 @@ class _Expander:
             if m.name in self.macros:
                 diag.error(f"macro {m.name} is defined twice", m.span)
             self.macros[m.name] = m
+            _params_once(m, diag)
         self.count = 0
         self.active: list = []           # the macros being expanded (recursion)
         self.level = 0

@@ -31,9 +31,9 @@ ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 TYPE_WORDS = frozenset(
     "int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool char short int long "
     "unsigned signed void u8 u16 u32 u64 s8 s16 s32 s64 __u8 __u16 __u32 __u64 __s8 __s16 __s32 __s64".split())
-# An attribute after a definition's closing brace (no nested parentheses
-# deeper than `aligned(8)`'s).
-ATTRIBUTE_RE = re.compile(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)")
+# An attribute's parentheses after a definition's closing brace and its
+# `__attribute__` (no nesting deeper than `aligned(8)`'s).
+ATTRIBUTE_ARGS_RE = re.compile(r"\(\((?:[^()]|\([^()]*\))*\)\)")
 C_DEF_RE = re.compile(r"(struct|union|enum)\s+[_a-zA-Z][_a-zA-Z0-9]*\s*\{|enum\s*\{")    # an enum may be anonymous
 BLOCK_STMTS = (A.If, A.Unroll, A.While, A.For, A.Block)
 
@@ -176,8 +176,12 @@ class Parser:
                 if depth == 0:
                     end = pos + 1
                     after = self.lex.skip_space(end, newlines=False)
-                    attr = ATTRIBUTE_RE.match(text, after)
-                    if attr:        # `} __attribute__((packed));`: cdefs.py reads it
+                    # `} __attribute__((packed)) /**/ __attribute__((aligned(4)));`:
+                    # cdefs.py reads them (comments anywhere between, as C's)
+                    while text.startswith("__attribute__", after):
+                        attr = ATTRIBUTE_ARGS_RE.match(text, self.lex.skip_space(after + 13, newlines=False))
+                        if not attr:
+                            break
                         end = attr.end()
                         after = self.lex.skip_space(end, newlines=False)
                     if text.startswith(";", after):

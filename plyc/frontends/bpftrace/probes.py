@@ -47,7 +47,7 @@ PROBE_TYPES = [
     ProbeType("interval", ("i",), (1, 2), "interval:[us|ms|s|hz:]count"),
     ProbeType("software", ("s",), (1, 2), "software:event[:count]", usermode=True),
     ProbeType("hardware", ("h",), (1, 2), "hardware:event[:count]", usermode=True),
-    ProbeType("watchpoint", ("w",), (3,), "watchpoint:address:length:mode"),
+    ProbeType("watchpoint", ("w",), (3,), "watchpoint:address:length:mode", usermode=True),
     ProbeType("asyncwatchpoint", ("aw",), (3,), "asyncwatchpoint:address:length:mode"),
     ProbeType("iter", ("it",), (1, 2), "iter:object[:pin]"),
     ProbeType("self", (), (2,), "self:signal:SIGUSR1"),

@@ -48,6 +48,24 @@ def of(typer, e: A.Expr) -> T.Type:
     return plain(_Types(typer).of(e))
 
 
+def visible(typer, t: T.Type) -> T.Type:
+    """t as 0.27 sizes it: plyc's read of a whole string, max_strlen + 1
+    bytes under 1024 (lower.PAD_BELOW), is 0.27's string[max_strlen]."""
+    st = typer.st
+    if t.kind == "str" and st.str_cut and t.cut and t.size == st.strsize:
+        return T.Str(st.max_strlen)
+    return t
+
+
+def stored(typer, t: T.Type) -> T.Type:
+    """0.27's string[max_strlen] as plyc holds it: its read of a whole
+    string (visible's other way)."""
+    st = typer.st
+    if t.kind == "str" and st.str_cut and t.size == st.max_strlen:
+        return T.Str(st.strsize, cut=True)
+    return t
+
+
 def of0_17(typer, e: A.Expr) -> T.Type:
     """bpftrace 0.17's type of e: an integer literal, a constant expression
     and a comparison are 64 bits (`sizeof(1)` and `sizeof(1 == 1)` are 8), a
@@ -117,6 +135,8 @@ class _Types:
             return T.Str(len(e.value) + 1)
         if isinstance(e, A.Var):
             return self.var(e, in_place)
+        if isinstance(e, A.Call) and e.name == "str":
+            return self.str_read(e)
         if isinstance(e, A.Map) and e.name not in self.typer.agg_maps:
             return self.map_value(e.name)
         if isinstance(e, A.Binary) and e.op in COMPARISONS or isinstance(e, A.Unary) and e.op == "!":
@@ -147,6 +167,16 @@ class _Types:
             value = self.static(e.value)        # its statements are typed with it, never run
             return value if value is not None else self.plyc(e)
         return None
+
+    def str_read(self, e: A.Call) -> Optional[T.Type]:
+        """0.27's type of str(p) and str(p, n): string[max_strlen], and
+        string[n + 1] up to it (where plyc keeps n bytes, and the byte its
+        read of a whole string pads it with: lower.PAD_BELOW)."""
+        cap = self.typer.st.max_strlen
+        if len(e.args) == 1:
+            return T.Str(cap)
+        n = const_value(e.args[1]) if len(e.args) == 2 else None
+        return T.Str(min(n + 1, cap)) if n is not None and n >= 0 else None
 
     def cast(self, e: A.Cast) -> Optional[T.Type]:
         """A cast's integer type (its operand plays no part), typed quietly:
@@ -196,7 +226,7 @@ class _Types:
                     if isinstance(n, A.IncDec) or n.op != "=":
                         return None         # arithmetic: plyc's 64 bits, as 0.27's
                     values.append(n.value)
-        types = [_standalone(v) for v in values]
+        types = [self.str_read(v) if isinstance(v, A.Call) and v.name == "str" else _standalone(v) for v in values]
         return None if not types or None in types else meet(types)
 
 

@@ -27,7 +27,9 @@ def _count(text: str) -> str:
 
 # bpftrace probe types with no plyc provider yet, and why.
 NOT_YET = {
-    "watchpoint": None, "asyncwatchpoint": None,
+    # 0.24's watchpoints armed at run time; 0.25 dropped them (0.27: "Invalid probe type")
+    "asyncwatchpoint": "bpftrace dropped asyncwatchpoint probes in 0.25 (0.27: Invalid probe type: "
+                       "asyncwatchpoint); watch a fixed address with watchpoint:ADDRESS:LENGTH:MODE",
     # current bpftrace runs these only in a mode of its own (--test, --bench)
     "test": "bpftrace runs test probes under `bpftrace --test` only; a plyc tracer has no test mode",
     "bench": "bpftrace runs bench probes under `bpftrace --bench` only; a plyc tracer has no bench mode",
@@ -89,6 +91,8 @@ def fields(spec: A.ProbeSpec) -> Fields:
         return Fields(module=parts[0] if len(parts) == 2 else "", function=parts[-1])
     if p == "usdt":
         return Fields(binary=parts[0], group=parts[1] if len(parts) == 3 else None, function=parts[-1])
+    if p == "watchpoint":
+        return Fields(function=parts[0], count=parts[1], mode=parts[2])
     if p in ("software", "hardware"):
         given = [x for x in parts if x]
         return Fields(function=given[0] if given else "", count=_count(":".join(given[1:])) or None)

@@ -150,7 +150,9 @@ def _text_of(func, fmt: str):
 
 def _getopt_default(chk, e) -> tuple:
     """(kind, default as text) of getopt()'s second argument: a bool, an
-    integer or a string literal (bpftrace's rule)."""
+    integer or a string literal (bpftrace's rule). An integer option is
+    unsigned unless its default is negative, as 0.27 types the literal:
+    --n=0xffffffffffffffff is 18446744073709551615 there."""
     if e is None or isinstance(e, A.Ident) and e.name in ("true", "false"):
         return "bool", "false" if e is None else e.name
     if isinstance(e, A.Str):
@@ -159,7 +161,7 @@ def _getopt_default(chk, e) -> tuple:
     if value is None:
         chk.err("Second argument to 'getopt' must be a string literal, integer literal, or a boolean literal.",
                 e.span)
-    return "int", str(value)
+    return "int" if value < 0 else "uint", str(value)
 
 
 def check_getopt(chk, call: A.Call):
@@ -190,7 +192,8 @@ def check_getopt(chk, call: A.Call):
     if kind == "str":
         param = ir.Param(ir.OPT_STR, index, type=chk.read_str(chk.st.strsize), span=call.span)
         return ir.Call(I.STR, [param], type=chk.read_str(chk.st.strsize), span=call.span)
-    return ir.Param(ir.OPT_NUM, index, type=T.Int(1, False) if kind == "bool" else T.S64, span=call.span)
+    typ = {"bool": T.Int(1, False, "bool"), "int": T.S64, "uint": T.U64}[kind]
+    return ir.Param(ir.OPT_NUM, index, type=typ, span=call.span)
 
 
 def check_pton(chk, call: A.Call):
@@ -236,6 +239,7 @@ def check_fail(chk, call: A.Call):
     except printf.FormatError as e:
         chk.err(str(e), fmt.span)
         return ir.IntConst(0, type=T.S64, span=call.span)
+    B.check_format_count(chk, [p for p in parts if not isinstance(p, str)], call.args[1:], call.span)
     args, text = iter(call.args[1:]), ""
     for part in parts:
         if isinstance(part, str):
@@ -338,6 +342,7 @@ def has_cpid(chk, span):
     documentation says (0.27.1 computes `cpid == 0`, the opposite:
     docs/bpftrace.md); a bool."""
     chk.uses_target = True
+    chk.st.asks_cpid = True
     cpid = ir.Param(ir.TARGET, type=T.U32, span=span)
     zero = ir.IntConst(0, type=T.U32, span=span)
     return ir.Binary("!=", cpid, zero, type=replace(T.S32, denotes="bool"), span=span)
@@ -371,7 +376,7 @@ EVENTS = {f.name: f for f in (
 # The builtins bpftrace 0.27 keeps in its core (its stdlib's macros read them
 # so): `__builtin_comm` is `comm`. Its other names (`__builtin_pid`) it does
 # not know, and neither does plyc.
-BUILTIN_SPELLINGS = frozenset("comm cpid cpu elapsed func ncpus probe probetype retval usermode".split())
+BUILTIN_SPELLINGS = frozenset("comm config cpid cpu elapsed func ncpus probe probetype retval usermode".split())
 
 
 def builtin_name(name: str) -> str:

@@ -102,6 +102,8 @@ def offsetof(typer, words: tuple, fields: list, span) -> Optional[ir.Expr]:
         m = rec.members.get(name)
         if m is None:
             typer.err(f"{' '.join(rec.words)} has no member '{name}'", span, f"its members: {', '.join(rec.members)}")
+        if m.bits:
+            typer.err(f"offsetof() of bit-field '{name}': it has no byte offset of its own", span)
         off += m.offset
         if i + 1 < len(fields):
             rec = typer.st.cdefs.record(m.target) if m.kind == "struct" else None
@@ -164,6 +166,8 @@ def field(typer, e: A.Field) -> Optional[ir.Expr]:
 
 def _read(typer, addr: ir.Expr, m: Member, e) -> ir.Expr:
     user = addr.type.user
+    if m.bits:
+        return _bitfield(typer, addr, m, e.span)
     if m.kind == "int" and m.target in typer.st.cdefs.enums:
         return ir.Call(READ, [addr], type=enum_type(typer, m.target))
     if m.kind == "int":
@@ -174,6 +178,29 @@ def _read(typer, addr: ir.Expr, m: Member, e) -> ir.Expr:
         typ = T.Str(m.size) if m.elem.kind == "int" and m.elem.size == 1 and m.elem.signed else T.Buf(m.size)
         return ir.Call(BYTES, [addr], type=typ)
     return value(typer, addr, typer.st.cdefs.record(m.target), e.span)
+
+
+def _bitfield(typer, addr: ir.Expr, m: Member, span) -> ir.Expr:
+    """A bit-field: the fewest bytes (1, 2, 4 or 8) from the one its first
+    bit is in that hold it, shifted and masked, sign-extended for a signed
+    type; its bits counted in the target's allocation order (from the
+    first byte's least significant bit on little-endian targets, its most
+    significant on big-endian ones: layout.py). The value has the declared
+    type (an enum's prints by name)."""
+    need = m.bit + m.bits
+    n = next((k for k in (1, 2, 4, 8) if k * 8 >= need), None)
+    if n is None:
+        typer.err(f"bit-field '{m.name}' spans more than 8 bytes (it starts at bit {m.bit} of a byte): "
+                  "not supported by plyc", span)
+    raw = ir.Cast(ir.Call(READ, [addr], type=T.Int(n, False)), type=T.U64, span=span)
+    low = n * 8 - need if ARCH.get(typer.st.arch).big_endian else m.bit     # bits below the field
+    # up to the top bit, then down (an arithmetic shift keeps a signed field's sign)
+    up = ir.Binary("<<", raw, ir.IntConst(64 - low - m.bits, type=T.U64), type=T.U64, span=span)
+    top = ir.Cast(up, type=T.S64 if m.signed else T.U64, span=span)
+    down = ir.Binary(">>", top, ir.IntConst(64 - m.bits, type=T.U64), type=top.type, span=span)
+    if m.target in typer.st.cdefs.enums:
+        return ir.Cast(down, type=enum_type(typer, m.target), span=span)
+    return ir.Cast(down, type=T.Int(m.size, m.signed), span=span)
 
 
 def value(typer, addr: ir.Expr, rec: Record, span) -> ir.TupleMake:

@@ -25,6 +25,7 @@ from ...ir import intrinsics as I
 from ...ir import nodes as ir
 from ...sema import TypeRef
 from . import ast as A
+from . import smalltypes
 
 
 def resolve(typer, tn: A.TypeName, ref: TypeRef) -> A.TypeName:
@@ -149,32 +150,71 @@ def list_to_int(typer, x: ir.Expr, ref: TypeRef, span) -> ir.Expr:
 
 def spelled(t: T.Type) -> str:
     """t as bpftrace 0.27 names a type in its errors: uint64, int8,
-    string[64]."""
-    if t.kind == "int" and not t.is_pointer:
-        return f"{'' if t.signed else 'u'}int{t.size * 8}"
+    string[64], uint8 *, (int8,string[2]), int32[2], kstack."""
+    if t.kind == "int" and t.is_pointer:
+        return f"{_int_name(t.pointee.strip())} *"
+    if t.kind == "int":
+        return {"bool": "bool", "sym": "ksym_t"}.get(t.denotes) or f"{'' if t.signed else 'u'}int{t.size * 8}"
     if t.kind == "str":
         return f"string[{t.size}]"
+    if t.kind == "buf" and t.sized:
+        return f"buffer[{t.size}]"      # 0.27's: its length word and bytes
+    if t.kind in ("inet", "usym"):
+        return f"inet[{t.size}]" if t.kind == "inet" else "usym_t"
+    if t.kind == "stack":
+        return "ustack" if t.user else "kstack"
+    if t.kind == "tuple" and t.denotes == "array":
+        return f"{spelled(t.items[0]) if t.items else 'void'}[{len(t.items)}]"
+    if t.kind == "tuple" and t.names:
+        return "record { " + ", ".join(f".{n} = {spelled(i)}" for n, i in zip(t.names, t.items)) + " }"
+    if t.kind == "tuple" and t.denotes != "record":
+        return "(" + ",".join(map(spelled, t.items)) + ")"
     return str(t)
+
+
+def _int_name(name: str) -> str:
+    """plyc's s8 ... u64 as 0.27's int8 ... uint64; other names as they are."""
+    if len(name) > 1 and name[0] in "su" and name[1:] in ("8", "16", "32", "64"):
+        return ("u" if name[0] == "u" else "") + "int" + name[1:]
+    return name
+
+
+def _value_name(x: ir.Expr) -> str:
+    """x's type as 0.27 names the value cast: a literal by its own size
+    (0.27's smallest integer, a string's bytes and NUL), a kernel struct
+    held by value by its C name."""
+    if isinstance(x, ir.IntConst) and not x.type.is_pointer and x.type.denotes != "bool":
+        return spelled(smalltypes.literal(x.value))
+    if isinstance(x, ir.BytesConst) and x.type.kind == "str":
+        return f"string[{len(x.value.split(bytes(1))[0]) + 1}]"
+    return spelled(x.type)
 
 
 def text_cast(typer, x: ir.Expr, tn: A.TypeName, span):
     """(string[N])x, (buffer[N])x as 0.27 takes them: a string made room
     for N bytes (a literal needs N at least its length and NUL, as 0.27;
     a variable's string is cut to N, where 0.27 refuses an N below the
-    size it gave the variable); anything else refused in 0.27's words (a
-    string is read by str(), a buffer by buf())."""
-    frm = spelled(x.type)
-    if tn.array_len > bounds.STRSIZE[1]:
-        typer.err(f"{tn.base}[{tn.array_len}] is larger than a string can be: at most {bounds.STRSIZE[1]} bytes",
-                  span)
+    size it gave the variable); anything else refused in 0.27's words,
+    the value named as 0.27 names it (an integer or a pointer is an address
+    whose string str() reads, whose bytes buf() reads). `[]` has no size:
+    0.27 names its target "string" and "buffer[4][0]" and refuses it."""
+    n = tn.array_len
+    if n > bounds.STRSIZE[1]:
+        typer.err(f"{tn.base}[{n}] is larger than a string can be: at most {bounds.STRSIZE[1]} bytes", span)
         return x
-    if tn.base == "string" and x.type.kind == "str":
+    frm = _value_name(x)
+    if tn.base == "string" and x.type.kind == "str" and n >= 0:
         # (plyc sizes a variable's string on its own: one it holds is cut to N)
         have = len(x.value) + 1 if isinstance(x, ir.BytesConst) else 1
-        if tn.array_len >= have:
-            return ir.Call(I.STR, [x], type=T.Str(tn.array_len), span=span)
+        if n >= have:
+            return ir.Call(I.STR, [x], type=T.Str(n), span=span)
         frm = f"string[{have}]"
-    want = f"buffer[4][{tn.array_len}]" if tn.base == "buffer" else f"string[{tn.array_len}]"
-    typer.err(f'Cannot cast from "{frm}" to "{want}"', span,
-              "read a string with str(p, n), bytes with buf(p, n)" if x.type.kind != "str" else None)
+    want = ("buffer[4][%d]" % max(n, 0)) if tn.base == "buffer" else f"string[{n}]" if n >= 0 else "string"
+    notes = [f"a {tn.base} cast names its size: ({tn.base}[N])"] if n < 0 else []
+    if x.type.is_int and (x.type.is_pointer or not x.type.denotes):
+        notes.append("read a string with str(p, n), bytes with buf(p, n)")
+    if isinstance(x, ir.TupleMake) and x.struct:
+        typer.err(f'Cannot cast from C type "{x.struct}" to "{want}"', span,
+                  "cast one of its members (->x)" if not notes else "; ".join(notes))
+    typer.err(f'Cannot cast from "{frm}" to "{want}"', span, "; ".join(notes) or None)
     return x

@@ -15,7 +15,7 @@ def of(typer, tn: A.TypeName) -> T.Type:
     (smalltypes.py: `$x = 1; (typeof($x))300` is 44, `$s = "ab"` string[3]),
     other values' plyc's (a `let $y: typeof($t)` of a tuple holds what plyc
     assigns it, where 0.27's narrower members would need converting)."""
-    t = smalltypes.of(typer, tn.of)
+    t = smalltypes.stored(typer, smalltypes.of(typer, tn.of))
     return t if t.is_int or t.kind == "str" else typer.expr(tn.of).type
 
 
@@ -38,7 +38,7 @@ def cast(typer, e: A.Cast) -> ir.Expr:
 
 
 def sizeof(typer, tn: A.TypeName) -> ir.Expr:
-    typ = smalltypes.of(typer, tn.of)
+    typ = smalltypes.visible(typer, smalltypes.of(typer, tn.of))
     if typ.kind in ("void", "ctx", "agg"):
         typer.err(f"sizeof(typeof()) of a value of type {typ}", tn.span)
     return ir.IntConst(typ.size, type=T.U64, span=tn.span)

@@ -111,7 +111,7 @@ class Lowering:
 
 def resolve(st: Lowering, diag: Collector):
     specs = [(probe, s) for probe in st.ast.probes for s in probe.specs]
-    targets = providers.resolve_specs([ir.Spec(s.provider, s.arg, span=s.span) for _, s in specs], diag)
+    targets = providers.resolve_specs([ir.Spec(s.provider, s.arg, span=s.span) for _, s in specs], diag, arch=st.arch)
     for (probe, _), (spec, target) in zip(specs, targets):
         if target is not None:
             st.units.append(Unit(len(st.units), probe, spec, target, probe.body))

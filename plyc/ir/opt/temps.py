@@ -303,8 +303,8 @@ class Placer:
                 if not isinstance(a, ir.IntConst):
                     self.scalar(a)
             args = args[:1]
-        if f is I.PERCPU_KADDR:
-            args = args[1:]     # the variable's name is no value: its C is the name
+        if f is I.PERCPU_KADDR or f is I.C_CALL:
+            args = args[1:]     # the variable's or function's name is no value: its C is the name
         for a in args if f.args != I.NONE else []:
             if f.args == I.STRINGS:
                 self.string(a)
