@@ -9,7 +9,7 @@
 
 /* Standard output (path NULL) or FILE, created or truncated, close-on-exec;
  * plyc_rt.out is then the stream. 0, or -errno (or -PLYC_OUT_LINK,
- * -PLYC_OUT_THEIRS: plyc_out_strerror() says them). */
+ * -PLYC_OUT_THEIRS, -PLYC_OUT_NAMES: plyc_out_strerror() says them). */
 int plyc_out_open(const char *path);
 
 /* -o's refusals in a folder another user can write (where they could
@@ -20,9 +20,10 @@ int plyc_out_open(const char *path);
  * /etc/shadow emptied. */
 #define PLYC_OUT_LINK 4096
 #define PLYC_OUT_THEIRS 4097
+#define PLYC_OUT_NAMES 4098
 
 /* Whether path may be -o's, before it is touched: 0, or what open()
- * would refuse it with (an errno, PLYC_OUT_LINK, PLYC_OUT_THEIRS). */
+ * would refuse it with (an errno, PLYC_OUT_LINK, PLYC_OUT_THEIRS, PLYC_OUT_NAMES). */
 int plyc_out_refused(const char *path);
 
 /* strerror(), and the refusals' own words. */

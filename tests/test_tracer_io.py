@@ -291,8 +291,13 @@ def test_o_in_a_folder_others_can_write(tmp_path):
     os.lchown(theirs_link, 65534, 65534)
     theirs_file.write_text("theirs\n")
     os.chown(theirs_file, 65534, 65534)
+    # a hard link to a file of root's, planted where protected_hardlinks is off
+    # (was: the name is root's file, so it was emptied)
+    hard = shared / "hard"
+    os.link(victim, hard)
     for dest, why in ((theirs_link, "a link in a folder other users can write: not followed"),
-                      (theirs_file, "another user's file in a folder other users can write")):
+                      (theirs_file, "another user's file in a folder other users can write"),
+                      (hard, "a file with other names (hard links) in a folder other users can write")):
         out = run(tracer, "-o", str(dest), "-d", "0.2")
         assert (out.returncode, out.stdout) == (1, ""), out
         assert out.stderr == f"t: error: cannot open {dest}: {why}\n", out.stderr

@@ -60,6 +60,8 @@ const char *plyc_out_strerror(int err)
 		return "a link in a folder other users can write: not followed";
 	if (err == PLYC_OUT_THEIRS)
 		return "another user's file in a folder other users can write";
+	if (err == PLYC_OUT_NAMES)
+		return "a file with other names (hard links) in a folder other users can write";
 	return strerror(err);
 }
 
@@ -87,15 +89,28 @@ static int ours(const struct stat *st)
 	return st->st_uid == geteuid();
 }
 
+/* Why a file found at -o's name in a shared folder is not written (0: it
+ * is written): another user's, or one of several names of a file (a hard
+ * link planted to a file of the tracer's user, /etc/shadow for root, where
+ * protected_hardlinks is off). */
+static int refused_there(const struct stat *st)
+{
+	if (!ours(st))
+		return PLYC_OUT_THEIRS;
+	return S_ISREG(st->st_mode) && st->st_nlink > 1 ? PLYC_OUT_NAMES : 0;
+}
+
 int plyc_out_refused(const char *path)
 {
 	struct stat dir, st;
 
 	if (lstat(path, &st))
 		return errno == ENOENT ? 0 : errno;
-	if (!shared_folder(path, &dir) || ours(&st))
+	if (!shared_folder(path, &dir))
 		return 0;
-	return S_ISLNK(st.st_mode) ? PLYC_OUT_LINK : PLYC_OUT_THEIRS;
+	if (S_ISLNK(st.st_mode))
+		return ours(&st) ? 0 : PLYC_OUT_LINK;
+	return refused_there(&st);
 }
 
 int plyc_out_open(const char *path)
@@ -108,20 +123,24 @@ int plyc_out_open(const char *path)
 	if (path) {
 		int shared = shared_folder(path, &dir);
 		int link = shared && !lstat(path, &st) && S_ISLNK(st.st_mode);
+		int err = 0;
 
 		/* in a shared folder: a link followed only where the user's
 		 * own, else none (O_NOFOLLOW holds against a swap since the
-		 * lstat); a file there of another user's not emptied (fstat
-		 * before the truncation) */
+		 * lstat); a file there of another user's, or with other names,
+		 * not emptied (fstat before the truncation) */
 		if (link && !ours(&st))
 			return -PLYC_OUT_LINK;
 		out_fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (shared && !link ? O_NOFOLLOW : 0), 0666);
 		if (out_fd < 0)
 			return errno == ELOOP && shared && !link ? -PLYC_OUT_LINK : -errno;
-		if (fstat(out_fd, &st) || (shared && !link && !ours(&st)) ||
-		    (S_ISREG(st.st_mode) && ftruncate(out_fd, 0))) {
-			int err = shared && !link && !ours(&st) ? PLYC_OUT_THEIRS : errno;
-
+		if (fstat(out_fd, &st))
+			err = errno;
+		else if (shared && !link)
+			err = refused_there(&st);
+		if (!err && S_ISREG(st.st_mode) && ftruncate(out_fd, 0))
+			err = errno;
+		if (err) {
 			close(out_fd);
 			out_fd = -1;
 			return -err;
