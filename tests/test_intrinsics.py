@@ -84,10 +84,10 @@ def test_run_invariance_is_the_variables_data():
 
 
 # C the BPF code generator writes: helper calls, plyc's runtime macros and
-# helpers, the context's words, clang builtins (a name after the prefix: the
-# prefix alone is bpftrace's `__builtin_comm` spelling), casts to kernel
-# integer types.
-C_TEXT = re.compile(r"\bbpf_[a-z_0-9]+\(|\bplyc_[a-z_0-9]+\(|\bPLYC_[A-Z_0-9]+\(|\bctx\[|__builtin_[a-z]|"
+# helpers, the context's words, clang builtins called (bpftrace's own
+# `__builtin_` names, `__builtin_comm`, `__builtin_config`, are no calls),
+# casts to kernel integer types.
+C_TEXT = re.compile(r"\bbpf_[a-z_0-9]+\(|\bplyc_[a-z_0-9]+\(|\bPLYC_[A-Z_0-9]+\(|\bctx\[|__builtin_[a-z_0-9]+\(|"
                     r"\(__[us](8|16|32|64)\)")
 # Front-end modules with C text that is not emitted: argdist parses the
 # user's C headers with pycparser, after a prelude of its own.
