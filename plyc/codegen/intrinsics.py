@@ -211,6 +211,28 @@ def emit_override(g, call):
     return "0"
 
 
+def emit_write_user(g, call):
+    """bpf_probe_write_user of the source's first n bytes: a length of
+    0 or past the source writes nothing and is false (the helper takes
+    1 to the source's size, which the verifier must see bounded)."""
+    dst, src, n = call.args
+    size = src.type.size
+    to, data = g.scalar(dst), g.bytes(src)      # their lines before the branch
+    ok, want = g.tmp("ok"), g.tmp("want")
+    g.line(f"__u64 {want} = (__u64)({g.scalar(n)});")
+    g.line(f"int {ok} = 0;")
+    # Two tests with a barrier between: clang would fold them into one
+    # (want - 1 < size) on a copy, leaving the helper's length unbounded
+    # to the verifier.
+    g.line(f"if ({want} >= 1) {{")
+    g.line(f"\tbarrier_var({want});")
+    g.line(f"\tif ({want} <= {size})")
+    g.line(f"\t\t{ok} = bpf_probe_write_user((void *)(unsigned long)({to}), {data}, (__u32){want}) == 0;")
+    g.line("}")
+    g.line(f"(void){ok};        /* a call as a statement drops its value */")
+    return ok
+
+
 def emit_buf(g, call):
     src = call.args[0]
     cap = call.type.size - T.BUF_LEN_SIZE
@@ -436,6 +458,7 @@ EMIT = {
     I.SIGNAL_THREAD: emit_signal_thread,
     I.MEMCMP: emit_memcmp,
     I.OVERRIDE: emit_override,
+    I.WRITE_USER: emit_write_user,
     I.BUF: emit_buf,
     I.PATH: emit_path,
     I.STRLEN: emit_strlen,
