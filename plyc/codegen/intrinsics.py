@@ -218,17 +218,16 @@ def emit_write_user(g, call):
     dst, src, n = call.args
     size = src.type.size
     to, data = g.scalar(dst), g.bytes(src)      # their lines before the branch
-    ok, want = g.tmp("ok"), g.tmp("want")
-    g.line(f"__u64 {want} = (__u64)({g.scalar(n)});")
+    ok, less = g.tmp("ok"), g.tmp("less")
+    # n - 1 against the size, one unsigned compare (0 wraps past it), the
+    # helper given less + 1: the verifier bounds a length by < and +
+    # (before 6.x it learns nothing from n != 0); the barrier keeps clang
+    # from comparing a copy.
+    g.line(f"__u64 {less} = (__u64)({g.scalar(n)}) - 1;")
     g.line(f"int {ok} = 0;")
-    # Two tests with a barrier between: clang would fold them into one
-    # (want - 1 < size) on a copy, leaving the helper's length unbounded
-    # to the verifier.
-    g.line(f"if ({want} >= 1) {{")
-    g.line(f"\tbarrier_var({want});")
-    g.line(f"\tif ({want} <= {size})")
-    g.line(f"\t\t{ok} = bpf_probe_write_user((void *)(unsigned long)({to}), {data}, (__u32){want}) == 0;")
-    g.line("}")
+    g.line(f"barrier_var({less});")
+    g.line(f"if ({less} < {size})")
+    g.line(f"\t{ok} = bpf_probe_write_user((void *)(unsigned long)({to}), {data}, (__u32){less} + 1) == 0;")
     g.line(f"(void){ok};        /* a call as a statement drops its value */")
     return ok
 
