@@ -67,6 +67,9 @@ UNRUNNABLE = {
                    "runs plyc's",
         "socket_cookie": "needs a kfunc (fentry) probe: none on this kernel",
         "override": "needs a kprobe on an ALLOW_ERROR_INJECTION function: no kprobes here",
+        "write_user": "this kernel is locked down (integrity mode), which takes bpf_probe_write_user from "
+                      "every program, 0.27's too (\"cannot use helper\"); bt-write-user (tests/vm/cases) "
+                      "runs plyc's in Debian's kernels, test_bpftrace_write_user.py the refusal here",
     },
     "variable": {
         "sarg0": "0.27 aborts on sargN (a BUG in its type resolver): bt-stack-args compares it with 0.17",

@@ -74,3 +74,49 @@ def test_override_keeps_the_kprobe_and_path_needs_fentry():
         assert "needs vfs_getattr to run as fentry/fexit" in e.render()
         return
     assert prog.probes[0].needs_fentry == "path()"
+
+
+# --- write_user(dst, src, n) -------------------------------------------------------
+# Its run (the workload printing the bytes a uprobe wrote) is
+# tests/vm/cases/bt-write-user.test: this machine's kernel is locked down,
+# which takes bpf_probe_write_user away from every program.
+
+WU = "uprobe:/bin/sh:main { "
+
+
+def test_write_user_needs_the_build_flag():
+    src = WU + '$s = "HEL"; write_user(arg0, $s, 3); }'
+    assert err(src) == (
+        "tool.bt:1:35: error: write_user() is an unsafe function being used in safe mode\n"
+        f"{src}\n" + " " * 34 + "^" + "~" * 22 + "\n"
+        "note: build the tracer with `plyc build --unsafe` to allow it")
+
+
+def test_write_user_is_a_bool_call():
+    prog = lower(WU + '$s = "HEL"; @ok = write_user(arg0, $s, arg1); write_user(arg0, "LO", 2); }', unsafe=True)
+    text = dump(prog)
+    assert text.count("write_user(") == 2
+    assert prog.maps["@ok"].value_type.denotes == "bool"
+
+
+@pytest.mark.parametrize("src,at,message", [
+    ('$s = "HEL"; write_user("x", $s, 3); }', 46,
+     "write_user()'s destination is a user-space address (an integer or pointer), got char[8]"),
+    ('write_user(arg0, arg1, 3); }', 40,
+     "write_user() writes a string or array the program holds, got u64"),
+    ('$s = "HEL"; write_user(arg0, $s, "3"); }', 56,
+     "write_user()'s length must be an integer, got char[8]"),
+    ('$s = "HEL"; write_user(arg0, $s, 0); }', 56,
+     "write_user()'s length 0 is not within its source's 8 bytes (1 to 8)"),
+    # "HEL" is held in 8 bytes, NULs after it: 8 is within, 9 past
+    ('$s = "HEL"; write_user(arg0, $s, 9); }', 56,
+     "write_user()'s length 9 is not within its source's 8 bytes (1 to 8)"),
+])
+def test_write_user_errors_are_located(src, at, message):
+    text = err(WU + src, unsafe=True)
+    assert text.startswith(f"tool.bt:1:{at}: error: {message}\n"), text
+
+
+def test_write_user_not_in_begin():
+    assert 'write_user can not be used with "BEGIN" probes' in \
+        err('BEGIN { $s = "a"; write_user(0, $s, 1); }', unsafe=True)

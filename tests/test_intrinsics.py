@@ -166,6 +166,8 @@ SCRIPTS = [
     (I.SIGNAL_THREAD, 'kprobe:do_sys_openat2 { signal_thread(9); }', "bpf_send_signal_thread((__u32)("),
     (I.MEMCMP, 'kprobe:do_sys_openat2 { print(memcmp(comm, "sh", arg2)); }', "plyc_memcmp("),
     (I.OVERRIDE, 'kprobe:do_sys_openat2 { override(1); }', "bpf_override_return((struct pt_regs *)ctx, "),
+    (I.WRITE_USER, 'uprobe:/bin/sh:main { $s = "hi"; print(write_user(arg0, $s, arg1)); }',
+     "bpf_probe_write_user((void *)(unsigned long)("),
     (I.BUF, 'kprobe:do_sys_openat2 { print(buf(arg1, 8)); }', "plyc_read_any("),
     (I.PATH, 'kprobe:vfs_open { print(path(arg0)); }', "bpf_d_path((struct path *)"),
     (I.STRLEN, 'kprobe:do_sys_openat2 { print(strlen(comm)); }', "plyc_strnlen("),

@@ -211,6 +211,27 @@ def emit_override(g, call):
     return "0"
 
 
+def emit_write_user(g, call):
+    """bpf_probe_write_user of the source's first n bytes: a length of
+    0 or past the source writes nothing and is false (the helper takes
+    1 to the source's size, which the verifier must see bounded)."""
+    dst, src, n = call.args
+    size = src.type.size
+    to, data = g.scalar(dst), g.bytes(src)      # their lines before the branch
+    ok, less = g.tmp("ok"), g.tmp("less")
+    # n - 1 against the size, one unsigned compare (0 wraps past it), the
+    # helper given less + 1: the verifier bounds a length by < and +
+    # (before 6.x it learns nothing from n != 0); the barrier keeps clang
+    # from comparing a copy.
+    g.line(f"__u64 {less} = (__u64)({g.scalar(n)}) - 1;")
+    g.line(f"int {ok} = 0;")
+    g.line(f"barrier_var({less});")
+    g.line(f"if ({less} < {size})")
+    g.line(f"\t{ok} = bpf_probe_write_user((void *)(unsigned long)({to}), {data}, (__u32){less} + 1) == 0;")
+    g.line(f"(void){ok};        /* a call as a statement drops its value */")
+    return ok
+
+
 def emit_buf(g, call):
     src = call.args[0]
     cap = call.type.size - T.BUF_LEN_SIZE
@@ -436,6 +457,7 @@ EMIT = {
     I.SIGNAL_THREAD: emit_signal_thread,
     I.MEMCMP: emit_memcmp,
     I.OVERRIDE: emit_override,
+    I.WRITE_USER: emit_write_user,
     I.BUF: emit_buf,
     I.PATH: emit_path,
     I.STRLEN: emit_strlen,

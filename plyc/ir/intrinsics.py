@@ -65,6 +65,8 @@ SIGNAL_THREAD = _i("signal_thread", "send a signal to the current thread")
 MEMCMP = _i("memcmp", "two values' first n bytes compared: the first differing bytes' difference, as "
                       "signed chars, else 0 (n: the third argument)", args=VALUES)
 OVERRIDE = _i("override", "return early from the probed kernel function with a value")
+WRITE_USER = _i("write_user", "write a value's first n bytes to a user address (bpf_probe_write_user): 1 when "
+                              "written, else 0 (n: the third argument)", args=VALUES)
 BUF = _i("buf", "bytes from a pointer or array, with their length", BEFORE, VALUES)
 PATH = _i("path", "a struct path's full path (bpf_d_path, fentry only)", BEFORE)
 STRLEN = _i("strlen", "a string's length: its bytes before the NUL", args=STRINGS)
@@ -100,7 +102,7 @@ CLOCKS = {"monotonic": ("bpf_ktime_get_ns", "4.1"), "boot": ("bpf_ktime_get_boot
           "tai": ("bpf_ktime_get_tai_ns", "6.1"), "sw_tai": ("bpf_ktime_get_boot_ns", "5.8")}
 
 ALL = (STR, MEM, DYN, UPTR, KSYM, STRCMP, BSWAP, KPTR, STRNCMP, JOIN_READ, NTOP, TP_NAME, DIV, MOD, SARG,
-       OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, SIGNAL_THREAD, MEMCMP, OVERRIDE, BUF, PATH,
+       OFFSETOF, MACADDR, STRFTIME, LEN, MEMBER, USTACK, KSTACK, USYM, SIGNAL, SIGNAL_THREAD, MEMCMP, OVERRIDE, WRITE_USER, BUF, PATH,
        STRLEN, STRCONTAINS, STRSTR, STR_CONCAT, STR_CUT, CLOCK, USERMODE, STRERROR, SIGNAL_NAME, SYSCALL_NAME, ADDR,
        COMM_OF, CGROUP_PATH, PERCPU_KADDR, BYTE_AT, BUF_EQUAL, SOCKET_COOKIE, C_CALL)
 BY_NAME = {i.name: i for i in ALL}

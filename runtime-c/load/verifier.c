@@ -25,6 +25,8 @@ static const struct {
 	{ 16, "bpf_get_current_comm", "4.2" },
 	{ 25, "bpf_perf_event_output", "4.4" },
 	{ 27, "bpf_get_stackid", "4.6" },
+	{ 36, "bpf_probe_write_user", "4.8, for root, in a kernel not locked down (kernel_lockdown(7): "
+	      "integrity or confidentiality mode takes it away)" },
 	{ 45, "bpf_probe_read_str", "4.11" },
 	{ 58, "bpf_override_return", "4.16, in kernels built with CONFIG_BPF_KPROBE_OVERRIDE" },
 	{ 109, "bpf_send_signal", "5.3" },

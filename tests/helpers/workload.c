@@ -10,6 +10,9 @@
  *   workload exit CODE          exit with CODE
  *   workload probe TEXT N       call plyc_probe(TEXT, N) once, a function of the
  *                               workload's own for uprobes (it returns -N)
+ *   workload rewrite TEXT       copy TEXT to a buffer of its own, call plyc_probe(buffer,
+ *                               length) once, then print the buffer and a newline (a
+ *                               probe's write_user() changes what it prints)
  *   workload stackargs N        call plyc_probe_stack(N, N+1, ..., N+9) once: ten
  *                               arguments, the last ones on the stack (x86_64 passes
  *                               six in registers, aarch64 eight), for sargN
@@ -671,6 +674,13 @@ static int run(int argc, char **argv)
 		return watch(atol(argv[2]));
 	} else if (!strcmp(argv[1], "ticks") && argc > 3) {
 		return ticks(atol(argv[2]), argc - 3, argv + 3);
+	} else if (!strcmp(argv[1], "rewrite")) {
+		char *buf = strdup(argv[2]);
+
+		if (!buf)
+			return 1;
+		plyc_probe(buf, (long)strlen(buf));
+		return printf("%s\n", buf) < 0 || fflush(stdout) != 0;
 	} else if (!strcmp(argv[1], "stackargs") && argc > 2) {
 		long n = atol(argv[2]);
 

@@ -13,7 +13,7 @@ from ..base import FrontEnd, Option, Settings
 
 __all__ = ["FRONTEND", "parse"]
 
-UNSAFE = Option("unsafe", "allow bpftrace's unsafe functions (system, signal, signal_thread, override) in the tracer")
+UNSAFE = Option("unsafe", "allow bpftrace's unsafe functions (system, signal, signal_thread, override, write_user) in the tracer")
 # Which bpftrace's output the tracer prints (docs/bpftrace.md, "Against
 # bpftrace 0.27"): today's by default, Debian 12's for those comparing with it.
 OUTPUT = Option("bpftrace-output", "print as this bpftrace version does", choices=("0.27", "0.17"))

@@ -1,15 +1,16 @@
 """bpftrace's functions that act rather than compute: cat() and system()
 (events the tracer acts on), buf() (bytes with their length, printed by
 %r), path() (bpf_d_path, fentry only), and the helpers with side effects
-signal() and override().
+signal(), override() and write_user().
 
-system(), signal() and override() are bpftrace's "unsafe" functions: a
+system(), signal(), override() and write_user() are bpftrace's "unsafe" functions: a
 script may use them only when the tracer is built with `plyc build
 --unsafe` (bpftrace asks for --unsafe when it runs; a plyc tracer runs no
 compiler, so the permission is given when it is built: `refuse_unsafe`)."""
 from __future__ import annotations
 
 import signal as _signal
+from dataclasses import replace
 
 from ... import builtins as B
 from ... import types as T
@@ -20,7 +21,7 @@ from . import ast as A
 from . import probes
 from .trees import walk
 
-UNSAFE = ("system", "signal", "signal_thread", "override")
+UNSAFE = ("system", "signal", "signal_thread", "override", "write_user")
 
 
 def refuse_unsafe(st, diag: Collector):
@@ -106,6 +107,35 @@ def check_override(chk, call):
     # bpf_override_return changes the kprobe's registers: no fentry twin.
     chk.probe.uses_regs = True
     return ir.Call(I.OVERRIDE, [x], type=T.VOID, span=call.span)
+
+
+# --- write_user(dst, src, n) ------------------------------------------------------
+
+def check_write_user(chk, call):
+    """write_user(dst, src, n) (0.27's stdlib): n bytes of a string or
+    array the program holds to the user address dst, in the probed task
+    (bpf_probe_write_user); true when written. A constant n is checked
+    against the source's size here, one known at run time there (0 or
+    past it: nothing written, false)."""
+    if chk.probe.provider.runs_once:
+        chk.err(f'write_user can not be used with "{chk.probe.provider.name}" probes', call.span,
+                "BEGIN and END run in the tracer itself, not in a traced task")
+    dst = chk.expr(call.args[0])
+    if not dst.type.is_int:
+        chk.err(f"write_user()'s destination is a user-space address (an integer or pointer), "
+                f"got {dst.type}", call.args[0].span)
+    src = chk.array_operand(call.args[1])
+    if src.type.kind not in ("str", "buf") or src.type.sized:
+        chk.err(f"write_user() writes a string or array the program holds, got {src.type}", call.args[1].span,
+                "bpf_probe_write_user copies from the BPF program's own memory: "
+                "read a pointer's bytes first (str(p, n), buf(p, n) into a variable)")
+    n = chk.expr(call.args[2])
+    if not n.type.is_int or n.type.is_pointer:
+        chk.err(f"write_user()'s length must be an integer, got {n.type}", call.args[2].span)
+    elif isinstance(n, ir.IntConst) and not 1 <= n.value <= src.type.size:
+        chk.err(f"write_user()'s length {n.value} is not within its source's {src.type.size} bytes "
+                f"(1 to {src.type.size})", call.args[2].span)
+    return ir.Call(I.WRITE_USER, [dst, src, n], type=replace(T.U64, denotes="bool"), span=call.span)
 
 
 # --- buf(p[, n]) ---------------------------------------------------------------------
@@ -217,6 +247,8 @@ FUNCTIONS = {f.name: f for f in (
            "send a signal to the current thread alone (--unsafe)"),
     B.Func("override", (1, 1), check_override, I.OVERRIDE,
            "return early from the probed function with a value (--unsafe)"),
+    B.Func("write_user", (3, 3), check_write_user, I.WRITE_USER,
+           "write a string's or array's first n bytes to a user address (--unsafe)"),
     B.Func("buf", (1, 2), check_buf, I.BUF, "bytes from a pointer or array, printed with %r"),
     B.Func("path", (1, 2), check_path, I.PATH, "a struct path's full path (fentry, iter), in size bytes"),
 )}
