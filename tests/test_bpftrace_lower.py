@@ -83,7 +83,7 @@ TYPE_ERRORS = [
      "tool.bt:1:18: error: unknown function 'foo'\n"
      "BEGIN { $y = $x; foo(1); $z = FOO; $a = args; $c = arg0; }\n                 ^~~\n"
      "note: functions plyc lowers: printf, exit, str, print, clear, ksym, uptr, delete, find, time, zero, bswap, "
-     "kptr, strncmp, memcmp, join, ntop, socket_cookie, ustack, kstack, usym, cat, system, unwatch, signal, signal_thread, override, buf, path, "
+     "kptr, strncmp, memcmp, join, ntop, socket_cookie, ustack, kstack, usym, cat, system, unwatch, signal, signal_thread, override, write_user, buf, path, "
      "kaddr, cgroupid, percpu_kaddr, "
      "uaddr, reg, has_key, macaddr, strftime, cgroup_path, len, strlen, strstr, str_concat, pid, tid, has_cpid, probetype, strcontains, nsecs, ppid, pcomm, leader_tid, leader_comm, usermode, comm, strerror, signal_name, syscall_name, getopt, pton, fail, is_err, cgroup, cpid, cpu, curtask, elapsed, func, gid, jiffies, ncpus, numaid, probe, rand, retval, uid, username, errorf, warnf, is_str, is_ptr, is_array, is_integer, "
      "is_unsigned_integer, is_literal, static_assert, assert, container_of, assert_str, strcap, "
